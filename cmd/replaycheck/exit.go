@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+)
+
+// Exit codes, documented in the root command's help and the README.
+const (
+	exitOK         = 0 // every rule held
+	exitRuleBroken = 1 // a rule was broken
+	exitBadUsage   = 2 // bad usage or a bad scenario or target file
+	exitCannotRun  = 3 // the harness or the target could not run
+)
+
+// errRulesBroken is returned by commands whose report already told the user
+// which rules broke; main prints nothing more for it.
+var errRulesBroken = errors.New("a replay rule was broken")
+
+// usageError marks an error as the user's input being wrong (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// asUsage wraps err so that it exits with exitBadUsage; nil stays nil.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError{err}
+}
+
+// exitCode maps the error a command returned to the process exit code.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errRulesBroken):
+		return exitRuleBroken
+	case errors.As(err, &u), isCobraUsage(err):
+		return exitBadUsage
+	default:
+		return exitCannotRun
+	}
+}

@@ -1,0 +1,24 @@
+// Command replaycheck is a fault-injection harness that proves whether an LLM
+// gateway or agent client runs an MCP tool twice when something fails after
+// the tool ran.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd(os.Stdin, os.Stdout, os.Stderr).ExecuteContext(ctx)
+	stop()
+	code := exitCode(err)
+	if err != nil && !errors.Is(err, errRulesBroken) {
+		fmt.Fprintln(os.Stderr, "replaycheck:", err)
+	}
+	os.Exit(code)
+}

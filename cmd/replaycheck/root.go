@@ -1,0 +1,54 @@
+package main
+
+import (
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func newRootCmd(in io.Reader, out, errOut io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "replaycheck",
+		Short: "Prove whether a gateway or agent runs an MCP tool twice after a failure",
+		Long: `replaycheck runs scenarios against an LLM gateway or agent client through two
+fakes it owns — a ledger MCP server and a faulting model upstream — and checks
+the counted writes and upstream calls against replay rules.
+
+Exit codes:
+  0  every rule held
+  1  a replay rule was broken
+  2  bad usage, or a bad scenario or target file
+  3  the harness or the target could not run`,
+		Example: `  # run the built-in suite on the built-in guarded gateway
+  replaycheck run
+
+  # run the fakes standalone for a hand-made reproduction
+  replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir .`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return asUsage(err) })
+	root.AddCommand(
+		newVersionCmd(),
+		newServeCmd(),
+	)
+	return root
+}
+
+// isCobraUsage reports whether err is one of cobra's own usage errors, which
+// it returns unwrapped (unknown command, wrong argument count).
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") ||
+		strings.HasPrefix(msg, "accepts ") ||
+		strings.HasPrefix(msg, "requires ") ||
+		strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "invalid argument")
+}

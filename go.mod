@@ -1,0 +1,13 @@
+module github.com/replaycheck/replaycheck
+
+go 1.26.8
+
+require (
+	github.com/goccy/go-yaml v1.19.2
+	github.com/spf13/cobra v1.10.2
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

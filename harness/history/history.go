@@ -1,0 +1,192 @@
+// Package history holds the plain, serialisable record of one scenario run
+// against one target: what was armed, what the client sent and received, what
+// the model upstream and the ledger MCP server saw, and what the scenario
+// expected. The runner writes a History; the rules read it; the reports render
+// it. A History saved as JSON can be re-checked later without running anything.
+package history
+
+import (
+	"encoding/json"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
+
+// History is everything observed in one run of one scenario on one target.
+// Offsets (At, Start, End) are measured from Started, so a history is
+// independent of the wall clock it ran at.
+type History struct {
+	// Scenario is the scenario's name; File is where it was loaded from.
+	Scenario string `json:"scenario"`
+	File     string `json:"file,omitempty"`
+	// Tags are the scenario's tags, copied for selection and reports.
+	Tags []string `json:"tags,omitempty"`
+	// Target names the system under test, for example "builtin:guarded".
+	Target string `json:"target"`
+	// Token is the run token; Entry the ledger entry the scenario asked for.
+	Token string `json:"token"`
+	Entry string `json:"entry"`
+	// Started is when the run began; Duration how long it took.
+	Started  string         `json:"started,omitempty"`
+	Duration fault.Duration `json:"duration"`
+	// Setup is what the harness armed and the target's known limits.
+	Setup Setup `json:"setup"`
+	// Expect is what the scenario expects, checked by package rules.
+	Expect Expect `json:"expect"`
+	// Requests are the client's requests and the answers it got, in order.
+	Requests []Exchange `json:"requests"`
+	// Upstream are the requests the model upstream received for this token.
+	Upstream []UpstreamRequest `json:"upstream"`
+	// MCP are the ledger server's events for this token.
+	MCP []MCPEvent `json:"mcp"`
+	// Error, when set, says why the harness could not complete the run (for
+	// example the target did not answer before the scenario's deadline).
+	Error string `json:"error,omitempty"`
+}
+
+// Setup records what the harness armed for the run and what it knows about
+// the target's limits. Zero values mean "not known".
+type Setup struct {
+	// ToolCalls is the number of tool calls the fake model's script makes per
+	// client request: the logical calls that may each execute once.
+	ToolCalls int `json:"tool_calls"`
+	// Tools are the tools the script calls, in script order.
+	Tools []string `json:"tools,omitempty"`
+	// NumRetries is the target's configured number of retries, or -1 when unknown.
+	NumRetries int `json:"num_retries"`
+	// Fallbacks reports whether the target has a fallback model group.
+	Fallbacks bool `json:"fallbacks,omitempty"`
+	// ToolTimeout is the target's tool timeout, when it has one.
+	ToolTimeout fault.Duration `json:"tool_timeout,omitempty"`
+	// UpstreamFaults, MCPFaults and Annotations are what was armed, as JSON.
+	UpstreamFaults json.RawMessage `json:"upstream_faults,omitempty"`
+	MCPFaults      json.RawMessage `json:"mcp_faults,omitempty"`
+	Annotations    json.RawMessage `json:"annotations,omitempty"`
+}
+
+// Exchange is one client request to the target and the answer it got.
+type Exchange struct {
+	// Endpoint is chat, responses or messages; Path the URL path sent to.
+	Endpoint string `json:"endpoint"`
+	Path     string `json:"path"`
+	Stream   bool   `json:"stream,omitempty"`
+	// Start and End are offsets from the run's start.
+	Start fault.Duration `json:"start"`
+	End   fault.Duration `json:"end"`
+	// Status is the HTTP status, 0 when no answer arrived.
+	Status int `json:"status"`
+	// Body is an excerpt of the answer's body (the first few KB).
+	Body string `json:"body,omitempty"`
+	// DataChunks counts SSE `data: {…}` events that are not errors;
+	// ErrorEvents counts SSE events carrying an error.
+	DataChunks  int `json:"data_chunks,omitempty"`
+	ErrorEvents int `json:"error_events,omitempty"`
+	// ResponseIDs are the distinct response ids seen in the stream's chunks,
+	// in order of first appearance.
+	ResponseIDs []string `json:"response_ids,omitempty"`
+	// Done reports that the stream carried its terminal event ([DONE],
+	// response.completed, message_stop).
+	Done bool `json:"done,omitempty"`
+	// CleanEnd reports that the body was read to its end without a transport error.
+	CleanEnd bool `json:"clean_end"`
+	// TransportError is the error that cut the exchange, if any.
+	TransportError string `json:"transport_error,omitempty"`
+	// TimedOut reports that the scenario's deadline expired before the answer ended.
+	TimedOut bool `json:"timed_out,omitempty"`
+}
+
+// UpstreamRequest is one request the model upstream received for the run.
+type UpstreamRequest struct {
+	At       fault.Duration `json:"at"`
+	Path     string         `json:"path"`
+	Endpoint string         `json:"endpoint,omitempty"`
+	// Kind is initial or follow_up; Outcome is forwarded, injected_500,
+	// dropped_stream and so on.
+	Kind    string `json:"kind"`
+	Outcome string `json:"outcome"`
+	Stream  bool   `json:"stream,omitempty"`
+	// Status is the HTTP status the upstream answered with (0 for a reset).
+	Status int `json:"status,omitempty"`
+	// Fault names the fault that fired, if any.
+	Fault string `json:"fault,omitempty"`
+	// Headers are the notable headers the upstream answered with
+	// (Retry-After, retry-after-ms, x-should-retry).
+	Headers map[string]string `json:"headers,omitempty"`
+	Model   string            `json:"model,omitempty"`
+	// ToolCalls is the number of tool calls in the upstream's answer.
+	ToolCalls int `json:"tool_calls,omitempty"`
+}
+
+// Failed reports whether the upstream answered with an error or cut the answer.
+func (u UpstreamRequest) Failed() bool {
+	return u.Status >= 400 || u.Status == 0 || u.Fault != "" && u.Outcome != "forwarded"
+}
+
+// MCP event kinds, as the ledger reports them.
+const (
+	MCPCall      = "call"
+	MCPWrite     = "write"
+	MCPResult    = "result"
+	MCPFault     = "fault"
+	MCPCancelled = "cancelled"
+)
+
+// MCPEvent is one thing the ledger MCP server saw or did for the run.
+type MCPEvent struct {
+	At fault.Duration `json:"at"`
+	// Kind is call, write, result, fault or cancelled.
+	Kind      string `json:"kind"`
+	Tool      string `json:"tool,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Entry     string `json:"entry,omitempty"`
+	Key       string `json:"key,omitempty"`
+	// Detail says more: the fault's name, the result's error text.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Calls returns the tools/call events, optionally only those of tool.
+func (h *History) Calls(tool string) []MCPEvent { return h.mcp(MCPCall, tool) }
+
+// Writes returns the executed ledger writes.
+func (h *History) Writes() []MCPEvent { return h.mcp(MCPWrite, "") }
+
+// MCPOf returns the MCP events of kind, optionally only those of tool.
+func (h *History) MCPOf(kind, tool string) []MCPEvent { return h.mcp(kind, tool) }
+
+func (h *History) mcp(kind, tool string) []MCPEvent {
+	var out []MCPEvent
+	for _, e := range h.MCP {
+		if e.Kind == kind && (tool == "" || e.Tool == tool) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// UpstreamOf returns the upstream requests of kind (initial, follow_up; ""
+// for all).
+func (h *History) UpstreamOf(kind string) []UpstreamRequest {
+	var out []UpstreamRequest
+	for _, u := range h.Upstream {
+		if kind == "" || u.Kind == kind {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// Keys returns the distinct idempotency keys the ledger saw, in order.
+func (h *History) Keys() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range h.MCP {
+		if e.Kind == MCPCall && e.Key != "" && !seen[e.Key] {
+			seen[e.Key] = true
+			out = append(out, e.Key)
+		}
+	}
+	return out
+}
+
+// LogicalCalls is the number of tool calls the scenario asked for across all
+// its client requests: the script's calls times the number of requests.
+func (h *History) LogicalCalls() int { return h.Setup.ToolCalls * len(h.Requests) }

@@ -1,0 +1,58 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+func boundedAttemptsRule() Rule {
+	return Rule{
+		Name: "bounded-attempts",
+		Doc: "Attempts stay under a cap: within one client request no kind of upstream request (initial, " +
+			"follow_up) is sent more often than the scenario's max_attempts, or the target's num_retries+1 " +
+			"(doubled with a fallback). Cannot judge without a cap or without an upstream failure.",
+		Seed:  "003 (retry tutorial) R10 and 004 #2: cap attempts and total wait; never retry forever",
+		Check: boundedAttempts,
+	}
+}
+
+// boundedAttempts counts, per client exchange and upstream kind, the upstream
+// requests, and compares the largest with the cap.
+func boundedAttempts(h *history.History) Verdict {
+	cap := 0
+	switch {
+	case h.Expect.MaxAttempts != nil:
+		cap = *h.Expect.MaxAttempts
+	case h.Setup.NumRetries >= 0:
+		cap = h.Setup.NumRetries + 1
+		if h.Setup.Fallbacks {
+			cap *= 2
+		}
+	}
+	if cap == 0 {
+		return unknown("attempts under a cap", "no attempt cap is known for this target")
+	}
+	failed := false
+	for _, u := range h.Upstream {
+		failed = failed || failure(u)
+	}
+	if !failed {
+		return unknown(fmt.Sprintf("at most %s per client request", plural(cap, "attempt")), "no upstream request failed, so nothing was retried")
+	}
+	worst, worstKind := 0, ""
+	for i := range max(len(h.Requests), 1) {
+		if len(h.Requests) == 0 {
+			i = -1
+		}
+		n := map[string]int{}
+		for _, u := range upstreamIn(h, i) {
+			n[u.Kind]++
+			if n[u.Kind] > worst {
+				worst, worstKind = n[u.Kind], u.Kind
+			}
+		}
+	}
+	return judged(worst <= cap, fmt.Sprintf("at most %s of each kind per client request", plural(cap, "attempt")),
+		fmt.Sprintf("%s %s", plural(worst, "attempt"), worstKind))
+}

@@ -1,0 +1,55 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+func errorSurfacesRule() Rule {
+	return Rule{
+		Name: "error-surfaces",
+		Doc: "When a model call fails after a tool call reached the MCP server (so replay would be unsafe), " +
+			"the client gets an explicit error — an error status, an SSE error event or a cut stream — never a " +
+			"hang and never an invented success. Cannot judge when no upstream failure followed a dispatched call.",
+		Seed:  "000 (LiteLLM): After — the same 500 reaches the app at once; 004 #5: failed requests never hang",
+		Check: errorSurfaces,
+	}
+}
+
+// errorSurfaces finds the first upstream failure after the first executed
+// tool call and judges the client exchange it happened in.
+func errorSurfaces(h *history.History) Verdict {
+	const expected = "an explicit error to the client"
+	ex := executions(h)
+	if len(ex) == 0 {
+		return unknown(expected, "no tool call reached the MCP server")
+	}
+	first := ex[0].At.D()
+	for _, u := range h.Upstream {
+		if !failure(u) || u.At.D() < first {
+			continue
+		}
+		i := exchangeAt(h, u.At.D())
+		if i < 0 {
+			return unknown(expected, "the client sent no request")
+		}
+		x := h.Requests[i]
+		exp := fmt.Sprintf("an explicit error to the client after the dispatched tool call and the upstream %s", label(u))
+		switch {
+		case x.TimedOut:
+			return judged(false, exp, "no answer before the deadline (a hang)")
+		case x.Status >= 400:
+			return judged(true, exp, fmt.Sprintf("HTTP %d", x.Status))
+		case x.ErrorEvents > 0:
+			return judged(true, exp, fmt.Sprintf("HTTP %d with %s", x.Status, plural(x.ErrorEvents, "SSE error event")))
+		case x.Stream && !x.Done:
+			return judged(true, exp, fmt.Sprintf("HTTP %d and a stream cut before its end", x.Status))
+		case x.Status == 0:
+			return judged(true, exp, "a transport error: "+x.TransportError)
+		default:
+			return judged(false, exp, fmt.Sprintf("HTTP %d and a complete answer (an invented success)", x.Status))
+		}
+	}
+	return unknown(expected, "no upstream failure followed the dispatched tool call")
+}

@@ -1,0 +1,146 @@
+package rules
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+// executions returns the tools/call requests the ledger executed (or began
+// to): calls that a fail_before_execute fault did not refuse.
+func executions(h *history.History) []history.MCPEvent {
+	refused := map[string]int{}
+	for _, e := range h.MCP {
+		if e.Kind == history.MCPFault && strings.Contains(e.Detail, "fail_before_execute") {
+			refused[e.Tool]++
+		}
+	}
+	var out []history.MCPEvent
+	for _, e := range h.MCP {
+		if e.Kind != history.MCPCall {
+			continue
+		}
+		if refused[e.Tool] > 0 {
+			refused[e.Tool]--
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// byTool counts events per tool.
+func byTool(es []history.MCPEvent) map[string]int {
+	m := map[string]int{}
+	for _, e := range es {
+		m[e.Tool]++
+	}
+	return m
+}
+
+// exchangeAt returns the index of the client exchange whose span holds t, or
+// the last exchange when none does; -1 when there are no exchanges.
+func exchangeAt(h *history.History, t time.Duration) int {
+	for i, x := range h.Requests {
+		if t >= x.Start.D() && t <= x.End.D() {
+			return i
+		}
+	}
+	return len(h.Requests) - 1
+}
+
+// upstreamIn returns the upstream requests made during exchange i (all of
+// them when i < 0).
+func upstreamIn(h *history.History, i int) []history.UpstreamRequest {
+	var out []history.UpstreamRequest
+	for _, u := range h.Upstream {
+		if i < 0 || exchangeAt(h, u.At.D()) == i {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// header returns the value of the named response header (case-insensitive).
+func header(u history.UpstreamRequest, name string) string {
+	for k, v := range u.Headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+// retryableStatus reports whether a status is one a client may retry.
+func retryableStatus(s int) bool {
+	switch s {
+	case 408, 429, 500, 502, 503, 504, 529:
+		return true
+	}
+	return false
+}
+
+// terminalStatus reports whether a status must not be retried.
+func terminalStatus(s int) bool {
+	switch s {
+	case 400, 401, 403, 404, 422, 501:
+		return true
+	}
+	return false
+}
+
+// cut reports whether the upstream dropped or reset the answer.
+func cut(u history.UpstreamRequest) bool {
+	return strings.Contains(u.Outcome, "drop") || strings.Contains(u.Outcome, "reset")
+}
+
+// dropped reports whether the upstream dropped a stream after it began.
+func dropped(u history.UpstreamRequest) bool {
+	return strings.Contains(u.Outcome, "drop")
+}
+
+// retryable reports whether the upstream failure is one a client may retry:
+// a cut, or a retry-able status, unless the answer said x-should-retry: false.
+func retryable(u history.UpstreamRequest) bool {
+	if strings.EqualFold(header(u, "x-should-retry"), "false") {
+		return false
+	}
+	return cut(u) || retryableStatus(u.Status)
+}
+
+// nonRetryable reports whether the upstream failure must not be retried: a
+// terminal status or x-should-retry: false.
+func nonRetryable(u history.UpstreamRequest) bool {
+	if cut(u) {
+		return false
+	}
+	return terminalStatus(u.Status) || u.Status >= 400 && strings.EqualFold(header(u, "x-should-retry"), "false")
+}
+
+// failure reports whether the upstream answered with an error or cut.
+func failure(u history.UpstreamRequest) bool { return cut(u) || u.Status >= 400 }
+
+// retryAfter returns the wait the upstream asked for: retry-after-ms, or
+// Retry-After in seconds. ok is false when it asked for none.
+func retryAfter(u history.UpstreamRequest) (time.Duration, bool) {
+	if v := header(u, "retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	if v := header(u, "retry-after"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+			return time.Duration(s * float64(time.Second)), true
+		}
+		if t, err := time.Parse(time.RFC1123, v); err == nil {
+			_ = t // an HTTP date cannot be judged against offsets; treat as asked with no known wait
+			return 0, true
+		}
+	}
+	return 0, false
+}
+
+// label renders an upstream request as "follow_up injected_500".
+func label(u history.UpstreamRequest) string { return u.Kind + " " + u.Outcome }

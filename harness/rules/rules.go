@@ -1,0 +1,196 @@
+// Package rules is the replay-rule checker: a pure function from a run's
+// history to verdicts. Each rule is one documented function in its own file,
+// collected in one table keyed by its YAML name (see All). Plain count
+// expectations (writes, status, upstream and MCP counts, stream chunks) are
+// checks of the same shape.
+//
+// Adding a rule is one new file with a check function and one row in All.
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+// Status is the outcome of one check.
+type Status string
+
+// The outcomes of a check. Unknown means the history held nothing the check
+// could judge; it is never counted as a pass.
+const (
+	Pass    Status = "pass"
+	Fail    Status = "fail"
+	Unknown Status = "unknown"
+)
+
+// Check kinds.
+const (
+	KindRule  = "rule"  // a named replay rule
+	KindCount = "count" // a plain count expectation
+	KindRun   = "run"   // the run itself completed
+)
+
+// Verdict is the outcome of one check over one history.
+type Verdict struct {
+	// Check names the rule ("no-replay-after-dispatch") or the count
+	// ("writes", "upstream.follow_up").
+	Check string `json:"check"`
+	// Kind is rule, count or run.
+	Kind   string `json:"kind"`
+	Status Status `json:"status"`
+	// Expected and Observed are short phrases; Message joins them into one
+	// sentence with counts.
+	Expected string `json:"expected"`
+	Observed string `json:"observed"`
+	Message  string `json:"message"`
+}
+
+// Rule is one replay rule of the catalogue.
+type Rule struct {
+	// Name is the rule's YAML name.
+	Name string
+	// Doc states what the rule requires and when it cannot judge.
+	Doc string
+	// Seed names the seed case the rule comes from.
+	Seed string
+	// Check judges a history.
+	Check func(h *history.History) Verdict
+}
+
+// All returns the rule catalogue in its documented order. The slice is new on
+// every call.
+func All() []Rule {
+	return []Rule{
+		noReplayAfterDispatchRule(),
+		retryBeforeDispatchRule(),
+		errorSurfacesRule(),
+		noSpliceRule(),
+		noReplayAmbiguousMCPRule(),
+		keyedRetrySameKeyRule(),
+		isErrorNotRetriedRule(),
+		nonRetryableNotRetriedRule(),
+		retryAfterHonoredRule(),
+		boundedAttemptsRule(),
+		cancelPropagatesRule(),
+	}
+}
+
+// Lookup returns the rule called name.
+func Lookup(name string) (Rule, bool) {
+	for _, r := range All() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Names returns the names of all rules, in catalogue order.
+func Names() []string {
+	rs := All()
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// Check judges h: first whether the run completed, then its plain count
+// expectations, then each rule it names, in order. A rule name that is not in
+// the catalogue gives a failing verdict.
+func Check(h *history.History) []Verdict {
+	var out []Verdict
+	if h.Error != "" {
+		out = append(out, verdict("completed", KindRun, Fail, "the run to complete before its deadline", h.Error))
+	}
+	out = append(out, counts(h)...)
+	for _, name := range h.Expect.Rules {
+		r, ok := Lookup(name)
+		if !ok {
+			out = append(out, verdict(name, KindRule, Fail, "a known rule", "no rule of that name"))
+			continue
+		}
+		v := r.Check(h)
+		v.Check, v.Kind = r.Name, KindRule
+		v.Message = message(v.Status, v.Expected, v.Observed)
+		out = append(out, v)
+	}
+	return out
+}
+
+// Overall folds verdicts into one: fail if any failed, else unknown if any
+// could not judge, else pass. No verdicts at all is unknown.
+func Overall(vs []Verdict) Status {
+	if len(vs) == 0 {
+		return Unknown
+	}
+	s := Pass
+	for _, v := range vs {
+		switch v.Status {
+		case Fail:
+			return Fail
+		case Unknown:
+			s = Unknown
+		}
+	}
+	return s
+}
+
+// Failed returns the names of the checks that failed, in order.
+func Failed(vs []Verdict) []string {
+	var out []string
+	for _, v := range vs {
+		if v.Status == Fail {
+			out = append(out, v.Check)
+		}
+	}
+	return out
+}
+
+func verdict(check, kind string, s Status, expected, observed string) Verdict {
+	return Verdict{Check: check, Kind: kind, Status: s, Expected: expected, Observed: observed, Message: message(s, expected, observed)}
+}
+
+func message(s Status, expected, observed string) string {
+	if s == Unknown {
+		return "cannot judge: " + observed
+	}
+	return "expected " + expected + ", observed " + observed
+}
+
+func judged(ok bool, expected, observed string) Verdict {
+	s := Fail
+	if ok {
+		s = Pass
+	}
+	return Verdict{Status: s, Expected: expected, Observed: observed}
+}
+
+func unknown(expected, why string) Verdict {
+	return Verdict{Status: Unknown, Expected: expected, Observed: why}
+}
+
+// plural renders "1 write", "3 writes".
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// tally renders counts by key, sorted: "commit_write 3, read_ledger 1".
+func tally(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

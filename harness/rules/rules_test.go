@@ -1,0 +1,340 @@
+package rules
+
+import (
+	"flag"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func ms(n int) fault.Duration { return fault.Duration(time.Duration(n) * time.Millisecond) }
+
+func intp(n int) *int { return &n }
+
+// seedHistory is the seed's chat request: one tool call per request, one
+// client exchange from 0 to 100ms.
+func seedHistory(mut func(h *history.History)) *history.History {
+	h := &history.History{
+		Scenario: "t", Target: "builtin:test", Token: "rc0000000000",
+		Setup:    history.Setup{ToolCalls: 1, Tools: []string{"commit_write"}, NumRetries: 2},
+		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(100), Status: 500, CleanEnd: true}},
+	}
+	mut(h)
+	return h
+}
+
+func up(at int, kind, outcome string, status int) history.UpstreamRequest {
+	return history.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Kind: kind, Outcome: outcome, Status: status}
+}
+
+func mcp(at int, kind, tool, detail string) history.MCPEvent {
+	return history.MCPEvent{At: ms(at), Kind: kind, Tool: tool, Detail: detail, RequestID: "1"}
+}
+
+// loop appends one whole tool loop: initial, call and write, follow-up.
+func loop(h *history.History, at int, followOutcome string, followStatus int) {
+	h.Upstream = append(h.Upstream, up(at, "initial", "forwarded", 200), up(at+2, "follow_up", followOutcome, followStatus))
+	h.MCP = append(h.MCP, mcp(at+1, history.MCPCall, "commit_write", ""), mcp(at+1, history.MCPWrite, "commit_write", ""), mcp(at+1, history.MCPResult, "commit_write", ""))
+}
+
+func TestRules(t *testing.T) {
+	tests := []struct {
+		name string
+		rule string
+		h    *history.History
+		want Status
+	}{
+		{"replay: one loop", "no-replay-after-dispatch", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Pass},
+		{"replay: three loops", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "injected_500", 500)
+			loop(h, 10, "injected_500", 500)
+			loop(h, 20, "injected_500", 500)
+		}), Fail},
+		{"replay: refused before execute then retried", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "fail_before_execute"))
+			loop(h, 5, "forwarded", 200)
+		}), Pass},
+		{"replay: no call reached", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200))
+		}), Unknown},
+
+		{"retry-before: guardrail retried", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500),
+				up(3, "initial", "forwarded", 200), up(4, "follow_up", "forwarded", 200))
+		}), Pass},
+		{"retry-before: not retried", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500))
+		}), Fail},
+		{"retry-before: tool dispatched", "retry-before-dispatch", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Unknown},
+		{"retry-before: no failure", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "forwarded", 200))
+		}), Unknown},
+		{"retry-before: should-retry false is not retry-able", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			u := up(2, "follow_up", "injected_503", 503)
+			u.Headers = map[string]string{"X-Should-Retry": "false"}
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), u)
+		}), Unknown},
+
+		{"surfaces: 500", "error-surfaces", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Pass},
+		{"surfaces: invented success", "error-surfaces", seedHistory(func(h *history.History) {
+			loop(h, 1, "injected_500", 500)
+			loop(h, 10, "forwarded", 200)
+			h.Requests[0].Status = 200
+		}), Fail},
+		{"surfaces: hang", "error-surfaces", seedHistory(func(h *history.History) {
+			loop(h, 1, "injected_500", 500)
+			h.Requests[0].Status, h.Requests[0].TimedOut = 0, true
+		}), Fail},
+		{"surfaces: stream error event", "error-surfaces", seedHistory(func(h *history.History) {
+			loop(h, 1, "dropped_stream", 200)
+			h.Requests[0].Status, h.Requests[0].Stream, h.Requests[0].ErrorEvents = 200, true, 1
+		}), Pass},
+		{"surfaces: no failure", "error-surfaces", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
+
+		{"splice: error after original chunks", "no-splice", seedHistory(func(h *history.History) {
+			loop(h, 1, "dropped_stream", 200)
+			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks, h.Requests[0].ErrorEvents = true, 200, 7, 1
+		}), Pass},
+		{"splice: fallback spliced", "no-splice", seedHistory(func(h *history.History) {
+			loop(h, 1, "dropped_stream", 200)
+			loop(h, 10, "dropped_stream", 200)
+			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks, h.Requests[0].ErrorEvents = true, 200, 14, 1
+		}), Fail},
+		{"splice: not streamed", "no-splice", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Unknown},
+
+		{"ambiguous: not re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.MCP = append(h.MCP, mcp(2, history.MCPFault, "commit_write", "drop_after_execute"))
+		}), Pass},
+		{"ambiguous: re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.MCP = append(h.MCP, mcp(2, history.MCPFault, "commit_write", "drop_after_execute"), mcp(3, history.MCPCall, "commit_write", ""), mcp(3, history.MCPWrite, "commit_write", ""))
+		}), Fail},
+		{"ambiguous: no drop", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
+
+		{"keyed: same key", "keyed-retry-same-key", seedHistory(func(h *history.History) {
+			h.Setup.Tools = []string{"commit_write_keyed"}
+			for i := range 3 {
+				e := mcp(1+i, history.MCPCall, "commit_write_keyed", "")
+				e.Key = "k1"
+				h.MCP = append(h.MCP, e)
+			}
+		}), Pass},
+		{"keyed: fresh keys", "keyed-retry-same-key", seedHistory(func(h *history.History) {
+			h.Setup.Tools = []string{"commit_write_keyed"}
+			for i, k := range []string{"k1", "k2", "k3"} {
+				e := mcp(1+i, history.MCPCall, "commit_write_keyed", "")
+				e.Key = k
+				h.MCP = append(h.MCP, e)
+			}
+		}), Fail},
+		{"keyed: not retried", "keyed-retry-same-key", seedHistory(func(h *history.History) {
+			h.Setup.Tools = []string{"commit_write_keyed"}
+			e := mcp(1, history.MCPCall, "commit_write_keyed", "")
+			e.Key = "k1"
+			h.MCP = append(h.MCP, e)
+		}), Unknown},
+
+		{"is-error: each call once", "is-error-not-retried", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"))
+		}), Pass},
+		{"is-error: retried", "is-error-not-retried", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"), mcp(2, history.MCPCall, "commit_write", ""))
+		}), Fail},
+		{"is-error: breaker short-circuits", "is-error-not-retried", seedHistory(func(h *history.History) {
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"))
+		}), Fail},
+		{"is-error: none", "is-error-not-retried", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
+
+		{"non-retryable: stopped", "non-retryable-not-retried", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_400", 400))
+		}), Pass},
+		{"non-retryable: retried", "non-retryable-not-retried", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_404", 404), up(2, "initial", "injected_404", 404))
+		}), Fail},
+		{"non-retryable: should-retry false retried", "non-retryable-not-retried", seedHistory(func(h *history.History) {
+			u := up(1, "initial", "injected_503", 503)
+			u.Headers = map[string]string{"x-should-retry": "false"}
+			h.Upstream = append(h.Upstream, u, up(2, "initial", "forwarded", 200))
+		}), Fail},
+		{"non-retryable: only 503s", "non-retryable-not-retried", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503), up(2, "initial", "forwarded", 200))
+		}), Unknown},
+
+		{"retry-after: waited", "retry-after-honored", seedHistory(func(h *history.History) {
+			u := up(1, "initial", "injected_429", 429)
+			u.Headers = map[string]string{"retry-after-ms": "50"}
+			h.Upstream = append(h.Upstream, u, up(60, "initial", "forwarded", 200))
+		}), Pass},
+		{"retry-after: too soon", "retry-after-honored", seedHistory(func(h *history.History) {
+			u := up(1, "initial", "injected_429", 429)
+			u.Headers = map[string]string{"Retry-After": "1"}
+			h.Upstream = append(h.Upstream, u, up(60, "initial", "forwarded", 200))
+		}), Fail},
+		{"retry-after: none asked", "retry-after-honored", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_429", 429), up(2, "initial", "forwarded", 200))
+		}), Unknown},
+
+		{"bounded: within cap", "bounded-attempts", seedHistory(func(h *history.History) {
+			for i := range 3 {
+				h.Upstream = append(h.Upstream, up(1+i, "initial", "injected_503", 503))
+			}
+		}), Pass},
+		{"bounded: over cap", "bounded-attempts", seedHistory(func(h *history.History) {
+			for i := range 7 {
+				h.Upstream = append(h.Upstream, up(1+i, "initial", "injected_503", 503))
+			}
+		}), Fail},
+		{"bounded: scenario cap", "bounded-attempts", seedHistory(func(h *history.History) {
+			h.Expect.MaxAttempts = intp(2)
+			for i := range 3 {
+				h.Upstream = append(h.Upstream, up(1+i, "initial", "injected_503", 503))
+			}
+		}), Fail},
+		{"bounded: no cap known", "bounded-attempts", seedHistory(func(h *history.History) {
+			h.Setup.NumRetries = -1
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503))
+		}), Unknown},
+		{"bounded: no failure", "bounded-attempts", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
+
+		{"cancel: cancelled", "cancel-propagates", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPCancelled, "commit_write", ""))
+		}), Pass},
+		{"cancel: kept running", "cancel-propagates", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"))
+		}), Fail},
+		{"cancel: finished first", "cancel-propagates", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(5, history.MCPResult, "commit_write", ""))
+		}), Unknown},
+		{"cancel: no slow call", "cancel-propagates", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
+	}
+	seen := map[string]map[Status]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.h.Expect.Rules = []string{tt.rule}
+			vs := Check(tt.h)
+			if len(vs) != 1 {
+				t.Fatalf("got %d verdicts, want 1: %+v", len(vs), vs)
+			}
+			v := vs[0]
+			if v.Status != tt.want {
+				t.Errorf("%s = %s, want %s: %s", tt.rule, v.Status, tt.want, v.Message)
+			}
+			if v.Message == "" || v.Expected == "" || v.Observed == "" {
+				t.Errorf("verdict lacks its sentence: %+v", v)
+			}
+			if seen[tt.rule] == nil {
+				seen[tt.rule] = map[Status]bool{}
+			}
+			seen[tt.rule][v.Status] = true
+		})
+	}
+	for _, name := range Names() {
+		for _, s := range []Status{Pass, Fail, Unknown} {
+			if !seen[name][s] {
+				t.Errorf("rule %s has no test case that gives %s", name, s)
+			}
+		}
+	}
+}
+
+func TestCounts(t *testing.T) {
+	h := seedHistory(func(h *history.History) {
+		loop(h, 1, "injected_500", 500)
+		loop(h, 10, "injected_500", 500)
+		loop(h, 20, "injected_500", 500)
+		h.Expect = history.Expect{
+			Status:   intp(500),
+			Writes:   intp(1),
+			Upstream: map[string]int{"initial": 1, "follow_up injected_500": 3},
+			MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]int{"commit_write": 3}}},
+		}
+	})
+	got := map[string]Status{}
+	msgs := map[string]string{}
+	for _, v := range Check(h) {
+		got[v.Check] = v.Status
+		msgs[v.Check] = v.Message
+	}
+	want := map[string]Status{"status": Pass, "writes": Fail, "upstream[initial]": Fail, "upstream[follow_up injected_500]": Pass, "mcp.calls[commit_write]": Pass}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %s, want %s (%s)", k, got[k], w, msgs[k])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got checks %v, want %v", got, want)
+	}
+	if m := msgs["writes"]; m != "expected 1 write, observed 3" {
+		t.Errorf("writes message = %q", m)
+	}
+}
+
+func TestCheckRunErrorAndUnknownRule(t *testing.T) {
+	h := seedHistory(func(h *history.History) {
+		h.Error = "no answer within 2s"
+		h.Expect.Rules = []string{"no-such-rule"}
+	})
+	vs := Check(h)
+	if len(vs) != 2 || vs[0].Check != "completed" || vs[0].Status != Fail || vs[1].Status != Fail {
+		t.Fatalf("got %+v", vs)
+	}
+	if Overall(vs) != Fail {
+		t.Errorf("Overall = %s, want fail", Overall(vs))
+	}
+}
+
+func TestOverall(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []Status
+		want Status
+	}{
+		{"none", nil, Unknown},
+		{"all pass", []Status{Pass, Pass}, Pass},
+		{"unknown is not a pass", []Status{Pass, Unknown}, Unknown},
+		{"fail wins", []Status{Unknown, Fail, Pass}, Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var vs []Verdict
+			for _, s := range tt.in {
+				vs = append(vs, Verdict{Status: s})
+			}
+			if got := Overall(vs); got != tt.want {
+				t.Errorf("Overall = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRulesMarkdownCurrent checks that rules.md is generated from the table.
+func TestRulesMarkdownCurrent(t *testing.T) {
+	want := Markdown()
+	if *update {
+		if err := os.WriteFile("rules.md", []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile("rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("rules.md is stale; run go test ./harness/rules -update")
+	}
+}
+
+func TestRuleDocs(t *testing.T) {
+	for _, r := range All() {
+		if r.Doc == "" || r.Seed == "" || r.Check == nil {
+			t.Errorf("rule %s lacks its doc, seed or check", r.Name)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// chatDialect is OpenAI Chat Completions, POST /v1/chat/completions.
+//
+// A follow-up carries a message of role "tool" (or legacy "function"); its
+// rounds are the runs of consecutive such messages. Tools are read from
+// "tools" (type function or custom) and legacy "functions"; a legacy request
+// is answered with message.function_call. A streamed answer with one tool
+// call is exactly seven chunks — role, the call with id/type/name and empty
+// arguments, four argument fragments, the finish_reason chunk — then the
+// usage chunk when stream_options.include_usage is set, then [DONE].
+type chatDialect struct{}
+
+var errNotObject = errors.New("want a JSON object")
+
+func (chatDialect) parse(body []byte) (request, error) {
+	var req request
+	if !json.Valid(body) {
+		return req, errors.New("not valid JSON")
+	}
+	if i := skipWS(body, 0); i >= len(body) || body[i] != '{' {
+		return req, errNotObject
+	}
+	var messages, tools, functions []byte
+	eachField(body, func(k, v []byte) bool {
+		switch string(k) {
+		case "model":
+			req.model = jsonString(v)
+		case "stream":
+			req.stream = isTrue(v)
+		case "stream_options":
+			req.includeUsage = isTrue(field(v, "include_usage"))
+		case "messages":
+			messages = v
+		case "tools":
+			tools = v
+		case "functions":
+			functions = v
+		}
+		return true
+	})
+	if len(messages) > 0 && messages[0] != '[' && !isNull(messages) {
+		return req, errors.New("messages: want an array")
+	}
+	inResult := false
+	eachElem(messages, func(m []byte) bool {
+		role := field(m, "role")
+		switch {
+		case isString(role, "tool") || isString(role, "function"):
+			req.followUp = true
+			if !inResult {
+				req.rounds++
+			}
+			inResult = true
+			return true
+		case isString(role, "user"):
+			req.userText = appendText(req.userText, field(m, "content"))
+		}
+		inResult = false
+		return true
+	})
+	eachElem(tools, func(t []byte) bool {
+		typ := field(t, "type")
+		switch {
+		case isString(typ, "custom"):
+			if name := jsonString(field(field(t, "custom"), "name")); name != "" {
+				req.tools = append(req.tools, tool{name: name, custom: true})
+			}
+		default:
+			if name := jsonString(field(field(t, "function"), "name")); name != "" {
+				req.tools = append(req.tools, tool{name: name})
+			}
+		}
+		return true
+	})
+	if len(req.tools) == 0 {
+		eachElem(functions, func(f []byte) bool {
+			if name := jsonString(field(f, "name")); name != "" {
+				req.tools = append(req.tools, tool{name: name})
+				req.legacy = true
+			}
+			return true
+		})
+	}
+	return req, nil
+}
+
+// appendText appends the text of a content value: a string, or an array of
+// parts whose "text" fields are read.
+func appendText(dst []string, content []byte) []string {
+	if s := jsonString(content); s != "" {
+		return append(dst, s)
+	}
+	eachElem(content, func(p []byte) bool {
+		if s := jsonString(field(p, "text")); s != "" {
+			dst = append(dst, s)
+		}
+		return true
+	})
+	return dst
+}
+
+func (chatDialect) answer(a *answer, req *request) reply {
+	id := a.id("chatcmpl-", '-', -1)
+	outTokens := len(a.text)/4 + 1
+	for _, c := range a.calls {
+		outTokens += len(c.args)/4 + 1
+	}
+	usage := make([]byte, 0, 80)
+	usage = append(usage, `{"prompt_tokens":`...)
+	usage = strconv.AppendInt(usage, int64(a.inputTokens), 10)
+	usage = append(usage, `,"completion_tokens":`...)
+	usage = strconv.AppendInt(usage, int64(outTokens), 10)
+	usage = append(usage, `,"total_tokens":`...)
+	usage = strconv.AppendInt(usage, int64(a.inputTokens+outTokens), 10)
+	usage = append(usage, '}')
+	finish := "stop"
+	if len(a.calls) > 0 {
+		finish = "tool_calls"
+		if req.legacy {
+			finish = "function_call"
+		}
+	}
+	if !req.stream {
+		b := make([]byte, 0, 512)
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, id)
+		b = append(b, `,"object":"chat.completion","created":`...)
+		b = strconv.AppendInt(b, a.created, 10)
+		b = append(b, `,"model":`...)
+		b = appendJSONString(b, a.model)
+		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+		if len(a.calls) == 0 {
+			b = appendJSONString(b, a.text)
+		} else {
+			b = append(b, "null"...)
+		}
+		b = append(b, `,"refusal":null,"annotations":[]`...)
+		switch {
+		case len(a.calls) > 0 && req.legacy:
+			b = append(b, `,"function_call":{"name":`...)
+			b = appendJSONString(b, a.calls[0].name)
+			b = append(b, `,"arguments":`...)
+			b = appendJSONString(b, a.calls[0].args)
+			b = append(b, '}')
+		case len(a.calls) > 0:
+			b = append(b, `,"tool_calls":[`...)
+			for i, c := range a.calls {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendChatToolCall(b, a.id("call_", '_', i), c, c.args)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `},"logprobs":null,"finish_reason":`...)
+		b = appendJSONString(b, finish)
+		b = append(b, `}],"usage":`...)
+		b = append(b, usage...)
+		b = append(b, `,"system_fingerprint":null}`...)
+		return reply{body: b}
+	}
+
+	prefix := make([]byte, 0, 128)
+	prefix = append(prefix, `{"id":`...)
+	prefix = appendJSONString(prefix, id)
+	prefix = append(prefix, `,"object":"chat.completion.chunk","created":`...)
+	prefix = strconv.AppendInt(prefix, a.created, 10)
+	prefix = append(prefix, `,"model":`...)
+	prefix = appendJSONString(prefix, a.model)
+	prefix = append(prefix, `,"system_fingerprint":null,"choices":[`...)
+	events := make([]sseEvent, 0, 2+6*len(a.calls)+4)
+	chunk := func(delta []byte, finishReason string) {
+		b := make([]byte, 0, len(prefix)+len(delta)+64)
+		b = append(b, prefix...)
+		b = append(b, `{"index":0,"delta":`...)
+		b = append(b, delta...)
+		b = append(b, `,"logprobs":null,"finish_reason":`...)
+		if finishReason == "" {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSONString(b, finishReason)
+		}
+		b = append(b, "}]}"...)
+		events = append(events, sseEvent{data: b})
+	}
+	chunk([]byte(`{"role":"assistant","content":null,"refusal":null}`), "")
+	switch {
+	case len(a.calls) > 0 && req.legacy:
+		c := a.calls[0]
+		d := append([]byte(`{"function_call":{"name":`), appendJSONString(nil, c.name)...)
+		chunk(append(d, `,"arguments":""}}`...), "")
+		for _, frag := range splitArgs(c.args, 4) {
+			d := append([]byte(`{"function_call":{"arguments":`), appendJSONString(nil, frag)...)
+			chunk(append(d, "}}"...), "")
+		}
+	case len(a.calls) > 0:
+		for i, c := range a.calls {
+			d := append([]byte(`{"tool_calls":[`), appendChatToolCallIndexed(nil, i, a.id("call_", '_', i), c)...)
+			chunk(append(d, "]}"...), "")
+			field := "function"
+			key := "arguments"
+			if c.custom {
+				field, key = "custom", "input"
+			}
+			for _, frag := range splitArgs(c.args, 4) {
+				d := make([]byte, 0, 64+len(frag))
+				d = append(d, `{"tool_calls":[{"index":`...)
+				d = strconv.AppendInt(d, int64(i), 10)
+				d = append(d, `,"`...)
+				d = append(d, field...)
+				d = append(d, `":{"`...)
+				d = append(d, key...)
+				d = append(d, `":`...)
+				d = appendJSONString(d, frag)
+				d = append(d, "}}]}"...)
+				chunk(d, "")
+			}
+		}
+	default:
+		for _, frag := range textFragments(a.text) {
+			d := append([]byte(`{"content":`), appendJSONString(nil, frag)...)
+			chunk(append(d, '}'), "")
+		}
+	}
+	contentEnd := len(events)
+	chunk([]byte(`{}`), finish)
+	if req.includeUsage {
+		b := make([]byte, 0, len(prefix)+len(usage)+16)
+		b = append(b, prefix...)
+		b = append(b, `],"usage":`...)
+		b = append(b, usage...)
+		b = append(b, '}')
+		events = append(events, sseEvent{data: b})
+	}
+	events = append(events, sseEvent{data: []byte("[DONE]")})
+	return reply{events: events, contentEnd: contentEnd}
+}
+
+// appendChatToolCall appends a complete tool call object.
+func appendChatToolCall(b []byte, id string, c toolCall, args string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, id)
+	if c.custom {
+		b = append(b, `,"type":"custom","custom":{"name":`...)
+		b = appendJSONString(b, c.name)
+		b = append(b, `,"input":`...)
+	} else {
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = appendJSONString(b, c.name)
+		b = append(b, `,"arguments":`...)
+	}
+	b = appendJSONString(b, args)
+	return append(b, "}}"...)
+}
+
+// appendChatToolCallIndexed appends the first streamed delta of a tool call:
+// index, id, type, name and empty arguments.
+func appendChatToolCallIndexed(b []byte, i int, id string, c toolCall) []byte {
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, ',')
+	whole := appendChatToolCall(nil, id, c, "")
+	return append(b, whole[1:]...)
+}
+
+// textFragments splits a text answer into up to four streamed fragments.
+func textFragments(text string) []string {
+	if text == "" {
+		return []string{""}
+	}
+	n := min(len(text), 4)
+	out := splitArgs(text, n)
+	kept := out[:0]
+	for _, f := range out {
+		if f != "" {
+			kept = append(kept, f)
+		}
+	}
+	return kept
+}
+
+func (chatDialect) errorBody(status int, message string) []byte {
+	return openAIErrorBody(status, message)
+}
+
+// terminal: the chunk carrying a non-null finish_reason, or [DONE].
+func (chatDialect) terminal(ev sseEvent) bool {
+	if bytes.HasPrefix(ev.data, []byte("[DONE]")) {
+		return true
+	}
+	i := bytes.Index(ev.data, []byte(`"finish_reason"`))
+	if i < 0 {
+		return false
+	}
+	j := skipWS(ev.data, i+len(`"finish_reason"`))
+	if j >= len(ev.data) || ev.data[j] != ':' {
+		return false
+	}
+	j = skipWS(ev.data, j+1)
+	return j < len(ev.data) && ev.data[j] == '"'
+}

@@ -1,0 +1,297 @@
+package upstream
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// dialect is one model API: how its requests are read and its answers and
+// errors written. Adding a dialect is one file implementing it plus one row
+// in dialectTable.
+type dialect interface {
+	// parse reads the fields of a request body the fake needs. It never
+	// panics; a body that is not a JSON object is an error.
+	parse(body []byte) (request, error)
+	// answer renders a scripted answer, as one JSON body or as SSE events.
+	answer(a *answer, req *request) reply
+	// errorBody renders an error in the dialect's error shape.
+	errorBody(status int, message string) []byte
+	// terminal reports whether a streamed event ends the answer (the event a
+	// tool_call drop cuts before, in relay mode).
+	terminal(ev sseEvent) bool
+}
+
+// dialectEntry is one row of the dialect table.
+type dialectEntry struct {
+	name string // YAML name: chat, responses, messages
+	path string
+	d    dialect
+}
+
+// dialectTable lists the dialects keyed by their YAML names.
+func dialectTable() []dialectEntry {
+	return []dialectEntry{
+		{"chat", "/v1/chat/completions", chatDialect{}},
+		{"responses", "/v1/responses", responsesDialect{}},
+		{"messages", "/v1/messages", messagesDialect{}},
+	}
+}
+
+// dialectByName returns the dialect with YAML name name.
+func dialectByName(name string) (dialectEntry, bool) {
+	for _, de := range dialectTable() {
+		if de.name == name {
+			return de, true
+		}
+	}
+	return dialectEntry{}, false
+}
+
+func (s *Server) dialectForPath(path string) (dialectEntry, bool) {
+	for _, de := range s.dialects {
+		if de.path == path {
+			return de, true
+		}
+	}
+	return dialectEntry{}, false
+}
+
+// request is what the fake reads from a model request.
+type request struct {
+	model        string
+	stream       bool
+	includeUsage bool     // chat: stream_options.include_usage
+	followUp     bool     // carries a tool result
+	rounds       int      // rounds of tool results carried
+	tools        []tool   // tools the request offers
+	legacy       bool     // chat: tools offered as legacy "functions"
+	userText     []string // user text, for {{entry}}
+}
+
+// tool is one tool a request offers.
+type tool struct {
+	name      string
+	namespace string // responses: the namespace tool grouping it
+	custom    bool   // free-form input instead of JSON arguments
+}
+
+// answer is a scripted answer before it is rendered in a dialect.
+type answer struct {
+	idTok       string // run token, or "none"
+	seq         int    // per-token request number
+	created     int64
+	model       string
+	calls       []toolCall
+	text        string
+	inputTokens int
+}
+
+// toolCall is one tool call of an answer.
+type toolCall struct {
+	name      string
+	namespace string
+	custom    bool
+	args      string // JSON object text, or the custom tool's input
+}
+
+func (a *answer) callNames() []string {
+	if len(a.calls) == 0 {
+		return nil
+	}
+	out := make([]string, len(a.calls))
+	for i, c := range a.calls {
+		out[i] = c.name
+		if c.namespace != "" {
+			out[i] = c.namespace + "." + c.name
+		}
+	}
+	return out
+}
+
+// id returns prefix + token + sep + seq (+ sep + i when i >= 0).
+func (a *answer) id(prefix string, sep byte, i int) string {
+	b := make([]byte, 0, len(prefix)+len(a.idTok)+12)
+	b = append(b, prefix...)
+	b = append(b, a.idTok...)
+	b = append(b, sep)
+	b = strconv.AppendInt(b, int64(a.seq), 10)
+	if i >= 0 {
+		b = append(b, sep)
+		b = strconv.AppendInt(b, int64(i), 10)
+	}
+	return string(b)
+}
+
+// reply is a rendered answer: body for a plain answer, or events for a
+// stream, where events[:contentEnd] complete the content (the tool calls)
+// and the rest are terminal.
+type reply struct {
+	body       []byte
+	events     []sseEvent
+	contentEnd int
+}
+
+// scriptedAnswer resolves the script's turn against the request's tools.
+func (s *Server) scriptedAnswer(x *exchange) answer {
+	a := answer{
+		idTok:       x.token,
+		seq:         x.seq,
+		created:     s.clock().Unix(),
+		model:       x.req.model,
+		inputTokens: len(x.body)/4 + 1,
+	}
+	if a.idTok == "" {
+		a.idTok = "none"
+	}
+	if a.model == "" {
+		a.model = "replaycheck-fake"
+	}
+	rounds := 0
+	if x.req.followUp {
+		rounds = max(x.req.rounds, 1)
+	}
+	steps, say := x.script.turn(rounds)
+	entry := ""
+	for _, st := range steps {
+		t, ok := matchTool(x.req.tools, st.Call)
+		if !ok {
+			continue
+		}
+		if entry == "" {
+			entry = x.req.entry(x.token)
+		}
+		args, err := renderArguments(st.Arguments, entry, x.token)
+		if err != nil {
+			args = "{}"
+		}
+		if t.custom {
+			args = customInput(st.Arguments, args, entry, x.token)
+		}
+		a.calls = append(a.calls, toolCall{name: t.name, namespace: t.namespace, custom: t.custom, args: args})
+	}
+	if len(a.calls) == 0 {
+		a.text = say
+	}
+	return a
+}
+
+// entry returns the entry the request's user text names, else the token.
+func (r *request) entry(token string) string {
+	for i := len(r.userText) - 1; i >= 0; i-- {
+		if e := promptEntry(r.userText[i]); e != "" {
+			return e
+		}
+	}
+	if token != "" {
+		return token
+	}
+	return "entry"
+}
+
+// customInput is a custom tool's free-form input: the "input" argument
+// when it is the only one, else the arguments as JSON.
+func customInput(args map[string]any, rendered, entry, token string) string {
+	if len(args) == 1 {
+		if v, ok := args["input"].(string); ok {
+			return expand(v, entry, token).(string)
+		}
+	}
+	return rendered
+}
+
+// matchTool finds the offered tool for a script call: an exact name first,
+// then a name ending in call after a non-alphanumeric separator.
+func matchTool(tools []tool, call string) (tool, bool) {
+	for _, t := range tools {
+		if t.name == call {
+			return t, true
+		}
+	}
+	for _, t := range tools {
+		if len(t.name) > len(call) && strings.HasSuffix(t.name, call) {
+			c := t.name[len(t.name)-len(call)-1]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return t, true
+			}
+		}
+	}
+	return tool{}, false
+}
+
+// openAIErrorBody is the OpenAI error shape {"error":{"message","type","param","code"}}.
+func openAIErrorBody(status int, message string) []byte {
+	typ, code := "server_error", ""
+	switch status {
+	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		typ = "invalid_request_error"
+	case http.StatusUnauthorized:
+		typ, code = "invalid_request_error", "invalid_api_key"
+	case http.StatusForbidden:
+		typ = "permission_error"
+	case http.StatusNotFound:
+		typ, code = "invalid_request_error", "not_found"
+	case http.StatusTooManyRequests:
+		typ, code = "rate_limit_error", "rate_limit_exceeded"
+	}
+	b := make([]byte, 0, 96+len(message))
+	b = append(b, `{"error":{"message":`...)
+	b = appendJSONString(b, message)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"param":null,"code":`...)
+	if code == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, code)
+	}
+	return append(b, "}}"...)
+}
+
+// anthropicErrorBody is the Anthropic error shape {"type":"error","error":{"type","message"}}.
+func anthropicErrorBody(status int, message string) []byte {
+	typ := "api_error"
+	switch status {
+	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusUnprocessableEntity:
+		typ = "invalid_request_error"
+	case http.StatusUnauthorized:
+		typ = "authentication_error"
+	case http.StatusForbidden:
+		typ = "permission_error"
+	case http.StatusNotFound:
+		typ = "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		typ = "request_too_large"
+	case http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	case http.StatusServiceUnavailable, 529:
+		typ = "overloaded_error"
+	}
+	b := make([]byte, 0, 80+len(message))
+	b = append(b, `{"type":"error","error":{"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, message)
+	return append(b, "}}"...)
+}
+
+// splitArgs splits s into n fragments on rune boundaries (some may be empty).
+func splitArgs(s string, n int) []string {
+	out := make([]string, n)
+	start := 0
+	for i := 0; i < n; i++ {
+		end := len(s) * (i + 1) / n
+		for end < len(s) && end > start && !runeStart(s[end]) {
+			end++
+		}
+		if end < start {
+			end = start
+		}
+		out[i] = s[start:end]
+		start = end
+	}
+	out[n-1] += s[start:]
+	return out
+}
+
+func runeStart(c byte) bool { return c&0xC0 != 0x80 }

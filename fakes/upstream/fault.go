@@ -1,0 +1,254 @@
+package upstream
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
+
+// Kinds of request, as classified and logged.
+const (
+	// KindInitial is a request that carries no tool result.
+	KindInitial = "initial"
+	// KindFollowUp is a request that carries a tool result.
+	KindFollowUp = "follow_up"
+	// kindAny matches both kinds in a Fault.
+	kindAny = "any"
+)
+
+// Outcomes logged for a request besides injected_<status>.
+const (
+	// OutcomeForwarded is a normal answer, scripted or relayed.
+	OutcomeForwarded = "forwarded"
+	// OutcomeDelayed is a normal answer sent after a delay fault alone.
+	OutcomeDelayed = "delayed"
+	// OutcomeDroppedStream is a stream whose connection was closed mid-way.
+	OutcomeDroppedStream = "dropped_stream"
+	// OutcomeReset is a connection reset before any byte.
+	OutcomeReset = "reset"
+	// OutcomeClientGone is a request whose client left during a delay.
+	OutcomeClientGone = "client_gone"
+	// OutcomeBadRequest is a request refused as malformed or oversized (400).
+	OutcomeBadRequest = "bad_request"
+	// OutcomeRelayFailed is a relay whose provider could not be reached (502).
+	OutcomeRelayFailed = "relay_failed"
+)
+
+// Fault is one upstream fault: which requests it matches, how often it fires
+// (Times, counted per fault entry over its matching requests), and exactly one
+// action — Respond, Drop or Reset — or a Delay, which may also precede Respond
+// or Drop. A Drop only ever matches streamed requests; a Drop with
+// stream: false is a validation error.
+type Fault struct {
+	// On is the request kind matched: initial, follow_up or any ("" = any).
+	On string `json:"on,omitempty" yaml:"on,omitempty" jsonschema:"enum=initial,enum=follow_up,enum=any" jsonschema_description:"request kind matched: initial, follow_up or any (default any)"`
+	// Endpoint is the dialect matched: chat, responses or messages ("" = any).
+	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" jsonschema:"enum=chat,enum=responses,enum=messages" jsonschema_description:"dialect matched: chat, responses or messages (default any)"`
+	// Stream matches streamed (true) or non-streamed (false) requests; nil matches both.
+	Stream *bool `json:"stream,omitempty" yaml:"stream,omitempty" jsonschema_description:"match only streamed (true) or non-streamed (false) requests"`
+	// Times says on which matching occurrences the fault fires (zero = always).
+	Times fault.Times `json:"times,omitzero" yaml:"times,omitempty" jsonschema_description:"always, once, a count N, or {nth: K}"`
+	// Respond answers with an error status in the dialect's error shape.
+	Respond *Respond `json:"respond,omitempty" yaml:"respond,omitempty" jsonschema_description:"answer with an error status"`
+	// Drop closes a streamed answer's connection part-way.
+	Drop *Drop `json:"drop,omitempty" yaml:"drop,omitempty" jsonschema_description:"close a stream's connection part-way"`
+	// Delay waits before answering (or before Respond or Drop).
+	Delay *fault.Duration `json:"delay,omitempty" yaml:"delay,omitempty" jsonschema:"type=string" jsonschema_description:"wait this long first, e.g. 2s"`
+	// Reset closes the connection with an RST before any byte is sent.
+	Reset bool `json:"reset,omitempty" yaml:"reset,omitempty" jsonschema_description:"reset the connection before any byte"`
+}
+
+// Respond is the action that answers with an error status.
+type Respond struct {
+	// Status is the HTTP status, 400–599.
+	Status int `json:"status" yaml:"status" jsonschema:"minimum=400,maximum=599" jsonschema_description:"HTTP status to answer"`
+	// Headers are added to the answer, e.g. Retry-After, retry-after-ms, x-should-retry.
+	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty" jsonschema_description:"headers added to the answer, e.g. Retry-After"`
+	// Message is the error message; "" = "injected follow-up failure" (or "injected initial failure").
+	Message string `json:"message,omitempty" yaml:"message,omitempty" jsonschema_description:"error message in the dialect's error body"`
+}
+
+// Drop points.
+const (
+	// DropAfterHeaders closes the stream right after its headers.
+	DropAfterHeaders = "headers"
+	// DropAfterToolCall closes the stream after the event that completes the
+	// answer's content (its tool calls) and before the terminal event.
+	DropAfterToolCall = "tool_call"
+	// DropAfterEvents closes the stream after Events events.
+	DropAfterEvents = "events"
+)
+
+// Drop is the action that closes a streamed answer's connection part-way, so
+// the client sees a truncated body (an error), not a clean end. When the
+// answer has no more than Events events it completes normally.
+type Drop struct {
+	// After is the drop point: headers, tool_call or events.
+	After string `json:"after" yaml:"after" jsonschema:"enum=headers,enum=tool_call,enum=events" jsonschema_description:"where the stream is cut"`
+	// Events is the number of events sent before the cut (after: events).
+	Events int `json:"events,omitempty" yaml:"events,omitempty" jsonschema_description:"events sent before the cut, with after: events"`
+}
+
+// ParseFault parses one fault from a YAML flow mapping such as
+// "{on: follow_up, respond: {status: 500}, times: once}", strictly, and
+// validates it.
+func ParseFault(s string) (Fault, error) {
+	var f Fault
+	if strings.TrimSpace(s) == "" {
+		return Fault{}, fmt.Errorf("fault: empty; want a mapping such as {on: follow_up, respond: {status: 500}}")
+	}
+	if err := yaml.UnmarshalWithOptions([]byte(s), &f, yaml.Strict()); err != nil {
+		return Fault{}, fmt.Errorf("fault %q: %s: %w", s, yaml.FormatError(err, false, false), err)
+	}
+	if err := f.Validate(); err != nil {
+		return Fault{}, fmt.Errorf("fault %q: %w", s, err)
+	}
+	return f, nil
+}
+
+// Validate reports the first bad field of f, by name.
+func (f Fault) Validate() error {
+	switch f.On {
+	case "", kindAny, KindInitial, KindFollowUp:
+	default:
+		return fmt.Errorf("on: %q is not initial, follow_up or any", f.On)
+	}
+	if f.Endpoint != "" {
+		if _, ok := dialectByName(f.Endpoint); !ok {
+			return fmt.Errorf("endpoint: %q is not chat, responses or messages", f.Endpoint)
+		}
+	}
+	if f.Times.Count < 0 || f.Times.Nth < 0 {
+		return fmt.Errorf("times: %s must be positive", f.Times)
+	}
+	var named []string
+	for _, a := range actionTable() {
+		act := a.get(&f)
+		if act == nil {
+			continue
+		}
+		if err := act.validate(&f); err != nil {
+			return fmt.Errorf("%s: %w", a.name, err)
+		}
+		if a.name != "delay" {
+			named = append(named, a.name)
+		}
+	}
+	switch {
+	case len(named) == 0 && f.Delay == nil:
+		return fmt.Errorf("action: want one of respond, drop, delay or reset")
+	case len(named) > 1:
+		return fmt.Errorf("action: %s are exclusive; a fault has one action", strings.Join(named, " and "))
+	case f.Reset && f.Delay != nil:
+		return fmt.Errorf("delay: does not combine with reset")
+	}
+	return nil
+}
+
+// String describes f for logs and records, e.g. "follow_up respond 500 once".
+func (f Fault) String() string {
+	var b strings.Builder
+	on := f.On
+	if on == "" {
+		on = kindAny
+	}
+	b.WriteString(on)
+	if f.Endpoint != "" {
+		b.WriteString(" " + f.Endpoint)
+	}
+	if f.Stream != nil {
+		b.WriteString(" stream=" + strconv.FormatBool(*f.Stream))
+	}
+	if f.Delay != nil {
+		b.WriteString(" delay " + f.Delay.String())
+	}
+	switch {
+	case f.Respond != nil:
+		b.WriteString(" respond " + strconv.Itoa(f.Respond.Status))
+	case f.Drop != nil:
+		b.WriteString(" drop after " + f.Drop.After)
+		if f.Drop.After == DropAfterEvents {
+			b.WriteString(" " + strconv.Itoa(f.Drop.Events))
+		}
+	case f.Reset:
+		b.WriteString(" reset")
+	}
+	b.WriteString(" " + f.Times.String())
+	return b.String()
+}
+
+// matches reports whether f applies to a request of this kind, dialect and
+// stream flag.
+func (f *Fault) matches(kind, endpoint string, stream bool) bool {
+	if f.On != "" && f.On != kindAny && f.On != kind {
+		return false
+	}
+	if f.Endpoint != "" && f.Endpoint != endpoint {
+		return false
+	}
+	if f.Stream != nil && *f.Stream != stream {
+		return false
+	}
+	if f.Drop != nil && !stream {
+		return false
+	}
+	return true
+}
+
+// action is one fault action. Adding an action is one file implementing it
+// plus one row in actionTable.
+type action interface {
+	// validate reports a bad setting of the action, naming the field.
+	validate(f *Fault) error
+	// apply performs the action on the exchange and reports whether the
+	// exchange has been answered (no further action or answer follows).
+	apply(x *exchange) (answered bool)
+}
+
+// actionEntry is one row of the action table: the YAML name and how to get
+// the action from a Fault (nil when the fault does not use it).
+type actionEntry struct {
+	name string
+	get  func(f *Fault) action
+}
+
+// actionTable lists the fault actions keyed by YAML name, in the order they
+// apply: a delay waits before the others.
+func actionTable() []actionEntry {
+	return []actionEntry{
+		{"delay", func(f *Fault) action {
+			if f.Delay == nil {
+				return nil
+			}
+			return delayAction{d: *f.Delay}
+		}},
+		{"reset", func(f *Fault) action {
+			if !f.Reset {
+				return nil
+			}
+			return resetAction{}
+		}},
+		{"respond", func(f *Fault) action {
+			if f.Respond == nil {
+				return nil
+			}
+			return respondAction{r: f.Respond}
+		}},
+		{"drop", func(f *Fault) action {
+			if f.Drop == nil {
+				return nil
+			}
+			return dropAction{d: f.Drop}
+		}},
+	}
+}
+
+// armedFault is a Fault with its occurrence counter, guarded by Server.mu.
+type armedFault struct {
+	Fault
+	seen int
+}

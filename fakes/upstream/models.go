@@ -1,0 +1,87 @@
+package upstream
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// FakeModel is the model id the fake lists.
+const FakeModel = "replaycheck-fake"
+
+// serveModels answers GET /v1/models and /v1/models/{id}: in Anthropic's
+// shape when the request carries anthropic-version, else in OpenAI's. These
+// ancillary calls are not model requests and are neither counted nor logged.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	anthropic := r.Header.Get("anthropic-version") != ""
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeJSON(w, http.StatusMethodNotAllowed, modelsError(anthropic, http.StatusMethodNotAllowed, r.URL.Path+" takes GET, not "+r.Method))
+		return
+	}
+	id, one := strings.CutPrefix(r.URL.Path, "/v1/models/")
+	if !one || id == "" {
+		id = FakeModel
+	}
+	created := s.clock().Unix()
+	model := func(b []byte) []byte {
+		if anthropic {
+			b = append(b, `{"type":"model","id":`...)
+			b = appendJSONString(b, id)
+			b = append(b, `,"display_name":`...)
+			b = appendJSONString(b, id)
+			b = append(b, `,"created_at":"2025-01-01T00:00:00Z"}`...)
+			return b
+		}
+		b = append(b, `{"id":`...)
+		b = appendJSONString(b, id)
+		b = append(b, `,"object":"model","created":`...)
+		b = strconv.AppendInt(b, created, 10)
+		return append(b, `,"owned_by":"replaycheck"}`...)
+	}
+	var b []byte
+	switch {
+	case one:
+		b = model(nil)
+	case anthropic:
+		b = append([]byte(`{"data":[`), model(nil)...)
+		b = append(b, `],"has_more":false,"first_id":`...)
+		b = appendJSONString(b, id)
+		b = append(b, `,"last_id":`...)
+		b = appendJSONString(b, id)
+		b = append(b, '}')
+	default:
+		b = append([]byte(`{"object":"list","data":[`), model(nil)...)
+		b = append(b, "]}"...)
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func modelsError(anthropic bool, status int, msg string) []byte {
+	if anthropic {
+		return anthropicErrorBody(status, msg)
+	}
+	return openAIErrorBody(status, msg)
+}
+
+// serveCountTokens answers POST /v1/messages/count_tokens with an estimate
+// of a quarter token per body byte. It is neither counted nor logged.
+func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSON(w, http.StatusMethodNotAllowed, anthropicErrorBody(http.StatusMethodNotAllowed, r.URL.Path+" takes POST, not "+r.Method))
+		return
+	}
+	body, err := readBody(r, w, s.maxBody, nil)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, anthropicErrorBody(http.StatusBadRequest, err.Error()))
+		return
+	}
+	if !json.Valid(body) {
+		writeJSON(w, http.StatusBadRequest, anthropicErrorBody(http.StatusBadRequest, r.URL.Path+": unparsable request body: not valid JSON"))
+		return
+	}
+	b := append([]byte(`{"input_tokens":`), strconv.Itoa(len(body)/4+1)...)
+	writeJSON(w, http.StatusOK, append(b, '}'))
+}

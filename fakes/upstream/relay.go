@@ -1,0 +1,239 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// maxRelayEvent bounds one relayed SSE event.
+const maxRelayEvent = 4 << 20
+
+// relayHeaders are the request headers passed to the provider: the caller's
+// credentials and API options. Their values are never logged.
+var relayHeaders = [...]string{
+	"Content-Type", "Accept", "User-Agent",
+	"Authorization", "Api-Key", "X-Api-Key",
+	"Anthropic-Version", "Anthropic-Beta", "Anthropic-Dangerous-Direct-Browser-Access",
+	"Openai-Organization", "Openai-Project", "Openai-Beta", "Idempotency-Key",
+}
+
+// hopHeaders are response headers not copied back to the client.
+var hopHeaders = [...]string{
+	"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Trailer", "Te",
+}
+
+// checkRelayURL reports a relay base URL that is not absolute http(s).
+func checkRelayURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("upstream relay URL %q: %w", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("upstream relay URL %q: want an absolute http or https URL", s)
+	}
+	if u.User != nil {
+		return fmt.Errorf("upstream relay URL: must not carry credentials; they come from each request")
+	}
+	return nil
+}
+
+// defaultRelayClient bounds connecting and waiting for response headers; a
+// stream's body may then take as long as the caller waits.
+func defaultRelayClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: 5 * time.Minute,
+			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   256,
+			ForceAttemptHTTP2:     true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// relay forwards the request to the provider and streams its answer back,
+// cutting it where the exchange's drop says. The outcome is recorded before
+// the last byte reaches the client.
+func (s *Server) relay(x *exchange) {
+	target := strings.TrimRight(s.cfg.Relay, "/") + x.r.URL.Path
+	if x.r.URL.RawQuery != "" {
+		target += "?" + x.r.URL.RawQuery
+	}
+	req, err := http.NewRequestWithContext(x.r.Context(), http.MethodPost, target, bytes.NewReader(bytes.Clone(x.body)))
+	if err != nil {
+		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, fmt.Sprintf("relay: building request to %s: %v", target, err), nil)
+		return
+	}
+	for _, k := range relayHeaders {
+		if v := x.r.Header.Values(k); len(v) > 0 {
+			req.Header[k] = v
+		}
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, fmt.Sprintf("relay to %s failed: %v", target, errors.Unwrap(err)), nil)
+		return
+	}
+	defer resp.Body.Close()
+	h := x.w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	for _, k := range hopHeaders {
+		h.Del(k)
+	}
+	isStream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if !isStream || resp.StatusCode != http.StatusOK {
+		x.finish(x.normalOutcome(), resp.StatusCode)
+		x.w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(x.w, resp.Body) // a broken copy reaches the client as a short body
+		return
+	}
+	h.Del("Content-Length")
+	s.relayStream(x, resp.Body)
+}
+
+// relayStream copies SSE events one by one, flushing each. It holds one
+// event back so that the outcome is recorded before the final event leaves.
+func (s *Server) relayStream(x *exchange, body io.Reader) {
+	rc := http.NewResponseController(x.w)
+	cutEvents, cutTool := 0, false
+	if x.cut != nil {
+		switch x.cut.After {
+		case DropAfterHeaders:
+			x.finish(OutcomeDroppedStream, http.StatusOK)
+			x.w.WriteHeader(http.StatusOK)
+			_ = rc.Flush()
+			x.closeConn(false)
+			return
+		case DropAfterEvents:
+			cutEvents = x.cut.Events
+		case DropAfterToolCall:
+			cutTool = true
+		}
+	}
+	x.w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	br := bufio.NewReaderSize(body, 16<<10)
+	var held []byte
+	written := 0
+	// emit writes the held event; a cut after it closes the connection.
+	emit := func(final bool) bool {
+		cut := !final && cutEvents > 0 && written+1 == cutEvents
+		if cut {
+			x.finish(OutcomeDroppedStream, http.StatusOK)
+		} else if final {
+			x.finish(x.normalOutcome(), http.StatusOK)
+		}
+		if _, err := x.w.Write(held); err != nil {
+			return false
+		}
+		written++
+		if err := rc.Flush(); err != nil {
+			return false
+		}
+		if cut {
+			x.closeConn(false)
+			return false
+		}
+		return true
+	}
+	for {
+		raw, ev, err := readSSEEvent(br)
+		if len(raw) > 0 {
+			if cutTool && x.de.d.terminal(ev) {
+				x.finish(OutcomeDroppedStream, http.StatusOK)
+				if held != nil {
+					_, _ = x.w.Write(held) // the connection is cut next either way
+					_ = rc.Flush()
+				}
+				x.closeConn(false)
+				return
+			}
+			if held != nil && !emit(false) {
+				return
+			}
+			held = append(held[:0], raw...)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// The provider broke its stream: pass the break on.
+			x.finish(x.normalOutcome(), http.StatusOK)
+			if held != nil {
+				_, _ = x.w.Write(held) // the connection is cut next either way
+				_ = rc.Flush()
+			}
+			x.closeConn(false)
+			return
+		}
+	}
+	if held == nil {
+		x.finish(x.normalOutcome(), http.StatusOK)
+		return
+	}
+	emit(true)
+}
+
+// readSSEEvent reads one event (through its blank line) and returns its raw
+// bytes and parsed name and data. At the end of the body it returns io.EOF,
+// possibly with a last unterminated event.
+func readSSEEvent(br *bufio.Reader) ([]byte, sseEvent, error) {
+	var raw []byte
+	var ev sseEvent
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			raw = append(raw, line...)
+			if len(raw) > maxRelayEvent {
+				return nil, ev, fmt.Errorf("relayed event over %d bytes", maxRelayEvent)
+			}
+			continue
+		}
+		start := len(raw)
+		raw = append(raw, line...)
+		if len(raw) > maxRelayEvent {
+			return nil, ev, fmt.Errorf("relayed event over %d bytes", maxRelayEvent)
+		}
+		full := bytes.TrimRight(raw[lineStart(raw, start):], "\r\n")
+		switch {
+		case len(full) == 0 && err == nil:
+			if len(bytes.TrimSpace(raw)) == 0 {
+				raw = raw[:0]
+				continue
+			}
+			return raw, ev, nil
+		case bytes.HasPrefix(full, []byte("event:")):
+			ev.name = string(bytes.TrimSpace(full[len("event:"):]))
+		case bytes.HasPrefix(full, []byte("data:")):
+			d := full[len("data:"):]
+			if len(d) > 0 && d[0] == ' ' {
+				d = d[1:]
+			}
+			ev.data = append(ev.data, d...)
+		}
+		if err != nil {
+			return raw, ev, err
+		}
+	}
+}
+
+// lineStart returns where the line containing raw[start] begins: start, or
+// earlier when the line was read in several pieces.
+func lineStart(raw []byte, start int) int {
+	i := bytes.LastIndexByte(raw[:start], '\n')
+	return i + 1
+}

@@ -1,0 +1,193 @@
+package upstream
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Script is what the fake model answers, one run at a time. In YAML and JSON
+// it is a list of steps, for example
+//
+//	[{call: commit_write, arguments: {entry: "alpha-rc0123456789"}}, {say: done}]
+//
+// An initial request is answered with the first group of consecutive call
+// steps (parallel tool calls in one answer); a follow-up that carries k
+// rounds of tool results gets group k+1; when no group is left, the say text
+// ("done" when the script has none). A string argument may contain
+// {{entry}}, replaced by the entry the request's prompt names ("…with entry
+// alpha…" gives alpha), and {{token}}, replaced by the run token. The zero
+// Script is the seed's default: call commit_write once with entry {{entry}},
+// then say done.
+type Script struct {
+	// Steps are the script's steps in order.
+	Steps []Step
+}
+
+// Step is one step of a Script: exactly one of Call (with optional
+// Arguments) or Say.
+type Step struct {
+	// Call is the name of the tool to call; it matches an offered tool whose
+	// name is Call or ends in Call after a separator (ledger-commit_write).
+	Call string `json:"call,omitempty" yaml:"call,omitempty" jsonschema_description:"tool to call; matches an offered tool by name or name suffix"`
+	// Arguments are the call's arguments, sent as a JSON object.
+	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty" jsonschema_description:"arguments of the call; string values may use {{entry}} and {{token}}"`
+	// Say is the final text of the answer once no tool call is left.
+	Say string `json:"say,omitempty" yaml:"say,omitempty" jsonschema_description:"final text answered when no tool call is left"`
+}
+
+// DefaultScript returns the seed's script: call commit_write with the entry
+// the prompt names, then answer done.
+func DefaultScript() Script {
+	return Script{Steps: []Step{
+		{Call: "commit_write", Arguments: map[string]any{"entry": "{{entry}}"}},
+		{Say: "done"},
+	}}
+}
+
+// ParseScript decodes a script from strict YAML (JSON is YAML too). Errors
+// name the line and column.
+func ParseScript(b []byte) (Script, error) {
+	var s Script
+	if err := yaml.UnmarshalWithOptions(b, &s, yaml.Strict()); err != nil {
+		return Script{}, fmt.Errorf("parsing script: %s: %w", yaml.FormatError(err, false, false), err)
+	}
+	if err := s.Validate(); err != nil {
+		return Script{}, fmt.Errorf("parsing script: %w", err)
+	}
+	return s, nil
+}
+
+// Validate reports the first step that is not exactly one of call or say.
+func (s Script) Validate() error {
+	for i, st := range s.Steps {
+		switch {
+		case st.Call == "" && st.Say == "":
+			return fmt.Errorf("steps[%d]: want call or say", i)
+		case st.Call != "" && st.Say != "":
+			return fmt.Errorf("steps[%d]: call and say are exclusive", i)
+		case st.Say != "" && st.Arguments != nil:
+			return fmt.Errorf("steps[%d].arguments: only a call takes arguments", i)
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the script as its list of steps.
+func (s Script) MarshalJSON() ([]byte, error) {
+	if s.Steps == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(s.Steps)
+}
+
+// UnmarshalJSON reads a list of steps.
+func (s *Script) UnmarshalJSON(b []byte) error {
+	var steps []Step
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&steps); err != nil {
+		return fmt.Errorf("script: want a list of steps: %w", err)
+	}
+	s.Steps = steps
+	return nil
+}
+
+// MarshalYAML writes the script as its list of steps.
+func (s Script) MarshalYAML() (any, error) { return s.Steps, nil }
+
+// UnmarshalYAML reads a list of steps (github.com/goccy/go-yaml).
+func (s *Script) UnmarshalYAML(unmarshal func(any) error) error {
+	var steps []Step
+	if err := unmarshal(&steps); err != nil {
+		return err
+	}
+	s.Steps = steps
+	return nil
+}
+
+// turn is what the script answers to a request that carries rounds rounds of
+// tool results: the call group for that round, or the final text.
+func (s *Script) turn(rounds int) (calls []Step, say string) {
+	steps := s.Steps
+	if len(steps) == 0 {
+		steps = defaultSteps
+	}
+	say = "done"
+	group := 0
+	for i := 0; i < len(steps); {
+		if steps[i].Call == "" {
+			say = steps[i].Say
+			i++
+			continue
+		}
+		j := i
+		for j < len(steps) && steps[j].Call != "" {
+			j++
+		}
+		if group == rounds && calls == nil {
+			calls = steps[i:j]
+		}
+		group++
+		i = j
+	}
+	return calls, say
+}
+
+var defaultSteps = DefaultScript().Steps
+
+var entryPattern = regexp.MustCompile(`(?i)\bentry\s+["'` + "`" + `]?([A-Za-z0-9][A-Za-z0-9_\-]*)`)
+
+// promptEntry returns the entry a prompt names ("…with entry alpha…"), the
+// last one when it names several, or "" when none.
+func promptEntry(text string) string {
+	if !strings.Contains(strings.ToLower(text), "entry") {
+		return ""
+	}
+	m := entryPattern.FindAllStringSubmatch(text, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	return m[len(m)-1][1]
+}
+
+// renderArguments returns args as a JSON object with {{entry}} and
+// {{token}} replaced in string values.
+func renderArguments(args map[string]any, entry, token string) (string, error) {
+	if len(args) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(expand(args, entry, token))
+	if err != nil {
+		return "", fmt.Errorf("encoding arguments: %w", err)
+	}
+	return string(b), nil
+}
+
+func expand(v any, entry, token string) any {
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(x, "{{") {
+			x = strings.ReplaceAll(x, "{{entry}}", entry)
+			x = strings.ReplaceAll(x, "{{token}}", token)
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = expand(e, entry, token)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = expand(e, entry, token)
+		}
+		return out
+	default:
+		return v
+	}
+}

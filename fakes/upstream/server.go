@@ -1,0 +1,625 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+)
+
+// DefaultMaxBody is the request body limit when Config.MaxBody is 0.
+const DefaultMaxBody = 8 << 20
+
+// maxRecords bounds the request records kept per run token (the oldest go).
+const maxRecords = 4096
+
+// Config configures a Server. The zero value is a scripted fake with the
+// seed's default script, no log and an 8 MiB body limit.
+type Config struct {
+	// Script is the default script for runs without their own; zero = the seed's default.
+	Script Script
+	// Relay is a provider base URL (e.g. https://api.openai.com); "" = scripted mode.
+	Relay string
+	// Client sends relayed requests; nil = a client with connect and header timeouts.
+	Client *http.Client
+	// Log receives one "PATH KIND OUTCOME\n" line per model request; nil = none.
+	Log io.Writer
+	// Logger receives one structured record per model request; nil discards.
+	Logger *slog.Logger
+	// FlagsDir holds the seed rig's flag files fault_on, fault_once and
+	// drop_stream, checked on every follow-up; "" = none.
+	FlagsDir string
+	// MaxBody is the request body limit in bytes; 0 = DefaultMaxBody.
+	MaxBody int64
+	// Clock stamps records and "created" fields; nil = time.Now.
+	Clock func() time.Time
+}
+
+// Server is the upstream fake: an http.Handler answering /v1/chat/completions,
+// /v1/responses and /v1/messages (plus GET /v1/models and
+// /v1/messages/count_tokens), mounted at "/". It is safe for concurrent use;
+// Arm may be called while it serves.
+type Server struct {
+	cfg      Config
+	maxBody  int64
+	clock    func() time.Time
+	client   *http.Client
+	dialects []dialectEntry
+	bufs     sync.Pool
+
+	mu       sync.Mutex // guards the fields below and writes to cfg.Log
+	script   Script
+	global   []*armedFault
+	runs     map[string]*runState
+	total    Counts
+	untokSeq int
+}
+
+// runState is what the server keeps for one run token.
+type runState struct {
+	script   *Script
+	faults   []*armedFault
+	counts   Counts
+	requests []Request
+	seq      int
+}
+
+// Counts are a run's (or all) classified requests and their outcomes.
+type Counts struct {
+	// Initial counts requests without a tool result.
+	Initial int `json:"initial"`
+	// FollowUp counts requests carrying a tool result.
+	FollowUp int `json:"follow_up"`
+	// Outcomes counts "KIND OUTCOME" pairs, e.g. "follow_up injected_500".
+	Outcomes map[string]int `json:"outcomes"`
+}
+
+func (c *Counts) add(kind, outcome string) {
+	if kind == KindFollowUp {
+		c.FollowUp++
+	} else {
+		c.Initial++
+	}
+	if c.Outcomes == nil {
+		c.Outcomes = make(map[string]int, 4)
+	}
+	c.Outcomes[kind+" "+outcome]++
+}
+
+func (c Counts) clone() Counts {
+	c.Outcomes = maps.Clone(c.Outcomes)
+	if c.Outcomes == nil {
+		c.Outcomes = map[string]int{}
+	}
+	return c
+}
+
+// Request is the structured record of one model request, JSON-serialisable.
+type Request struct {
+	// Time is when the request's outcome was decided.
+	Time time.Time `json:"time"`
+	// Token is the run token found in the body, "" when none.
+	Token string `json:"token,omitempty"`
+	// Path is the URL path, e.g. /v1/chat/completions.
+	Path string `json:"path"`
+	// Endpoint is the dialect: chat, responses or messages.
+	Endpoint string `json:"endpoint"`
+	// Kind is initial or follow_up.
+	Kind string `json:"kind"`
+	// Outcome is forwarded, delayed, injected_<status>, dropped_stream, reset, client_gone, bad_request or relay_failed.
+	Outcome string `json:"outcome"`
+	// Stream reports whether the request asked for a stream.
+	Stream bool `json:"stream"`
+	// Status is the HTTP status sent (0 for a reset).
+	Status int `json:"status"`
+	// Fault describes the fault that fired, if any.
+	Fault string `json:"fault,omitempty"`
+	// Headers are the headers the fault added (Retry-After, x-should-retry…).
+	Headers map[string]string `json:"headers,omitempty"`
+	// Model is the model the request named.
+	Model string `json:"model,omitempty"`
+	// ToolCalls are the names of the tool calls answered (scripted mode).
+	ToolCalls []string `json:"tool_calls,omitempty"`
+}
+
+// New returns a Server for cfg. It fails on an invalid script or relay URL.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Script.Validate(); err != nil {
+		return nil, fmt.Errorf("upstream script: %w", err)
+	}
+	if cfg.MaxBody < 0 {
+		return nil, fmt.Errorf("upstream max body %d: must not be negative", cfg.MaxBody)
+	}
+	s := &Server{
+		cfg:      cfg,
+		maxBody:  cfg.MaxBody,
+		clock:    cfg.Clock,
+		client:   cfg.Client,
+		dialects: dialectTable(),
+		script:   cfg.Script,
+		runs:     make(map[string]*runState),
+	}
+	if s.maxBody == 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if cfg.Relay != "" {
+		if err := checkRelayURL(cfg.Relay); err != nil {
+			return nil, err
+		}
+		if s.client == nil {
+			s.client = defaultRelayClient()
+		}
+	}
+	return s, nil
+}
+
+// Arm sets the script and faults of one run token, replacing earlier ones;
+// script nil means the default script. Token "" sets the global faults that
+// apply to every request (and, when script is not nil, the default script).
+// A token's faults are matched before the global ones; each fault counts its
+// own matching occurrences for Times (a token's list counts only that token's
+// requests).
+func (s *Server) Arm(token string, script *Script, faults []Fault) error {
+	if token != "" && !runtoken.Valid(token) {
+		return fmt.Errorf("arming upstream: %q is not a run token", token)
+	}
+	if script != nil {
+		if err := script.Validate(); err != nil {
+			return fmt.Errorf("arming upstream for %q: script: %w", token, err)
+		}
+	}
+	armed := make([]*armedFault, len(faults))
+	for i, f := range faults {
+		if err := f.Validate(); err != nil {
+			return fmt.Errorf("arming upstream for %q: faults[%d].%w", token, i, err)
+		}
+		armed[i] = &armedFault{Fault: f}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if token == "" {
+		s.global = armed
+		if script != nil {
+			s.script = *script
+		}
+		return nil
+	}
+	st := s.run(token)
+	st.faults = armed
+	if script != nil {
+		c := *script
+		st.script = &c
+	} else {
+		st.script = nil
+	}
+	return nil
+}
+
+// Counts returns the counts of one run token ("" = requests without a token).
+func (s *Server) Counts(token string) Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.runs[token]; ok {
+		return st.counts.clone()
+	}
+	return Counts{Outcomes: map[string]int{}}
+}
+
+// Total returns the counts over all requests.
+func (s *Server) Total() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total.clone()
+}
+
+// Requests returns a copy of one run's records in arrival order (at most the
+// last 4096).
+func (s *Server) Requests(token string) []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.runs[token]
+	if !ok {
+		return nil
+	}
+	out := make([]Request, len(st.requests))
+	copy(out, st.requests)
+	return out
+}
+
+// run returns the state of token, creating it. s.mu must be held.
+func (s *Server) run(token string) *runState {
+	st, ok := s.runs[token]
+	if !ok {
+		st = &runState{}
+		s.runs[token] = st
+	}
+	return st
+}
+
+// ServeHTTP answers the model API paths; anything else is a 404 in the
+// OpenAI error shape.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case path == "/v1/models" || len(path) > len("/v1/models/") && path[:len("/v1/models/")] == "/v1/models/":
+		s.serveModels(w, r)
+		return
+	case path == "/v1/messages/count_tokens":
+		s.serveCountTokens(w, r)
+		return
+	}
+	de, ok := s.dialectForPath(path)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, openAIErrorBody(http.StatusNotFound, "no such endpoint: "+r.Method+" "+path))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSON(w, http.StatusMethodNotAllowed, de.d.errorBody(http.StatusMethodNotAllowed, path+" takes POST, not "+r.Method))
+		return
+	}
+	bp := s.getBuf()
+	defer s.putBuf(bp)
+	x := &exchange{s: s, w: w, r: r, de: de}
+	body, err := readBody(r, w, s.maxBody, (*bp)[:0])
+	*bp = body[:0]
+	x.body = body
+	x.token = runtoken.Find(body)
+	x.kind = KindInitial
+	if err != nil {
+		x.finish(OutcomeBadRequest, http.StatusBadRequest)
+		writeJSON(w, http.StatusBadRequest, de.d.errorBody(http.StatusBadRequest, err.Error()))
+		return
+	}
+	x.req, err = de.d.parse(body)
+	if err != nil {
+		x.finish(OutcomeBadRequest, http.StatusBadRequest)
+		writeJSON(w, http.StatusBadRequest, de.d.errorBody(http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err)))
+		return
+	}
+	if x.req.followUp {
+		x.kind = KindFollowUp
+	}
+	s.serveModelRequest(x)
+}
+
+// serveModelRequest applies the fault that fires, if any, then answers.
+func (s *Server) serveModelRequest(x *exchange) {
+	flag, label := s.flagFault(x)
+	s.mu.Lock()
+	st := s.run(x.token)
+	st.seq++
+	x.seq = st.seq
+	if x.token == "" {
+		s.untokSeq++
+		x.seq = s.untokSeq
+	}
+	x.script = &s.script
+	if st.script != nil {
+		x.script = st.script
+	}
+	f := flag
+	if f == nil {
+		f = pickFault(st.faults, x.kind, x.de.name, x.req.stream)
+	}
+	if f == nil {
+		f = pickFault(s.global, x.kind, x.de.name, x.req.stream)
+	}
+	s.mu.Unlock()
+
+	if f != nil {
+		x.fault = f
+		x.rec.Fault = f.String()
+		if f == flag {
+			x.rec.Fault = label
+		}
+		for _, a := range actionTable() {
+			act := a.get(f)
+			if act == nil {
+				continue
+			}
+			if act.apply(x) {
+				return
+			}
+		}
+	}
+	if s.cfg.Relay != "" {
+		s.relay(x)
+		return
+	}
+	s.answerScripted(x)
+}
+
+// pickFault counts the occurrence for every matching fault in order and
+// returns the first that fires. s.mu must be held.
+func pickFault(faults []*armedFault, kind, endpoint string, stream bool) *Fault {
+	for _, af := range faults {
+		if !af.matches(kind, endpoint, stream) {
+			continue
+		}
+		af.seen++
+		if af.Times.Fires(af.seen) {
+			f := af.Fault
+			return &f
+		}
+	}
+	return nil
+}
+
+// exchange is one model request in flight.
+type exchange struct {
+	s        *Server
+	w        http.ResponseWriter
+	r        *http.Request
+	de       dialectEntry
+	body     []byte
+	token    string
+	kind     string
+	req      request
+	seq      int
+	script   *Script
+	fault    *Fault
+	cut      *Drop
+	delayed  bool
+	recorded bool
+	rec      Request
+}
+
+// normalOutcome is the outcome of an answer sent as the script or provider gave it.
+func (x *exchange) normalOutcome() string {
+	if x.delayed {
+		return OutcomeDelayed
+	}
+	return OutcomeForwarded
+}
+
+// finish records the request's outcome once: counts, records, log line and
+// structured record. It is called before the last byte of the answer leaves,
+// so a client that has seen its answer always finds it counted.
+func (x *exchange) finish(outcome string, status int) {
+	if x.recorded {
+		return
+	}
+	x.recorded = true
+	s := x.s
+	rec := x.rec
+	rec.Time = s.clock()
+	rec.Token = x.token
+	rec.Path = x.r.URL.Path
+	rec.Endpoint = x.de.name
+	rec.Kind = x.kind
+	rec.Outcome = outcome
+	rec.Stream = x.req.stream
+	rec.Status = status
+	rec.Model = x.req.model
+	s.mu.Lock()
+	st := s.run(x.token)
+	st.counts.add(rec.Kind, outcome)
+	s.total.add(rec.Kind, outcome)
+	if len(st.requests) >= maxRecords {
+		copy(st.requests, st.requests[1:])
+		st.requests = st.requests[:len(st.requests)-1]
+	}
+	st.requests = append(st.requests, rec)
+	if s.cfg.Log != nil {
+		line := make([]byte, 0, len(rec.Path)+len(rec.Kind)+len(outcome)+3)
+		line = append(line, rec.Path...)
+		line = append(line, ' ')
+		line = append(line, rec.Kind...)
+		line = append(line, ' ')
+		line = append(line, outcome...)
+		line = append(line, '\n')
+		_, _ = s.cfg.Log.Write(line) // a failing log must not fail the answer
+	}
+	s.mu.Unlock()
+	if l := s.cfg.Logger; l != nil {
+		l.LogAttrs(x.r.Context(), slog.LevelInfo, "upstream request",
+			slog.String("path", rec.Path),
+			slog.String("kind", rec.Kind),
+			slog.String("outcome", outcome),
+			slog.String("token", rec.Token),
+			slog.Bool("stream", rec.Stream),
+			slog.Int("status", status),
+			slog.String("fault", rec.Fault),
+			slog.String("model", rec.Model),
+		)
+	}
+}
+
+// writeError records and sends an error answer in the dialect's shape.
+func (x *exchange) writeError(outcome string, status int, message string, headers map[string]string) {
+	h := x.w.Header()
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	x.finish(outcome, status)
+	writeJSON(x.w, status, x.de.d.errorBody(status, message))
+}
+
+// closeConn hijacks the connection and closes it; with rst it is reset
+// (SO_LINGER 0). Where hijacking is impossible (HTTP/2) the handler aborts,
+// which also cuts the stream.
+func (x *exchange) closeConn(rst bool) {
+	conn, _, err := http.NewResponseController(x.w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if rst {
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // best effort: without it the close is a FIN
+		}
+	}
+	_ = conn.Close() // nothing left to report to: the connection is being cut on purpose
+}
+
+// answerScripted answers from the run's script.
+func (s *Server) answerScripted(x *exchange) {
+	a := s.scriptedAnswer(x)
+	x.rec.ToolCalls = a.callNames()
+	rep := x.de.d.answer(&a, &x.req)
+	if !x.req.stream {
+		x.finish(x.normalOutcome(), http.StatusOK)
+		h := x.w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(rep.body)))
+		x.w.WriteHeader(http.StatusOK)
+		_, _ = x.w.Write(rep.body) // the client went away; nothing to do
+		return
+	}
+	x.writeStream(rep.events, rep.contentEnd)
+}
+
+// writeStream sends events as SSE, flushing each, cutting the connection
+// where the exchange's drop says.
+func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
+	cut := -1
+	if x.cut != nil {
+		switch x.cut.After {
+		case DropAfterHeaders:
+			cut = 0
+		case DropAfterToolCall:
+			cut = contentEnd
+		case DropAfterEvents:
+			if x.cut.Events < len(events) {
+				cut = x.cut.Events
+			}
+		}
+	}
+	if cut >= 0 {
+		x.finish(OutcomeDroppedStream, http.StatusOK)
+	} else {
+		x.finish(x.normalOutcome(), http.StatusOK)
+	}
+	setSSEHeaders(x.w.Header())
+	x.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(x.w)
+	if cut == 0 {
+		_ = rc.Flush()
+		x.closeConn(false)
+		return
+	}
+	bp := x.s.getBuf()
+	defer x.s.putBuf(bp)
+	buf := *bp
+	for i, ev := range events {
+		buf = appendEvent(buf[:0], ev)
+		if _, err := x.w.Write(buf); err != nil {
+			break
+		}
+		if err := rc.Flush(); err != nil {
+			break
+		}
+		if i+1 == cut {
+			x.closeConn(false)
+			break
+		}
+	}
+	*bp = buf[:0]
+}
+
+func setSSEHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+}
+
+// sseEvent is one server-sent event; name "" sends only the data line.
+type sseEvent struct {
+	name string
+	data []byte
+}
+
+func appendEvent(dst []byte, ev sseEvent) []byte {
+	if ev.name != "" {
+		dst = append(dst, "event: "...)
+		dst = append(dst, ev.name...)
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, "data: "...)
+	dst = append(dst, ev.data...)
+	return append(dst, '\n', '\n')
+}
+
+// getBuf returns a pooled buffer; put it back with s.putBuf.
+func (s *Server) getBuf() *[]byte {
+	if v := s.bufs.Get(); v != nil {
+		return v.(*[]byte)
+	}
+	b := make([]byte, 0, 4096)
+	return &b
+}
+
+// putBuf returns a buffer to the pool unless it grew large.
+func (s *Server) putBuf(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		s.bufs.Put(bp)
+	}
+}
+
+// errBodyTooLarge reports a body over the limit.
+type errBodyTooLarge struct{ limit int64 }
+
+func (e errBodyTooLarge) Error() string {
+	return fmt.Sprintf("request body exceeds the %d-byte limit", e.limit)
+}
+
+// readBody reads r's body, at most limit bytes, appending to buf.
+func readBody(r *http.Request, w http.ResponseWriter, limit int64, buf []byte) ([]byte, error) {
+	if r.ContentLength > limit {
+		return buf, errBodyTooLarge{limit}
+	}
+	if n := int(r.ContentLength); n > 0 && cap(buf) < n {
+		buf = make([]byte, 0, n+1)
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return buf, errBodyTooLarge{limit}
+			}
+			return buf, fmt.Errorf("reading request body: %w", err)
+		}
+	}
+}
+
+// writeJSON sends body with status as application/json.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // the client went away; nothing to do
+}
+
+// waitCtx waits d or until ctx is done; it reports whether d elapsed.
+func waitCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

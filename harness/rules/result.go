@@ -1,0 +1,48 @@
+package rules
+
+import (
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+// Result is one scenario run on one target: its history, the verdicts of
+// its checks, the overall verdict, and the headline counts reports show.
+type Result struct {
+	History  *history.History `json:"history"`
+	Verdicts []Verdict        `json:"verdicts"`
+	Verdict  Status           `json:"verdict"`
+	Counts   Counts           `json:"counts"`
+}
+
+// Counts are the headline numbers of a run, as reports show them.
+type Counts struct {
+	// Statuses are the HTTP statuses of the client's requests, in order.
+	Statuses []int `json:"statuses"`
+	Writes   int   `json:"writes"`
+	Initial  int   `json:"initial"`
+	FollowUp int   `json:"follow_up"`
+	MCPCalls int   `json:"mcp_calls"`
+	// Upstream counts upstream requests by "path kind outcome", the seed's
+	// `sort upstream.log | uniq -c` view.
+	Upstream map[string]int `json:"upstream,omitempty"`
+}
+
+// Evaluate checks h and gathers its headline counts.
+func Evaluate(h *history.History) Result {
+	vs := Check(h)
+	c := Counts{
+		Writes:   len(h.Writes()),
+		Initial:  len(h.UpstreamOf("initial")),
+		FollowUp: len(h.UpstreamOf("follow_up")),
+		MCPCalls: len(h.Calls("")),
+	}
+	for _, x := range h.Requests {
+		c.Statuses = append(c.Statuses, x.Status)
+	}
+	for _, u := range h.Upstream {
+		if c.Upstream == nil {
+			c.Upstream = map[string]int{}
+		}
+		c.Upstream[u.Path+" "+u.Kind+" "+u.Outcome]++
+	}
+	return Result{History: h, Verdicts: vs, Verdict: Overall(vs), Counts: c}
+}

@@ -1,0 +1,69 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// WriteMarkdown writes a Markdown summary for CI step summaries: the total,
+// a table of every scenario and target, and for each that did not pass its
+// checks and a collapsed timeline.
+func WriteMarkdown(w io.Writer, s Suite) error {
+	var b strings.Builder
+	t := s.Totals()
+	icon := "✅"
+	if t.Fail > 0 {
+		icon = "❌"
+	} else if t.Unknown > 0 {
+		icon = "❔"
+	}
+	fmt.Fprintf(&b, "## %s replaycheck\n\n%s\n\n", icon, TotalLine(s))
+	b.WriteString("| Scenario | Target | Verdict | Status | Writes | Initial | Follow-up | MCP calls | Failed checks |\n")
+	b.WriteString("|---|---|---|---|--:|--:|--:|--:|---|\n")
+	for _, r := range s.Results {
+		c := r.Counts
+		cells := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
+			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
+		for i := range cells {
+			cells[i] = mdEscape(cells[i])
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	for _, r := range s.Results {
+		if r.Verdict == rules.Pass {
+			continue
+		}
+		h := r.History
+		fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdEscape(h.Scenario), mdEscape(h.Target), r.Verdict)
+		for _, v := range r.Verdicts {
+			if v.Status != rules.Pass {
+				fmt.Fprintf(&b, "- **%s** `%s`: %s\n", v.Status, v.Check, mdEscape(v.Message))
+			}
+		}
+		b.WriteString("\n<details><summary>timeline</summary>\n\n```\n")
+		for _, l := range Timeline(h) {
+			b.WriteString(l + "\n")
+		}
+		if lines := UpstreamCounts(r); len(lines) > 0 {
+			b.WriteString("\nupstream (sort | uniq -c):\n")
+			for _, l := range lines {
+				b.WriteString(l + "\n")
+			}
+		}
+		b.WriteString("```\n\n</details>\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("writing Markdown report: %w", err)
+	}
+	return nil
+}
+
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}

@@ -1,0 +1,280 @@
+// Package report renders the results of a suite run: a terminal table with a
+// total line and the details of each failure, JUnit XML, JSON (the full
+// histories and verdicts, which can be re-checked) and Markdown for CI step
+// summaries. Renderers only render; the numbers come from package rules.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// Suite is the outcome of one run of a suite: one Result per scenario and
+// target, and the wall time of the whole run. It is what --json writes.
+type Suite struct {
+	// Version names the format of the JSON file.
+	Version int `json:"version"`
+	// Results are in scenario order, then target order.
+	Results []rules.Result `json:"results"`
+	// Wall is the wall time of the whole run.
+	Wall fault.Duration `json:"wall"`
+}
+
+// FormatVersion is the current Suite JSON format.
+const FormatVersion = 1
+
+// Totals counts results by verdict.
+type Totals struct {
+	Scenarios, Pass, Fail, Unknown int
+	Targets                        []string
+}
+
+// Totals counts the suite's results by verdict and lists its targets.
+func (s Suite) Totals() Totals {
+	var t Totals
+	seen := map[string]bool{}
+	for _, r := range s.Results {
+		t.Scenarios++
+		switch r.Verdict {
+		case rules.Pass:
+			t.Pass++
+		case rules.Fail:
+			t.Fail++
+		default:
+			t.Unknown++
+		}
+		if !seen[r.History.Target] {
+			seen[r.History.Target] = true
+			t.Targets = append(t.Targets, r.History.Target)
+		}
+	}
+	return t
+}
+
+// TotalLine renders the one-line total, for example "12 scenarios on
+// builtin:guarded: 12 pass, 0 fail, 0 unknown in 840ms (14.3/s)".
+func TotalLine(s Suite) string {
+	t := s.Totals()
+	line := fmt.Sprintf("%d %s on %s: %d pass, %d fail, %d unknown in %s",
+		t.Scenarios, word(t.Scenarios, "scenario"), strings.Join(t.Targets, ", "), t.Pass, t.Fail, t.Unknown, round(s.Wall.D()))
+	if w := s.Wall.D(); w > 0 && t.Scenarios > 0 {
+		line += fmt.Sprintf(" (%.1f scenarios/s)", float64(t.Scenarios)/w.Seconds())
+	}
+	return line
+}
+
+// WriteJSON writes s as indented JSON.
+func WriteJSON(w io.Writer, s Suite) error {
+	s.Version = FormatVersion
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return fmt.Errorf("writing JSON report: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON reads a suite written by WriteJSON.
+func ReadJSON(r io.Reader) (Suite, error) {
+	var s Suite
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return s, fmt.Errorf("reading JSON report: %w", err)
+	}
+	if s.Version != FormatVersion {
+		return s, fmt.Errorf("reading JSON report: format version %d, want %d", s.Version, FormatVersion)
+	}
+	for i, res := range s.Results {
+		if res.History == nil {
+			return s, fmt.Errorf("reading JSON report: result %d has no history", i+1)
+		}
+	}
+	return s, nil
+}
+
+// Recheck re-runs the checker over every history of s, for a saved JSON
+// report (the checker may have changed since).
+func Recheck(s Suite) Suite {
+	out := Suite{Version: s.Version, Wall: s.Wall}
+	for _, r := range s.Results {
+		out.Results = append(out.Results, rules.Evaluate(r.History))
+	}
+	return out
+}
+
+// statuses renders a result's HTTP statuses, "-" for none.
+func statuses(r rules.Result) string {
+	if len(r.Counts.Statuses) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(r.Counts.Statuses))
+	for i, s := range r.Counts.Statuses {
+		if s == 0 {
+			parts[i] = "none"
+		} else {
+			parts[i] = strconv.Itoa(s)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// failedChecks renders the names of the failed and unknown checks.
+func failedChecks(r rules.Result) string {
+	var parts []string
+	for _, v := range r.Verdicts {
+		switch v.Status {
+		case rules.Fail:
+			parts = append(parts, v.Check)
+		case rules.Unknown:
+			parts = append(parts, v.Check+"?")
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Timeline renders a history's events in time order, one line each: offset,
+// source and what happened.
+func Timeline(h *history.History) []string {
+	type ev struct {
+		at   time.Duration
+		seq  int
+		line string
+	}
+	var evs []ev
+	add := func(at time.Duration, src, text string) {
+		evs = append(evs, ev{at, len(evs), fmt.Sprintf("%9s  %-8s %s", "+"+round(at), src, text)})
+	}
+	for _, x := range h.Requests {
+		kind := ""
+		if x.Stream {
+			kind = " (stream)"
+		}
+		add(x.Start.D(), "client", "POST "+x.Path+kind)
+	}
+	for _, u := range h.Upstream {
+		text := u.Path + " " + u.Kind + " " + u.Outcome
+		if u.Status != 0 && u.Status != 200 {
+			text += fmt.Sprintf(" (HTTP %d)", u.Status)
+		}
+		if ra := headerValue(u.Headers, "retry-after", "retry-after-ms", "x-should-retry"); ra != "" {
+			text += " " + ra
+		}
+		add(u.At.D(), "upstream", text)
+	}
+	for _, e := range h.MCP {
+		text := e.Kind + " " + e.Tool
+		switch {
+		case e.Kind == history.MCPWrite && e.Entry != "":
+			text += " " + e.Entry
+		case e.Detail != "":
+			text += " " + e.Detail
+		}
+		if e.Key != "" {
+			text += " key=" + e.Key
+		}
+		add(e.At.D(), "mcp", text)
+	}
+	for _, x := range h.Requests {
+		add(x.End.D(), "client", answer(x))
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].at != evs[j].at {
+			return evs[i].at < evs[j].at
+		}
+		return evs[i].seq < evs[j].seq
+	})
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.line
+	}
+	return out
+}
+
+// UpstreamCounts renders the seed's `sort upstream.log | uniq -c` view.
+func UpstreamCounts(r rules.Result) []string {
+	keys := make([]string, 0, len(r.Counts.Upstream))
+	for k := range r.Counts.Upstream {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = fmt.Sprintf("%7d %s", r.Counts.Upstream[k], k)
+	}
+	return out
+}
+
+func answer(x history.Exchange) string {
+	var parts []string
+	if x.Status != 0 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", x.Status))
+	} else {
+		parts = append(parts, "no answer")
+	}
+	if x.Stream {
+		parts = append(parts, plural(x.DataChunks, "data chunk"))
+		if x.ErrorEvents > 0 {
+			parts = append(parts, plural(x.ErrorEvents, "error event"))
+		}
+		if x.Done {
+			parts = append(parts, "done")
+		} else {
+			parts = append(parts, "no end event")
+		}
+	}
+	if x.TimedOut {
+		parts = append(parts, "timed out")
+	} else if x.TransportError != "" {
+		parts = append(parts, "error: "+x.TransportError)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func headerValue(h map[string]string, names ...string) string {
+	var parts []string
+	for _, n := range names {
+		for k, v := range h {
+			if strings.EqualFold(k, n) {
+				parts = append(parts, n+": "+v)
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return strconv.Itoa(n) + " " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// round renders a duration compactly for reports.
+func round(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	default:
+		return d.Round(time.Microsecond).String()
+	}
+}
+
+func word(n int, w string) string {
+	if n == 1 {
+		return w
+	}
+	return w + "s"
+}

@@ -1,0 +1,130 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func ms(n float64) fault.Duration { return fault.Duration(time.Duration(n * float64(time.Millisecond))) }
+
+func intp(n int) *int { return &n }
+
+// seedRun builds the seed's chat case under fault_on with loops tool loops.
+func seedRun(target string, loops int) *history.History {
+	h := &history.History{
+		Scenario: "chat follow-up 500 after tool ran", File: "scenarios/seed/chat.yaml", Tags: []string{"seed"},
+		Target: target, Token: "rc0123456789", Entry: "alpha-rc0123456789", Duration: ms(12),
+		Setup:  history.Setup{ToolCalls: 1, Tools: []string{"commit_write"}, NumRetries: 2},
+		Expect: history.Expect{Status: intp(500), Writes: intp(1), Upstream: map[string]int{"initial": 1, "follow_up": 1},
+			Rules: []string{"no-replay-after-dispatch", "error-surfaces"}},
+	}
+	at := 0.5
+	for range loops {
+		h.Upstream = append(h.Upstream, history.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "initial", Outcome: "forwarded", Status: 200, ToolCalls: 1})
+		h.MCP = append(h.MCP,
+			history.MCPEvent{At: ms(at + 1), Kind: "call", Tool: "commit_write", RequestID: "2"},
+			history.MCPEvent{At: ms(at + 1.2), Kind: "write", Tool: "commit_write", Entry: "alpha-rc0123456789"},
+			history.MCPEvent{At: ms(at + 1.3), Kind: "result", Tool: "commit_write", RequestID: "2"})
+		h.Upstream = append(h.Upstream, history.UpstreamRequest{At: ms(at + 2), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "follow_up", Outcome: "injected_500", Status: 500, Fault: "follow_up respond 500 always"})
+		at += 3
+	}
+	h.Requests = []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(at), Status: 500,
+		Body: `{"error":{"message":"injected follow-up failure"}}`, CleanEnd: true}}
+	return h
+}
+
+func fixture() Suite {
+	return Suite{
+		Results: []rules.Result{rules.Evaluate(seedRun("builtin:guarded", 1)), rules.Evaluate(seedRun("builtin:naive", 3))},
+		Wall:    ms(40),
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from the golden file (-want +got):\n-%s\n+%s", name, want, got)
+	}
+}
+
+func TestFormats(t *testing.T) {
+	tests := []struct {
+		name  string
+		write func(*bytes.Buffer, Suite) error
+	}{
+		{"table.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{}) }},
+		{"table-verbose.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{Verbose: true}) }},
+		{"junit.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
+		{"report.golden.json", func(b *bytes.Buffer, s Suite) error { return WriteJSON(b, s) }},
+		{"summary.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.write(&b, fixture()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, b.Bytes())
+		})
+	}
+}
+
+func TestJUnitIsValidXML(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	var got junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("JUnit output does not parse: %v", err)
+	}
+	if got.Tests != 2 || got.Failures != 1 || len(got.Suites) != 2 {
+		t.Fatalf("tests=%d failures=%d suites=%d, want 2, 1, 2", got.Tests, got.Failures, len(got.Suites))
+	}
+	f := got.Suites[1].Cases[0].Failure
+	if f == nil || f.Message != "writes: expected 1 write, observed 3" {
+		t.Errorf("failure = %+v", f)
+	}
+}
+
+func TestJSONRoundTripRechecks(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := Recheck(s)
+	if len(re.Results) != 2 || re.Results[0].Verdict != rules.Pass || re.Results[1].Verdict != rules.Fail {
+		t.Fatalf("recheck verdicts: %+v", re.Results)
+	}
+	if got := re.Results[1].Counts.Writes; got != 3 {
+		t.Errorf("rechecked writes = %d, want 3", got)
+	}
+	if _, err := ReadJSON(bytes.NewReader([]byte(`{"version": 9}`))); err == nil {
+		t.Error("ReadJSON accepted an unknown format version")
+	}
+}

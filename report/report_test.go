@@ -16,7 +16,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func ms(n float64) fault.Duration { return fault.Duration(time.Duration(n * float64(time.Millisecond))) }
+func ms(n float64) fault.Duration {
+	return fault.Duration(time.Duration(n * float64(time.Millisecond)))
+}
 
 func intp(n int) *int { return &n }
 
@@ -25,7 +27,7 @@ func seedRun(target string, loops int) *history.History {
 	h := &history.History{
 		Scenario: "chat follow-up 500 after tool ran", File: "scenarios/seed/chat.yaml", Tags: []string{"seed"},
 		Target: target, Token: "rc0123456789", Entry: "alpha-rc0123456789", Duration: ms(12),
-		Setup:  history.Setup{ToolCalls: 1, Tools: []string{"commit_write"}, NumRetries: 2},
+		Setup: history.Setup{ToolCalls: 1, Tools: []string{"commit_write"}, NumRetries: 2},
 		Expect: history.Expect{Status: intp(500), Writes: intp(1), Upstream: map[string]int{"initial": 1, "follow_up": 1},
 			Rules: []string{"no-replay-after-dispatch", "error-surfaces"}},
 	}

@@ -1,0 +1,60 @@
+package gateway
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// breaker is the per-server circuit breaker: BreakerThreshold consecutive
+// strikes open it for a cooldown, during which calls fast-fail without
+// reaching the server; after the cooldown one call is let through (half
+// open) and a single further strike opens it again. What counts as a strike
+// is the caller's decision (see BreakerCountsToolErrors). It holds no timers:
+// it compares against now. Safe for concurrent use.
+type breaker struct {
+	label     string
+	threshold int
+	cooldown  time.Duration
+	now       func() time.Time
+
+	mu        sync.Mutex
+	strikes   int
+	openUntil time.Time
+}
+
+// allow reports whether a call may go to the server; when not, the error is
+// the text the model is given.
+func (b *breaker) allow() (bool, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.openUntil.IsZero() {
+		return true, ""
+	}
+	if b.now().Before(b.openUntil) {
+		return false, fmt.Sprintf("MCP server '%s' is unreachable after %d consecutive failures; the gateway refuses calls to it until %s. The call was not sent.",
+			b.label, b.threshold, b.openUntil.UTC().Format(time.RFC3339))
+	}
+	// Half open: let calls through; one more strike reopens.
+	b.openUntil = time.Time{}
+	b.strikes = b.threshold - 1
+	return true, ""
+}
+
+// strike records one failure and opens the breaker at the threshold.
+func (b *breaker) strike() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.strikes++
+	if b.strikes >= b.threshold {
+		b.openUntil = b.now().Add(b.cooldown)
+	}
+}
+
+// reset records a success: the count of consecutive strikes starts over.
+func (b *breaker) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.strikes = 0
+	b.openUntil = time.Time{}
+}

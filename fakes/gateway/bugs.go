@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Bug names one replay bug the gateway can be switched to have. The zero set
+// of bugs is the guarded gateway.
+type Bug string
+
+// The switches. Their behaviour is documented in [AllBugs]; mode "naive"
+// turns every one on.
+const (
+	ReplayAfterDispatch     Bug = "replay-after-dispatch"
+	StreamSplice            Bug = "stream-splice"
+	MCPResendOnDisconnect   Bug = "mcp-resend-on-disconnect"
+	BreakerCountsToolErrors Bug = "breaker-counts-tool-errors"
+	RetryEverything         Bug = "retry-everything"
+	NoCancelOnTimeout       Bug = "no-cancel-on-timeout"
+	FreshKeyPerAttempt      Bug = "fresh-key-per-attempt"
+)
+
+// BugInfo is one row of the switch table: a bug and what turning it on does.
+type BugInfo struct {
+	Bug Bug    `json:"bug"`
+	Doc string `json:"doc"`
+}
+
+// AllBugs returns the table of switches, in a fixed order, with one line of
+// documentation each. The slice is a fresh copy on every call.
+func AllBugs() []BugInfo {
+	return []BugInfo{
+		{ReplayAfterDispatch, "a failure after a tool call was sent to the MCP server is retried and falls back, re-running the whole tool loop (seed 000 Before); off: it is returned at once, while failures before any dispatch still retry"},
+		{StreamSplice, "a streamed chat whose follow-up fails after chunks were delivered falls back and splices the fallback's chunks after them (seed 000 Before); off: an SSE error event follows the delivered chunks"},
+		{MCPResendOnDisconnect, "a tools/call whose connection dropped is sent again on a fresh MCP session (seed 001); off: the model gets an explicit unknown-outcome result and nothing is re-sent"},
+		{BreakerCountsToolErrors, "the per-server circuit breaker counts isError tool results as strikes, so 3 rejected calls make the server 'unreachable' (seed 002); off: only transport failures count and any completed round trip resets it"},
+		{RetryEverything, "the router retries every failure status up to num_retries and ignores Retry-After, retry-after-ms and x-should-retry: false (seeds 003, 004 #2); off: 4xx other than 408/429 stop at once and waits honour Retry-After within a total-wait budget"},
+		{NoCancelOnTimeout, "a tool call that exceeds the tool timeout is abandoned but left running on the wire (seed 004 #4); off: the call is cancelled on the wire"},
+		{FreshKeyPerAttempt, "keyed writes get a new idempotency key on every attempt; off: one key per logical action (request and tool call), reused on every attempt"},
+	}
+}
+
+// Bugs is a set of switched-on bugs. A nil or empty Bugs is the guarded
+// gateway. Bugs is not safe for concurrent mutation; the gateway copies it.
+type Bugs map[Bug]bool
+
+// Has reports whether b is switched on. It is safe on a nil Bugs.
+func (bs Bugs) Has(b Bug) bool { return bs[b] }
+
+// Names returns the switched-on bugs in table order.
+func (bs Bugs) Names() []Bug {
+	var out []Bug
+	for _, info := range AllBugs() {
+		if bs[info.Bug] {
+			out = append(out, info.Bug)
+		}
+	}
+	return out
+}
+
+// String renders the set as a comma-separated list in table order, or "none".
+func (bs Bugs) String() string {
+	names := bs.Names()
+	if len(names) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = string(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Modes of ParseBugs.
+const (
+	ModeNaive   = "naive"
+	ModeGuarded = "guarded"
+)
+
+// ParseBugs builds a switch set from a mode and single switch names. Mode
+// "naive" turns every switch on, "guarded" (or "") none; names add single
+// switches. An unknown mode or name is an error that lists the valid ones.
+func ParseBugs(mode string, names []string) (Bugs, error) {
+	bs := Bugs{}
+	switch mode {
+	case ModeNaive:
+		for _, info := range AllBugs() {
+			bs[info.Bug] = true
+		}
+	case ModeGuarded, "":
+	default:
+		return nil, fmt.Errorf("unknown gateway mode %q: want %s or %s", mode, ModeNaive, ModeGuarded)
+	}
+	for _, n := range names {
+		b := Bug(strings.TrimSpace(n))
+		if !slices.ContainsFunc(AllBugs(), func(i BugInfo) bool { return i.Bug == b }) {
+			return nil, fmt.Errorf("unknown gateway bug %q: valid names are %s", n, validBugNames())
+		}
+		bs[b] = true
+	}
+	return bs, nil
+}
+
+func validBugNames() string {
+	var names []string
+	for _, info := range AllBugs() {
+		names = append(names, string(info.Bug))
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"encoding/json"
+)
+
+// A dialect is one app-facing endpoint: how its requests become an upstream
+// conversation and how the final model turn and errors are rendered for the
+// app. Adding an endpoint is one new file with a dialect plus one row in
+// dialectTable.
+//
+// Unlike the one-method interfaces elsewhere, a dialect has four methods:
+// the four are one endpoint's wire shape and only make sense together.
+type dialect interface {
+	// conversation starts the upstream conversation for req.
+	conversation(req *appRequest) conversation
+	// answer renders the final model turn as this endpoint's answer body.
+	answer(req *appRequest, final *modelTurn) ([]byte, error)
+	// errorCode is the value of error.code in this endpoint's error body.
+	errorCode(status int) any
+	// detail is how an upstream error shows in the app's error message.
+	detail(e *upstreamError) string
+}
+
+// route is one row of dialectTable.
+type route struct {
+	name string
+	d    dialect
+}
+
+// dialectTable maps an app-facing path to its endpoint name and dialect.
+func dialectTable() map[string]route {
+	return map[string]route{
+		"/v1/chat/completions": {EndpointChat, chatDialect{}},
+		"/v1/responses":        {EndpointResponses, responsesDialect{}},
+		"/v1/messages":         {EndpointMessages, messagesDialect{}},
+	}
+}
+
+// A conversation is the upstream side of one attempt: the model API it is
+// sent to and the turns so far.
+type conversation interface {
+	// path is the model API path below the upstream base, e.g. "/responses".
+	path() string
+	// body renders the next model API call.
+	body(model string, tools []modelTool, stream bool) ([]byte, error)
+	// parse reads a non-streamed model answer.
+	parse(body []byte) (*modelTurn, error)
+	// add appends the model's turn and the results of its tool calls.
+	add(turn *modelTurn, results []toolResult)
+}
+
+// modelTurn is one model answer.
+type modelTurn struct {
+	// Raw is the whole non-streamed answer.
+	Raw json.RawMessage
+	// Calls are the tool calls the model asked for, in order.
+	Calls []toolCall
+	// Text is the answer's text.
+	Text string
+	// replay is what the conversation re-sends of this turn: the chat
+	// assistant message, or the Responses output items.
+	replay []json.RawMessage
+}
+
+// toolCall is one function call the model asked for.
+type toolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// toolResult is what the gateway tells the model about one tool call.
+type toolResult struct {
+	CallID string
+	Output string
+}
+
+// modelTool is one MCP tool offered to the model as a function.
+type modelTool struct {
+	// Name is the function name the model sees: "<label>-<tool>".
+	Name string
+	// Tool is the MCP tool name.
+	Tool        string
+	Description string
+	// Parameters is the tool's input schema without idempotency_key.
+	Parameters map[string]any
+	// Keyed is set when the tool takes an idempotency_key the gateway fills.
+	Keyed bool
+}

@@ -1,0 +1,127 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// responsesDialect is /v1/responses: sent upstream as a Responses call,
+// answered with the upstream's final response object as it came.
+type responsesDialect struct{}
+
+func (responsesDialect) conversation(req *appRequest) conversation {
+	return &responsesConversation{
+		input:     append([]json.RawMessage(nil), req.Input...),
+		funcTools: req.FuncTools,
+		extra:     req.Extra,
+	}
+}
+
+func (responsesDialect) answer(_ *appRequest, final *modelTurn) ([]byte, error) {
+	return final.Raw, nil
+}
+
+func (responsesDialect) errorCode(status int) any { return strconv.Itoa(status) }
+
+// detail shows the upstream's error body as it came, as LiteLLM does for
+// Responses calls (seed 000).
+func (responsesDialect) detail(e *upstreamError) string { return rawDetail(e) }
+
+func rawDetail(e *upstreamError) string {
+	if e.Status != 0 && len(e.Body) > 0 {
+		return string(e.Body)
+	}
+	return e.Message
+}
+
+// responsesConversation is a Responses API conversation kept as input items.
+type responsesConversation struct {
+	input     []json.RawMessage
+	funcTools []json.RawMessage
+	extra     map[string]json.RawMessage
+}
+
+func (c *responsesConversation) path() string { return "/responses" }
+
+func (c *responsesConversation) body(model string, tools []modelTool, stream bool) ([]byte, error) {
+	body := make(map[string]any, len(c.extra)+4)
+	for k, v := range c.extra {
+		body[k] = v
+	}
+	body["model"] = model
+	body["input"] = c.input
+	var all []any
+	for _, t := range tools {
+		all = append(all, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
+	}
+	for _, t := range c.funcTools {
+		all = append(all, t)
+	}
+	if len(all) > 0 {
+		body["tools"] = all
+	}
+	if stream {
+		body["stream"] = true
+	}
+	return json.Marshal(body)
+}
+
+// responseObject is the part of a response object the gateway reads.
+type responseObject struct {
+	ID     string            `json:"id"`
+	Output []json.RawMessage `json:"output"`
+	Usage  *struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+type responseItem struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Content   []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+func (c *responsesConversation) parse(body []byte) (*modelTurn, error) {
+	var ro responseObject
+	if err := json.Unmarshal(body, &ro); err != nil {
+		return nil, err
+	}
+	if ro.Output == nil {
+		return nil, errors.New("the response object has no output")
+	}
+	turn := &modelTurn{Raw: body, replay: ro.Output}
+	var text strings.Builder
+	for _, raw := range ro.Output {
+		var it responseItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, err
+		}
+		switch it.Type {
+		case "function_call":
+			turn.Calls = append(turn.Calls, toolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		case "message":
+			for _, part := range it.Content {
+				if part.Type == "output_text" {
+					text.WriteString(part.Text)
+				}
+			}
+		}
+	}
+	turn.Text = text.String()
+	return turn, nil
+}
+
+func (c *responsesConversation) add(turn *modelTurn, results []toolResult) {
+	c.input = append(c.input, turn.replay...)
+	for _, r := range results {
+		c.input = append(c.input, mustJSON(map[string]string{"type": "function_call_output", "call_id": r.CallID, "output": r.Output}))
+	}
+}

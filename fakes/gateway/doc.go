@@ -1,0 +1,28 @@
+// Package gateway is replaycheck's built-in LLM gateway: a small proxy in the
+// shape of LiteLLM's (seed 000) that serves /v1/chat/completions,
+// /v1/responses and /v1/messages, runs auto-approved MCP tools against the
+// ledger through the MCP Go SDK's client, and routes model calls with
+// retries and fallbacks. Each replay bug of the seeds is a named switch
+// ([Bug], listed with its behaviour by [AllBugs]); mode "naive" turns all on
+// and "guarded" none, so the harness can show that every scenario catches
+// exactly its bug.
+//
+// Upstream mapping: chat goes upstream as chat completions, responses and
+// messages as a Responses call. Errors are answered in the OpenAI error
+// shape with the upstream's status.
+//
+// MCP sessions: the gateway holds one shared client session per gateway,
+// opened by the first request that needs it and replaced when it ends; a
+// ClientSession is safe for concurrent use and each tools/call is its own
+// POST, so concurrent app requests share it. Close ends it.
+//
+// Retries: the router retries a whole attempt (the tool loop) up to
+// NumRetries times per model group, then falls back. Guarded, an attempt
+// that failed after an unkeyed tool call was dispatched is not retried; an
+// attempt whose dispatched calls all carried an idempotency key is, since
+// the key makes the replay safe.
+//
+// Adding an endpoint is one dialect file plus one row in dialectTable;
+// adding a switch is one constant plus one row in AllBugs and the branch
+// that reads it.
+package gateway

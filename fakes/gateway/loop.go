@@ -1,0 +1,62 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// offerTools lists the MCP server's tools when the app offered the server;
+// a failure to list is an attempt failure before any dispatch.
+func (g *Gateway) offerTools(ctx context.Context, req *appRequest) ([]modelTool, error) {
+	if !req.UseMCP {
+		return nil, nil
+	}
+	tools, err := g.listTools(ctx)
+	if err != nil {
+		return nil, &mcpListError{label: g.cfg.ServerLabel, err: err}
+	}
+	return tools, nil
+}
+
+// mcpListError is an attempt that could not list the MCP server's tools.
+type mcpListError struct {
+	label string
+	err   error
+}
+
+func (e *mcpListError) Error() string {
+	return fmt.Sprintf("MCP server '%s' did not list its tools: %v", e.label, e.err)
+}
+
+func (e *mcpListError) Unwrap() error { return e.err }
+
+// attempt runs the whole tool loop once, non-streamed: list the tools, call
+// the model, run its MCP tool calls, send the follow-up with the results,
+// and repeat until the model answers without calling the gateway's tools.
+func (g *Gateway) attempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
+	tools, err := g.offerTools(ctx, rs.req)
+	if err != nil {
+		return nil, err
+	}
+	conv := rs.d.conversation(rs.req)
+	model := g.cfg.upstreamModel(at.group)
+	for round := 0; ; round++ {
+		body, err := conv.body(model, tools, false)
+		if err != nil {
+			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}
+		}
+		raw, err := g.callModel(ctx, conv.path(), body)
+		if err != nil {
+			return nil, err
+		}
+		turn, err := conv.parse(raw)
+		if err != nil {
+			return nil, badAnswer(conv.path(), err)
+		}
+		if !ours(turn, tools) || round >= maxToolRounds {
+			return turn, nil
+		}
+		conv.add(turn, g.runTools(ctx, rs, at, turn.Calls, tools))
+	}
+}

@@ -1,0 +1,249 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// IdempotencyKeyField is the tool argument the gateway fills for keyed tools:
+// a tool whose input schema has this property gets one key per logical action.
+const IdempotencyKeyField = "idempotency_key"
+
+// mcpPool holds the gateway's one shared MCP client session, connected on
+// first use and replaced when it ends (its Wait returns). A ClientSession is
+// safe for concurrent use, so every app request shares it; each tools/call is
+// its own POST. A re-send after a dropped connection (MCPResendOnDisconnect)
+// uses a fresh session of its own, so other requests' calls are untouched.
+type mcpPool struct {
+	url    string
+	client *http.Client
+
+	mu     sync.Mutex
+	cur    *mcpSession
+	all    map[*mcpSession]bool
+	closed bool
+	wg     sync.WaitGroup // session watchers
+}
+
+type mcpSession struct {
+	cs   *mcp.ClientSession
+	dead chan struct{}
+}
+
+func (s *mcpSession) alive() bool {
+	select {
+	case <-s.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+var errPoolClosed = errors.New("the gateway is closed")
+
+// session returns the shared session, connecting when there is none.
+func (p *mcpPool) session(ctx context.Context) (*mcpSession, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errPoolClosed
+	}
+	if p.cur != nil && p.cur.alive() {
+		return p.cur, nil
+	}
+	s, err := p.connectLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.cur = s
+	return s, nil
+}
+
+// fresh connects a new session that the caller closes with release.
+func (p *mcpPool) fresh(ctx context.Context) (*mcpSession, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errPoolClosed
+	}
+	return p.connectLocked(ctx)
+}
+
+// release closes a session obtained from fresh.
+func (p *mcpPool) release(s *mcpSession) {
+	p.mu.Lock()
+	delete(p.all, s)
+	p.mu.Unlock()
+	_ = s.cs.Close()
+}
+
+func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-gateway", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             p.url,
+		HTTPClient:           p.client,
+		MaxRetries:           -1, // never resume or re-send on the transport's own initiative
+		DisableStandaloneSSE: true,
+	}
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to MCP server %s: %w", p.url, err)
+	}
+	s := &mcpSession{cs: cs, dead: make(chan struct{})}
+	if p.all == nil {
+		p.all = map[*mcpSession]bool{}
+	}
+	p.all[s] = true
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		_ = cs.Wait()
+		close(s.dead)
+		p.mu.Lock()
+		delete(p.all, s)
+		p.mu.Unlock()
+	}()
+	return s, nil
+}
+
+// close closes every session and waits for their watchers.
+func (p *mcpPool) close() error {
+	p.mu.Lock()
+	p.closed = true
+	sessions := make([]*mcpSession, 0, len(p.all))
+	for s := range p.all {
+		sessions = append(sessions, s)
+	}
+	p.all, p.cur = nil, nil
+	p.mu.Unlock()
+	var errs []error
+	for _, s := range sessions {
+		if err := s.cs.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+			errs = append(errs, err)
+		}
+	}
+	p.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// listTools lists the MCP server's tools as functions for the model, named
+// "<label>-<tool>", in name order.
+func (g *Gateway) listTools(ctx context.Context) ([]modelTool, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+	defer cancel()
+	s, err := g.pool.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []modelTool
+	params := &mcp.ListToolsParams{}
+	for {
+		res, err := s.cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, fmt.Errorf("listing the tools of MCP server '%s': %w", g.cfg.ServerLabel, err)
+		}
+		for _, t := range res.Tools {
+			out = append(out, g.modelTool(t))
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// modelTool converts an MCP tool to the function the model is offered: the
+// idempotency_key property, which the gateway fills, is taken out.
+func (g *Gateway) modelTool(t *mcp.Tool) modelTool {
+	mt := modelTool{Name: g.cfg.ServerLabel + "-" + t.Name, Tool: t.Name, Description: t.Description}
+	var schema map[string]any
+	if b, err := json.Marshal(t.InputSchema); err == nil {
+		_ = json.Unmarshal(b, &schema)
+	}
+	if schema == nil {
+		schema = map[string]any{"type": "object"}
+	}
+	if props, ok := schema["properties"].(map[string]any); ok {
+		if _, keyed := props[IdempotencyKeyField]; keyed {
+			mt.Keyed = true
+			delete(props, IdempotencyKeyField)
+			if req, ok := schema["required"].([]any); ok {
+				kept := req[:0:0]
+				for _, r := range req {
+					if r != IdempotencyKeyField {
+						kept = append(kept, r)
+					}
+				}
+				schema["required"] = kept
+			}
+		}
+	}
+	mt.Parameters = schema
+	return mt
+}
+
+// mcpFailure says how a tools/call that returned an error failed.
+type mcpFailure int
+
+const (
+	// mcpServerError: the server answered with a JSON-RPC error; the round
+	// trip completed.
+	mcpServerError mcpFailure = iota
+	// mcpTransport: the call may or may not have reached the server and run
+	// (connection dropped, reset, refused): the ambiguous case.
+	mcpTransport
+	// mcpTimeout: the gateway stopped waiting.
+	mcpTimeout
+)
+
+// classifyMCPError sorts a CallTool error. The SDK reports a dropped POST as
+// "rejected by transport" (-32005), which it wraps in a JSON-RPC error too, so
+// the codes the SDK uses for its own transport failures are told apart.
+func classifyMCPError(err error) mcpFailure {
+	if isContextErr(err) {
+		return mcpTimeout
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		switch we.Code {
+		case -32005, -32003, -32004: // rejected by transport, client closing, server closing
+			return mcpTransport
+		}
+		return mcpServerError
+	}
+	return mcpTransport
+}
+
+// resultText renders a tool result for the model.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, "\n")
+	}
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return string(b)
+		}
+	}
+	b, err := json.Marshal(res.Content)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

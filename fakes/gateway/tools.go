@@ -1,0 +1,189 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxToolRounds bounds the model → tools → model rounds of one attempt.
+const maxToolRounds = 8
+
+// ours reports whether every call of turn names one of the offered MCP tools,
+// so the gateway runs them; a call to an app's own function is the app's.
+func ours(turn *modelTurn, tools []modelTool) bool {
+	if len(turn.Calls) == 0 {
+		return false
+	}
+	for _, c := range turn.Calls {
+		if findTool(tools, c.Name) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func findTool(tools []modelTool, name string) *modelTool {
+	for i := range tools {
+		if tools[i].Name == name {
+			return &tools[i]
+		}
+	}
+	return nil
+}
+
+// runTools runs the model's MCP tool calls one after another and returns
+// what the model is told about each.
+func (g *Gateway) runTools(ctx context.Context, rs *requestState, at *attemptState, calls []toolCall, tools []modelTool) []toolResult {
+	results := make([]toolResult, 0, len(calls))
+	for _, c := range calls {
+		at.calls++
+		out := g.runTool(ctx, rs, at, c, findTool(tools, c.Name))
+		results = append(results, toolResult{CallID: c.ID, Output: out})
+	}
+	return results
+}
+
+// runTool runs one auto-approved MCP tool call and returns the text the
+// model gets. It records in at whether the call was dispatched (handed to the
+// MCP session) and whether it carried an idempotency key.
+func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptState, c toolCall, tool *modelTool) string {
+	label := g.cfg.ServerLabel
+	log := g.cfg.Logger.With("request", rs.id, "attempt", at.number, "tool", c.Name)
+	if rs.req.BlockMCP {
+		log.Info("mcp call blocked by guardrail", "guardrail", GuardrailBlockMCP)
+		return fmt.Sprintf("MCP tool call %s was blocked by guardrail '%s' before it ran: MCP tool calls are blocked. Nothing was sent to MCP server '%s'.", c.Name, GuardrailBlockMCP, label)
+	}
+	args := map[string]any{}
+	if strings.TrimSpace(c.Arguments) != "" {
+		if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil || args == nil {
+			return fmt.Sprintf("MCP tool call %s was not sent: its arguments are not a JSON object.", c.Name)
+		}
+	}
+	if ok, msg := g.breaker.allow(); !ok {
+		log.Info("mcp call refused by open circuit breaker")
+		return msg
+	}
+	if tool.Keyed {
+		key := fmt.Sprintf("%s-r%d-c%d", rs.keyPrefix(), rs.seq, at.calls)
+		if g.cfg.Bugs.Has(FreshKeyPerAttempt) {
+			key += fmt.Sprintf("-a%d", at.number)
+		}
+		args[IdempotencyKeyField] = key
+	}
+	params := &mcp.CallToolParams{Name: tool.Tool, Arguments: args}
+
+	connectCtx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+	s, err := g.pool.session(connectCtx)
+	cancel()
+	if err != nil {
+		g.breaker.strike()
+		log.Warn("mcp server unreachable", "err", err)
+		return fmt.Sprintf("MCP server '%s' could not be reached (%v). The call %s was not sent.", label, err, c.Name)
+	}
+
+	at.dispatched++
+	if !tool.Keyed {
+		at.unkeyed++
+	}
+	res, err := g.callTool(ctx, s, params)
+	if err != nil && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnDisconnect) {
+		log.Warn("mcp call connection lost; reconnecting and sending it again", "err", err)
+		g.breaker.strike()
+		res, err = g.resend(ctx, params)
+	}
+	if err != nil {
+		switch classifyMCPError(err) {
+		case mcpServerError:
+			if g.cfg.Bugs.Has(BreakerCountsToolErrors) {
+				g.breaker.strike()
+			} else {
+				g.breaker.reset()
+			}
+			return fmt.Sprintf("MCP tool call %s failed: %v", c.Name, err)
+		case mcpTimeout:
+			g.breaker.strike()
+			if ctx.Err() != nil {
+				return fmt.Sprintf("MCP tool call %s was abandoned: the app request ended.", c.Name)
+			}
+			if g.cfg.Bugs.Has(NoCancelOnTimeout) {
+				log.Warn("mcp call timed out; left running", "timeout", g.cfg.ToolTimeout)
+				return fmt.Sprintf("MCP tool call %s timed out after %s.", c.Name, g.cfg.ToolTimeout)
+			}
+			log.Warn("mcp call timed out; cancelled", "timeout", g.cfg.ToolTimeout)
+			return fmt.Sprintf("MCP tool call %s timed out after %s and was cancelled; its outcome is unknown, so check before calling it again.", c.Name, g.cfg.ToolTimeout)
+		default:
+			g.breaker.strike()
+			log.Warn("mcp call outcome unknown", "err", err)
+			return fmt.Sprintf("MCP tool call %s: outcome unknown. The connection to MCP server '%s' was lost after the call was sent, so it may have run; it was not retried. Check before calling it again. (%v)", c.Name, label, err)
+		}
+	}
+	if res.IsError {
+		if g.cfg.Bugs.Has(BreakerCountsToolErrors) {
+			g.breaker.strike()
+		} else {
+			g.breaker.reset()
+		}
+		return "MCP tool error: " + resultText(res)
+	}
+	g.breaker.reset()
+	return resultText(res)
+}
+
+// callTool sends one tools/call bounded by the tool timeout. Guarded, the
+// call's context is cancelled at the timeout, which cancels it on the wire.
+// With NoCancelOnTimeout the call runs on a context the timeout does not
+// cancel: the gateway stops waiting and the call goes on (until Close).
+func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if !g.cfg.Bugs.Has(NoCancelOnTimeout) {
+		cctx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+		defer cancel()
+		return s.cs.CallTool(cctx, params)
+	}
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	dctx, cancel := context.WithTimeout(g.detachCtx, detachLimit(g.cfg.ToolTimeout))
+	g.detached.Add(1)
+	go func() {
+		defer g.detached.Done()
+		defer cancel()
+		res, err := s.cs.CallTool(dctx, params)
+		done <- outcome{res, err}
+	}()
+	timer := time.NewTimer(g.cfg.ToolTimeout)
+	defer timer.Stop()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-timer.C:
+		return nil, context.DeadlineExceeded
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// detachLimit bounds how long a call left running by NoCancelOnTimeout may
+// go on.
+func detachLimit(toolTimeout time.Duration) time.Duration {
+	return max(time.Minute, 10*toolTimeout)
+}
+
+// resend reconnects to the MCP server and sends the call again: the
+// MCPResendOnDisconnect bug.
+func (g *Gateway) resend(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	connectCtx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+	s, err := g.pool.fresh(connectCtx)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer g.pool.release(s)
+	return g.callTool(ctx, s, params)
+}

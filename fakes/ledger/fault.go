@@ -1,0 +1,206 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
+
+// Fault is one fault armed on the ledger. Exactly one of the kind fields
+// (FailBeforeExecute, DropAfterExecute, IsError, Delay) is set. In YAML and
+// JSON, for example:
+//
+//	{tool: commit_write, drop_after_execute: {}, times: once}
+//	{tool: commit_write, fail_before_execute: {status: 503}}
+//	{fail_before_execute: {reset: true}}
+//	{is_error: {message: "entry not found"}, times: 3}
+//	{tool: commit_write, delay: 5s}
+type Fault struct {
+	// Tool is the ledger tool whose tools/call requests the fault applies to;
+	// "" applies it to every tool.
+	Tool string `json:"tool,omitempty" yaml:"tool,omitempty" jsonschema:"enum=,enum=commit_write,enum=commit_write_keyed,enum=read_ledger" jsonschema_description:"Ledger tool whose tools/call requests the fault applies to (commit_write, commit_write_keyed or read_ledger); empty applies it to every tool."`
+	// Times says on which matching calls the fault fires; the zero value is always.
+	Times fault.Times `json:"times,omitempty" yaml:"times,omitempty" jsonschema_description:"On which matching calls the fault fires: always (default), once, a count N (the first N), or {nth: K}."`
+	// FailBeforeExecute refuses the request at the HTTP level; nothing is written.
+	FailBeforeExecute *FailBeforeExecute `json:"fail_before_execute,omitempty" yaml:"fail_before_execute,omitempty" jsonschema_description:"Refuse the request at the HTTP level (a status, 503 by default, or a reset connection); nothing is written."`
+	// DropAfterExecute executes and syncs the write, then closes the
+	// connection before any byte of the answer reaches the client.
+	DropAfterExecute *DropAfterExecute `json:"drop_after_execute,omitempty" yaml:"drop_after_execute,omitempty" jsonschema_description:"Execute and sync the write, then close the connection before any byte of the answer reaches the client: the ambiguous case."`
+	// IsError answers with an MCP tool result with isError set; nothing is written.
+	IsError *IsError `json:"is_error,omitempty" yaml:"is_error,omitempty" jsonschema_description:"Answer with an MCP tool result with isError: true; nothing is written."`
+	// Delay holds the answer back this long after the tool ran, or until the
+	// client cancels (which is counted).
+	Delay *fault.Duration `json:"delay,omitempty" yaml:"delay,omitempty" jsonschema:"type=string" jsonschema_description:"Hold the answer back this long (a Go duration such as 5s) after the tool ran, or until the client cancels."`
+}
+
+// plan is what the faults that fired on one tools/call do to it. Each fault
+// kind fills in its own part.
+type plan struct {
+	refuse  *FailBeforeExecute // refuse the POST at the HTTP level
+	drop    bool               // close the connection at the first byte of the answer
+	isError *IsError           // answer isError instead of executing
+	delay   time.Duration      // hold the answer back after executing
+}
+
+// action is one fault kind's effect on a call. Each kind lives in its own
+// file (fault_<name>.go) and has one row in faultKinds.
+type action interface {
+	// apply adds the fault's effect to p.
+	apply(p *plan)
+}
+
+// checker is implemented by fault kinds whose settings can be invalid.
+type checker interface {
+	check() error
+}
+
+// faultKind is one row of the fault table: the YAML name and how to get the
+// kind's action out of a Fault (nil when that kind is not set).
+type faultKind struct {
+	name   string
+	action func(f *Fault) action
+}
+
+// faultKinds is the table of fault kinds, keyed by YAML name. Adding a fault
+// kind is one new file with a type implementing action, one field in Fault
+// and one row here.
+func faultKinds() []faultKind {
+	return []faultKind{
+		{"delay", func(f *Fault) action {
+			if f.Delay == nil {
+				return nil
+			}
+			return delay(*f.Delay)
+		}},
+		{"drop_after_execute", func(f *Fault) action {
+			if f.DropAfterExecute == nil {
+				return nil
+			}
+			return f.DropAfterExecute
+		}},
+		{"fail_before_execute", func(f *Fault) action {
+			if f.FailBeforeExecute == nil {
+				return nil
+			}
+			return f.FailBeforeExecute
+		}},
+		{"is_error", func(f *Fault) action {
+			if f.IsError == nil {
+				return nil
+			}
+			return f.IsError
+		}},
+	}
+}
+
+// Kinds returns the YAML names of the ledger's fault kinds, sorted.
+func Kinds() []string {
+	var names []string
+	for _, k := range faultKinds() {
+		names = append(names, k.name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Kind returns the YAML name of the fault's kind, or "" when f sets no kind
+// or more than one.
+func (f Fault) Kind() string {
+	name, _, err := f.resolve()
+	if err != nil {
+		return ""
+	}
+	return name
+}
+
+// Validate reports whether f is a usable fault: exactly one kind, a known
+// tool, and valid settings for its kind.
+func (f Fault) Validate() error {
+	_, _, err := f.resolve()
+	return err
+}
+
+// resolve returns the fault's kind name and action, or an error naming what
+// is wrong.
+func (f *Fault) resolve() (string, action, error) {
+	var name string
+	var act action
+	var set []string
+	for _, k := range faultKinds() {
+		if a := k.action(f); a != nil {
+			set = append(set, k.name)
+			name, act = k.name, a
+		}
+	}
+	switch len(set) {
+	case 0:
+		return "", nil, fmt.Errorf("no fault kind set; want exactly one of %s", strings.Join(Kinds(), ", "))
+	case 1:
+	default:
+		return "", nil, fmt.Errorf("%d fault kinds set (%s); want exactly one", len(set), strings.Join(set, ", "))
+	}
+	if f.Tool != "" && !isTool(f.Tool) {
+		return "", nil, fmt.Errorf("%s: unknown tool %q; want one of %s, or none for every tool", name, f.Tool, strings.Join(toolNames(), ", "))
+	}
+	if c, ok := act.(checker); ok {
+		if err := c.check(); err != nil {
+			return "", nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return name, act, nil
+}
+
+// String renders f in its YAML flow form, for logs and messages.
+func (f Fault) String() string {
+	b, err := yaml.MarshalWithOptions(f, yaml.Flow(true), yaml.UseJSONMarshaler())
+	if err != nil {
+		return fmt.Sprintf("{tool: %q, kind: %q}", f.Tool, f.Kind())
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// ParseFault decodes one fault from a YAML flow mapping, such as the value of
+// a --mcp-fault flag ('{tool: commit_write, drop_after_execute: {}}'). The
+// decoding is strict: unknown fields are errors, and the fault is validated.
+func ParseFault(s string) (Fault, error) {
+	var f Fault
+	if strings.TrimSpace(s) == "" {
+		return f, errors.New("mcp fault: empty; want a YAML mapping such as '{tool: commit_write, drop_after_execute: {}}'")
+	}
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(s)), yaml.Strict())
+	if err := dec.Decode(&f); err != nil {
+		return Fault{}, fmt.Errorf("mcp fault %q: %w (fields: tool, times, %s)", s, err, strings.Join(Kinds(), ", "))
+	}
+	if err := f.Validate(); err != nil {
+		return Fault{}, fmt.Errorf("mcp fault %q: %w", s, err)
+	}
+	return f, nil
+}
+
+// armed is one fault entry armed on a run, with its occurrence count.
+type armed struct {
+	fault Fault
+	name  string
+	act   action
+	seen  int // matching calls so far
+}
+
+// arm validates faults and returns their armed entries.
+func arm(faults []Fault) ([]*armed, error) {
+	out := make([]*armed, 0, len(faults))
+	for i := range faults {
+		name, act, err := faults[i].resolve()
+		if err != nil {
+			return nil, fmt.Errorf("mcp fault %d (%s): %w", i+1, faults[i].String(), err)
+		}
+		out = append(out, &armed{fault: faults[i], name: name, act: act})
+	}
+	return out, nil
+}

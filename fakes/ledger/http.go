@@ -1,0 +1,571 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+)
+
+// Header names. postHeader is set by the wrapper (and removed from what
+// clients send) so a tool handler can find the POST that carried its call.
+const (
+	postHeader            = "X-Replaycheck-Ledger-Post"
+	sessionIDHeader       = "Mcp-Session-Id"
+	protocolVersionHeader = "Mcp-Protocol-Version"
+	// newProtocolVersion is the first protocol version (SEP-2575) for which
+	// the SDK itself answers unknown methods with -32601 and HTTP 404.
+	newProtocolVersion = "2026-07-28"
+)
+
+// callState is where a call is in its life. Guarded by Server.mu.
+type callState int
+
+const (
+	callInFlight  callState = iota
+	callAnswered            // the answer was written to the client
+	callCancelled           // the client gave up before the answer
+	callRefused             // fail_before_execute refused it
+	callDropped             // drop_after_execute closed the connection
+)
+
+// call is one tools/call request the ledger received.
+type call struct {
+	token   string
+	tool    string
+	args    json.RawMessage
+	idText  string // JSON-RPC id as text
+	inKey   inflightKey
+	plan    plan
+	state   callState     // guarded by Server.mu
+	claimed bool          // a tool handler took it; guarded by Server.mu
+	outcome string        // result detail ("is_error", "dedup"); guarded by Server.mu
+	gone    chan struct{} // closed when the client gives up
+}
+
+// inflightKey finds an unanswered call from a cancel notice: the session and
+// the request id. Stateless calls have no session and are not registered.
+type inflightKey struct {
+	session string
+	id      string // type-tagged request id
+}
+
+// post is one HTTP POST that carried tool calls.
+type post struct {
+	serial    string
+	calls     []*call
+	unclaimed int  // calls no tool handler took yet; guarded by Server.mu
+	finished  bool // the POST is over; guarded by Server.mu
+}
+
+type callKey struct{}
+
+// knownMethods are the methods the SDK's server handles (go-sdk v1.8.0,
+// serverMethodInfos). Other calls get a JSON-RPC "method not found" from the
+// wrapper, since for protocol versions before 2026-07-28 the SDK refuses them
+// with a plain-text HTTP 400 that makes clients fail instead of falling back.
+var knownMethods = map[string]bool{
+	"completion/complete": true, "server/discover": true, "initialize": true, "ping": true,
+	"prompts/list": true, "prompts/get": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
+	"subscriptions/listen": true, "notifications/cancelled": true, "notifications/initialized": true,
+	"notifications/roots/list_changed": true, "notifications/progress": true,
+}
+
+// ServeHTTP is the MCP endpoint; callers mount it at /mcp. It reads (bounded)
+// and peeks at each POST body, counts tool calls, applies transport-level
+// faults and notices cancellations, and hands the request to the SDK.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(postHeader)
+	if r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")) {
+		s.sdk.ServeHTTP(w, r)
+		return
+	}
+	body, err := readBody(r.Body, s.maxBody)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, fmt.Sprintf("ledger %s: request body exceeds %d bytes", r.URL.Path, s.maxBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, fmt.Sprintf("ledger %s: reading request body: %v", r.URL.Path, err), http.StatusBadRequest)
+		return
+	}
+	msgs, batch, err := peek(body)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("ledger %s: unparsable JSON-RPC body: %v", r.URL.Path, err), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
+	if !batch && len(msgs) == 1 && r.Header.Get(protocolVersionHeader) < newProtocolVersion {
+		if req, ok := msgs[0].(*jsonrpc.Request); ok && !knownMethods[req.Method] {
+			s.unknownMethod(w, req)
+			return
+		}
+	}
+
+	session := ""
+	if !s.stateless {
+		session = r.Header.Get(sessionIDHeader)
+	}
+	var p *post
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		switch req.Method {
+		case "notifications/cancelled":
+			s.cancelNotice(session, req.Params)
+		case "tools/call":
+			if !req.IsCall() {
+				continue // the SDK refuses it
+			}
+			if p == nil {
+				p = &post{serial: strconv.FormatUint(s.serial.Add(1), 10)}
+			}
+			p.calls = append(p.calls, s.receive(session, req))
+		}
+	}
+	if p == nil {
+		s.sdk.ServeHTTP(w, r)
+		return
+	}
+	if f := p.refusal(); f != nil {
+		s.refuse(w, r, p, f)
+		return
+	}
+	s.serveCalls(w, r, p)
+}
+
+// serveCalls hands a POST carrying tool calls to the SDK, watching for the
+// client going away and for the answer, which drop_after_execute swallows.
+func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
+	p.unclaimed = len(p.calls)
+	s.posts.Store(p.serial, p)
+	r.Header.Set(postHeader, p.serial)
+	pw := &postWriter{w: w, s: s, p: p, drop: p.drop()}
+	stop := context.AfterFunc(r.Context(), func() { s.giveUpPost(p, "stream closed") })
+
+	s.sdk.ServeHTTP(pw, r)
+
+	clientGone := !stop() || r.Context().Err() != nil
+	if clientGone {
+		s.giveUpPost(p, "stream closed")
+	}
+	s.mu.Lock()
+	p.finished = true
+	if p.unclaimed == 0 || !clientGone {
+		// No tool handler will come for this POST's calls: either all came,
+		// or the SDK answered without running them.
+		s.posts.Delete(p.serial)
+	}
+	s.mu.Unlock()
+	if pw.swallowed() {
+		s.dropConnection(w, p)
+	}
+}
+
+// receive counts one tools/call and resolves the faults that fire on it.
+func (s *Server) receive(session string, req *jsonrpc.Request) *call {
+	var params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(req.Params, &params) // a bad params object is the SDK's to refuse
+	c := &call{
+		token:  runtoken.Find(params.Arguments),
+		tool:   params.Name,
+		args:   params.Arguments,
+		idText: fmt.Sprint(req.ID.Raw()),
+		gone:   make(chan struct{}),
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.runLocked(c.token)
+	r.counts.Calls[c.tool]++
+	s.total.counts.Calls[c.tool]++
+	s.eventLocked(Event{Token: c.token, Kind: EventCall, Tool: c.tool, RequestID: c.idText})
+	lists := [][]*armed{s.global}
+	if c.token != "" {
+		lists = [][]*armed{r.faults, s.global}
+	}
+	for _, list := range lists {
+		for _, a := range list {
+			if a.fault.Tool != "" && a.fault.Tool != c.tool {
+				continue
+			}
+			a.seen++
+			if a.fault.Times.Fires(a.seen) {
+				a.act.apply(&c.plan)
+			}
+		}
+	}
+	if session != "" {
+		c.inKey = inflightKey{session: session, id: idKey(req.ID.Raw())}
+		s.inflight[c.inKey] = c
+	}
+	s.log.Debug("ledger call", "tool", c.tool, "token", c.token, "request_id", c.idText)
+	return c
+}
+
+// idKey tags a request id with its JSON type, so 1 and "1" differ.
+func idKey(raw any) string { return fmt.Sprintf("%T:%v", raw, raw) }
+
+// cancelNotice handles a notifications/cancelled: a call still in flight on
+// the same session is cancelled; a notice for an answered or unknown call is
+// not counted. Stateless requests have no session to scope request ids, so
+// their notices are ignored (the closed POST is the signal there).
+func (s *Server) cancelNotice(session string, params json.RawMessage) {
+	if session == "" {
+		return
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	c := s.inflight[inflightKey{session: session, id: idKey(id.Raw())}]
+	s.mu.Unlock()
+	if c != nil {
+		s.giveUp(c, "notifications/cancelled")
+	}
+}
+
+// giveUp records that the client gave up on c before its answer, once.
+func (s *Server) giveUp(c *call, cause string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.state != callInFlight {
+		return
+	}
+	c.state = callCancelled
+	close(c.gone)
+	s.endLocked(c)
+	s.runLocked(c.token).counts.Cancellations++
+	s.total.counts.Cancellations++
+	s.eventLocked(Event{Token: c.token, Kind: EventCancelled, Tool: c.tool, RequestID: c.idText, Detail: cause})
+	s.log.Info("ledger call cancelled", "tool", c.tool, "token", c.token, "request_id", c.idText, "cause", cause)
+}
+
+func (s *Server) giveUpPost(p *post, cause string) {
+	for _, c := range p.calls {
+		s.giveUp(c, cause)
+	}
+}
+
+// endLocked forgets c as in flight. s.mu must be held.
+func (s *Server) endLocked(c *call) {
+	if c.inKey.session != "" && s.inflight[c.inKey] == c {
+		delete(s.inflight, c.inKey)
+	}
+}
+
+// answered records that the answer to p's calls reached the connection.
+func (s *Server) answered(p *post, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range p.calls {
+		if c.state != callInFlight {
+			continue
+		}
+		c.state = callAnswered
+		s.endLocked(c)
+		detail := c.outcome
+		if status >= 400 {
+			detail = "http " + strconv.Itoa(status)
+		}
+		s.eventLocked(Event{Token: c.token, Kind: EventResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
+	}
+}
+
+// refusal returns the fail_before_execute fault that fired on any of p's
+// calls, or nil.
+func (p *post) refusal() *FailBeforeExecute {
+	for _, c := range p.calls {
+		if c.plan.refuse != nil {
+			return c.plan.refuse
+		}
+	}
+	return nil
+}
+
+// drop reports whether drop_after_execute fired on any of p's calls.
+func (p *post) drop() bool {
+	for _, c := range p.calls {
+		if c.plan.drop {
+			return true
+		}
+	}
+	return false
+}
+
+// refuse applies fail_before_execute to a whole POST: nothing reaches the
+// SDK, so nothing is written.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *post, f *FailBeforeExecute) {
+	how := "status " + strconv.Itoa(f.status())
+	if f.Reset {
+		how = "reset"
+	}
+	s.finishPost(p, callRefused, "fail_before_execute")
+	s.log.Info("ledger fault", "fault", "fail_before_execute", "how", how, "calls", len(p.calls))
+	if !f.Reset {
+		http.Error(w, "ledger: injected fault fail_before_execute", f.status())
+		return
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // close with RST
+	}
+	_ = conn.Close()
+}
+
+// dropConnection applies drop_after_execute: the answer was swallowed, and
+// the connection is closed before any byte of it reached the client.
+func (s *Server) dropConnection(w http.ResponseWriter, p *post) {
+	s.finishPost(p, callDropped, "drop_after_execute")
+	s.log.Info("ledger fault", "fault", "drop_after_execute", "calls", len(p.calls))
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
+	}
+	_ = conn.Close()
+}
+
+// finishPost ends p's in-flight calls with state and records fault events.
+func (s *Server) finishPost(p *post, state callState, fault string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range p.calls {
+		if c.state != callInFlight {
+			continue
+		}
+		c.state = state
+		s.endLocked(c)
+		s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: fault})
+	}
+}
+
+// unknownMethod answers a call of a method the server does not know with a
+// JSON-RPC "method not found" (encoded by the SDK), so a client probing
+// before initialize falls back; an unknown notification is accepted and
+// ignored.
+func (s *Server) unknownMethod(w http.ResponseWriter, req *jsonrpc.Request) {
+	s.log.Info("ledger unknown method", "method", req.Method)
+	if !req.IsCall() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{
+		Code:    jsonrpc.CodeMethodNotFound,
+		Message: fmt.Sprintf("method %q not found", req.Method),
+	}})
+	if err != nil {
+		http.Error(w, fmt.Sprintf("ledger: encoding method-not-found answer: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// callMiddleware links a tools/call the SDK dispatches to the call the
+// wrapper received, through the header the wrapper set on its POST.
+func (s *Server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		if c := s.claim(req); c != nil {
+			ctx = context.WithValue(ctx, callKey{}, c)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// claim finds and takes the call the wrapper received for req, or nil.
+func (s *Server) claim(req mcp.Request) *call {
+	extra := req.GetExtra()
+	params, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if extra == nil || extra.Header == nil || !ok {
+		return nil
+	}
+	serial := extra.Header.Get(postHeader)
+	v, ok := s.posts.Load(serial)
+	if !ok {
+		return nil
+	}
+	p := v.(*post)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var found *call
+	for _, c := range p.calls {
+		if !c.claimed && c.tool == params.Name && (found == nil || bytes.Equal(c.args, params.Arguments)) {
+			found = c
+			if bytes.Equal(c.args, params.Arguments) {
+				break
+			}
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	found.claimed = true
+	p.unclaimed--
+	if p.unclaimed == 0 && p.finished {
+		s.posts.Delete(p.serial)
+	}
+	return found
+}
+
+// callFrom returns the call the middleware linked to ctx. A tools/call that
+// did not come through the wrapper gets a fault-free call, already answered
+// as far as cancellation counting goes.
+func callFrom(ctx context.Context, req *mcp.CallToolRequest) *call {
+	if c, ok := ctx.Value(callKey{}).(*call); ok {
+		return c
+	}
+	c := &call{state: callAnswered, gone: make(chan struct{})}
+	if req != nil && req.Params != nil {
+		c.tool = req.Params.Name
+		c.token = runtoken.Find(req.Params.Arguments)
+	}
+	return c
+}
+
+// postWriter is the ResponseWriter the SDK answers a tool-call POST through.
+// It notices the first byte of the answer, and for drop_after_execute
+// swallows the answer so the wrapper can close the connection instead.
+type postWriter struct {
+	w    http.ResponseWriter
+	s    *Server
+	p    *post
+	drop bool
+
+	mu      sync.Mutex
+	status  int
+	started bool // the answer began
+}
+
+func (pw *postWriter) Header() http.Header { return pw.w.Header() }
+
+func (pw *postWriter) WriteHeader(status int) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.status != 0 {
+		return
+	}
+	pw.status = status
+	if !pw.drop {
+		pw.w.WriteHeader(status)
+	}
+}
+
+func (pw *postWriter) Write(b []byte) (int, error) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	first := !pw.started
+	pw.started = true
+	if pw.status == 0 {
+		pw.status = http.StatusOK
+	}
+	if pw.drop {
+		return len(b), nil
+	}
+	n, err := pw.w.Write(b)
+	if first && err == nil {
+		pw.s.answered(pw.p, pw.status)
+	}
+	return n, err
+}
+
+// FlushError flushes what was written, unless the answer is being swallowed.
+func (pw *postWriter) FlushError() error {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.drop {
+		return nil
+	}
+	return http.NewResponseController(pw.w).Flush()
+}
+
+// Flush implements http.Flusher.
+func (pw *postWriter) Flush() { _ = pw.FlushError() }
+
+// swallowed reports whether an answer was swallowed for drop_after_execute.
+func (pw *postWriter) swallowed() bool {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.drop && pw.started
+}
+
+// readBody reads at most limit bytes of body; more is an *http.MaxBytesError.
+func readBody(body io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	return b, nil
+}
+
+// peek decodes a POST body into JSON-RPC messages with the SDK's decoder: one
+// message, or a batch (a JSON array) of them.
+func peek(body []byte) (msgs []jsonrpc.Message, batch bool, err error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, false, errors.New("empty body")
+	}
+	if body[0] != '[' {
+		m, err := jsonrpc.DecodeMessage(body)
+		if err != nil {
+			return nil, false, err
+		}
+		return []jsonrpc.Message{m}, false, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return nil, true, fmt.Errorf("batch: %w", err)
+	}
+	if len(raws) == 0 {
+		return nil, true, errors.New("empty batch")
+	}
+	for i, raw := range raws {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, true, fmt.Errorf("batch message %d: %w", i+1, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, true, nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}

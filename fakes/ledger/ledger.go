@@ -1,0 +1,301 @@
+// Package ledger is the ledger fake: a real MCP server, on the official Go
+// SDK over Streamable HTTP, whose tools append lines to a ledger, and which
+// counts every tools/call, write, idempotency key and cancellation per run
+// token, with faults that fail, drop, error or delay a call.
+//
+// Tools: commit_write(entry) appends one line; commit_write_keyed(entry,
+// idempotency_key) appends only the first time a key is seen and answers
+// later calls with the first result; read_ledger() returns the lines. Their
+// annotations (readOnlyHint, idempotentHint, destructiveHint) are
+// configurable, so a scenario can advertise misleading hints.
+//
+// Every tools/call is attributed to the run token (see internal/runtoken)
+// found in its arguments; calls without one count under "".
+//
+// Faults act in two places. Transport-level faults (fail_before_execute,
+// drop_after_execute), and noticing that a client closed the POST that
+// carried a call, live in Server.ServeHTTP, an http.Handler wrapped around
+// the SDK's handler: a tool handler's context belongs to the MCP session, not
+// to the POST. Protocol-level faults (is_error, delay) live in the tool
+// handlers. To add a fault kind: write fault_<name>.go with a type
+// implementing action (and checker if it has settings), add its field to
+// Fault and its row to faultKinds, and act on its part of plan.
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Config configures a ledger Server.
+type Config struct {
+	// Path is the ledger file, one line per write, appended to (created if
+	// missing) and synced before a tool answers; "" keeps the ledger in memory only.
+	Path string
+	// Stateless serves stateless Streamable HTTP (no sessions).
+	Stateless bool
+	// Annotations overrides tool annotations by tool name; nil or a missing
+	// tool keeps the defaults (read_ledger is readOnly, commit_write_keyed is
+	// idempotent, no tool is destructive).
+	Annotations map[string]Annotations
+	// Logger receives what the ledger does; nil discards.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Now is the clock for event times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Annotations are the hints a tool advertises in tools/list. A nil field
+// keeps the tool's default. In YAML and JSON: readOnlyHint, idempotentHint,
+// destructiveHint.
+type Annotations struct {
+	ReadOnly    *bool `json:"readOnlyHint,omitempty" yaml:"readOnlyHint,omitempty" jsonschema_description:"Advertise readOnlyHint (the tool does not modify its environment)."`
+	Idempotent  *bool `json:"idempotentHint,omitempty" yaml:"idempotentHint,omitempty" jsonschema_description:"Advertise idempotentHint (repeated calls with the same arguments have no additional effect)."`
+	Destructive *bool `json:"destructiveHint,omitempty" yaml:"destructiveHint,omitempty" jsonschema_description:"Advertise destructiveHint (the tool may perform destructive updates)."`
+}
+
+// Server is the ledger MCP server. Its methods are safe for concurrent use.
+// Callers mount ServeHTTP at /mcp and call Close when done.
+type Server struct {
+	log       *slog.Logger
+	now       func() time.Time
+	maxBody   int64
+	stateless bool
+
+	mcp     *mcp.Server
+	sdk     http.Handler // the SDK's Streamable HTTP handler
+	journal *journal
+
+	closing   chan struct{} // closed by Close: delays end
+	closeOnce sync.Once
+	closeErr  error
+
+	serial atomic.Uint64 // numbers POSTs that carry tool calls
+	posts  sync.Map      // post serial (string) → *post, until its calls are claimed
+
+	mu          sync.Mutex
+	runs        map[string]*run // by run token; "" holds calls without one
+	total       *run            // counts and keys over all runs
+	global      []*armed        // faults armed with token ""
+	annotations map[string]Annotations
+	dedup       map[string]*keyedWrite // commit_write_keyed results by key
+	inflight    map[inflightKey]*call  // unanswered calls by session and request id
+	changed     chan struct{}          // closed and replaced on every event
+}
+
+// New returns a ledger server. It opens the ledger file when cfg.Path is set;
+// the caller must Close the server.
+func New(cfg Config) (*Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	maxBody := cfg.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBodyBytes
+	}
+	for tool := range cfg.Annotations {
+		if !isTool(tool) {
+			return nil, fmt.Errorf("ledger annotations: unknown tool %q; want one of %v", tool, toolNames())
+		}
+	}
+	j, err := openJournal(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	s := &Server{
+		log:         log,
+		now:         now,
+		maxBody:     maxBody,
+		stateless:   cfg.Stateless,
+		journal:     j,
+		closing:     make(chan struct{}),
+		runs:        map[string]*run{},
+		total:       newRun(),
+		annotations: maps.Clone(cfg.Annotations),
+		dedup:       map[string]*keyedWrite{},
+		inflight:    map[inflightKey]*call{},
+		changed:     make(chan struct{}),
+	}
+	if s.annotations == nil {
+		s.annotations = map[string]Annotations{}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
+	s.mcp.AddReceivingMiddleware(s.callMiddleware)
+	for _, tool := range toolNames() {
+		s.addTool(tool, s.annotations[tool])
+	}
+	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:                    cfg.Stateless,
+		Logger:                       log,
+		MaxRequestBodyBytes:          maxBody,
+		PropagateRequestCancellation: true,
+	})
+	return s, nil
+}
+
+// Close ends pending delays, writes what is pending and closes the ledger
+// file. Later writes fail; counts and events stay readable.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.closeErr = s.journal.close()
+	})
+	return s.closeErr
+}
+
+// Arm sets the faults of one run token, replacing earlier ones and their
+// occurrence counts; token "" sets the global faults, which apply to every
+// call. A call is matched against its token's faults first, then the global
+// ones; each entry counts its own matching calls for Times. Arm validates
+// every fault first and changes nothing on error; the error names the fault.
+func (s *Server) Arm(token string, faults []Fault) error {
+	a, err := arm(faults)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if token == "" {
+		s.global = a
+	} else {
+		s.runLocked(token).faults = a
+	}
+	s.log.Info("ledger faults armed", "token", token, "faults", len(a))
+	return nil
+}
+
+// SetAnnotations replaces the annotations of one tool; later tools/list
+// answers show them (the SDK notifies sessions that the list changed). An
+// unknown tool is ignored and logged.
+func (s *Server) SetAnnotations(tool string, a Annotations) {
+	if !isTool(tool) {
+		s.log.Warn("ledger annotations for an unknown tool ignored", "tool", tool)
+		return
+	}
+	s.mu.Lock()
+	s.annotations[tool] = a
+	s.mu.Unlock()
+	s.addTool(tool, a)
+}
+
+// Counts returns the counts of one run token; "" holds calls whose arguments
+// carry no token.
+func (s *Server) Counts(token string) Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.runs[token]; ok {
+		return r.counts.clone()
+	}
+	return Counts{Calls: map[string]int{}}
+}
+
+// Total returns the counts over all run tokens.
+func (s *Server) Total() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total.counts.clone()
+}
+
+// Tokens returns the run tokens the ledger has seen or armed, unordered.
+func (s *Server) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.runs))
+	for t := range s.runs {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Events returns a copy of one run token's events, in the order they happened.
+func (s *Server) Events(token string) []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.runs[token]; ok {
+		return append([]Event(nil), r.events...)
+	}
+	return nil
+}
+
+// Entries returns every ledger line written by this server, in write order
+// (the order of the file).
+func (s *Server) Entries() []string { return s.journal.snapshot() }
+
+// WaitFor blocks until cond holds for the counts of token, or ctx ends. It
+// returns the counts that satisfied cond, or the last counts with ctx's error.
+// It is how a caller waits for the ledger to observe something that happens
+// after the client already returned, such as a cancellation.
+func (s *Server) WaitFor(ctx context.Context, token string, cond func(Counts) bool) (Counts, error) {
+	for {
+		s.mu.Lock()
+		var c Counts
+		if r, ok := s.runs[token]; ok {
+			c = r.counts.clone()
+		} else {
+			c = Counts{Calls: map[string]int{}}
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		if cond(c) {
+			return c, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return c, fmt.Errorf("waiting for ledger counts of %q: %w", token, ctx.Err())
+		}
+	}
+}
+
+// runLocked returns the run of token, creating it. s.mu must be held.
+func (s *Server) runLocked(token string) *run {
+	r, ok := s.runs[token]
+	if !ok {
+		r = newRun()
+		s.runs[token] = r
+	}
+	return r
+}
+
+// eventLocked records e for its token and wakes WaitFor. s.mu must be held.
+func (s *Server) eventLocked(e Event) {
+	e.Time = s.now()
+	r := s.runLocked(e.Token)
+	r.events = append(r.events, e)
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// isClosing reports whether Close was called.
+func (s *Server) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// errEmptyKey is the tool error for commit_write_keyed without a key.
+var errEmptyKey = errors.New("idempotency_key must not be empty")

@@ -1,0 +1,71 @@
+package ledger
+
+import (
+	"maps"
+	"time"
+)
+
+// Counts are what the ledger counted for one run token or in total.
+type Counts struct {
+	// Calls counts tools/call requests received, by tool name, including
+	// faulted ones and calls of tools the ledger does not have.
+	Calls map[string]int `json:"calls"`
+	// Writes counts ledger lines written and synced.
+	Writes int `json:"writes"`
+	// Keys counts distinct idempotency keys seen by commit_write_keyed.
+	Keys int `json:"keys"`
+	// Cancellations counts calls the client cancelled, or whose stream it
+	// closed, before the answer; a cancel notice for an answered call is not one.
+	Cancellations int `json:"cancellations"`
+}
+
+// CallsTotal returns the number of tools/call requests over all tools.
+func (c Counts) CallsTotal() int {
+	n := 0
+	for _, v := range c.Calls {
+		n += v
+	}
+	return n
+}
+
+func (c Counts) clone() Counts {
+	c.Calls = maps.Clone(c.Calls)
+	if c.Calls == nil {
+		c.Calls = map[string]int{}
+	}
+	return c
+}
+
+// Event kinds.
+const (
+	EventCall      = "call"      // a tools/call was received
+	EventWrite     = "write"     // a ledger line was written and synced
+	EventResult    = "result"    // the call was answered
+	EventFault     = "fault"     // a fault fired; Detail names it
+	EventCancelled = "cancelled" // the client gave up before the answer; Detail says how
+)
+
+// Event is one thing the ledger saw. Events are JSON-serialisable; the harness
+// builds its history from them.
+type Event struct {
+	Time      time.Time `json:"time"`
+	Token     string    `json:"token,omitempty"`
+	Kind      string    `json:"kind"` // one of the Event… constants
+	Tool      string    `json:"tool,omitempty"`
+	RequestID string    `json:"request_id,omitempty"` // JSON-RPC id as text
+	Entry     string    `json:"entry,omitempty"`
+	Key       string    `json:"key,omitempty"`
+	Detail    string    `json:"detail,omitempty"` // fault name, "is_error", "dedup", cancel cause…
+}
+
+// run is what the ledger keeps for one run token. Guarded by Server.mu.
+type run struct {
+	counts Counts
+	keys   map[string]struct{}
+	events []Event
+	faults []*armed
+}
+
+func newRun() *run {
+	return &run{counts: Counts{Calls: map[string]int{}}, keys: map[string]struct{}{}}
+}

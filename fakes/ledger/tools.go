@@ -1,0 +1,255 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The ledger's tools.
+const (
+	ToolCommitWrite      = "commit_write"
+	ToolCommitWriteKeyed = "commit_write_keyed"
+	ToolReadLedger       = "read_ledger"
+)
+
+// toolNames returns the ledger's tool names, sorted.
+func toolNames() []string {
+	return []string{ToolCommitWrite, ToolCommitWriteKeyed, ToolReadLedger}
+}
+
+func isTool(name string) bool { return slices.Contains(toolNames(), name) }
+
+// commitWriteInput is the input of commit_write.
+type commitWriteInput struct {
+	Entry string `json:"entry" jsonschema:"the line to append to the ledger"`
+}
+
+// commitWriteKeyedInput is the input of commit_write_keyed.
+type commitWriteKeyedInput struct {
+	Entry          string `json:"entry" jsonschema:"the line to append to the ledger"`
+	IdempotencyKey string `json:"idempotency_key" jsonschema:"the write happens only the first time this key is seen; later calls return the first result"`
+}
+
+// readLedgerInput is the (empty) input of read_ledger.
+type readLedgerInput struct{}
+
+// commitOutput is the structured result of a write.
+type commitOutput struct {
+	Recorded string `json:"recorded"`
+	Line     int    `json:"line"` // 1-based line number in the ledger
+}
+
+// readLedgerOutput is the structured result of read_ledger.
+type readLedgerOutput struct {
+	Entries []string `json:"entries"`
+}
+
+// keyedWrite is the first outcome of a commit_write_keyed key.
+type keyedWrite struct {
+	done chan struct{} // closed when out and err are set
+	out  commitOutput
+	err  error
+}
+
+// defaultAnnotations returns the honest hints of a tool.
+func defaultAnnotations(tool string) mcp.ToolAnnotations {
+	f := false
+	a := mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f}
+	switch tool {
+	case ToolCommitWriteKeyed:
+		a.IdempotentHint = true
+	case ToolReadLedger:
+		a.ReadOnlyHint, a.IdempotentHint = true, true
+	}
+	return a
+}
+
+// addTool registers (or replaces) one tool with its annotations.
+func (s *Server) addTool(tool string, over Annotations) {
+	a := defaultAnnotations(tool)
+	if over.ReadOnly != nil {
+		a.ReadOnlyHint = *over.ReadOnly
+	}
+	if over.Idempotent != nil {
+		a.IdempotentHint = *over.Idempotent
+	}
+	if over.Destructive != nil {
+		d := *over.Destructive
+		a.DestructiveHint = &d
+	}
+	switch tool {
+	case ToolCommitWrite:
+		mcp.AddTool(s.mcp, &mcp.Tool{
+			Name:        tool,
+			Description: "Append one entry to the ledger as one line.",
+			Annotations: &a,
+		}, s.commitWrite)
+	case ToolCommitWriteKeyed:
+		mcp.AddTool(s.mcp, &mcp.Tool{
+			Name:        tool,
+			Description: "Append one entry to the ledger, only the first time idempotency_key is seen; later calls with that key return the first result.",
+			Annotations: &a,
+		}, s.commitWriteKeyed)
+	case ToolReadLedger:
+		mcp.AddTool(s.mcp, &mcp.Tool{
+			Name:        tool,
+			Description: "Return every entry in the ledger, in write order.",
+			Annotations: &a,
+		}, s.readLedger)
+	}
+}
+
+func (s *Server) commitWrite(ctx context.Context, req *mcp.CallToolRequest, in commitWriteInput) (*mcp.CallToolResult, any, error) {
+	c := callFrom(ctx, req)
+	if c.plan.isError != nil {
+		return s.injectError(ctx, c)
+	}
+	out, err := s.write(c, in.Entry, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	s.hold(ctx, c)
+	return textResult("recorded " + in.Entry), out, nil
+}
+
+func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest, in commitWriteKeyedInput) (*mcp.CallToolResult, any, error) {
+	c := callFrom(ctx, req)
+	if in.IdempotencyKey == "" {
+		return nil, nil, errEmptyKey
+	}
+	s.seeKey(c, in.IdempotencyKey)
+	if c.plan.isError != nil {
+		return s.injectError(ctx, c)
+	}
+	s.mu.Lock()
+	k, seen := s.dedup[in.IdempotencyKey]
+	if !seen {
+		k = &keyedWrite{done: make(chan struct{})}
+		s.dedup[in.IdempotencyKey] = k
+	}
+	s.mu.Unlock()
+	if seen {
+		select {
+		case <-k.done:
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("waiting for the first call with idempotency_key %q: %w", in.IdempotencyKey, ctx.Err())
+		case <-s.closing:
+			return nil, nil, fmt.Errorf("waiting for the first call with idempotency_key %q: %w", in.IdempotencyKey, errClosed)
+		}
+		if k.err != nil {
+			return nil, nil, fmt.Errorf("the first call with idempotency_key %q failed: %w", in.IdempotencyKey, k.err)
+		}
+		s.setOutcome(c, "dedup")
+		s.hold(ctx, c)
+		return textResult("recorded " + k.out.Recorded), k.out, nil
+	}
+	out, err := s.write(c, in.Entry, in.IdempotencyKey)
+	k.out, k.err = out, err
+	close(k.done)
+	if err != nil {
+		s.mu.Lock()
+		delete(s.dedup, in.IdempotencyKey) // nothing was written: a later call may try again
+		s.mu.Unlock()
+		return nil, nil, err
+	}
+	s.hold(ctx, c)
+	return textResult("recorded " + in.Entry), out, nil
+}
+
+func (s *Server) readLedger(ctx context.Context, req *mcp.CallToolRequest, _ readLedgerInput) (*mcp.CallToolResult, any, error) {
+	c := callFrom(ctx, req)
+	if c.plan.isError != nil {
+		return s.injectError(ctx, c)
+	}
+	entries := s.journal.snapshot()
+	s.hold(ctx, c)
+	return textResult(strings.Join(entries, "\n")), readLedgerOutput{Entries: entries}, nil
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// injectError answers c with the is_error fault's result; nothing is written.
+func (s *Server) injectError(ctx context.Context, c *call) (*mcp.CallToolResult, any, error) {
+	msg := c.plan.isError.message()
+	s.mu.Lock()
+	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "is_error"})
+	c.outcome = "is_error"
+	s.mu.Unlock()
+	s.log.Info("ledger fault", "fault", "is_error", "tool", c.tool, "token", c.token, "request_id", c.idText)
+	s.hold(ctx, c)
+	res := textResult(msg)
+	res.IsError = true
+	return res, nil, nil
+}
+
+// write appends entry to the ledger and counts the write once it is synced.
+func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
+	line := oneLine(entry)
+	n, err := s.journal.append(line)
+	if err != nil {
+		s.log.Error("ledger write failed", "tool", c.tool, "token", c.token, "err", err)
+		return commitOutput{}, fmt.Errorf("ledger write: %w", err)
+	}
+	s.mu.Lock()
+	s.runLocked(c.token).counts.Writes++
+	s.total.counts.Writes++
+	s.eventLocked(Event{Token: c.token, Kind: EventWrite, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key})
+	s.mu.Unlock()
+	s.log.Debug("ledger write", "tool", c.tool, "token", c.token, "line", n)
+	return commitOutput{Recorded: entry, Line: n}, nil
+}
+
+// seeKey counts key as seen by commit_write_keyed, for c's token and in total.
+func (s *Server) seeKey(c *call, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.runLocked(c.token)
+	if _, ok := r.keys[key]; !ok {
+		r.keys[key] = struct{}{}
+		r.counts.Keys++
+	}
+	if _, ok := s.total.keys[key]; !ok {
+		s.total.keys[key] = struct{}{}
+		s.total.counts.Keys++
+	}
+}
+
+func (s *Server) setOutcome(c *call, outcome string) {
+	s.mu.Lock()
+	c.outcome = outcome
+	s.mu.Unlock()
+}
+
+// hold applies the delay fault: it waits the delay after the tool ran, or
+// until the client gives up (counted) or the server closes.
+func (s *Server) hold(ctx context.Context, c *call) {
+	d := c.plan.delay
+	if d <= 0 {
+		return
+	}
+	s.mu.Lock()
+	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "delay"})
+	s.mu.Unlock()
+	s.log.Info("ledger fault", "fault", "delay", "delay", d, "tool", c.tool, "token", c.token, "request_id", c.idText)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	ended := "elapsed"
+	select {
+	case <-t.C:
+	case <-c.gone:
+		ended = "client gave up"
+	case <-ctx.Done():
+		s.giveUp(c, "context cancelled")
+		ended = "client gave up"
+	case <-s.closing:
+		ended = "server closing"
+	}
+	s.log.Info("ledger delay ended", "tool", c.tool, "token", c.token, "request_id", c.idText, "ended", ended)
+}

@@ -70,6 +70,10 @@ func TestRules(t *testing.T) {
 		{"retry-before: not retried", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500))
 		}), Fail},
+		{"retry-before: initial failed, retried, then the tool ran", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(0, "initial", "injected_503", 503))
+			loop(h, 1, "forwarded", 200)
+		}), Pass},
 		{"retry-before: tool dispatched", "retry-before-dispatch", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Unknown},
 		{"retry-before: no failure", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "forwarded", 200))

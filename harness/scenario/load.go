@@ -1,0 +1,376 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// MaxFileSize bounds the size of one scenario file.
+const MaxFileSize = 1 << 20
+
+// Load loads every scenario in paths: files, or directories searched
+// recursively for *.yaml and *.yml files in lexical order. It reports every
+// problem it finds as an ErrorList (each an *Error naming file, line and
+// column), and the scenarios of the files that had none. Scenario names must
+// be unique across all paths.
+func Load(paths ...string) ([]*Scenario, error) {
+	var files []string
+	var errs ErrorList
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			errs = append(errs, &Error{File: p, Msg: describe(err)})
+			continue
+		}
+		if !fi.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, &Error{File: p, Msg: describe(err)})
+		}
+	}
+	var out []*Scenario
+	seen := map[string]*Scenario{}
+	for _, f := range files {
+		src, err := readFile(f)
+		if err != nil {
+			errs = append(errs, &Error{File: f, Msg: describe(err)})
+			continue
+		}
+		ss, ferrs := Parse(f, src)
+		errs = append(errs, ferrs...)
+		for _, s := range ss {
+			if prev, ok := seen[s.Name]; ok {
+				errs = append(errs, newError(f, src, s.Line, 1, "duplicate scenario name %q (first in %s:%d)", s.Name, prev.File, prev.Line))
+				continue
+			}
+			seen[s.Name] = s
+			out = append(out, s)
+		}
+	}
+	if len(errs) > 0 {
+		return out, errs
+	}
+	return out, nil
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes", MaxFileSize)
+	}
+	return b, nil
+}
+
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Parse decodes the scenarios in src, which was read from file, strictly: an
+// unknown field, a wrong type, a bad duration, an unknown fault, rule,
+// endpoint or template variable is an *Error at its line and column. A
+// scenario with a problem is left out; the others are returned.
+func Parse(file string, src []byte) ([]*Scenario, ErrorList) {
+	errs := checkTemplates(file, src)
+	var f *ast.File
+	err := guard(func() (err error) { f, err = parser.ParseBytes(src, 0); return err })
+	if err != nil {
+		return nil, append(errs, yamlError(file, src, err, nil))
+	}
+	var nodes []ast.Node
+	for _, doc := range f.Docs {
+		body := unwrap(doc.Body)
+		switch n := body.(type) {
+		case nil:
+		case *ast.SequenceNode:
+			for _, item := range n.Values {
+				nodes = append(nodes, unwrap(item))
+			}
+		default:
+			nodes = append(nodes, n)
+		}
+	}
+	if len(nodes) == 0 && len(errs) == 0 {
+		return nil, ErrorList{{File: file, Msg: "no scenario in the file; want a scenario (a mapping) or a list of them"}}
+	}
+	var out []*Scenario
+	for _, n := range nodes {
+		if !isMapping(n) {
+			line, col := tokenPos(n)
+			errs = append(errs, newError(file, src, line, col, "want a scenario (a mapping with name, request, expect, …), got %s", n.Type()))
+			continue
+		}
+		s := &Scenario{File: file}
+		s.Line, _ = tokenPos(n)
+		if err := guard(func() error { return yaml.NodeToValue(n, s, yaml.Strict(), yaml.DisallowUnknownField()) }); err != nil {
+			errs = append(errs, yamlError(file, src, err, n))
+			continue
+		}
+		if verrs := validate(file, src, n, s); len(verrs) > 0 {
+			errs = append(errs, verrs...)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, errs
+}
+
+// validate checks what decoding cannot: required parts, fault and script
+// settings, rule names and count keys.
+func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
+	var errs ErrorList
+	fail := func(path []any, format string, args ...any) {
+		line, col := tokenPos(at(n, path...))
+		errs = append(errs, newError(file, src, line, col, format, args...))
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		fail([]any{"name"}, "scenario needs a name")
+	}
+	switch {
+	case s.Request != nil && len(s.Requests) > 0:
+		fail([]any{"requests"}, "set request or requests, not both")
+	case s.Request == nil && len(s.Requests) == 0:
+		fail(nil, "scenario %q needs a request: set request or requests", s.Name)
+	}
+	for i, r := range s.Requests {
+		if r.Endpoint == "" {
+			fail([]any{"requests", i}, "request needs an endpoint: chat, responses or messages")
+		}
+	}
+	if s.Request != nil && s.Request.Endpoint == "" {
+		fail([]any{"request"}, "request needs an endpoint: chat, responses or messages")
+	}
+	if reflect.DeepEqual(s.Expect, history.Expect{}) {
+		fail([]any{"expect"}, "scenario %q expects nothing: set expect with counts or rules", s.Name)
+	}
+	if err := s.Model.Validate(); err != nil {
+		fail([]any{"model"}, "model: %v", err)
+	}
+	for i, f := range s.Faults.Upstream {
+		if err := f.Validate(); err != nil {
+			fail([]any{"faults", "upstream", i}, "upstream fault: %v", err)
+		}
+	}
+	for i, f := range s.Faults.MCP {
+		if err := f.Validate(); err != nil {
+			fail([]any{"faults", "mcp", i}, "mcp fault: %v", err)
+		}
+	}
+	known := rules.Names()
+	for i, r := range s.Expect.Rules {
+		if !slices.Contains(known, r) {
+			fail([]any{"expect", "rules", i}, "unknown rule %q; want one of %s", r, strings.Join(known, ", "))
+		}
+	}
+	for k := range s.Expect.Upstream {
+		if err := rules.UpstreamKey(k); err != nil {
+			fail([]any{"expect", "upstream", k}, "%v", err)
+		}
+	}
+	slices.SortFunc(errs, func(a, b *Error) int { return a.Line*1000 + a.Col - b.Line*1000 - b.Col })
+	return errs
+}
+
+// yamlError turns a decoding error into an *Error at its position. Errors of
+// custom decoders (durations, fault timings, endpoints) carry no position;
+// they are found again by decoding the node's parts one by one.
+func yamlError(file string, src []byte, err error, n ast.Node) *Error {
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil {
+		p := ye.GetToken().Position
+		return newError(file, src, p.Line, p.Column, "%s", ye.GetMessage())
+	}
+	if n != nil {
+		if at, lerr := locate(n, reflect.TypeFor[Scenario]()); at != nil {
+			line, col := tokenPos(at)
+			return newError(file, src, line, col, "%s", lerr.Error())
+		}
+		line, col := tokenPos(n)
+		return newError(file, src, line, col, "%s", err.Error())
+	}
+	return &Error{File: file, Msg: err.Error()}
+}
+
+var (
+	funcUnmarshaler  = reflect.TypeFor[interface{ UnmarshalYAML(func(any) error) error }]()
+	bytesUnmarshaler = reflect.TypeFor[interface{ UnmarshalYAML([]byte) error }]()
+)
+
+// locate returns the deepest node under n (of Go type t) that fails to
+// decode, with its error, or nil when every part decodes.
+func locate(n ast.Node, t reflect.Type) (ast.Node, error) {
+	n = unwrap(n)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	custom := reflect.PointerTo(t).Implements(funcUnmarshaler) || reflect.PointerTo(t).Implements(bytesUnmarshaler)
+	if custom {
+		err := guard(func() error {
+			return yaml.NodeToValue(n, reflect.New(t).Interface(), yaml.Strict(), yaml.DisallowUnknownField())
+		})
+		if err == nil {
+			return nil, nil
+		}
+		if at, aerr := locateChildren(n, t); at != nil {
+			return at, aerr
+		}
+		return n, err
+	}
+	return locateChildren(n, t)
+}
+
+func locateChildren(n ast.Node, t reflect.Type) (ast.Node, error) {
+	switch t.Kind() {
+	case reflect.Struct:
+		for _, p := range pairs(n) {
+			f, ok := fieldByYAMLName(t, p.Key.String())
+			if !ok {
+				continue
+			}
+			if at, err := locate(p.Value, f.Type); at != nil {
+				return at, err
+			}
+		}
+	case reflect.Slice:
+		if seq, ok := n.(*ast.SequenceNode); ok {
+			for _, v := range seq.Values {
+				if at, err := locate(v, t.Elem()); at != nil {
+					return at, err
+				}
+			}
+		}
+	case reflect.Map:
+		for _, p := range pairs(n) {
+			if at, err := locate(p.Value, t.Elem()); at != nil {
+				return at, err
+			}
+		}
+	}
+	return nil, nil
+}
+
+func fieldByYAMLName(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if tag == name || tag == "" && strings.EqualFold(f.Name, name) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// at returns the node at path under n (mapping keys as strings, sequence
+// indexes as ints), or the deepest node found on the way.
+func at(n ast.Node, path ...any) ast.Node {
+	cur := unwrap(n)
+	for _, step := range path {
+		var next ast.Node
+		switch k := step.(type) {
+		case string:
+			for _, p := range pairs(cur) {
+				if p.Key.String() == k {
+					next = p.Value
+					break
+				}
+			}
+		case int:
+			if seq, ok := cur.(*ast.SequenceNode); ok && k < len(seq.Values) {
+				next = seq.Values[k]
+			}
+		}
+		if next == nil {
+			return cur
+		}
+		cur = unwrap(next)
+	}
+	return cur
+}
+
+func pairs(n ast.Node) []*ast.MappingValueNode {
+	switch m := unwrap(n).(type) {
+	case *ast.MappingNode:
+		return m.Values
+	case *ast.MappingValueNode:
+		return []*ast.MappingValueNode{m}
+	}
+	return nil
+}
+
+func isMapping(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return true
+	}
+	return false
+}
+
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.DocumentNode:
+			n = v.Body
+		default:
+			return n
+		}
+	}
+}
+
+func tokenPos(n ast.Node) (int, int) {
+	if n == nil || n.GetToken() == nil {
+		return 0, 0
+	}
+	p := n.GetToken().Position
+	return p.Line, p.Column
+}
+
+// guard runs f and turns a panic of the YAML library (which some malformed
+// inputs provoke) into an error.
+func guard(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cannot decode this YAML (%v)", r)
+		}
+	}()
+	return f()
+}

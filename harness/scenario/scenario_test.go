@@ -1,0 +1,183 @@
+package scenario
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestLoadGood(t *testing.T) {
+	ss, err := Load("testdata/good")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	var names []string
+	for _, s := range ss {
+		names = append(names, s.Name)
+	}
+	want := []string{"two requests", "defaults", "chat follow-up 500 after tool ran"}
+	if strings.Join(names, "|") != strings.Join(want, "|") {
+		t.Fatalf("names (-want +got):\n-%q\n+%q", want, names)
+	}
+	two := ss[0]
+	if got := len(two.AllRequests()); got != 2 {
+		t.Errorf("requests = %d, want 2", got)
+	}
+	if !two.Isolated() || ss[1].Isolated() {
+		t.Errorf("Isolated: two=%v defaults=%v, want true, false", two.Isolated(), ss[1].Isolated())
+	}
+	if two.Timeout.D().String() != "2s" || two.Gateway.ToolTimeout.D().String() != "100ms" {
+		t.Errorf("durations: %v %v", two.Timeout, two.Gateway.ToolTimeout)
+	}
+	if two.Expect.MCP.Calls.PerTool["commit_write"] != 1 {
+		t.Errorf("mcp calls = %+v", two.Expect.MCP.Calls)
+	}
+	if two.Line != 1 || ss[1].Line != 14 {
+		t.Errorf("lines = %d, %d; want 1, 14", two.Line, ss[1].Line)
+	}
+	seed := ss[2]
+	if *seed.Expect.Status != 500 || len(seed.Faults.Upstream) != 1 || seed.Faults.Upstream[0].Respond.Status != 500 {
+		t.Errorf("seed scenario decoded wrong: %+v", seed)
+	}
+}
+
+// TestLoadBad checks every bad file's message against its golden file: the
+// file, line and column, what is wrong, and the line itself.
+func TestLoadBad(t *testing.T) {
+	files, err := filepath.Glob("testdata/bad/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bad files: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, err := Load(f)
+			if err == nil {
+				t.Fatal("Load succeeded, want an error")
+			}
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T is not a *scenario.Error: %v", err, err)
+			}
+			if se.File != f {
+				t.Errorf("File = %q, want %q", se.File, f)
+			}
+			if se.Line == 0 && !strings.Contains(f, "no-request") {
+				t.Errorf("error has no line: %v", err)
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./harness/scenario -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("message (-want +got):\n-%s\n+%s", want, got)
+			}
+		})
+	}
+}
+
+func TestLoadListsEveryError(t *testing.T) {
+	_, err := Load("testdata/bad", "testdata/missing.yaml")
+	var list ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("error %T is not an ErrorList", err)
+	}
+	files := map[string]bool{}
+	for _, e := range list {
+		files[e.File] = true
+	}
+	bad, _ := filepath.Glob("testdata/bad/*.yaml")
+	for _, f := range append(bad, "testdata/missing.yaml") {
+		if !files[f] {
+			t.Errorf("no error reported for %s", f)
+		}
+	}
+}
+
+func TestDuplicateNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.yaml", "b.yaml"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("name: same\nrequest: {endpoint: chat}\nexpect: {writes: 1}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ss, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), `duplicate scenario name "same"`) || len(ss) != 1 {
+		t.Fatalf("got %d scenarios, err %v", len(ss), err)
+	}
+}
+
+func TestRender(t *testing.T) {
+	ss, err := Load("testdata/good/seed.yaml", "testdata/good/list.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := runtoken.Derive("seed", "x")
+	r, err := ss[0].Render(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Call commit_write once with entry alpha-" + tok + ", then reply done."; r.Requests[0].Prompt != want {
+		t.Errorf("prompt = %q, want %q", r.Requests[0].Prompt, want)
+	}
+	if !strings.Contains(string(r.Script), `"entry":"alpha-`+tok+`"`) {
+		t.Errorf("script = %s", r.Script)
+	}
+	if strings.Contains(string(r.Script), "{{") || ss[0].Request.Prompt != "Call commit_write once with entry {{entry}}, then reply done." {
+		t.Errorf("render left a template or changed the scenario")
+	}
+	r2, err := ss[1].Render(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Requests[0].Headers["x-run"] != tok || r2.Requests[1].Prompt != "Call the commit_write tool exactly once with entry alpha-"+tok+", then reply done." {
+		t.Errorf("rendered requests = %+v", r2.Requests)
+	}
+	if runtoken.FindString(r2.Requests[1].Prompt) != tok {
+		t.Errorf("prompt does not carry the token")
+	}
+	if len(r2.Faults.MCP) != 2 || r2.Faults.MCP[1].Delay == nil || r2.Faults.MCP[1].Delay.D().String() != "5s" {
+		t.Errorf("rendered faults = %+v", r2.Faults)
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	for _, dir := range []string{"testdata/good", "testdata/bad"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			if err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		ss, errs := Parse("fuzz.yaml", src)
+		for _, e := range errs {
+			if e.File != "fuzz.yaml" || e.Msg == "" || e.Line < 0 || e.Col < 0 {
+				t.Fatalf("malformed error %+v", e)
+			}
+		}
+		for _, s := range ss {
+			if s.Name == "" || len(s.AllRequests()) == 0 {
+				t.Fatalf("accepted an invalid scenario %+v", s)
+			}
+			if _, err := s.Render("rc0000000000"); err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"reflect"
+
+	"github.com/invopop/jsonschema"
+	orderedmap "github.com/pb33f/ordered-map/v2"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// SchemaID is the $id of the scenario file schema.
+const SchemaID = "https://github.com/replaycheck/replaycheck/scenario.schema.json"
+
+// durationPattern matches a Go duration string such as "250ms" or "1m30s".
+const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+
+// Schema returns the JSON Schema of a scenario file (one scenario or a list
+// of them), generated from the Go types, with the endpoints, rule names,
+// fault kinds and fault timings as enums and patterns, so editors complete
+// and check scenario files.
+func Schema() ([]byte, error) {
+	r := &jsonschema.Reflector{Mapper: mapType, Namer: typeName}
+	s := r.Reflect(&Scenario{})
+	defs := s.Definitions
+	exp, ok := defs["Expect"]
+	if !ok {
+		return nil, fmt.Errorf("schema: no Expect definition")
+	}
+	if rs, ok := exp.Properties.Get("rules"); ok && rs.Items != nil {
+		names := rules.Names()
+		rs.Items.Enum = make([]any, len(names))
+		for i, n := range names {
+			rs.Items.Enum[i] = n
+		}
+	}
+	if up, ok := exp.Properties.Get("upstream"); ok {
+		up.PropertyNames = &jsonschema.Schema{Pattern: `^(initial|follow_up|any)( [a-z0-9_]+)?$`}
+	}
+	ref := &jsonschema.Schema{Ref: "#/$defs/Scenario"}
+	root := &jsonschema.Schema{
+		Version:     jsonschema.Version,
+		ID:          SchemaID,
+		Title:       "replaycheck scenario file",
+		Description: "One scenario, or a list of scenarios.",
+		OneOf:       []*jsonschema.Schema{ref, {Type: "array", Items: ref}},
+		Definitions: defs,
+	}
+	b, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// mapType gives the schema of types whose YAML form is not their Go shape.
+func mapType(t reflect.Type) *jsonschema.Schema {
+	switch t {
+	case reflect.TypeFor[fault.Duration]():
+		return &jsonschema.Schema{Type: "string", Pattern: durationPattern, Description: `a Go duration such as "250ms" or "2s"`}
+	case reflect.TypeFor[fault.Times]():
+		return &jsonschema.Schema{
+			Description: "on which matching occurrences a fault fires: always (default), once, a count N (the first N), or {nth: K}",
+			OneOf: []*jsonschema.Schema{
+				{Type: "string", Enum: []any{"always", "once"}},
+				{Type: "integer", Minimum: json.Number("1")},
+				{Type: "object", Properties: props("nth", &jsonschema.Schema{Type: "integer", Minimum: json.Number("1")}),
+					Required: []string{"nth"}, AdditionalProperties: jsonschema.FalseSchema},
+			},
+		}
+	case reflect.TypeFor[upstream.Script]():
+		step := (&jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}).Reflect(&upstream.Step{})
+		step.Version, step.ID = "", ""
+		return &jsonschema.Schema{Type: "array", Items: step,
+			Description: "the fake model's script: tool calls ({call, arguments}) then a final {say}"}
+	}
+	return nil
+}
+
+func props(name string, s *jsonschema.Schema) *orderedmap.OrderedMap[string, *jsonschema.Schema] {
+	p := jsonschema.NewProperties()
+	p.Set(name, s)
+	return p
+}
+
+// typeName names definitions; the fakes' types are prefixed with their
+// package, since both have a Fault.
+func typeName(t reflect.Type) string {
+	switch path.Base(t.PkgPath()) {
+	case "upstream":
+		return "Upstream" + t.Name()
+	case "ledger":
+		return "Ledger" + t.Name()
+	}
+	return t.Name()
+}

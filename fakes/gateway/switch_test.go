@@ -1,0 +1,232 @@
+package gateway
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+)
+
+// observed is every count a switch scenario looks at.
+type observed struct {
+	Statuses      []int
+	Calls         int // tools/call the ledger received
+	Writes        int
+	Keys          int
+	Cancellations int
+	Initial       int
+	FollowUp      int
+	Chunks        int // `data: {"id"` chunks of a streamed answer
+}
+
+// differing names the fields in which a and b differ.
+func differing(a, b observed) []string {
+	var out []string
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			out = append(out, va.Type().Field(i).Name)
+		}
+	}
+	return out
+}
+
+// observe reads the fakes' totals after the gateway is closed, so calls left
+// running have finished.
+func (r *rig) observe(statuses []int, chunks int) observed {
+	r.t.Helper()
+	if err := r.gw.Close(); err != nil {
+		r.t.Fatalf("gateway Close: %v", err)
+	}
+	l, u := r.ledger.Total(), r.upstream.Total()
+	return observed{Statuses: statuses, Calls: l.CallsTotal(), Writes: l.Writes, Keys: l.Keys, Cancellations: l.Cancellations,
+		Initial: u.Initial, FollowUp: u.FollowUp, Chunks: chunks}
+}
+
+func armUpstream(t *testing.T, r *rig, script *upstream.Script, faults ...upstream.Fault) {
+	t.Helper()
+	if err := r.upstream.Arm("", script, faults); err != nil {
+		t.Fatalf("arming the upstream: %v", err)
+	}
+}
+
+func armLedger(t *testing.T, r *rig, faults ...ledger.Fault) {
+	t.Helper()
+	if err := r.ledger.Arm("", faults); err != nil {
+		t.Fatalf("arming the ledger: %v", err)
+	}
+}
+
+func followUp500() upstream.Fault {
+	return upstream.Fault{On: upstream.KindFollowUp, Respond: &upstream.Respond{Status: 500}}
+}
+
+// TestEachSwitchAlone runs, for every switch, a scenario that exposes it,
+// once guarded and once with that switch alone, and checks both outcomes and
+// that exactly the expected counts differ.
+func TestEachSwitchAlone(t *testing.T) {
+	oneChat := func(t *testing.T, r *rig) observed {
+		status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
+		return r.observe([]int{status}, 0)
+	}
+	tests := []struct {
+		name     string
+		bug      Bug
+		tweak    func(*Config)
+		arm      func(t *testing.T, r *rig)
+		run      func(t *testing.T, r *rig) observed
+		guarded  observed
+		switched observed
+		differ   []string
+	}{
+		{
+			name: "follow-up 500 after the tool ran", bug: ReplayAfterDispatch,
+			arm:      func(t *testing.T, r *rig) { armUpstream(t, r, nil, followUp500()) },
+			run:      oneChat,
+			guarded:  observed{Statuses: []int{500}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{500}, Calls: 3, Writes: 3, Initial: 3, FollowUp: 3},
+			differ:   []string{"Calls", "Writes", "Initial", "FollowUp"},
+		},
+		{
+			name: "streamed follow-up dropped, with a fallback", bug: StreamSplice,
+			tweak: func(c *Config) { c.Fallbacks = map[string]string{"repro-model": "backup-model"} },
+			arm: func(t *testing.T, r *rig) {
+				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindFollowUp, Drop: &upstream.Drop{After: upstream.DropAfterHeaders}})
+			},
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))
+				return r.observe([]int{status}, countLines(body, `data: {"id"`))
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Chunks: 7},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 2, FollowUp: 2, Chunks: 14},
+			differ:   []string{"Calls", "Writes", "Initial", "FollowUp", "Chunks"},
+		},
+		{
+			name: "connection dropped after the tool ran", bug: MCPResendOnDisconnect,
+			arm: func(t *testing.T, r *rig) {
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
+			},
+			run:      oneChat,
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
+			name: "three isError results, then a good call", bug: BreakerCountsToolErrors,
+			arm: func(t *testing.T, r *rig) {
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Times{Count: 3}, IsError: &ledger.IsError{Message: "entry not found"}})
+			},
+			run: func(t *testing.T, r *rig) observed {
+				var statuses []int
+				for range 4 {
+					status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
+					statuses = append(statuses, status)
+				}
+				return r.observe(statuses, 0)
+			},
+			guarded:  observed{Statuses: []int{200, 200, 200, 200}, Calls: 4, Writes: 1, Initial: 4, FollowUp: 4},
+			switched: observed{Statuses: []int{200, 200, 200, 200}, Calls: 3, Writes: 0, Initial: 4, FollowUp: 4},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
+			name: "initial 400", bug: RetryEverything,
+			arm: func(t *testing.T, r *rig) {
+				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Respond: &upstream.Respond{Status: 400}})
+			},
+			run:      oneChat,
+			guarded:  observed{Statuses: []int{400}, Initial: 1},
+			switched: observed{Statuses: []int{400}, Initial: 3},
+			differ:   []string{"Initial"},
+		},
+		{
+			name: "initial 503 with x-should-retry: false", bug: RetryEverything,
+			arm: func(t *testing.T, r *rig) {
+				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Respond: &upstream.Respond{Status: 503, Headers: map[string]string{"x-should-retry": "false"}}})
+			},
+			run:      oneChat,
+			guarded:  observed{Statuses: []int{503}, Initial: 1},
+			switched: observed{Statuses: []int{503}, Initial: 3},
+			differ:   []string{"Initial"},
+		},
+		{
+			name: "initial 429 asking for longer than the wait budget", bug: RetryEverything,
+			arm: func(t *testing.T, r *rig) {
+				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Respond: &upstream.Respond{Status: 429, Headers: map[string]string{"Retry-After": "3600"}}})
+			},
+			run:      oneChat,
+			guarded:  observed{Statuses: []int{429}, Initial: 1},
+			switched: observed{Statuses: []int{429}, Initial: 3},
+			differ:   []string{"Initial"},
+		},
+		{
+			name: "tool call slower than the tool timeout", bug: NoCancelOnTimeout,
+			tweak: func(c *Config) { c.ToolTimeout = 100 * time.Millisecond },
+			arm: func(t *testing.T, r *rig) {
+				d := fault.Duration(time.Second)
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Delay: &d})
+			},
+			run: func(t *testing.T, r *rig) observed {
+				status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
+				if !r.gw.Bugs().Has(NoCancelOnTimeout) {
+					// The cancellation reaches the ledger after the app's answer.
+					r.waitLedger(func(c ledger.Counts) bool { return c.Cancellations > 0 })
+				}
+				return r.observe([]int{status}, 0)
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Cancellations: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Cancellations: 0, Initial: 1, FollowUp: 1},
+			differ:   []string{"Cancellations"},
+		},
+		{
+			name: "keyed write, follow-up 500", bug: FreshKeyPerAttempt,
+			arm: func(t *testing.T, r *rig) {
+				script := upstream.Script{Steps: []upstream.Step{
+					{Call: ledger.ToolCommitWriteKeyed, Arguments: map[string]any{"entry": "{{entry}}"}},
+					{Say: "done"},
+				}}
+				armUpstream(t, r, &script, followUp500())
+			},
+			run:      oneChat,
+			guarded:  observed{Statuses: []int{500}, Calls: 3, Writes: 1, Keys: 1, Initial: 3, FollowUp: 3},
+			switched: observed{Statuses: []int{500}, Calls: 3, Writes: 3, Keys: 3, Initial: 3, FollowUp: 3},
+			differ:   []string{"Writes", "Keys"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.bug)+"/"+tt.name, func(t *testing.T) {
+			t.Parallel()
+			run := func(bugs Bugs) observed {
+				r := newRig(t, bugs, tt.tweak)
+				tt.arm(t, r)
+				return tt.run(t, r)
+			}
+			guarded := run(nil)
+			switched := run(Bugs{tt.bug: true})
+			if diff := cmp.Diff(tt.guarded, guarded); diff != "" {
+				t.Errorf("guarded (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.switched, switched); diff != "" {
+				t.Errorf("%s alone (-want +got):\n%s", tt.bug, diff)
+			}
+			if got := differing(guarded, switched); !slices.Equal(got, tt.differ) {
+				t.Errorf("counts that differ = %v, want %v", got, tt.differ)
+			}
+		})
+	}
+}
+
+// TestEverySwitchHasAScenario keeps TestEachSwitchAlone complete.
+func TestEverySwitchHasAScenario(t *testing.T) {
+	covered := map[Bug]bool{ReplayAfterDispatch: true, StreamSplice: true, MCPResendOnDisconnect: true,
+		BreakerCountsToolErrors: true, RetryEverything: true, NoCancelOnTimeout: true, FreshKeyPerAttempt: true}
+	for _, info := range AllBugs() {
+		if !covered[info.Bug] {
+			t.Errorf("switch %s has no scenario in TestEachSwitchAlone", info.Bug)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fixedClock is a deterministic clock for tests.
+func fixedClock() time.Time { return time.Unix(1_700_000_000, 0).UTC() }
+
+// newFake starts the upstream fake on a loopback port; log receives its lines.
+func newFake(t testing.TB, cfg Config) (*Server, *httptest.Server, *syncBuffer) {
+	t.Helper()
+	log := &syncBuffer{}
+	if cfg.Log == nil {
+		cfg.Log = log
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = fixedClock
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return s, srv, log
+}
+
+// token returns a run token unique to the test.
+func token(t testing.TB, parts ...string) string {
+	return runtoken.Derive(append([]string{t.Name()}, parts...)...)
+}
+
+// diff fails the test with a (-want +got) report when want != got.
+func diff(t testing.TB, what string, want, got any) {
+	t.Helper()
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("%s mismatch (-want +got):\n- %#v\n+ %#v", what, want, got)
+	}
+}
+
+// post sends body as JSON to path and returns the status and body.
+func post(t testing.TB, url, body string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading %s: %v", url, err)
+	}
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// mustJSON renders v as JSON.
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// prompt is the seed's prompt with a run token entry.
+func prompt(tok string) string {
+	return fmt.Sprintf("Call the commit_write tool exactly once with entry alpha-%s, then reply done.", tok)
+}

@@ -1,0 +1,105 @@
+package upstream
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
+)
+
+func anthropicClient(url string) anthropic.Client {
+	return anthropic.NewClient(aoption.WithBaseURL(url+"/"), aoption.WithAPIKey("test"), aoption.WithMaxRetries(0))
+}
+
+func messagesParams(tok string, toolNames ...string) anthropic.MessageNewParams {
+	p := anthropic.MessageNewParams{
+		Model:     "claude-test",
+		MaxTokens: 1024,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(prompt(tok)))},
+	}
+	for _, n := range toolNames {
+		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{
+			Name:        n,
+			InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"entry": map[string]any{"type": "string"}}},
+		}})
+	}
+	return p
+}
+
+func TestMessagesSDK(t *testing.T) {
+	tests := []struct {
+		name     string
+		stream   bool
+		tools    []string
+		wantCall string
+	}{
+		{"plain", false, []string{"commit_write"}, "commit_write"},
+		{"stream", true, []string{"commit_write"}, "commit_write"},
+		{"suffix match", false, []string{"ledger-commit_write"}, "ledger-commit_write"},
+		{"suffix match stream", true, []string{"ledger-commit_write"}, "ledger-commit_write"},
+		{"no matching tool", false, []string{"read_ledger"}, ""},
+		{"no tools stream", true, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, srv, log := newFake(t, Config{})
+			tok := token(t)
+			client := anthropicClient(srv.URL)
+			ctx := context.Background()
+			params := messagesParams(tok, tt.tools...)
+
+			var msg anthropic.Message
+			if tt.stream {
+				stream := client.Messages.NewStreaming(ctx, params)
+				var types []string
+				for stream.Next() {
+					ev := stream.Current()
+					types = append(types, ev.Type)
+					if err := msg.Accumulate(ev); err != nil {
+						t.Fatalf("Accumulate: %v", err)
+					}
+				}
+				if err := stream.Err(); err != nil {
+					t.Fatalf("stream: %v", err)
+				}
+				if types[len(types)-1] != "message_stop" {
+					t.Errorf("events %v", types)
+				}
+			} else {
+				m, err := client.Messages.New(ctx, params)
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				msg = *m
+			}
+			if !strings.Contains(msg.ID, tok) {
+				t.Errorf("message id %q lacks token", msg.ID)
+			}
+			if tt.wantCall == "" {
+				diff(t, "stop reason", anthropic.StopReasonEndTurn, msg.StopReason)
+				diff(t, "text", "done", msg.Content[0].Text)
+				return
+			}
+			diff(t, "stop reason", anthropic.StopReasonToolUse, msg.StopReason)
+			if len(msg.Content) != 1 {
+				t.Fatalf("content has %d blocks", len(msg.Content))
+			}
+			tu := msg.Content[0].AsToolUse()
+			diff(t, "tool use", tt.wantCall+` {"entry":"alpha-`+tok+`"}`, tu.Name+" "+string(tu.Input))
+			if !strings.HasPrefix(tu.ID, "toolu_") || !strings.Contains(tu.ID, tok) {
+				t.Errorf("tool_use id %q", tu.ID)
+			}
+
+			params.Messages = append(params.Messages, msg.ToParam(), anthropic.NewUserMessage(anthropic.NewToolResultBlock(tu.ID, "recorded", false)))
+			follow, err := client.Messages.New(ctx, params)
+			if err != nil {
+				t.Fatalf("follow-up: %v", err)
+			}
+			diff(t, "follow-up text", "done", follow.Content[0].Text)
+			diff(t, "counts", Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}}, s.Counts(tok))
+			diff(t, "log", "/v1/messages initial forwarded\n/v1/messages follow_up forwarded\n", log.String())
+		})
+	}
+}

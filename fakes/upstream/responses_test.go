@@ -1,0 +1,144 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+func responsesParams(tok string, tools ...responses.ToolUnionParam) responses.ResponseNewParams {
+	return responses.ResponseNewParams{
+		Model: "gpt-test",
+		Input: responses.ResponseNewParamsInputUnion{OfString: param.NewOpt(prompt(tok))},
+		Tools: tools,
+	}
+}
+
+func functionTool(name string) responses.ToolUnionParam {
+	return responses.ToolParamOfFunction(name, map[string]any{"type": "object", "properties": map[string]any{"entry": map[string]any{"type": "string"}}}, false)
+}
+
+// responsesCall is what a test reads of a function call item.
+type responsesCall struct {
+	Name, Namespace, Args string
+}
+
+func TestResponsesSDK(t *testing.T) {
+	namespaced := responses.ToolParamOfNamespace("ledger tools", "ledger", []responses.NamespaceToolToolUnionParam{
+		{OfFunction: &responses.NamespaceToolToolFunctionParam{Name: "commit_write"}},
+	})
+	tests := []struct {
+		name     string
+		stream   bool
+		tools    []responses.ToolUnionParam
+		wantCall *responsesCall
+	}{
+		{"plain", false, []responses.ToolUnionParam{functionTool("commit_write")}, &responsesCall{Name: "commit_write"}},
+		{"stream", true, []responses.ToolUnionParam{functionTool("commit_write")}, &responsesCall{Name: "commit_write"}},
+		{"suffix match", false, []responses.ToolUnionParam{functionTool("ledger-commit_write")}, &responsesCall{Name: "ledger-commit_write"}},
+		{"namespace", false, []responses.ToolUnionParam{namespaced}, &responsesCall{Name: "commit_write", Namespace: "ledger"}},
+		{"namespace stream", true, []responses.ToolUnionParam{namespaced}, &responsesCall{Name: "commit_write", Namespace: "ledger"}},
+		{"no matching tool", false, []responses.ToolUnionParam{functionTool("other")}, nil},
+		{"no tools stream", true, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, srv, log := newFake(t, Config{})
+			tok := token(t)
+			client := openaiClient(srv.URL)
+			ctx := context.Background()
+			params := responsesParams(tok, tt.tools...)
+
+			var resp *responses.Response
+			if tt.stream {
+				stream := client.Responses.NewStreaming(ctx, params)
+				var argsDone []string
+				var types []string
+				for stream.Next() {
+					ev := stream.Current()
+					types = append(types, ev.Type)
+					switch ev.Type {
+					case "response.function_call_arguments.done":
+						argsDone = append(argsDone, ev.Arguments)
+					case "response.completed":
+						r := ev.Response
+						resp = &r
+					}
+				}
+				if err := stream.Err(); err != nil {
+					t.Fatalf("stream: %v", err)
+				}
+				if resp == nil {
+					t.Fatalf("no response.completed in %v", types)
+				}
+				if tt.wantCall != nil && len(argsDone) != 1 {
+					t.Errorf("function_call_arguments.done seen %d times, want 1 (%v)", len(argsDone), types)
+				}
+				if types[0] != "response.created" || types[len(types)-1] != "response.completed" {
+					t.Errorf("event sequence %v", types)
+				}
+			} else {
+				var err error
+				resp, err = client.Responses.New(ctx, params)
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+			}
+			if !strings.Contains(resp.ID, tok) {
+				t.Errorf("response id %q lacks token", resp.ID)
+			}
+			if tt.wantCall == nil {
+				diff(t, "text", "done", resp.OutputText())
+				return
+			}
+			if len(resp.Output) != 1 {
+				t.Fatalf("output has %d items: %s", len(resp.Output), resp.RawJSON())
+			}
+			fc := resp.Output[0].AsFunctionCall()
+			want := *tt.wantCall
+			want.Args = `{"entry":"alpha-` + tok + `"}`
+			diff(t, "function call", want, responsesCall{Name: fc.Name, Namespace: fc.Namespace, Args: fc.Arguments})
+			if !strings.Contains(fc.CallID, tok) || !strings.Contains(fc.ID, tok) {
+				t.Errorf("ids %q %q lack token", fc.ID, fc.CallID)
+			}
+
+			// Follow-up with previous_response_id: only the output item carries the token.
+			params = responses.ResponseNewParams{
+				Model:              "gpt-test",
+				PreviousResponseID: param.NewOpt(resp.ID),
+				Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+					{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+						CallID: param.NewOpt(fc.CallID),
+						Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt("recorded")},
+					}},
+				}},
+				Tools: tt.tools,
+			}
+			follow, err := client.Responses.New(ctx, params)
+			if err != nil {
+				t.Fatalf("follow-up: %v", err)
+			}
+			diff(t, "follow-up text", "done", follow.OutputText())
+			diff(t, "counts", Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}}, s.Counts(tok))
+			diff(t, "log", "/v1/responses initial forwarded\n/v1/responses follow_up forwarded\n", log.String())
+		})
+	}
+}
+
+// Custom tools get a custom_tool_call item with free-form input.
+func TestResponsesCustomTool(t *testing.T) {
+	_, srv, _ := newFake(t, Config{})
+	tok := token(t)
+	status, out, _ := post(t, srv.URL+"/v1/responses", `{"model":"m","input":"`+prompt(tok)+`","tools":[{"type":"custom","name":"commit_write"}]}`)
+	diff(t, "status", 200, status)
+	var resp responses.Response
+	if err := json.Unmarshal([]byte(out), &resp); err != nil {
+		t.Fatal(err)
+	}
+	c := resp.Output[0].AsCustomToolCall()
+	diff(t, "custom call", `custom_tool_call commit_write {"entry":"alpha-`+tok+`"}`, string(c.Type)+" "+c.Name+" "+c.Input)
+}

@@ -38,6 +38,7 @@ Exit codes:
 	root.AddCommand(
 		newVersionCmd(),
 		newServeCmd(),
+		newGatewayCmd(),
 	)
 	return root
 }

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/fakes/gateway"
+)
+
+// envMasterKey is read when --master-key is not given.
+const envMasterKey = "REPLAYCHECK_MASTER_KEY"
+
+// gatewayOptions are the flags of `replaycheck gateway`.
+type gatewayOptions struct {
+	Addr        string
+	Upstream    string
+	MCP         string
+	Mode        string
+	Bugs        []string
+	NumRetries  int
+	Fallbacks   []string
+	MasterKey   string
+	ToolTimeout time.Duration
+	Verbose     bool
+
+	Out    io.Writer
+	ErrOut io.Writer
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Ready, when set, is called with the bound address once the gateway
+	// accepts connections.
+	Ready func(addr string)
+}
+
+func newGatewayCmd() *cobra.Command {
+	opts := &gatewayOptions{}
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "Run the built-in LLM gateway standalone, naive or guarded",
+		Long: `gateway runs replaycheck's built-in LLM gateway: a small proxy in the shape of
+LiteLLM's that serves /v1/chat/completions, /v1/responses and /v1/messages, runs
+auto-approved MCP tools on the ledger, and retries and falls back between model
+groups. Point it at the fakes of 'replaycheck serve' and reproduce seed 000 by
+hand: --mode naive has every replay bug, --mode guarded none, and --bug turns
+single bugs on.
+
+Switches:
+` + bugHelp() + `
+The master key is read from --master-key or $` + envMasterKey + ` and never printed.
+It stops cleanly on Ctrl-C or SIGTERM.`,
+		Example: `  # the seed's Before: every replay bug on, the fakes on their default ports
+  replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir . &
+  replaycheck gateway --mode naive --master-key sk-local
+
+  # the seed's After, with the streaming case's fallback
+  replaycheck gateway --mode guarded --fallback repro-model=backup-model
+
+  # guarded except for one bug
+  replaycheck gateway --bug stream-splice --fallback repro-model=backup-model`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runGateway(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Addr, "addr", "127.0.0.1:4000", "address to listen on")
+	f.StringVar(&opts.Upstream, "upstream", "http://127.0.0.1:8765/v1", "model API base URL, including /v1")
+	f.StringVar(&opts.MCP, "mcp", "http://127.0.0.1:8766/mcp", "ledger MCP server URL (Streamable HTTP)")
+	f.StringVar(&opts.Mode, "mode", gateway.ModeGuarded, "naive (every replay bug on) or guarded (none)")
+	f.StringArrayVar(&opts.Bugs, "bug", nil, "turn one replay bug on (repeatable); see the list above")
+	f.IntVar(&opts.NumRetries, "num-retries", gateway.DefaultNumRetries, "router retries per model group (0 = none)")
+	f.StringArrayVar(&opts.Fallbacks, "fallback", nil, "model group fallback GROUP=FALLBACK (repeatable)")
+	f.StringVar(&opts.MasterKey, "master-key", "", "require Authorization: Bearer KEY (default $"+envMasterKey+")")
+	f.DurationVar(&opts.ToolTimeout, "tool-timeout", gateway.DefaultToolTimeout, "timeout of one MCP tool call")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every request and router decision to stderr")
+	return cmd
+}
+
+func bugHelp() string {
+	var b strings.Builder
+	for _, info := range gateway.AllBugs() {
+		fmt.Fprintf(&b, "  %-27s %s\n", info.Bug, info.Doc)
+	}
+	return b.String()
+}
+
+// gatewayConfig turns the options into a gateway.Config; every error is the
+// user's (exit 2).
+func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
+	bugs, err := gateway.ParseBugs(opts.Mode, opts.Bugs)
+	if err != nil {
+		return gateway.Config{}, asUsage(err)
+	}
+	if opts.NumRetries < 0 {
+		return gateway.Config{}, asUsage(fmt.Errorf("--num-retries %d: want 0 or more", opts.NumRetries))
+	}
+	retries := opts.NumRetries
+	if retries == 0 {
+		retries = -1 // gateway.Config: negative means none, 0 the default
+	}
+	if opts.ToolTimeout <= 0 {
+		return gateway.Config{}, asUsage(fmt.Errorf("--tool-timeout %s: want a positive duration", opts.ToolTimeout))
+	}
+	fallbacks := map[string]string{}
+	for _, fb := range opts.Fallbacks {
+		from, to, ok := strings.Cut(fb, "=")
+		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+		if !ok || from == "" || to == "" || from == to {
+			return gateway.Config{}, asUsage(fmt.Errorf("--fallback %q: want GROUP=FALLBACK with two different groups", fb))
+		}
+		if prev, dup := fallbacks[from]; dup && prev != to {
+			return gateway.Config{}, asUsage(fmt.Errorf("--fallback %q: group %q already falls back to %q", fb, from, prev))
+		}
+		fallbacks[from] = to
+	}
+	key := opts.MasterKey
+	if key == "" {
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		key = getenv(envMasterKey)
+	}
+	cfg := gateway.Config{
+		Upstream:    opts.Upstream,
+		MCP:         opts.MCP,
+		Bugs:        bugs,
+		NumRetries:  retries,
+		Fallbacks:   fallbacks,
+		MasterKey:   key,
+		ToolTimeout: opts.ToolTimeout,
+	}
+	if opts.Verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(opts.ErrOut, nil))
+	}
+	return cfg, nil
+}
+
+// runGateway serves the gateway on opts.Addr until ctx ends, then shuts it
+// down: in-flight requests get a few seconds, then the MCP sessions close.
+func runGateway(ctx context.Context, opts *gatewayOptions) error {
+	if opts.ErrOut == nil {
+		opts.ErrOut = io.Discard
+	}
+	cfg, err := gatewayConfig(opts)
+	if err != nil {
+		return err
+	}
+	g, err := gateway.New(cfg)
+	if err != nil {
+		return asUsage(err)
+	}
+	defer g.Close()
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("gateway: address %s is already in use (another gateway or a LiteLLM proxy?); pick another with --addr: %w", opts.Addr, err)
+		}
+		return fmt.Errorf("gateway: listening on %s: %w", opts.Addr, err)
+	}
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	addr := ln.Addr().String()
+	if err := printGatewayBanner(opts.Out, addr, cfg); err != nil {
+		_ = srv.Close()
+		<-served
+		return fmt.Errorf("gateway: writing the banner: %w", err)
+	}
+	if opts.Ready != nil {
+		opts.Ready(addr)
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("gateway: serving on %s: %w", addr, err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	<-served
+	if err := g.Close(); err != nil {
+		return fmt.Errorf("gateway: closing MCP sessions: %w", err)
+	}
+	fmt.Fprintln(opts.Out, "gateway stopped")
+	return nil
+}
+
+func printGatewayBanner(w io.Writer, addr string, cfg gateway.Config) error {
+	if w == nil {
+		return nil
+	}
+	retries := cfg.NumRetries
+	if retries < 0 {
+		retries = 0
+	}
+	var fbs []string
+	for from, to := range cfg.Fallbacks {
+		fbs = append(fbs, from+" -> "+to)
+	}
+	sort.Strings(fbs)
+	fallbacks := "none"
+	if len(fbs) > 0 {
+		fallbacks = strings.Join(fbs, ", ")
+	}
+	key := "none"
+	if cfg.MasterKey != "" {
+		key = "required (not shown)"
+	}
+	_, err := fmt.Fprintf(w, `replaycheck gateway listening on http://%s
+  upstream:    %s
+  mcp:         %s
+  switches:    %s
+  num_retries: %d
+  fallbacks:   %s
+  master key:  %s
+`, addr, cfg.Upstream, cfg.MCP, cfg.Bugs, retries, fallbacks, key)
+	return err
+}

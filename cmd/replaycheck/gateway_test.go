@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+)
+
+// syncBuffer is a bytes.Buffer safe for the gateway goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startFakes runs a ledger and an upstream fake on port-0 listeners.
+func startFakes(t *testing.T) (upstreamURL, mcpURL string, l *ledger.Server) {
+	t.Helper()
+	l, err := ledger.New(ledger.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", l)
+	ls := httptest.NewServer(mux)
+	up, err := upstream.New(upstream.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := httptest.NewServer(up)
+	t.Cleanup(func() {
+		us.Close()
+		ls.Close()
+		l.Close()
+	})
+	return us.URL + "/v1", ls.URL + "/mcp", l
+}
+
+// TestRunGatewayServesAndStops starts the command on port 0 against the
+// fakes, sends the seed's chat request, and stops it by cancelling ctx.
+func TestRunGatewayServesAndStops(t *testing.T) {
+	upURL, mcpURL, l := startFakes(t)
+	const key = "sk-secret-master-key"
+	var out, errOut syncBuffer
+	ready := make(chan string, 1)
+	opts := &gatewayOptions{
+		Addr: "127.0.0.1:0", Upstream: upURL, MCP: mcpURL, Mode: "naive", NumRetries: 2,
+		Fallbacks: []string{"repro-model=backup-model"}, ToolTimeout: 5 * time.Second,
+		Out: &out, ErrOut: &errOut, Verbose: true,
+		Getenv: func(k string) string {
+			if k == envMasterKey {
+				return key
+			}
+			return ""
+		},
+		Ready: func(addr string) { ready <- addr },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runGateway(ctx, opts) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("runGateway returned before ready: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("gateway not ready")
+	}
+
+	body := `{"model":"repro-model","messages":[{"role":"user","content":"Call the commit_write tool exactly once with entry alpha, then reply done."}],"tools":[{"type":"mcp","server_label":"ledger","server_url":"litellm_proxy","require_approval":"never"}]}`
+	post := func(auth string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, b := post(""); status != http.StatusUnauthorized {
+		t.Errorf("without the key: status %d, want 401 (%s)", status, b)
+	}
+	status, b := post(key)
+	if status != http.StatusOK {
+		t.Fatalf("status %d, want 200: %s", status, b)
+	}
+	var cc struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(b), &cc); err != nil || len(cc.Choices) != 1 || cc.Choices[0].Message.Content != "done" {
+		t.Errorf("answer %s (%v)", b, err)
+	}
+	if got := l.Total().Writes; got != 1 {
+		t.Errorf("ledger writes = %d, want 1", got)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("runGateway: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("runGateway did not stop after ctx was cancelled")
+	}
+	banner := out.String()
+	for _, want := range []string{
+		"replaycheck gateway listening on http://" + addr,
+		"switches:    replay-after-dispatch,stream-splice,mcp-resend-on-disconnect,breaker-counts-tool-errors,retry-everything,no-cancel-on-timeout,fresh-key-per-attempt",
+		"fallbacks:   repro-model -> backup-model",
+		"num_retries: 2",
+		"master key:  required (not shown)",
+		"gateway stopped",
+	} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("output lacks %q:\n%s", want, banner)
+		}
+	}
+	if strings.Contains(banner+errOut.String(), key) {
+		t.Error("the master key was printed")
+	}
+}
+
+func TestRunGatewayErrors(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantMsg  string
+	}{
+		{"bad mode", []string{"gateway", "--mode", "careless"}, exitBadUsage, `unknown gateway mode "careless": want naive or guarded`},
+		{"bad bug", []string{"gateway", "--bug", "replay"}, exitBadUsage, "valid names are replay-after-dispatch, stream-splice"},
+		{"bad fallback", []string{"gateway", "--fallback", "repro-model"}, exitBadUsage, "want GROUP=FALLBACK"},
+		{"negative retries", []string{"gateway", "--num-retries", "-1"}, exitBadUsage, "want 0 or more"},
+		{"bad upstream", []string{"gateway", "--upstream", "127.0.0.1:8765"}, exitBadUsage, "upstream URL"},
+		{"stray argument", []string{"gateway", "now"}, exitBadUsage, "unknown command"},
+		{"busy port", []string{"gateway", "--addr", busy.Addr().String()}, exitCannotRun, "address " + busy.Addr().String() + " is already in use"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			root := newRootCmd(strings.NewReader(""), &out, &errOut)
+			root.SetArgs(tt.args)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := root.ExecuteContext(ctx)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := exitCode(err); got != tt.wantCode {
+				t.Errorf("exit code = %d, want %d (err %v)", got, tt.wantCode, err)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q does not contain %q", err, tt.wantMsg)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/fakes/gateway"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// builtin is the embedded gateway, in-process on a loopback listener of its
+// own, with a set of replay bugs switched on.
+type builtin struct {
+	name string
+	bugs gateway.Bugs
+}
+
+// parseBuiltin parses "guarded", "naive" or "BUG[,BUG]".
+func parseBuiltin(spec string) (Target, error) {
+	var bugs gateway.Bugs
+	var err error
+	switch spec {
+	case "", gateway.ModeGuarded:
+		spec = gateway.ModeGuarded
+		bugs, err = gateway.ParseBugs(gateway.ModeGuarded, nil)
+	case gateway.ModeNaive:
+		bugs, err = gateway.ParseBugs(gateway.ModeNaive, nil)
+	default:
+		bugs, err = gateway.ParseBugs(gateway.ModeGuarded, strings.Split(spec, ","))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &builtin{name: "builtin:" + spec, bugs: bugs}, nil
+}
+
+// Name returns "builtin:SPEC".
+func (b *builtin) Name() string { return b.name }
+
+// Start starts a gateway on its own loopback listener.
+func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
+	transport := &http.Transport{MaxIdleConnsPerHost: 64}
+	cfg := gateway.Config{
+		Upstream:   f.Upstream,
+		MCP:        f.MCP,
+		Bugs:       b.bugs,
+		HTTPClient: &http.Client{Transport: transport},
+	}
+	setup := history.Setup{NumRetries: gateway.DefaultNumRetries, ToolTimeout: 0}
+	if knobs != nil {
+		if knobs.NumRetries != nil {
+			cfg.NumRetries = *knobs.NumRetries
+			if *knobs.NumRetries == 0 {
+				cfg.NumRetries = -1
+			}
+			setup.NumRetries = *knobs.NumRetries
+		}
+		cfg.Fallbacks = knobs.Fallbacks
+		setup.Fallbacks = len(knobs.Fallbacks) > 0
+		cfg.ToolTimeout = knobs.ToolTimeout.D()
+	}
+	setup.ToolTimeout = 0
+	if cfg.ToolTimeout > 0 {
+		setup.ToolTimeout = knobs.ToolTimeout
+	}
+	gw, err := gateway.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", b.name, err)
+	}
+	srv, url, err := listen(gw)
+	if err != nil {
+		gw.Close()
+		return nil, fmt.Errorf("starting %s: %w", b.name, err)
+	}
+	return &builtinInstance{
+		gw: gw, srv: srv, setup: setup, transport: transport,
+		sender: &sender{base: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, body: seedBody},
+	}, nil
+}
+
+type builtinInstance struct {
+	gw        *gateway.Gateway
+	srv       *http.Server
+	setup     history.Setup
+	transport *http.Transport
+	sender    *sender
+}
+
+func (i *builtinInstance) Send(ctx context.Context, req Request) history.Exchange {
+	return i.sender.send(ctx, req)
+}
+
+func (i *builtinInstance) Limits() history.Setup { return i.setup }
+
+func (i *builtinInstance) Close() error {
+	err := i.srv.Close()
+	if gerr := i.gw.Close(); gerr != nil && err == nil {
+		err = gerr
+	}
+	i.transport.CloseIdleConnections()
+	i.sender.client.CloseIdleConnections()
+	return err
+}

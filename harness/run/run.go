@@ -1,0 +1,384 @@
+// Package run runs scenarios against targets: it starts the fakes and the
+// targets on loopback listeners, gives every scenario run a token, arms the
+// fakes under it, sends the scenario's requests with a deadline, reads the
+// whole answers, and collects what the fakes saw for that token into a
+// history. It does not judge; package rules does.
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+)
+
+// DefaultTimeout bounds one scenario run when neither the scenario nor the
+// options set a timeout.
+const DefaultTimeout = 30 * time.Second
+
+// settleGrace bounds the wait, after the last answer, for the ledger's calls
+// of a run to end (answered, cancelled or faulted).
+const settleGrace = time.Second
+
+// Options configure Run. The zero value runs on no target.
+type Options struct {
+	// Targets are the systems under test; every scenario runs on each.
+	Targets []Target
+	// Parallel is the number of scenario runs at once; 0 means NumCPU.
+	Parallel int
+	// Timeout bounds each scenario run; 0 means DefaultTimeout. A scenario's
+	// own timeout wins.
+	Timeout time.Duration
+	// Seed is mixed into every run token; the same seed gives the same tokens.
+	Seed string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// OnHistory, when set, is called with each history as its run ends, one
+	// call at a time.
+	OnHistory func(*history.History)
+	// Logger receives what the harness does; nil discards.
+	Logger *slog.Logger
+}
+
+// Run runs every scenario on every target and returns their histories in
+// scenario order, then target order. A scenario that hangs or fails ends as a
+// history with Error set; Run itself fails only when the harness cannot run
+// (a fake or a target cannot start).
+func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*history.History, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = runtime.NumCPU()
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	type job struct {
+		s *scenario.Scenario
+		t Target
+		i int
+	}
+	var jobs []job
+	shared := false
+	for _, s := range scenarios {
+		for _, t := range opts.Targets {
+			jobs = append(jobs, job{s, t, len(jobs)})
+		}
+		shared = shared || !s.Isolated()
+	}
+	out := make([]*history.History, len(jobs))
+	if len(jobs) == 0 {
+		return out, nil
+	}
+	var env *fakesEnv
+	instances := map[Target]Instance{}
+	if shared {
+		var err error
+		env, err = startFakes(nil, opts.Now)
+		if err != nil {
+			return nil, err
+		}
+		defer env.Close()
+		for _, t := range opts.Targets {
+			inst, err := t.Start(ctx, env.urls, nil)
+			if err != nil {
+				closeAll(instances)
+				return nil, err
+			}
+			instances[t] = inst
+		}
+		defer closeAll(instances)
+	}
+	work := make(chan job)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var harnessErr error
+	for range min(opts.Parallel, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				var h *history.History
+				var err error
+				if j.s.Isolated() {
+					h, err = runIsolated(ctx, j.s, j.t, opts)
+				} else {
+					h = runOne(ctx, j.s, j.t, env, instances[j.t], opts)
+				}
+				mu.Lock()
+				if err != nil && harnessErr == nil {
+					harnessErr = err
+				}
+				out[j.i] = h
+				if h != nil && opts.OnHistory != nil {
+					opts.OnHistory(h)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	if harnessErr != nil {
+		return out, harnessErr
+	}
+	if err := ctx.Err(); err != nil {
+		return out, fmt.Errorf("run interrupted: %w", err)
+	}
+	return out, nil
+}
+
+// runIsolated runs s on fakes and an instance of t of its own, for
+// scenarios that set ledger-global annotations or gateway knobs.
+func runIsolated(ctx context.Context, s *scenario.Scenario, t Target, opts Options) (*history.History, error) {
+	env, err := startFakes(s.Annotations, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	inst, err := t.Start(ctx, env.urls, s.Gateway)
+	if err != nil {
+		return nil, err
+	}
+	defer inst.Close()
+	return runOne(ctx, s, t, env, inst, opts), nil
+}
+
+// runOne runs s once on inst and records its history.
+func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, inst Instance, opts Options) *history.History {
+	start := opts.Now()
+	at := func(tm time.Time) fault.Duration { return fault.Duration(tm.Sub(start)) }
+	token := runtoken.Derive(opts.Seed, s.Name, t.Name())
+	h := &history.History{
+		Scenario: s.Name, File: s.File, Tags: s.Tags, Target: t.Name(), Token: token, Entry: scenario.Entry(token),
+		Started: start.UTC().Format(time.RFC3339Nano), Expect: s.Expect, Setup: inst.Limits(),
+	}
+	defer func() { h.Duration = at(opts.Now()) }()
+	script := s.Script()
+	for _, st := range script.Steps {
+		if st.Call != "" {
+			h.Setup.ToolCalls++
+			h.Setup.Tools = append(h.Setup.Tools, st.Call)
+		}
+	}
+	h.Setup.UpstreamFaults = rawJSON(s.Faults.Upstream)
+	h.Setup.MCPFaults = rawJSON(s.Faults.MCP)
+	h.Setup.Annotations = rawJSON(s.Annotations)
+
+	r, err := s.Render(token)
+	if err != nil {
+		h.Error = err.Error()
+		return h
+	}
+	var rendered upstream.Script
+	if err := json.Unmarshal(r.Script, &rendered); err != nil {
+		h.Error = fmt.Sprintf("rendering the model script: %v", err)
+		return h
+	}
+	if err := env.upstream.Arm(token, &rendered, r.Faults.Upstream); err != nil {
+		h.Error = fmt.Sprintf("arming the upstream fake: %v", err)
+		return h
+	}
+	if err := env.ledger.Arm(token, r.Faults.MCP); err != nil {
+		h.Error = fmt.Sprintf("arming the ledger: %v", err)
+		return h
+	}
+	timeout := opts.Timeout
+	if s.Timeout > 0 {
+		timeout = s.Timeout.D()
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, req := range r.Requests {
+		begin := opts.Now()
+		x := inst.Send(rctx, Request{Request: req, Token: token})
+		x.Start, x.End = at(begin), at(opts.Now())
+		h.Requests = append(h.Requests, x)
+		if x.TimedOut || rctx.Err() != nil {
+			if ctx.Err() != nil {
+				h.Error = "interrupted before the answer to POST " + x.Path + " ended"
+			} else {
+				h.Error = fmt.Sprintf("the target gave no complete answer to POST %s within the scenario's %s deadline (a hang)", x.Path, timeout)
+			}
+			break
+		}
+	}
+	settle(ctx, env.ledger, token)
+	for _, u := range env.upstream.Requests(token) {
+		h.Upstream = append(h.Upstream, history.UpstreamRequest{
+			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: u.Outcome, Stream: u.Stream,
+			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ToolCalls: len(u.ToolCalls),
+		})
+	}
+	for _, e := range env.ledger.Events(token) {
+		h.MCP = append(h.MCP, history.MCPEvent{
+			At: at(e.Time), Kind: e.Kind, Tool: e.Tool, RequestID: e.RequestID, Entry: e.Entry, Key: e.Key, Detail: e.Detail,
+		})
+	}
+	sort.SliceStable(h.Upstream, func(i, j int) bool { return h.Upstream[i].At < h.Upstream[j].At })
+	sort.SliceStable(h.MCP, func(i, j int) bool { return h.MCP[i].At < h.MCP[j].At })
+	return h
+}
+
+// settle waits, up to settleGrace, until every tools/call of the token has
+// ended: answered, cancelled, refused or dropped. A target that abandons a
+// call without cancelling it leaves it running; the wait then gives up.
+func settle(ctx context.Context, l *ledger.Server, token string) {
+	ctx, cancel := context.WithTimeout(ctx, settleGrace)
+	defer cancel()
+	_, _ = l.WaitFor(ctx, token, func(ledger.Counts) bool { return ended(l.Events(token)) })
+}
+
+// ended reports whether every call event has a terminal event.
+func ended(evs []ledger.Event) bool {
+	open := 0
+	for _, e := range evs {
+		switch {
+		case e.Kind == ledger.EventCall:
+			open++
+		case e.Kind == ledger.EventResult, e.Kind == ledger.EventCancelled,
+			e.Kind == ledger.EventFault && (e.Detail == "fail_before_execute" || e.Detail == "drop_after_execute"):
+			open--
+		}
+	}
+	return open <= 0
+}
+
+func rawJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" || string(b) == "[]" || string(b) == "{}" {
+		return nil
+	}
+	return b
+}
+
+func closeAll(m map[Target]Instance) {
+	for _, inst := range m {
+		_ = inst.Close()
+	}
+}
+
+// fakesEnv is a ledger and an upstream fake on loopback listeners.
+type fakesEnv struct {
+	ledger    *ledger.Server
+	upstream  *upstream.Server
+	ledgerSrv *http.Server
+	upSrv     *http.Server
+	urls      Fakes
+}
+
+func startFakes(annotations map[string]ledger.Annotations, now func() time.Time) (*fakesEnv, error) {
+	l, err := ledger.New(ledger.Config{Annotations: annotations, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("starting the ledger: %w", err)
+	}
+	u, err := upstream.New(upstream.Config{Clock: now})
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("starting the upstream fake: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", l)
+	lsrv, lurl, err := listen(mux)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("starting the ledger: %w", err)
+	}
+	usrv, uurl, err := listen(u)
+	if err != nil {
+		lsrv.Close()
+		l.Close()
+		return nil, fmt.Errorf("starting the upstream fake: %w", err)
+	}
+	return &fakesEnv{ledger: l, upstream: u, ledgerSrv: lsrv, upSrv: usrv, urls: Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}}, nil
+}
+
+func (e *fakesEnv) Close() error {
+	return errors.Join(e.upSrv.Close(), e.ledgerSrv.Close(), e.ledger.Close())
+}
+
+// listen serves h on a new 127.0.0.1 port-0 listener and returns its URL.
+func listen(h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("listening on 127.0.0.1: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return srv, "http://" + ln.Addr().String(), nil
+}
+
+// Selection picks scenarios to run. The zero value picks all.
+type Selection struct {
+	// Filter, when not nil, keeps scenarios whose name matches.
+	Filter *regexp.Regexp
+	// Tags, when not empty, keeps scenarios that have any of them.
+	Tags []string
+	// Shard (1-based) of Shards keeps a deterministic slice of the
+	// scenarios sorted by name; Shards 0 keeps all.
+	Shard, Shards int
+}
+
+// Select returns the scenarios sel picks, in their original order.
+func Select(all []*scenario.Scenario, sel Selection) []*scenario.Scenario {
+	var kept []*scenario.Scenario
+	for _, s := range all {
+		if sel.Filter != nil && !sel.Filter.MatchString(s.Name) {
+			continue
+		}
+		if len(sel.Tags) > 0 && !slices.ContainsFunc(sel.Tags, func(t string) bool { return slices.Contains(s.Tags, t) }) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	if sel.Shards <= 1 {
+		return kept
+	}
+	names := make([]string, len(kept))
+	for i, s := range kept {
+		names[i] = s.Name
+	}
+	sort.Strings(names)
+	mine := map[string]bool{}
+	for i, n := range names {
+		if i%sel.Shards == sel.Shard-1 {
+			mine[n] = true
+		}
+	}
+	var out []*scenario.Scenario
+	for _, s := range kept {
+		if mine[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// Bounds of what the harness reads of an answer.
+const (
+	maxAnswerBytes = 16 << 20 // the whole answer
+	maxLineBytes   = 1 << 20  // one SSE line
+	excerptBytes   = 2 << 10  // kept in the history
+)
+
+// seedTools is the seed's tools entry: the ledger MCP server, auto-approved.
+var seedTools = []any{map[string]any{"type": "mcp", "server_label": "ledger", "server_url": "litellm_proxy", "require_approval": "never"}}
+
+// seedBody builds the seed's request body for the endpoint, with the extra
+// body fields of the request on top.
+func seedBody(r Request) map[string]any {
+	model := r.Model
+	if model == "" {
+		model = scenario.DefaultModelGroup
+	}
+	body := map[string]any{"model": model, "tools": seedTools}
+	switch r.Endpoint {
+	case scenario.Responses:
+		body["input"] = r.Prompt
+	case scenario.Messages:
+		body["max_tokens"] = 1024
+		body["messages"] = []any{map[string]any{"role": "user", "content": r.Prompt}}
+	default:
+		body["messages"] = []any{map[string]any{"role": "user", "content": r.Prompt}}
+	}
+	if r.Stream {
+		body["stream"] = true
+	}
+	maps.Copy(body, r.Body)
+	return body
+}
+
+// sender posts app requests to a base URL and reads their answers.
+type sender struct {
+	base   string
+	client *http.Client
+	body   func(Request) map[string]any
+}
+
+// send posts req and reads the whole answer into an Exchange.
+func (s *sender) send(ctx context.Context, req Request) history.Exchange {
+	x := history.Exchange{Endpoint: string(req.Endpoint), Path: req.Endpoint.Path(), Stream: req.Stream}
+	b, err := json.Marshal(s.body(req))
+	if err != nil {
+		x.TransportError = fmt.Sprintf("encoding the request body: %v", err)
+		return x
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+x.Path, bytes.NewReader(b))
+	if err != nil {
+		x.TransportError = err.Error()
+		return x
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	for k, v := range req.Headers {
+		hr.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(hr)
+	if err != nil {
+		x.TransportError = describeTransport(err)
+		x.TimedOut = ctx.Err() != nil
+		return x
+	}
+	defer resp.Body.Close()
+	x.Status = resp.StatusCode
+	body := io.LimitReader(resp.Body, maxAnswerBytes)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		readStream(body, &x)
+	} else {
+		all, err := io.ReadAll(body)
+		x.Body = excerpt(all)
+		if err != nil {
+			x.TransportError = describeTransport(err)
+		} else {
+			x.CleanEnd = true
+		}
+	}
+	if x.TransportError != "" && ctx.Err() != nil {
+		x.TimedOut = true
+	}
+	return x
+}
+
+// readStream reads SSE events until the body ends: it counts data chunks and
+// error events, notes the terminal event and the response ids.
+func readStream(body io.Reader, x *history.Exchange) {
+	r := bufio.NewReaderSize(body, 64<<10)
+	var kept bytes.Buffer
+	seen := map[string]bool{}
+	event := ""
+	for {
+		line, err := readLine(r)
+		if len(line) > 0 && kept.Len() < excerptBytes {
+			kept.Write(line)
+			kept.WriteByte('\n')
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("event:")):
+			event = string(bytes.TrimSpace(line[len("event:"):]))
+		case bytes.HasPrefix(line, []byte("data:")):
+			data := bytes.TrimSpace(line[len("data:"):])
+			classifyData(data, event, x, seen)
+			event = ""
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				x.TransportError = describeTransport(err)
+			} else {
+				x.CleanEnd = true
+			}
+			break
+		}
+	}
+	x.Body = excerpt(kept.Bytes())
+}
+
+// readLine reads one line without its newline, bounded by maxLineBytes.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		out = append(out, chunk...)
+		if len(out) > maxLineBytes {
+			return out[:maxLineBytes], fmt.Errorf("an SSE line longer than %d bytes", maxLineBytes)
+		}
+		if err != nil || !isPrefix {
+			return out, err
+		}
+	}
+}
+
+// classifyData counts one SSE data payload.
+func classifyData(data []byte, event string, x *history.Exchange, seen map[string]bool) {
+	if string(data) == "[DONE]" {
+		x.Done = true
+		return
+	}
+	var v map[string]any
+	if json.Unmarshal(data, &v) != nil {
+		x.DataChunks++
+		return
+	}
+	typ, _ := v["type"].(string)
+	if _, isErr := v["error"]; isErr && typ == "" || typ == "error" || typ == "response.failed" || event == "error" {
+		x.ErrorEvents++
+		return
+	}
+	if typ == "response.completed" || typ == "message_stop" {
+		x.Done = true
+	}
+	x.DataChunks++
+	id, _ := v["id"].(string)
+	for _, k := range []string{"response", "message"} {
+		if m, ok := v[k].(map[string]any); ok && id == "" {
+			id, _ = m["id"].(string)
+		}
+	}
+	if id != "" && !seen[id] {
+		seen[id] = true
+		x.ResponseIDs = append(x.ResponseIDs, id)
+	}
+}
+
+func excerpt(b []byte) string {
+	if len(b) > excerptBytes {
+		b = b[:excerptBytes]
+	}
+	return strings.ToValidUTF8(string(b), "?")
+}
+
+func describeTransport(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline exceeded"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected EOF: the answer was cut"
+	case errors.As(err, &ne):
+		return ne.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,93 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkCommitWrite16 measures commit_write calls per second from 16
+// concurrent SDK clients over real HTTP loopback. "ledger" is this server
+// with a file ledger (every write synced before the answer); "ledger-memory"
+// keeps the ledger in memory; "reference" is a minimal go-sdk server whose
+// tool does nothing, driven by the same loop.
+func BenchmarkCommitWrite16(b *testing.B) {
+	const clients = 16
+	b.Run("ledger", func(b *testing.B) {
+		cfg := fileLedger(b)
+		s, url := newLedger(b, cfg)
+		benchCalls(b, url, clients)
+		if got := s.Total().Writes; got < b.N {
+			b.Fatalf("Writes = %d, want at least %d", got, b.N)
+		}
+	})
+	b.Run("ledger-memory", func(b *testing.B) {
+		_, url := newLedger(b, Config{})
+		benchCalls(b, url, clients)
+	})
+	b.Run("reference", func(b *testing.B) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "reference", Version: "1"}, nil)
+		mcp.AddTool(srv, &mcp.Tool{Name: ToolCommitWrite}, func(context.Context, *mcp.CallToolRequest, commitWriteInput) (*mcp.CallToolResult, any, error) {
+			return textResult("ok"), nil, nil
+		})
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		ts := httptest.NewServer(mux)
+		b.Cleanup(ts.Close)
+		benchCalls(b, ts.URL+"/mcp", clients)
+	})
+}
+
+// benchCalls makes b.N commit_write calls from n concurrent client sessions
+// and reports calls/s.
+func benchCalls(b *testing.B, url string, n int) {
+	sessions := make([]*mcp.ClientSession, n)
+	for i := range sessions {
+		sessions[i] = connect(b, url, "")
+	}
+	// Warm up each session's connection.
+	for i, cs := range sessions {
+		if _, err := callTool(b, cs, ToolCommitWrite, map[string]any{"entry": fmt.Sprintf("warm %d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	b.ResetTimer()
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			for {
+				k := next.Add(1)
+				if k > int64(b.N) {
+					return
+				}
+				_, err := sessions[i].CallTool(ctx, &mcp.CallToolParams{Name: ToolCommitWrite, Arguments: map[string]any{"entry": fmt.Sprintf("bench %d", k)}})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+}

@@ -1,0 +1,105 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestJournalGroupsAndNumbersLines(t *testing.T) {
+	for _, name := range []string{"file", "memory"} {
+		t.Run(name, func(t *testing.T) {
+			path := ""
+			if name == "file" {
+				path = filepath.Join(t.TempDir(), "ledger.txt")
+			}
+			j, err := openJournal(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 500
+			nums := make([]int, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					k, err := j.append(fmt.Sprintf("line %d", i))
+					if err != nil {
+						t.Errorf("append %d: %v", i, err)
+					}
+					nums[i] = k
+				}()
+			}
+			wg.Wait()
+			lines := j.snapshot()
+			if len(lines) != n {
+				t.Fatalf("%d lines, want %d", len(lines), n)
+			}
+			// Each append's number points at its own line.
+			for i, k := range nums {
+				if lines[k-1] != fmt.Sprintf("line %d", i) {
+					t.Errorf("append %d got line %d = %q", i, k, lines[k-1])
+				}
+			}
+			slices.Sort(nums)
+			for i, k := range nums {
+				if k != i+1 {
+					t.Fatalf("line numbers are not 1..%d: %v", n, nums)
+				}
+			}
+			if err := j.close(); err != nil {
+				t.Fatal(err)
+			}
+			if path != "" {
+				if diff := cmp.Diff(lines, fileLines(t, path)); diff != "" {
+					t.Errorf("file differs from memory (-memory +file):\n%s", diff)
+				}
+			}
+			if _, err := j.append("late"); !errors.Is(err, errClosed) {
+				t.Errorf("append after close = %v, want errClosed", err)
+			}
+			if err := j.close(); err != nil {
+				t.Errorf("second close: %v", err)
+			}
+		})
+	}
+}
+
+// TestJournalWriteErrorNotAcknowledged: a write that cannot be synced is an
+// error for its caller and never shows up as a line.
+func TestJournalWriteErrorNotAcknowledged(t *testing.T) {
+	j, err := openJournal(filepath.Join(t.TempDir(), "ledger.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.append("ok"); err != nil {
+		t.Fatal(err)
+	}
+	j.file.Close() // every later write fails
+	if _, err := j.append("lost"); err == nil {
+		t.Error("append to a broken file succeeded")
+	}
+	if diff := cmp.Diff([]string{"ok"}, j.snapshot()); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	_ = j.close()
+}
+
+func TestOneLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"alpha", "alpha"},
+		{"a\nb", `a\nb`},
+		{"a\r\nb", `a\r\nb`},
+	}
+	for _, tt := range tests {
+		if got := oneLine(tt.in); got != tt.want {
+			t.Errorf("oneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

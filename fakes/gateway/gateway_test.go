@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
@@ -356,4 +358,77 @@ func TestMCPUnreachable(t *testing.T) {
 	if got := up.Total(); got.Initial != 0 {
 		t.Errorf("upstream initial = %d, want 0 (the tools are listed first)", got.Initial)
 	}
+}
+
+// BenchmarkChatRequest measures one non-streamed chat request through the
+// gateway and the fakes (list tools, initial call, commit_write, follow-up),
+// next to the reference: the same two model calls sent straight to the
+// upstream fake, with no gateway and no MCP.
+func BenchmarkChatRequest(b *testing.B) {
+	r := newBenchRig(b)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	post := func(url, body string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+seedKey)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("POST %s: %d", url, resp.StatusCode)
+		}
+	}
+	b.Run("reference-upstream-direct", func(b *testing.B) {
+		initial := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `}],"tools":[{"type":"function","function":{"name":"ledger-commit_write","parameters":{"type":"object"}}}]}`
+		follow := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"ledger-commit_write","arguments":"{\"entry\":\"alpha\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"recorded alpha"}],"tools":[{"type":"function","function":{"name":"ledger-commit_write","parameters":{"type":"object"}}}]}`
+		for b.Loop() {
+			post(r.upstreamURL+"/chat/completions", initial)
+			post(r.upstreamURL+"/chat/completions", follow)
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/request")
+	})
+	b.Run("gateway", func(b *testing.B) {
+		body := seedBody(pathChat, seedAsk, false, false)
+		for b.Loop() {
+			post(r.url+pathChat, body)
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/request")
+	})
+}
+
+type benchRig struct {
+	url         string
+	upstreamURL string
+}
+
+func newBenchRig(b *testing.B) *benchRig {
+	b.Helper()
+	l, err := ledger.New(ledger.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", l)
+	ls := httptest.NewServer(mux)
+	up, err := upstream.New(upstream.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	us := httptest.NewServer(up)
+	g, err := New(Config{Upstream: us.URL + "/v1", MCP: ls.URL + "/mcp", MasterKey: seedKey,
+		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	gs := httptest.NewServer(g)
+	b.Cleanup(func() {
+		gs.Close()
+		g.Close()
+		us.Close()
+		ls.Close()
+		l.Close()
+	})
+	return &benchRig{url: gs.URL, upstreamURL: us.URL + "/v1"}
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 )
 
-func openaiClient(url string) openai.Client {
-	return openai.NewClient(option.WithBaseURL(url+"/v1"), option.WithAPIKey("test"), option.WithMaxRetries(0))
+func openaiClient(url string) *openai.Client {
+	c := openai.NewClient(option.WithBaseURL(url+"/v1"), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	return &c
 }
 
 func chatParams(tok string, toolName string) openai.ChatCompletionNewParams {

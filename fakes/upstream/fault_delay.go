@@ -23,6 +23,9 @@ func (a delayAction) validate(*Fault) error {
 }
 
 func (a delayAction) apply(x *exchange) bool {
+	if h := x.s.delayHook; h != nil {
+		h()
+	}
 	if !waitCtx(x.r.Context(), a.d.D()) {
 		x.finish(OutcomeClientGone, 0)
 		return true

@@ -9,8 +9,9 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 )
 
-func anthropicClient(url string) anthropic.Client {
-	return anthropic.NewClient(aoption.WithBaseURL(url+"/"), aoption.WithAPIKey("test"), aoption.WithMaxRetries(0))
+func anthropicClient(url string) *anthropic.Client {
+	c := anthropic.NewClient(aoption.WithBaseURL(url+"/"), aoption.WithAPIKey("test"), aoption.WithMaxRetries(0))
+	return &c
 }
 
 func messagesParams(tok string, toolNames ...string) anthropic.MessageNewParams {

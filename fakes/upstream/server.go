@@ -55,6 +55,8 @@ type Server struct {
 	client   *http.Client
 	dialects []dialectEntry
 	bufs     sync.Pool
+	// delayHook, when set (by tests), is called as a delay starts waiting.
+	delayHook func()
 
 	mu       sync.Mutex // guards the fields below and writes to cfg.Log
 	script   Script

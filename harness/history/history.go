@@ -174,12 +174,14 @@ func (h *History) UpstreamOf(kind string) []UpstreamRequest {
 	return out
 }
 
-// Keys returns the distinct idempotency keys the ledger saw, in order.
+// Keys returns the distinct idempotency keys the ledger saw, in order. The
+// ledger reports a key on the write it caused; a later call with the same key
+// is answered from the first (a "dedup" result) and adds no key.
 func (h *History) Keys() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range h.MCP {
-		if e.Kind == MCPCall && e.Key != "" && !seen[e.Key] {
+		if e.Key != "" && !seen[e.Key] {
 			seen[e.Key] = true
 			out = append(out, e.Key)
 		}

@@ -21,10 +21,14 @@ func keyedRetrySameKeyRule() Rule {
 func keyedRetrySameKey(h *history.History) Verdict {
 	const expected = "one idempotency key per logical keyed call"
 	keyedTools := map[string]bool{}
+	for _, e := range h.MCP {
+		if e.Key != "" || e.Kind == history.MCPResult && e.Detail == "dedup" {
+			keyedTools[e.Tool] = true
+		}
+	}
 	attempts := 0
 	for _, e := range h.Calls("") {
-		if e.Key != "" {
-			keyedTools[e.Tool] = true
+		if keyedTools[e.Tool] {
 			attempts++
 		}
 	}

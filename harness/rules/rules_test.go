@@ -123,25 +123,26 @@ func TestRules(t *testing.T) {
 
 		{"keyed: same key", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
-			for i := range 3 {
-				e := mcp(1+i, history.MCPCall, "commit_write_keyed", "")
-				e.Key = "k1"
-				h.MCP = append(h.MCP, e)
+			w := mcp(1, history.MCPWrite, "commit_write_keyed", "")
+			w.Key = "k1"
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), w, mcp(1, history.MCPResult, "commit_write_keyed", ""))
+			for i := range 2 {
+				h.MCP = append(h.MCP, mcp(2+i, history.MCPCall, "commit_write_keyed", ""), mcp(2+i, history.MCPResult, "commit_write_keyed", "dedup"))
 			}
 		}), Pass},
 		{"keyed: fresh keys", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
 			for i, k := range []string{"k1", "k2", "k3"} {
-				e := mcp(1+i, history.MCPCall, "commit_write_keyed", "")
-				e.Key = k
-				h.MCP = append(h.MCP, e)
+				w := mcp(1+i, history.MCPWrite, "commit_write_keyed", "")
+				w.Key = k
+				h.MCP = append(h.MCP, mcp(1+i, history.MCPCall, "commit_write_keyed", ""), w)
 			}
 		}), Fail},
 		{"keyed: not retried", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
-			e := mcp(1, history.MCPCall, "commit_write_keyed", "")
-			e.Key = "k1"
-			h.MCP = append(h.MCP, e)
+			w := mcp(1, history.MCPWrite, "commit_write_keyed", "")
+			w.Key = "k1"
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), w)
 		}), Unknown},
 
 		{"is-error: each call once", "is-error-not-retried", seedHistory(func(h *history.History) {

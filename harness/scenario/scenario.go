@@ -117,8 +117,13 @@ type Gateway struct {
 	Isolated bool `yaml:"isolated,omitempty" json:"isolated,omitempty"`
 }
 
-// Isolated reports whether the scenario needs fakes and a target of its own.
-func (s *Scenario) Isolated() bool { return s.Gateway != nil || len(s.Annotations) > 0 }
+// Isolated reports whether the scenario needs fakes and a target of its own:
+// it sets gateway knobs or annotations (global to a ledger), or arms MCP
+// faults (a dropped, refused or slow call counts against a target's
+// per-server circuit breaker, which concurrent scenarios would feel).
+func (s *Scenario) Isolated() bool {
+	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0
+}
 
 // AllRequests returns Request followed by Requests.
 func (s *Scenario) AllRequests() []Request {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 )
@@ -38,6 +39,14 @@ type Fault struct {
 	// Delay holds the answer back this long after the tool ran, or until the
 	// client cancels (which is counted).
 	Delay *fault.Duration `json:"delay,omitempty" yaml:"delay,omitempty" jsonschema:"type=string" jsonschema_description:"Hold the answer back this long (a Go duration such as 5s) after the tool ran, or until the client cancels."`
+}
+
+// JSONSchemaExtend makes the JSON Schema of Fault (github.com/invopop/jsonschema)
+// require exactly one fault kind.
+func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
+	for _, k := range Kinds() {
+		s.OneOf = append(s.OneOf, &jsonschema.Schema{Required: []string{k}})
+	}
 }
 
 // plan is what the faults that fired on one tools/call do to it. Each fault

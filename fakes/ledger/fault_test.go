@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/invopop/jsonschema"
 )
 
 func TestFaults(t *testing.T) {
@@ -437,6 +438,25 @@ func (l *logWatch) wait(t testing.TB, msg, want string) {
 			}
 		case <-deadline:
 			t.Fatalf("no log %q with %q", msg, want)
+		}
+	}
+}
+
+// TestFaultSchema checks the JSON Schema the harness publishes for faults:
+// every kind is a property with a description, and exactly one is required.
+func TestFaultSchema(t *testing.T) {
+	s := (&jsonschema.Reflector{DoNotReference: true}).Reflect(&Fault{})
+	var oneOf []string
+	for _, o := range s.OneOf {
+		oneOf = append(oneOf, o.Required...)
+	}
+	if diff := cmp.Diff(Kinds(), oneOf); diff != "" {
+		t.Errorf("oneOf required kinds (-want +got):\n%s", diff)
+	}
+	for _, k := range append(Kinds(), "tool", "times") {
+		p, ok := s.Properties.Get(k)
+		if !ok || p.Description == "" {
+			t.Errorf("property %q missing or undocumented", k)
 		}
 	}
 }

@@ -61,6 +61,8 @@ type modelTurn struct {
 	// replay is what the conversation re-sends of this turn: the chat
 	// assistant message, or the Responses output items.
 	replay []json.RawMessage
+	// events are the upstream's events of a streamed Responses answer.
+	events []sseEvent
 }
 
 // toolCall is one function call the model asked for.

@@ -20,43 +20,99 @@ func (messagesDialect) errorCode(int) any { return nil }
 func (messagesDialect) detail(e *upstreamError) string { return rawDetail(e) }
 
 func (messagesDialect) answer(req *appRequest, final *modelTurn) ([]byte, error) {
+	msg, err := anthropicMessage(req, final)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(msg)
+}
+
+// anthropicBlock is one content block of an Anthropic message.
+type anthropicBlock struct {
+	Type  string          `json:"type"`
+	Text  *string         `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+type anthropicUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// anthropicMsg is an Anthropic message.
+type anthropicMsg struct {
+	ID           string           `json:"id"`
+	Type         string           `json:"type"`
+	Role         string           `json:"role"`
+	Model        string           `json:"model"`
+	Content      []anthropicBlock `json:"content"`
+	StopReason   *string          `json:"stop_reason"`
+	StopSequence *string          `json:"stop_sequence"`
+	Usage        anthropicUsage   `json:"usage"`
+}
+
+// anthropicMessage builds the Anthropic message for the final response
+// object: its text, then a tool_use block per function call the gateway did
+// not run (the app's own tools).
+func anthropicMessage(req *appRequest, final *modelTurn) (*anthropicMsg, error) {
 	var ro responseObject
 	if err := json.Unmarshal(final.Raw, &ro); err != nil {
 		return nil, err
 	}
-	type block struct {
-		Type  string          `json:"type"`
-		Text  string          `json:"text,omitempty"`
-		ID    string          `json:"id,omitempty"`
-		Name  string          `json:"name,omitempty"`
-		Input json.RawMessage `json:"input,omitempty"`
-	}
-	msg := struct {
-		ID           string  `json:"id"`
-		Type         string  `json:"type"`
-		Role         string  `json:"role"`
-		Model        string  `json:"model"`
-		Content      []block `json:"content"`
-		StopReason   string  `json:"stop_reason"`
-		StopSequence *string `json:"stop_sequence"`
-		Usage        struct {
-			InputTokens  int `json:"input_tokens"`
-			OutputTokens int `json:"output_tokens"`
-		} `json:"usage"`
-	}{ID: "msg_" + strings.TrimPrefix(ro.ID, "resp_"), Type: "message", Role: "assistant", Model: req.Model, Content: []block{}, StopReason: "end_turn"}
+	stop := "end_turn"
+	msg := &anthropicMsg{ID: "msg_" + strings.TrimPrefix(ro.ID, "resp_"), Type: "message", Role: "assistant", Model: req.Model,
+		Content: []anthropicBlock{}, StopReason: &stop}
 	if ro.Usage != nil {
-		msg.Usage.InputTokens, msg.Usage.OutputTokens = ro.Usage.InputTokens, ro.Usage.OutputTokens
+		msg.Usage = anthropicUsage{InputTokens: ro.Usage.InputTokens, OutputTokens: ro.Usage.OutputTokens}
 	}
 	if final.Text != "" {
-		msg.Content = append(msg.Content, block{Type: "text", Text: final.Text})
+		text := final.Text
+		msg.Content = append(msg.Content, anthropicBlock{Type: "text", Text: &text})
 	}
 	for _, c := range final.Calls {
 		input := json.RawMessage(c.Arguments)
 		if !json.Valid(input) {
 			input = mustJSON(map[string]string{"arguments": c.Arguments})
 		}
-		msg.Content = append(msg.Content, block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
-		msg.StopReason = "tool_use"
+		msg.Content = append(msg.Content, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: input})
+		stop = "tool_use"
 	}
-	return json.Marshal(msg)
+	return msg, nil
+}
+
+// anthropicEvents renders the final message as an Anthropic Messages
+// stream: message_start, each block (start, one delta, stop), message_delta
+// and message_stop.
+func anthropicEvents(req *appRequest, final *modelTurn) ([]sseEvent, error) {
+	msg, err := anthropicMessage(req, final)
+	if err != nil {
+		return nil, err
+	}
+	var events []sseEvent
+	add := func(name string, v any) {
+		events = append(events, sseEvent{name: name, data: mustJSON(v)})
+	}
+	start := *msg
+	start.Content = []anthropicBlock{}
+	start.StopReason = nil
+	start.Usage.OutputTokens = 0
+	add("message_start", map[string]any{"type": "message_start", "message": start})
+	for i, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			empty := ""
+			add("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": anthropicBlock{Type: "text", Text: &empty}})
+			add("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]string{"type": "text_delta", "text": *b.Text}})
+		case "tool_use":
+			add("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": anthropicBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage(`{}`)}})
+			add("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]string{"type": "input_json_delta", "partial_json": string(b.Input)}})
+		}
+		add("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	add("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": msg.StopReason, "stop_sequence": nil},
+		"usage": map[string]int{"output_tokens": msg.Usage.OutputTokens}})
+	add("message_stop", map[string]string{"type": "message_stop"})
+	return events, nil
 }

@@ -134,6 +134,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rs := &requestState{id: fmt.Sprintf("req-%d", seq), seq: seq, req: req, d: rt.d}
 	g.cfg.Logger.Info("request", "request", rs.id, "endpoint", r.URL.Path, "model", req.Model, "stream", req.Stream, "mcp", req.UseMCP, "block_mcp", req.BlockMCP, "token", req.Token)
 	ctx := r.Context()
+	if req.Stream && req.Endpoint != EndpointChat {
+		turn, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
+			return g.bufferedStreamAttempt(ctx, rs, at)
+		})
+		if err != nil {
+			g.answerError(w, rs, err)
+			return
+		}
+		g.answerBufferedStream(w, rs, turn)
+		return
+	}
 	if req.Stream {
 		rs.sink = newSSESink(w)
 		_, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {

@@ -105,9 +105,6 @@ func parseAppRequest(endpoint, label string, body []byte) (*appRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Stream && endpoint != EndpointChat {
-		return nil, badRequest("stream: true is supported on /v1/chat/completions only")
-	}
 	return req, nil
 }
 

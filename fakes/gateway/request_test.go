@@ -40,7 +40,11 @@ func TestParseAppRequest(t *testing.T) {
 			}
 		}},
 		{name: "trailing value", endpoint: EndpointChat, body: `{"model":"m","messages":[{"role":"user"}]} {}`, wantErr: "more than one JSON value"},
-		{name: "stream on responses", endpoint: EndpointResponses, body: `{"model":"m","input":"x","stream":true}`, wantErr: "stream: true is supported on /v1/chat/completions only"},
+		{name: "stream on responses", endpoint: EndpointResponses, body: `{"model":"m","input":"x","stream":true}`, check: func(t *testing.T, req *appRequest) {
+			if !req.Stream {
+				t.Error("stream not set")
+			}
+		}},
 		{name: "image block", endpoint: EndpointMessages, body: `{"model":"m","messages":[{"role":"user","content":[{"type":"image"}]}]}`, wantErr: `content block type "image" is not supported`},
 		{name: "bad role", endpoint: EndpointMessages, body: `{"model":"m","messages":[{"role":"system","content":"x"}]}`, wantErr: "role must be user or assistant"},
 		{name: "function tool on messages", endpoint: EndpointMessages, body: `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}`, wantErr: "Anthropic tools"},

@@ -168,3 +168,171 @@ func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte,
 	turn.replay = []json.RawMessage{chatAssistantMessage(turn.Text, turn.Calls)}
 	return turn, nil
 }
+
+// sseEvent is one server-sent event: an optional name and its data.
+type sseEvent struct {
+	name string
+	data []byte
+}
+
+// event writes one named event and flushes it.
+func (s *sseSink) event(ev sseEvent) error {
+	s.start()
+	var err error
+	if ev.name != "" {
+		_, err = fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", ev.name, ev.data)
+	} else {
+		_, err = fmt.Fprintf(s.w, "data: %s\n\n", ev.data)
+	}
+	if err != nil {
+		return fmt.Errorf("writing to the app: %w", err)
+	}
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("flushing to the app: %w", err)
+	}
+	return nil
+}
+
+// bufferedStreamAttempt runs the tool loop once for a streamed Responses or
+// Messages request. Each upstream answer is read as a stream up to its
+// terminal event, and nothing reaches the app until the final answer is
+// complete: so a failure is answered like a non-streamed one, and the stream
+// splice of chat (StreamSplice) cannot happen on these endpoints.
+func (g *Gateway) bufferedStreamAttempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
+	tools, err := g.offerTools(ctx, rs.req)
+	if err != nil {
+		return nil, err
+	}
+	conv := rs.d.conversation(rs.req)
+	model := g.cfg.upstreamModel(at.group)
+	for round := 0; ; round++ {
+		body, err := conv.body(model, tools, true)
+		if err != nil {
+			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}
+		}
+		turn, err := g.readResponsesStream(ctx, conv, body)
+		if err != nil {
+			return nil, err
+		}
+		if !ours(turn, tools) || round >= maxToolRounds {
+			return turn, nil
+		}
+		conv.add(turn, g.runTools(ctx, rs, at, turn.Calls, tools))
+	}
+}
+
+// readResponsesStream sends one streamed Responses call and reads its events
+// up to the terminal one; the turn is the response object that event carries.
+func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
+	path := conv.path()
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.UpstreamTimeout)
+	defer cancel()
+	resp, err := g.postUpstream(ctx, path, body, true)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		return nil, badAnswer(path, fmt.Errorf("a streamed call was answered with Content-Type %q", mt))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
+	var events []sseEvent
+	var cur sseEvent
+	// finish ends the current event; it returns the turn or error a
+	// terminal event yields, and done when one did.
+	finish := func() (turn *modelTurn, done bool, err error) {
+		ev := cur
+		cur = sseEvent{}
+		if ev.data == nil {
+			return nil, false, nil
+		}
+		events = append(events, ev)
+		var head struct {
+			Type     string          `json:"type"`
+			Response json.RawMessage `json:"response"`
+			Error    *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(ev.data, &head); err != nil {
+			return nil, true, badAnswer(path, fmt.Errorf("a stream event is not JSON: %w", err))
+		}
+		switch head.Type {
+		case "response.completed", "response.incomplete":
+			turn, err := conv.parse(head.Response)
+			if err != nil {
+				return nil, true, badAnswer(path, err)
+			}
+			turn.events = events
+			return turn, true, nil
+		case "response.failed", "error":
+			msg := "the model API stream failed"
+			var failed struct {
+				Error *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(head.Response, &failed) == nil && failed.Error != nil {
+				msg = failed.Error.Message
+			} else if head.Error != nil {
+				msg = head.Error.Message
+			}
+			return nil, true, &upstreamError{Status: http.StatusInternalServerError, Message: msg, Body: ev.data}
+		}
+		return nil, false, nil
+	}
+	size := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			if turn, done, err := finish(); done {
+				return turn, err
+			}
+			continue
+		}
+		size += len(line)
+		if size > maxUpstreamBody {
+			return nil, &upstreamError{Status: http.StatusBadGateway, Message: fmt.Sprintf("the stream of POST %s exceeds %d bytes", path, maxUpstreamBody)}
+		}
+		if name, ok := bytes.CutPrefix(line, []byte("event:")); ok {
+			cur.name = string(bytes.TrimSpace(name))
+		} else if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = bytes.TrimPrefix(data, []byte(" "))
+			if cur.data != nil {
+				cur.data = append(cur.data, '\n')
+			}
+			cur.data = append(cur.data, data...)
+		}
+	}
+	err = sc.Err()
+	if err == nil {
+		if turn, done, ferr := finish(); done {
+			return turn, ferr
+		}
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, connectionFailure("Response payload is not completed", err)
+}
+
+// answerBufferedStream writes the final answer of a streamed Responses or
+// Messages request: the upstream's own events of the final Responses
+// stream, or an Anthropic Messages stream built from the final response.
+func (g *Gateway) answerBufferedStream(w http.ResponseWriter, rs *requestState, final *modelTurn) {
+	events := final.events
+	if rs.req.Endpoint == EndpointMessages {
+		var err error
+		events, err = anthropicEvents(rs.req, final)
+		if err != nil {
+			writeJSONError(w, http.StatusBadGateway, "rendering the answer: "+err.Error(), "server_error", rs.d.errorCode(http.StatusBadGateway))
+			return
+		}
+	}
+	sink := newSSESink(w)
+	for _, ev := range events {
+		if err := sink.event(ev); err != nil {
+			g.cfg.Logger.Info("app went away during the answer", "request", rs.id, "err", err)
+			return
+		}
+	}
+}

@@ -226,7 +226,13 @@ func (s *Server) Tokens() []string {
 	return out
 }
 
-// Events returns a copy of one run token's events, in the order they happened.
+// MaxRunEvents bounds the events kept per run token: past it, the oldest half
+// is forgotten (counts stay exact), so a long `serve` session cannot grow
+// without bound.
+const MaxRunEvents = 1 << 16
+
+// Events returns a copy of one run token's events, in the order they happened
+// (at most the last MaxRunEvents).
 func (s *Server) Events(token string) []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -280,6 +286,9 @@ func (s *Server) runLocked(token string) *run {
 func (s *Server) eventLocked(e Event) {
 	e.Time = s.now()
 	r := s.runLocked(e.Token)
+	if len(r.events) >= MaxRunEvents {
+		r.events = append(r.events[:0], r.events[len(r.events)/2:]...)
+	}
 	r.events = append(r.events, e)
 	close(s.changed)
 	s.changed = make(chan struct{})

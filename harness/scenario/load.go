@@ -53,29 +53,71 @@ func Load(paths ...string) ([]*Scenario, error) {
 			errs = append(errs, &Error{File: p, Msg: describe(err)})
 		}
 	}
-	var out []*Scenario
-	seen := map[string]*Scenario{}
+	var c collector
+	c.errs = errs
 	for _, f := range files {
 		src, err := readFile(f)
 		if err != nil {
-			errs = append(errs, &Error{File: f, Msg: describe(err)})
+			c.errs = append(c.errs, &Error{File: f, Msg: describe(err)})
 			continue
 		}
-		ss, ferrs := Parse(f, src)
-		errs = append(errs, ferrs...)
-		for _, s := range ss {
-			if prev, ok := seen[s.Name]; ok {
-				errs = append(errs, newError(f, src, s.Line, 1, "duplicate scenario name %q (first in %s:%d)", s.Name, prev.File, prev.Line))
-				continue
-			}
-			seen[s.Name] = s
-			out = append(out, s)
+		c.add(f, src)
+	}
+	return c.result()
+}
+
+// collector gathers the scenarios of several files, checking that their
+// names are unique, and every problem.
+type collector struct {
+	out  []*Scenario
+	errs ErrorList
+	seen map[string]*Scenario
+}
+
+func (c *collector) add(file string, src []byte) {
+	if c.seen == nil {
+		c.seen = map[string]*Scenario{}
+	}
+	ss, ferrs := Parse(file, src)
+	c.errs = append(c.errs, ferrs...)
+	for _, s := range ss {
+		if prev, ok := c.seen[s.Name]; ok {
+			c.errs = append(c.errs, newError(file, src, s.Line, 1, "duplicate scenario name %q (first in %s:%d)", s.Name, prev.File, prev.Line))
+			continue
 		}
+		c.seen[s.Name] = s
+		c.out = append(c.out, s)
 	}
-	if len(errs) > 0 {
-		return out, errs
+}
+
+func (c *collector) result() ([]*Scenario, error) {
+	if len(c.errs) > 0 {
+		return c.out, c.errs
 	}
-	return out, nil
+	return c.out, nil
+}
+
+// LoadFS loads every *.yaml and *.yml file under root in fsys, like Load;
+// errors name files as prefix joined with their path in fsys.
+func LoadFS(fsys fs.FS, root, prefix string) ([]*Scenario, error) {
+	var c collector
+	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			return err
+		}
+		name := filepath.Join(prefix, filepath.FromSlash(p))
+		src, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			c.errs = append(c.errs, &Error{File: name, Msg: describe(err)})
+			return nil
+		}
+		c.add(name, src)
+		return nil
+	})
+	if err != nil {
+		c.errs = append(c.errs, &Error{File: filepath.Join(prefix, root), Msg: describe(err)})
+	}
+	return c.result()
 }
 
 func readFile(path string) ([]byte, error) {

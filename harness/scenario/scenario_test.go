@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/scenarios"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -180,4 +181,30 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEmbeddedSuiteMatchesDirectory checks that the suite compiled into the
+// binary is the one in scenarios/.
+func TestEmbeddedSuiteMatchesDirectory(t *testing.T) {
+	fromDir, err := Load("../../scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFS, err := LoadFS(scenarios.FS, ".", "scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b []string
+	for _, s := range fromDir {
+		a = append(a, s.Name)
+	}
+	for _, s := range fromFS {
+		b = append(b, s.Name)
+	}
+	if strings.Join(a, "|") != strings.Join(b, "|") {
+		t.Errorf("embedded suite differs (-dir +embedded):\n-%q\n+%q", a, b)
+	}
+	if len(fromFS) > 0 && !strings.HasPrefix(fromFS[0].File, "scenarios/") {
+		t.Errorf("embedded file name %q lacks the scenarios/ prefix", fromFS[0].File)
+	}
 }

@@ -46,6 +46,14 @@ func (v validator) check(s map[string]any, x any, at string) error {
 			return fmt.Errorf("%s: %q does not match %s", at, str, p)
 		}
 	}
+	if obj, ok := x.(map[string]any); ok {
+		req, _ := s["required"].([]any)
+		for _, r := range req {
+			if _, ok := obj[r.(string)]; !ok {
+				return fmt.Errorf("%s: missing required %s", at, r)
+			}
+		}
+	}
 	switch t, _ := s["type"].(string); t {
 	case "string":
 		str, ok := x.(string)
@@ -88,12 +96,6 @@ func (v validator) check(s map[string]any, x any, at string) error {
 			return fmt.Errorf("%s: want object, got %T", at, x)
 		}
 		props, _ := s["properties"].(map[string]any)
-		req, _ := s["required"].([]any)
-		for _, r := range req {
-			if _, ok := obj[r.(string)]; !ok {
-				return fmt.Errorf("%s: missing required %s", at, r)
-			}
-		}
 		for k, e := range obj {
 			if pn, ok := s["propertyNames"].(map[string]any); ok {
 				if err := v.check(pn, k, at+"."+k); err != nil {

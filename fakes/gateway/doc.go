@@ -11,6 +11,15 @@
 // messages as a Responses call. Errors are answered in the OpenAI error
 // shape with the upstream's status.
 //
+// Streaming: a streamed chat request is relayed live — the first model
+// answer's chunks reach the app, the tools run inside the stream, then the
+// follow-up's chunks; a failure after output ends the stream with an SSE
+// error event (or, with StreamSplice, a fallback's chunks). A streamed
+// Responses or Messages request goes upstream streamed too, but reaches the
+// app only once the final answer is complete (the upstream's own events of
+// the final Responses stream, or an Anthropic event stream built from it),
+// so its failures are answered like non-streamed ones.
+//
 // MCP sessions: the gateway holds one shared client session per gateway,
 // opened by the first request that needs it and replaced when it ends; a
 // ClientSession is safe for concurrent use and each tools/call is its own

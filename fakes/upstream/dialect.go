@@ -201,7 +201,10 @@ func customInput(args map[string]any, rendered, entry, token string) string {
 }
 
 // matchTool finds the offered tool for a script call: an exact name first,
-// then a name ending in call after a non-alphanumeric separator.
+// then a name ending in call after a separator a proxy puts between server
+// and tool: "-", ".", "/", ":" or "__" (ledger-commit_write,
+// mcp__ledger__commit_write). A single "_" is not one, so "write" does not
+// match commit_write.
 func matchTool(tools []tool, call string) (tool, bool) {
 	for _, t := range tools {
 		if t.name == call {
@@ -209,9 +212,15 @@ func matchTool(tools []tool, call string) (tool, bool) {
 		}
 	}
 	for _, t := range tools {
-		if len(t.name) > len(call) && strings.HasSuffix(t.name, call) {
-			c := t.name[len(t.name)-len(call)-1]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+		prefix, ok := strings.CutSuffix(t.name, call)
+		if !ok || prefix == "" {
+			continue
+		}
+		switch prefix[len(prefix)-1] {
+		case '-', '.', '/', ':':
+			return t, true
+		case '_':
+			if strings.HasSuffix(prefix, "__") {
 				return t, true
 			}
 		}

@@ -1,0 +1,77 @@
+package upstream
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name     string
+		endpoint string
+		body     string
+		want     string
+		wantErr  bool
+	}{
+		{"chat initial", "chat", `{"messages":[{"role":"user","content":"hi"}]}`, KindInitial, false},
+		{"chat tool", "chat", `{"messages":[{"role":"user","content":"hi"},{"role":"tool","content":"ok","tool_call_id":"c"}]}`, KindFollowUp, false},
+		{"chat legacy function", "chat", `{"messages":[{"role":"function","name":"f","content":"ok"}]}`, KindFollowUp, false},
+		{"chat escaped key", "chat", `{"messages":[{"r\u006fle":"tool"}]}`, KindFollowUp, false},
+		{"chat tool in text only", "chat", `{"messages":[{"role":"user","content":"role tool"}]}`, KindInitial, false},
+		{"responses string", "responses", `{"input":"hi"}`, KindInitial, false},
+		{"responses function_call_output", "responses", `{"input":[{"type":"function_call_output","call_id":"c","output":"ok"}]}`, KindFollowUp, false},
+		{"responses custom output", "responses", `{"input":[{"type":"custom_tool_call_output","call_id":"c","output":"ok"}]}`, KindFollowUp, false},
+		{"responses mcp_call with output", "responses", `{"input":[{"type":"mcp_call","output":"ok"}]}`, KindFollowUp, false},
+		{"responses mcp_call without output", "responses", `{"input":[{"type":"mcp_call","output":null}]}`, KindInitial, false},
+		{"responses function_call only", "responses", `{"input":[{"type":"function_call","call_id":"c"}]}`, KindInitial, false},
+		{"messages initial", "messages", `{"messages":[{"role":"user","content":"hi"}]}`, KindInitial, false},
+		{"messages tool_result", "messages", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`, KindFollowUp, false},
+		{"messages tool_result from assistant", "messages", `{"messages":[{"role":"assistant","content":[{"type":"tool_result"}]}]}`, KindInitial, false},
+		{"not JSON", "chat", `{`, "", true},
+		{"not object", "messages", `"x"`, "", true},
+		{"unknown endpoint", "embeddings", `{}`, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Classify(tt.endpoint, []byte(tt.body))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			diff(t, "kind", tt.want, got)
+		})
+	}
+}
+
+// Rounds count runs of tool results, per dialect.
+func TestRounds(t *testing.T) {
+	tests := []struct {
+		name     string
+		endpoint string
+		body     string
+		want     int
+	}{
+		{"chat two parallel results are one round", "chat", `{"messages":[{"role":"user"},{"role":"assistant"},{"role":"tool"},{"role":"tool"}]}`, 1},
+		{"chat two rounds", "chat", `{"messages":[{"role":"user"},{"role":"assistant"},{"role":"tool"},{"role":"assistant"},{"role":"tool"}]}`, 2},
+		{"responses two rounds", "responses", `{"input":[{"type":"function_call"},{"type":"function_call_output"},{"type":"function_call"},{"type":"function_call_output"}]}`, 2},
+		{"messages two rounds", "messages", `{"messages":[{"role":"user","content":[{"type":"tool_result"}]},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result"},{"type":"tool_result"}]}]}`, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			de, _ := dialectByName(tt.endpoint)
+			req, err := de.d.parse([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff(t, "rounds", tt.want, req.rounds)
+		})
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"plain", "quote\" back\\ nl\n tab\t", "\x00\x1f ctl", "uni é ✓ \u2028", "bad \xff utf8", strings.Repeat("x", 100)} {
+		b := appendJSONString(nil, s)
+		got := jsonString(b)
+		want := strings.ToValidUTF8(s, "\ufffd")
+		diff(t, "round trip of "+s, want, got)
+	}
+}

@@ -1,0 +1,95 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+)
+
+func TestModelsEndpoints(t *testing.T) {
+	s, srv, log := newFake(t, Config{})
+	ctx := context.Background()
+	page, err := openaiClient(srv.URL).Models.List(ctx)
+	if err != nil {
+		t.Fatalf("openai models: %v", err)
+	}
+	diff(t, "openai models", []string{FakeModel}, []string{page.Data[0].ID})
+	m, err := openaiClient(srv.URL).Models.Get(ctx, "gpt-test")
+	if err != nil {
+		t.Fatalf("openai model: %v", err)
+	}
+	diff(t, "openai model", "gpt-test", m.ID)
+
+	ac := anthropicClient(srv.URL)
+	apage, err := ac.Models.List(ctx, anthropic.ModelListParams{})
+	if err != nil {
+		t.Fatalf("anthropic models: %v", err)
+	}
+	diff(t, "anthropic models", FakeModel, apage.Data[0].ID)
+	count, err := ac.Messages.CountTokens(ctx, anthropic.MessageCountTokensParams{
+		Model:    "claude-test",
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello"))},
+	})
+	if err != nil {
+		t.Fatalf("count_tokens: %v", err)
+	}
+	if count.InputTokens < 1 {
+		t.Errorf("input_tokens = %d", count.InputTokens)
+	}
+	diff(t, "ancillary calls are not counted", Counts{Outcomes: map[string]int{}}, s.Total())
+	diff(t, "log", "", log.String())
+}
+
+// Malformed and oversized bodies get a 400 in the dialect's error shape and
+// are logged as bad_request; unknown paths and methods are refused.
+func TestBadRequests(t *testing.T) {
+	tests := []struct {
+		name       string
+		method     string
+		path       string
+		body       string
+		wantStatus int
+		wantBody   string
+	}{
+		{"chat not JSON", "POST", "/v1/chat/completions", `{"model":`, 400, `{"error":{"message":"/v1/chat/completions: unparsable request body: not valid JSON","type":"invalid_request_error","param":null,"code":null}}`},
+		{"chat not object", "POST", "/v1/chat/completions", `[1,2]`, 400, `"type":"invalid_request_error"`},
+		{"messages not JSON", "POST", "/v1/messages", `nope`, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"/v1/messages: unparsable request body: not valid JSON"}}`},
+		{"responses oversized", "POST", "/v1/responses", `{"input":"` + strings.Repeat("x", 2048) + `"}`, 400, `request body exceeds the 1024-byte limit`},
+		{"messages oversized", "POST", "/v1/messages", `{"x":"` + strings.Repeat("x", 2048) + `"}`, 400, `"type":"error"`},
+		{"chat messages not array", "POST", "/v1/chat/completions", `{"messages":{}}`, 400, `messages: want an array`},
+		{"unknown path", "POST", "/v1/embeddings", `{}`, 404, `no such endpoint`},
+		{"wrong method", "GET", "/v1/chat/completions", ``, 405, `takes POST`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, srv, _ := newFake(t, Config{MaxBody: 1024})
+			req, err := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b := new(bytes.Buffer)
+			if _, err := b.ReadFrom(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+			diff(t, "status", tt.wantStatus, resp.StatusCode)
+			if !strings.Contains(b.String(), tt.wantBody) {
+				t.Errorf("body %s lacks %s", b, tt.wantBody)
+			}
+		})
+	}
+	t.Run("logged", func(t *testing.T) {
+		s, srv, log := newFake(t, Config{})
+		post(t, srv.URL+"/v1/chat/completions", `{oops`)
+		diff(t, "log", "/v1/chat/completions initial bad_request\n", log.String())
+		diff(t, "total", Counts{Initial: 1, Outcomes: map[string]int{"initial bad_request": 1}}, s.Total())
+	})
+}

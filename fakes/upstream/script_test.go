@@ -1,0 +1,118 @@
+package upstream
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestParseScript(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    Script
+		wantErr string
+	}{
+		{"flow", `[{call: commit_write, arguments: {entry: "alpha-rc0123456789"}}, {say: done}]`,
+			Script{Steps: []Step{{Call: "commit_write", Arguments: map[string]any{"entry": "alpha-rc0123456789"}}, {Say: "done"}}}, ""},
+		{"block", "- call: read_ledger\n- say: ok\n", Script{Steps: []Step{{Call: "read_ledger"}, {Say: "ok"}}}, ""},
+		{"json", `[{"say":"hi"}]`, Script{Steps: []Step{{Say: "hi"}}}, ""},
+		{"unknown field has line:col", "- say: ok\n- cal: commit_write\n", Script{}, "[2:3]"},
+		{"not a list", "say: done", Script{}, "parsing script"},
+		{"empty step", "[{}]", Script{}, "steps[0]: want call or say"},
+		{"call and say", "[{call: a, say: b}]", Script{}, "steps[0]: call and say are exclusive"},
+		{"say with arguments", "[{say: b, arguments: {x: 1}}]", Script{}, "steps[0].arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseScript([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff(t, "script", tt.want, got)
+			b, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Script
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			diff(t, "JSON round trip", got, back)
+		})
+	}
+}
+
+func TestScriptTurn(t *testing.T) {
+	s := Script{Steps: []Step{{Call: "a"}, {Call: "b"}, {Say: "mid"}, {Call: "c"}, {Say: "end"}}}
+	tests := []struct {
+		rounds    int
+		wantCalls []string
+		wantSay   string
+	}{
+		{0, []string{"a", "b"}, "end"},
+		{1, []string{"c"}, "end"},
+		{2, nil, "end"},
+		{7, nil, "end"},
+	}
+	for _, tt := range tests {
+		calls, say := s.turn(tt.rounds)
+		var names []string
+		for _, c := range calls {
+			names = append(names, c.Call)
+		}
+		diff(t, "calls", tt.wantCalls, names)
+		diff(t, "say", tt.wantSay, say)
+	}
+	var zero Script
+	calls, say := zero.turn(0)
+	diff(t, "default call", "commit_write", calls[0].Call)
+	diff(t, "default say", "done", say)
+}
+
+func TestPromptEntry(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Call the commit_write tool exactly once with entry alpha, then reply done.", "alpha"},
+		{"Call commit_write once with entry alpha-rc0123456789, then reply done.", "alpha-rc0123456789"},
+		{`record entry "beta_2" please`, "beta_2"},
+		{"no such thing", ""},
+	}
+	for _, tt := range tests {
+		diff(t, tt.in, tt.want, promptEntry(tt.in))
+	}
+}
+
+func TestMatchTool(t *testing.T) {
+	tools := []tool{{name: "ledger-read_ledger"}, {name: "ledger-commit_write"}, {name: "xcommit_write"}, {name: "mcp__ledger__delete"}, {name: "srv.lookup"}}
+	tests := []struct {
+		call string
+		want string
+		ok   bool
+	}{
+		{"commit_write", "ledger-commit_write", true},
+		{"read_ledger", "ledger-read_ledger", true},
+		{"write", "", false},
+		{"xcommit_write", "xcommit_write", true},
+		{"delete", "mcp__ledger__delete", true},
+		{"lookup", "srv.lookup", true},
+		{"ledger__delete", "mcp__ledger__delete", true},
+		{"other", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := matchTool(tools, tt.call)
+		diff(t, tt.call, tt.want+" "+boolStr(tt.ok), got.name+" "+boolStr(ok))
+	}
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

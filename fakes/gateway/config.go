@@ -65,7 +65,8 @@ type Config struct {
 	// from the map is sent upstream under its own name.
 	Models map[string]string
 	// HTTPClient carries both the model API calls and the MCP session; nil
-	// means a client of its own with default transport settings.
+	// means a client of the gateway's own (64 idle connections per host),
+	// whose idle connections Close closes.
 	HTTPClient *http.Client
 	// Logger receives one line per request and per decision; nil discards.
 	Logger *slog.Logger
@@ -142,7 +143,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	cfg.Fallbacks = maps.Clone(cfg.Fallbacks)
 	cfg.Models = maps.Clone(cfg.Models)
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		cfg.HTTPClient = &http.Client{Transport: t}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -28,7 +28,9 @@ type Gateway struct {
 	pool    *mcpPool
 	breaker *breaker
 	seq     atomic.Uint64
-	closed  atomic.Bool
+	// ownClient is set when the gateway made cfg.HTTPClient itself.
+	ownClient bool
+	closed    atomic.Bool
 
 	randMu sync.Mutex
 	now    func() time.Time
@@ -46,16 +48,18 @@ type Gateway struct {
 // New checks cfg, fills its defaults and returns a gateway. It connects to
 // nothing yet: the MCP session is opened by the first request that needs it.
 func New(cfg Config) (*Gateway, error) {
+	ownClient := cfg.HTTPClient == nil
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	g := &Gateway{
-		cfg:    cfg,
-		routes: dialectTable(),
-		pool:   &mcpPool{url: cfg.MCP, client: cfg.HTTPClient},
-		now:    time.Now,
-		sleep:  sleepCtx,
+		cfg:       cfg,
+		ownClient: ownClient,
+		routes:    dialectTable(),
+		pool:      &mcpPool{url: cfg.MCP, client: cfg.HTTPClient},
+		now:       time.Now,
+		sleep:     sleepCtx,
 	}
 	g.breaker = &breaker{label: cfg.ServerLabel, threshold: BreakerThreshold, cooldown: cfg.BreakerCooldown, now: func() time.Time { return g.now() }}
 	g.detachCtx, g.detachCancel = context.WithCancel(context.Background())
@@ -85,6 +89,9 @@ func (g *Gateway) Close() error {
 		g.detachCancel()
 		<-waited
 		g.closeErr = g.pool.close()
+		if g.ownClient {
+			g.cfg.HTTPClient.CloseIdleConnections()
+		}
 	})
 	return g.closeErr
 }

@@ -275,17 +275,23 @@ func TestBackoffHonoursRetryAfter(t *testing.T) {
 	tests := []struct {
 		name      string
 		bugs      Bugs
+		status    int
 		headers   map[string]string
 		wantCalls int
 		wantMin   time.Duration
 		wantMax   time.Duration
 	}{
-		{"no header: capped backoff", nil, nil, 3, DefaultBackoffBase / 2, DefaultBackoffCap},
-		{"Retry-After seconds", nil, map[string]string{"Retry-After": "1"}, 3, time.Second, time.Second},
-		{"retry-after-ms wins", nil, map[string]string{"Retry-After": "1", "retry-after-ms": "250"}, 3, 250 * time.Millisecond, 250 * time.Millisecond},
-		{"Retry-After as a date", nil, map[string]string{"Retry-After": "Mon, 30 Nov 2026 00:00:01 GMT"}, 3, time.Second, time.Second},
-		{"over budget stops", nil, map[string]string{"Retry-After": "3"}, 1, 0, 0},
-		{"retry-everything ignores Retry-After", Bugs{RetryEverything: true}, map[string]string{"Retry-After": "3"}, 3, DefaultBackoffBase / 2, DefaultBackoffCap},
+		{"400 stops at once", nil, 400, nil, 1, 0, 0},
+		{"422 stops at once", nil, 422, nil, 1, 0, 0},
+		{"x-should-retry: true retries a 400", nil, 400, map[string]string{"x-should-retry": "true"}, 3, DefaultBackoffBase / 2, DefaultBackoffCap},
+		{"x-should-retry: false stops a 503", nil, 503, map[string]string{"x-should-retry": "false"}, 1, 0, 0},
+		{"408 retries", nil, 408, nil, 3, DefaultBackoffBase / 2, DefaultBackoffCap},
+		{"no header: capped backoff", nil, 503, nil, 3, DefaultBackoffBase / 2, DefaultBackoffCap},
+		{"Retry-After seconds", nil, 503, map[string]string{"Retry-After": "1"}, 3, time.Second, time.Second},
+		{"retry-after-ms wins", nil, 503, map[string]string{"Retry-After": "1", "retry-after-ms": "250"}, 3, 250 * time.Millisecond, 250 * time.Millisecond},
+		{"Retry-After as a date", nil, 503, map[string]string{"Retry-After": "Mon, 30 Nov 2026 00:00:01 GMT"}, 3, time.Second, time.Second},
+		{"over budget stops", nil, 503, map[string]string{"Retry-After": "3"}, 1, 0, 0},
+		{"retry-everything ignores Retry-After", Bugs{RetryEverything: true}, 503, map[string]string{"Retry-After": "3"}, 3, DefaultBackoffBase / 2, DefaultBackoffCap},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -298,7 +304,7 @@ func TestBackoffHonoursRetryAfter(t *testing.T) {
 				for k, v := range tt.headers {
 					w.Header().Set(k, v)
 				}
-				w.WriteHeader(http.StatusServiceUnavailable)
+				w.WriteHeader(tt.status)
 				fmt.Fprint(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
 			}))
 			t.Cleanup(up.Close)
@@ -312,8 +318,8 @@ func TestBackoffHonoursRetryAfter(t *testing.T) {
 			g.now = func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
 			w := httptest.NewRecorder()
 			g.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)))
-			if w.Code != http.StatusServiceUnavailable {
-				t.Errorf("status = %d, want 503", w.Code)
+			if w.Code != tt.status {
+				t.Errorf("status = %d, want %d", w.Code, tt.status)
 			}
 			if calls != tt.wantCalls {
 				t.Errorf("upstream calls = %d, want %d", calls, tt.wantCalls)

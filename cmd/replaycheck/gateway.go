@@ -80,7 +80,7 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
 	f.StringVar(&opts.Upstream, "upstream", "http://127.0.0.1:8765/v1", "model API base URL, including /v1")
 	f.StringVar(&opts.MCP, "mcp", "http://127.0.0.1:8766/mcp", "ledger MCP server URL (Streamable HTTP)")
 	f.StringVar(&opts.Mode, "mode", gateway.ModeGuarded, "naive (every replay bug on) or guarded (none)")
-	f.StringArrayVar(&opts.Bugs, "bug", nil, "turn one replay bug on (repeatable); see the list above")
+	f.StringArrayVar(&opts.Bugs, "bug", nil, "turn replay bugs on (repeatable or comma-separated); see the list above")
 	f.IntVar(&opts.NumRetries, "num-retries", gateway.DefaultNumRetries, "router retries per model group (0 = none)")
 	f.StringArrayVar(&opts.Fallbacks, "fallback", nil, "model group fallback GROUP=FALLBACK (repeatable)")
 	f.StringVar(&opts.MasterKey, "master-key", "", "require Authorization: Bearer KEY (default $"+envMasterKey+")")
@@ -100,7 +100,11 @@ func bugHelp() string {
 // gatewayConfig turns the options into a gateway.Config; every error is the
 // user's (exit 2).
 func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
-	bugs, err := gateway.ParseBugs(opts.Mode, opts.Bugs)
+	var names []string
+	for _, b := range opts.Bugs {
+		names = append(names, strings.Split(b, ",")...)
+	}
+	bugs, err := gateway.ParseBugs(opts.Mode, names)
 	if err != nil {
 		return gateway.Config{}, asUsage(err)
 	}

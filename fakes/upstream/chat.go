@@ -2,7 +2,7 @@ package upstream
 
 import (
 	"bytes"
-	"encoding/json"
+	"slices"
 	"errors"
 	"strconv"
 )
@@ -22,7 +22,7 @@ var errNotObject = errors.New("want a JSON object")
 
 func (chatDialect) parse(body []byte) (request, error) {
 	var req request
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return req, errors.New("not valid JSON")
 	}
 	if i := skipWS(body, 0); i >= len(body) || body[i] != '{' {
@@ -107,7 +107,7 @@ func appendText(dst []string, content []byte) []string {
 	return dst
 }
 
-func (chatDialect) answer(a *answer, req *request) reply {
+func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	id := a.id("chatcmpl-", '-', -1)
 	outTokens := len(a.text)/4 + 1
 	for _, c := range a.calls {
@@ -129,7 +129,11 @@ func (chatDialect) answer(a *answer, req *request) reply {
 		}
 	}
 	if !req.stream {
-		b := make([]byte, 0, 512)
+		size := 512 + 2*len(a.text)
+		for _, c := range a.calls {
+			size += 96 + len(c.name) + 2*len(c.args)
+		}
+		b := slices.Grow(dst[:0], size)
 		b = append(b, `{"id":`...)
 		b = appendJSONString(b, id)
 		b = append(b, `,"object":"chat.completion","created":`...)

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,13 @@ func TestAppendJSONString(t *testing.T) {
 		got := jsonString(b)
 		want := strings.ToValidUTF8(s, "\ufffd")
 		diff(t, "round trip of "+s, want, got)
+	}
+}
+
+// validJSON shares encoding/json's nesting limit.
+func TestValidJSONDepth(t *testing.T) {
+	for _, depth := range []int{maxJSONDepth, maxJSONDepth + 1} {
+		b := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+		diff(t, "depth "+strings.Repeat("", 0), json.Valid(b), validJSON(b))
 	}
 }

@@ -13,8 +13,9 @@ type dialect interface {
 	// parse reads the fields of a request body the fake needs. It never
 	// panics; a body that is not a JSON object is an error.
 	parse(body []byte) (request, error)
-	// answer renders a scripted answer, as one JSON body or as SSE events.
-	answer(a *answer, req *request) reply
+	// answer renders a scripted answer, as one JSON body appended to dst or
+	// as SSE events.
+	answer(dst []byte, a *answer, req *request) reply
 	// errorBody renders an error in the dialect's error shape.
 	errorBody(status int, message string) []byte
 	// terminal reports whether a streamed event ends the answer (the event a
@@ -153,7 +154,8 @@ func (s *Server) scriptedAnswer(x *exchange) answer {
 	}
 	steps, say := x.script.turn(rounds)
 	entry := ""
-	for _, st := range steps {
+	for i := range steps {
+		st := &steps[i]
 		t, ok := matchTool(x.req.tools, st.Call)
 		if !ok {
 			continue
@@ -161,10 +163,7 @@ func (s *Server) scriptedAnswer(x *exchange) answer {
 		if entry == "" {
 			entry = x.req.entry(x.token)
 		}
-		args, err := renderArguments(st.Arguments, entry, x.token)
-		if err != nil {
-			args = "{}"
-		}
+		args := s.args.render(st, entry, x.token)
 		if t.custom {
 			args = customInput(st.Arguments, args, entry, x.token)
 		}

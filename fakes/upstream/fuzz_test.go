@@ -54,7 +54,7 @@ func fuzzDialect(f *testing.F, name string) {
 		}
 		for _, stream := range []bool{false, true} {
 			req.stream = stream
-			rep := de.d.answer(&a, &req)
+			rep := de.d.answer(nil, &a, &req)
 			if !stream && !json.Valid(rep.body) {
 				t.Fatalf("invalid answer %s", rep.body)
 			}
@@ -70,3 +70,18 @@ func fuzzDialect(f *testing.F, name string) {
 func FuzzParseChat(f *testing.F)      { fuzzDialect(f, "chat") }
 func FuzzParseResponses(f *testing.F) { fuzzDialect(f, "responses") }
 func FuzzParseMessages(f *testing.F)  { fuzzDialect(f, "messages") }
+
+// FuzzValidJSON: validJSON agrees with encoding/json's json.Valid.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{`1`, `-0.5e+3`, `01`, `1.`, `"\u00zz"`, `"\ud800"`, "\"a\x01\"", `[1,]`, `{"a":1,}`, ` true `, `nul`, `{"a" 1}`, `[[[]]]`, `"\/"`, `-`, `1e`, `[1 2]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -64,13 +65,32 @@ func valueEnd(b []byte, i int) int {
 
 // stringEnd returns the index just after the string whose opening quote is b[i].
 func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); i++ {
+	i++
+	// Short strings (keys, names) end within a few bytes: a plain loop beats
+	// IndexByte's setup there.
+	for end := min(i+16, len(b)); i < end; i++ {
 		switch b[i] {
-		case '\\':
-			i++
 		case '"':
 			return i + 1
+		case '\\':
+			i++
 		}
+	}
+	for i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		i += q
+		// The quote ends the string unless an odd number of backslashes precede it.
+		bs := 0
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i + 1
+		}
+		i++
 	}
 	return len(b)
 }
@@ -205,15 +225,44 @@ func isTrue(v []byte) bool { return string(v) == "true" }
 // isNull reports whether v is absent or the JSON literal null.
 func isNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
 
+// jsonSafe marks the ASCII bytes a JSON string may hold unescaped.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// plain8 reports whether the eight bytes of s need no escaping: none is a
+// control byte, '"', '\\' or non-ASCII (SWAR test on one 64-bit word).
+func plain8(s string) bool {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	lt := (w - lsb*0x20) &^ w
+	q := w ^ (lsb * '"')
+	q = (q - lsb) &^ q
+	bs := w ^ (lsb * '\\')
+	bs = (bs - lsb) &^ bs
+	return (lt|q|bs|w)&msb == 0
+}
+
 // appendJSONString appends s to dst as a JSON string.
 func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight plain bytes at a time.
+		for i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}

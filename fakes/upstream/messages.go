@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -18,7 +17,7 @@ type messagesDialect struct{}
 
 func (messagesDialect) parse(body []byte) (request, error) {
 	var req request
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return req, errors.New("not valid JSON")
 	}
 	if i := skipWS(body, 0); i >= len(body) || body[i] != '{' {
@@ -93,7 +92,7 @@ func isClientTool(typ string) bool {
 	return false
 }
 
-func (messagesDialect) answer(a *answer, req *request) reply {
+func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 	id := a.id("msg_", '_', -1)
 	outTokens := len(a.text)/4 + 1
 	for _, c := range a.calls {
@@ -137,7 +136,7 @@ func (messagesDialect) answer(a *answer, req *request) reply {
 		return append(b, "}}"...)
 	}
 	if !req.stream {
-		return reply{body: message(make([]byte, 0, 512), true)}
+		return reply{body: message(dst[:0], true)}
 	}
 	events := make([]sseEvent, 0, 4+7*len(a.calls))
 	emit := func(typ string, data []byte) { events = append(events, sseEvent{name: typ, data: data}) }

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ type responsesDialect struct{}
 
 func (responsesDialect) parse(body []byte) (request, error) {
 	var req request
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return req, errors.New("not valid JSON")
 	}
 	if i := skipWS(body, 0); i >= len(body) || body[i] != '{' {
@@ -96,7 +95,7 @@ func appendResponsesTool(dst []tool, t []byte, namespace string) []tool {
 	return dst
 }
 
-func (responsesDialect) answer(a *answer, req *request) reply {
+func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 	respID := a.id("resp_", '_', -1)
 	type item struct {
 		id   string
@@ -119,8 +118,8 @@ func (responsesDialect) answer(a *answer, req *request) reply {
 	for _, c := range a.calls {
 		outTokens += len(c.args)/4 + 1
 	}
-	response := func(status string, withOutput bool) []byte {
-		b := make([]byte, 0, 768)
+	response := func(dst []byte, status string, withOutput bool) []byte {
+		b := dst
 		b = append(b, `{"id":`...)
 		b = appendJSONString(b, respID)
 		b = append(b, `,"object":"response","created_at":`...)
@@ -153,7 +152,7 @@ func (responsesDialect) answer(a *answer, req *request) reply {
 		return append(b, `,"user":null,"metadata":{}}`...)
 	}
 	if !req.stream {
-		return reply{body: response("completed", true)}
+		return reply{body: response(dst[:0], "completed", true)}
 	}
 
 	events := make([]sseEvent, 0, 4+8*len(items))
@@ -172,7 +171,7 @@ func (responsesDialect) answer(a *answer, req *request) reply {
 	withResponse := func(r []byte) func([]byte) []byte {
 		return func(b []byte) []byte { return append(append(b, `,"response":`...), r...) }
 	}
-	inProgress := response("in_progress", false)
+	inProgress := response(make([]byte, 0, 768), "in_progress", false)
 	emit("response.created", withResponse(inProgress))
 	emit("response.in_progress", withResponse(inProgress))
 	itemRef := func(b []byte, id string, out int) []byte {
@@ -251,7 +250,7 @@ func (responsesDialect) answer(a *answer, req *request) reply {
 		})
 	}
 	contentEnd := len(events)
-	emit("response.completed", withResponse(response("completed", true)))
+	emit("response.completed", withResponse(response(make([]byte, 0, 1024), "completed", true)))
 	return reply{events: events, contentEnd: contentEnd}
 }
 

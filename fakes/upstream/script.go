@@ -3,8 +3,10 @@ package upstream
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 )
@@ -139,32 +141,142 @@ func (s *Script) turn(rounds int) (calls []Step, say string) {
 
 var defaultSteps = DefaultScript().Steps
 
-var entryPattern = regexp.MustCompile(`(?i)\bentry\s+["'` + "`" + `]?([A-Za-z0-9][A-Za-z0-9_\-]*)`)
-
-// promptEntry returns the entry a prompt names ("…with entry alpha…"), the
-// last one when it names several, or "" when none.
+// promptEntry returns the entry a prompt names ("…with entry alpha…" gives
+// alpha; a quote after "entry" is skipped), the last one when it names
+// several, or "" when none.
 func promptEntry(text string) string {
-	if !strings.Contains(strings.ToLower(text), "entry") {
-		return ""
+	found := ""
+	for i := 0; i+len("entry") <= len(text); i++ {
+		if text[i]|0x20 != 'e' || !strings.EqualFold(text[i:i+len("entry")], "entry") {
+			continue
+		}
+		if i > 0 && isWordByte(text[i-1]) {
+			continue
+		}
+		j := i + len("entry")
+		k := j
+		for k < len(text) && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n') {
+			k++
+		}
+		if k == j {
+			continue
+		}
+		if k < len(text) && (text[k] == '"' || text[k] == '\'' || text[k] == '`') {
+			k++
+		}
+		start := k
+		for k < len(text) && (isWordByte(text[k]) || k > start && text[k] == '-') {
+			k++
+		}
+		if k > start {
+			found = text[start:k]
+		}
 	}
-	m := entryPattern.FindAllStringSubmatch(text, -1)
-	if len(m) == 0 {
-		return ""
-	}
-	return m[len(m)-1][1]
+	return found
 }
 
-// renderArguments returns args as a JSON object with {{entry}} and
-// {{token}} replaced in string values.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// argCache keeps the rendered arguments of script steps, keyed by step,
+// entry and token, so a run's repeated requests do not render them again.
+// It is cleared when it grows past maxCachedArgs entries.
+type argCache struct {
+	mu sync.Mutex
+	m  map[argKey]string
+}
+
+type argKey struct {
+	step         *Step
+	entry, token string
+}
+
+const maxCachedArgs = 4096
+
+// render returns the step's arguments as JSON ("{}" if they cannot be encoded).
+func (c *argCache) render(st *Step, entry, token string) string {
+	k := argKey{st, entry, token}
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v, err := renderArguments(st.Arguments, entry, token)
+	if err != nil {
+		v = "{}"
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedArgs {
+		c.m = make(map[argKey]string)
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
+}
+
+// renderArguments returns args as a JSON object, keys sorted, with
+// {{entry}} and {{token}} replaced in string values.
 func renderArguments(args map[string]any, entry, token string) (string, error) {
 	if len(args) == 0 {
 		return "{}", nil
 	}
-	b, err := json.Marshal(expand(args, entry, token))
+	b, err := appendValue(make([]byte, 0, 512), args, entry, token)
 	if err != nil {
 		return "", fmt.Errorf("encoding arguments: %w", err)
 	}
 	return string(b), nil
+}
+
+// appendValue appends v as JSON, expanding placeholders in strings; values
+// other than strings, maps, lists, booleans and nil go through encoding/json.
+func appendValue(b []byte, v any, entry, token string) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return appendJSONString(b, expand(x, entry, token).(string)), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case nil:
+		return append(b, "null"...), nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendValue(b, x[k], entry, token); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, e, entry, token); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	default:
+		j, err := json.Marshal(expand(v, entry, token))
+		if err != nil {
+			return b, err
+		}
+		return append(b, j...), nil
+	}
 }
 
 func expand(v any, entry, token string) any {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -49,12 +50,14 @@ type Config struct {
 // /v1/messages/count_tokens), mounted at "/". It is safe for concurrent use;
 // Arm may be called while it serves.
 type Server struct {
-	cfg      Config
-	maxBody  int64
-	clock    func() time.Time
-	client   *http.Client
-	dialects []dialectEntry
-	bufs     sync.Pool
+	cfg       Config
+	maxBody   int64
+	clock     func() time.Time
+	client    *http.Client
+	dialects  []dialectEntry
+	bufs      sync.Pool
+	args      argCache
+	exchanges sync.Pool // of *exchange
 	// delayHook, when set (by tests), is called as a delay starts waiting.
 	delayHook func()
 
@@ -85,7 +88,7 @@ type Counts struct {
 	Outcomes map[string]int `json:"outcomes"`
 }
 
-func (c *Counts) add(kind, outcome string) {
+func (c *Counts) add(kind, key string) {
 	if kind == KindFollowUp {
 		c.FollowUp++
 	} else {
@@ -94,7 +97,18 @@ func (c *Counts) add(kind, outcome string) {
 	if c.Outcomes == nil {
 		c.Outcomes = make(map[string]int, 4)
 	}
-	c.Outcomes[kind+" "+outcome]++
+	c.Outcomes[key]++
+}
+
+// outcomeKey is "KIND OUTCOME", without allocating for the common pairs.
+func outcomeKey(kind, outcome string) string {
+	switch kind + outcome {
+	case KindInitial + OutcomeForwarded:
+		return KindInitial + " " + OutcomeForwarded
+	case KindFollowUp + OutcomeForwarded:
+		return KindFollowUp + " " + OutcomeForwarded
+	}
+	return kind + " " + outcome
 }
 
 func (c Counts) clone() Counts {
@@ -147,7 +161,7 @@ func New(cfg Config) (*Server, error) {
 		clock:    cfg.Clock,
 		client:   cfg.Client,
 		dialects: dialectTable(),
-		script:   cfg.Script,
+		script:   Script{Steps: slices.Clone(cfg.Script.Steps)},
 		runs:     make(map[string]*runState),
 	}
 	if s.maxBody == 0 {
@@ -194,14 +208,14 @@ func (s *Server) Arm(token string, script *Script, faults []Fault) error {
 	if token == "" {
 		s.global = armed
 		if script != nil {
-			s.script = *script
+			s.script = Script{Steps: slices.Clone(script.Steps)}
 		}
 		return nil
 	}
 	st := s.run(token)
 	st.faults = armed
 	if script != nil {
-		c := *script
+		c := Script{Steps: slices.Clone(script.Steps)}
 		st.script = &c
 	} else {
 		st.script = nil
@@ -235,8 +249,12 @@ func (s *Server) Requests(token string) []Request {
 	if !ok {
 		return nil
 	}
-	out := make([]Request, len(st.requests))
-	copy(out, st.requests)
+	reqs := st.requests
+	if len(reqs) > maxRecords {
+		reqs = reqs[len(reqs)-maxRecords:]
+	}
+	out := make([]Request, len(reqs))
+	copy(out, reqs)
 	return out
 }
 
@@ -274,7 +292,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	bp := s.getBuf()
 	defer s.putBuf(bp)
-	x := &exchange{s: s, w: w, r: r, de: de}
+	x, _ := s.exchanges.Get().(*exchange)
+	if x == nil {
+		x = new(exchange)
+	}
+	defer func() { *x = exchange{}; s.exchanges.Put(x) }()
+	x.s, x.w, x.r, x.de = s, w, r, de
 	body, err := readBody(r, w, s.maxBody, (*bp)[:0])
 	*bp = body[:0]
 	x.body = body
@@ -408,11 +431,13 @@ func (x *exchange) finish(outcome string, status int) {
 	rec.Model = x.req.model
 	s.mu.Lock()
 	st := s.run(x.token)
-	st.counts.add(rec.Kind, outcome)
-	s.total.add(rec.Kind, outcome)
-	if len(st.requests) >= maxRecords {
-		copy(st.requests, st.requests[1:])
-		st.requests = st.requests[:len(st.requests)-1]
+	key := outcomeKey(rec.Kind, outcome)
+	st.counts.add(rec.Kind, key)
+	s.total.add(rec.Kind, key)
+	if len(st.requests) >= 2*maxRecords { // trim in bulk: amortised O(1)
+		n := copy(st.requests, st.requests[len(st.requests)-maxRecords+1:])
+		clear(st.requests[n:])
+		st.requests = st.requests[:n]
 	}
 	st.requests = append(st.requests, rec)
 	if s.cfg.Log != nil {
@@ -470,12 +495,15 @@ func (x *exchange) closeConn(rst bool) {
 func (s *Server) answerScripted(x *exchange) {
 	a := s.scriptedAnswer(x)
 	x.rec.ToolCalls = a.callNames()
-	rep := x.de.d.answer(&a, &x.req)
+	bp := s.getBuf()
+	defer s.putBuf(bp)
+	rep := x.de.d.answer(*bp, &a, &x.req)
 	if !x.req.stream {
+		*bp = rep.body[:0]
 		x.finish(x.normalOutcome(), http.StatusOK)
 		h := x.w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(rep.body)))
+		h["Content-Type"] = jsonContentType
+		h["Content-Length"] = []string{strconv.Itoa(len(rep.body))}
 		x.w.WriteHeader(http.StatusOK)
 		_, _ = x.w.Write(rep.body) // the client went away; nothing to do
 		return
@@ -605,11 +633,14 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64, buf []byte) (
 	}
 }
 
+// jsonContentType is shared by all JSON answers; net/http never modifies it.
+var jsonContentType = []string{"application/json"}
+
 // writeJSON sends body with status as application/json.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // the client went away; nothing to do
 }

@@ -1,0 +1,175 @@
+package upstream
+
+// maxJSONDepth is encoding/json's nesting limit, which validJSON shares.
+const maxJSONDepth = 10000
+
+// validJSON reports whether b is one valid JSON value, exactly as json.Valid
+// does (FuzzValidJSON checks the two agree), but several times faster: it is
+// on the hot path of every request.
+func validJSON(b []byte) bool {
+	i, ok := validValue(b, skipWS(b, 0), 0)
+	return ok && skipWS(b, i) == len(b)
+}
+
+func validValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; c {
+	case '{':
+		if depth >= maxJSONDepth {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			var ok bool
+			if i, ok = validString(b, i); !ok {
+				return i, false
+			}
+			i = skipWS(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			if i, ok = validValue(b, skipWS(b, i+1), depth+1); !ok {
+				return i, false
+			}
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case ',':
+				i = skipWS(b, i+1)
+			case '}':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case '[':
+		if depth >= maxJSONDepth {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, true
+		}
+		for {
+			var ok bool
+			if i, ok = validValue(b, i, depth+1); !ok {
+				return i, false
+			}
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case ',':
+				i = skipWS(b, i+1)
+			case ']':
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case '"':
+		return validString(b, i)
+	case 't':
+		return validLiteral(b, i, "true")
+	case 'f':
+		return validLiteral(b, i, "false")
+	case 'n':
+		return validLiteral(b, i, "null")
+	default:
+		return validNumber(b, i)
+	}
+}
+
+func validLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+func validString(b []byte, i int) (int, bool) {
+	for i++; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(b)-i <= 4 {
+					return i, false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return i, false
+					}
+				}
+				i += 4
+			default:
+				return i, false
+			}
+		}
+	}
+	return i, false
+}
+
+func validNumber(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return i, false
+	}
+	switch {
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return i, false
+		}
+	}
+	return i, true
+}

@@ -1,18 +1,446 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
 )
 
-// newServeCmd is a placeholder replaced by the fakes work (issue 2).
+// serveOptions are the flags of `replaycheck serve`.
+type serveOptions struct {
+	UpstreamAddr   string
+	MCPAddr        string
+	Ledger         string
+	UpstreamLog    string
+	Relay          string
+	FlagsDir       string
+	Stateless      bool
+	Script         string
+	UpstreamFaults []string
+	MCPFaults      []string
+	Every          time.Duration
+	Verbose        bool
+
+	Out    io.Writer
+	ErrOut io.Writer
+	// Ready, when set, is called with the fakes' URLs once both accept
+	// connections (the upstream base URL with /v1, the ledger's /mcp URL).
+	Ready func(upstreamURL, mcpURL string)
+}
+
 func newServeCmd() *cobra.Command {
-	return &cobra.Command{
+	opts := &serveOptions{}
+	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the ledger MCP server and the faulting model upstream standalone",
+		Long: `serve runs replaycheck's two fakes on fixed loopback ports for a hand-made
+reproduction, as the rig of seed 000 did with a Python forwarder and a FastMCP
+server:
+
+  upstream  the model API (/v1/chat/completions, /v1/responses, /v1/messages),
+            scripted by default: it calls the ledger tool once with the entry the
+            prompt names, then answers "done"; --relay forwards to a real provider
+  ledger    an MCP server (Streamable HTTP at /mcp) whose commit_write appends
+            one line per write to --ledger, synced before it answers
+
+Faults come from flags (--upstream-fault, --mcp-fault, repeatable YAML flow
+mappings) and, live, from the seed's flag files in --flags-dir: fault_on (every
+follow-up gets a 500), fault_once (one follow-up gets a 500, then the file is
+removed), drop_stream (a streamed follow-up gets its headers, then the
+connection closes).
+
+A count table (per run token and in total: upstream requests by kind and
+outcome, MCP calls, writes, idempotency keys, cancellations) is printed every
+--every and on Ctrl-C or SIGTERM, which stop serve cleanly.
+
+MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
+		Example: `  # the seed rig: fakes on 8765 and 8766, the seed's files and flag files
+  replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir .
+
+  # every follow-up fails once, and commit_write's answer is lost after it wrote
+  replaycheck serve --upstream-fault '{on: follow_up, respond: {status: 500}, times: once}' \
+    --mcp-fault '{tool: commit_write, drop_after_execute: {}}'
+
+  # relay to OpenAI, print the counts every 10 seconds
+  replaycheck serve --relay https://api.openai.com --every 10s`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return fmt.Errorf("serve: not built yet")
+			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runServe(cmd.Context(), opts)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&opts.UpstreamAddr, "upstream-addr", "127.0.0.1:8765", "address of the model upstream fake")
+	f.StringVar(&opts.MCPAddr, "mcp-addr", "127.0.0.1:8766", "address of the ledger MCP server (served at /mcp)")
+	f.StringVar(&opts.Ledger, "ledger", "", "ledger file, one line per write (default: in memory only)")
+	f.StringVar(&opts.UpstreamLog, "upstream-log", "", `upstream log file, one "PATH KIND OUTCOME" line per model request`)
+	f.StringVar(&opts.Relay, "relay", "", "relay model requests to this provider base URL (e.g. https://api.openai.com)")
+	f.StringVar(&opts.FlagsDir, "flags-dir", "", "directory of the seed's flag files fault_on, fault_once, drop_stream")
+	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
+	f.StringVar(&opts.Script, "script", "", "YAML script of the fake model, replacing the seed's default")
+	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
+	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
+	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every model request and ledger call to stderr")
+	return cmd
+}
+
+// servedFakes are the two fakes built from the options.
+type servedFakes struct {
+	upstream  *upstream.Server
+	ledger    *ledger.Server
+	upFaults  []upstream.Fault
+	mcpFaults []ledger.Fault
+	log       *os.File // the upstream log file, or nil
+	tokens    *tokenWatch
+}
+
+// buildFakes turns the options into the two fakes; every error is the
+// user's (exit 2). The caller closes what it returns.
+func buildFakes(opts *serveOptions) (*servedFakes, error) {
+	if opts.Every < 0 {
+		return nil, asUsage(fmt.Errorf("--every %s: want a positive interval, or 0 for none", opts.Every))
+	}
+	fk := &servedFakes{}
+	for _, s := range opts.UpstreamFaults {
+		f, err := upstream.ParseFault(s)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--upstream-fault: %w", err))
+		}
+		fk.upFaults = append(fk.upFaults, f)
+	}
+	for _, s := range opts.MCPFaults {
+		f, err := ledger.ParseFault(s)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--mcp-fault: %w", err))
+		}
+		fk.mcpFaults = append(fk.mcpFaults, f)
+	}
+	var script upstream.Script
+	if opts.Script != "" {
+		b, err := os.ReadFile(opts.Script)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--script: %w", err))
+		}
+		if script, err = upstream.ParseScript(b); err != nil {
+			return nil, asUsage(fmt.Errorf("--script %s: %w", opts.Script, err))
+		}
+	}
+	if opts.FlagsDir != "" {
+		if st, err := os.Stat(opts.FlagsDir); err != nil || !st.IsDir() {
+			return nil, asUsage(fmt.Errorf("--flags-dir %s: not a directory", opts.FlagsDir))
+		}
+	}
+	var inner slog.Handler = slog.DiscardHandler
+	if opts.Verbose {
+		inner = slog.NewTextHandler(opts.ErrOut, nil)
+	}
+	fk.tokens = &tokenWatch{next: inner, seen: &tokenSet{m: map[string]bool{}}}
+	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(fk.tokens)}
+	if opts.UpstreamLog != "" {
+		f, err := os.OpenFile(opts.UpstreamLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--upstream-log: %w", err))
+		}
+		fk.log, ucfg.Log = f, f
+	}
+	u, err := upstream.New(ucfg)
+	if err != nil {
+		fk.close()
+		return nil, asUsage(fmt.Errorf("upstream: %w", err))
+	}
+	if err := u.Arm("", nil, fk.upFaults); err != nil {
+		fk.close()
+		return nil, asUsage(fmt.Errorf("--upstream-fault: %w", err))
+	}
+	fk.upstream = u
+	l, err := ledger.New(ledger.Config{Path: opts.Ledger, Stateless: opts.Stateless, Logger: slog.New(inner)})
+	if err != nil {
+		fk.close()
+		return nil, asUsage(fmt.Errorf("--ledger: %w", err))
+	}
+	fk.ledger = l
+	if err := l.Arm("", fk.mcpFaults); err != nil {
+		fk.close()
+		return nil, asUsage(fmt.Errorf("--mcp-fault: %w", err))
+	}
+	return fk, nil
+}
+
+// close closes the ledger (syncing its file) and the upstream log.
+func (fk *servedFakes) close() error {
+	var errs []error
+	if fk.ledger != nil {
+		errs = append(errs, fk.ledger.Close())
+	}
+	if fk.log != nil {
+		if err := fk.log.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing upstream log: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runServe serves both fakes until ctx ends, printing the count table every
+// opts.Every and once more at the end.
+func runServe(ctx context.Context, opts *serveOptions) error {
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.ErrOut == nil {
+		opts.ErrOut = io.Discard
+	}
+	fk, err := buildFakes(opts)
+	if err != nil {
+		return err
+	}
+	defer fk.close()
+
+	upLn, err := listen("upstream", "--upstream-addr", opts.UpstreamAddr)
+	if err != nil {
+		return err
+	}
+	mcpLn, err := listen("ledger", "--mcp-addr", opts.MCPAddr)
+	if err != nil {
+		upLn.Close()
+		return err
+	}
+	// Request contexts derive from base, cancelled at shutdown, so hanging
+	// streams (the MCP sessions' GET streams, delays) end and Shutdown returns.
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	baseCtx := func(net.Listener) context.Context { return base }
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", fk.ledger)
+	servers := []*http.Server{
+		{Handler: fk.upstream, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
+		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
+	}
+	served := make(chan error, 2)
+	for i, ln := range []net.Listener{upLn, mcpLn} {
+		go func() { served <- servers[i].Serve(ln) }()
+	}
+	upURL := "http://" + upLn.Addr().String() + "/v1"
+	mcpURL := "http://" + mcpLn.Addr().String() + "/mcp"
+	printServeBanner(opts, upURL, mcpURL, fk)
+	if opts.Ready != nil {
+		opts.Ready(upURL, mcpURL)
+	}
+
+	var tick <-chan time.Time
+	if opts.Every > 0 {
+		t := time.NewTicker(opts.Every)
+		defer t.Stop()
+		tick = t.C
+	}
+	var serveErr error
+loop:
+	for {
+		select {
+		case <-tick:
+			if err := writeCountTable(opts.Out, fk); err != nil {
+				serveErr = err
+				break loop
+			}
+		case err := <-served:
+			serveErr = fmt.Errorf("serve: %w", err)
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	tableErr := writeCountTable(opts.Out, fk)
+	cancelBase()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			_ = srv.Close()
+		}
+	}
+	closeErr := fk.close()
+	if serveErr != nil {
+		return serveErr
+	}
+	if tableErr != nil {
+		return tableErr
+	}
+	if closeErr != nil {
+		return fmt.Errorf("serve: %w", closeErr)
+	}
+	fmt.Fprintln(opts.Out, "serve stopped")
+	return nil
+}
+
+// listen listens on addr for the named fake; a busy port is named in the error.
+func listen(fake, flag, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("serve: %s address %s is already in use (another serve, or the seed's Python rig?); pick another with %s: %w", fake, addr, flag, err)
+		}
+		return nil, fmt.Errorf("serve: %s: listening on %s (%s): %w", fake, addr, flag, err)
+	}
+	return ln, nil
+}
+
+func printServeBanner(opts *serveOptions, upURL, mcpURL string, fk *servedFakes) {
+	or := func(s, dflt string) string {
+		if s == "" {
+			return dflt
+		}
+		return s
+	}
+	mode := "scripted"
+	if opts.Relay != "" {
+		mode = "relay to " + opts.Relay
+	}
+	session := "stateful"
+	if opts.Stateless {
+		session = "stateless"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "replaycheck serve\n")
+	fmt.Fprintf(&b, "  upstream:     %s (%s)\n", upURL, mode)
+	fmt.Fprintf(&b, "  ledger:       %s (%s)\n", mcpURL, session)
+	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.Ledger, "none (in memory)"))
+	fmt.Fprintf(&b, "  upstream log: %s\n", or(opts.UpstreamLog, "none"))
+	fmt.Fprintf(&b, "  flags dir:    %s\n", or(opts.FlagsDir, "none"))
+	for _, f := range fk.upFaults {
+		fmt.Fprintf(&b, "  upstream fault: %s\n", f)
+	}
+	for _, f := range fk.mcpFaults {
+		fmt.Fprintf(&b, "  mcp fault:      %s\n", f)
+	}
+	_, _ = io.WriteString(opts.Out, b.String())
+}
+
+// writeCountTable writes the count table: one row per run token seen by
+// either fake, then the total.
+func writeCountTable(w io.Writer, fk *servedFakes) error {
+	tokens := fk.tokens.seen.list()
+	for _, t := range fk.ledger.Tokens() {
+		if !slices.Contains(tokens, t) {
+			tokens = append(tokens, t)
+		}
+	}
+	slices.Sort(tokens)
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED"})
+	row := func(name string, u upstream.Counts, l ledger.Counts) error {
+		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
+			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations)})
+	}
+	for _, tok := range tokens {
+		u, l := fk.upstream.Counts(tok), fk.ledger.Counts(tok)
+		if u.Initial+u.FollowUp+l.CallsTotal() == 0 {
+			continue
+		}
+		name := tok
+		if name == "" {
+			name = "(no token)"
+		}
+		if err := row(name, u, l); err != nil {
+			return fmt.Errorf("writing count table: %w", err)
+		}
+	}
+	if err := row("TOTAL", fk.upstream.Total(), fk.ledger.Total()); err != nil {
+		return fmt.Errorf("writing count table: %w", err)
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("writing count table: %w", err)
+	}
+	return nil
+}
+
+// outcomes renders upstream outcome counts like `sort upstream.log | uniq -c`.
+func outcomes(c upstream.Counts) string {
+	keys := make([]string, 0, len(c.Outcomes))
+	for k := range c.Outcomes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	lines := make([]string, 0, len(keys))
+	for _, k := range keys {
+		lines = append(lines, fmt.Sprintf("%d %s", c.Outcomes[k], k))
+	}
+	if len(lines) == 0 {
+		return "-"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// tokenWatch is a slog.Handler that notes the run token of every record the
+// upstream fake logs (the upstream does not list its tokens), then passes
+// the record on.
+type tokenWatch struct {
+	next slog.Handler
+	seen *tokenSet
+}
+
+type tokenSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func (s *tokenSet) add(t string) {
+	s.mu.Lock()
+	s.m[t] = true
+	s.mu.Unlock()
+}
+
+func (s *tokenSet) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.m))
+	for t := range s.m {
+		out = append(out, t)
+	}
+	return out
+}
+
+func (h *tokenWatch) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *tokenWatch) Handle(ctx context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "token" {
+			h.seen.add(a.Value.String())
+			return false
+		}
+		return true
+	})
+	if h.next.Enabled(ctx, r.Level) {
+		return h.next.Handle(ctx, r)
+	}
+	return nil
+}
+
+func (h *tokenWatch) WithAttrs(as []slog.Attr) slog.Handler {
+	return &tokenWatch{next: h.next.WithAttrs(as), seen: h.seen}
+}
+
+func (h *tokenWatch) WithGroup(name string) slog.Handler {
+	return &tokenWatch{next: h.next.WithGroup(name), seen: h.seen}
 }

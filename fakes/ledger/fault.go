@@ -185,7 +185,7 @@ func ParseFault(s string) (Fault, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader([]byte(s)), yaml.Strict())
 	if err := dec.Decode(&f); err != nil {
-		return Fault{}, fmt.Errorf("mcp fault %q: %w (fields: tool, times, %s)", s, err, strings.Join(Kinds(), ", "))
+		return Fault{}, fmt.Errorf("mcp fault %q (fields: tool, times, %s): %w", s, strings.Join(Kinds(), ", "), err)
 	}
 	if err := f.Validate(); err != nil {
 		return Fault{}, fmt.Errorf("mcp fault %q: %w", s, err)

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serveOut collects runServe's output and signals each count table.
+type serveOut struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	tables chan struct{}
+}
+
+func (o *serveOut) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if bytes.Contains(p, []byte("TOTAL")) {
+		select {
+		case o.tables <- struct{}{}:
+		default:
+		}
+	}
+	return o.b.Write(p)
+}
+
+func (o *serveOut) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// startServe runs runServe in-process on port-0 addresses and returns the
+// fakes' URLs, the output, and a stop function returning runServe's error.
+func startServe(t *testing.T, opts *serveOptions) (upURL, mcpURL string, out *serveOut, stop func() error) {
+	t.Helper()
+	out = &serveOut{tables: make(chan struct{}, 16)}
+	opts.UpstreamAddr, opts.MCPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	opts.Out, opts.ErrOut = out, io.Discard
+	ready := make(chan [2]string, 1)
+	opts.Ready = func(u, m string) { ready <- [2]string{u, m} }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runServe(ctx, opts) }()
+	select {
+	case urls := <-ready:
+		upURL, mcpURL = urls[0], urls[1]
+	case err := <-done:
+		cancel()
+		t.Fatalf("runServe ended before it was ready: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("runServe was not ready")
+	}
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				err = fmt.Errorf("runServe did not stop")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return upURL, mcpURL, out, stop
+}
+
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	opts := &serveOptions{
+		Ledger:      filepath.Join(dir, "ledger.txt"),
+		UpstreamLog: filepath.Join(dir, "upstream.log"),
+		FlagsDir:    dir,
+		MCPFaults:   []string{"{tool: read_ledger, is_error: {}}"},
+		UpstreamFaults: []string{
+			"{on: follow_up, respond: {status: 500}}",
+		},
+	}
+	upURL, mcpURL, out, stop := startServe(t, opts)
+	const tok = "rc00000serve"
+
+	// One model request: the scripted fake answers the seed prompt with a
+	// commit_write tool call.
+	body := `{"model":"repro-model","messages":[{"role":"user","content":"Call the commit_write tool exactly once with entry alpha-` + tok + `, then reply done."}],` +
+		`"tools":[{"type":"function","function":{"name":"commit_write","parameters":{"type":"object","properties":{"entry":{"type":"string"}}}}}]}`
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, upURL+"/chat/completions", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("model request: %v", err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), "commit_write") {
+		t.Fatalf("model answer %d %s, want 200 with a commit_write call", resp.StatusCode, answer)
+	}
+
+	// One tool call on the ledger, with the SDK client.
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", mcpURL, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit_write", Arguments: map[string]any{"entry": "alpha-" + tok}})
+	if err != nil || res.IsError {
+		t.Fatalf("commit_write: %v, %+v", err, res)
+	}
+	// The --mcp-fault flag is armed: read_ledger answers isError.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_ledger"}); err != nil || !res.IsError {
+		t.Errorf("read_ledger with --mcp-fault is_error: %v, %+v", err, res)
+	}
+	cs.Close()
+
+	if err := stop(); err != nil {
+		t.Fatalf("runServe: %v", err)
+	}
+	got := out.String()
+	var row, total string
+	for _, l := range strings.Split(got, "\n") {
+		if strings.Contains(l, tok) {
+			row = l
+		}
+		if strings.Contains(l, "TOTAL") {
+			total = l
+		}
+	}
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED
+	wantRow := []string{tok, "1", "0", "1 initial forwarded", "1", "1", "0", "0"}
+	if diff := cells(row); !equalCells(diff, wantRow) {
+		t.Errorf("token row = %q, want cells %q\noutput:\n%s", row, wantRow, got)
+	}
+	wantTotal := []string{"TOTAL", "1", "0", "1 initial forwarded", "2", "1", "0", "0"}
+	if c := cells(total); !equalCells(c, wantTotal) {
+		t.Errorf("total row = %q, want cells %q\noutput:\n%s", total, wantTotal, got)
+	}
+	for _, want := range []string{"replaycheck serve", mcpURL, "mcp fault:      {tool: read_ledger, is_error: {}}", "serve stopped"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if b, _ := os.ReadFile(opts.Ledger); string(b) != "alpha-"+tok+"\n" {
+		t.Errorf("ledger file = %q", b)
+	}
+	if b, _ := os.ReadFile(opts.UpstreamLog); string(b) != "/v1/chat/completions initial forwarded\n" {
+		t.Errorf("upstream log = %q", b)
+	}
+}
+
+// TestServeEvery checks that the table is also printed every --every.
+func TestServeEvery(t *testing.T) {
+	_, _, out, stop := startServe(t, &serveOptions{Every: time.Millisecond})
+	for range 2 {
+		select {
+		case <-out.tables:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no periodic table; output:\n%s", out.String())
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("runServe: %v", err)
+	}
+}
+
+func TestServeBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	err = runServe(context.Background(), &serveOptions{UpstreamAddr: "127.0.0.1:0", MCPAddr: addr})
+	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "--mcp-addr") {
+		t.Fatalf("runServe on a busy port: %v, want an error naming %s and --mcp-addr", err, addr)
+	}
+	if code := exitCode(err); code != exitCannotRun {
+		t.Errorf("exit code %d, want %d", code, exitCannotRun)
+	}
+}
+
+func TestServeBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	badScript := filepath.Join(dir, "script.yaml")
+	if err := os.WriteFile(badScript, []byte("- {call: commit_write, say: done}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"unknown mcp fault", []string{"--mcp-fault", "{tool: commit_write, explode: {}}"}, `unknown field "explode"`},
+		{"bad mcp duration", []string{"--mcp-fault", "{delay: soon}"}, `duration "soon"`},
+		{"bad upstream fault", []string{"--upstream-fault", "{on: sometimes, respond: {status: 500}}"}, "--upstream-fault"},
+		{"negative every", []string{"--every", "-1s"}, "--every"},
+		{"bad every", []string{"--every", "often"}, "often"},
+		{"missing script", []string{"--script", filepath.Join(dir, "nope.yaml")}, "--script"},
+		{"bad script", []string{"--script", badScript}, badScript},
+		{"flags dir not a dir", []string{"--flags-dir", badScript}, "--flags-dir"},
+		{"ledger in a missing dir", []string{"--ledger", filepath.Join(dir, "no", "ledger.txt")}, "--ledger"},
+		{"unknown flag", []string{"--ledgr", "x"}, "unknown flag"},
+		{"argument", []string{"extra"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			root := newRootCmd(strings.NewReader(""), &out, &errOut)
+			// Port 0 so a flag that is wrongly accepted does not hit a real port.
+			root.SetArgs(append([]string{"serve", "--upstream-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0"}, tt.args...))
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // a wrongly accepted command stops at once
+			err := root.ExecuteContext(ctx)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+			}
+			if code := exitCode(err); code != exitBadUsage {
+				t.Errorf("exit code %d, want %d (error %v)", code, exitBadUsage, err)
+			}
+		})
+	}
+}
+
+// cells splits a table row into its trimmed cells.
+func cells(row string) []string {
+	var out []string
+	for _, c := range strings.Split(strings.Trim(strings.TrimSpace(row), "│|"), "│") {
+		out = append(out, strings.TrimSpace(c))
+	}
+	if len(out) == 1 {
+		out = nil
+		for _, c := range strings.Split(strings.Trim(strings.TrimSpace(row), "|"), "|") {
+			out = append(out, strings.TrimSpace(c))
+		}
+	}
+	return out
+}
+
+func equalCells(got, want []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}

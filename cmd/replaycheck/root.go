@@ -36,6 +36,11 @@ Exit codes:
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(
+		newRunCmd(),
+		newValidateCmd(),
+		newListCmd(),
+		newRulesCmd(),
+		newSchemaCmd(),
 		newVersionCmd(),
 		newServeCmd(),
 		newGatewayCmd(),

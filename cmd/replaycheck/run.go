@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/report"
+	"github.com/replaycheck/replaycheck/scenarios"
+)
+
+// defaultSuiteDir is where `replaycheck run` looks for scenarios when given
+// no paths; when it does not exist, the suite built into the binary runs.
+const defaultSuiteDir = "scenarios"
+
+// runOptions are the flags of `replaycheck run`.
+type runOptions struct {
+	Paths    []string
+	Targets  []string
+	Parallel int
+	Timeout  time.Duration
+	Shard    string
+	Filter   string
+	Tags     []string
+	Verbose  bool
+	Seed     string
+	JUnit    string
+	JSON     string
+	Markdown string
+	Recheck  string
+
+	Out    io.Writer
+	ErrOut io.Writer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Terminal reports whether Out is a terminal (progress in place); nil
+	// means detect it.
+	Terminal *bool
+}
+
+func newRunCmd() *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [PATH...]",
+		Short: "Run scenarios against a target and check the replay rules",
+		Long: `run sends each scenario's requests through the target, with the faults the
+scenario arms on the fakes (a ledger MCP server and a model upstream), records
+what every side saw, and checks the scenario's counts and replay rules.
+
+PATH is a scenario file or a directory searched for *.yaml files. With no PATH
+it runs ./scenarios, or the suite built into the binary when there is none.
+
+Targets:
+  builtin:guarded          the built-in gateway with every replay bug off (default)
+  builtin:naive            the built-in gateway with every replay bug on
+  builtin:BUG[,BUG]        the built-in gateway with those bugs on, for example
+                           builtin:replay-after-dispatch
+
+Every scenario run gets its own run token, so scenarios run in parallel on one
+target and one pair of fakes without their counts mixing. A scenario that sets
+gateway knobs or annotations, or arms MCP faults, gets fakes and a target of
+its own. Each scenario has a deadline (--timeout, or its own timeout); a
+target that hangs fails that scenario and the suite goes on.
+
+Exit codes:
+  0  every rule held
+  1  a rule was broken, or a check could not judge (unknown is not a pass)
+  2  bad usage or a bad scenario file
+  3  the harness or the target could not run`,
+		Example: `  # the built-in suite on the built-in guarded gateway (the main job)
+  replaycheck run
+
+  # the seed scenarios on the naive gateway, with each timeline
+  replaycheck run scenarios/seed --target builtin:naive -v
+
+  # one CI shard of three, with JUnit and a Markdown summary
+  replaycheck run --shard 2/3 --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY"
+
+  # re-check a saved run with the current rules
+  replaycheck run --recheck run.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.Targets, "target", []string{"builtin:guarded"}, "target to run on (repeatable)")
+	f.IntVar(&opts.Parallel, "parallel", 0, "scenario runs at once (default the number of CPUs)")
+	f.DurationVar(&opts.Timeout, "timeout", run.DefaultTimeout, "deadline of each scenario run")
+	f.StringVar(&opts.Shard, "shard", "", "run shard I of N (I/N, 1-based) of the scenarios sorted by name")
+	f.StringVar(&opts.Filter, "filter", "", "run only scenarios whose name matches this regular expression")
+	f.StringArrayVar(&opts.Tags, "tag", nil, "run only scenarios with this tag (repeatable: any of them)")
+	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
+	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the run tokens")
+	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	f.StringVar(&opts.JSON, "json", "", "write the histories and verdicts as JSON to FILE")
+	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
+	f.StringVar(&opts.Recheck, "recheck", "", "re-check the histories of a saved --json FILE instead of running")
+	return cmd
+}
+
+// runRun loads, selects and runs the scenarios, checks them and reports.
+func runRun(ctx context.Context, opts *runOptions) error {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Recheck != "" {
+		return recheck(opts)
+	}
+	sel, err := selection(opts)
+	if err != nil {
+		return asUsage(err)
+	}
+	if opts.Parallel < 0 {
+		return asUsage(fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel))
+	}
+	if opts.Timeout <= 0 {
+		return asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
+	}
+	var targets []run.Target
+	for _, name := range opts.Targets {
+		t, err := run.ParseTarget(name)
+		if err != nil {
+			return asUsage(err)
+		}
+		targets = append(targets, t)
+	}
+	all, err := loadSuite(opts.Paths)
+	if err != nil {
+		return asUsage(err)
+	}
+	picked := run.Select(all, sel)
+	if len(picked) == 0 {
+		return asUsage(fmt.Errorf("no scenario matches the selection (%d loaded)", len(all)))
+	}
+	p := newProgress(opts, len(picked)*len(targets))
+	start := opts.Now()
+	hs, err := run.Run(ctx, picked, run.Options{
+		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now,
+		OnHistory: p.done,
+	})
+	p.finish()
+	if err != nil {
+		return fmt.Errorf("running the suite: %w", err)
+	}
+	suite := report.Suite{Wall: durationSince(opts.Now, start)}
+	for _, h := range hs {
+		if h != nil {
+			suite.Results = append(suite.Results, rules.Evaluate(h))
+		}
+	}
+	return emit(opts, suite)
+}
+
+// recheck re-runs the checker over a saved JSON report and reports it.
+func recheck(opts *runOptions) error {
+	f, err := os.Open(opts.Recheck)
+	if err != nil {
+		return asUsage(fmt.Errorf("--recheck: %w", err))
+	}
+	defer f.Close()
+	saved, err := report.ReadJSON(f)
+	if err != nil {
+		return asUsage(fmt.Errorf("--recheck %s: %w", opts.Recheck, err))
+	}
+	return emit(opts, report.Recheck(saved))
+}
+
+// emit writes the terminal report and the requested files, and turns the
+// verdicts into the command's outcome.
+func emit(opts *runOptions, suite report.Suite) error {
+	if err := report.WriteTable(opts.Out, suite, report.TableOptions{Verbose: opts.Verbose}); err != nil {
+		return err
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer, report.Suite) error
+	}{
+		{opts.JUnit, report.WriteJUnit},
+		{opts.JSON, report.WriteJSON},
+		{opts.Markdown, report.WriteMarkdown},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeFile(out.path, suite, out.write); err != nil {
+			return err
+		}
+	}
+	t := suite.Totals()
+	if t.Fail > 0 || t.Unknown > 0 {
+		return errRulesBroken
+	}
+	return nil
+}
+
+func writeFile(path string, s report.Suite, write func(io.Writer, report.Suite) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if err := write(f, s); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// selection parses --filter, --tag and --shard.
+func selection(opts *runOptions) (run.Selection, error) {
+	return parseSelection(opts.Filter, opts.Tags, opts.Shard)
+}
+
+func parseSelection(filter string, tags []string, shard string) (run.Selection, error) {
+	sel := run.Selection{Tags: tags}
+	if filter != "" {
+		re, err := regexp.Compile(filter)
+		if err != nil {
+			return sel, fmt.Errorf("--filter %q: %w", filter, err)
+		}
+		sel.Filter = re
+	}
+	if shard != "" {
+		i, n, ok := strings.Cut(shard, "/")
+		si, err1 := strconv.Atoi(i)
+		sn, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || sn < 1 || si < 1 || si > sn {
+			return sel, fmt.Errorf("--shard %q: want I/N with 1 <= I <= N, for example 2/3", shard)
+		}
+		sel.Shard, sel.Shards = si, sn
+	}
+	return sel, nil
+}
+
+// loadSuite loads the scenarios at paths, or the default suite.
+func loadSuite(paths []string) ([]*scenario.Scenario, error) {
+	if len(paths) > 0 {
+		return scenario.Load(paths...)
+	}
+	if fi, err := os.Stat(defaultSuiteDir); err == nil && fi.IsDir() {
+		return scenario.Load(defaultSuiteDir)
+	}
+	return scenario.LoadFS(scenarios.FS, ".", "builtin:"+defaultSuiteDir)
+}
+
+func durationSince(now func() time.Time, start time.Time) fault.Duration {
+	return fault.Duration(now().Sub(start))
+}
+
+// progress reports scenarios as they finish: in place on a terminal, one
+// plain line each otherwise.
+type progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	total    int
+	n        int
+	failed   int
+}
+
+func newProgress(opts *runOptions, total int) *progress {
+	term := isTerminal(opts.Out)
+	if opts.Terminal != nil {
+		term = *opts.Terminal
+	}
+	return &progress{w: opts.Out, terminal: term, total: total}
+}
+
+// done reports one finished run; the runner calls it one at a time.
+func (p *progress) done(h *history.History) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	v := rules.Overall(rules.Check(h))
+	if v != rules.Pass {
+		p.failed++
+	}
+	if p.terminal {
+		fmt.Fprintf(p.w, "\r\033[K[%d/%d] %d not passing · %s %s", p.n, p.total, p.failed, v, h.Scenario)
+		return
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %-7s %s on %s (%s)\n", p.n, p.total, v, h.Scenario, h.Target, h.Duration.D().Round(time.Millisecond))
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.terminal && p.n > 0 {
+		fmt.Fprint(p.w, "\r\033[K")
+	} else if p.n > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// isTerminal reports whether w is a character device.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// validateOptions are the arguments of `replaycheck validate`.
+type validateOptions struct {
+	Paths  []string
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+func newValidateCmd() *cobra.Command {
+	opts := &validateOptions{}
+	return &cobra.Command{
+		Use:   "validate [PATH...]",
+		Short: "Check scenario files without running them",
+		Long: `validate loads scenario files strictly and reports every problem with its file,
+line and column and the line itself: unknown fields, wrong types, bad durations,
+unknown faults, rules, endpoints and template variables, duplicate names.
+PATH is a file or a directory searched for *.yaml files; with none, ./scenarios
+(or the built-in suite). It exits 2 when any file is bad.`,
+		Example: `  # check the suite
+  replaycheck validate scenarios
+
+  # check one file
+  replaycheck validate scenarios/seed/fault-on-chat.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runValidate(cmd.Context(), opts)
+		},
+	}
+}
+
+// runValidate loads the scenarios and prints every problem, or a summary.
+func runValidate(_ context.Context, opts *validateOptions) error {
+	ss, err := loadSuite(opts.Paths)
+	if err != nil {
+		var list scenario.ErrorList
+		n := 1
+		if errors.As(err, &list) {
+			n = len(list)
+		}
+		fmt.Fprintf(opts.ErrOut, "%s\n\n", err)
+		return asUsage(fmt.Errorf("%d %s in the scenario files", n, pluralize(n, "problem")))
+	}
+	files := map[string]bool{}
+	for _, s := range ss {
+		files[s.File] = true
+	}
+	_, err = fmt.Fprintf(opts.Out, "ok: %d %s in %d %s\n", len(ss), pluralize(len(ss), "scenario"), len(files), pluralize(len(files), "file"))
+	return err
+}
+
+func pluralize(n int, w string) string {
+	if n == 1 {
+		return w
+	}
+	return w + "s"
+}

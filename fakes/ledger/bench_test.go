@@ -24,9 +24,14 @@ func BenchmarkCommitWrite16(b *testing.B) {
 		cfg := fileLedger(b)
 		s, url := newLedger(b, cfg)
 		benchCalls(b, url, clients)
-		if got := s.Total().Writes; got < b.N {
-			b.Fatalf("Writes = %d, want at least %d", got, b.N)
+		writes := s.Total().Writes
+		if writes < b.N {
+			b.Fatalf("Writes = %d, want at least %d", writes, b.N)
 		}
+		s.journal.mu.Lock()
+		syncs := s.journal.syncs
+		s.journal.mu.Unlock()
+		b.ReportMetric(float64(writes)/float64(max(syncs, 1)), "writes/fsync")
 	})
 	b.Run("ledger-memory", func(b *testing.B) {
 		_, url := newLedger(b, Config{})

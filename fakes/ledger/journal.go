@@ -24,6 +24,7 @@ type journal struct {
 	lines   []string // synced lines, in file order
 	pending *batch   // lines waiting for the writer
 	closed  bool
+	syncs   int // fsyncs done, for the benchmark's writes/fsync figure
 
 	wake chan struct{} // buffered(1): a batch is pending or the journal closes
 	done chan struct{} // closed when the writer goroutine has exited
@@ -121,6 +122,7 @@ func (j *journal) writer() {
 			}
 			err := j.writeSync(buf)
 			j.mu.Lock()
+			j.syncs++
 			if err == nil {
 				b.first = len(j.lines)
 				j.lines = append(j.lines, b.lines...)

@@ -12,6 +12,13 @@
 // Every tools/call is attributed to the run token (see internal/runtoken)
 // found in its arguments; calls without one count under "".
 //
+// A call counts as cancelled when, before its answer was written, the client
+// closed the POST that carried it, or sent notifications/cancelled for it on
+// its session; each call counts at most once, and a notice for an answered
+// call is not a cancellation (some clients send one after every call). The
+// go-sdk client does both when a CallTool context ends. Stateless requests
+// have no session to scope request ids, so there only the closed POST counts.
+//
 // Faults act in two places. Transport-level faults (fail_before_execute,
 // drop_after_execute), and noticing that a client closed the POST that
 // carried a call, live in Server.ServeHTTP, an http.Handler wrapped around

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// execute runs the root command with args and returns its exit code and output.
+func execute(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRootCmd(strings.NewReader(""), &out, &errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err != nil && exitCode(err) != exitRuleBroken {
+		errOut.WriteString(err.Error())
+	}
+	return exitCode(err), out.String(), errOut.String()
+}
+
+func TestRunSeedOnGuardedPasses(t *testing.T) {
+	code, out, errOut := execute(t, "run", "../../scenarios/seed", "--parallel", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"seed chat fault_on", "10 scenarios on builtin:guarded: 10 pass, 0 fail, 0 unknown", "[10/10]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestRunNaiveReportsBeforeCounts runs the seed suite on the naive gateway:
+// exit 1, the Before counts in every report, and a JSON report that
+// re-checks to the same verdicts.
+func TestRunNaiveReportsBeforeCounts(t *testing.T) {
+	dir := t.TempDir()
+	junit, js, md := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "run.json"), filepath.Join(dir, "summary.md")
+	code, out, errOut := execute(t, "run", "../../scenarios/seed", "--target", "builtin:naive", "--junit", junit, "--json", js, "--markdown", md)
+	if code != exitRuleBroken {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "FAIL writes: expected 1 write, observed 3") || !strings.Contains(out, "3 /v1/chat/completions follow_up injected_500") {
+		t.Errorf("terminal report lacks the Before counts:\n%s", out)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal(b, &suites); err != nil || suites.Tests != 10 || suites.Failures != 4 {
+		t.Errorf("JUnit: %+v, %v; want 10 tests, 4 failures", suites, err)
+	}
+	b, err = os.ReadFile(md)
+	if err != nil || !strings.Contains(string(b), "| seed chat fault_on | builtin:naive | fail | 500 | 3 |") {
+		t.Errorf("Markdown summary lacks the Before row (%v):\n%s", err, b)
+	}
+	b, err = os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		Results []rules.Result `json:"results"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil || len(saved.Results) != 10 {
+		t.Fatalf("JSON report: %d results, %v", len(saved.Results), err)
+	}
+	code, reout, _ := execute(t, "run", "--recheck", js)
+	if code != exitRuleBroken || !strings.Contains(reout, "10 scenarios on builtin:naive: 6 pass, 4 fail, 0 unknown") {
+		t.Errorf("recheck: exit %d\n%s", code, reout)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nrequest: {endpoint: chat}\nexpect: {writes: 1, bogus: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad scenario file", []string{"run", bad}, bad + ":3:21: unknown field \"bogus\""},
+		{"bad shard", []string{"run", "--shard", "4/3"}, "--shard"},
+		{"bad target", []string{"run", "--target", "builtin:no-such-bug"}, "unknown gateway bug"},
+		{"bad filter", []string{"run", "--filter", "("}, "--filter"},
+		{"nothing selected", []string{"run", "../../scenarios/seed", "--tag", "no-such-tag"}, "no scenario matches"},
+		{"unknown flag", []string{"run", "--paralel", "2"}, "unknown flag"},
+		{"missing recheck file", []string{"run", "--recheck", "/no/such/file.json"}, "--recheck"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tt.args...)
+			if code != exitBadUsage {
+				t.Fatalf("exit %d, want 2\n%s%s", code, out, errOut)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("error lacks %q:\n%s", tt.want, errOut)
+			}
+		})
+	}
+}
+
+func TestRunShardsCoverTheSuiteOnce(t *testing.T) {
+	seen := map[string]int{}
+	for _, shard := range []string{"1/3", "2/3", "3/3"} {
+		code, out, errOut := execute(t, "list", "../../scenarios", "--shard", shard)
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Split(line, "│"); len(f) > 2 && !strings.Contains(f[1], "SCENARIO") {
+				seen[strings.TrimSpace(f[1])]++
+			}
+		}
+	}
+	code, out, _ := execute(t, "list", "../../scenarios")
+	if code != exitOK {
+		t.Fatal(out)
+	}
+	total := strings.Count(out, "\n") - 5 // header lines, borders and the count line
+	if len(seen) != total {
+		t.Errorf("shards cover %d scenarios, the suite has %d", len(seen), total)
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("%s is in %d shards", name, n)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	code, out, _ := execute(t, "validate", "../../scenarios")
+	if code != exitOK || !strings.HasPrefix(out, "ok: ") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	code, _, errOut := execute(t, "validate", "../../harness/scenario/testdata/bad")
+	if code != exitBadUsage {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	bad, _ := filepath.Glob("../../harness/scenario/testdata/bad/*.yaml")
+	for _, f := range bad {
+		if !strings.Contains(errOut, f+":") {
+			t.Errorf("validate does not report %s:\n%s", f, errOut)
+		}
+	}
+	if !strings.Contains(errOut, ">    5 |   wirtes: 2") {
+		t.Errorf("validate does not show the offending line:\n%s", errOut)
+	}
+}
+
+func TestSchemaCmd(t *testing.T) {
+	code, out, _ := execute(t, "schema")
+	var s map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &s) != nil || s["$defs"] == nil {
+		t.Fatalf("exit %d, schema does not parse:\n%.300s", code, out)
+	}
+}
+
+func TestRulesCmd(t *testing.T) {
+	code, out, _ := execute(t, "rules")
+	if code != exitOK {
+		t.Fatal(code)
+	}
+	for _, name := range rules.Names() {
+		if !strings.Contains(out, "\n"+name+"\n") && !strings.HasPrefix(out, name+"\n") {
+			t.Errorf("rules lacks %s", name)
+		}
+	}
+	if strings.Count(out, "  seed: ") != len(rules.Names()) {
+		t.Errorf("every rule needs its seed case:\n%s", out)
+	}
+	_, md, _ := execute(t, "rules", "--markdown")
+	file, err := os.ReadFile("../../harness/rules/rules.md")
+	if err != nil || md != string(file) {
+		t.Errorf("rules --markdown differs from harness/rules/rules.md (%v)", err)
+	}
+}
+
+func TestListByTag(t *testing.T) {
+	code, out, _ := execute(t, "list", "../../scenarios", "--tag", "bug:replay-after-dispatch")
+	if code != exitOK || !strings.Contains(out, "3 of ") || !strings.Contains(out, "seed messages fault_on") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestHelpDocumentsExitCodes(t *testing.T) {
+	_, out, _ := execute(t, "run", "--help")
+	for _, want := range []string{"Exit codes:", "0  every rule held", "3  the harness or the target could not run", "Examples:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run --help lacks %q", want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,10 @@ type Gateway struct {
 	seq     atomic.Uint64
 	// ownClient is set when the gateway made cfg.HTTPClient itself.
 	ownClient bool
-	closed    atomic.Bool
+	// instance tells this gateway's idempotency keys from another's: its
+	// start time in base 36.
+	instance string
+	closed   atomic.Bool
 
 	randMu sync.Mutex
 	now    func() time.Time
@@ -61,6 +65,7 @@ func New(cfg Config) (*Gateway, error) {
 		now:       time.Now,
 		sleep:     sleepCtx,
 	}
+	g.instance = strconv.FormatInt(g.now().UnixNano(), 36)
 	g.breaker = &breaker{label: cfg.ServerLabel, threshold: BreakerThreshold, cooldown: cfg.BreakerCooldown, now: func() time.Time { return g.now() }}
 	g.detachCtx, g.detachCancel = context.WithCancel(context.Background())
 	return g, nil

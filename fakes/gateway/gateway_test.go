@@ -262,7 +262,7 @@ func TestIdempotencyKeyCarriesRunToken(t *testing.T) {
 			keys = append(keys, ev.Key)
 		}
 	}
-	if want := []string{tok + "-r1-c1"}; !cmp.Equal(want, keys) {
+	if want := []string{tok + "-" + r.gw.instance + "-r1-c1"}; !cmp.Equal(want, keys) {
 		t.Errorf("keys = %v, want %v", keys, want)
 	}
 }

@@ -24,7 +24,8 @@ type requestState struct {
 }
 
 // keyPrefix starts every idempotency key of the request: its run token, so
-// the ledger attributes the key to the run, or "gw".
+// the ledger attributes the key to the run, or "gw". The gateway adds its
+// instance id after it, so keys of two gateways never collide on one ledger.
 func (rs *requestState) keyPrefix() string {
 	if rs.req.Token != "" {
 		return rs.req.Token

@@ -69,7 +69,7 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 		return msg
 	}
 	if tool.Keyed {
-		key := fmt.Sprintf("%s-r%d-c%d", rs.keyPrefix(), rs.seq, at.calls)
+		key := fmt.Sprintf("%s-%s-r%d-c%d", rs.keyPrefix(), g.instance, rs.seq, at.calls)
 		if g.cfg.Bugs.Has(FreshKeyPerAttempt) {
 			key += fmt.Sprintf("-a%d", at.number)
 		}

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -72,18 +73,23 @@ type post struct {
 
 type callKey struct{}
 
-// knownMethods are the methods the SDK's server handles (go-sdk v1.8.0,
-// serverMethodInfos). Other calls get a JSON-RPC "method not found" from the
-// wrapper, since for protocol versions before 2026-07-28 the SDK refuses them
-// with a plain-text HTTP 400 that makes clients fail instead of falling back.
-var knownMethods = map[string]bool{
-	"completion/complete": true, "server/discover": true, "initialize": true, "ping": true,
-	"prompts/list": true, "prompts/get": true, "tools/list": true, "tools/call": true,
-	"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true,
-	"subscriptions/listen": true, "notifications/cancelled": true, "notifications/initialized": true,
-	"notifications/roots/list_changed": true, "notifications/progress": true,
+// sdkMethods are the methods the SDK's server handles (go-sdk v1.8.0,
+// serverMethodInfos). Calls of other methods get a JSON-RPC "method not
+// found" from the wrapper, since for protocol versions before 2026-07-28 the
+// SDK refuses them with a plain-text HTTP 400 that makes clients fail instead
+// of falling back.
+func sdkMethods() []string {
+	return []string{
+		"completion/complete", "server/discover", "initialize", "ping",
+		"prompts/list", "prompts/get", "tools/list", "tools/call",
+		"resources/list", "resources/templates/list", "resources/read",
+		"logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+		"subscriptions/listen", "notifications/cancelled", "notifications/initialized",
+		"notifications/roots/list_changed", "notifications/progress",
+	}
 }
+
+func knownMethod(method string) bool { return slices.Contains(sdkMethods(), method) }
 
 // ServeHTTP is the MCP endpoint; callers mount it at /mcp. It reads (bounded)
 // and peeks at each POST body, counts tool calls, applies transport-level
@@ -113,7 +119,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.ContentLength = int64(len(body))
 
 	if !batch && len(msgs) == 1 && r.Header.Get(protocolVersionHeader) < newProtocolVersion {
-		if req, ok := msgs[0].(*jsonrpc.Request); ok && !knownMethods[req.Method] {
+		if req, ok := msgs[0].(*jsonrpc.Request); ok && !knownMethod(req.Method) {
 			s.unknownMethod(w, req)
 			return
 		}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // postRaw sends body to url with the headers a Streamable HTTP client sends and
@@ -317,5 +319,31 @@ func TestManyConcurrentWrites(t *testing.T) {
 	}
 	if diff := cmp.Diff(lines, s.Entries()); diff != "" {
 		t.Errorf("Entries differ from the file (-file +entries):\n%s", diff)
+	}
+}
+
+// TestSDKMethodsAreKnownToSDK checks the wrapper's list of SDK methods
+// against the SDK itself: none of them gets the SDK's "unsupported" refusal,
+// which an unlisted method does.
+func TestSDKMethodsAreKnownToSDK(t *testing.T) {
+	_, url := newLedger(t, Config{Stateless: true})
+	h := map[string]string{"Mcp-Protocol-Version": "2025-06-18"}
+	for _, m := range sdkMethods() {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{}}`, m)
+		if strings.HasPrefix(m, "notifications/") {
+			body = fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":{}}`, m)
+		}
+		if _, answer, _ := postRaw(t, url, h, body); strings.Contains(answer, "unsupported") {
+			t.Errorf("the SDK does not know %s: %q", m, answer)
+		}
+	}
+	// The check can fail: the SDK alone refuses an unlisted method so.
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		return mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	}, &mcp.StreamableHTTPOptions{Stateless: true})
+	ts := httptest.NewServer(sdk)
+	defer ts.Close()
+	if _, answer, _ := postRaw(t, ts.URL, h, `{"jsonrpc":"2.0","id":1,"method":"rpc.discover","params":{}}`); !strings.Contains(answer, "unsupported") {
+		t.Errorf("bare SDK answer to an unknown method = %q, want its \"unsupported\" refusal", answer)
 	}
 }

@@ -2,8 +2,8 @@ package upstream
 
 import (
 	"bytes"
-	"slices"
 	"errors"
+	"slices"
 	"strconv"
 )
 
@@ -18,25 +18,29 @@ import (
 // usage chunk when stream_options.include_usage is set, then [DONE].
 type chatDialect struct{}
 
-var errNotObject = errors.New("want a JSON object")
+var (
+	errNotJSON   = errors.New("not valid JSON")
+	errNotObject = errors.New("want a JSON object")
+)
 
-func (chatDialect) parse(body []byte) (request, error) {
+func (chatDialect) parse(body []byte, tape []int32) (request, error) {
 	var req request
-	if !validJSON(body) {
-		return req, errors.New("not valid JSON")
+	root, ok := parseDoc(body, tape)
+	if !ok {
+		return req, errNotJSON
 	}
-	if i := skipWS(body, 0); i >= len(body) || body[i] != '{' {
+	if root.kind() != '{' {
 		return req, errNotObject
 	}
-	var messages, tools, functions []byte
-	eachField(body, func(k, v []byte) bool {
+	var messages, tools, functions jval
+	root.eachField(func(k []byte, v jval) bool {
 		switch string(k) {
 		case "model":
-			req.model = jsonString(v)
+			req.model = v.str()
 		case "stream":
-			req.stream = isTrue(v)
+			req.stream = v.isTrue()
 		case "stream_options":
-			req.includeUsage = isTrue(field(v, "include_usage"))
+			req.includeUsage = v.field("include_usage").isTrue()
 		case "messages":
 			messages = v
 		case "tools":
@@ -46,43 +50,50 @@ func (chatDialect) parse(body []byte) (request, error) {
 		}
 		return true
 	})
-	if len(messages) > 0 && messages[0] != '[' && !isNull(messages) {
+	if k := messages.kind(); k != 0 && k != '[' && !messages.isNull() {
 		return req, errors.New("messages: want an array")
 	}
 	inResult := false
-	eachElem(messages, func(m []byte) bool {
-		role := field(m, "role")
+	messages.eachElem(func(m jval) bool {
+		var role, content jval
+		m.eachField(func(k []byte, v jval) bool {
+			switch string(k) {
+			case "role":
+				role = v
+			case "content":
+				content = v
+			}
+			return true
+		})
 		switch {
-		case isString(role, "tool") || isString(role, "function"):
+		case role.is("tool") || role.is("function"):
 			req.followUp = true
 			if !inResult {
 				req.rounds++
 			}
 			inResult = true
 			return true
-		case isString(role, "user"):
-			req.userText = appendText(req.userText, field(m, "content"))
+		case role.is("user"):
+			req.userText = appendText(req.userText, content)
 		}
 		inResult = false
 		return true
 	})
-	eachElem(tools, func(t []byte) bool {
-		typ := field(t, "type")
-		switch {
-		case isString(typ, "custom"):
-			if name := jsonString(field(field(t, "custom"), "name")); name != "" {
+	tools.eachElem(func(t jval) bool {
+		if t.field("type").is("custom") {
+			if name := t.field("custom").field("name").str(); name != "" {
 				req.tools = append(req.tools, tool{name: name, custom: true})
 			}
-		default:
-			if name := jsonString(field(field(t, "function"), "name")); name != "" {
-				req.tools = append(req.tools, tool{name: name})
-			}
+			return true
+		}
+		if name := t.field("function").field("name").str(); name != "" {
+			req.tools = append(req.tools, tool{name: name})
 		}
 		return true
 	})
 	if len(req.tools) == 0 {
-		eachElem(functions, func(f []byte) bool {
-			if name := jsonString(field(f, "name")); name != "" {
+		functions.eachElem(func(f jval) bool {
+			if name := f.field("name").str(); name != "" {
 				req.tools = append(req.tools, tool{name: name})
 				req.legacy = true
 			}
@@ -94,12 +105,12 @@ func (chatDialect) parse(body []byte) (request, error) {
 
 // appendText appends the text of a content value: a string, or an array of
 // parts whose "text" fields are read.
-func appendText(dst []string, content []byte) []string {
-	if s := jsonString(content); s != "" {
+func appendText(dst []string, content jval) []string {
+	if s := content.str(); s != "" {
 		return append(dst, s)
 	}
-	eachElem(content, func(p []byte) bool {
-		if s := jsonString(field(p, "text")); s != "" {
+	content.eachElem(func(p jval) bool {
+		if s := p.field("text").str(); s != "" {
 			dst = append(dst, s)
 		}
 		return true

@@ -13,7 +13,7 @@ func Classify(endpoint string, body []byte) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("classify: unknown endpoint %q; want chat, responses or messages", endpoint)
 	}
-	req, err := de.d.parse(body)
+	req, err := de.d.parse(body, nil)
 	if err != nil {
 		return "", fmt.Errorf("classify %s request: %w", endpoint, err)
 	}

@@ -59,7 +59,7 @@ func TestRounds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			de, _ := dialectByName(tt.endpoint)
-			req, err := de.d.parse([]byte(tt.body))
+			req, err := de.d.parse([]byte(tt.body), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,9 +10,10 @@ import (
 // errors written. Adding a dialect is one file implementing it plus one row
 // in dialectTable.
 type dialect interface {
-	// parse reads the fields of a request body the fake needs. It never
-	// panics; a body that is not a JSON object is an error.
-	parse(body []byte) (request, error)
+	// parse reads the fields of a request body the fake needs, using tape
+	// (may be nil) as scratch space. It never panics; a body that is not a
+	// JSON object is an error.
+	parse(body []byte, tape []int32) (request, error)
 	// answer renders a scripted answer, as one JSON body appended to dst or
 	// as SSE events.
 	answer(dst []byte, a *answer, req *request) reply

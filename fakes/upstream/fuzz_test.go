@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -39,7 +40,11 @@ func fuzzDialect(f *testing.F, name string) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := de.d.parse(body)
+		req, err := de.d.parse(body, nil)
+		taped, terr := de.d.parse(body, make([]int32, len(body)))
+		if (err == nil) != (terr == nil) || !reflect.DeepEqual(req, taped) {
+			t.Fatalf("parse without tape = %+v, %v; with tape = %+v, %v", req, err, taped, terr)
+		}
 		if err != nil {
 			return
 		}

@@ -1,16 +1,63 @@
 package upstream
 
 import (
-	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
 
 // This file holds a small allocation-free reader for request bodies that
-// encoding/json has already checked with json.Valid: the dialect parsers pick
-// out the few fields they need without decoding whole documents. Every
-// function tolerates any input (it never indexes out of range), so fuzzing a
-// parser never panics even if validation were skipped.
+// validJSON has already checked: the dialect parsers pick out the few fields
+// they need without decoding whole documents. Validation records where each
+// string, object and array ends (the tape), so skipping a value is one
+// lookup. Every function tolerates any input (it never indexes out of
+// range), so fuzzing a parser never panics.
+
+// maxTaped is the largest body validated with a tape; larger bodies are
+// skipped through by scanning.
+const maxTaped = 256 << 10
+
+// jdoc is a validated JSON document and its tape: ends[i] is the index just
+// after the string, object or array that starts at b[i] (nil = no tape).
+type jdoc struct {
+	b    []byte
+	ends []int32
+}
+
+// parseDoc validates b and returns its root value. The tape is kept in
+// ends when it has room for len(b) entries; else values are skipped by
+// scanning.
+func parseDoc(b []byte, ends []int32) (jval, bool) {
+	d := &jdoc{b: b}
+	if cap(ends) >= len(b) {
+		d.ends = ends[:len(b)]
+	}
+	i, ok := validValue(b, skipWS(b, 0), 0, d.ends)
+	if !ok || skipWS(b, i) != len(b) {
+		return jval{}, false
+	}
+	start := skipWS(b, 0)
+	return jval{d: d, s: start, e: i}, true
+}
+
+// jval is one value of a jdoc: b[s:e]. The zero jval is absent.
+type jval struct {
+	d    *jdoc
+	s, e int
+}
+
+func (v jval) raw() []byte {
+	if v.d == nil {
+		return nil
+	}
+	return v.d.b[v.s:v.e]
+}
+
+func (v jval) kind() byte {
+	if v.d == nil || v.s >= v.e {
+		return 0
+	}
+	return v.d.b[v.s]
+}
 
 // skipWS returns the index of the first non-space byte at or after i.
 func skipWS(b []byte, i int) int {
@@ -25,7 +72,32 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// valueEnd returns the index just after the JSON value starting at b[i].
+// end returns the index just after the value starting at b[i].
+func (d *jdoc) end(i int) int {
+	b := d.b
+	if i >= len(b) {
+		return len(b)
+	}
+	switch b[i] {
+	case '"', '{', '[':
+		if d.ends != nil {
+			return int(d.ends[i])
+		}
+		return valueEnd(b, i)
+	default:
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+			i++
+		}
+		return len(b)
+	}
+}
+
+// valueEnd returns the index just after the JSON value starting at b[i],
+// by scanning.
 func valueEnd(b []byte, i int) int {
 	if i >= len(b) {
 		return len(b)
@@ -65,10 +137,7 @@ func valueEnd(b []byte, i int) int {
 
 // stringEnd returns the index just after the string whose opening quote is b[i].
 func stringEnd(b []byte, i int) int {
-	i++
-	// Short strings (keys, names) end within a few bytes: a plain loop beats
-	// IndexByte's setup there.
-	for end := min(i+16, len(b)); i < end; i++ {
+	for i++; i < len(b); i++ {
 		switch b[i] {
 		case '"':
 			return i + 1
@@ -76,56 +145,80 @@ func stringEnd(b []byte, i int) int {
 			i++
 		}
 	}
-	for i < len(b) {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return len(b)
-		}
-		i += q
-		// The quote ends the string unless an odd number of backslashes precede it.
-		bs := 0
-		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return i + 1
-		}
-		i++
-	}
 	return len(b)
 }
 
-// eachField calls fn with each key (raw, unquoted only if it has no escapes)
-// and raw value of the object obj, until fn returns false. A non-object is
-// treated as empty.
-func eachField(obj []byte, fn func(key, val []byte) bool) {
-	i := skipWS(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+// eachField calls fn with each key (unquoted when it has escapes) and value
+// of the object v, until fn returns false. A non-object is treated as empty.
+func (v jval) eachField(fn func(key []byte, val jval) bool) {
+	if v.kind() != '{' {
 		return
 	}
-	i++
+	d, b := v.d, v.d.b[:v.e]
+	i := v.s + 1
 	for {
-		i = skipWS(obj, i)
-		if i >= len(obj) || obj[i] != '"' {
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] != '"' {
 			return
 		}
-		ke := stringEnd(obj, i)
-		key := obj[i:ke]
-		i = skipWS(obj, ke)
-		if i >= len(obj) || obj[i] != ':' {
+		ke := min(d.end(i), len(b))
+		key := keyText(b[i:ke])
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
 			return
 		}
-		i = skipWS(obj, i+1)
-		ve := valueEnd(obj, i)
-		if !fn(keyText(key), obj[i:ve]) {
+		i = skipWS(b, i+1)
+		ve := min(d.end(i), len(b))
+		if !fn(key, jval{d: d, s: i, e: ve}) {
 			return
 		}
-		i = skipWS(obj, ve)
-		if i >= len(obj) || obj[i] != ',' {
+		i = skipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
 			return
 		}
 		i++
 	}
+}
+
+// eachElem calls fn with each element of the array v until fn returns
+// false. A non-array is treated as empty.
+func (v jval) eachElem(fn func(val jval) bool) {
+	if v.kind() != '[' {
+		return
+	}
+	d, b := v.d, v.d.b[:v.e]
+	i := v.s + 1
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) || b[i] == ']' {
+			return
+		}
+		ve := min(d.end(i), len(b))
+		if ve <= i {
+			return
+		}
+		if !fn(jval{d: d, s: i, e: ve}) {
+			return
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i++
+	}
+}
+
+// field returns the value of key in the object v, or the zero jval.
+func (v jval) field(key string) jval {
+	var out jval
+	v.eachField(func(k []byte, val jval) bool {
+		if string(k) == key {
+			out = val
+			return false
+		}
+		return true
+	})
+	return out
 }
 
 // keyText returns a quoted key's text; keys with escapes are unquoted.
@@ -146,46 +239,17 @@ func keyText(q []byte) []byte {
 	return inner
 }
 
-// eachElem calls fn with each raw element of the array arr until fn returns
-// false. A non-array is treated as empty.
-func eachElem(arr []byte, fn func(val []byte) bool) {
-	i := skipWS(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
-		return
-	}
-	i++
-	for {
-		i = skipWS(arr, i)
-		if i >= len(arr) || arr[i] == ']' {
-			return
-		}
-		ve := valueEnd(arr, i)
-		if ve <= i {
-			return
-		}
-		if !fn(arr[i:ve]) {
-			return
-		}
-		i = skipWS(arr, ve)
-		if i >= len(arr) || arr[i] != ',' {
-			return
-		}
-		i++
-	}
-}
+// str returns the text of a JSON string value, or "" for any other value.
+func (v jval) str() string { return jsonString(v.raw()) }
 
-// field returns the raw value of key in obj, or nil.
-func field(obj []byte, key string) []byte {
-	var out []byte
-	eachField(obj, func(k, v []byte) bool {
-		if string(k) == key {
-			out = v
-			return false
-		}
-		return true
-	})
-	return out
-}
+// is reports whether v is a JSON string equal to s.
+func (v jval) is(s string) bool { return isString(v.raw(), s) }
+
+// isTrue reports whether v is the JSON literal true.
+func (v jval) isTrue() bool { return string(v.raw()) == "true" }
+
+// isNull reports whether v is absent or the JSON literal null.
+func (v jval) isNull() bool { r := v.raw(); return len(r) == 0 || string(r) == "null" }
 
 // jsonString returns the text of a JSON string value, or "" for any other value.
 func jsonString(v []byte) string {
@@ -218,12 +282,6 @@ func isString(v []byte, s string) bool {
 	}
 	return string(inner) == s
 }
-
-// isTrue reports whether v is the JSON literal true.
-func isTrue(v []byte) bool { return string(v) == "true" }
-
-// isNull reports whether v is absent or the JSON literal null.
-func isNull(v []byte) bool { return len(v) == 0 || string(v) == "null" }
 
 // jsonSafe marks the ASCII bytes a JSON string may hold unescaped.
 var jsonSafe = func() (t [utf8.RuneSelf]bool) {

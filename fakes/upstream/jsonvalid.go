@@ -7,14 +7,18 @@ const maxJSONDepth = 10000
 // does (FuzzValidJSON checks the two agree), but several times faster: it is
 // on the hot path of every request.
 func validJSON(b []byte) bool {
-	i, ok := validValue(b, skipWS(b, 0), 0)
+	i, ok := validValue(b, skipWS(b, 0), 0, nil)
 	return ok && skipWS(b, i) == len(b)
 }
 
-func validValue(b []byte, i, depth int) (int, bool) {
+// validValue validates the value at b[i] and returns the index after it.
+// With a tape (len(ends) == len(b)) it records where each string, object
+// and array ends.
+func validValue(b []byte, i, depth int, ends []int32) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
+	start := i
 	switch c := b[i]; c {
 	case '{':
 		if depth >= maxJSONDepth {
@@ -22,21 +26,21 @@ func validValue(b []byte, i, depth int) (int, bool) {
 		}
 		i = skipWS(b, i+1)
 		if i < len(b) && b[i] == '}' {
-			return i + 1, true
+			return tape(ends, start, i+1), true
 		}
 		for {
 			if i >= len(b) || b[i] != '"' {
 				return i, false
 			}
 			var ok bool
-			if i, ok = validString(b, i); !ok {
+			if i, ok = validString(b, i, ends); !ok {
 				return i, false
 			}
 			i = skipWS(b, i)
 			if i >= len(b) || b[i] != ':' {
 				return i, false
 			}
-			if i, ok = validValue(b, skipWS(b, i+1), depth+1); !ok {
+			if i, ok = validValue(b, skipWS(b, i+1), depth+1, ends); !ok {
 				return i, false
 			}
 			i = skipWS(b, i)
@@ -47,7 +51,7 @@ func validValue(b []byte, i, depth int) (int, bool) {
 			case ',':
 				i = skipWS(b, i+1)
 			case '}':
-				return i + 1, true
+				return tape(ends, start, i+1), true
 			default:
 				return i, false
 			}
@@ -58,11 +62,11 @@ func validValue(b []byte, i, depth int) (int, bool) {
 		}
 		i = skipWS(b, i+1)
 		if i < len(b) && b[i] == ']' {
-			return i + 1, true
+			return tape(ends, start, i+1), true
 		}
 		for {
 			var ok bool
-			if i, ok = validValue(b, i, depth+1); !ok {
+			if i, ok = validValue(b, i, depth+1, ends); !ok {
 				return i, false
 			}
 			i = skipWS(b, i)
@@ -73,13 +77,13 @@ func validValue(b []byte, i, depth int) (int, bool) {
 			case ',':
 				i = skipWS(b, i+1)
 			case ']':
-				return i + 1, true
+				return tape(ends, start, i+1), true
 			default:
 				return i, false
 			}
 		}
 	case '"':
-		return validString(b, i)
+		return validString(b, i, ends)
 	case 't':
 		return validLiteral(b, i, "true")
 	case 'f':
@@ -98,12 +102,21 @@ func validLiteral(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-func validString(b []byte, i int) (int, bool) {
+// tape records end as the end of the value starting at start.
+func tape(ends []int32, start, end int) int {
+	if len(ends) > start {
+		ends[start] = int32(end)
+	}
+	return end
+}
+
+func validString(b []byte, i int, ends []int32) (int, bool) {
+	start := i
 	for i++; i < len(b); i++ {
 		c := b[i]
 		switch {
 		case c == '"':
-			return i + 1, true
+			return tape(ends, start, i+1), true
 		case c < 0x20:
 			return i, false
 		case c == '\\':

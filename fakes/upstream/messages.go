@@ -15,21 +15,22 @@ import (
 // such as web_search are not callable by the fake.
 type messagesDialect struct{}
 
-func (messagesDialect) parse(body []byte) (request, error) {
+func (messagesDialect) parse(body []byte, tape []int32) (request, error) {
 	var req request
-	if !validJSON(body) {
-		return req, errors.New("not valid JSON")
+	root, ok := parseDoc(body, tape)
+	if !ok {
+		return req, errNotJSON
 	}
-	if i := skipWS(body, 0); i >= len(body) || body[i] != '{' {
+	if root.kind() != '{' {
 		return req, errNotObject
 	}
-	var messages, tools []byte
-	eachField(body, func(k, v []byte) bool {
+	var messages, tools jval
+	root.eachField(func(k []byte, v jval) bool {
 		switch string(k) {
 		case "model":
-			req.model = jsonString(v)
+			req.model = v.str()
 		case "stream":
-			req.stream = isTrue(v)
+			req.stream = v.isTrue()
 		case "messages":
 			messages = v
 		case "tools":
@@ -37,26 +38,26 @@ func (messagesDialect) parse(body []byte) (request, error) {
 		}
 		return true
 	})
-	if len(messages) > 0 && messages[0] != '[' && !isNull(messages) {
+	if k := messages.kind(); k != 0 && k != '[' && !messages.isNull() {
 		return req, errors.New("messages: want an array")
 	}
-	eachElem(messages, func(m []byte) bool {
-		if !isString(field(m, "role"), "user") {
+	messages.eachElem(func(m jval) bool {
+		if !m.field("role").is("user") {
 			return true
 		}
-		content := field(m, "content")
-		if s := jsonString(content); s != "" {
+		content := m.field("content")
+		if s := content.str(); s != "" {
 			req.userText = append(req.userText, s)
 			return true
 		}
 		result := false
-		eachElem(content, func(block []byte) bool {
-			typ := field(block, "type")
+		content.eachElem(func(block jval) bool {
+			typ := block.field("type")
 			switch {
-			case isString(typ, "tool_result"):
+			case typ.is("tool_result"):
 				result = true
-			case isString(typ, "text"):
-				if s := jsonString(field(block, "text")); s != "" {
+			case typ.is("text"):
+				if s := block.field("text").str(); s != "" {
 					req.userText = append(req.userText, s)
 				}
 			}
@@ -68,10 +69,9 @@ func (messagesDialect) parse(body []byte) (request, error) {
 		}
 		return true
 	})
-	eachElem(tools, func(t []byte) bool {
-		name := jsonString(field(t, "name"))
-		typ := jsonString(field(t, "type"))
-		if name != "" && isClientTool(typ) {
+	tools.eachElem(func(t jval) bool {
+		name := t.field("name").str()
+		if name != "" && isClientTool(t.field("type").str()) {
 			req.tools = append(req.tools, tool{name: name})
 		}
 		return true

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"bytes"
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -17,21 +16,22 @@ import (
 // grouped under a namespace tool, whose calls carry the namespace back.
 type responsesDialect struct{}
 
-func (responsesDialect) parse(body []byte) (request, error) {
+func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
 	var req request
-	if !validJSON(body) {
-		return req, errors.New("not valid JSON")
+	root, ok := parseDoc(body, tape)
+	if !ok {
+		return req, errNotJSON
 	}
-	if i := skipWS(body, 0); i >= len(body) || body[i] != '{' {
+	if root.kind() != '{' {
 		return req, errNotObject
 	}
-	var input, tools []byte
-	eachField(body, func(k, v []byte) bool {
+	var input, tools jval
+	root.eachField(func(k []byte, v jval) bool {
 		switch string(k) {
 		case "model":
-			req.model = jsonString(v)
+			req.model = v.str()
 		case "stream":
-			req.stream = isTrue(v)
+			req.stream = v.isTrue()
 		case "input":
 			input = v
 		case "tools":
@@ -39,13 +39,26 @@ func (responsesDialect) parse(body []byte) (request, error) {
 		}
 		return true
 	})
-	if s := jsonString(input); s != "" {
+	if s := input.str(); s != "" {
 		req.userText = append(req.userText, s)
 	}
 	inResult := false
-	eachElem(input, func(item []byte) bool {
-		typ := jsonString(field(item, "type"))
-		if isToolOutputItem(typ, item) {
+	input.eachElem(func(item jval) bool {
+		var typ, role, content, output jval
+		item.eachField(func(k []byte, v jval) bool {
+			switch string(k) {
+			case "type":
+				typ = v
+			case "role":
+				role = v
+			case "content":
+				content = v
+			case "output":
+				output = v
+			}
+			return true
+		})
+		if isToolOutputItem(typ.str(), output) {
 			req.followUp = true
 			if !inResult {
 				req.rounds++
@@ -54,41 +67,54 @@ func (responsesDialect) parse(body []byte) (request, error) {
 			return true
 		}
 		inResult = false
-		if (typ == "" || typ == "message") && isString(field(item, "role"), "user") {
-			req.userText = appendText(req.userText, field(item, "content"))
+		if (typ.d == nil || typ.is("message")) && role.is("user") {
+			req.userText = appendText(req.userText, content)
 		}
 		return true
 	})
-	eachElem(tools, func(t []byte) bool {
+	tools.eachElem(func(t jval) bool {
 		req.tools = appendResponsesTool(req.tools, t, "")
 		return true
 	})
 	return req, nil
 }
 
-// isToolOutputItem reports whether an input item carries a tool result.
-func isToolOutputItem(typ string, item []byte) bool {
+// isToolOutputItem reports whether an input item of type typ, with this
+// output field, carries a tool result.
+func isToolOutputItem(typ string, output jval) bool {
 	switch {
 	case strings.HasSuffix(typ, "_call_output"), typ == "tool_search_output":
 		return true
 	case typ == "mcp_call":
-		return !isNull(field(item, "output"))
+		return !output.isNull()
 	}
 	return false
 }
 
 // appendResponsesTool appends the callable tools of one tool entry.
-func appendResponsesTool(dst []tool, t []byte, namespace string) []tool {
-	typ := field(t, "type")
-	name := jsonString(field(t, "name"))
+func appendResponsesTool(dst []tool, t jval, namespace string) []tool {
+	var typ, name, inner jval
+	t.eachField(func(k []byte, v jval) bool {
+		switch string(k) {
+		case "type":
+			typ = v
+		case "name":
+			name = v
+		case "tools":
+			inner = v
+		}
+		return true
+	})
+	n := name.str()
 	switch {
-	case isString(typ, "function") && name != "":
-		dst = append(dst, tool{name: name, namespace: namespace})
-	case isString(typ, "custom") && name != "":
-		dst = append(dst, tool{name: name, namespace: namespace, custom: true})
-	case isString(typ, "namespace") && namespace == "" && name != "":
-		eachElem(field(t, "tools"), func(inner []byte) bool {
-			dst = appendResponsesTool(dst, inner, name)
+	case n == "":
+	case typ.is("function"):
+		dst = append(dst, tool{name: n, namespace: namespace})
+	case typ.is("custom"):
+		dst = append(dst, tool{name: n, namespace: namespace, custom: true})
+	case typ.is("namespace") && namespace == "":
+		inner.eachElem(func(it jval) bool {
+			dst = appendResponsesTool(dst, it, n)
 			return true
 		})
 	}

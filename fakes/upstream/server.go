@@ -58,6 +58,7 @@ type Server struct {
 	bufs      sync.Pool
 	args      argCache
 	exchanges sync.Pool // of *exchange
+	tapes     sync.Pool // of *[]int32, validation tapes
 	// delayHook, when set (by tests), is called as a delay starts waiting.
 	delayHook func()
 
@@ -308,7 +309,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, de.d.errorBody(http.StatusBadRequest, err.Error()))
 		return
 	}
-	x.req, err = de.d.parse(body)
+	tp, _ := s.tapes.Get().(*[]int32)
+	if tp == nil {
+		tp = new([]int32)
+	}
+	if cap(*tp) < len(body) && len(body) <= maxTaped {
+		*tp = make([]int32, len(body))
+	}
+	x.req, err = de.d.parse(body, *tp)
+	if cap(*tp) <= 64<<10 {
+		s.tapes.Put(tp)
+	}
 	if err != nil {
 		x.finish(OutcomeBadRequest, http.StatusBadRequest)
 		writeJSON(w, http.StatusBadRequest, de.d.errorBody(http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err)))

@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,6 +111,10 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 		}
 		defer closeAll(instances)
 	}
+	// Longest first: a scenario that must wait (a Retry-After, a slow tool)
+	// starts early, so the others fill the other workers meanwhile.
+	order := slices.Clone(jobs)
+	sort.SliceStable(order, func(a, b int) bool { return expectedWait(order[a].s) > expectedWait(order[b].s) })
 	work := make(chan job)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -137,7 +143,7 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for _, j := range order {
 		if ctx.Err() != nil {
 			break
 		}
@@ -152,6 +158,35 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 		return out, fmt.Errorf("run interrupted: %w", err)
 	}
 	return out, nil
+}
+
+// expectedWait estimates how long a scenario must wait by design: the waits
+// its upstream faults ask for (Retry-After, retry-after-ms, delay) and its
+// tool timeout. It only orders the runs.
+func expectedWait(s *scenario.Scenario) time.Duration {
+	var d time.Duration
+	for _, f := range s.Faults.Upstream {
+		if f.Delay != nil {
+			d += f.Delay.D()
+		}
+		if f.Respond == nil {
+			continue
+		}
+		for k, v := range f.Respond.Headers {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			switch {
+			case err != nil:
+			case strings.EqualFold(k, "retry-after-ms"):
+				d += time.Duration(n * float64(time.Millisecond))
+			case strings.EqualFold(k, "retry-after"):
+				d += time.Duration(n * float64(time.Second))
+			}
+		}
+	}
+	if s.Gateway != nil {
+		d += s.Gateway.ToolTimeout.D()
+	}
+	return d
 }
 
 // runIsolated runs s on fakes and an instance of t of its own, for

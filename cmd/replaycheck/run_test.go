@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
@@ -202,5 +203,25 @@ func TestHelpDocumentsExitCodes(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("run --help lacks %q", want)
 		}
+	}
+}
+
+func TestProgressInPlaceOnATerminal(t *testing.T) {
+	var out bytes.Buffer
+	term := true
+	err := runRun(context.Background(), &runOptions{
+		Paths:   []string{"../../scenarios/seed/no-fault-chat.yaml", "../../scenarios/seed/no-fault-responses.yaml"},
+		Targets: []string{"builtin:guarded"}, Parallel: 1, Timeout: time.Minute, Seed: "t",
+		Out: &out, ErrOut: &out, Terminal: &term,
+	})
+	if err != nil {
+		t.Fatalf("runRun: %v\n%s", err, out.String())
+	}
+	s := out.String()
+	if !strings.Contains(s, "\r\033[K[1/2] 0 not passing · pass ") || !strings.Contains(s, "\r\033[K[2/2]") {
+		t.Errorf("no in-place progress:\n%q", s)
+	}
+	if strings.Contains(s, "[1/2] pass") {
+		t.Errorf("plain progress lines on a terminal:\n%q", s)
 	}
 }

@@ -171,7 +171,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendChatToolCall(b, a.id("call_", '_', i), c, c.args)
+				b = appendChatToolCall(b, a.id("call_", '_', i), c, true)
 			}
 			b = append(b, ']')
 		}
@@ -259,8 +259,9 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	return reply{events: events, contentEnd: contentEnd}
 }
 
-// appendChatToolCall appends a complete tool call object.
-func appendChatToolCall(b []byte, id string, c toolCall, args string) []byte {
+// appendChatToolCall appends a tool call object, with its arguments or,
+// without, empty ones.
+func appendChatToolCall(b []byte, id string, c toolCall, withArgs bool) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, id)
 	if c.custom {
@@ -272,7 +273,11 @@ func appendChatToolCall(b []byte, id string, c toolCall, args string) []byte {
 		b = appendJSONString(b, c.name)
 		b = append(b, `,"arguments":`...)
 	}
-	b = appendJSONString(b, args)
+	if withArgs {
+		b = c.appendQuotedArgs(b)
+	} else {
+		b = append(b, `""`...)
+	}
 	return append(b, "}}"...)
 }
 
@@ -282,7 +287,7 @@ func appendChatToolCallIndexed(b []byte, i int, id string, c toolCall) []byte {
 	b = append(b, `{"index":`...)
 	b = strconv.AppendInt(b, int64(i), 10)
 	b = append(b, ',')
-	whole := appendChatToolCall(nil, id, c, "")
+	whole := appendChatToolCall(nil, id, c, false)
 	return append(b, whole[1:]...)
 }
 

@@ -95,6 +95,16 @@ type toolCall struct {
 	namespace string
 	custom    bool
 	args      string // JSON object text, or the custom tool's input
+	// argsQuoted is args as a JSON string, when known ("" = quote args).
+	argsQuoted string
+}
+
+// appendQuotedArgs appends c.args as a JSON string.
+func (c *toolCall) appendQuotedArgs(b []byte) []byte {
+	if c.argsQuoted != "" {
+		return append(b, c.argsQuoted...)
+	}
+	return appendJSONString(b, c.args)
 }
 
 func (a *answer) callNames() []string {
@@ -164,11 +174,13 @@ func (s *Server) scriptedAnswer(x *exchange) answer {
 		if entry == "" {
 			entry = x.req.entry(x.token)
 		}
-		args := s.args.render(st, entry, x.token)
+		r := s.args.render(st, entry, x.token)
+		c := toolCall{name: t.name, namespace: t.namespace, custom: t.custom, args: r.json, argsQuoted: r.quoted}
 		if t.custom {
-			args = customInput(st.Arguments, args, entry, x.token)
+			c.args = customInput(st.Arguments, r.json, entry, x.token)
+			c.argsQuoted = ""
 		}
-		a.calls = append(a.calls, toolCall{name: t.name, namespace: t.namespace, custom: t.custom, args: args})
+		a.calls = append(a.calls, c)
 	}
 	if len(a.calls) == 0 {
 		a.text = say

@@ -133,7 +133,7 @@ func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 		if c.custom {
 			it.id = a.id("ctc_", '_', i)
 		}
-		it.done = appendResponsesCall(nil, it.id, a.id("call_", '_', i), c, c.args, "completed")
+		it.done = appendResponsesCall(nil, it.id, a.id("call_", '_', i), c, true, "completed")
 		items = append(items, it)
 	}
 	msgID := a.id("msg_", '_', -1)
@@ -210,7 +210,7 @@ func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 		var added []byte
 		if len(a.calls) > 0 {
 			c := a.calls[i]
-			added = appendResponsesCall(nil, it.id, a.id("call_", '_', i), c, "", "in_progress")
+			added = appendResponsesCall(nil, it.id, a.id("call_", '_', i), c, false, "in_progress")
 		} else {
 			added = appendResponsesMessage(nil, it.id, "", "in_progress")
 		}
@@ -281,7 +281,14 @@ func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 }
 
 // appendResponsesCall appends a function_call or custom_tool_call item.
-func appendResponsesCall(b []byte, id, callID string, c toolCall, args, status string) []byte {
+// Without withArgs its arguments (input) are empty.
+func appendResponsesCall(b []byte, id, callID string, c toolCall, withArgs bool, status string) []byte {
+	args := func(b []byte) []byte {
+		if withArgs {
+			return c.appendQuotedArgs(b)
+		}
+		return append(b, `""`...)
+	}
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, id)
 	if c.custom {
@@ -290,7 +297,7 @@ func appendResponsesCall(b []byte, id, callID string, c toolCall, args, status s
 		b = append(b, `,"name":`...)
 		b = appendJSONString(b, c.name)
 		b = append(b, `,"input":`...)
-		b = appendJSONString(b, args)
+		b = args(b)
 	} else {
 		b = append(b, `,"type":"function_call","status":`...)
 		b = appendJSONString(b, status)
@@ -299,7 +306,7 @@ func appendResponsesCall(b []byte, id, callID string, c toolCall, args, status s
 		b = append(b, `,"name":`...)
 		b = appendJSONString(b, c.name)
 		b = append(b, `,"arguments":`...)
-		b = appendJSONString(b, args)
+		b = args(b)
 	}
 	if c.namespace != "" {
 		b = append(b, `,"namespace":`...)

@@ -184,7 +184,13 @@ func isWordByte(c byte) bool {
 // It is cleared when it grows past maxCachedArgs entries.
 type argCache struct {
 	mu sync.Mutex
-	m  map[argKey]string
+	m  map[argKey]renderedArgs
+}
+
+// renderedArgs are a step's arguments as a JSON object and, quoted, as a
+// JSON string (the form chat and responses answers carry).
+type renderedArgs struct {
+	json, quoted string
 }
 
 type argKey struct {
@@ -194,8 +200,8 @@ type argKey struct {
 
 const maxCachedArgs = 4096
 
-// render returns the step's arguments as JSON ("{}" if they cannot be encoded).
-func (c *argCache) render(st *Step, entry, token string) string {
+// render returns the step's arguments ("{}" if they cannot be encoded).
+func (c *argCache) render(st *Step, entry, token string) renderedArgs {
 	k := argKey{st, entry, token}
 	c.mu.Lock()
 	v, ok := c.m[k]
@@ -203,13 +209,14 @@ func (c *argCache) render(st *Step, entry, token string) string {
 	if ok {
 		return v
 	}
-	v, err := renderArguments(st.Arguments, entry, token)
+	j, err := renderArguments(st.Arguments, entry, token)
 	if err != nil {
-		v = "{}"
+		j = "{}"
 	}
+	v = renderedArgs{json: j, quoted: string(appendJSONString(nil, j))}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= maxCachedArgs {
-		c.m = make(map[argKey]string)
+		c.m = make(map[argKey]renderedArgs)
 	}
 	c.m[k] = v
 	c.mu.Unlock()

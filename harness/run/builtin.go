@@ -49,21 +49,18 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		Bugs:       b.bugs,
 		HTTPClient: &http.Client{Transport: transport},
 	}
-	setup := history.Setup{NumRetries: gateway.DefaultNumRetries, ToolTimeout: 0}
+	setup := history.Setup{NumRetries: gateway.DefaultNumRetries}
 	if knobs != nil {
 		if knobs.NumRetries != nil {
-			cfg.NumRetries = *knobs.NumRetries
-			if *knobs.NumRetries == 0 {
-				cfg.NumRetries = -1
-			}
 			setup.NumRetries = *knobs.NumRetries
+			cfg.NumRetries = *knobs.NumRetries
+			if cfg.NumRetries == 0 {
+				cfg.NumRetries = -1 // the gateway's "no retries"; 0 is its default
+			}
 		}
 		cfg.Fallbacks = knobs.Fallbacks
 		setup.Fallbacks = len(knobs.Fallbacks) > 0
 		cfg.ToolTimeout = knobs.ToolTimeout.D()
-	}
-	setup.ToolTimeout = 0
-	if cfg.ToolTimeout > 0 {
 		setup.ToolTimeout = knobs.ToolTimeout
 	}
 	gw, err := gateway.New(cfg)

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
@@ -253,6 +254,11 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 // custom decoders (durations, fault timings, endpoints) carry no position;
 // they are found again by decoding the node's parts one by one.
 func yamlError(file string, src []byte, err error, n ast.Node) *Error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && te.Token != nil {
+		p := te.Token.Position
+		return newError(file, src, p.Line, p.Column, "%s", typeMessage(te))
+	}
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
 		p := ye.GetToken().Position
@@ -267,6 +273,30 @@ func yamlError(file string, src []byte, err error, n ast.Node) *Error {
 		return newError(file, src, line, col, "%s", err.Error())
 	}
 	return &Error{File: file, Msg: err.Error()}
+}
+
+// typeMessage says what a field wants in YAML terms rather than Go's.
+func typeMessage(te *yaml.TypeError) string {
+	want := te.DstType.String()
+	switch te.DstType.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.String:
+		want = "a string"
+	case reflect.Slice, reflect.Array:
+		want = "a list"
+	case reflect.Map, reflect.Struct:
+		want = "a mapping"
+	}
+	msg := fmt.Sprintf("want %s, got %q", want, te.Token.Value)
+	if key := te.Token.Prev; key != nil && key.Type == token.MappingValueType && key.Prev != nil {
+		msg = key.Prev.Value + ": " + msg
+	}
+	return msg
 }
 
 var (

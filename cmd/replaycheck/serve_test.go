@@ -88,9 +88,8 @@ func TestServe(t *testing.T) {
 		UpstreamLog: filepath.Join(dir, "upstream.log"),
 		FlagsDir:    dir,
 		MCPFaults:   []string{"{tool: read_ledger, is_error: {}}"},
-		UpstreamFaults: []string{
-			"{on: follow_up, respond: {status: 500}}",
-		},
+		// Armed but not matched by this test's requests.
+		UpstreamFaults: []string{"{on: initial, endpoint: messages, respond: {status: 429}}"},
 	}
 	upURL, mcpURL, out, stop := startServe(t, opts)
 	const tok = "rc00000serve"
@@ -113,6 +112,28 @@ func TestServe(t *testing.T) {
 		t.Fatalf("model answer %d %s, want 200 with a commit_write call", resp.StatusCode, answer)
 	}
 
+	// The seed's flag file: the next follow-up gets a 500, then it is removed.
+	flag := filepath.Join(dir, "fault_once")
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	followUp := `{"model":"repro-model","messages":[{"role":"user","content":"Call the commit_write tool exactly once with entry alpha-` + tok + `, then reply done."},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"commit_write","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"call_1","content":"recorded"}]}`
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, upURL+"/chat/completions", strings.NewReader(followUp))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("follow-up request: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("follow-up with fault_once: status %d, want 500", resp.StatusCode)
+	}
+	if _, err := os.Stat(flag); !os.IsNotExist(err) {
+		t.Errorf("fault_once still exists after firing (stat: %v)", err)
+	}
+
 	// One tool call on the ledger, with the SDK client.
 	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
@@ -133,23 +154,31 @@ func TestServe(t *testing.T) {
 		t.Fatalf("runServe: %v", err)
 	}
 	got := out.String()
-	var row, total string
-	for _, l := range strings.Split(got, "\n") {
+	// A row's second line carries the second upstream outcome.
+	var row, row2, total, total2 string
+	lines := strings.Split(got, "\n")
+	for i, l := range lines[:len(lines)-1] {
 		if strings.Contains(l, tok) {
-			row = l
+			row, row2 = l, lines[i+1]
 		}
 		if strings.Contains(l, "TOTAL") {
-			total = l
+			total, total2 = l, lines[i+1]
 		}
 	}
 	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED
-	wantRow := []string{tok, "1", "0", "1 initial forwarded", "1", "1", "0", "0"}
-	if diff := cells(row); !equalCells(diff, wantRow) {
-		t.Errorf("token row = %q, want cells %q\noutput:\n%s", row, wantRow, got)
+	tests := []struct {
+		name      string
+		row, want []string
+	}{
+		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0"}},
+		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", ""}},
+		{"total row", cells(total), []string{"TOTAL", "1", "1", "1 follow_up injected_500", "2", "1", "0", "0"}},
+		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", ""}},
 	}
-	wantTotal := []string{"TOTAL", "1", "0", "1 initial forwarded", "2", "1", "0", "0"}
-	if c := cells(total); !equalCells(c, wantTotal) {
-		t.Errorf("total row = %q, want cells %q\noutput:\n%s", total, wantTotal, got)
+	for _, tt := range tests {
+		if !equalCells(tt.row, tt.want) {
+			t.Errorf("%s = %q, want %q\noutput:\n%s", tt.name, tt.row, tt.want, got)
+		}
 	}
 	for _, want := range []string{"replaycheck serve", mcpURL, "mcp fault:      {tool: read_ledger, is_error: {}}", "serve stopped"} {
 		if !strings.Contains(got, want) {
@@ -159,7 +188,7 @@ func TestServe(t *testing.T) {
 	if b, _ := os.ReadFile(opts.Ledger); string(b) != "alpha-"+tok+"\n" {
 		t.Errorf("ledger file = %q", b)
 	}
-	if b, _ := os.ReadFile(opts.UpstreamLog); string(b) != "/v1/chat/completions initial forwarded\n" {
+	if b, _ := os.ReadFile(opts.UpstreamLog); string(b) != "/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up injected_500\n" {
 		t.Errorf("upstream log = %q", b)
 	}
 }

@@ -1,0 +1,230 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/jarcoal/httpmock"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+)
+
+const provider = "https://api.provider.test"
+
+// providerAnswer renders what a scripted fake answers to body on path, so
+// the mocked provider speaks each dialect exactly.
+func providerAnswer(t *testing.T, path, body string) (string, string) {
+	t.Helper()
+	_, srv, _ := newFake(t, Config{})
+	resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), resp.Header.Get("Content-Type")
+}
+
+// relayFake starts a relaying fake whose provider is the mock transport.
+func relayFake(t *testing.T, mt *httpmock.MockTransport) (*Server, string, *syncBuffer) {
+	t.Helper()
+	s, srv, log := newFake(t, Config{Relay: provider, Client: &http.Client{Transport: mt}})
+	return s, srv.URL, log
+}
+
+// stubProvider answers path like the scripted fake, checking that the
+// caller's credentials and body arrived; seen receives each body.
+func stubProvider(t *testing.T, mt *httpmock.MockTransport, path, header, want string) {
+	mt.RegisterResponder("POST", provider+path, func(req *http.Request) (*http.Response, error) {
+		if got := req.Header.Get(header); got != want {
+			t.Errorf("provider got %s %q, want %q", header, got, want)
+		}
+		b, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		out, ct := providerAnswer(t, path, string(b))
+		resp := httpmock.NewStringResponse(http.StatusOK, out)
+		resp.Header.Set("Content-Type", ct)
+		resp.Header.Set("X-Request-Id", "req_provider")
+		return resp, nil
+	})
+}
+
+// checkStubs fails unless each stub was called exactly as often as wanted.
+func checkStubs(t *testing.T, mt *httpmock.MockTransport, want map[string]int) {
+	t.Helper()
+	got, w := map[string]int{}, map[string]int{}
+	for k, n := range mt.GetCallCountInfo() {
+		if n > 0 {
+			got[k] = n
+		}
+	}
+	for k, n := range want {
+		if n > 0 {
+			w[k] = n
+		}
+	}
+	diff(t, "provider calls", w, got)
+}
+
+func TestRelay(t *testing.T) {
+	const secret = "sk-relay-secret-123"
+	mt := httpmock.NewMockTransport()
+	stubProvider(t, mt, "/v1/chat/completions", "Authorization", "Bearer "+secret)
+	stubProvider(t, mt, "/v1/responses", "Authorization", "Bearer "+secret)
+	stubProvider(t, mt, "/v1/messages", "X-Api-Key", secret)
+	s, url, log := relayFake(t, mt)
+	tok := token(t)
+	ctx := context.Background()
+	oc := openai.NewClient(openaiOpts(url, secret)...)
+	ac := anthropic.NewClient(append(anthropicOpts(url, secret), anthropicHeader("x-api-key", secret))...)
+
+	resp, err := oc.Chat.Completions.New(ctx, chatParams(tok, "commit_write"))
+	if err != nil {
+		t.Fatalf("chat: %v", err)
+	}
+	diff(t, "chat tool", "commit_write", resp.Choices[0].Message.ToolCalls[0].Function.Name)
+
+	stream := oc.Chat.Completions.NewStreaming(ctx, chatParams(tok, "commit_write"))
+	var acc openai.ChatCompletionAccumulator
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("chat stream: %v", err)
+	}
+	diff(t, "streamed arguments", `{"entry":"alpha-`+tok+`"}`, acc.Choices[0].Message.ToolCalls[0].Function.Arguments)
+
+	r, err := oc.Responses.New(ctx, responsesParams(tok, functionTool("commit_write")))
+	if err != nil {
+		t.Fatalf("responses: %v", err)
+	}
+	diff(t, "responses call", "commit_write", r.Output[0].AsFunctionCall().Name)
+
+	m, err := ac.Messages.New(ctx, messagesParams(tok, "commit_write"))
+	if err != nil {
+		t.Fatalf("messages: %v", err)
+	}
+	diff(t, "messages tool", "commit_write", m.Content[0].AsToolUse().Name)
+
+	checkStubs(t, mt, map[string]int{
+		"POST " + provider + "/v1/chat/completions": 2,
+		"POST " + provider + "/v1/responses":        1,
+		"POST " + provider + "/v1/messages":         1,
+	})
+	diff(t, "log", "/v1/chat/completions initial forwarded\n/v1/chat/completions initial forwarded\n/v1/responses initial forwarded\n/v1/messages initial forwarded\n", log.String())
+	recs, _ := json.Marshal(s.Requests(tok))
+	if strings.Contains(log.String()+string(recs), secret) {
+		t.Errorf("credentials leaked into the log or records")
+	}
+}
+
+func openaiOpts(url, key string) []openaiOption {
+	return []openaiOption{openaiBaseURL(url + "/v1"), openaiKey(key), openaiRetries(0)}
+}
+
+func anthropicOpts(url, key string) []anthropicOption {
+	return []anthropicOption{anthropicBaseURL(url + "/"), anthropicKey(key), anthropicRetries(0)}
+}
+
+// Faults apply before relaying: an injected status never reaches the
+// provider; drops cut the relayed stream.
+func TestRelayFaults(t *testing.T) {
+	tests := []struct {
+		name       string
+		fault      string
+		stream     bool
+		wantCalls  int
+		wantEvents int
+		wantLog    string
+	}{
+		{"respond", "{respond: {status: 503}}", false, 0, 0, "initial injected_503"},
+		{"drop headers", "{drop: {after: headers}}", true, 1, 0, "initial dropped_stream"},
+		{"drop events", "{drop: {after: events, events: 3}}", true, 1, 3, "initial dropped_stream"},
+		{"drop tool_call", "{drop: {after: tool_call}}", true, 1, 6, "initial dropped_stream"},
+		{"events beyond the stream", "{drop: {after: events, events: 50}}", true, 1, 7, "initial forwarded"},
+		{"reset", "{reset: true}", true, 0, 0, "initial reset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mt := httpmock.NewMockTransport()
+			stubProvider(t, mt, "/v1/chat/completions", "Authorization", "Bearer sk")
+			s, url, log := relayFake(t, mt)
+			tok := token(t)
+			if err := s.Arm(tok, nil, []Fault{mustFault(t, tt.fault)}); err != nil {
+				t.Fatal(err)
+			}
+			oc := openai.NewClient(openaiOpts(url, "sk")...)
+			var err error
+			events := 0
+			if tt.stream {
+				stream := oc.Chat.Completions.NewStreaming(context.Background(), chatParams(tok, "commit_write"))
+				for stream.Next() {
+					events++
+				}
+				err = stream.Err()
+			} else {
+				_, err = oc.Chat.Completions.New(context.Background(), chatParams(tok, "commit_write"))
+			}
+			wantErr := tt.wantLog != "initial forwarded"
+			if (err != nil) != wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, wantErr)
+			}
+			diff(t, "events", tt.wantEvents, events)
+			checkStubs(t, mt, map[string]int{"POST " + provider + "/v1/chat/completions": tt.wantCalls})
+			diff(t, "log", "/v1/chat/completions "+tt.wantLog+"\n", log.String())
+		})
+	}
+}
+
+// An unreachable provider is a 502 in the dialect's shape, logged relay_failed.
+func TestRelayProviderDown(t *testing.T) {
+	mt := httpmock.NewMockTransport()
+	mt.RegisterResponder("POST", provider+"/v1/messages", httpmock.NewErrorResponder(errors.New("connection refused")))
+	_, url, log := relayFake(t, mt)
+	ac := anthropic.NewClient(anthropicOpts(url, "sk")...)
+	_, err := ac.Messages.New(context.Background(), messagesParams(token(t), "commit_write"))
+	var ae *anthropic.Error
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadGateway {
+		t.Fatalf("err = %v, want a 502", err)
+	}
+	checkStubs(t, mt, map[string]int{"POST " + provider + "/v1/messages": 1})
+	diff(t, "log", "/v1/messages initial relay_failed\n", log.String())
+}
+
+// A provider error status is passed through as it came.
+func TestRelayProviderError(t *testing.T) {
+	mt := httpmock.NewMockTransport()
+	mt.RegisterResponder("POST", provider+"/v1/chat/completions",
+		httpmock.NewStringResponder(http.StatusTooManyRequests, `{"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":null}}`).
+			HeaderSet(http.Header{"Retry-After": {"3"}, "Content-Type": {"application/json"}}))
+	s, url, log := relayFake(t, mt)
+	tok := token(t)
+	oc := openai.NewClient(openaiOpts(url, "sk")...)
+	_, err := oc.Chat.Completions.New(context.Background(), chatParams(tok, "commit_write"))
+	var oe *openai.Error
+	if !errors.As(err, &oe) || oe.StatusCode != 429 || oe.Response.Header.Get("Retry-After") != "3" {
+		t.Fatalf("err = %v, want the provider's 429 with Retry-After", err)
+	}
+	checkStubs(t, mt, map[string]int{"POST " + provider + "/v1/chat/completions": 1})
+	diff(t, "log", "/v1/chat/completions initial forwarded\n", log.String())
+	diff(t, "status", 429, s.Requests(tok)[0].Status)
+}
+
+func TestRelayURL(t *testing.T) {
+	for _, bad := range []string{"api.openai.com", "ftp://x", "https://user:pw@api.openai.com", "http://%zz"} {
+		if _, err := New(Config{Relay: bad}); err == nil {
+			t.Errorf("New(Relay: %q) succeeded", bad)
+		}
+	}
+}

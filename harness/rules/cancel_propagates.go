@@ -52,6 +52,9 @@ func cancelPropagates(h *history.History) Verdict {
 	if cancelled == 0 && answered > 0 && h.Error == "" {
 		return unknown(expected, "the slow call finished before the caller gave up")
 	}
-	return judged(cancelled >= len(slow), fmt.Sprintf("%s cancelled on the MCP server", plural(len(slow), "slow tool call")),
-		fmt.Sprintf("%d cancelled (%s)", cancelled, strings.Join(tools, ", ")))
+	observed := fmt.Sprintf("%d cancelled (%s)", cancelled, strings.Join(tools, ", "))
+	if running := len(slow) - cancelled - answered; running > 0 {
+		observed += fmt.Sprintf(", %d left running on the server", running)
+	}
+	return judged(cancelled >= len(slow), fmt.Sprintf("%s cancelled on the MCP server", plural(len(slow), "slow tool call")), observed)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/goccy/go-yaml"
+	"github.com/invopop/jsonschema"
 )
 
 // Script is what the fake model answers, one run at a time. In YAML and JSON
@@ -308,5 +309,18 @@ func expand(v any, entry, token string) any {
 		return out
 	default:
 		return v
+	}
+}
+
+// JSONSchema describes a Script as what it is in YAML and JSON: a list of
+// steps (github.com/invopop/jsonschema).
+func (Script) JSONSchema() *jsonschema.Schema {
+	step := (&jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}).Reflect(&Step{})
+	step.Version = ""
+	step.ID = ""
+	return &jsonschema.Schema{
+		Type:        "array",
+		Description: "the fake model's script: call steps (consecutive ones form one answer) and say steps",
+		Items:       step,
 	}
 }

@@ -13,35 +13,35 @@ import (
 // rules (by name) that must hold. A nil count is not checked.
 type Expect struct {
 	// Status is the HTTP status every client request must get.
-	Status *int `yaml:"status,omitempty" json:"status,omitempty" jsonschema:"minimum=100,maximum=599"`
+	Status *int `yaml:"status,omitempty" json:"status,omitempty" jsonschema:"minimum=100,maximum=599" jsonschema_description:"HTTP status every client request must get"`
 	// Writes is the number of ledger writes executed.
-	Writes *int `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema:"minimum=0"`
+	Writes *int `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema:"minimum=0" jsonschema_description:"ledger writes executed"`
 	// Keys is the number of distinct idempotency keys the ledger saw.
-	Keys *int `yaml:"keys,omitempty" json:"keys,omitempty" jsonschema:"minimum=0"`
+	Keys *int `yaml:"keys,omitempty" json:"keys,omitempty" jsonschema:"minimum=0" jsonschema_description:"distinct idempotency keys the ledger saw"`
 	// Cancellations is the number of tool calls the ledger saw cancelled.
-	Cancellations *int `yaml:"cancellations,omitempty" json:"cancellations,omitempty" jsonschema:"minimum=0"`
+	Cancellations *int `yaml:"cancellations,omitempty" json:"cancellations,omitempty" jsonschema:"minimum=0" jsonschema_description:"tool calls the ledger saw cancelled"`
 	// Upstream counts upstream requests by kind ("initial", "follow_up") or
 	// by kind and outcome ("follow_up injected_500").
-	Upstream map[string]int `yaml:"upstream,omitempty" json:"upstream,omitempty"`
+	Upstream map[string]int `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"upstream requests by kind (initial, follow_up, any) or kind and outcome ("follow_up injected_500")"`
 	// MCP counts what reached the ledger server.
-	MCP *MCPExpect `yaml:"mcp,omitempty" json:"mcp,omitempty"`
+	MCP *MCPExpect `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"what reached the ledger MCP server"`
 	// DataChunks and ErrorEvents count SSE events across the client's
 	// streamed answers.
-	DataChunks  *int `yaml:"data_chunks,omitempty" json:"data_chunks,omitempty" jsonschema:"minimum=0"`
-	ErrorEvents *int `yaml:"error_events,omitempty" json:"error_events,omitempty" jsonschema:"minimum=0"`
+	DataChunks  *int `yaml:"data_chunks,omitempty" json:"data_chunks,omitempty" jsonschema:"minimum=0" jsonschema_description:"SSE data chunks across the streamed answers"`
+	ErrorEvents *int `yaml:"error_events,omitempty" json:"error_events,omitempty" jsonschema:"minimum=0" jsonschema_description:"SSE error events across the streamed answers"`
 	// MaxAttempts is the attempt cap that bounded-attempts checks: the most
 	// upstream requests of one kind a single client request may cause. When
 	// unset, the target's num_retries+1 (times two with a fallback) is used.
-	MaxAttempts *int `yaml:"max_attempts,omitempty" json:"max_attempts,omitempty" jsonschema:"minimum=1"`
+	MaxAttempts *int `yaml:"max_attempts,omitempty" json:"max_attempts,omitempty" jsonschema:"minimum=1" jsonschema_description:"attempt cap for bounded-attempts (default the target's num_retries+1)"`
 	// Rules are the replay rules that must hold.
-	Rules []string `yaml:"rules,omitempty" json:"rules,omitempty"`
+	Rules []string `yaml:"rules,omitempty" json:"rules,omitempty" jsonschema_description:"replay rules that must hold (see replaycheck rules)"`
 }
 
 // MCPExpect counts what reached the ledger server.
 type MCPExpect struct {
 	// Calls is the number of tools/call requests the server received: a
 	// number for all tools, or a map from tool name to number.
-	Calls *CallCount `yaml:"calls,omitempty" json:"calls,omitempty"`
+	Calls *CallCount `yaml:"calls,omitempty" json:"calls,omitempty" jsonschema_description:"tools/call requests received: a number, or a map from tool name to number"`
 }
 
 // CallCount is a number of tools/call requests, either in total or per tool.

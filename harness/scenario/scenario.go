@@ -41,33 +41,33 @@ const DefaultModelGroup = "repro-model"
 // seed's prompt and script, no faults).
 type Scenario struct {
 	// Name identifies the scenario in reports; unique within a suite.
-	Name string `yaml:"name" json:"name" jsonschema:"minLength=1"`
+	Name string `yaml:"name" json:"name" jsonschema:"minLength=1" jsonschema_description:"scenario name, unique within a suite"`
 	// Description says what the scenario shows, for people.
-	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty" jsonschema_description:"what the scenario shows, for people"`
 	// Tags select scenarios (--tag) and say what they are about; a tag
 	// bug:SWITCH names the gateway switch the scenario catches.
-	Tags []string `yaml:"tags,omitempty" json:"tags,omitempty"`
+	Tags []string `yaml:"tags,omitempty" json:"tags,omitempty" jsonschema_description:"tags for --tag; bug:SWITCH names the built-in gateway switch the scenario catches"`
 	// Request is sugar for a single-element Requests.
-	Request *Request `yaml:"request,omitempty" json:"request,omitempty"`
+	Request *Request `yaml:"request,omitempty" json:"request,omitempty" jsonschema_description:"the one app request (sugar for a one-element requests)"`
 	// Requests are sent one after the other; at least one is required
 	// (through Request or Requests).
-	Requests []Request `yaml:"requests,omitempty" json:"requests,omitempty"`
+	Requests []Request `yaml:"requests,omitempty" json:"requests,omitempty" jsonschema_description:"app requests sent one after the other"`
 	// Model is the fake model's script; empty is the seed's (call
 	// commit_write with {{entry}}, then say done).
-	Model upstream.Script `yaml:"model,omitempty" json:"model,omitempty"`
+	Model upstream.Script `yaml:"model,omitempty" json:"model,omitempty" jsonschema_description:"the fake model's script; empty is the seed's (call commit_write with {{entry}}, then say done)"`
 	// Faults are armed on the fakes for this scenario's run token only.
-	Faults Faults `yaml:"faults,omitempty" json:"faults,omitempty"`
+	Faults Faults `yaml:"faults,omitempty" json:"faults,omitempty" jsonschema_description:"faults armed on the fakes for this scenario's run token only"`
 	// Annotations replace ledger tools' annotations (readOnlyHint,
 	// idempotentHint, destructiveHint). They are global to a ledger, so a
 	// scenario that sets them runs on fakes and a target of its own.
-	Annotations map[string]ledger.Annotations `yaml:"annotations,omitempty" json:"annotations,omitempty"`
+	Annotations map[string]ledger.Annotations `yaml:"annotations,omitempty" json:"annotations,omitempty" jsonschema_description:"tool annotations the ledger advertises, by tool name; the scenario then gets fakes and a target of its own"`
 	// Gateway sets knobs of the built-in gateway target. A scenario that sets
 	// any runs on fakes and a target of its own.
-	Gateway *Gateway `yaml:"gateway,omitempty" json:"gateway,omitempty"`
+	Gateway *Gateway `yaml:"gateway,omitempty" json:"gateway,omitempty" jsonschema_description:"knobs of the built-in gateway target; the scenario then gets fakes and a target of its own"`
 	// Timeout bounds the whole scenario run; zero means the suite's --timeout.
-	Timeout fault.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	Timeout fault.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" jsonschema_description:"deadline of the whole scenario run (default: run's --timeout)"`
 	// Expect is what must be observed.
-	Expect history.Expect `yaml:"expect" json:"expect"`
+	Expect history.Expect `yaml:"expect" json:"expect" jsonschema_description:"counts and replay rules that must hold"`
 
 	// File and Line say where the scenario was loaded from.
 	File string `yaml:"-" json:"-"`
@@ -78,27 +78,27 @@ type Scenario struct {
 type Request struct {
 	// Endpoint is chat (/v1/chat/completions), responses (/v1/responses) or
 	// messages (/v1/messages).
-	Endpoint Endpoint `yaml:"endpoint" json:"endpoint"`
+	Endpoint Endpoint `yaml:"endpoint" json:"endpoint" jsonschema_description:"chat, responses or messages"`
 	// Stream asks for a streamed (SSE) answer.
-	Stream bool `yaml:"stream,omitempty" json:"stream,omitempty"`
+	Stream bool `yaml:"stream,omitempty" json:"stream,omitempty" jsonschema_description:"ask for a streamed (SSE) answer"`
 	// Prompt is the user's message; empty is DefaultPrompt. It may use
 	// {{entry}} and {{token}}.
-	Prompt string `yaml:"prompt,omitempty" json:"prompt,omitempty"`
+	Prompt string `yaml:"prompt,omitempty" json:"prompt,omitempty" jsonschema_description:"the user message; may use {{entry}} and {{token}}; empty is the seed prompt"`
 	// Model is the model group asked for; empty is DefaultModelGroup.
-	Model string `yaml:"model,omitempty" json:"model,omitempty"`
+	Model string `yaml:"model,omitempty" json:"model,omitempty" jsonschema_description:"model group asked for (default repro-model)"`
 	// Body holds extra top-level body fields, for example
 	// {guardrails: [block-mcp]}; they override the built ones.
-	Body map[string]any `yaml:"body,omitempty" json:"body,omitempty"`
+	Body map[string]any `yaml:"body,omitempty" json:"body,omitempty" jsonschema_description:"extra top-level body fields, e.g. {guardrails: [block-mcp]}"`
 	// Headers are extra request headers.
-	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty" jsonschema_description:"extra request headers"`
 }
 
 // Faults are the faults armed for a scenario, on each fake.
 type Faults struct {
 	// Upstream faults act on the model API fake.
-	Upstream []upstream.Fault `yaml:"upstream,omitempty" json:"upstream,omitempty"`
+	Upstream []upstream.Fault `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"faults of the model upstream fake"`
 	// MCP faults act on the ledger MCP server.
-	MCP []ledger.Fault `yaml:"mcp,omitempty" json:"mcp,omitempty"`
+	MCP []ledger.Fault `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"faults of the ledger MCP server"`
 }
 
 // Gateway holds knobs of the built-in gateway target that a scenario needs.
@@ -106,15 +106,15 @@ type Faults struct {
 type Gateway struct {
 	// NumRetries is the router's retries per model group; nil keeps the
 	// default (2), 0 means none.
-	NumRetries *int `yaml:"num_retries,omitempty" json:"num_retries,omitempty" jsonschema:"minimum=0"`
+	NumRetries *int `yaml:"num_retries,omitempty" json:"num_retries,omitempty" jsonschema:"minimum=0" jsonschema_description:"router retries per model group (default 2; 0 for none)"`
 	// Fallbacks maps a model group to the group tried after it, as in the
 	// seed's config-stream.yaml ({repro-model: backup-model}).
-	Fallbacks map[string]string `yaml:"fallbacks,omitempty" json:"fallbacks,omitempty"`
+	Fallbacks map[string]string `yaml:"fallbacks,omitempty" json:"fallbacks,omitempty" jsonschema_description:"model group fallbacks, e.g. {repro-model: backup-model}"`
 	// ToolTimeout bounds one MCP tool call.
-	ToolTimeout fault.Duration `yaml:"tool_timeout,omitempty" json:"tool_timeout,omitempty"`
+	ToolTimeout fault.Duration `yaml:"tool_timeout,omitempty" json:"tool_timeout,omitempty" jsonschema_description:"bound of one MCP tool call, e.g. 100ms"`
 	// Isolated runs the scenario on a target of its own even without other
 	// knobs, for state the target keeps across requests (a circuit breaker).
-	Isolated bool `yaml:"isolated,omitempty" json:"isolated,omitempty"`
+	Isolated bool `yaml:"isolated,omitempty" json:"isolated,omitempty" jsonschema_description:"run on a target of its own even without other knobs"`
 }
 
 // Isolated reports whether the scenario needs fakes and a target of its own:

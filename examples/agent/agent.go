@@ -84,7 +84,7 @@ func toolLoop(ctx context.Context, cfg config, model *openai.Client, stderr io.W
 	for turn := 1; turn <= cfg.MaxTurns; turn++ {
 		msg, err := complete(ctx, model, params, cfg.Stream)
 		if err != nil {
-			return "", fmt.Errorf("model call %d (%s): %w", turn, callKind(turn), err)
+			return "", fmt.Errorf("model call %d (%s) to %s: %w", turn, callKind(turn), cfg.BaseURL, err)
 		}
 		if len(msg.ToolCalls) == 0 {
 			return msg.Content, nil

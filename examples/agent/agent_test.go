@@ -250,8 +250,8 @@ func TestRunUnreachableModel(t *testing.T) {
 	cfg.BaseURL = deadURL + "/v1"
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), cfg, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "model call 1 (initial)") {
-		t.Fatalf("run error = %v, want one naming model call 1 (initial)", err)
+	if want := "model call 1 (initial) to " + cfg.BaseURL; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("run error = %v, want one containing %q", err, want)
 	}
 	if got := r.ledger.Counts(tok).Writes; got != 0 {
 		t.Errorf("writes = %d, want 0", got)

@@ -76,11 +76,7 @@ func (s *Server) relay(x *exchange) {
 		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, fmt.Sprintf("relay: building request to %s: %v", target, err), nil)
 		return
 	}
-	for _, k := range relayHeaders {
-		if v := x.r.Header.Values(k); len(v) > 0 {
-			req.Header[k] = v
-		}
-	}
+	copyRelayHeaders(req.Header, x.r.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, fmt.Sprintf("relay to %s failed: %v", target, errors.Unwrap(err)), nil)
@@ -88,12 +84,7 @@ func (s *Server) relay(x *exchange) {
 	}
 	defer resp.Body.Close()
 	h := x.w.Header()
-	for k, v := range resp.Header {
-		h[k] = v
-	}
-	for _, k := range hopHeaders {
-		h.Del(k)
-	}
+	copyResponseHeaders(h, resp.Header)
 	isStream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	if !isStream || resp.StatusCode != http.StatusOK {
 		x.finish(x.normalOutcome(), resp.StatusCode)
@@ -103,6 +94,58 @@ func (s *Server) relay(x *exchange) {
 	}
 	h.Del("Content-Length")
 	s.relayStream(x, resp.Body)
+}
+
+// relayAncillary forwards a request that is not a model call (model lists,
+// token counts) as it is: no classification, no count, no faults.
+func (s *Server) relayAncillary(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r, w, s.maxBody, nil)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, openAIErrorBody(http.StatusBadRequest, err.Error()))
+		return
+	}
+	target := strings.TrimRight(s.cfg.Relay, "/") + r.URL.Path
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	var rd io.Reader
+	if len(body) > 0 {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, target, rd)
+	if err != nil {
+		writeJSON(w, http.StatusBadGateway, openAIErrorBody(http.StatusBadGateway, fmt.Sprintf("relay: building request to %s: %v", target, err)))
+		return
+	}
+	copyRelayHeaders(req.Header, r.Header)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		writeJSON(w, http.StatusBadGateway, openAIErrorBody(http.StatusBadGateway, fmt.Sprintf("relay to %s failed: %v", target, errors.Unwrap(err))))
+		return
+	}
+	defer resp.Body.Close()
+	copyResponseHeaders(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body) // a broken copy reaches the client as a short body
+}
+
+// copyRelayHeaders copies the relayed request headers (credentials included).
+func copyRelayHeaders(dst, src http.Header) {
+	for _, k := range relayHeaders {
+		if v := src.Values(k); len(v) > 0 {
+			dst[k] = v
+		}
+	}
+}
+
+// copyResponseHeaders copies a provider's response headers except hop-by-hop ones.
+func copyResponseHeaders(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = v
+	}
+	for _, k := range hopHeaders {
+		dst.Del(k)
+	}
 }
 
 // relayStream copies SSE events one by one, flushing each. It holds one

@@ -221,6 +221,33 @@ func TestRelayProviderError(t *testing.T) {
 	diff(t, "status", 429, s.Requests(tok)[0].Status)
 }
 
+// Model lists and token counts are relayed as they are, uncounted.
+func TestRelayAncillary(t *testing.T) {
+	mt := httpmock.NewMockTransport()
+	mt.RegisterResponder("GET", provider+"/v1/models", httpmock.NewStringResponder(200, `{"object":"list","data":[{"id":"gpt-real","object":"model","created":1,"owned_by":"x"}]}`).
+		HeaderSet(http.Header{"Content-Type": {"application/json"}}))
+	mt.RegisterResponder("POST", provider+"/v1/messages/count_tokens", httpmock.NewStringResponder(200, `{"input_tokens":42}`).
+		HeaderSet(http.Header{"Content-Type": {"application/json"}}))
+	s, url, log := relayFake(t, mt)
+	oc := openai.NewClient(openaiOpts(url, "sk")...)
+	page, err := oc.Models.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "models", "gpt-real", page.Data[0].ID)
+	ac := anthropic.NewClient(anthropicOpts(url, "sk")...)
+	n, err := ac.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{
+		Model: "claude-test", Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "tokens", int64(42), n.InputTokens)
+	checkStubs(t, mt, map[string]int{"GET " + provider + "/v1/models": 1, "POST " + provider + "/v1/messages/count_tokens": 1})
+	diff(t, "log", "", log.String())
+	diff(t, "total", Counts{Outcomes: map[string]int{}}, s.Total())
+}
+
 func TestRelayURL(t *testing.T) {
 	for _, bad := range []string{"api.openai.com", "ftp://x", "https://user:pw@api.openai.com", "http://%zz"} {
 		if _, err := New(Config{Relay: bad}); err == nil {

@@ -275,9 +275,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case path == "/v1/models" || len(path) > len("/v1/models/") && path[:len("/v1/models/")] == "/v1/models/":
+		if s.cfg.Relay != "" {
+			s.relayAncillary(w, r)
+			return
+		}
 		s.serveModels(w, r)
 		return
 	case path == "/v1/messages/count_tokens":
+		if s.cfg.Relay != "" {
+			s.relayAncillary(w, r)
+			return
+		}
 		s.serveCountTokens(w, r)
 		return
 	}

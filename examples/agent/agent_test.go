@@ -95,8 +95,9 @@ func TestRun(t *testing.T) {
 		name       string
 		stream     bool
 		naiveRetry int
-		faults     []string
-		wantErr    string // "" = success; else a substring of the error
+		faults     []string // upstream faults
+		mcpFaults  []string // ledger faults
+		wantErr    string   // "" = success; else a substring of the error
 		wantWrites int
 		want       upstream.Counts
 	}{
@@ -155,6 +156,21 @@ func TestRun(t *testing.T) {
 			wantWrites: 2,
 			want:       upstream.Counts{Initial: 2, FollowUp: 2, Outcomes: map[string]int{"initial forwarded": 2, "follow_up dropped_stream": 2}},
 		},
+		{
+			name:       "MCP answer lost after the write: the MCP client does not re-send tools/call",
+			mcpFaults:  []string{`{tool: commit_write, drop_after_execute: {}}`},
+			wantErr:    `calling tool commit_write on MCP server`,
+			wantWrites: 1,
+			want:       upstream.Counts{Initial: 1, Outcomes: map[string]int{"initial forwarded": 1}},
+		},
+		{
+			name:       "MCP answer lost after the write with naive retry 1: the tool runs twice",
+			naiveRetry: 1,
+			mcpFaults:  []string{`{tool: commit_write, drop_after_execute: {}}`},
+			wantErr:    "all 2 attempts failed",
+			wantWrites: 2,
+			want:       upstream.Counts{Initial: 2, Outcomes: map[string]int{"initial forwarded": 2}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -162,6 +178,17 @@ func TestRun(t *testing.T) {
 			tok := runtoken.Derive("examples/agent", t.Name())
 			if err := r.upstream.Arm(tok, nil, parseFaults(t, tt.faults...)); err != nil {
 				t.Fatalf("Arm: %v", err)
+			}
+			var mcpFaults []ledger.Fault
+			for _, spec := range tt.mcpFaults {
+				f, err := ledger.ParseFault(spec)
+				if err != nil {
+					t.Fatalf("ledger.ParseFault(%s): %v", spec, err)
+				}
+				mcpFaults = append(mcpFaults, f)
+			}
+			if err := r.ledger.Arm(tok, mcpFaults); err != nil {
+				t.Fatalf("ledger Arm: %v", err)
 			}
 			cfg := r.config(tok)
 			cfg.Stream = tt.stream
@@ -188,8 +215,12 @@ func TestRun(t *testing.T) {
 					t.Errorf("stdout = %q on failure, want nothing", stdout.String())
 				}
 			}
-			if diff := cmp.Diff(tt.wantWrites, r.ledger.Counts(tok).Writes); diff != "" {
+			led := r.ledger.Counts(tok)
+			if diff := cmp.Diff(tt.wantWrites, led.Writes); diff != "" {
 				t.Errorf("ledger writes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantWrites, led.CallsTotal()); diff != "" {
+				t.Errorf("ledger tools/call count (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.want, r.upstream.Counts(tok)); diff != "" {
 				t.Errorf("upstream counts (-want +got):\n%s", diff)

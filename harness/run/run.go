@@ -131,6 +131,9 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 				} else {
 					h = runOne(ctx, j.s, j.t, env, instances[j.t], opts)
 				}
+				if h != nil {
+					opts.Logger.Debug("scenario run ended", "scenario", h.Scenario, "target", h.Target, "token", h.Token, "duration", h.Duration.D(), "error", h.Error)
+				}
 				mu.Lock()
 				if err != nil && harnessErr == nil {
 					harnessErr = err

@@ -273,9 +273,18 @@ func TestRunToolIsError(t *testing.T) {
 // failed call, after the SDK's retries, without a write.
 func TestRunUnreachableModel(t *testing.T) {
 	r := newRig(t)
-	dead := httptest.NewServer(http.NotFoundHandler())
+	// A server that closes every connection without answering, on a port no
+	// one else can take while the test runs.
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		_ = conn.Close()
+	}))
+	t.Cleanup(dead.Close)
 	deadURL := dead.URL
-	dead.Close()
 	tok := runtoken.Derive("examples/agent", t.Name())
 	cfg := r.config(tok)
 	cfg.BaseURL = deadURL + "/v1"

@@ -191,8 +191,8 @@ func TestRulesCmd(t *testing.T) {
 }
 
 func TestListByTag(t *testing.T) {
-	code, out, _ := execute(t, "list", "../../scenarios", "--tag", "bug:replay-after-dispatch")
-	if code != exitOK || !strings.Contains(out, "3 of ") || !strings.Contains(out, "seed messages fault_on") {
+	code, out, _ := execute(t, "list", "../../scenarios/seed", "--tag", "bug:replay-after-dispatch")
+	if code != exitOK || !strings.Contains(out, "3 of 10 scenarios") || !strings.Contains(out, "seed messages fault_on") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

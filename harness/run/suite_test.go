@@ -114,6 +114,17 @@ func TestMutation(t *testing.T) {
 		t.Skip("runs the suite once per switch")
 	}
 	ss := loadSuite(t)
+	known := map[string]bool{}
+	for _, info := range gateway.AllBugs() {
+		known["bug:"+string(info.Bug)] = true
+	}
+	for _, s := range ss {
+		for _, tag := range s.Tags {
+			if strings.HasPrefix(tag, "bug:") && !known[tag] {
+				t.Errorf("%s (%s) has tag %s, which names no gateway switch", s.Name, s.File, tag)
+			}
+		}
+	}
 	for _, info := range gateway.AllBugs() {
 		t.Run(string(info.Bug), func(t *testing.T) {
 			tag := "bug:" + string(info.Bug)

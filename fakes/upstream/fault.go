@@ -30,7 +30,8 @@ const (
 	OutcomeDroppedStream = "dropped_stream"
 	// OutcomeReset is a connection reset before any byte.
 	OutcomeReset = "reset"
-	// OutcomeClientGone is a request whose client left during a delay.
+	// OutcomeClientGone is a request whose client left during a delay (or
+	// during a relayed stream) before its outcome was decided.
 	OutcomeClientGone = "client_gone"
 	// OutcomeBadRequest is a request refused as malformed or oversized (400).
 	OutcomeBadRequest = "bad_request"

@@ -22,7 +22,8 @@ const (
 // fault_once (removed by the request it fires on; of concurrent requests only
 // the one that removes it fires) give a follow-up the 500 with the message
 // "injected follow-up failure"; drop_stream drops a streamed follow-up after
-// its headers.
+// its headers. Flag files are checked before armed faults; a flag that fires
+// takes the request, and armed faults do not count it as an occurrence.
 func (s *Server) flagFault(x *exchange) (*Fault, string) {
 	dir := s.cfg.FlagsDir
 	if dir == "" || x.kind != KindFollowUp {

@@ -337,6 +337,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.kind = KindFollowUp
 	}
 	s.serveModelRequest(x)
+	if !x.recorded {
+		// Only a client that left mid-answer gets here (a relayed stream
+		// whose writes failed); it is still recorded, once.
+		x.finish(OutcomeClientGone, 0)
+	}
 }
 
 // serveModelRequest applies the fault that fires, if any, then answers.

@@ -106,11 +106,26 @@ func TestChatSDK(t *testing.T) {
 
 			// The follow-up carries the tool result (and repeats the prompt).
 			params.Messages = append(params.Messages, msg.ToParam(), openai.ToolMessage("recorded", call.ID))
-			resp, err := client.Chat.Completions.New(ctx, params)
-			if err != nil {
-				t.Fatalf("follow-up: %v", err)
+			var text string
+			if tt.stream {
+				stream := client.Chat.Completions.NewStreaming(ctx, params)
+				var acc openai.ChatCompletionAccumulator
+				for stream.Next() {
+					acc.AddChunk(stream.Current())
+				}
+				if err := stream.Err(); err != nil {
+					t.Fatalf("follow-up stream: %v", err)
+				}
+				text = acc.Choices[0].Message.Content
+				diff(t, "finish reason", "stop", acc.Choices[0].FinishReason)
+			} else {
+				resp, err := client.Chat.Completions.New(ctx, params)
+				if err != nil {
+					t.Fatalf("follow-up: %v", err)
+				}
+				text = resp.Choices[0].Message.Content
 			}
-			diff(t, "follow-up text", "done", resp.Choices[0].Message.Content)
+			diff(t, "follow-up text", "done", text)
 			diff(t, "counts", Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}}, s.Counts(tok))
 			diff(t, "log", "/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up forwarded\n", log.String())
 		})

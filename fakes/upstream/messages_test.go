@@ -94,11 +94,26 @@ func TestMessagesSDK(t *testing.T) {
 			}
 
 			params.Messages = append(params.Messages, msg.ToParam(), anthropic.NewUserMessage(anthropic.NewToolResultBlock(tu.ID, "recorded", false)))
-			follow, err := client.Messages.New(ctx, params)
-			if err != nil {
-				t.Fatalf("follow-up: %v", err)
+			var follow anthropic.Message
+			if tt.stream {
+				stream := client.Messages.NewStreaming(ctx, params)
+				for stream.Next() {
+					if err := follow.Accumulate(stream.Current()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := stream.Err(); err != nil {
+					t.Fatalf("follow-up stream: %v", err)
+				}
+			} else {
+				m, err := client.Messages.New(ctx, params)
+				if err != nil {
+					t.Fatalf("follow-up: %v", err)
+				}
+				follow = *m
 			}
 			diff(t, "follow-up text", "done", follow.Content[0].Text)
+			diff(t, "follow-up stop", anthropic.StopReasonEndTurn, follow.StopReason)
 			diff(t, "counts", Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}}, s.Counts(tok))
 			diff(t, "log", "/v1/messages initial forwarded\n/v1/messages follow_up forwarded\n", log.String())
 		})

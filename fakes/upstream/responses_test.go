@@ -118,11 +118,25 @@ func TestResponsesSDK(t *testing.T) {
 				}},
 				Tools: tt.tools,
 			}
-			follow, err := client.Responses.New(ctx, params)
-			if err != nil {
-				t.Fatalf("follow-up: %v", err)
+			var text string
+			if tt.stream {
+				stream := client.Responses.NewStreaming(ctx, params)
+				for stream.Next() {
+					if ev := stream.Current(); ev.Type == "response.completed" {
+						text = ev.Response.OutputText()
+					}
+				}
+				if err := stream.Err(); err != nil {
+					t.Fatalf("follow-up stream: %v", err)
+				}
+			} else {
+				follow, err := client.Responses.New(ctx, params)
+				if err != nil {
+					t.Fatalf("follow-up: %v", err)
+				}
+				text = follow.OutputText()
 			}
-			diff(t, "follow-up text", "done", follow.OutputText())
+			diff(t, "follow-up text", "done", text)
 			diff(t, "counts", Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}}, s.Counts(tok))
 			diff(t, "log", "/v1/responses initial forwarded\n/v1/responses follow_up forwarded\n", log.String())
 		})

@@ -35,11 +35,12 @@ const (
 type callState int
 
 const (
-	callInFlight  callState = iota
-	callAnswered            // the answer was written to the client
-	callCancelled           // the client gave up before the answer
-	callRefused             // fail_before_execute refused it
-	callDropped             // drop_after_execute closed the connection
+	callInFlight   callState = iota
+	callAnswered             // the answer was written to the client
+	callCancelled            // the client gave up before the answer
+	callRefused              // fail_before_execute refused it
+	callDropped              // drop_after_execute closed the connection
+	callUnanswered           // the POST ended without an answer, the client still there
 )
 
 // call is one tools/call request the ledger received.
@@ -171,8 +172,13 @@ func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
 	s.sdk.ServeHTTP(pw, r)
 
 	clientGone := !stop() || r.Context().Err() != nil
-	if clientGone {
+	switch {
+	case clientGone:
 		s.giveUpPost(p, "stream closed")
+	case !pw.swallowed():
+		// The SDK ended the POST without an answer while the client was
+		// still there (its session closed): not the client giving up.
+		s.finishPost(p, callUnanswered, "")
 	}
 	s.mu.Lock()
 	p.finished = true
@@ -362,7 +368,8 @@ func (s *Server) dropConnection(w http.ResponseWriter, p *post) {
 	_ = conn.Close()
 }
 
-// finishPost ends p's in-flight calls with state and records fault events.
+// finishPost ends p's in-flight calls with state and, when fault is set,
+// records the fault's events.
 func (s *Server) finishPost(p *post, state callState, fault string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -372,7 +379,9 @@ func (s *Server) finishPost(p *post, state callState, fault string) {
 		}
 		c.state = state
 		s.endLocked(c)
-		s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: fault})
+		if fault != "" {
+			s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: fault})
+		}
 	}
 }
 

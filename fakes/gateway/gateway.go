@@ -44,6 +44,8 @@ type Gateway struct {
 	// Close cancels it after closeGrace.
 	detachCtx    context.Context
 	detachCancel context.CancelFunc
+	detachMu     sync.Mutex // guards detachDone and detached.Add against Close
+	detachDone   bool
 	detached     sync.WaitGroup
 	closeOnce    sync.Once
 	closeErr     error
@@ -76,10 +78,14 @@ func (g *Gateway) Bugs() Bugs { return maps.Clone(g.cfg.Bugs) }
 
 // Close ends the gateway's MCP sessions. It first waits up to closeGrace for
 // tool calls left running by NoCancelOnTimeout, then cancels the rest. Requests
-// arriving afterwards get 503. Close is idempotent.
+// arriving afterwards get 503; tool calls of requests still running fail.
+// Close is idempotent.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
 		g.closed.Store(true)
+		g.detachMu.Lock()
+		g.detachDone = true
+		g.detachMu.Unlock()
 		waited := make(chan struct{})
 		go func() {
 			g.detached.Wait()

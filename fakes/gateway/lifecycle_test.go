@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,4 +129,38 @@ func clientGoroutines() string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// TestCloseDuringRequests closes the gateway while requests are in flight,
+// some with tool calls left running (naive): Close returns, every request
+// gets an answer, and the race detector sees nothing.
+func TestCloseDuringRequests(t *testing.T) {
+	r := newRig(t, mustBugs(t, ModeNaive), func(c *Config) { c.ToolTimeout = 50 * time.Millisecond })
+	d := fault.Duration(300 * time.Millisecond)
+	armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Delay: &d})
+	const n = 8
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Go(func() {
+			statuses[i], _ = r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
+		})
+	}
+	r.waitLedger(func(c ledger.Counts) bool { return c.CallsTotal() > 0 })
+	closed := make(chan error, 1)
+	go func() { closed <- r.gw.Close() }()
+	wg.Wait()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	for i, s := range statuses {
+		if s == 0 {
+			t.Errorf("request %d got no answer", i)
+		}
+	}
 }

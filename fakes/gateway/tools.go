@@ -149,8 +149,14 @@ func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallT
 		err error
 	}
 	done := make(chan outcome, 1)
-	dctx, cancel := context.WithTimeout(g.detachCtx, detachLimit(g.cfg.ToolTimeout))
+	g.detachMu.Lock()
+	if g.detachDone {
+		g.detachMu.Unlock()
+		return nil, errPoolClosed
+	}
 	g.detached.Add(1)
+	g.detachMu.Unlock()
+	dctx, cancel := context.WithTimeout(g.detachCtx, detachLimit(g.cfg.ToolTimeout))
 	go func() {
 		defer g.detached.Done()
 		defer cancel()

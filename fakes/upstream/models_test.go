@@ -3,8 +3,11 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -92,4 +95,50 @@ func TestBadRequests(t *testing.T) {
 		diff(t, "log", "/v1/chat/completions initial bad_request\n", log.String())
 		diff(t, "total", Counts{Initial: 1, Outcomes: map[string]int{"initial bad_request": 1}}, s.Total())
 	})
+}
+
+// A body without Content-Length is bounded too.
+func TestOversizedChunkedBody(t *testing.T) {
+	_, srv, log := newFake(t, Config{MaxBody: 1024})
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = pw.Write([]byte(`{"messages":[{"role":"user","content":"` + strings.Repeat("x", 4096) + `"}]}`))
+		pw.Close()
+	}()
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	diff(t, "status", 400, resp.StatusCode)
+	if !strings.Contains(string(b), "exceeds the 1024-byte limit") {
+		t.Errorf("body %s", b)
+	}
+	diff(t, "log", "/v1/chat/completions initial bad_request\n", log.String())
+}
+
+// Arming while requests are served is safe (run with -race).
+func TestArmWhileServing(t *testing.T) {
+	s, srv, _ := newFake(t, Config{})
+	tok := token(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				post(t, srv.URL+"/v1/messages", `{"messages":[{"role":"user","content":"`+prompt(tok)+`"}],"tools":[{"name":"commit_write"}]}`)
+			}
+		})
+	}
+	for i := range 20 {
+		f := []Fault{mustFault(t, "{respond: {status: 503}, times: once}")}
+		if err := s.Arm(tok, &Script{Steps: []Step{{Say: fmt.Sprint("turn ", i)}}}, f); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Counts(tok)
+		_ = s.Requests(tok)
+	}
+	wg.Wait()
+	c := s.Counts(tok)
+	diff(t, "initial", 80, c.Initial)
 }

@@ -69,6 +69,8 @@ type rig struct {
 	gw         *Gateway
 	url        string
 	client     *http.Client
+	// lastHeader is the header of the last answer post got.
+	lastHeader http.Header
 }
 
 func newRig(t *testing.T, bugs Bugs, tweak func(*Config)) *rig {
@@ -175,6 +177,7 @@ func (r *rig) postKey(path, body, key string) (int, []byte) {
 		r.t.Fatalf("POST %s: %v", path, err)
 	}
 	defer resp.Body.Close()
+	r.lastHeader = resp.Header
 	out, err := io.ReadAll(resp.Body)
 	if err != nil {
 		r.t.Fatalf("reading the answer of POST %s: %v", path, err)

@@ -133,7 +133,7 @@ func (g *Gateway) route(ctx context.Context, rs *requestState, run attemptFunc) 
 	if len(groups) > 1 {
 		note = fmt.Sprintf("\n\nreplaycheck gateway: model groups '%s' failed; the error above is the last one.", strings.Join(groups, "', '"))
 	}
-	return nil, &routeError{attemptError: last, afterDispatch: last.delivered && last.dispatched > 0, note: note}
+	return nil, &routeError{attemptError: last, note: note}
 }
 
 // retryable classifies a failed attempt. Guarded: connection failures, 408,

@@ -59,6 +59,13 @@ func TestSeedFollowUpFailure(t *testing.T) {
 			if status != http.StatusInternalServerError {
 				t.Fatalf("status = %d, want 500; body %s", status, body)
 			}
+			wantTag := ""
+			if tt.mode == ModeGuarded {
+				wantTag = "true"
+			}
+			if got := r.lastHeader.Get(HeaderAfterDispatch); got != wantTag {
+				t.Errorf("%s = %q, want %q", HeaderAfterDispatch, got, wantTag)
+			}
 			msg, code := errorOf(t, body)
 			if diff := cmp.Diff(tt.wantMsg, msg); diff != "" {
 				t.Errorf("error message (-want +got):\n%s", diff)

@@ -69,8 +69,16 @@ type rig struct {
 	gw         *Gateway
 	url        string
 	client     *http.Client
-	// lastHeader is the header of the last answer post got.
+	mu sync.Mutex
+	// lastHeader is the header of the last answer post got; see header.
 	lastHeader http.Header
+}
+
+// header returns the header of the last answer post got.
+func (r *rig) header() http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastHeader
 }
 
 func newRig(t *testing.T, bugs Bugs, tweak func(*Config)) *rig {
@@ -177,7 +185,9 @@ func (r *rig) postKey(path, body, key string) (int, []byte) {
 		r.t.Fatalf("POST %s: %v", path, err)
 	}
 	defer resp.Body.Close()
+	r.mu.Lock()
 	r.lastHeader = resp.Header
+	r.mu.Unlock()
 	out, err := io.ReadAll(resp.Body)
 	if err != nil {
 		r.t.Fatalf("reading the answer of POST %s: %v", path, err)

@@ -63,7 +63,7 @@ func TestSeedFollowUpFailure(t *testing.T) {
 			if tt.mode == ModeGuarded {
 				wantTag = "true"
 			}
-			if got := r.lastHeader.Get(HeaderAfterDispatch); got != wantTag {
+			if got := r.header().Get(HeaderAfterDispatch); got != wantTag {
 				t.Errorf("%s = %q, want %q", HeaderAfterDispatch, got, wantTag)
 			}
 			msg, code := errorOf(t, body)

@@ -69,7 +69,7 @@ type rig struct {
 	gw         *Gateway
 	url        string
 	client     *http.Client
-	mu sync.Mutex
+	mu         sync.Mutex
 	// lastHeader is the header of the last answer post got; see header.
 	lastHeader http.Header
 }

@@ -76,3 +76,10 @@ func excerpt(src []byte, line, col int) string {
 	}
 	return b.String()
 }
+
+// NewError returns an *Error at line and col (1-based) of file with the source
+// excerpt from src, for other YAML file formats (target files, baselines)
+// whose errors should read like a scenario's.
+func NewError(file string, src []byte, line, col int, format string, args ...any) *Error {
+	return newError(file, src, line, col, format, args...)
+}

@@ -254,6 +254,11 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 // custom decoders (durations, fault timings, endpoints) carry no position;
 // they are found again by decoding the node's parts one by one.
 func yamlError(file string, src []byte, err error, n ast.Node) *Error {
+	return yamlErrorOf(file, src, err, n, reflect.TypeFor[Scenario]())
+}
+
+// yamlErrorOf is yamlError for a node decoded into a value of type t.
+func yamlErrorOf(file string, src []byte, err error, n ast.Node, t reflect.Type) *Error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && te.Token != nil {
 		p := te.Token.Position
@@ -265,7 +270,7 @@ func yamlError(file string, src []byte, err error, n ast.Node) *Error {
 		return newError(file, src, p.Line, p.Column, "%s", ye.GetMessage())
 	}
 	if n != nil {
-		if at, lerr := locate(n, reflect.TypeFor[Scenario]()); at != nil {
+		if at, lerr := locate(n, t); at != nil {
 			line, col := tokenPos(at)
 			return newError(file, src, line, col, "%s", lerr.Error())
 		}

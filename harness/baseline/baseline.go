@@ -1,0 +1,219 @@
+// Package baseline lets a suite with failures run in CI: a baseline file lists
+// the checks known to fail today as (scenario, target, rule) entries. Judged
+// against a baseline, a listed failure is known and does not fail the run, a
+// failure it does not list is new and does, and a listed check that now holds
+// is stale and fails the run too, so the baseline only shrinks. Entries whose
+// scenario and target did not run together (filtered, tagged or sharded out,
+// or another target) are neither used nor stale.
+//
+// A baseline file is a YAML list, one entry per line, sorted:
+//
+//	- {scenario: "seed chat fault_on", target: "builtin:naive", rule: "no-replay-after-dispatch"}
+//	- {scenario: "seed chat fault_on", target: "builtin:naive", rule: "writes"}
+//
+// rule names any check of the scenario: a replay rule, a count (writes,
+// status, upstream[follow_up], mcp.calls, …) or completed (the run itself).
+// Results with an unknown verdict are listed like failures: unknown is never
+// a pass.
+package baseline
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// MaxFileSize bounds the size of a baseline file.
+const MaxFileSize = 8 << 20
+
+// Entry is one known failure: a check (rule) that fails for a scenario on a
+// target.
+type Entry struct {
+	// Scenario is the scenario's name.
+	Scenario string `yaml:"scenario" json:"scenario"`
+	// Target names the system under test, for example "builtin:naive".
+	Target string `yaml:"target" json:"target"`
+	// Rule names the failing check: a replay rule, a count or completed.
+	Rule string `yaml:"rule" json:"rule"`
+}
+
+// String renders e as its line in a baseline file, without the leading "- ".
+func (e Entry) String() string {
+	return fmt.Sprintf("{scenario: %s, target: %s, rule: %s}", strconv.Quote(e.Scenario), strconv.Quote(e.Target), strconv.Quote(e.Rule))
+}
+
+func compareEntries(a, b Entry) int {
+	return cmp.Or(strings.Compare(a.Scenario, b.Scenario), strings.Compare(a.Target, b.Target), strings.Compare(a.Rule, b.Rule))
+}
+
+// Baseline is a set of known failures. The zero value is an empty baseline:
+// every failure is new.
+type Baseline struct {
+	// File is where the baseline was read from, for messages; empty when it
+	// was built from results.
+	File string
+	// Entries are distinct and sorted by scenario, target and rule.
+	Entries []Entry
+}
+
+// Load reads and parses the baseline file at path.
+func Load(path string) (Baseline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("reading baseline: %w", err)
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return Baseline{}, fmt.Errorf("reading baseline %s: %w", path, err)
+	}
+	if len(src) > MaxFileSize {
+		return Baseline{}, fmt.Errorf("reading baseline %s: larger than %d bytes", path, MaxFileSize)
+	}
+	return Parse(path, src)
+}
+
+// Parse decodes a baseline read from file, strictly: anything but a list of
+// entries with exactly scenario, target and rule, each a non-empty string,
+// is a *scenario.Error at its line and column, and so is an entry listed
+// twice. An empty file, or one of comments only, is an empty baseline.
+func Parse(file string, src []byte) (Baseline, error) {
+	var entries []Entry
+	if err := scenario.DecodeStrict(file, src, &entries); err != nil {
+		return Baseline{}, err
+	}
+	b := Baseline{File: file}
+	if len(entries) == 0 {
+		return b, nil
+	}
+	// DecodeStrict accepted src as one list, so its nodes are the entries.
+	f, err := parser.ParseBytes(src, 0)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("parsing baseline %s: %w", file, err)
+	}
+	nodes := entryNodes(f)
+	var errs scenario.ErrorList
+	fail := func(i int, format string, args ...any) {
+		line, col := 0, 0
+		if i < len(nodes) && nodes[i].GetToken() != nil {
+			line, col = nodes[i].GetToken().Position.Line, nodes[i].GetToken().Position.Column
+		}
+		errs = append(errs, scenario.NewError(file, src, line, col, format, args...))
+	}
+	first := map[Entry]int{}
+	for i, e := range entries {
+		var missing []string
+		for _, f := range []struct{ name, value string }{{"scenario", e.Scenario}, {"target", e.Target}, {"rule", e.Rule}} {
+			if strings.TrimSpace(f.value) == "" {
+				missing = append(missing, f.name)
+			}
+		}
+		if len(missing) > 0 {
+			fail(i, "baseline entry needs %s: want {scenario: …, target: …, rule: …}", strings.Join(missing, ", "))
+			continue
+		}
+		if j, dup := first[e]; dup {
+			fail(i, "baseline entry %s is listed twice (first as entry %d)", e, j+1)
+			continue
+		}
+		first[e] = i
+		b.Entries = append(b.Entries, e)
+	}
+	if len(errs) > 0 {
+		return Baseline{}, errs
+	}
+	slices.SortFunc(b.Entries, compareEntries)
+	return b, nil
+}
+
+// entryNodes returns the items of the top-level list of f.
+func entryNodes(f *ast.File) []ast.Node {
+	for _, d := range f.Docs {
+		n := d.Body
+		for {
+			switch v := n.(type) {
+			case *ast.TagNode:
+				n = v.Value
+				continue
+			case *ast.AnchorNode:
+				n = v.Value
+				continue
+			}
+			break
+		}
+		if seq, ok := n.(*ast.SequenceNode); ok {
+			return seq.Values
+		}
+	}
+	return nil
+}
+
+// FromResults returns the baseline of results as they stand: one entry for
+// each check that did not pass (failed or could not judge) in each result.
+// A result that did not pass without naming a failed check is listed under
+// the rule "completed".
+func FromResults(results []rules.Result) Baseline {
+	seen := map[Entry]bool{}
+	var b Baseline
+	for _, r := range results {
+		for _, check := range notPassing(r) {
+			e := Entry{Scenario: r.History.Scenario, Target: r.History.Target, Rule: check}
+			if !seen[e] {
+				seen[e] = true
+				b.Entries = append(b.Entries, e)
+			}
+		}
+	}
+	slices.SortFunc(b.Entries, compareEntries)
+	return b
+}
+
+// notPassing returns the names of r's checks that failed or could not judge,
+// in order and distinct.
+func notPassing(r rules.Result) []string {
+	var out []string
+	for _, v := range r.Verdicts {
+		if v.Status != rules.Pass && !slices.Contains(out, v.Check) {
+			out = append(out, v.Check)
+		}
+	}
+	if len(out) == 0 && r.Verdict != rules.Pass {
+		out = append(out, "completed")
+	}
+	return out
+}
+
+// header opens every written baseline file.
+const header = `# replaycheck baseline: checks known to fail today, one {scenario, target, rule}
+# per line. replaycheck run --baseline FILE lets these fail, fails on any other
+# failure, and fails on an entry that now passes until it is removed.
+# Written by replaycheck baseline, sorted; files of several shards concatenate.
+`
+
+// Write writes b as a baseline file: a comment header and one entry per line,
+// sorted, so the same failures always give the same bytes. An empty baseline
+// is the header alone.
+func (b Baseline) Write(w io.Writer) error {
+	entries := slices.Clone(b.Entries)
+	slices.SortFunc(entries, compareEntries)
+	entries = slices.Compact(entries)
+	var s strings.Builder
+	s.WriteString(header)
+	for _, e := range entries {
+		s.WriteString("- " + e.String() + "\n")
+	}
+	if _, err := io.WriteString(w, s.String()); err != nil {
+		return fmt.Errorf("writing baseline: %w", err)
+	}
+	return nil
+}

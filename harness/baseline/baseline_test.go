@@ -92,10 +92,10 @@ func TestCheck(t *testing.T) {
 			wantBroken: true,
 		},
 		{
-			name:    "the naive baseline on guarded: nothing ran on naive",
-			entries: []Entry{entry("a", naive, "writes")},
-			results: []rules.Result{result("a", guarded, "writes", rules.Pass)},
-			want:    []Verdict{{Scenario: "a", Target: guarded, Status: Pass}},
+			name:       "the naive baseline on guarded: nothing ran on naive",
+			entries:    []Entry{entry("a", naive, "writes")},
+			results:    []rules.Result{result("a", guarded, "writes", rules.Pass)},
+			want:       []Verdict{{Scenario: "a", Target: guarded, Status: Pass}},
 			wantNotRun: []Entry{entry("a", naive, "writes")},
 		},
 		{
@@ -107,10 +107,10 @@ func TestCheck(t *testing.T) {
 			wantBroken: true,
 		},
 		{
-			name:    "scenarios selected out are neither used nor stale",
-			entries: []Entry{entry("a", naive, "writes"), entry("b", naive, "writes"), entry("c", naive, "status")},
-			results: []rules.Result{result("b", naive, "writes", rules.Fail)},
-			want:    []Verdict{{Scenario: "b", Target: naive, Status: Known, Known: []string{"writes"}}},
+			name:       "scenarios selected out are neither used nor stale",
+			entries:    []Entry{entry("a", naive, "writes"), entry("b", naive, "writes"), entry("c", naive, "status")},
+			results:    []rules.Result{result("b", naive, "writes", rules.Fail)},
+			want:       []Verdict{{Scenario: "b", Target: naive, Status: Known, Known: []string{"writes"}}},
 			wantNotRun: []Entry{entry("a", naive, "writes"), entry("c", naive, "status")},
 		},
 		{

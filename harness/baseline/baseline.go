@@ -8,8 +8,9 @@
 //
 // A baseline file is a YAML list, one entry per line, sorted:
 //
-//   - {scenario: "seed chat fault_on", target: "builtin:naive", rule: "no-replay-after-dispatch"}
-//   - {scenario: "seed chat fault_on", target: "builtin:naive", rule: "writes"}
+//	# baseline.yaml
+//	- {scenario: "seed chat fault_on", target: "builtin:naive", rule: "no-replay-after-dispatch"}
+//	- {scenario: "seed chat fault_on", target: "builtin:naive", rule: "writes"}
 //
 // rule names any check of the scenario: a replay rule, a count (writes,
 // status, upstream[follow_up], mcp.calls, …) or completed (the run itself).

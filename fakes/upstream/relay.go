@@ -67,19 +67,9 @@ func defaultRelayClient() *http.Client {
 // cutting it where the exchange's drop says. The outcome is recorded before
 // the last byte reaches the client.
 func (s *Server) relay(x *exchange) {
-	target := strings.TrimRight(s.cfg.Relay, "/") + x.r.URL.Path
-	if x.r.URL.RawQuery != "" {
-		target += "?" + x.r.URL.RawQuery
-	}
-	req, err := http.NewRequestWithContext(x.r.Context(), http.MethodPost, target, bytes.NewReader(bytes.Clone(x.body)))
+	resp, err := s.send(x)
 	if err != nil {
-		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, fmt.Sprintf("relay: building request to %s: %v", target, err), nil)
-		return
-	}
-	copyRelayHeaders(req.Header, x.r.Header)
-	resp, err := s.client.Do(req)
-	if err != nil {
-		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, fmt.Sprintf("relay to %s failed: %v", target, errors.Unwrap(err)), nil)
+		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, err.Error(), nil)
 		return
 	}
 	defer resp.Body.Close()
@@ -89,11 +79,38 @@ func (s *Server) relay(x *exchange) {
 	if !isStream || resp.StatusCode != http.StatusOK {
 		x.finish(x.normalOutcome(), resp.StatusCode)
 		x.w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(x.w, resp.Body) // a broken copy reaches the client as a short body
+		s.copyBody(x.w, resp.Body)
 		return
 	}
 	h.Del("Content-Length")
 	s.relayStream(x, resp.Body)
+}
+
+// send forwards the exchange's request to the provider, through the lean
+// client or the configured http.Client.
+func (s *Server) send(x *exchange) (*http.Response, error) {
+	pathQuery := x.r.URL.Path
+	if x.r.URL.RawQuery != "" {
+		pathQuery += "?" + x.r.URL.RawQuery
+	}
+	target := strings.TrimRight(s.cfg.Relay, "/") + pathQuery
+	if s.h1 != nil {
+		resp, err := s.h1.post(x.r.Context(), s.relayPath+pathQuery, x.r.Header, x.body)
+		if err != nil {
+			return nil, fmt.Errorf("relay to %s failed: %w", target, err)
+		}
+		return resp, nil
+	}
+	req, err := http.NewRequestWithContext(x.r.Context(), http.MethodPost, target, bytes.NewReader(bytes.Clone(x.body)))
+	if err != nil {
+		return nil, fmt.Errorf("relay: building request to %s: %w", target, err)
+	}
+	copyRelayHeaders(req.Header, x.r.Header)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("relay to %s failed: %w", target, errors.Unwrap(err))
+	}
+	return resp, nil
 }
 
 // relayAncillary forwards a request that is not a model call (model lists,
@@ -126,7 +143,29 @@ func (s *Server) relayAncillary(w http.ResponseWriter, r *http.Request) {
 	defer resp.Body.Close()
 	copyResponseHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body) // a broken copy reaches the client as a short body
+	s.copyBody(w, resp.Body)
+}
+
+// copyBody copies a provider's body through a pooled buffer and plain
+// Writes, so a small answer leaves in one write with its headers (io.Copy
+// would take the ResponseWriter's ReadFrom path: headers and body in two
+// writes, and a fresh 32 KiB buffer each time). A broken copy reaches the
+// client as a short body.
+func (s *Server) copyBody(w io.Writer, r io.Reader) {
+	bp := s.getBuf()
+	defer s.putBuf(bp)
+	buf := (*bp)[:cap(*bp)]
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // copyRelayHeaders copies the relayed request headers (credentials included).

@@ -9,8 +9,10 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +59,8 @@ type Server struct {
 	dialects  []dialectEntry
 	bufs      sync.Pool
 	args      argCache
+	h1        *h1Client // lean relay client; nil = relay through client
+	relayPath string    // the relay URL's path prefix, for h1
 	exchanges sync.Pool // of *exchange
 	tapes     sync.Pool // of *[]int32, validation tapes
 	// delayHook, when set (by tests), is called as a delay starts waiting.
@@ -177,6 +181,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		if s.client == nil {
 			s.client = defaultRelayClient()
+			base, _ := url.Parse(cfg.Relay) // checked above
+			s.h1 = newH1Client(base)
+			s.relayPath = strings.TrimRight(base.EscapedPath(), "/")
 		}
 	}
 	return s, nil

@@ -127,12 +127,16 @@ func TestArmWhileServing(t *testing.T) {
 		wg.Go(func() {
 			for range 10 {
 				post(t, srv.URL+"/v1/messages", `{"messages":[{"role":"user","content":"`+prompt(tok)+`"}],"tools":[{"name":"commit_write"}]}`)
+				post(t, srv.URL+"/v1/messages", `{"messages":[{"role":"user","content":"no token"}],"tools":[{"name":"commit_write"}]}`)
 			}
 		})
 	}
 	for i := range 20 {
 		f := []Fault{mustFault(t, "{respond: {status: 503}, times: once}")}
 		if err := s.Arm(tok, &Script{Steps: []Step{{Say: fmt.Sprint("turn ", i)}}}, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Arm("", &Script{Steps: []Step{{Call: "commit_write"}, {Say: fmt.Sprint("global ", i)}}}, f); err != nil {
 			t.Fatal(err)
 		}
 		_ = s.Counts(tok)

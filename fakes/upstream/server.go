@@ -67,7 +67,7 @@ type Server struct {
 	delayHook func()
 
 	mu       sync.Mutex // guards the fields below and writes to cfg.Log
-	script   Script
+	script   *Script    // the default script; replaced, never modified
 	global   []*armedFault
 	runs     map[string]*runState
 	total    Counts
@@ -166,7 +166,7 @@ func New(cfg Config) (*Server, error) {
 		clock:    cfg.Clock,
 		client:   cfg.Client,
 		dialects: dialectTable(),
-		script:   Script{Steps: slices.Clone(cfg.Script.Steps)},
+		script:   &Script{Steps: slices.Clone(cfg.Script.Steps)},
 		runs:     make(map[string]*runState),
 	}
 	if s.maxBody == 0 {
@@ -216,7 +216,7 @@ func (s *Server) Arm(token string, script *Script, faults []Fault) error {
 	if token == "" {
 		s.global = armed
 		if script != nil {
-			s.script = Script{Steps: slices.Clone(script.Steps)}
+			s.script = &Script{Steps: slices.Clone(script.Steps)}
 		}
 		return nil
 	}
@@ -362,7 +362,7 @@ func (s *Server) serveModelRequest(x *exchange) {
 		s.untokSeq++
 		x.seq = s.untokSeq
 	}
-	x.script = &s.script
+	x.script = s.script
 	if st.script != nil {
 		x.script = st.script
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,6 +68,7 @@ func benchCalls(b *testing.B, url string, n int) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	b.ResetTimer()
+	cpu0 := cpuTime(b)
 	start := time.Now()
 	for i := range n {
 		wg.Add(1)
@@ -89,10 +91,23 @@ func benchCalls(b *testing.B, url string, n int) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := cpuTime(b) - cpu0
 	b.StopTimer()
 	close(errs)
 	for err := range errs {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	// CPU time per call (client and server, this process) does not depend
+	// on what else runs on the machine, unlike calls/s.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
+}
+
+// cpuTime returns the CPU time (user and system) this process used so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

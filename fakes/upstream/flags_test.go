@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -104,4 +105,21 @@ func TestFlagsDirBody(t *testing.T) {
 	status, body, _ := post(t, srv.URL+"/v1/chat/completions", `{"messages":[{"role":"tool","content":"ok","tool_call_id":"x"}]}`)
 	diff(t, "status", 500, status)
 	diff(t, "body", `{"error":{"message":"injected follow-up failure","type":"server_error","param":null,"code":null}}`, body)
+}
+
+// Of concurrent follow-ups, exactly one takes fault_once.
+func TestFlagFaultOnceConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FlagFaultOnce), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, srv, _ := newFake(t, Config{FlagsDir: dir})
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			post(t, srv.URL+"/v1/responses", `{"input":[{"type":"function_call_output","call_id":"c","output":"ok"}]}`)
+		})
+	}
+	wg.Wait()
+	diff(t, "outcomes", map[string]int{"follow_up injected_500": 1, "follow_up forwarded": 31}, s.Total().Outcomes)
 }

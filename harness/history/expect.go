@@ -33,6 +33,9 @@ type Expect struct {
 	// upstream requests of one kind a single client request may cause. When
 	// unset, the target's num_retries+1 (times two with a fallback) is used.
 	MaxAttempts *int `yaml:"max_attempts,omitempty" json:"max_attempts,omitempty" jsonschema:"minimum=1" jsonschema_description:"attempt cap for bounded-attempts (default the target's num_retries+1)"`
+	// Client is what a client target's command must do; it cannot be judged
+	// (unknown) on other targets, which skip scenarios that set it.
+	Client *ClientExpect `yaml:"client,omitempty" json:"client,omitempty" jsonschema_description:"exit code and output of a client target's command; scenarios that set it run on client targets only"`
 	// Rules are the replay rules that must hold.
 	Rules []string `yaml:"rules,omitempty" json:"rules,omitempty" jsonschema_description:"replay rules that must hold (see replaycheck rules)"`
 }
@@ -147,4 +150,98 @@ func count(v any) (int, bool) {
 		return int(x), true
 	}
 	return 0, false
+}
+
+// ClientExpect is what a client target's command must do in every run.
+type ClientExpect struct {
+	// Exit is the exit code: zero, nonzero or a number.
+	Exit *ExitCode `yaml:"exit,omitempty" json:"exit,omitempty" jsonschema_description:"exit code: zero, nonzero or a number"`
+	// StdoutContains and StderrContains are texts the output must contain.
+	StdoutContains string `yaml:"stdout_contains,omitempty" json:"stdout_contains,omitempty" jsonschema_description:"text the client's stdout must contain"`
+	StderrContains string `yaml:"stderr_contains,omitempty" json:"stderr_contains,omitempty" jsonschema_description:"text the client's stderr must contain"`
+}
+
+// ExitCode is an expected exit code: "zero", "nonzero" or a number. The zero
+// value is "zero".
+type ExitCode struct {
+	// Nonzero, when true, accepts any code but 0; otherwise Code must match.
+	Nonzero bool
+	// Code is the exact code when Nonzero is false.
+	Code int
+}
+
+// Match reports whether code is the expected one.
+func (e ExitCode) Match(code int) bool {
+	if e.Nonzero {
+		return code != 0
+	}
+	return code == e.Code
+}
+
+// String renders "zero", "nonzero" or the number.
+func (e ExitCode) String() string {
+	switch {
+	case e.Nonzero:
+		return "nonzero"
+	case e.Code == 0:
+		return "zero"
+	}
+	return strconv.Itoa(e.Code)
+}
+
+// MarshalJSON writes "zero", "nonzero" or the number.
+func (e ExitCode) MarshalJSON() ([]byte, error) {
+	if e.Nonzero || e.Code == 0 {
+		return json.Marshal(e.String())
+	}
+	return json.Marshal(e.Code)
+}
+
+// UnmarshalJSON reads "zero", "nonzero" or a number.
+func (e *ExitCode) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	return e.fromValue(v)
+}
+
+// UnmarshalYAML reads zero, nonzero or a number (github.com/goccy/go-yaml).
+func (e *ExitCode) UnmarshalYAML(unmarshal func(any) error) error {
+	var v any
+	if err := unmarshal(&v); err != nil {
+		return err
+	}
+	return e.fromValue(v)
+}
+
+func (e *ExitCode) fromValue(v any) error {
+	switch x := v.(type) {
+	case string:
+		switch x {
+		case "zero":
+			*e = ExitCode{}
+			return nil
+		case "nonzero":
+			*e = ExitCode{Nonzero: true}
+			return nil
+		}
+	default:
+		if n, ok := count(v); ok && n <= 255 {
+			*e = ExitCode{Code: n}
+			return nil
+		}
+	}
+	return fmt.Errorf("exit: want zero, nonzero or a number from 0 to 255, got %v", v)
+}
+
+// JSONSchema describes the zero/nonzero/number form.
+func (ExitCode) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		OneOf: []*jsonschema.Schema{
+			{Type: "string", Enum: []any{"zero", "nonzero"}},
+			{Type: "integer", Minimum: json.Number("0"), Maximum: json.Number("255")},
+		},
+		Description: "exit code: zero, nonzero or a number",
+	}
 }

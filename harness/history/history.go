@@ -41,6 +41,12 @@ type History struct {
 	// Error, when set, says why the harness could not complete the run (for
 	// example the target did not answer before the scenario's deadline).
 	Error string `json:"error,omitempty"`
+	// Notes say how the run differed from the plain scenario, for example a
+	// retry-after hint added to injected errors; reports show them.
+	Notes []string `json:"notes,omitempty"`
+	// TargetOutput holds the last lines a started target (a proxy process)
+	// printed by the end of the run, for diagnosing failures.
+	TargetOutput []string `json:"target_output,omitempty"`
 }
 
 // Setup records what the harness armed for the run and what it knows about
@@ -92,6 +98,22 @@ type Exchange struct {
 	TransportError string `json:"transport_error,omitempty"`
 	// TimedOut reports that the scenario's deadline expired before the answer ended.
 	TimedOut bool `json:"timed_out,omitempty"`
+	// Client, when set, is the run of a client target's command that stood
+	// for this request; Status is then 0 and the client's outcome is here.
+	Client *ClientRun `json:"client,omitempty"`
+}
+
+// ClientRun is the outcome of one run of a client target's command.
+type ClientRun struct {
+	// Exit is the exit code; -1 when the command was killed or never started.
+	Exit int `json:"exit"`
+	// Killed reports that the command was killed at its deadline.
+	Killed bool `json:"killed,omitempty"`
+	// Error says why the command could not be run at all.
+	Error string `json:"error,omitempty"`
+	// Stdout and Stderr are the ends of what it printed (the last few KB).
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // UpstreamRequest is one request the model upstream received for the run.

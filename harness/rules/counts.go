@@ -23,7 +23,11 @@ func counts(h *history.History) []Verdict {
 		}
 		out = append(out, verdict(name, KindCount, s, plural(*want, unit), strconv.Itoa(got)))
 	}
-	if e.Status != nil {
+	client := isClient(h)
+	if e.Status != nil && client {
+		out = append(out, verdict("status", KindCount, Unknown, "HTTP "+strconv.Itoa(*e.Status), "the target is a client: it gets no HTTP answer"))
+	}
+	if e.Status != nil && !client {
 		var got []string
 		ok := len(h.Requests) > 0
 		for _, x := range h.Requests {
@@ -74,9 +78,93 @@ func counts(h *history.History) []Verdict {
 		chunks += x.DataChunks
 		errs += x.ErrorEvents
 	}
-	eq("data_chunks", e.DataChunks, chunks, "data chunk")
-	eq("error_events", e.ErrorEvents, errs, "error event")
+	if client {
+		for _, c := range []struct {
+			name string
+			want *int
+		}{{"data_chunks", e.DataChunks}, {"error_events", e.ErrorEvents}} {
+			if c.want != nil {
+				out = append(out, verdict(c.name, KindCount, Unknown, strconv.Itoa(*c.want), "the target is a client: it gets no stream"))
+			}
+		}
+	} else {
+		eq("data_chunks", e.DataChunks, chunks, "data chunk")
+		eq("error_events", e.ErrorEvents, errs, "error event")
+	}
+	if e.Client != nil {
+		out = append(out, clientChecks(h, e.Client)...)
+	}
 	return out
+}
+
+// isClient reports whether the history's requests were runs of a client
+// target's command.
+func isClient(h *history.History) bool {
+	return len(h.Requests) > 0 && h.Requests[0].Client != nil
+}
+
+// clientChecks checks a client target's exit code and output in every run of
+// its command; they cannot be judged on other targets.
+func clientChecks(h *history.History, c *history.ClientExpect) []Verdict {
+	type check struct {
+		name, expected string
+		set            bool
+		ok             func(r *history.ClientRun) bool
+		observed       func(r *history.ClientRun) string
+	}
+	exit := history.ExitCode{}
+	if c.Exit != nil {
+		exit = *c.Exit
+	}
+	checks := []check{
+		{"client.exit", "exit code " + exit.String(), c.Exit != nil,
+			func(r *history.ClientRun) bool { return !r.Killed && exit.Match(r.Exit) },
+			func(r *history.ClientRun) string {
+				if r.Killed {
+					return "killed at its deadline"
+				}
+				return "exit code " + strconv.Itoa(r.Exit)
+			}},
+		{"client.stdout", fmt.Sprintf("stdout containing %q", c.StdoutContains), c.StdoutContains != "",
+			func(r *history.ClientRun) bool { return strings.Contains(r.Stdout, c.StdoutContains) },
+			func(r *history.ClientRun) string { return fmt.Sprintf("stdout %q", lastLine(r.Stdout)) }},
+		{"client.stderr", fmt.Sprintf("stderr containing %q", c.StderrContains), c.StderrContains != "",
+			func(r *history.ClientRun) bool { return strings.Contains(r.Stderr, c.StderrContains) },
+			func(r *history.ClientRun) string { return fmt.Sprintf("stderr %q", lastLine(r.Stderr)) }},
+	}
+	var out []Verdict
+	for _, ck := range checks {
+		if !ck.set {
+			continue
+		}
+		if !isClient(h) {
+			out = append(out, verdict(ck.name, KindCount, Unknown, ck.expected, "the target is not a client"))
+			continue
+		}
+		s, observed := Pass, ""
+		for _, x := range h.Requests {
+			if x.Client == nil {
+				continue
+			}
+			if !ck.ok(x.Client) {
+				s, observed = Fail, ck.observed(x.Client)
+				break
+			}
+			observed = ck.observed(x.Client)
+		}
+		out = append(out, verdict(ck.name, KindCount, s, ck.expected, observed))
+	}
+	return out
+}
+
+// lastLine returns the last non-empty line of s, shortened for messages.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	l := lines[len(lines)-1]
+	if len(l) > 160 {
+		l = l[:160] + "…"
+	}
+	return l
 }
 
 // upstreamCount counts upstream requests matching key: a kind ("initial"),

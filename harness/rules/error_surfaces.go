@@ -37,6 +37,12 @@ func errorSurfaces(h *history.History) Verdict {
 		x := h.Requests[i]
 		exp := fmt.Sprintf("an explicit error to the client after the dispatched tool call and the upstream %s", label(u))
 		switch {
+		case x.Client != nil && x.Client.Killed:
+			return judged(false, exp, "the client did not exit before its deadline (a hang)")
+		case x.Client != nil && x.Client.Exit != 0:
+			return judged(true, exp, fmt.Sprintf("the client exited with code %d", x.Client.Exit))
+		case x.Client != nil:
+			return judged(false, exp, "the client exited 0 (an invented success)")
 		case x.TimedOut:
 			return judged(false, exp, "no answer before the deadline (a hang)")
 		case x.Status >= 400:

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
@@ -58,10 +60,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Run runs every scenario on every target and returns their histories in
-// scenario order, then target order. A scenario that hangs or fails ends as a
-// history with Error set; Run itself fails only when the harness cannot run
-// (a fake or a target cannot start).
+// Run runs every scenario on every target it applies to (see Applies) and
+// returns their histories in scenario order, then target order. A scenario
+// that hangs or fails ends as a history with Error set; Run itself fails only
+// when the harness cannot run (a fake or a target cannot start).
+//
+// Targets whose fakes listen on fixed addresses, or whose started process
+// listens on a fixed port, run after the others, on fakes of their own: first
+// their shared scenarios, then their isolated ones one at a time.
 func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*history.History, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -75,74 +81,176 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	type job struct {
-		s *scenario.Scenario
-		t Target
-		i int
-	}
 	var jobs []job
-	shared := false
 	for _, s := range scenarios {
 		for _, t := range opts.Targets {
-			jobs = append(jobs, job{s, t, len(jobs)})
+			if Applies(s, t) {
+				jobs = append(jobs, job{s, t, len(jobs)})
+			}
 		}
-		shared = shared || !s.Isolated()
 	}
 	out := make([]*history.History, len(jobs))
 	if len(jobs) == 0 {
 		return out, nil
 	}
+	r := &runner{opts: opts, out: out}
+	// Groups: the targets that share port-0 fakes, then each exclusive target.
+	var free []job
+	exclusive := map[Target][]job{}
+	var order []Target
+	for _, j := range jobs {
+		if _, excl := placementOf(j.t); !excl {
+			free = append(free, j)
+			continue
+		}
+		if _, ok := exclusive[j.t]; !ok {
+			order = append(order, j.t)
+		}
+		exclusive[j.t] = append(exclusive[j.t], j)
+	}
+	err := r.group(ctx, free, FakeAddrs{}, false)
+	for _, t := range order {
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+		addrs, _ := placementOf(t)
+		err = r.group(ctx, exclusive[t], addrs, true)
+	}
+	if err != nil {
+		return out, err
+	}
+	if r.harnessErr != nil {
+		return out, r.harnessErr
+	}
+	if err := ctx.Err(); err != nil {
+		return out, fmt.Errorf("run interrupted: %w", err)
+	}
+	return out, nil
+}
+
+// Applies reports whether scenario s runs on target t: a scenario that
+// expects something of a client (expect.client) runs on client targets only.
+func Applies(s *scenario.Scenario, t Target) bool {
+	return s.Expect.Client == nil || IsClient(t)
+}
+
+// IsClient reports whether t is a client target, whose scenario runs are runs
+// of a command rather than HTTP requests.
+func IsClient(t Target) bool {
+	_, ok := t.(interface{ isClient() })
+	return ok
+}
+
+// placementOf returns the fixed fake addresses of t and whether t's
+// instances must run one at a time (fixed fakes, a fixed port, or a running
+// process the harness does not own).
+func placementOf(t Target) (FakeAddrs, bool) {
+	if p, ok := t.(interface{ placement() (FakeAddrs, bool) }); ok {
+		return p.placement()
+	}
+	return FakeAddrs{}, false
+}
+
+type job struct {
+	s *scenario.Scenario
+	t Target
+	i int
+}
+
+// runner runs groups of jobs and collects their histories.
+type runner struct {
+	opts       Options
+	mu         sync.Mutex
+	out        []*history.History
+	harnessErr error
+}
+
+// group runs jobs on one pair of fakes at addrs (port 0 where empty) and one
+// instance per target. Isolated scenarios get fakes and an instance of their
+// own: alongside the shared ones, or, when serial, after them one at a time.
+func (r *runner) group(ctx context.Context, jobs []job, addrs FakeAddrs, serial bool) error {
+	var shared, isolated []job
+	for _, j := range jobs {
+		if j.s.Isolated() {
+			isolated = append(isolated, j)
+		} else {
+			shared = append(shared, j)
+		}
+	}
+	do := func(env *fakesEnv, instances map[Target]Instance) func(j job) (*history.History, error) {
+		return func(j job) (*history.History, error) {
+			if j.s.Isolated() {
+				return runIsolated(ctx, j.s, j.t, r.opts, addrs)
+			}
+			return runOne(ctx, j.s, j.t, env, instances[j.t], r.opts), nil
+		}
+	}
+	first := jobs
+	if serial {
+		first = shared
+	}
 	var env *fakesEnv
 	instances := map[Target]Instance{}
-	if shared {
+	if len(shared) > 0 {
 		var err error
-		env, err = startFakes(nil, opts.Now)
-		if err != nil {
-			return nil, err
+		if env, err = startFakes(nil, r.opts.Now, addrs); err != nil {
+			return err
 		}
-		defer env.Close()
-		for _, t := range opts.Targets {
-			inst, err := t.Start(ctx, env.urls, nil)
-			if err != nil {
-				closeAll(instances)
-				return nil, err
+		for _, j := range shared {
+			if _, ok := instances[j.t]; ok {
+				continue
 			}
-			instances[t] = inst
+			inst, err := j.t.Start(ctx, env.urls, nil)
+			if err != nil {
+				env.Close()
+				closeAll(instances)
+				return err
+			}
+			instances[j.t] = inst
 		}
-		defer closeAll(instances)
+	}
+	r.pool(ctx, first, r.opts.Parallel, do(env, instances))
+	if env != nil {
+		// The fakes first: closing the ledger ends calls a target left
+		// running, so the target's own close need not wait for them.
+		env.Close()
+		closeAll(instances)
+	}
+	if serial {
+		r.pool(ctx, isolated, 1, do(nil, nil))
+	}
+	return nil
+}
+
+// pool runs jobs on up to parallel workers, longest expected wait first.
+func (r *runner) pool(ctx context.Context, jobs []job, parallel int, do func(job) (*history.History, error)) {
+	if len(jobs) == 0 {
+		return
 	}
 	// Longest first: a scenario that must wait (a Retry-After, a slow tool)
 	// starts early, so the others fill the other workers meanwhile.
 	order := slices.Clone(jobs)
 	sort.SliceStable(order, func(a, b int) bool { return expectedWait(order[a].s) > expectedWait(order[b].s) })
 	work := make(chan job)
-	var mu sync.Mutex
 	var wg sync.WaitGroup
-	var harnessErr error
-	for range min(opts.Parallel, len(jobs)) {
+	for range min(parallel, len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				var h *history.History
-				var err error
-				if j.s.Isolated() {
-					h, err = runIsolated(ctx, j.s, j.t, opts)
-				} else {
-					h = runOne(ctx, j.s, j.t, env, instances[j.t], opts)
-				}
+				h, err := do(j)
 				if h != nil {
-					opts.Logger.Debug("scenario run ended", "scenario", h.Scenario, "target", h.Target, "token", h.Token, "duration", h.Duration.D(), "error", h.Error)
+					r.opts.Logger.Debug("scenario run ended", "scenario", h.Scenario, "target", h.Target, "token", h.Token, "duration", h.Duration.D(), "error", h.Error)
 				}
-				mu.Lock()
-				if err != nil && harnessErr == nil {
-					harnessErr = err
+				r.mu.Lock()
+				if err != nil && r.harnessErr == nil {
+					r.harnessErr = err
 				}
-				out[j.i] = h
-				if h != nil && opts.OnHistory != nil {
-					opts.OnHistory(h)
+				r.out[j.i] = h
+				if h != nil && r.opts.OnHistory != nil {
+					r.opts.OnHistory(h)
 				}
-				mu.Unlock()
+				r.mu.Unlock()
 			}
 		}()
 	}
@@ -154,13 +262,6 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	}
 	close(work)
 	wg.Wait()
-	if harnessErr != nil {
-		return out, harnessErr
-	}
-	if err := ctx.Err(); err != nil {
-		return out, fmt.Errorf("run interrupted: %w", err)
-	}
-	return out, nil
 }
 
 // expectedWait estimates how long a scenario must wait by design: the waits
@@ -194,8 +295,8 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 
 // runIsolated runs s on fakes and an instance of t of its own, for
 // scenarios that set ledger-global annotations or gateway knobs.
-func runIsolated(ctx context.Context, s *scenario.Scenario, t Target, opts Options) (*history.History, error) {
-	env, err := startFakes(s.Annotations, opts.Now)
+func runIsolated(ctx context.Context, s *scenario.Scenario, t Target, opts Options, addrs FakeAddrs) (*history.History, error) {
+	env, err := startFakes(s.Annotations, opts.Now, addrs)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +344,26 @@ func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, 
 		h.Error = fmt.Sprintf("rendering the model script: %v", err)
 		return h
 	}
+	if n, ok := inst.(interface{ runNotes() []string }); ok {
+		h.Notes = append(h.Notes, n.runNotes()...)
+	}
+	hint := s.RetryAfterHint.D()
+	if hint <= 0 {
+		if ht, ok := t.(interface{ retryAfterHint() time.Duration }); ok {
+			hint = ht.retryAfterHint()
+		}
+	}
+	if hint > 0 && addRetryHint(r.Faults.Upstream, hint) {
+		h.Notes = append(h.Notes, fmt.Sprintf("retry_after_hint %s: injected error responses carry retry-after-ms and Retry-After (this changes the behaviour under test)", hint))
+		h.Setup.UpstreamFaults = rawJSON(r.Faults.Upstream)
+	}
+	if out, ok := inst.(interface {
+		outputSeq() uint64
+		outputSince(uint64) []string
+	}); ok {
+		seq := out.outputSeq()
+		defer func() { h.TargetOutput = out.outputSince(seq) }()
+	}
 	if err := env.upstream.Arm(token, &rendered, r.Faults.Upstream); err != nil {
 		h.Error = fmt.Sprintf("arming the upstream fake: %v", err)
 		return h
@@ -262,7 +383,15 @@ func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, 
 		x := inst.Send(rctx, Request{Request: req, Token: token})
 		x.Start, x.End = at(begin), at(opts.Now())
 		h.Requests = append(h.Requests, x)
+		if x.Client != nil && x.Client.Error != "" {
+			h.Error = x.Client.Error
+			break
+		}
 		if x.TimedOut || rctx.Err() != nil {
+			if x.Client != nil && x.Client.Killed {
+				h.Error = x.TransportError
+				break
+			}
 			if ctx.Err() != nil {
 				h.Error = "interrupted before the answer to POST " + x.Path + " ended"
 			} else {
@@ -286,6 +415,36 @@ func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, 
 	sort.SliceStable(h.Upstream, func(i, j int) bool { return h.Upstream[i].At < h.Upstream[j].At })
 	sort.SliceStable(h.MCP, func(i, j int) bool { return h.MCP[i].At < h.MCP[j].At })
 	return h
+}
+
+// addRetryHint adds retry-after-ms and Retry-After of d to every fault that
+// answers with an error and sets neither; it reports whether any got them.
+func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
+	added := false
+	for i := range faults {
+		rs := faults[i].Respond
+		if rs == nil {
+			continue
+		}
+		has := false
+		for k := range rs.Headers {
+			has = has || strings.EqualFold(k, "retry-after-ms") || strings.EqualFold(k, "retry-after")
+		}
+		if has {
+			continue
+		}
+		headers := maps.Clone(rs.Headers)
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		headers["retry-after-ms"] = strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
+		headers["Retry-After"] = strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+		cp := *rs
+		cp.Headers = headers
+		faults[i].Respond = &cp
+		added = true
+	}
+	return added
 }
 
 // settle waits, up to settleGrace, until every tools/call of the token has
@@ -338,7 +497,9 @@ type fakesEnv struct {
 	urls      Fakes
 }
 
-func startFakes(annotations map[string]ledger.Annotations, now func() time.Time) (*fakesEnv, error) {
+// startFakes starts a ledger and an upstream fake, at addrs where set and on
+// 127.0.0.1 port 0 otherwise.
+func startFakes(annotations map[string]ledger.Annotations, now func() time.Time, addrs FakeAddrs) (*fakesEnv, error) {
 	l, err := ledger.New(ledger.Config{Annotations: annotations, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("starting the ledger: %w", err)
@@ -350,12 +511,12 @@ func startFakes(annotations map[string]ledger.Annotations, now func() time.Time)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", l)
-	lsrv, lurl, err := listen(mux)
+	lsrv, lurl, err := listenAt(addrs.MCP, mux)
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("starting the ledger: %w", err)
 	}
-	usrv, uurl, err := listen(u)
+	usrv, uurl, err := listenAt(addrs.Upstream, u)
 	if err != nil {
 		lsrv.Close()
 		l.Close()
@@ -369,10 +530,19 @@ func (e *fakesEnv) Close() error {
 }
 
 // listen serves h on a new 127.0.0.1 port-0 listener and returns its URL.
-func listen(h http.Handler) (*http.Server, string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func listen(h http.Handler) (*http.Server, string, error) { return listenAt("", h) }
+
+// listenAt serves h on addr (127.0.0.1:0 when empty) and returns its URL.
+func listenAt(addr string, h http.Handler) (*http.Server, string, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, "", fmt.Errorf("address %s is already in use (a replaycheck serve or another run still going?): %w", addr, err)
+	}
 	if err != nil {
-		return nil, "", fmt.Errorf("listening on 127.0.0.1: %w", err)
+		return nil, "", fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)

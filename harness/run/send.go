@@ -55,6 +55,8 @@ func seedBody(r Request) map[string]any {
 type sender struct {
 	base   string
 	client *http.Client
+	// header is sent with every request; its values are never recorded.
+	header http.Header
 	body   func(Request) map[string]any
 }
 
@@ -72,6 +74,9 @@ func (s *sender) send(ctx context.Context, req Request) history.Exchange {
 		return x
 	}
 	hr.Header.Set("Content-Type", "application/json")
+	for k, vs := range s.header {
+		hr.Header[k] = vs
+	}
 	for k, v := range req.Headers {
 		hr.Header.Set(k, v)
 	}

@@ -64,6 +64,10 @@ type Scenario struct {
 	// Gateway sets knobs of the built-in gateway target. A scenario that sets
 	// any runs on fakes and a target of its own.
 	Gateway *Gateway `yaml:"gateway,omitempty" json:"gateway,omitempty" jsonschema_description:"knobs of the built-in gateway target; the scenario then gets fakes and a target of its own"`
+	// RetryAfterHint, when set, adds retry-after-ms and Retry-After of this
+	// duration to every injected error response, so SDK clients that honour
+	// them finish fast. It changes the behaviour under test; reports note it.
+	RetryAfterHint fault.Duration `yaml:"retry_after_hint,omitempty" json:"retry_after_hint,omitempty" jsonschema_description:"add retry-after-ms/Retry-After of this duration to injected error responses (changes the behaviour under test; reported)"`
 	// Timeout bounds the whole scenario run; zero means the suite's --timeout.
 	Timeout fault.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" jsonschema_description:"deadline of the whole scenario run (default: run's --timeout)"`
 	// Expect is what must be observed.

@@ -1,0 +1,319 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// clientOutputBytes bounds what is kept of a client's stdout and of its
+// stderr (the end is kept).
+const clientOutputBytes = 16 << 10
+
+// Dummy API keys a client gets unless its file sets them, so that an SDK
+// that requires a key starts, and a real key never goes anywhere.
+const (
+	dummyOpenAIKey    = "sk-replaycheck-dummy"
+	dummyAnthropicKey = "sk-ant-replaycheck-dummy"
+)
+
+// ClientFile is a target file of kind client: a command (an agent, an SDK
+// program) run once per scenario request with an environment that points it
+// at the fakes. Its exit code and output are the client-side outcome.
+type ClientFile struct {
+	// Kind is "client".
+	Kind string `yaml:"kind" json:"kind" jsonschema:"enum=client" jsonschema_description:"client"`
+	// Name names the target in reports; empty is the file's base name.
+	Name string `yaml:"name,omitempty" json:"name,omitempty" jsonschema_description:"target name in reports (default: the file's base name)"`
+	// Description says what the target is, for people.
+	Description string `yaml:"description,omitempty" json:"description,omitempty" jsonschema_description:"what the target is, for people"`
+	// Command is the argv, run once per scenario request.
+	Command []string `yaml:"command" json:"command" jsonschema:"minItems=1" jsonschema_description:"argv, e.g. [\"${AGENT_BIN:-bin/agent}\", --naive-retry, \"2\"]; may use ${ENV} and {{prompt}}, {{token}}, {{entry}}, {{upstream_url}}, {{mcp_url}}"`
+	// Env is added to the environment the harness sets (OPENAI_BASE_URL,
+	// ANTHROPIC_BASE_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY,
+	// REPLAYCHECK_MCP_URL, REPLAYCHECK_PROMPT, REPLAYCHECK_TOKEN); it wins.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"environment added (wins over the harness's); values may use ${ENV} and the same templates and are never shown"`
+	// Dir is the working directory, relative to the target file.
+	Dir string `yaml:"dir,omitempty" json:"dir,omitempty" jsonschema_description:"working directory, relative to the target file (default: the target file's directory)"`
+	// Timeout bounds one run of the command; zero leaves only the scenario's
+	// deadline.
+	Timeout fault.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" jsonschema_description:"deadline of one run; past it the command's process group is killed (default: the scenario's deadline)"`
+	// NumRetries is the retries the client is configured with, for the rules
+	// that need it; nil is unknown.
+	NumRetries *int `yaml:"num_retries,omitempty" json:"num_retries,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries the client makes of one model call, for bounded-attempts (default unknown)"`
+	// RetryAfterHint adds retry-after-ms and Retry-After to injected errors.
+	RetryAfterHint fault.Duration `yaml:"retry_after_hint,omitempty" json:"retry_after_hint,omitempty" jsonschema_description:"add retry-after-ms/Retry-After of this duration to injected error responses, so SDK clients that honour them finish fast (changes the behaviour under test; reported)"`
+}
+
+// client is a client target loaded from a file.
+type client struct {
+	spec        ClientFile
+	name        string
+	replaycheck string
+	secrets     []string
+}
+
+func loadClient(f *targetSource) (Target, error) {
+	var c ClientFile
+	if err := scenario.DecodeStrict(f.path, f.src, &c); err != nil {
+		return nil, err
+	}
+	if len(c.Command) == 0 {
+		return nil, f.errorf([]any{"command"}, "a client target needs a command (an argv list)")
+	}
+	var err error
+	if c.Command, err = f.expandAll(c.Command, "command"); err != nil {
+		return nil, err
+	}
+	for i, a := range c.Command {
+		if err := f.check(a, clientVars, "command", i); err != nil {
+			return nil, err
+		}
+	}
+	if c.Env, err = f.expandMap(c.Env, "env"); err != nil {
+		return nil, err
+	}
+	t := &client{name: f.name(c.Name), replaycheck: f.opts.Replaycheck}
+	for k, v := range c.Env {
+		if err := f.check(v, clientVars, "env", k); err != nil {
+			return nil, err
+		}
+		t.secrets = append(t.secrets, v)
+	}
+	if c.Dir, err = f.expand(c.Dir, "dir"); err != nil {
+		return nil, err
+	}
+	if c.Dir != "" && !filepath.IsAbs(c.Dir) {
+		c.Dir = filepath.Join(f.dir(), c.Dir)
+	}
+	if c.Dir == "" {
+		c.Dir = f.dir()
+	}
+	if c.NumRetries != nil && *c.NumRetries < 0 {
+		return nil, f.errorf([]any{"num_retries"}, "num_retries %d: want 0 or more", *c.NumRetries)
+	}
+	t.spec = c
+	return t, nil
+}
+
+// Name returns the file's name for the target.
+func (t *client) Name() string { return t.name }
+
+// isClient marks client targets: their scenario runs are command runs.
+func (t *client) isClient() {}
+
+func (t *client) retryAfterHint() time.Duration { return t.spec.RetryAfterHint.D() }
+
+// Start returns an instance that runs the command per request; nothing
+// runs until then.
+func (t *client) Start(_ context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
+	if argv0 := t.spec.Command[0]; !strings.Contains(argv0, "{{") {
+		if _, err := resolveCommand(argv0, t.spec.Dir); err != nil {
+			return nil, fmt.Errorf("starting client target %s: %w", t.name, err)
+		}
+	}
+	inst := &clientInstance{t: t, fakes: f, setup: history.Setup{NumRetries: -1}}
+	if t.spec.NumRetries != nil {
+		inst.setup.NumRetries = *t.spec.NumRetries
+	}
+	if knobs != nil && (knobs.NumRetries != nil || len(knobs.Fallbacks) > 0 || knobs.ToolTimeout > 0) {
+		inst.notes = append(inst.notes, "the scenario's gateway knobs do not apply to client target "+t.name)
+	}
+	return inst, nil
+}
+
+// clientInstance runs a client target's command against a pair of fakes.
+type clientInstance struct {
+	t     *client
+	fakes Fakes
+	setup history.Setup
+	notes []string
+}
+
+func (i *clientInstance) Limits() history.Setup { return i.setup }
+
+func (i *clientInstance) Close() error { return nil }
+
+func (i *clientInstance) runNotes() []string { return i.notes }
+
+// Send runs the command once for req and records its outcome. Past the
+// deadline (ctx's or the file's timeout) the command's process group is
+// killed; TimedOut is then set and TransportError says so.
+func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange {
+	x := history.Exchange{Endpoint: string(req.Endpoint), Path: req.Endpoint.Path(), Stream: req.Stream}
+	run := &history.ClientRun{Exit: -1}
+	x.Client = run
+	v := newTemplateVars(i.fakes, nil, i.t.replaycheck)
+	v.Prompt, v.Token, v.Entry = req.Prompt, req.Token, scenario.Entry(req.Token)
+	argv, err := renderArgs(i.t.spec.Command, clientVars, v)
+	if err != nil {
+		x.TransportError = fmt.Sprintf("rendering the command of %s: %v", i.t.name, err)
+		run.Error = x.TransportError
+		return x
+	}
+	env := clientEnv(os.Environ(), map[string]string{
+		"OPENAI_BASE_URL":     i.fakes.Upstream,
+		"ANTHROPIC_BASE_URL":  v.root,
+		"OPENAI_API_KEY":      dummyOpenAIKey,
+		"ANTHROPIC_API_KEY":   dummyAnthropicKey,
+		"REPLAYCHECK_MCP_URL": i.fakes.MCP,
+		"REPLAYCHECK_PROMPT":  req.Prompt,
+		"REPLAYCHECK_TOKEN":   req.Token,
+	})
+	for k, val := range i.t.spec.Env {
+		r, err := render(val, clientVars, v)
+		if err != nil {
+			x.TransportError = fmt.Sprintf("rendering env %s of %s: %v", k, i.t.name, err)
+			run.Error = x.TransportError
+			return x
+		}
+		env = clientEnv(env, map[string]string{k: r})
+	}
+	limit := i.t.spec.Timeout.D()
+	rctx := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	stdout := &tailBuffer{max: clientOutputBytes}
+	stderr := &tailBuffer{max: clientOutputBytes}
+	if len(argv) == 0 {
+		x.TransportError = "the command of " + i.t.name + " rendered empty"
+		run.Error = x.TransportError
+		return x
+	}
+	path, err := resolveCommand(argv[0], i.t.spec.Dir)
+	if err != nil {
+		x.TransportError = fmt.Sprintf("client %s: %v", i.t.name, err)
+		run.Error = x.TransportError
+		return x
+	}
+	cmd := exec.CommandContext(rctx, path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Env = env
+	cmd.Dir = i.t.spec.Dir
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = pipeGrace
+	if err := cmd.Start(); err != nil {
+		x.TransportError = fmt.Sprintf("client %s: starting %q: %v", i.t.name, argv[0], err)
+		run.Error = x.TransportError
+		return x
+	}
+	pgid := cmd.Process.Pid
+	werr := cmd.Wait()
+	// Whatever the command left running in its group goes with it.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = waitGroupGone(pgid, goneGrace)
+	run.Stdout = mask(stdout.String(), i.t.secrets)
+	run.Stderr = mask(stderr.String(), i.t.secrets)
+	killed := rctx.Err() != nil && werr != nil
+	switch {
+	case killed:
+		run.Killed = true
+		x.TimedOut = true
+		deadline := "the scenario's deadline"
+		if limit > 0 && ctx.Err() == nil {
+			deadline = fmt.Sprintf("its %s timeout", limit)
+		}
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			deadline = "the run's interruption"
+		}
+		x.TransportError = fmt.Sprintf("client %s did not exit before %s; its process group was killed%s",
+			i.t.name, deadline, tail(i.t.name, lastLines(run.Stdout+run.Stderr, 10)))
+	default:
+		run.Exit = cmd.ProcessState.ExitCode()
+		x.CleanEnd = run.Exit == 0
+		if run.Exit != 0 {
+			x.TransportError = fmt.Sprintf("client exited with code %d", run.Exit)
+		}
+	}
+	x.Body = excerpt([]byte(lastText(run.Stdout)))
+	return x
+}
+
+// clientEnv returns env with the variables in set replaced or added.
+func clientEnv(env []string, set map[string]string) []string {
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// mask replaces every secret (of at least 4 bytes) in s with "***".
+func mask(s string, secrets []string) string {
+	for _, secret := range secrets {
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "***")
+		}
+	}
+	return s
+}
+
+func lastLines(s string, n int) []string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+func lastText(s string) string {
+	if len(s) > excerptBytes {
+		return s[len(s)-excerptBytes:]
+	}
+	return s
+}
+
+// tailBuffer keeps the last max bytes written to it. It is safe for
+// concurrent use.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+	cut bool
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+		t.cut = true
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.ToValidUTF8(string(t.b), "?")
+	if t.cut {
+		return "…" + s
+	}
+	return s
+}

@@ -1,0 +1,235 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// Template variables of target files, written {{name}} (Go text/template
+// syntax, so {{if fallbacks}}…{{end}} and {{range}} work too).
+const (
+	varUpstreamURL  = "upstream_url"  // the model API fake's base URL, with /v1
+	varUpstreamRoot = "upstream_root" // the same without /v1 (Anthropic-style base URLs)
+	varMCPURL       = "mcp_url"       // the ledger's Streamable HTTP URL
+	varUpstreamAddr = "upstream_addr" // host:port of the model API fake
+	varMCPAddr      = "mcp_addr"      // host:port of the ledger
+	varPort         = "port"          // a free loopback port for a started proxy
+	varConfig       = "config"        // the rendered config file's path
+	varReplaycheck  = "replaycheck"   // the replaycheck binary
+	varNumRetries   = "num_retries"   // the scenario's num_retries knob, "" when unset
+	varFallbacks    = "fallbacks"     // the scenario's fallbacks knob, a map
+	varToolTimeout  = "tool_timeout"  // the scenario's tool_timeout knob, "" when unset
+	varPrompt       = "prompt"        // a client run's rendered prompt
+	varToken        = "token"         // a client run's run token
+	varEntry        = "entry"         // a client run's ledger entry
+)
+
+// templateVars are the values target file templates are rendered with.
+type templateVars struct {
+	UpstreamURL, MCPURL         string
+	Port, Config, Replaycheck   string
+	NumRetries, ToolTimeout     string
+	Fallbacks                   map[string]string
+	Prompt, Token, Entry        string
+	upstreamAddr, mcpAddr, root string
+}
+
+// newTemplateVars fills the fakes' URLs and the scenario's knobs.
+func newTemplateVars(f Fakes, knobs *scenario.Gateway, replaycheck string) templateVars {
+	v := templateVars{UpstreamURL: f.Upstream, MCPURL: f.MCP, Replaycheck: replaycheck, Fallbacks: map[string]string{}}
+	v.root = strings.TrimSuffix(f.Upstream, "/v1")
+	v.upstreamAddr = hostPort(f.Upstream)
+	v.mcpAddr = hostPort(f.MCP)
+	if knobs != nil {
+		if knobs.NumRetries != nil {
+			v.NumRetries = strconv.Itoa(*knobs.NumRetries)
+		}
+		for from, to := range knobs.Fallbacks {
+			v.Fallbacks[from] = to
+		}
+		if knobs.ToolTimeout > 0 {
+			v.ToolTimeout = knobs.ToolTimeout.D().String()
+		}
+	}
+	return v
+}
+
+func hostPort(u string) string {
+	s := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
+	host, _, _ := strings.Cut(s, "/")
+	return host
+}
+
+// funcs returns the template functions of the variables in names.
+func (v templateVars) funcs(names []string) template.FuncMap {
+	all := template.FuncMap{
+		varUpstreamURL:  func() string { return v.UpstreamURL },
+		varUpstreamRoot: func() string { return v.root },
+		varMCPURL:       func() string { return v.MCPURL },
+		varUpstreamAddr: func() string { return v.upstreamAddr },
+		varMCPAddr:      func() string { return v.mcpAddr },
+		varPort:         func() string { return v.Port },
+		varConfig:       func() string { return v.Config },
+		varReplaycheck:  func() string { return v.Replaycheck },
+		varNumRetries:   func() string { return v.NumRetries },
+		varFallbacks:    func() map[string]string { return v.Fallbacks },
+		varToolTimeout:  func() string { return v.ToolTimeout },
+		varPrompt:       func() string { return v.Prompt },
+		varToken:        func() string { return v.Token },
+		varEntry:        func() string { return v.Entry },
+	}
+	out := template.FuncMap{}
+	for _, n := range names {
+		out[n] = all[n]
+	}
+	return out
+}
+
+// Variable sets: which variables a part of a target file may use.
+var (
+	fakeVars   = []string{varUpstreamURL, varUpstreamRoot, varMCPURL, varUpstreamAddr, varMCPAddr}
+	knobVars   = []string{varNumRetries, varFallbacks, varToolTimeout}
+	proxyVars  = concat(fakeVars, knobVars, []string{varPort, varReplaycheck})
+	startVars  = concat(proxyVars, []string{varConfig})
+	clientVars = concat(fakeVars, []string{varPrompt, varToken, varEntry, varReplaycheck})
+)
+
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+var undefinedFunc = regexp.MustCompile(`function "([^"]*)" not defined`)
+
+// checkTemplate parses text with the variables in names and reports an
+// unknown variable or a syntax error in words.
+func checkTemplate(text string, names []string) error {
+	_, err := template.New("t").Option("missingkey=error").Funcs(templateVars{}.funcs(names)).Parse(text)
+	if err == nil {
+		return nil
+	}
+	if m := undefinedFunc.FindStringSubmatch(err.Error()); m != nil {
+		sorted := append([]string(nil), names...)
+		sort.Strings(sorted)
+		return fmt.Errorf("unknown template variable {{%s}} here; want one of %s", m[1], strings.Join(sorted, ", "))
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, ": "); strings.HasPrefix(msg, "template: ") && i >= 0 {
+		if j := strings.Index(msg[i+2:], ": "); j >= 0 {
+			msg = msg[i+2+j+2:]
+		}
+	}
+	return fmt.Errorf("bad template: %s", msg)
+}
+
+// render fills text's templates with v (names as in checkTemplate).
+func render(text string, names []string, v templateVars) (string, error) {
+	if !strings.Contains(text, "{{") {
+		return text, nil
+	}
+	t, err := template.New("t").Option("missingkey=error").Funcs(v.funcs(names)).Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, nil); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// renderArgs renders a command: an argument that renders to several lines
+// becomes one argument per non-empty line, one that renders empty is dropped
+// (so {{range}} and {{if}} can add optional flags).
+func renderArgs(args []string, names []string, v templateVars) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		r, err := render(a, names, v)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.Contains(a, "{{") {
+			out = append(out, r)
+			continue
+		}
+		for _, l := range strings.Split(r, "\n") {
+			if l != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	return out, nil
+}
+
+// renderValue renders every string in a decoded YAML value (body templates).
+func renderValue(x any, names []string, v templateVars) (any, error) {
+	switch t := x.(type) {
+	case string:
+		return render(t, names, v)
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			r, err := renderValue(e, names, v)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			r, err := renderValue(e, names, v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return x, nil
+}
+
+// envRef matches ${NAME} and ${NAME:-default}.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandEnv replaces ${NAME} and ${NAME:-default} with the environment's
+// values; an unset NAME without a default is an error naming it (never the
+// value).
+func expandEnv(s string, getenv func(string) string) (string, error) {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
+		sub := envRef.FindStringSubmatch(m)
+		if v := getenv(sub[1]); v != "" {
+			return v
+		}
+		if sub[2] != "" {
+			return sub[3]
+		}
+		missing = append(missing, sub[1])
+		return ""
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", missing[0], missing[0])
+	}
+	return out, nil
+}
+
+// selfPath is the running binary, the default of {{replaycheck}}.
+func selfPath() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "replaycheck"
+	}
+	return p
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
@@ -14,6 +15,7 @@ type junitSuites struct {
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr,omitempty"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -22,6 +24,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr,omitempty"`
 	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
@@ -32,6 +35,7 @@ type junitCase struct {
 	File      string        `xml:"file,attr,omitempty"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -41,15 +45,25 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
 // WriteJUnit writes JUnit XML: one testsuite per target and one testcase per
 // scenario on it. A scenario that failed, or whose checks could not judge,
 // is a failure (type "fail" or "unknown") whose message is its first such
 // check and whose text holds every check and the timeline.
+//
+// Judged against a baseline, a known failure is a skipped testcase (message
+// "known failure (baseline): …"), a new one a failure, and a result with
+// stale entries a failure of type "stale" naming the entries to remove.
 func WriteJUnit(w io.Writer, s Suite) error {
 	root := junitSuites{Name: "replaycheck", Time: seconds(s.Wall.D().Seconds())}
 	index := map[string]int{}
-	for _, r := range s.Results {
+	for n, r := range s.Results {
 		h := r.History
+		bv := baselineOf(s, n)
 		i, ok := index[h.Target]
 		if !ok {
 			i = len(root.Suites)
@@ -57,17 +71,30 @@ func WriteJUnit(w io.Writer, s Suite) error {
 			root.Suites = append(root.Suites, junitSuite{Name: h.Target})
 		}
 		c := junitCase{Name: h.Scenario, Classname: h.Target, File: h.File, Time: seconds(h.Duration.D().Seconds())}
+		var b strings.Builder
 		if r.Verdict != rules.Pass {
-			var b strings.Builder
-			writeDetails(&b, r)
-			f := &junitFailure{Type: string(r.Verdict), Text: b.String()}
-			for _, v := range r.Verdicts {
-				if v.Status != rules.Pass {
-					f.Message = v.Check + ": " + v.Message
-					break
+			writeDetails(&b, r, bv, true)
+		}
+		switch {
+		case bv != nil && bv.Status == baseline.Known:
+			c.Skipped = &junitSkipped{Message: knownLabel + ": " + firstNotPassing(r, bv, true), Text: b.String()}
+			root.Suites[i].Skipped++
+			root.Skipped++
+		case bv != nil && bv.Status == baseline.Stale:
+			var text strings.Builder
+			for _, e := range bv.StaleEntries() {
+				text.WriteString(staleMessage(e) + "\n")
+			}
+			c.Failure = &junitFailure{Type: string(baseline.Stale), Message: staleMessage(bv.StaleEntries()[0]), Text: text.String() + b.String()}
+		case r.Verdict != rules.Pass:
+			if bv != nil {
+				for _, e := range bv.StaleEntries() {
+					b.WriteString("STALE " + staleMessage(e) + "\n")
 				}
 			}
-			c.Failure = f
+			c.Failure = &junitFailure{Type: string(r.Verdict), Message: firstNotPassing(r, bv, false), Text: b.String()}
+		}
+		if c.Failure != nil {
 			root.Suites[i].Failures++
 			root.Failures++
 		}
@@ -97,3 +124,14 @@ func WriteJUnit(w io.Writer, s Suite) error {
 }
 
 func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
+
+// firstNotPassing renders r's first check that did not pass and that bv
+// lists (wantKnown) or does not list; without a baseline, the first one.
+func firstNotPassing(r rules.Result, bv *baseline.Verdict, wantKnown bool) string {
+	for _, v := range r.Verdicts {
+		if v.Status != rules.Pass && known(bv, v.Check) == wantKnown {
+			return v.Check + ": " + v.Message
+		}
+	}
+	return string(r.Verdict)
+}

@@ -6,42 +6,75 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
 // WriteMarkdown writes a Markdown summary for CI step summaries: the total,
 // a table of every scenario and target, and for each that did not pass its
-// checks and a collapsed timeline.
+// checks and a collapsed timeline. Judged against a baseline, it adds a
+// Baseline column, the baseline's outcome and stale entries, and marks known
+// failures; the heading's mark then follows the baseline.
 func WriteMarkdown(w io.Writer, s Suite) error {
 	var b strings.Builder
 	t := s.Totals()
 	icon := "✅"
-	if t.Fail > 0 {
+	switch {
+	case s.Baseline != nil && s.Baseline.Broken():
 		icon = "❌"
-	} else if t.Unknown > 0 {
+	case s.Baseline != nil:
+	case t.Fail > 0:
+		icon = "❌"
+	case t.Unknown > 0:
 		icon = "❔"
 	}
 	fmt.Fprintf(&b, "## %s replaycheck\n\n%s\n\n", icon, TotalLine(s))
-	b.WriteString("| Scenario | Target | Verdict | Status | Writes | Initial | Follow-up | MCP calls | Failed checks |\n")
-	b.WriteString("|---|---|---|---|--:|--:|--:|--:|---|\n")
-	for _, r := range s.Results {
+	if lines := BaselineLines(s); len(lines) > 0 {
+		for _, l := range lines {
+			b.WriteString("- " + mdEscape(l) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if s.Baseline != nil {
+		b.WriteString("| Scenario | Target | Verdict | Status | Writes | Initial | Follow-up | MCP calls | Failed checks | Baseline |\n")
+		b.WriteString("|---|---|---|---|--:|--:|--:|--:|---|---|\n")
+	} else {
+		b.WriteString("| Scenario | Target | Verdict | Status | Writes | Initial | Follow-up | MCP calls | Failed checks |\n")
+		b.WriteString("|---|---|---|---|--:|--:|--:|--:|---|\n")
+	}
+	for n, r := range s.Results {
 		c := r.Counts
 		cells := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
+		if s.Baseline != nil {
+			cells = append(cells, baselineCell(baselineOf(s, n)))
+		}
 		for i := range cells {
 			cells[i] = mdEscape(cells[i])
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
-	for _, r := range s.Results {
+	for n, r := range s.Results {
 		if r.Verdict == rules.Pass {
 			continue
 		}
 		h := r.History
-		fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdEscape(h.Scenario), mdEscape(h.Target), r.Verdict)
+		bv := baselineOf(s, n)
+		verdict := string(r.Verdict)
+		switch {
+		case bv != nil && bv.Status == baseline.Known:
+			verdict = knownLabel
+		case bv != nil && bv.Status == baseline.New:
+			verdict += " (not in the baseline)"
+		}
+		fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdEscape(h.Scenario), mdEscape(h.Target), verdict)
 		for _, v := range r.Verdicts {
 			if v.Status != rules.Pass {
-				fmt.Fprintf(&b, "- **%s** `%s`: %s\n", v.Status, v.Check, mdEscape(v.Message))
+				note := ""
+				if known(bv, v.Check) {
+					note = " (in the baseline)"
+				}
+				fmt.Fprintf(&b, "- **%s** `%s`: %s%s\n", v.Status, v.Check, mdEscape(v.Message), note)
 			}
 		}
 		b.WriteString("\n<details><summary>timeline</summary>\n\n```\n")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
@@ -27,6 +28,10 @@ type Suite struct {
 	Results []rules.Result `json:"results"`
 	// Wall is the wall time of the whole run.
 	Wall fault.Duration `json:"wall"`
+	// Baseline, when not nil, is the results judged against a baseline file
+	// (one verdict per result, in the same order); reports then show each
+	// result's standing and the stale entries.
+	Baseline *baseline.Outcome `json:"baseline,omitempty"`
 }
 
 // FormatVersion is the current Suite JSON format.

@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
@@ -27,11 +28,19 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"SCENARIO", "TARGET", "VERDICT", "STATUS", "WRITES", "INITIAL", "FOLLOW-UP", "MCP CALLS", "FAILED"})
-	for _, r := range s.Results {
+	header := []string{"SCENARIO", "TARGET", "VERDICT", "STATUS", "WRITES", "INITIAL", "FOLLOW-UP", "MCP CALLS", "FAILED"}
+	if s.Baseline != nil {
+		header = append(header, "BASELINE")
+	}
+	t.Header(header)
+	for i, r := range s.Results {
 		c := r.Counts
-		if err := t.Append([]string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r),
-			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}); err != nil {
+		row := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r),
+			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
+		if s.Baseline != nil {
+			row = append(row, baselineCell(baselineOf(s, i)))
+		}
+		if err := t.Append(row); err != nil {
 			return fmt.Errorf("writing table: %w", err)
 		}
 	}
@@ -40,22 +49,35 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 	}
 	var b strings.Builder
 	b.WriteString(TotalLine(s) + "\n")
-	for _, r := range s.Results {
+	for _, l := range BaselineLines(s) {
+		b.WriteString(l + "\n")
+	}
+	for i, r := range s.Results {
 		if r.Verdict == rules.Pass && !opts.Verbose {
 			continue
 		}
 		b.WriteString("\n")
-		writeDetails(&b, r)
+		bv := baselineOf(s, i)
+		// A known failure was accepted: its checks, and its timeline only on request.
+		writeDetails(&b, r, bv, opts.Verbose || bv == nil || bv.Status != baseline.Known)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeDetails writes one result's checks that did not pass, its timeline
-// and its upstream counts.
-func writeDetails(b *strings.Builder, r rules.Result) {
+// writeDetails writes one result's checks that did not pass, marking those
+// its baseline verdict bv (nil for none) lists as known, and with timeline
+// its timeline and upstream counts.
+func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, timeline bool) {
 	h := r.History
-	fmt.Fprintf(b, "%s %s on %s", strings.ToUpper(string(r.Verdict)), h.Scenario, h.Target)
+	head := strings.ToUpper(string(r.Verdict))
+	switch {
+	case bv != nil && bv.Status == baseline.Known:
+		head = "KNOWN FAILURE (baseline)"
+	case bv != nil && bv.Status == baseline.New:
+		head += " (not in the baseline)"
+	}
+	fmt.Fprintf(b, "%s %s on %s", head, h.Scenario, h.Target)
 	if h.File != "" {
 		fmt.Fprintf(b, " (%s)", h.File)
 	}
@@ -65,7 +87,14 @@ func writeDetails(b *strings.Builder, r rules.Result) {
 		if v.Status == rules.Pass && r.Verdict != rules.Pass {
 			continue
 		}
-		fmt.Fprintf(b, "  %-4s %s: %s\n", mark, v.Check, v.Message)
+		note := ""
+		if v.Status != rules.Pass && known(bv, v.Check) {
+			note = " (in the baseline)"
+		}
+		fmt.Fprintf(b, "  %-4s %s: %s%s\n", mark, v.Check, v.Message, note)
+	}
+	if !timeline {
+		return
 	}
 	b.WriteString("  timeline:\n")
 	for _, l := range Timeline(h) {

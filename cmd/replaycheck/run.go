@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/run"
@@ -41,6 +42,8 @@ type runOptions struct {
 	JSON     string
 	Markdown string
 	Recheck  string
+	// Baseline is a baseline file of known failures (--baseline).
+	Baseline string
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -90,13 +93,28 @@ Exit codes:
   replaycheck run --shard 2/3 --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY"
 
   # re-check a saved run with the current rules
-  replaycheck run --recheck run.json`,
+  replaycheck run --recheck run.json
+
+  # fail only on failures the baseline does not list, or on entries that now pass
+  replaycheck run --target builtin:naive --baseline baseline.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return runRun(cmd.Context(), opts)
 		},
 	}
+	addSuiteFlags(cmd, opts)
+	f := cmd.Flags()
+	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	f.StringVar(&opts.JSON, "json", "", "write the histories and verdicts as JSON to FILE")
+	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
+	f.StringVar(&opts.Baseline, "baseline", "", "known failures (replaycheck baseline): fail only on new ones and on entries that now pass")
+	return cmd
+}
+
+// addSuiteFlags adds the flags that choose, run or re-check the suite, which
+// `run` and `baseline` share.
+func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.Targets, "target", []string{"builtin:guarded"}, "target to run on (repeatable)")
 	f.IntVar(&opts.Parallel, "parallel", 0, "scenario runs at once (default the number of CPUs)")
@@ -106,15 +124,30 @@ Exit codes:
 	f.StringArrayVar(&opts.Tags, "tag", nil, "run only scenarios with this tag (repeatable: any of them)")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the run tokens")
-	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to FILE")
-	f.StringVar(&opts.JSON, "json", "", "write the histories and verdicts as JSON to FILE")
-	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
 	f.StringVar(&opts.Recheck, "recheck", "", "re-check the histories of a saved --json FILE instead of running")
-	return cmd
 }
 
-// runRun loads, selects and runs the scenarios, checks them and reports.
+// runRun loads, selects and runs the scenarios, checks them (against the
+// baseline, when given) and reports.
 func runRun(ctx context.Context, opts *runOptions) error {
+	var known *baseline.Baseline
+	if opts.Baseline != "" {
+		b, err := baseline.Load(opts.Baseline)
+		if err != nil {
+			return asUsage(err)
+		}
+		known = &b
+	}
+	suite, err := runSuite(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return emit(opts, suite, known)
+}
+
+// runSuite loads, selects, runs and checks the scenarios, or with --recheck
+// re-checks a saved run; `run` and `baseline` share it.
+func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -123,29 +156,29 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	sel, err := selection(opts)
 	if err != nil {
-		return asUsage(err)
+		return report.Suite{}, asUsage(err)
 	}
 	if opts.Parallel < 0 {
-		return asUsage(fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel))
+		return report.Suite{}, asUsage(fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel))
 	}
 	if opts.Timeout <= 0 {
-		return asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
+		return report.Suite{}, asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
 	}
 	var targets []run.Target
 	for _, name := range opts.Targets {
 		t, err := run.ParseTarget(name)
 		if err != nil {
-			return asUsage(err)
+			return report.Suite{}, asUsage(err)
 		}
 		targets = append(targets, t)
 	}
 	all, err := loadSuite(opts.Paths)
 	if err != nil {
-		return asUsage(err)
+		return report.Suite{}, asUsage(err)
 	}
 	picked := run.Select(all, sel)
 	if len(picked) == 0 {
-		return asUsage(fmt.Errorf("no scenario matches the selection (%d loaded)", len(all)))
+		return report.Suite{}, asUsage(fmt.Errorf("no scenario matches the selection (%d loaded)", len(all)))
 	}
 	p := newProgress(opts, len(picked)*len(targets))
 	start := opts.Now()
@@ -155,7 +188,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	})
 	p.finish()
 	if err != nil {
-		return fmt.Errorf("running the suite: %w", err)
+		return report.Suite{}, fmt.Errorf("running the suite: %w", err)
 	}
 	suite := report.Suite{Wall: durationSince(opts.Now, start)}
 	for _, h := range hs {
@@ -163,26 +196,31 @@ func runRun(ctx context.Context, opts *runOptions) error {
 			suite.Results = append(suite.Results, rules.Evaluate(h))
 		}
 	}
-	return emit(opts, suite)
+	return suite, nil
 }
 
-// recheck re-runs the checker over a saved JSON report and reports it.
-func recheck(opts *runOptions) error {
+// recheck re-runs the checker over a saved JSON report.
+func recheck(opts *runOptions) (report.Suite, error) {
 	f, err := os.Open(opts.Recheck)
 	if err != nil {
-		return asUsage(fmt.Errorf("--recheck: %w", err))
+		return report.Suite{}, asUsage(fmt.Errorf("--recheck: %w", err))
 	}
 	defer f.Close()
 	saved, err := report.ReadJSON(f)
 	if err != nil {
-		return asUsage(fmt.Errorf("--recheck %s: %w", opts.Recheck, err))
+		return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: %w", opts.Recheck, err))
 	}
-	return emit(opts, report.Recheck(saved))
+	return report.Recheck(saved), nil
 }
 
 // emit writes the terminal report and the requested files, and turns the
-// verdicts into the command's outcome.
-func emit(opts *runOptions, suite report.Suite) error {
+// verdicts into the command's outcome: with a baseline (known not nil), only
+// new failures and stale entries fail it.
+func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error {
+	if known != nil {
+		o := baseline.Check(*known, suite.Results)
+		suite.Baseline = &o
+	}
 	if err := report.WriteTable(opts.Out, suite, report.TableOptions{Verbose: opts.Verbose}); err != nil {
 		return err
 	}
@@ -200,6 +238,12 @@ func emit(opts *runOptions, suite report.Suite) error {
 		if err := writeFile(out.path, suite, out.write); err != nil {
 			return err
 		}
+	}
+	if suite.Baseline != nil {
+		if suite.Baseline.Broken() {
+			return errRulesBroken
+		}
+		return nil
 	}
 	t := suite.Totals()
 	if t.Fail > 0 || t.Unknown > 0 {

@@ -71,6 +71,14 @@ Targets:
   builtin:naive            the built-in gateway with every replay bug on
   builtin:BUG[,BUG]        the built-in gateway with those bugs on, for example
                            builtin:replay-after-dispatch
+  FILE                     a target file: kind proxy (a gateway at a URL, optionally
+                           started with a rendered config) or kind client (a command
+                           run per scenario); see targets/ and 'replaycheck schema --target'
+
+--target repeats: every scenario runs on every target (a scenario with
+expect.client runs on client targets only). A proxy the harness starts runs
+once per run (and once per isolated scenario) in its own process group, and is
+stopped with it at the end, on error and on Ctrl-C.
 
 Every scenario run gets its own run token, so scenarios run in parallel on one
 target and one pair of fakes without their counts mixing. A scenario that sets
@@ -81,8 +89,8 @@ target that hangs fails that scenario and the suite goes on.
 Exit codes:
   0  every rule held
   1  a rule was broken, or a check could not judge (unknown is not a pass)
-  2  bad usage or a bad scenario file
-  3  the harness or the target could not run`,
+  2  bad usage or a bad scenario or target file
+  3  the harness or the target could not run (a proxy that does not start)`,
 		Example: `  # the built-in suite on the built-in guarded gateway (the main job)
   replaycheck run
 
@@ -91,6 +99,10 @@ Exit codes:
 
   # one CI shard of three, with JUnit and a Markdown summary
   replaycheck run --shard 2/3 --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY"
+
+  # the seed scenarios on a proxy started from a target file, and on LiteLLM
+  replaycheck run scenarios/seed --target targets/gateway-process.yaml
+  replaycheck run scenarios/seed --target targets/litellm.yaml --timeout 120s
 
   # re-check a saved run with the current rules
   replaycheck run --recheck run.json
@@ -116,7 +128,7 @@ Exit codes:
 // `run` and `baseline` share.
 func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f := cmd.Flags()
-	f.StringArrayVar(&opts.Targets, "target", []string{"builtin:guarded"}, "target to run on (repeatable)")
+	f.StringArrayVar(&opts.Targets, "target", []string{"builtin:guarded"}, "target to run on: builtin:NAME or a target FILE (repeatable)")
 	f.IntVar(&opts.Parallel, "parallel", 0, "scenario runs at once (default the number of CPUs)")
 	f.DurationVar(&opts.Timeout, "timeout", run.DefaultTimeout, "deadline of each scenario run")
 	f.StringVar(&opts.Shard, "shard", "", "run shard I of N (I/N, 1-based) of the scenarios sorted by name")
@@ -164,13 +176,9 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if opts.Timeout <= 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
 	}
-	var targets []run.Target
-	for _, name := range opts.Targets {
-		t, err := run.ParseTarget(name)
-		if err != nil {
-			return report.Suite{}, asUsage(err)
-		}
-		targets = append(targets, t)
+	targets, err := resolveTargets(opts.Targets, run.TargetFileOptions{})
+	if err != nil {
+		return report.Suite{}, err
 	}
 	all, err := loadSuite(opts.Paths)
 	if err != nil {
@@ -180,7 +188,11 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if len(picked) == 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("no scenario matches the selection (%d loaded)", len(all)))
 	}
-	p := newProgress(opts, len(picked)*len(targets))
+	runs, err := plannedRuns(opts.Out, picked, targets)
+	if err != nil {
+		return report.Suite{}, err
+	}
+	p := newProgress(opts, runs)
 	start := opts.Now()
 	hs, err := run.Run(ctx, picked, run.Options{
 		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now,

@@ -6,25 +6,34 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
 // schemaOptions are the arguments of `replaycheck schema`.
 type schemaOptions struct {
+	// Target prints the target file schema instead of the scenario one.
+	Target bool
+
 	Out io.Writer
 }
 
 func newSchemaCmd() *cobra.Command {
 	opts := &schemaOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "schema",
-		Short: "Print the JSON Schema of scenario files",
+		Short: "Print the JSON Schema of scenario files or, with --target, of target files",
 		Long: `schema prints the JSON Schema of a scenario file, generated from the Go types
 the loader decodes into, with the endpoints, rule names, fault kinds and fault
 timings as enums. Point an editor's YAML support at it to complete and check
-scenario files.`,
+scenario files.
+
+With --target it prints the schema of a target file instead: one of kind
+proxy or kind client. The two are separate files because editors pick a
+schema per file name; name target files *.target.yaml or map the folder.`,
 		Example: `  replaycheck schema > scenario.schema.json
-  # then, first line of a scenario file, for the YAML language server:
+  replaycheck schema --target > target.schema.json
+  # then, first line of a scenario or target file, for the YAML language server:
   # yaml-language-server: $schema=./scenario.schema.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -32,11 +41,17 @@ scenario files.`,
 			return runSchema(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Target, "target", false, "print the schema of target files (kind proxy or client)")
+	return cmd
 }
 
 // runSchema prints the schema.
 func runSchema(_ context.Context, opts *schemaOptions) error {
-	b, err := scenario.Schema()
+	schema := scenario.Schema
+	if opts.Target {
+		schema = run.TargetSchema
+	}
+	b, err := schema()
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,9 @@ func loadClient(f *targetSource) (Target, error) {
 			return nil, err
 		}
 	}
+	if c.Name, err = f.expand(c.Name, "name"); err != nil {
+		return nil, err
+	}
 	if c.Env, err = f.expandMap(c.Env, "env"); err != nil {
 		return nil, err
 	}

@@ -106,8 +106,11 @@ func loadProxy(f *targetSource) (Target, error) {
 	if err := scenario.DecodeStrict(f.path, f.src, &p); err != nil {
 		return nil, err
 	}
-	t := &proxy{name: f.name(p.Name), dir: f.dir(), replaycheck: f.opts.Replaycheck}
 	var err error
+	if p.Name, err = f.expand(p.Name, "name"); err != nil {
+		return nil, err
+	}
+	t := &proxy{name: f.name(p.Name), dir: f.dir(), replaycheck: f.opts.Replaycheck}
 	if p.URL, err = f.expand(p.URL, "url"); err != nil {
 		return nil, err
 	}
@@ -511,4 +514,42 @@ func (i *proxyInstance) pid() int {
 		return 0
 	}
 	return i.proc.pgid
+}
+
+// StartPlan is what starting a proxy target would run: for checking a
+// target file without starting anything.
+type StartPlan struct {
+	// URL is the rendered base URL app requests go to.
+	URL string
+	// Argv is the rendered command; {{config}} is "CONFIG" and {{port}} is
+	// "PORT" in it.
+	Argv []string
+	// Config is the rendered config template, "" when the file has none.
+	Config string
+}
+
+// PlanStart renders what t would start for fakes f and a scenario's knobs,
+// without starting anything. It fails for targets that start nothing.
+func PlanStart(t Target, f Fakes, knobs *scenario.Gateway) (StartPlan, error) {
+	p, ok := t.(*proxy)
+	if !ok || p.spec.Start == nil {
+		return StartPlan{}, fmt.Errorf("target %s starts no process", t.Name())
+	}
+	v := newTemplateVars(f, knobs, p.replaycheck)
+	v.Port = "PORT"
+	var plan StartPlan
+	var err error
+	if plan.URL, err = render(p.spec.URL, proxyVars, v); err != nil {
+		return plan, err
+	}
+	if p.config != "" {
+		if plan.Config, err = render(p.config, proxyVars, v); err != nil {
+			return plan, fmt.Errorf("rendering config template: %w", err)
+		}
+	}
+	v.Config = "CONFIG"
+	if plan.Argv, err = renderArgs(p.spec.Start.Command, startVars, v); err != nil {
+		return plan, fmt.Errorf("rendering start.command: %w", err)
+	}
+	return plan, nil
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// resolveTargets turns --target values into targets: builtin:… names and
+// target files (kind proxy or client). Every error is the user's (exit 2):
+// an unknown name, a bad file (file:line:col), or two targets of one name.
+func resolveTargets(args []string, opts run.TargetFileOptions) ([]run.Target, error) {
+	var out []run.Target
+	seen := map[string]string{}
+	for _, a := range args {
+		t, err := run.ResolveTarget(a, opts)
+		if err != nil {
+			return nil, asUsage(fmt.Errorf("--target %s: %w", a, err))
+		}
+		if prev, dup := seen[t.Name()]; dup {
+			return nil, asUsage(fmt.Errorf("--target %s: target name %q is also the name of --target %s; give one a name of its own", a, t.Name(), prev))
+		}
+		seen[t.Name()] = a
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// plannedRuns counts the (scenario, target) pairs that run and says on w how
+// many are skipped: a scenario with client expectations runs on client
+// targets only.
+func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []run.Target) (int, error) {
+	n, skipped := 0, 0
+	for _, s := range picked {
+		for _, t := range targets {
+			if run.Applies(s, t) {
+				n++
+			} else {
+				skipped++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target"))
+	}
+	if skipped > 0 {
+		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: scenarios with expect.client run on client targets only\n", skipped); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}

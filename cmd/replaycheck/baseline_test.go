@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/harness/baseline"
 )
 
@@ -257,5 +259,26 @@ func TestBaselineUsageErrors(t *testing.T) {
 				t.Errorf("error lacks %q:\n%s", tt.msg, errOut)
 			}
 		})
+	}
+}
+
+// TestShardBaselinesConcatenate writes one baseline per shard and checks that
+// the files, concatenated, are the baseline of the whole suite.
+func TestShardBaselinesConcatenate(t *testing.T) {
+	path, whole := naiveBaseline(t)
+	var concatenated strings.Builder
+	for _, shard := range []string{"1/3", "2/3", "3/3"} {
+		code, stdout, stderr := execute(t, "baseline", seedDir, "--target", "builtin:naive", "--shard", shard)
+		if code != exitOK {
+			t.Fatalf("shard %s: exit %d\n%s", shard, code, stderr)
+		}
+		concatenated.WriteString(stdout)
+	}
+	got, err := baseline.Parse("concatenated.yaml", []byte(concatenated.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(whole, got.Entries); diff != "" {
+		t.Errorf("shard baselines differ from %s (-whole +shards):\n%s", path, diff)
 	}
 }

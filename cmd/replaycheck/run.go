@@ -87,8 +87,9 @@ its own. Each scenario has a deadline (--timeout, or its own timeout); a
 target that hangs fails that scenario and the suite goes on.
 
 Exit codes:
-  0  every rule held
-  1  a rule was broken, or a check could not judge (unknown is not a pass)
+  0  every rule held; with --baseline, every check that failed is listed
+  1  a rule was broken, or a check could not judge (unknown is not a pass);
+     with --baseline, a failure it does not list or an entry that now passes
   2  bad usage or a bad scenario or target file
   3  the harness or the target could not run (a proxy that does not start)`,
 		Example: `  # the built-in suite on the built-in guarded gateway (the main job)

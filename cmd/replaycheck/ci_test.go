@@ -1,0 +1,116 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+)
+
+// workflow is the part of a GitHub Actions workflow the CI example relies on.
+type workflow struct {
+	Jobs map[string]struct {
+		Strategy struct {
+			Matrix struct {
+				Shard []int `yaml:"shard"`
+			} `yaml:"matrix"`
+		} `yaml:"strategy"`
+		Env   map[string]string `yaml:"env"`
+		Steps []struct {
+			Name string            `yaml:"name"`
+			Uses string            `yaml:"uses"`
+			If   string            `yaml:"if"`
+			Run  string            `yaml:"run"`
+			With map[string]string `yaml:"with"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+// TestCIWorkflowExample checks the shipped workflow: one job per shard with
+// N equal to the matrix size, Go set up from go.mod, the suite run with
+// --junit and --markdown "$GITHUB_STEP_SUMMARY", and the JUnit file uploaded
+// also when the run failed.
+func TestCIWorkflowExample(t *testing.T) {
+	src, err := os.ReadFile("../../examples/ci/replaycheck.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(src, &w); err != nil {
+		t.Fatalf("workflow does not parse: %v", err)
+	}
+	job, ok := w.Jobs["replaycheck"]
+	if !ok {
+		t.Fatal("no replaycheck job")
+	}
+	if n, err := strconv.Atoi(job.Env["SHARDS"]); err != nil || n != len(job.Strategy.Matrix.Shard) {
+		t.Errorf("SHARDS=%q, but the matrix has %d shards", job.Env["SHARDS"], len(job.Strategy.Matrix.Shard))
+	}
+	for i, s := range job.Strategy.Matrix.Shard {
+		if s != i+1 {
+			t.Errorf("matrix shard %d is %d, want 1..N", i, s)
+		}
+	}
+	var setupGo, run, upload bool
+	for _, s := range job.Steps {
+		switch {
+		case strings.HasPrefix(s.Uses, "actions/setup-go@"):
+			setupGo = s.With["go-version-file"] == "go.mod"
+		case strings.Contains(s.Run, " run "):
+			runCmd, _, _ := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}).Find([]string{"run"})
+			for _, f := range regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z-]*)`).FindAllStringSubmatch(s.Run, -1) {
+				if runCmd.Flags().Lookup(f[1]) == nil {
+					t.Errorf("the workflow passes --%s, which replaycheck run does not have", f[1])
+				}
+			}
+			run = strings.Contains(s.Run, `--junit "junit-${{ matrix.shard }}.xml"`) &&
+				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`) &&
+				strings.Contains(s.Run, `--shard "${{ matrix.shard }}/$SHARDS"`) &&
+				strings.Contains(s.Run, "--baseline replaycheck-baseline.yaml")
+		case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
+			upload = s.With["path"] == "junit-${{ matrix.shard }}.xml" && s.If == "${{ !cancelled() }}"
+		}
+	}
+	if !setupGo || !run || !upload {
+		t.Errorf("setup-go from go.mod %v, run with reports %v, upload after failures %v", setupGo, run, upload)
+	}
+}
+
+// TestDocumentedFlagsExist checks that every flag the README passes to a
+// replaycheck command is a flag of that command.
+func TestDocumentedFlagsExist(t *testing.T) {
+	root := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
+	invocation := regexp.MustCompile(`replaycheck"? (run|baseline|list|validate|serve|gateway|schema|rules)\b(.*)`)
+	flag := regexp.MustCompile(`(?:^|\s)--([a-z][a-z-]*)`)
+	for _, file := range []string{"../../README.md"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(src), "\n")
+		for i := 0; i < len(lines); i++ {
+			m := invocation.FindStringSubmatch(lines[i])
+			if m == nil {
+				continue
+			}
+			args := m[2]
+			for strings.HasSuffix(strings.TrimSpace(args), `\`) && i+1 < len(lines) {
+				i++
+				args += " " + lines[i]
+			}
+			args, _, _ = strings.Cut(args, "#")
+			cmd, _, err := root.Find([]string{m[1]})
+			if err != nil {
+				t.Fatalf("%s:%d: %v", file, i+1, err)
+			}
+			for _, f := range flag.FindAllStringSubmatch(args, -1) {
+				if cmd.Flags().Lookup(f[1]) == nil {
+					t.Errorf("%s:%d: replaycheck %s has no flag --%s", file, i+1, m[1], f[1])
+				}
+			}
+		}
+	}
+}

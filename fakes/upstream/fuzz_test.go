@@ -1,7 +1,11 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 )
@@ -87,6 +91,46 @@ func FuzzValidJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := validJSON(b), json.Valid(b); got != want {
 			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		}
+	})
+}
+
+// FuzzServeHTTP: any body on any model path gets an answer, never a panic.
+func FuzzServeHTTP(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(uint8(0), []byte(s))
+		f.Add(uint8(1), []byte(s))
+		f.Add(uint8(2), []byte(s))
+	}
+	s, err := New(Config{Log: io.Discard})
+	if err != nil {
+		f.Fatal(err)
+	}
+	paths := []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens", "/v1/models"}
+	f.Fuzz(func(t *testing.T, p uint8, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, paths[int(p)%len(paths)], bytes.NewReader(body))
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if w.Code != 200 && w.Code != 400 && w.Code != 405 {
+			t.Fatalf("status %d for %q", w.Code, body)
+		}
+	})
+}
+
+// FuzzAppendJSONString: the escaper's output decodes to the input (invalid
+// UTF-8 replaced byte by byte, as encoding/json does).
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain text here", "q\"b\\n\n\t\x00\x7f é ✓ \u2028 \xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := appendJSONString(nil, s)
+		var got string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%q gave invalid JSON %s: %v", s, b, err)
+		}
+		if want := string([]rune(s)); got != want {
+			t.Fatalf("round trip of %q gave %q", s, got)
 		}
 	})
 }

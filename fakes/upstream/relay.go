@@ -305,6 +305,9 @@ func readSSEEvent(br *bufio.Reader) ([]byte, sseEvent, error) {
 			if len(d) > 0 && d[0] == ' ' {
 				d = d[1:]
 			}
+			if ev.data != nil {
+				ev.data = append(ev.data, '\n') // data lines join with newlines
+			}
 			ev.data = append(ev.data, d...)
 		}
 		if err != nil {

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -254,4 +255,29 @@ func TestRelayURL(t *testing.T) {
 			t.Errorf("New(Relay: %q) succeeded", bad)
 		}
 	}
+}
+
+func TestReadSSEEvent(t *testing.T) {
+	in := "event: a\r\ndata: {\"x\":1}\r\n\r\n: comment\n\ndata: line1\ndata: line2\n\nevent: last\ndata: tail"
+	br := bufio.NewReader(strings.NewReader(in))
+	type ev struct{ Raw, Name, Data string }
+	var got []ev
+	for {
+		raw, e, err := readSSEEvent(br)
+		if len(raw) > 0 {
+			got = append(got, ev{string(raw), e.name, string(e.data)})
+		}
+		if err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	diff(t, "events", []ev{
+		{"event: a\r\ndata: {\"x\":1}\r\n\r\n", "a", `{"x":1}`},
+		{": comment\n\n", "", ""},
+		{"data: line1\ndata: line2\n\n", "", "line1\nline2"},
+		{"event: last\ndata: tail", "last", "tail"},
+	}, got)
 }

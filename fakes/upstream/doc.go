@@ -15,6 +15,19 @@
 // globally, or the seed rig's flag files, inject errors, cut streams, delay
 // or reset connections first.
 //
+// Outcomes, logged per request as "PATH KIND OUTCOME" and counted as
+// "KIND OUTCOME": forwarded (a normal answer, scripted or relayed — so the
+// seed's `sort upstream.log | uniq -c` tables come out alike in both modes),
+// delayed (a normal answer after a delay fault alone), injected_<status>,
+// dropped_stream, reset, client_gone, bad_request and relay_failed. The
+// outcome is recorded before the last byte of the answer leaves, so a
+// client that has seen its answer finds it counted.
+//
+// Relay mode sends each model call exactly once: a request that fails on
+// the way to the provider is answered 502 (relay_failed), never re-sent.
+// Without Config.Client it uses a lean HTTP/1.1 client of its own (unless a
+// proxy is configured for the provider); with it, that client.
+//
 // Adding a fault action is one file implementing the action interface plus
 // one row in actionTable (fault.go); adding a dialect is one file
 // implementing the dialect interface plus one row in dialectTable

@@ -39,7 +39,7 @@ shrinks. Entries of scenarios or targets a run did not select are left alone.
 
 Exit codes:
   0  the baseline was written, whatever failed
-  2  bad usage or a bad scenario file
+  2  bad usage, or a bad scenario or target file
   3  the harness or the target could not run, or the file could not be written`,
 		Example: `  # adopt replaycheck on a gateway that still replays: record today's failures
   replaycheck baseline --target builtin:naive --output baseline.yaml

@@ -55,18 +55,23 @@ func (chatDialect) parse(body []byte, tape []int32) (request, error) {
 	}
 	inResult := false
 	messages.eachElem(func(m jval) bool {
-		var role, content jval
+		var role, content, callID jval
 		m.eachField(func(k []byte, v jval) bool {
 			switch string(k) {
 			case "role":
 				role = v
 			case "content":
 				content = v
+			case "tool_call_id":
+				callID = v
 			}
 			return true
 		})
 		switch {
 		case role.is("tool") || role.is("function"):
+			if id := callID.str(); id != "" {
+				req.resultIDs = append(req.resultIDs, id)
+			}
 			req.followUp = true
 			if !inResult {
 				req.rounds++

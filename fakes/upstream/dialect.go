@@ -66,6 +66,7 @@ type request struct {
 	includeUsage bool     // chat: stream_options.include_usage
 	followUp     bool     // carries a tool result
 	rounds       int      // rounds of tool results carried
+	resultIDs    []string // ids of the tool calls whose results it carries
 	tools        []tool   // tools the request offers
 	legacy       bool     // chat: tools offered as legacy "functions"
 	userText     []string // user text, for {{entry}}
@@ -159,11 +160,7 @@ func (s *Server) scriptedAnswer(x *exchange) answer {
 	if a.model == "" {
 		a.model = "replaycheck-fake"
 	}
-	rounds := 0
-	if x.req.followUp {
-		rounds = max(x.req.rounds, 1)
-	}
-	steps, say := x.script.turn(rounds)
+	steps, say := x.script.turn(x.round)
 	entry := ""
 	for i := range steps {
 		st := &steps[i]
@@ -184,6 +181,8 @@ func (s *Server) scriptedAnswer(x *exchange) answer {
 	}
 	if len(a.calls) == 0 {
 		a.text = say
+	} else {
+		x.answeredRound = x.round
 	}
 	return a
 }

@@ -56,6 +56,9 @@ func (messagesDialect) parse(body []byte, tape []int32) (request, error) {
 			switch {
 			case typ.is("tool_result"):
 				result = true
+				if id := block.field("tool_use_id").str(); id != "" {
+					req.resultIDs = append(req.resultIDs, id)
+				}
 			case typ.is("text"):
 				if s := block.field("text").str(); s != "" {
 					req.userText = append(req.userText, s)

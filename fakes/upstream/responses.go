@@ -10,9 +10,9 @@ import (
 //
 // A follow-up carries an input item of type function_call_output,
 // custom_tool_call_output or any other *_call_output, or an mcp_call item
-// with its output; its rounds are the runs of consecutive such items (with
-// previous_response_id a request carries only the latest round, so it counts
-// as one). Tools are read from function and custom tools and from the tools
+// with its output; its rounds are the runs of consecutive such items (a
+// request with previous_response_id carries only the latest round: the
+// server then knows the round from the call ids it minted). Tools are read from function and custom tools and from the tools
 // grouped under a namespace tool, whose calls carry the namespace back.
 type responsesDialect struct{}
 
@@ -44,7 +44,7 @@ func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
 	}
 	inResult := false
 	input.eachElem(func(item jval) bool {
-		var typ, role, content, output jval
+		var typ, role, content, output, callID jval
 		item.eachField(func(k []byte, v jval) bool {
 			switch string(k) {
 			case "type":
@@ -55,10 +55,15 @@ func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
 				content = v
 			case "output":
 				output = v
+			case "call_id":
+				callID = v
 			}
 			return true
 		})
 		if isToolOutputItem(typ.str(), output) {
+			if id := callID.str(); id != "" {
+				req.resultIDs = append(req.resultIDs, id)
+			}
 			req.followUp = true
 			if !inResult {
 				req.rounds++

@@ -156,3 +156,67 @@ func TestResponsesCustomTool(t *testing.T) {
 	c := resp.Output[0].AsCustomToolCall()
 	diff(t, "custom call", `custom_tool_call commit_write {"entry":"alpha-`+tok+`"}`, string(c.Type)+" "+c.Name+" "+c.Input)
 }
+
+// With previous_response_id a follow-up carries only the latest results; the
+// round comes from the call ids, so a two-round script still ends.
+func TestResponsesPreviousResponseRounds(t *testing.T) {
+	s, srv, _ := newFake(t, Config{})
+	tok := token(t)
+	script, err := ParseScript([]byte(`[{call: commit_write, arguments: {entry: a}}, {say: mid}, {call: read_ledger}, {say: finished}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Arm(tok, &script, nil); err != nil {
+		t.Fatal(err)
+	}
+	client := openaiClient(srv.URL)
+	tools := []responses.ToolUnionParam{functionTool("commit_write"), functionTool("read_ledger")}
+	resp, err := client.Responses.New(context.Background(), responsesParams(tok, tools...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 3 {
+		if len(resp.Output) == 0 || resp.Output[0].Type != "function_call" {
+			got = append(got, "say "+resp.OutputText())
+			break
+		}
+		fc := resp.Output[0].AsFunctionCall()
+		got = append(got, fc.Name)
+		resp, err = client.Responses.New(context.Background(), responses.ResponseNewParams{
+			Model:              "gpt-test",
+			PreviousResponseID: param.NewOpt(resp.ID),
+			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+				{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+					CallID: param.NewOpt(fc.CallID),
+					Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt("ok")},
+				}},
+			}},
+			Tools: tools,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	diff(t, "turns", []string{"commit_write", "read_ledger", "say finished"}, got)
+}
+
+func TestIDSeq(t *testing.T) {
+	tok := "rc0123456789"
+	tests := []struct {
+		id   string
+		want int
+		ok   bool
+	}{
+		{"call_rc0123456789_12_0", 12, true},
+		{"toolu_rc0123456789_3_1", 3, true},
+		{"chatcmpl-rc0123456789-7", 7, true},
+		{"call_other_12_0", 0, false},
+		{"call_rc0123456789_x", 0, false},
+		{"call_rc0123456789", 0, false},
+	}
+	for _, tt := range tests {
+		n, ok := idSeq(tt.id, tok)
+		diff(t, tt.id, [2]any{tt.want, tt.ok}, [2]any{n, ok})
+	}
+}

@@ -81,6 +81,57 @@ type runState struct {
 	counts   Counts
 	requests []Request
 	seq      int
+	// rounds maps the seq of an answer with tool calls to its script round,
+	// so a follow-up that carries only the latest results (Responses'
+	// previous_response_id) still gets the next round.
+	rounds map[int]int
+}
+
+// maxRounds bounds runState.rounds (cleared when full).
+const maxRounds = 4096
+
+// roundOf returns the script round a request is at: 0 for an initial one;
+// for a follow-up, one past the latest round whose calls it answers, by the
+// call ids the fake minted, or else the rounds of results it carries.
+// s.mu must be held.
+func (st *runState) roundOf(token string, req *request) int {
+	if !req.followUp {
+		return 0
+	}
+	r := max(req.rounds, 1)
+	if token == "" {
+		return r
+	}
+	for _, id := range req.resultIDs {
+		if seq, ok := idSeq(id, token); ok {
+			if g, ok := st.rounds[seq]; ok {
+				r = max(r, g+1)
+			}
+		}
+	}
+	return r
+}
+
+// idSeq returns the request number in an id the fake minted for token
+// ("call_<token>_<seq>_<i>", "toolu_<token>_<seq>_<i>").
+func idSeq(id, token string) (int, bool) {
+	i := strings.Index(id, token)
+	if i < 0 {
+		return 0, false
+	}
+	rest := id[i+len(token):]
+	if len(rest) < 2 || rest[0] != '_' && rest[0] != '-' {
+		return 0, false
+	}
+	n, digits := 0, 0
+	for _, c := range []byte(rest[1:]) {
+		if c < '0' || c > '9' || digits > 9 {
+			break
+		}
+		n = n*10 + int(c-'0')
+		digits++
+	}
+	return n, digits > 0
 }
 
 // Counts are a run's (or all) classified requests and their outcomes.
@@ -314,6 +365,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() { *x = exchange{}; s.exchanges.Put(x) }()
 	x.s, x.w, x.r, x.de = s, w, r, de
+	x.answeredRound = -1
 	body, err := readBody(r, w, s.maxBody, (*bp)[:0])
 	*bp = body[:0]
 	x.body = body
@@ -366,6 +418,7 @@ func (s *Server) serveModelRequest(x *exchange) {
 	if st.script != nil {
 		x.script = st.script
 	}
+	x.round = st.roundOf(x.token, &x.req)
 	f := flag
 	if f == nil {
 		f = pickFault(st.faults, x.kind, x.de.name, x.req.stream)
@@ -416,21 +469,24 @@ func pickFault(faults []*armedFault, kind, endpoint string, stream bool) *Fault 
 
 // exchange is one model request in flight.
 type exchange struct {
-	s        *Server
-	w        http.ResponseWriter
-	r        *http.Request
-	de       dialectEntry
-	body     []byte
-	token    string
-	kind     string
-	req      request
-	seq      int
-	script   *Script
-	fault    *Fault
-	cut      *Drop
-	delayed  bool
-	recorded bool
-	rec      Request
+	s     *Server
+	w     http.ResponseWriter
+	r     *http.Request
+	de    dialectEntry
+	body  []byte
+	token string
+	kind  string
+	req   request
+	seq   int
+	round int // the script round this request is at
+	// answeredRound is the round whose calls the answer carries (-1 = none).
+	answeredRound int
+	script        *Script
+	fault         *Fault
+	cut           *Drop
+	delayed       bool
+	recorded      bool
+	rec           Request
 }
 
 // normalOutcome is the outcome of an answer sent as the script or provider gave it.
@@ -471,6 +527,12 @@ func (x *exchange) finish(outcome string, status int) {
 		st.requests = st.requests[:n]
 	}
 	st.requests = append(st.requests, rec)
+	if x.answeredRound >= 0 && x.token != "" {
+		if st.rounds == nil || len(st.rounds) >= maxRounds {
+			st.rounds = make(map[int]int)
+		}
+		st.rounds[x.seq] = x.answeredRound
+	}
 	if s.cfg.Log != nil {
 		line := make([]byte, 0, len(rec.Path)+len(rec.Kind)+len(outcome)+3)
 		line = append(line, rec.Path...)

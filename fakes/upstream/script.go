@@ -19,8 +19,10 @@ import (
 //
 // An initial request is answered with the first group of consecutive call
 // steps (parallel tool calls in one answer); a follow-up that carries k
-// rounds of tool results gets group k+1; when no group is left, the say text
-// ("done" when the script has none). A string argument may contain
+// rounds of tool results gets group k+1 (or, when it answers calls whose ids
+// the fake minted, the group after theirs — so a Responses follow-up with
+// previous_response_id, which carries only the latest round, advances too);
+// when no group is left, the say text ("done" when the script has none). A string argument may contain
 // {{entry}}, replaced by the entry the request's prompt names ("…with entry
 // alpha…" gives alpha), and {{token}}, replaced by the run token. The zero
 // Script is the seed's default: call commit_write once with entry {{entry}},

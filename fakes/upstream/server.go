@@ -245,7 +245,7 @@ func New(cfg Config) (*Server, error) {
 // apply to every request (and, when script is not nil, the default script).
 // A token's faults are matched before the global ones; each fault counts its
 // own matching occurrences for Times (a token's list counts only that token's
-// requests).
+// requests). The run's counts and records are kept.
 func (s *Server) Arm(token string, script *Script, faults []Fault) error {
 	if token != "" && !runtoken.Valid(token) {
 		return fmt.Errorf("arming upstream: %q is not a run token", token)

@@ -59,8 +59,15 @@ func describe(r rules.Result) string {
 func TestSuitePassesOnGuarded(t *testing.T) {
 	ss := loadSuite(t)
 	res := runSuite(t, ss, "builtin:guarded", 4)
-	if len(res) != len(ss) {
-		t.Fatalf("got %d results for %d scenarios", len(res), len(ss))
+	builtin, _ := ParseTarget("builtin:guarded")
+	want := 0
+	for _, s := range ss {
+		if Applies(s, builtin) { // client scenarios run on client targets only
+			want++
+		}
+	}
+	if len(res) != want || want < len(ss)-5 {
+		t.Fatalf("got %d results for %d scenarios (%d in the suite)", len(res), want, len(ss))
 	}
 	for name, r := range res {
 		if r.Verdict != rules.Pass {

@@ -84,6 +84,7 @@ func loadClient(f *targetSource) (Target, error) {
 	if c.Name, err = f.expand(c.Name, "name"); err != nil {
 		return nil, err
 	}
+	secretEnv := fromEnv(c.Env)
 	if c.Env, err = f.expandMap(c.Env, "env"); err != nil {
 		return nil, err
 	}
@@ -92,7 +93,9 @@ func loadClient(f *targetSource) (Target, error) {
 		if err := f.check(v, clientVars, "env", k); err != nil {
 			return nil, err
 		}
-		t.secrets = append(t.secrets, v)
+		if secretEnv[k] {
+			t.secrets = append(t.secrets, v)
+		}
 	}
 	if c.Dir, err = f.expand(c.Dir, "dir"); err != nil {
 		return nil, err

@@ -159,6 +159,7 @@ func loadProxy(f *targetSource) (Target, error) {
 				return nil, err
 			}
 		}
+		secretEnv := fromEnv(s.Env)
 		if s.Env, err = f.expandMap(s.Env, "start", "env"); err != nil {
 			return nil, err
 		}
@@ -166,7 +167,9 @@ func loadProxy(f *targetSource) (Target, error) {
 			if err := f.check(v, startVars, "start", "env", k); err != nil {
 				return nil, err
 			}
-			t.secrets = append(t.secrets, v)
+			if secretEnv[k] {
+				t.secrets = append(t.secrets, v)
+			}
 		}
 		if s.Ready.URL, err = f.expand(s.Ready.URL, "start", "ready", "url"); err != nil {
 			return nil, err

@@ -125,8 +125,12 @@ type targetSource struct {
 func (f *targetSource) dir() string { return filepath.Dir(f.path) }
 
 // errorf returns a *scenario.Error at the node at path (mapping keys as
-// strings, sequence indexes as ints), or at the deepest node found on the way.
+// strings, sequence indexes as ints), or at no place when the path is not in
+// the file.
 func (f *targetSource) errorf(path []any, format string, args ...any) error {
+	if len(path) == 0 {
+		return &scenario.Error{File: f.path, Msg: fmt.Sprintf(format, args...)}
+	}
 	line, col := f.pos(path)
 	return scenario.NewError(f.path, f.src, line, col, format, args...)
 }
@@ -153,7 +157,7 @@ func (f *targetSource) pos(path []any) (int, int) {
 			}
 		}
 		if next == nil {
-			break
+			return 0, 0 // not in the file: the error names no place
 		}
 		cur = next
 	}
@@ -195,6 +199,16 @@ func (f *targetSource) expandMap(m map[string]string, path ...any) (map[string]s
 		}
 	}
 	return out, nil
+}
+
+// fromEnv returns the keys of m whose values take something from the
+// environment (${NAME}): secrets, masked in captured output.
+func fromEnv(m map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k, v := range m {
+		out[k] = envRef.MatchString(v)
+	}
+	return out
 }
 
 // check checks text's template variables, text being the value at path.

@@ -1,0 +1,181 @@
+package run
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/gateway"
+)
+
+// helperEnv selects a helper role when the test binary runs itself as a
+// target's process.
+const helperEnv = "REPLAYCHECK_TEST_HELPER"
+
+// TestMain lets the test binary stand in for the processes targets start: a
+// proxy that reads a rendered config, proxies that fail to start, clients.
+func TestMain(m *testing.M) {
+	if role := os.Getenv(helperEnv); role != "" {
+		os.Exit(helper(role, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// helper runs one helper role and returns its exit code. Every role prints
+// "pid=N" first, so tests can check the process is gone.
+func helper(role string, args []string) int {
+	fmt.Printf("pid=%d\n", os.Getpid())
+	switch role {
+	case "proxy":
+		return helperProxy(args)
+	case "exit-early":
+		fmt.Fprintln(os.Stderr, "fatal: cannot parse the config")
+		return 3
+	case "never-ready":
+		// Ignores SIGTERM, so the harness must SIGKILL; starts a child in its
+		// group that must go too.
+		signal.Ignore(syscall.SIGTERM)
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), helperEnv+"=sleeper")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err != nil {
+			fmt.Println("child:", err)
+			return 1
+		}
+		fmt.Println("warming up, secret", os.Getenv("HELPER_SECRET"))
+		select {}
+	case "sleeper":
+		signal.Ignore(syscall.SIGTERM)
+		select {}
+	case "client":
+		return helperClient()
+	}
+	fmt.Fprintln(os.Stderr, "unknown helper role", role)
+	return 2
+}
+
+// helperProxy is a proxy process: the built-in gateway configured from the
+// rendered JSON config at --config, listening on --port.
+func helperProxy(args []string) int {
+	var configPath, port string
+	for i := 0; i+1 < len(args); i += 2 {
+		switch args[i] {
+		case "--config":
+			configPath = args[i+1]
+		case "--port":
+			port = args[i+1]
+		}
+	}
+	b, err := os.ReadFile(configPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reading config:", err)
+		return 1
+	}
+	var cfg struct {
+		Upstream, MCP, Mode, Key string
+		Fallbacks                map[string]string
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "parsing config:", err)
+		return 1
+	}
+	bugs, err := gateway.ParseBugs(cfg.Mode, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	g, err := gateway.New(gateway.Config{Upstream: cfg.Upstream, MCP: cfg.MCP, Bugs: bugs, MasterKey: cfg.Key, Fallbacks: cfg.Fallbacks})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("proxy listening on %s with key %s\n", ln.Addr(), cfg.Key)
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	<-stop
+	fmt.Println("proxy stopping")
+	srv.Close()
+	g.Close()
+	return 0
+}
+
+// helperClient is a client: it echoes its environment, and acts on words
+// in its prompt: "hang" (with a child in its group), "exit=N".
+func helperClient() int {
+	for _, k := range []string{"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "REPLAYCHECK_MCP_URL", "REPLAYCHECK_TOKEN", "CLIENT_SECRET", "CLIENT_MODE"} {
+		fmt.Printf("%s=%s\n", k, os.Getenv(k))
+	}
+	prompt := os.Getenv("REPLAYCHECK_PROMPT")
+	fmt.Printf("prompt=%s\n", prompt)
+	if strings.Contains(prompt, "hang") {
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), helperEnv+"=sleeper")
+		child.Stdout = os.Stdout
+		if err := child.Start(); err == nil {
+			fmt.Printf("child pid=%d\n", child.Process.Pid)
+		}
+		fmt.Fprintln(os.Stderr, "waiting for a model that never answers")
+		select {}
+	}
+	if m := regexp.MustCompile(`exit=(\d+)`).FindStringSubmatch(prompt); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		fmt.Fprintln(os.Stderr, "failing as asked")
+		return n
+	}
+	fmt.Println("done")
+	return 0
+}
+
+// pidsIn returns the pids printed as "pid=N" in text.
+func pidsIn(text string) []int {
+	var out []int
+	for _, m := range regexp.MustCompile(`pid=(\d+)`).FindAllStringSubmatch(text, -1) {
+		n, _ := strconv.Atoi(m[1])
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// assertGone fails t for every pid that is still a live process (a zombie
+// waiting for a parent that is not ours does not count).
+func assertGone(t *testing.T, pids []int) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+				continue
+			}
+		}
+		t.Errorf("process %d is still running: %s", pid, b)
+	}
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -1,0 +1,525 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// testKey is the master key of the helper proxy: it must never appear in a
+// history, an error or captured output.
+const testKey = "sk-test-secret-4711"
+
+func testEnv(k string) string {
+	return map[string]string{"TEST_KEY": testKey, "HELPER_SECRET": "hunter2-secret"}[k]
+}
+
+// writeTarget writes a target file (and extra files) into a new directory
+// and loads it.
+func writeTarget(t *testing.T, src string, extra map[string]string) (Target, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range extra {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "target.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := LoadTargetFile(path, TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+	if err != nil {
+		t.Fatalf("loading the target file: %v", err)
+	}
+	return tg, dir
+}
+
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// helperProxyTarget is a proxy target started as the test binary's proxy
+// helper with a rendered JSON config in mode.
+func helperProxyTarget(t *testing.T, mode string) (Target, string) {
+	return writeTarget(t, fmt.Sprintf(`
+kind: proxy
+name: helper-%[2]s
+url: http://127.0.0.1:{{port}}
+headers: {Authorization: "Bearer ${TEST_KEY}"}
+num_retries: 2
+start:
+  command: [%[1]q, --config, "{{config}}", --port, "{{port}}"]
+  config: proxy.json.tmpl
+  env: {%[3]s: proxy}
+  ready: {timeout: 20s}
+  stop_grace: 5s
+`, self(t), mode, helperEnv), map[string]string{"proxy.json.tmpl": `{"Upstream": "{{upstream_url}}", "MCP": "{{mcp_url}}", "Mode": "` + mode + `",
+ "Key": "` + testKey + `", "Fallbacks": { {{- range $f, $t := fallbacks}}"{{$f}}": "{{$t}}"{{end}} }}
+`})
+}
+
+func loadSeed(t *testing.T, names ...string) []*scenario.Scenario {
+	t.Helper()
+	var paths []string
+	for _, n := range names {
+		paths = append(paths, "../../scenarios/seed/"+n+".yaml")
+	}
+	ss, err := scenario.Load(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestProxyTargetRunsSeed starts the helper proxy from a target file with a
+// rendered config: the seed passes guarded (the stream-drop scenario gets a
+// process of its own with the fallback rendered in), the naive mode gives the
+// Before counts, the master key appears nowhere, and the rendered configs are
+// removed.
+func TestProxyTargetRunsSeed(t *testing.T) {
+	ss := loadSeed(t, "fault-on-chat", "no-fault-responses", "stream-drop-fallback", "guardrail-fault-once-messages")
+	guarded, dir := helperProxyTarget(t, "guarded")
+	naive, _ := helperProxyTarget(t, "naive")
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []Target{guarded, naive}, Parallel: 4})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := map[string]string{}
+	for _, h := range hs {
+		r := rules.Evaluate(h)
+		got[h.Scenario+" on "+h.Target] = fmt.Sprintf("%s writes=%d", r.Verdict, r.Counts.Writes)
+	}
+	want := map[string]string{
+		"seed chat fault_on on helper-guarded":                  "pass writes=1",
+		"seed chat fault_on on helper-naive":                    "fail writes=3",
+		"seed responses no fault on helper-guarded":             "pass writes=1",
+		"seed responses no fault on helper-naive":               "pass writes=1",
+		"seed chat stream drop with fallback on helper-guarded": "pass writes=1",
+		"seed chat stream drop with fallback on helper-naive":   "fail writes=2",
+		"seed messages guardrail fault_once on helper-guarded":  "pass writes=0",
+		"seed messages guardrail fault_once on helper-naive":    "pass writes=0",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	b, err := json.Marshal(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), testKey) {
+		t.Errorf("the master key appears in the histories")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".replaycheck-*"))
+	if len(left) > 0 {
+		t.Errorf("rendered configs left behind: %v", left)
+	}
+}
+
+// TestProxyStartAndStop starts the helper proxy directly: the rendered
+// config holds the fakes' URLs, the output is captured with the key masked,
+// and Close stops it gracefully (SIGTERM) and removes the config.
+func TestProxyStartAndStop(t *testing.T) {
+	tg, _ := helperProxyTarget(t, "guarded")
+	env, err := startFakes(nil, time.Now, FakeAddrs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	inst, err := tg.Start(ctxFor(t), env.urls, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	pi := inst.(*proxyInstance)
+	cfg, err := os.ReadFile(pi.configPath)
+	if err != nil || !strings.Contains(string(cfg), `"Upstream": "`+env.urls.Upstream+`"`) || !strings.Contains(string(cfg), `"MCP": "`+env.urls.MCP+`"`) {
+		t.Errorf("rendered config (%v):\n%s", err, cfg)
+	}
+	x := inst.Send(ctxFor(t), Request{Request: scenario.Request{Endpoint: scenario.Chat, Prompt: "Call commit_write once with entry alpha-rc0000000001, then reply done."}, Token: "rc0000000001"})
+	if x.Status != 200 {
+		t.Errorf("a request through the proxy: %+v", x)
+	}
+	pid := pi.pid()
+	if err := inst.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	assertGone(t, []int{pid})
+	if _, err := os.Stat(pi.configPath); !os.IsNotExist(err) {
+		t.Errorf("rendered config still there: %v", err)
+	}
+	out := strings.Join(pi.out.Lines(), "\n")
+	if !strings.Contains(out, "with key ***") || strings.Contains(out, testKey) || !strings.Contains(out, "proxy stopping") {
+		t.Errorf("captured output: key not masked or no graceful stop:\n%s", out)
+	}
+}
+
+// TestProxyStartFaults covers a proxy that cannot start: each error names
+// the cause, shows the last output lines (secrets masked), and leaves no
+// process behind.
+func TestProxyStartFaults(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name    string
+		url     string
+		file    string
+		wantErr []string
+	}{
+		{
+			name:    "command not found",
+			file:    "start: {command: [/nonexistent/proxy-binary]}",
+			wantErr: []string{"starting target t", `command "/nonexistent/proxy-binary" not found`},
+		},
+		{
+			name:    "exits during start",
+			file:    fmt.Sprintf("start: {command: [%q], env: {%s: exit-early}}", self(t), helperEnv),
+			wantErr: []string{"the process exited during start (exited with code 3)", "fatal: cannot parse the config", "pid="},
+		},
+		{
+			name:    "never ready",
+			file:    fmt.Sprintf("start: {command: [%q], env: {%s: never-ready, HELPER_SECRET: \"${HELPER_SECRET}\"}, ready: {timeout: 300ms}, stop_grace: 100ms}", self(t), helperEnv),
+			wantErr: []string{"not ready: http://127.0.0.1:", "gave no HTTP answer within 300ms", "warming up, secret ***"},
+		},
+		{
+			name:    "proxy port already taken",
+			url:     "http://" + busy.Addr().String(),
+			file:    fmt.Sprintf("start: {command: [%q], env: {%s: never-ready}}", self(t), helperEnv),
+			wantErr: []string{"its address " + busy.Addr().String() + " is already taken by another process"},
+		},
+		{
+			name:    "fixed fake address busy",
+			file:    fmt.Sprintf("fakes: {upstream_addr: %q, mcp_addr: \"127.0.0.1:0\"}\nstart: {command: [%q], env: {%s: never-ready}}", busy.Addr(), self(t), helperEnv),
+			wantErr: []string{"starting the upstream fake: address " + busy.Addr().String() + " is already in use"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := tt.url
+			if url == "" {
+				url = "http://127.0.0.1:{{port}}"
+			}
+			src := "kind: proxy\nname: t\nurl: " + url + "\n" + tt.file + "\n"
+			tg, _ := writeTarget(t, src, nil)
+			_, err := Run(ctxFor(t), loadSeed(t, "no-fault-chat"), Options{Targets: []Target{tg}})
+			if err == nil {
+				t.Fatal("Run: no error")
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			if strings.Contains(err.Error(), "hunter2-secret") {
+				t.Errorf("error shows a secret:\n%v", err)
+			}
+			assertGone(t, pidsIn(err.Error()))
+		})
+	}
+}
+
+// clientScenarios are scenarios for the helper client.
+const clientScenarios = `
+- name: client ok
+  request: {endpoint: chat, prompt: "say done {{entry}}"}
+  expect: {upstream: {initial: 0}, client: {exit: zero, stdout_contains: done}}
+- name: client exit 3
+  request: {endpoint: chat, prompt: "exit=3 {{entry}}"}
+  expect: {client: {exit: 3, stderr_contains: failing as asked}}
+- name: client hangs
+  request: {endpoint: chat, prompt: "hang {{entry}}"}
+  expect: {client: {exit: zero}}
+- name: not for clients
+  request: {endpoint: chat}
+  expect: {status: 200}
+`
+
+// TestClientTarget runs the helper client: its environment points at the
+// fakes with dummy keys, exit codes and output are checked, a client past
+// its deadline is killed with its group and fails only its scenario, and
+// client-only scenarios skip the builtin target.
+func TestClientTarget(t *testing.T) {
+	ss, errs := scenario.Parse("clients.yaml", []byte(clientScenarios))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tg, _ := writeTarget(t, fmt.Sprintf(`
+kind: client
+name: helper-client
+command: [%q]
+env: {%s: client, CLIENT_SECRET: "${TEST_KEY}", CLIENT_MODE: "tool at {{mcp_url}}"}
+timeout: 3s
+`, self(t), helperEnv), nil)
+	builtin, err := ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []Target{tg, builtin}, Parallel: 4})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := map[string]rules.Status{}
+	byName := map[string]int{}
+	for i, h := range hs {
+		got[h.Scenario+" on "+h.Target] = rules.Evaluate(h).Verdict
+		byName[h.Scenario+" on "+h.Target] = i
+	}
+	want := map[string]rules.Status{
+		"client ok on helper-client":         rules.Pass,
+		"client exit 3 on helper-client":     rules.Pass,
+		"client hangs on helper-client":      rules.Fail,
+		"not for clients on helper-client":   rules.Unknown,
+		"not for clients on builtin:guarded": rules.Pass,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("verdicts (-want +got):\n%s", diff)
+	}
+	ok := hs[byName["client ok on helper-client"]]
+	out := ok.Requests[0].Client.Stdout
+	for _, re := range []string{
+		`OPENAI_BASE_URL=http://127\.0\.0\.1:\d+/v1\n`,
+		`ANTHROPIC_BASE_URL=http://127\.0\.0\.1:\d+\n`,
+		`OPENAI_API_KEY=` + dummyOpenAIKey + `\n`,
+		`ANTHROPIC_API_KEY=` + dummyAnthropicKey + `\n`,
+		`REPLAYCHECK_MCP_URL=http://127\.0\.0\.1:\d+/mcp\n`,
+		`REPLAYCHECK_TOKEN=` + ok.Token + `\n`,
+		`CLIENT_SECRET=\*\*\*\n`,
+		`CLIENT_MODE=tool at http://127\.0\.0\.1:\d+/mcp\n`,
+		`prompt=say done ` + ok.Entry + `\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("client stdout lacks %s:\n%s", re, out)
+		}
+	}
+	hang := hs[byName["client hangs on helper-client"]]
+	for _, w := range []string{"client helper-client did not exit before its 3s timeout; its process group was killed", "waiting for a model that never answers"} {
+		if !strings.Contains(hang.Error, w) {
+			t.Errorf("hang error lacks %q: %q", w, hang.Error)
+		}
+	}
+	if !hang.Requests[0].Client.Killed {
+		t.Errorf("hang not marked killed: %+v", hang.Requests[0].Client)
+	}
+	assertGone(t, pidsIn(hang.Requests[0].Client.Stdout))
+	if n := len(pidsIn(hang.Requests[0].Client.Stdout)); n != 2 {
+		t.Errorf("want the client's and its child's pid in its output, got %d", n)
+	}
+}
+
+// TestLoadTargetFileErrors checks that bad target files are errors at their
+// line and column.
+func TestLoadTargetFileErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		wantErr string
+	}{
+		{"unknown kind", "kind: gateway\nurl: x\n", "target.yaml:1:7: unknown target kind \"gateway\"; want client ("},
+		{"no kind", "url: http://x\n", "target.yaml: a target file needs a kind: client ("},
+		{"unknown field", "kind: proxy\nurl: http://127.0.0.1:4000\nfakes: {upstream_addr: 127.0.0.1:1, mcp_addr: 127.0.0.1:2}\nheaderz: {}\n", "target.yaml:4:1: unknown field \"headerz\""},
+		{"client field on a proxy", "kind: proxy\nurl: http://127.0.0.1:{{port}}\ncommand: [x]\n", "target.yaml:3:1: unknown field \"command\""},
+		{"wrong type", "kind: client\ncommand: x\n", "target.yaml:2:10:"},
+		{"bad duration", "kind: client\ncommand: [x]\ntimeout: soon\n", "target.yaml:3:10:"},
+		{"no url", "kind: proxy\nstart: {command: [x]}\n", "target.yaml: a proxy target needs a url"},
+		{"not started, no fakes", "kind: proxy\nurl: http://127.0.0.1:4000\n", "must name the fakes' fixed addresses"},
+		{"unset env", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nheaders: {Authorization: \"Bearer ${NOPE_KEY}\"}\nstart: {command: [x]}\n", "target.yaml:3:26: environment variable NOPE_KEY is not set"},
+		{"unknown template variable", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x, \"{{upstream}}\"]}\n", "target.yaml:3:22: unknown template variable {{upstream}} here; want one of config, fallbacks,"},
+		{"prompt in a proxy", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x, \"{{prompt}}\"]}\n", "unknown template variable {{prompt}}"},
+		{"bad body endpoint", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nbodies: {chatt: {}}\nstart: {command: [x]}\n", "target.yaml:3:9: bodies: unknown endpoint \"chatt\""},
+		{"bad fake address", "kind: proxy\nurl: http://127.0.0.1:4000\nfakes: {upstream_addr: nowhere, mcp_addr: 127.0.0.1:2}\n", "target.yaml:3:24: upstream_addr \"nowhere\": want host:port"},
+		{"missing config template", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x], config: missing.tmpl}\n", "config template"},
+		{"client without command", "kind: client\n", "a client target needs a command"},
+		{"syntax", "kind: client\ncommand: [x\n", "target.yaml:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "target.yaml")
+			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadTargetFile(path, TargetFileOptions{Getenv: testEnv})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error:\n%v\nwant it to contain %q", err, tt.wantErr)
+			}
+			var se *scenario.Error
+			if !errorsAs(err, &se) {
+				t.Errorf("error %T is not a *scenario.Error", err)
+			}
+		})
+	}
+}
+
+// TestResolveTarget tells builtin names from files.
+func TestResolveTarget(t *testing.T) {
+	if tg, err := ResolveTarget("builtin:naive", TargetFileOptions{}); err != nil || tg.Name() != "builtin:naive" {
+		t.Errorf("builtin:naive: %v, %v", tg, err)
+	}
+	if _, err := ResolveTarget("nope.yaml", TargetFileOptions{}); err == nil || !strings.Contains(err.Error(), "nope.yaml: no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := ResolveTarget("lambda:x", TargetFileOptions{}); err == nil || !strings.Contains(err.Error(), "nor is it a target file") {
+		t.Errorf("unknown: %v", err)
+	}
+}
+
+// TestFixedFakes runs a proxy the harness does not start, configured with
+// fixed fake addresses: its shared scenarios run on fakes at those
+// addresses, then its isolated ones one at a time on fresh fakes there.
+func TestFixedFakes(t *testing.T) {
+	up, mcp := freeAddr(t), freeAddr(t)
+	gw, err := ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := gw.Start(ctxFor(t), Fakes{Upstream: "http://" + up + "/v1", MCP: "http://" + mcp + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	url := inst.(*builtinInstance).sender.base
+	tg, _ := writeTarget(t, fmt.Sprintf("kind: proxy\nname: fixed\nurl: %s\nfakes: {upstream_addr: %q, mcp_addr: %q}\n", url, up, mcp), nil)
+	ss := loadSeed(t, "fault-on-chat", "no-fault-messages")
+	iso, err := scenario.Load("../../scenarios/mcp/tool-errors.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), append(ss, iso[0]), Options{Targets: []Target{tg}, Parallel: 4})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, h := range hs {
+		if r := rules.Evaluate(h); r.Verdict != rules.Pass {
+			t.Errorf("%s: %s %v %s", h.Scenario, r.Verdict, rules.Failed(r.Verdicts), h.Error)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestAddRetryHint adds hints to error answers that have none.
+func TestAddRetryHint(t *testing.T) {
+	faults := []upstream.Fault{
+		{On: "follow_up", Respond: &upstream.Respond{Status: 500}},
+		{On: "initial", Respond: &upstream.Respond{Status: 429, Headers: map[string]string{"Retry-After": "2"}}},
+		{On: "follow_up", Drop: &upstream.Drop{After: "headers"}},
+	}
+	if !addRetryHint(faults, time.Millisecond) {
+		t.Fatal("no hint added")
+	}
+	want := []map[string]string{{"retry-after-ms": "1", "Retry-After": "0.001"}, {"Retry-After": "2"}}
+	for i, w := range want {
+		if diff := cmp.Diff(w, faults[i].Respond.Headers); diff != "" {
+			t.Errorf("fault %d headers (-want +got):\n%s", i, diff)
+		}
+	}
+	if addRetryHint(faults[1:2], time.Millisecond) {
+		t.Error("a fault with its own Retry-After got a hint")
+	}
+	ss, errs := scenario.Parse("h.yaml", []byte(`
+name: hinted
+retry_after_hint: 1ms
+request: {endpoint: chat}
+faults: {upstream: [{on: follow_up, respond: {status: 500}, times: once}]}
+expect: {writes: 1}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	gw, _ := ParseTarget("builtin:guarded")
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []Target{gw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs[0].Notes) != 1 || !strings.Contains(hs[0].Notes[0], "retry_after_hint 1ms") {
+		t.Errorf("notes: %q", hs[0].Notes)
+	}
+	var hinted bool
+	for _, u := range hs[0].Upstream {
+		for k, v := range u.Headers {
+			hinted = hinted || strings.EqualFold(k, "retry-after-ms") && v == "1"
+		}
+	}
+	if !hinted {
+		t.Errorf("no upstream answer carried the hint: %+v", hs[0].Upstream)
+	}
+	_ = fault.Duration(0)
+}
+
+// TestTargetSchema lists both kinds and their fields.
+func TestTargetSchema(t *testing.T) {
+	b, err := TargetSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		OneOf []struct {
+			Ref string `json:"$ref"`
+		} `json:"oneOf"`
+		Defs map[string]struct {
+			Properties           map[string]any `json:"properties"`
+			AdditionalProperties *bool          `json:"additionalProperties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.OneOf) != 2 {
+		t.Errorf("oneOf: %+v", s.OneOf)
+	}
+	for def, fields := range map[string][]string{
+		"ProxyFile":  {"kind", "url", "headers", "bodies", "start", "fakes", "retry_after_hint"},
+		"ClientFile": {"kind", "command", "env", "dir", "timeout", "retry_after_hint"},
+		"ProxyStart": {"command", "config", "env", "ready", "stop_grace"},
+	} {
+		d, ok := s.Defs[def]
+		if !ok {
+			t.Errorf("no definition %s", def)
+			continue
+		}
+		for _, f := range fields {
+			if _, ok := d.Properties[f]; !ok {
+				t.Errorf("%s lacks %s", def, f)
+			}
+		}
+		if d.AdditionalProperties == nil || *d.AdditionalProperties {
+			t.Errorf("%s allows unknown fields", def)
+		}
+	}
+}

@@ -70,6 +70,7 @@ type Server struct {
 	script   *Script    // the default script; replaced, never modified
 	global   []*armedFault
 	runs     map[string]*runState
+	logErr   error // the first failed write to cfg.Log
 	total    Counts
 	untokSeq int
 }
@@ -506,6 +507,7 @@ func (x *exchange) finish(outcome string, status int) {
 	}
 	x.recorded = true
 	s := x.s
+	var logErr error
 	rec := x.rec
 	rec.Time = s.clock()
 	rec.Token = x.token
@@ -541,9 +543,15 @@ func (x *exchange) finish(outcome string, status int) {
 		line = append(line, ' ')
 		line = append(line, outcome...)
 		line = append(line, '\n')
-		_, _ = s.cfg.Log.Write(line) // a failing log must not fail the answer
+		if _, err := s.cfg.Log.Write(line); err != nil && s.logErr == nil {
+			s.logErr = err // reported once below; a failing log must not fail the answer
+			logErr = err
+		}
 	}
 	s.mu.Unlock()
+	if logErr != nil && s.cfg.Logger != nil {
+		s.cfg.Logger.LogAttrs(x.r.Context(), slog.LevelError, "upstream log write failed; later failures are not reported", slog.String("error", logErr.Error()))
+	}
 	if l := s.cfg.Logger; l != nil {
 		l.LogAttrs(x.r.Context(), slog.LevelInfo, "upstream request",
 			slog.String("path", rec.Path),

@@ -1,11 +1,12 @@
 // Package scenarios embeds the shipped scenario suite, so `replaycheck run`
 // works from any directory: seed/ (seed 000), mcp/ (seeds 001, 002 and 004
-// #4) and retry/ (seeds 003 and 004).
+// #4), retry/ (seeds 003 and 004) and clients/ (client targets only: they
+// expect a command's exit code and output, and are skipped on other targets).
 package scenarios
 
 import "embed"
 
-// FS holds the suite's YAML files under seed/, mcp/ and retry/.
+// FS holds the suite's YAML files under seed/, mcp/, retry/ and clients/.
 //
-//go:embed seed mcp retry
+//go:embed seed mcp retry clients
 var FS embed.FS

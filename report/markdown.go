@@ -29,7 +29,7 @@ func WriteMarkdown(w io.Writer, s Suite) error {
 		icon = "❔"
 	}
 	fmt.Fprintf(&b, "## %s replaycheck\n\n%s\n\n", icon, TotalLine(s))
-	if lines := BaselineLines(s); len(lines) > 0 {
+	if lines := append(BaselineLines(s), NoteLines(s)...); len(lines) > 0 {
 		for _, l := range lines {
 			b.WriteString("- " + mdEscape(l) + "\n")
 		}

@@ -52,6 +52,9 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 	for _, l := range BaselineLines(s) {
 		b.WriteString(l + "\n")
 	}
+	for _, l := range NoteLines(s) {
+		b.WriteString(l + "\n")
+	}
 	for i, r := range s.Results {
 		if r.Verdict == rules.Pass && !opts.Verbose {
 			continue
@@ -106,4 +109,49 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 			b.WriteString("    " + l + "\n")
 		}
 	}
+	for _, x := range h.Requests {
+		if x.Client == nil {
+			continue
+		}
+		for _, o := range []struct{ name, text string }{{"stdout", x.Client.Stdout}, {"stderr", x.Client.Stderr}} {
+			if lines := lastLines(o.text, 5); len(lines) > 0 {
+				fmt.Fprintf(b, "  client %s (last lines):\n", o.name)
+				for _, l := range lines {
+					b.WriteString("    | " + l + "\n")
+				}
+			}
+		}
+	}
+	if len(h.TargetOutput) > 0 {
+		fmt.Fprintf(b, "  %s output during the run (last lines):\n", h.Target)
+		for _, l := range h.TargetOutput {
+			b.WriteString("    | " + l + "\n")
+		}
+	}
+}
+
+// NoteLines lists the notes of the results (a retry-after hint, knobs a
+// target could not apply): how a run differed from the plain scenario.
+func NoteLines(s Suite) []string {
+	var out []string
+	for _, r := range s.Results {
+		for _, n := range r.History.Notes {
+			out = append(out, fmt.Sprintf("note: %s on %s: %s", r.History.Scenario, r.History.Target, n))
+		}
+	}
+	return out
+}
+
+// lastLines returns the last n non-empty lines of text.
+func lastLines(text string, n int) []string {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
 }

@@ -1,0 +1,320 @@
+// Package targets_test runs the shipped target files: the built-in gateway
+// as a separate process (proxy kind) in both modes, examples/agent as a
+// client target with and without its naive retry, and checks that the
+// LiteLLM target loads and renders the seed's config.
+package targets_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// Binaries built once for the package by TestMain.
+var (
+	replaycheckBin string
+	agentBin       string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "replaycheck-targets-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	replaycheckBin = filepath.Join(dir, "replaycheck")
+	agentBin = filepath.Join(dir, "agent")
+	for _, b := range []struct{ out, pkg string }{{replaycheckBin, "../cmd/replaycheck"}, {agentBin, "../examples/agent"}} {
+		cmd := exec.Command(goTool(), "build", "-o", b.out, b.pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(3)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// replaycheck runs the built binary with args and extra environment, and
+// returns its exit code and output.
+func replaycheck(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(replaycheckBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running replaycheck: %v", err)
+	}
+	return code, out.String()
+}
+
+// gatewayProcesses lists running `replaycheck gateway` processes of the
+// built binary.
+func gatewayProcesses(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc to check for processes left behind")
+	}
+	var out []string
+	for _, e := range entries {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 1 && args[0] == replaycheckBin && args[1] == "gateway" {
+			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if i := bytes.LastIndexByte(stat, ')'); i >= 0 && bytes.HasPrefix(bytes.TrimSpace(stat[i+1:]), []byte("Z")) {
+				continue // a zombie is gone for our purposes
+			}
+			out = append(out, e.Name()+": "+strings.Join(args, " "))
+		}
+	}
+	return out
+}
+
+// TestGatewayProcess runs the shipped suite through targets/gateway-process.yaml:
+// `replaycheck gateway` started as its own process per run (and per isolated
+// scenario, with the scenario's knobs as flags). Guarded passes everything;
+// naive fails the seed with its Before counts; no gateway process is left.
+func TestGatewayProcess(t *testing.T) {
+	tests := []struct {
+		name     string
+		mode     string
+		suite    string
+		wantCode int
+		want     []string
+	}{
+		{
+			name: "guarded passes the whole suite", mode: "guarded", suite: "../scenarios", wantCode: 0,
+			want: []string{"on gateway-process-guarded: 30 pass, 0 fail, 0 unknown", "skipping 3 scenario runs: scenarios with expect.client run on client targets only"},
+		},
+		{
+			name: "naive shows the seed's Before counts", mode: "naive", suite: "../scenarios/seed", wantCode: 1,
+			want: []string{
+				"10 scenarios on gateway-process-naive: 6 pass, 4 fail",
+				"FAIL seed chat fault_on on gateway-process-naive",
+				"FAIL writes: expected 1 write, observed 3",
+				"3 /v1/chat/completions follow_up injected_500",
+				"FAIL seed chat stream drop with fallback on gateway-process-naive",
+				"FAIL writes: expected 1 write, observed 2",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out := replaycheck(t, []string{"REPLAYCHECK_GATEWAY_MODE=" + tt.mode},
+				"run", tt.suite, "--target", "gateway-process.yaml", "--parallel", "4")
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if left := gatewayProcesses(t); len(left) > 0 {
+				t.Errorf("gateway processes left running:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
+// TestAgentTargets runs the client scenarios through targets/agent.yaml and
+// targets/agent-naive.yaml: with every follow-up failing (500 with a retry
+// hint) the SDK's own retries give one write, the naive wrapper three.
+func TestAgentTargets(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "run.json")
+	code, out := replaycheck(t, []string{"REPLAYCHECK_AGENT=" + agentBin},
+		"run", "../scenarios/clients", "--target", "agent.yaml", "--target", "agent-naive.yaml", "--json", js, "--parallel", "4")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the naive wrapper breaks a rule)\n%s", code, out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		Results []struct {
+			History struct {
+				Scenario, Target string
+				Requests         []struct {
+					Client *struct{ Exit int }
+				}
+			}
+			Verdict string
+			Counts  struct {
+				Writes   int
+				FollowUp int `json:"follow_up"`
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range saved.Results {
+		exit := "none"
+		if len(r.History.Requests) > 0 && r.History.Requests[0].Client != nil {
+			exit = fmt.Sprint(r.History.Requests[0].Client.Exit)
+		}
+		got[r.History.Scenario+" on "+r.History.Target] = fmt.Sprintf("%s writes=%d follow_ups=%d exit=%s", r.Verdict, r.Counts.Writes, r.Counts.FollowUp, exit)
+	}
+	want := map[string]string{
+		"client no fault on agent":                   "pass writes=1 follow_ups=1 exit=0",
+		"client no fault on agent-naive":             "pass writes=1 follow_ups=1 exit=0",
+		"client follow-up 500 once on agent":         "pass writes=1 follow_ups=2 exit=0",
+		"client follow-up 500 once on agent-naive":   "pass writes=1 follow_ups=2 exit=0",
+		"client follow-up 500 always on agent":       "pass writes=1 follow_ups=3 exit=1",
+		"client follow-up 500 always on agent-naive": "fail writes=3 follow_ups=9 exit=1",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s\n%s", diff, out)
+	}
+	if !strings.Contains(out, "retry_after_hint 1ms") {
+		t.Errorf("the report does not note the retry hint:\n%s", out)
+	}
+}
+
+// TestShippedTargetsLoad loads every shipped target file.
+func TestShippedTargetsLoad(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("target files: %v, %v", files, err)
+	}
+	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
+	names := map[string]string{}
+	for _, f := range files {
+		tg, err := run.LoadTargetFile(f, run.TargetFileOptions{Getenv: getenv})
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if prev, dup := names[tg.Name()]; dup {
+			t.Errorf("%s and %s are both named %q", prev, f, tg.Name())
+		}
+		names[tg.Name()] = f
+	}
+}
+
+// TestLiteLLMRendersSeedConfig renders targets/litellm.yaml's config the way
+// a run would, without LiteLLM: the seed's model groups on the upstream fake,
+// the ledger as MCP server, num_retries 2, and the fallback variant when a
+// scenario sets the fallbacks knob.
+func TestLiteLLMRendersSeedConfig(t *testing.T) {
+	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
+	tg, err := run.LoadTargetFile("litellm.yaml", run.TargetFileOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakes := run.Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
+	one := 1
+	tests := []struct {
+		name         string
+		knobs        *scenario.Gateway
+		wantRetries  int
+		wantFallback []map[string][]string
+	}{
+		{name: "plain", wantRetries: 2},
+		{name: "fallback variant", knobs: &scenario.Gateway{Fallbacks: map[string]string{"repro-model": "backup-model"}, NumRetries: &one},
+			wantRetries: 1, wantFallback: []map[string][]string{{"repro-model": {"backup-model"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := run.PlanStart(tg, fakes, tt.knobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"litellm", "--config", "CONFIG", "--host", "127.0.0.1", "--port", "PORT"}, plan.Argv); diff != "" {
+				t.Errorf("argv (-want +got):\n%s", diff)
+			}
+			var cfg struct {
+				ModelList []struct {
+					ModelName     string `yaml:"model_name"`
+					LiteLLMParams struct {
+						Model   string `yaml:"model"`
+						APIBase string `yaml:"api_base"`
+						APIKey  string `yaml:"api_key"`
+					} `yaml:"litellm_params"`
+				} `yaml:"model_list"`
+				MCPServers map[string]struct{ URL, Transport string } `yaml:"mcp_servers"`
+				General    struct {
+					MasterKey string `yaml:"master_key"`
+				} `yaml:"general_settings"`
+				Settings struct {
+					NumRetries int `yaml:"num_retries"`
+				} `yaml:"litellm_settings"`
+				Guardrails []struct {
+					GuardrailName string `yaml:"guardrail_name"`
+					Params        struct {
+						Guardrail string `yaml:"guardrail"`
+						Mode      string `yaml:"mode"`
+						DefaultOn bool   `yaml:"default_on"`
+					} `yaml:"litellm_params"`
+				} `yaml:"guardrails"`
+				Router struct {
+					Fallbacks []map[string][]string `yaml:"fallbacks"`
+				} `yaml:"router_settings"`
+			}
+			if err := yaml.UnmarshalWithOptions([]byte(plan.Config), &cfg, yaml.Strict()); err != nil {
+				t.Fatalf("rendered config is not YAML: %v\n%s", err, plan.Config)
+			}
+			var groups []string
+			for _, m := range cfg.ModelList {
+				groups = append(groups, m.ModelName)
+				if m.LiteLLMParams.APIBase != fakes.Upstream || m.LiteLLMParams.APIKey != "os.environ/OPENAI_API_KEY" {
+					t.Errorf("model %s: %+v", m.ModelName, m.LiteLLMParams)
+				}
+			}
+			if diff := cmp.Diff([]string{"repro-model", "backup-model"}, groups); diff != "" {
+				t.Errorf("model groups (-want +got):\n%s", diff)
+			}
+			if l := cfg.MCPServers["ledger"]; l.URL != fakes.MCP || l.Transport != "http" {
+				t.Errorf("mcp_servers.ledger: %+v", l)
+			}
+			if cfg.General.MasterKey != "os.environ/LITELLM_MASTER_KEY" || cfg.Settings.NumRetries != tt.wantRetries {
+				t.Errorf("settings: master key %q, num_retries %d", cfg.General.MasterKey, cfg.Settings.NumRetries)
+			}
+			if len(cfg.Guardrails) != 1 || cfg.Guardrails[0].GuardrailName != "block-mcp" || cfg.Guardrails[0].Params.Guardrail != "custom_guardrail.BlockMCPTools" {
+				t.Errorf("guardrails: %+v", cfg.Guardrails)
+			}
+			if diff := cmp.Diff(tt.wantFallback, cfg.Router.Fallbacks); diff != "" {
+				t.Errorf("fallbacks (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := os.Stat("custom_guardrail.py"); err != nil {
+		t.Errorf("the guardrail module the config names is not next to it: %v", err)
+	}
+	_, err = run.LoadTargetFile("litellm.yaml", run.TargetFileOptions{Getenv: func(string) string { return "" }})
+	if err == nil || !strings.Contains(err.Error(), "litellm.yaml:18:18:") || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
+		t.Errorf("without LITELLM_MASTER_KEY: %v", err)
+	}
+}

@@ -22,7 +22,7 @@ type Expect struct {
 	Cancellations *int `yaml:"cancellations,omitempty" json:"cancellations,omitempty" jsonschema:"minimum=0" jsonschema_description:"tool calls the ledger saw cancelled"`
 	// Upstream counts upstream requests by kind ("initial", "follow_up") or
 	// by kind and outcome ("follow_up injected_500").
-	Upstream map[string]int `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"upstream requests by kind (initial, follow_up, any) or kind and outcome ("follow_up injected_500")"`
+	Upstream map[string]int `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"upstream requests by kind (initial, follow_up, any) or kind and outcome, e.g. follow_up injected_500"`
 	// MCP counts what reached the ledger server.
 	MCP *MCPExpect `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"what reached the ledger MCP server"`
 	// DataChunks and ErrorEvents count SSE events across the client's

@@ -107,7 +107,11 @@ func helperProxy(args []string) int {
 		return 1
 	}
 	fmt.Printf("proxy listening on %s with key %s\n", ln.Addr(), cfg.Key)
-	srv := &http.Server{Handler: g, ReadHeaderTimeout: 5 * time.Second}
+	logged := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Printf("request %s pid=%d\n", r.URL.Path, os.Getpid())
+		g.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: logged, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM)

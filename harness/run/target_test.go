@@ -16,6 +16,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
@@ -522,4 +523,36 @@ func TestTargetSchema(t *testing.T) {
 			t.Errorf("%s allows unknown fields", def)
 		}
 	}
+}
+
+// TestProxyStoppedOnCancel cancels the run (Ctrl-C) while a scenario waits
+// on a slow model: Run returns at once and the proxy's process is gone.
+func TestProxyStoppedOnCancel(t *testing.T) {
+	ss, errs := scenario.Parse("c.yaml", []byte(`
+- name: quick
+  request: {endpoint: chat}
+  expect: {writes: 1}
+- name: slow
+  request: {endpoint: chat}
+  faults: {upstream: [{on: follow_up, delay: 1m}]}
+  expect: {writes: 1}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tg, _ := helperProxyTarget(t, "guarded")
+	ctx, cancel := context.WithCancel(ctxFor(t))
+	defer cancel()
+	var pids []int
+	hs, err := Run(ctx, ss, Options{Targets: []Target{tg}, Parallel: 2, OnHistory: func(h *history.History) {
+		pids = append(pids, pidsIn(strings.Join(h.TargetOutput, "\n"))...)
+		cancel()
+	}})
+	if err == nil || !strings.Contains(err.Error(), "run interrupted") {
+		t.Errorf("Run: %v, want interrupted", err)
+	}
+	if len(pids) == 0 {
+		t.Fatalf("no proxy pid in the first history's target output: %+v", hs)
+	}
+	assertGone(t, pids)
 }

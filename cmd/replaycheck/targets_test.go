@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunTargetFiles covers --target FILE through the command: bad files
+// exit 2 naming file:line:col, a proxy that cannot start exits 3 naming the
+// cause, client-only scenarios need a client target.
+func TestRunTargetFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("bad.yaml", "kind: proxy\nurll: http://127.0.0.1:4000\n")
+	kind := write("kind.yaml", "kind: lambda\n")
+	missing := write("missing.yaml", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [/nonexistent/litellm, --port, \"{{port}}\"]}\n")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{
+		{"unknown field", []string{"run", "../../scenarios/seed", "--target", bad}, exitBadUsage, []string{"bad.yaml:2:1: unknown field \"urll\""}},
+		{"unknown kind", []string{"run", "../../scenarios/seed", "--target", kind}, exitBadUsage, []string{"kind.yaml:1:7: unknown target kind \"lambda\""}},
+		{"no such file", []string{"run", "../../scenarios/seed", "--target", filepath.Join(dir, "nope.yaml")}, exitBadUsage, []string{"nope.yaml: no such file or directory"}},
+		{"same name twice", []string{"run", "../../scenarios/seed", "--target", missing, "--target", missing}, exitBadUsage, []string{`target name "missing" is also the name of --target`}},
+		{"start command not found", []string{"run", "../../scenarios/seed", "--target", missing}, exitCannotRun, []string{"starting target missing", `command "/nonexistent/litellm" not found`}},
+		{"client scenarios on builtin", []string{"run", "../../scenarios/clients"}, exitBadUsage, []string{"no selected scenario applies to the targets"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, out, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+}
+
+func TestSchemaTarget(t *testing.T) {
+	code, out, errOut := execute(t, "schema", "--target")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var s struct {
+		Title string         `json:"title"`
+		Defs  map[string]any `json:"$defs"`
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Title != "replaycheck target file" || s.Defs["ProxyFile"] == nil || s.Defs["ClientFile"] == nil {
+		t.Errorf("schema --target: %v %q %v", err, s.Title, len(s.Defs))
+	}
+}

@@ -2,10 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/fakes/gateway"
 )
 
 // TestRunTargetFiles covers --target FILE through the command: bad files
@@ -63,4 +68,55 @@ func TestSchemaTarget(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Title != "replaycheck target file" || s.Defs["ProxyFile"] == nil || s.Defs["ClientFile"] == nil {
 		t.Errorf("schema --target: %v %q %v", err, s.Title, len(s.Defs))
 	}
+}
+
+// TestProxyHeadersNeverShown runs the seed on a proxy target (the built-in
+// gateway, requiring a master key, on fixed fake addresses) whose
+// Authorization header comes from the environment: the key is sent (the
+// suite passes) and appears in no output, verbose or file report.
+func TestProxyHeadersNeverShown(t *testing.T) {
+	const secret = "sk-cmd-test-secret-9931"
+	t.Setenv("RC_TEST_MASTER_KEY", secret)
+	up, mcp := freeAddr(t), freeAddr(t)
+	g, err := gateway.New(gateway.Config{Upstream: "http://" + up + "/v1", MCP: "http://" + mcp + "/mcp", MasterKey: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(func() { srv.Close(); g.Close() })
+	dir := t.TempDir()
+	target := filepath.Join(dir, "keyed.yaml")
+	src := fmt.Sprintf("kind: proxy\nurl: %s\nheaders: {Authorization: \"Bearer ${RC_TEST_MASTER_KEY}\"}\nfakes: {upstream_addr: %q, mcp_addr: %q}\n", srv.URL, up, mcp)
+	if err := os.WriteFile(target, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{filepath.Join(dir, "j.xml"), filepath.Join(dir, "r.json"), filepath.Join(dir, "s.md")}
+	code, out, errOut := execute(t, "run", "../../scenarios/seed", "--target", target, "-v",
+		"--junit", files[0], "--json", files[1], "--markdown", files[2])
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	all := out + errOut
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all += string(b)
+	}
+	if strings.Contains(all, secret) {
+		t.Errorf("the header value appears in the output or reports")
+	}
+	if !strings.Contains(out, "10 scenarios on keyed: 10 pass") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -40,6 +40,7 @@ func TestRunTargetFiles(t *testing.T) {
 		{"same name twice", []string{"run", "../../scenarios/seed", "--target", missing, "--target", missing}, exitBadUsage, []string{`target name "missing" is also the name of --target`}},
 		{"start command not found", []string{"run", "../../scenarios/seed", "--target", missing}, exitCannotRun, []string{"starting target missing", `command "/nonexistent/litellm" not found`}},
 		{"client scenarios on builtin", []string{"run", "../../scenarios/clients"}, exitBadUsage, []string{"no selected scenario applies to the targets"}},
+		{"validate bad target files", []string{"validate", "--target", "../../targets/agent.yaml", "--target", bad, "--target", kind}, exitBadUsage, []string{"bad.yaml:2:1:", "kind.yaml:1:7:", "2 bad target files"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,4 +120,11 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+func TestValidateTargets(t *testing.T) {
+	code, out, errOut := execute(t, "validate", "--target", "../../targets/gateway-process.yaml", "--target", "../../targets/agent-naive.yaml")
+	if code != exitOK || !strings.Contains(out, "ok: target gateway-process-guarded") || !strings.Contains(out, "ok: target agent-naive") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -8,41 +8,56 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
 // validateOptions are the arguments of `replaycheck validate`.
 type validateOptions struct {
-	Paths  []string
-	Out    io.Writer
-	ErrOut io.Writer
+	Paths []string
+	// Targets are target files to check (--target); with no Paths, only
+	// they are checked.
+	Targets []string
+	Out     io.Writer
+	ErrOut  io.Writer
 }
 
 func newValidateCmd() *cobra.Command {
 	opts := &validateOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "validate [PATH...]",
 		Short: "Check scenario files without running them",
 		Long: `validate loads scenario files strictly and reports every problem with its file,
 line and column and the line itself: unknown fields, wrong types, bad durations,
 unknown faults, rules, endpoints and template variables, duplicate names.
 PATH is a file or a directory searched for *.yaml files; with none, ./scenarios
-(or the built-in suite). It exits 2 when any file is bad.`,
+(or the built-in suite). --target checks target files the same way (and then,
+with no PATH, only them). It exits 2 when any file is bad.`,
 		Example: `  # check the suite
   replaycheck validate scenarios
 
   # check one file
-  replaycheck validate scenarios/seed/fault-on-chat.yaml`,
+  replaycheck validate scenarios/seed/fault-on-chat.yaml
+
+  # check target files
+  replaycheck validate --target targets/gateway-process.yaml --target targets/agent.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return runValidate(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringArrayVar(&opts.Targets, "target", nil, "check this target file (repeatable)")
+	return cmd
 }
 
 // runValidate loads the scenarios and prints every problem, or a summary.
 func runValidate(_ context.Context, opts *validateOptions) error {
+	if len(opts.Targets) > 0 {
+		if err := validateTargets(opts); err != nil || len(opts.Paths) == 0 {
+			return err
+		}
+	}
 	ss, err := loadSuite(opts.Paths)
 	if err != nil {
 		var list scenario.ErrorList
@@ -66,4 +81,23 @@ func pluralize(n int, w string) string {
 		return w
 	}
 	return w + "s"
+}
+
+// validateTargets loads each target file and prints every problem, or one
+// line per good file.
+func validateTargets(opts *validateOptions) error {
+	bad := 0
+	for _, path := range opts.Targets {
+		t, err := run.LoadTargetFile(path, run.TargetFileOptions{})
+		if err != nil {
+			bad++
+			fmt.Fprintf(opts.ErrOut, "%s\n\n", err)
+			continue
+		}
+		fmt.Fprintf(opts.Out, "ok: target %s (%s)\n", t.Name(), path)
+	}
+	if bad > 0 {
+		return asUsage(fmt.Errorf("%d bad target %s", bad, pluralize(bad, "file")))
+	}
+	return nil
 }

@@ -3,6 +3,12 @@
 // fakes under it, sends the scenario's requests with a deadline, reads the
 // whole answers, and collects what the fakes saw for that token into a
 // history. It does not judge; package rules does.
+//
+// Targets are the built-in gateway (ParseTarget) or target files
+// (LoadTargetFile): kind proxy, a gateway at a URL that the harness may start
+// in a process group of its own with a config rendered from the fakes' URLs,
+// and kind client, a command run once per scenario request with an
+// environment pointing at the fakes. ResolveTarget takes either.
 package run
 
 import (

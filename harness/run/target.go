@@ -11,8 +11,11 @@ import (
 )
 
 // Target is a kind of system under test, started once per set of fakes.
-// Implementations: builtin (the embedded gateway). Adding a kind is one file
-// with a Target and one row in targetKinds.
+// Implementations: builtin (the embedded gateway, named builtin:…, one row
+// in targetKinds), and the target file kinds proxy (target_proxy.go) and
+// client (target_client.go), one row each in fileKinds. Adding a named kind
+// is one file and a row in targetKinds; adding a file kind is one file with
+// its YAML type and a loader, and a row in fileKinds.
 type Target interface {
 	// Name identifies the target in reports, for example "builtin:guarded".
 	Name() string

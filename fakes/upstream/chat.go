@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 	"strconv"
 )
@@ -18,27 +17,11 @@ import (
 // usage chunk when stream_options.include_usage is set, then [DONE].
 type chatDialect struct{}
 
-var (
-	errNotJSON   = errors.New("not valid JSON")
-	errNotObject = errors.New("want a JSON object")
-)
-
 func (chatDialect) parse(body []byte, tape []int32) (request, error) {
 	var req request
-	root, ok := parseDoc(body, tape)
-	if !ok {
-		return req, errNotJSON
-	}
-	if root.kind() != '{' {
-		return req, errNotObject
-	}
 	var messages, tools, functions jval
-	root.eachField(func(k []byte, v jval) bool {
+	err := parseObject(body, tape, &req, func(k []byte, v jval) {
 		switch string(k) {
-		case "model":
-			req.model = v.str()
-		case "stream":
-			req.stream = v.isTrue()
 		case "stream_options":
 			req.includeUsage = v.field("include_usage").isTrue()
 		case "messages":
@@ -48,10 +31,12 @@ func (chatDialect) parse(body []byte, tape []int32) (request, error) {
 		case "functions":
 			functions = v
 		}
-		return true
 	})
-	if k := messages.kind(); k != 0 && k != '[' && !messages.isNull() {
-		return req, errors.New("messages: want an array")
+	if err != nil {
+		return req, err
+	}
+	if err := checkArray("messages", messages); err != nil {
+		return req, err
 	}
 	inResult := false
 	messages.eachElem(func(m jval) bool {
@@ -69,13 +54,7 @@ func (chatDialect) parse(body []byte, tape []int32) (request, error) {
 		})
 		switch {
 		case role.is("tool") || role.is("function"):
-			if id := callID.str(); id != "" {
-				req.resultIDs = append(req.resultIDs, id)
-			}
-			req.followUp = true
-			if !inResult {
-				req.rounds++
-			}
+			req.addToolResult(callID.str(), !inResult)
 			inResult = true
 			return true
 		case role.is("user"):
@@ -125,10 +104,7 @@ func appendText(dst []string, content jval) []string {
 
 func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	id := a.id("chatcmpl-", '-', -1)
-	outTokens := len(a.text)/4 + 1
-	for _, c := range a.calls {
-		outTokens += len(c.args)/4 + 1
-	}
+	outTokens := a.outputTokens()
 	usage := make([]byte, 0, 80)
 	usage = append(usage, `{"prompt_tokens":`...)
 	usage = strconv.AppendInt(usage, int64(a.inputTokens), 10)

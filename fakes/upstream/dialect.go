@@ -1,6 +1,8 @@
 package upstream
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,6 +74,57 @@ type request struct {
 	userText     []string // user text, for {{entry}}
 }
 
+var (
+	errNotJSON   = errors.New("not valid JSON")
+	errNotObject = errors.New("want a JSON object")
+)
+
+// parseObject parses body as the JSON object of a model request, reading
+// "model" and "stream" into req and handing every other top-level field to
+// field. tape (may be nil) is scratch space, as for dialect.parse.
+func parseObject(body []byte, tape []int32, req *request, field func(key []byte, v jval)) error {
+	root, ok := parseDoc(body, tape)
+	if !ok {
+		return errNotJSON
+	}
+	if root.kind() != '{' {
+		return errNotObject
+	}
+	root.eachField(func(k []byte, v jval) bool {
+		switch string(k) {
+		case "model":
+			req.model = v.str()
+		case "stream":
+			req.stream = v.isTrue()
+		default:
+			field(k, v)
+		}
+		return true
+	})
+	return nil
+}
+
+// checkArray reports an error when v, the field name, is present, not null
+// and not an array.
+func checkArray(name string, v jval) error {
+	if k := v.kind(); k != 0 && k != '[' && !v.isNull() {
+		return fmt.Errorf("%s: want an array", name)
+	}
+	return nil
+}
+
+// addToolResult records one tool result the request carries, for the call
+// callID ("" when it names none); newRound starts a new round of results.
+func (r *request) addToolResult(callID string, newRound bool) {
+	if callID != "" {
+		r.resultIDs = append(r.resultIDs, callID)
+	}
+	r.followUp = true
+	if newRound {
+		r.rounds++
+	}
+}
+
 // tool is one tool a request offers.
 type tool struct {
 	name      string
@@ -88,6 +141,16 @@ type answer struct {
 	calls       []toolCall
 	text        string
 	inputTokens int
+}
+
+// outputTokens is the usage figure reported for the answer's output: a
+// quarter of its text and of each call's arguments, at least one each.
+func (a *answer) outputTokens() int {
+	n := len(a.text)/4 + 1
+	for _, c := range a.calls {
+		n += len(c.args)/4 + 1
+	}
+	return n
 }
 
 // toolCall is one tool call of an answer.

@@ -85,14 +85,7 @@ func (d *jdoc) end(i int) int {
 		}
 		return valueEnd(b, i)
 	default:
-		for i < len(b) {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return len(b)
+		return scalarEnd(b, i)
 	}
 }
 
@@ -124,15 +117,21 @@ func valueEnd(b []byte, i int) int {
 		}
 		return len(b)
 	default:
-		for i < len(b) {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-			i++
-		}
-		return len(b)
+		return scalarEnd(b, i)
 	}
+}
+
+// scalarEnd returns the index just after the number or literal starting at
+// b[i]: the first delimiter or space, or len(b).
+func scalarEnd(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return len(b)
 }
 
 // stringEnd returns the index just after the string whose opening quote is b[i].

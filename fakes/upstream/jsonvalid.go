@@ -45,17 +45,12 @@ func validValue(b []byte, i, depth int, ends []int32) (int, bool) {
 			if i, ok = validValue(b, skipWS(b, i+1), depth+1, ends); !ok {
 				return i, false
 			}
-			i = skipWS(b, i)
-			if i >= len(b) {
+			var closed bool
+			if i, closed, ok = afterElem(b, i, '}'); !ok {
 				return i, false
 			}
-			switch b[i] {
-			case ',':
-				i = skipWS(b, i+1)
-			case '}':
-				return tape(ends, start, i+1), true
-			default:
-				return i, false
+			if closed {
+				return tape(ends, start, i), true
 			}
 		}
 	case '[':
@@ -71,17 +66,12 @@ func validValue(b []byte, i, depth int, ends []int32) (int, bool) {
 			if i, ok = validValue(b, i, depth+1, ends); !ok {
 				return i, false
 			}
-			i = skipWS(b, i)
-			if i >= len(b) {
+			var closed bool
+			if i, closed, ok = afterElem(b, i, ']'); !ok {
 				return i, false
 			}
-			switch b[i] {
-			case ',':
-				i = skipWS(b, i+1)
-			case ']':
-				return tape(ends, start, i+1), true
-			default:
-				return i, false
+			if closed {
+				return tape(ends, start, i), true
 			}
 		}
 	case '"':
@@ -95,6 +85,23 @@ func validValue(b []byte, i, depth int, ends []int32) (int, bool) {
 	default:
 		return validNumber(b, i)
 	}
+}
+
+// afterElem reads what follows an element of an object or array closed by
+// closer: after a comma it returns the index of the next element, after
+// the closer the index just past it with closed set; anything else is not ok.
+func afterElem(b []byte, i int, closer byte) (next int, closed, ok bool) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return i, false, false
+	}
+	switch b[i] {
+	case ',':
+		return skipWS(b, i+1), false, true
+	case closer:
+		return i + 1, true, true
+	}
+	return i, false, false
 }
 
 func validLiteral(b []byte, i int, lit string) (int, bool) {

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -17,29 +16,20 @@ type messagesDialect struct{}
 
 func (messagesDialect) parse(body []byte, tape []int32) (request, error) {
 	var req request
-	root, ok := parseDoc(body, tape)
-	if !ok {
-		return req, errNotJSON
-	}
-	if root.kind() != '{' {
-		return req, errNotObject
-	}
 	var messages, tools jval
-	root.eachField(func(k []byte, v jval) bool {
+	err := parseObject(body, tape, &req, func(k []byte, v jval) {
 		switch string(k) {
-		case "model":
-			req.model = v.str()
-		case "stream":
-			req.stream = v.isTrue()
 		case "messages":
 			messages = v
 		case "tools":
 			tools = v
 		}
-		return true
 	})
-	if k := messages.kind(); k != 0 && k != '[' && !messages.isNull() {
-		return req, errors.New("messages: want an array")
+	if err != nil {
+		return req, err
+	}
+	if err := checkArray("messages", messages); err != nil {
+		return req, err
 	}
 	messages.eachElem(func(m jval) bool {
 		if !m.field("role").is("user") {
@@ -50,15 +40,13 @@ func (messagesDialect) parse(body []byte, tape []int32) (request, error) {
 			req.userText = append(req.userText, s)
 			return true
 		}
-		result := false
+		inResult := false
 		content.eachElem(func(block jval) bool {
 			typ := block.field("type")
 			switch {
 			case typ.is("tool_result"):
-				result = true
-				if id := block.field("tool_use_id").str(); id != "" {
-					req.resultIDs = append(req.resultIDs, id)
-				}
+				req.addToolResult(block.field("tool_use_id").str(), !inResult)
+				inResult = true
 			case typ.is("text"):
 				if s := block.field("text").str(); s != "" {
 					req.userText = append(req.userText, s)
@@ -66,10 +54,6 @@ func (messagesDialect) parse(body []byte, tape []int32) (request, error) {
 			}
 			return true
 		})
-		if result {
-			req.followUp = true
-			req.rounds++
-		}
 		return true
 	})
 	tools.eachElem(func(t jval) bool {
@@ -97,10 +81,7 @@ func isClientTool(typ string) bool {
 
 func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 	id := a.id("msg_", '_', -1)
-	outTokens := len(a.text)/4 + 1
-	for _, c := range a.calls {
-		outTokens += len(c.args)/4 + 1
-	}
+	outTokens := a.outputTokens()
 	stop := "end_turn"
 	if len(a.calls) > 0 {
 		stop = "tool_use"

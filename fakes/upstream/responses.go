@@ -18,27 +18,18 @@ type responsesDialect struct{}
 
 func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
 	var req request
-	root, ok := parseDoc(body, tape)
-	if !ok {
-		return req, errNotJSON
-	}
-	if root.kind() != '{' {
-		return req, errNotObject
-	}
 	var input, tools jval
-	root.eachField(func(k []byte, v jval) bool {
+	err := parseObject(body, tape, &req, func(k []byte, v jval) {
 		switch string(k) {
-		case "model":
-			req.model = v.str()
-		case "stream":
-			req.stream = v.isTrue()
 		case "input":
 			input = v
 		case "tools":
 			tools = v
 		}
-		return true
 	})
+	if err != nil {
+		return req, err
+	}
 	if s := input.str(); s != "" {
 		req.userText = append(req.userText, s)
 	}
@@ -61,13 +52,7 @@ func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
 			return true
 		})
 		if isToolOutputItem(typ.str(), output) {
-			if id := callID.str(); id != "" {
-				req.resultIDs = append(req.resultIDs, id)
-			}
-			req.followUp = true
-			if !inResult {
-				req.rounds++
-			}
+			req.addToolResult(callID.str(), !inResult)
 			inResult = true
 			return true
 		}
@@ -145,10 +130,7 @@ func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 	if len(a.calls) == 0 {
 		items = append(items, item{id: msgID, done: appendResponsesMessage(nil, msgID, a.text, "completed")})
 	}
-	outTokens := len(a.text)/4 + 1
-	for _, c := range a.calls {
-		outTokens += len(c.args)/4 + 1
-	}
+	outTokens := a.outputTokens()
 	response := func(dst []byte, status string, withOutput bool) []byte {
 		b := dst
 		b = append(b, `{"id":`...)

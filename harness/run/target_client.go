@@ -168,7 +168,7 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		run.Error = x.TransportError
 		return x
 	}
-	env := clientEnv(os.Environ(), map[string]string{
+	env := clientEnv(clientEnv(os.Environ(), loopbackNoProxy()), map[string]string{
 		"OPENAI_BASE_URL":     i.fakes.Upstream,
 		"ANTHROPIC_BASE_URL":  v.root,
 		"OPENAI_API_KEY":      dummyOpenAIKey,
@@ -249,6 +249,12 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	}
 	x.Body = excerpt([]byte(lastText(run.Stdout)))
 	return x
+}
+
+// loopbackNoProxy keeps a target's traffic to the fakes away from any HTTP
+// proxy the environment names.
+func loopbackNoProxy() map[string]string {
+	return map[string]string{"NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1"}
 }
 
 // clientEnv returns env with the variables in set replaced or added.

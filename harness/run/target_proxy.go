@@ -355,7 +355,7 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 	if err != nil {
 		return fail("rendering start.command: %v", err)
 	}
-	env := os.Environ()
+	env := clientEnv(os.Environ(), loopbackNoProxy())
 	for k, val := range s.Env {
 		r, err := render(val, startVars, v)
 		if err != nil {
@@ -470,7 +470,15 @@ type proxyInstance struct {
 }
 
 func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange {
-	return i.sender.send(ctx, req)
+	x := i.sender.send(ctx, req)
+	if i.proc != nil && x.TransportError != "" {
+		select {
+		case <-i.proc.Done():
+			x.TransportError += fmt.Sprintf(" (the %s process %s during the run)", i.name, i.proc.ExitDescription())
+		default:
+		}
+	}
+	return x
 }
 
 func (i *proxyInstance) Limits() history.Setup { return i.setup }

@@ -50,6 +50,29 @@ type conversation interface {
 	add(turn *modelTurn, results []toolResult)
 }
 
+// upstreamBody renders a model API call: the app's other request fields
+// (extra) passed through, then model, the conversation so far under
+// itemsKey, the gateway's tools as functions (fns) followed by the app's own
+// function tools, and stream.
+func upstreamBody(extra map[string]json.RawMessage, model, itemsKey string, items []json.RawMessage, fns []any, appTools []json.RawMessage, stream bool) ([]byte, error) {
+	body := make(map[string]any, len(extra)+4)
+	for k, v := range extra {
+		body[k] = v
+	}
+	body["model"] = model
+	body[itemsKey] = items
+	for _, t := range appTools {
+		fns = append(fns, t)
+	}
+	if len(fns) > 0 {
+		body["tools"] = fns
+	}
+	if stream {
+		body["stream"] = true
+	}
+	return json.Marshal(body)
+}
+
 // modelTurn is one model answer.
 type modelTurn struct {
 	// Raw is the whole non-streamed answer.

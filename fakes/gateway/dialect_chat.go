@@ -34,28 +34,13 @@ type chatConversation struct {
 func (c *chatConversation) path() string { return "/chat/completions" }
 
 func (c *chatConversation) body(model string, tools []modelTool, stream bool) ([]byte, error) {
-	body := make(map[string]any, len(c.extra)+4)
-	for k, v := range c.extra {
-		body[k] = v
-	}
-	body["model"] = model
-	body["messages"] = c.messages
-	var all []any
+	fns := make([]any, 0, len(tools))
 	for _, t := range tools {
-		all = append(all, map[string]any{"type": "function", "function": map[string]any{
+		fns = append(fns, map[string]any{"type": "function", "function": map[string]any{
 			"name": t.Name, "description": t.Description, "parameters": t.Parameters,
 		}})
 	}
-	for _, t := range c.funcTools {
-		all = append(all, t)
-	}
-	if len(all) > 0 {
-		body["tools"] = all
-	}
-	if stream {
-		body["stream"] = true
-	}
-	return json.Marshal(body)
+	return upstreamBody(c.extra, model, "messages", c.messages, fns, c.funcTools, stream)
 }
 
 // chatCompletion is the part of a chat completion the gateway reads.
@@ -69,12 +54,16 @@ type chatCompletion struct {
 type chatMessage struct {
 	Content   *string `json:"content"`
 	ToolCalls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
+		ID       string       `json:"id"`
+		Function chatFunction `json:"function"`
 	} `json:"tool_calls"`
+}
+
+// chatFunction is the function of a chat tool call: its name and its
+// arguments as JSON text (a fragment of each, in a stream chunk).
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 func (c *chatConversation) parse(body []byte) (*modelTurn, error) {
@@ -109,14 +98,10 @@ func (c *chatConversation) add(turn *modelTurn, results []toolResult) {
 // chatAssistantMessage is the assistant message that replays a streamed
 // turn's tool calls.
 func chatAssistantMessage(text string, calls []toolCall) json.RawMessage {
-	type fn struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
 	type call struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function fn     `json:"function"`
+		ID       string       `json:"id"`
+		Type     string       `json:"type"`
+		Function chatFunction `json:"function"`
 	}
 	msg := struct {
 		Role      string  `json:"role"`
@@ -127,7 +112,7 @@ func chatAssistantMessage(text string, calls []toolCall) json.RawMessage {
 		msg.Content = &text
 	}
 	for _, c := range calls {
-		msg.ToolCalls = append(msg.ToolCalls, call{ID: c.ID, Type: "function", Function: fn{c.Name, c.Arguments}})
+		msg.ToolCalls = append(msg.ToolCalls, call{ID: c.ID, Type: "function", Function: chatFunction{c.Name, c.Arguments}})
 	}
 	return mustJSON(msg)
 }

@@ -46,26 +46,11 @@ type responsesConversation struct {
 func (c *responsesConversation) path() string { return "/responses" }
 
 func (c *responsesConversation) body(model string, tools []modelTool, stream bool) ([]byte, error) {
-	body := make(map[string]any, len(c.extra)+4)
-	for k, v := range c.extra {
-		body[k] = v
-	}
-	body["model"] = model
-	body["input"] = c.input
-	var all []any
+	fns := make([]any, 0, len(tools))
 	for _, t := range tools {
-		all = append(all, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
+		fns = append(fns, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
 	}
-	for _, t := range c.funcTools {
-		all = append(all, t)
-	}
-	if len(all) > 0 {
-		body["tools"] = all
-	}
-	if stream {
-		body["stream"] = true
-	}
-	return json.Marshal(body)
+	return upstreamBody(c.extra, model, "input", c.input, fns, c.funcTools, stream)
 }
 
 // responseObject is the part of a response object the gateway reads.

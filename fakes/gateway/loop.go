@@ -35,17 +35,7 @@ func (e *mcpListError) Unwrap() error { return e.err }
 // the model, run its MCP tool calls, send the follow-up with the results,
 // and repeat until the model answers without calling the gateway's tools.
 func (g *Gateway) attempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
-	tools, err := g.offerTools(ctx, rs.req)
-	if err != nil {
-		return nil, err
-	}
-	conv := rs.d.conversation(rs.req)
-	model := g.cfg.upstreamModel(at.group)
-	for round := 0; ; round++ {
-		body, err := conv.body(model, tools, false)
-		if err != nil {
-			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}
-		}
+	return g.toolLoop(ctx, rs, at, false, func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
 		raw, err := g.callModel(ctx, conv.path(), body)
 		if err != nil {
 			return nil, err
@@ -53,6 +43,32 @@ func (g *Gateway) attempt(ctx context.Context, rs *requestState, at *attemptStat
 		turn, err := conv.parse(raw)
 		if err != nil {
 			return nil, badAnswer(conv.path(), err)
+		}
+		return turn, nil
+	})
+}
+
+// toolLoop runs the tool loop of one attempt: it offers the MCP tools,
+// renders each model API call (stream asks for a streamed answer), gets the
+// model's turn from callModel and runs the gateway's tool calls of that
+// turn, until the model answers without calling them or maxToolRounds is
+// reached. It returns that last turn.
+func (g *Gateway) toolLoop(ctx context.Context, rs *requestState, at *attemptState, stream bool,
+	callModel func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error)) (*modelTurn, error) {
+	tools, err := g.offerTools(ctx, rs.req)
+	if err != nil {
+		return nil, err
+	}
+	conv := rs.d.conversation(rs.req)
+	model := g.cfg.upstreamModel(at.group)
+	for round := 0; ; round++ {
+		body, err := conv.body(model, tools, stream)
+		if err != nil {
+			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}
+		}
+		turn, err := callModel(ctx, conv, body)
+		if err != nil {
+			return nil, err
 		}
 		if !ours(turn, tools) || round >= maxToolRounds {
 			return turn, nil

@@ -39,43 +39,23 @@ func (s *sseSink) start() {
 
 // data writes one `data:` event and flushes it.
 func (s *sseSink) data(payload []byte) error {
-	s.start()
-	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", payload); err != nil {
-		return fmt.Errorf("writing to the app: %w", err)
-	}
-	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return fmt.Errorf("flushing to the app: %w", err)
-	}
-	return nil
+	return s.event(sseEvent{data: payload})
 }
 
 // streamAttempt runs the whole tool loop once for a streamed chat request:
 // each model answer is relayed to the app chunk by chunk as it arrives, the
 // tools run between the streams, and the final stream ends with [DONE].
 func (g *Gateway) streamAttempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
-	tools, err := g.offerTools(ctx, rs.req)
+	turn, err := g.toolLoop(ctx, rs, at, true, func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
+		return g.relayChatStream(ctx, conv.path(), body, rs.sink)
+	})
 	if err != nil {
 		return nil, err
 	}
-	conv := rs.d.conversation(rs.req)
-	model := g.cfg.upstreamModel(at.group)
-	for round := 0; ; round++ {
-		body, err := conv.body(model, tools, true)
-		if err != nil {
-			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}
-		}
-		turn, err := g.relayChatStream(ctx, conv.path(), body, rs.sink)
-		if err != nil {
-			return nil, err
-		}
-		if !ours(turn, tools) || round >= maxToolRounds {
-			if err := rs.sink.data([]byte("[DONE]")); err != nil {
-				return nil, connectionFailure("answering the app", err)
-			}
-			return turn, nil
-		}
-		conv.add(turn, g.runTools(ctx, rs, at, turn.Calls, tools))
+	if err := rs.sink.data([]byte("[DONE]")); err != nil {
+		return nil, connectionFailure("answering the app", err)
 	}
+	return turn, nil
 }
 
 // chatChunk is the part of a chat completion chunk the gateway reads.
@@ -84,35 +64,48 @@ type chatChunk struct {
 		Delta struct {
 			Content   *string `json:"content"`
 			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
+				Index    int          `json:"index"`
+				ID       string       `json:"id"`
+				Function chatFunction `json:"function"`
 			} `json:"tool_calls"`
 		} `json:"delta"`
 	} `json:"choices"`
+}
+
+// openStream sends one streamed model API call, bounded by UpstreamTimeout,
+// and returns a line scanner over its event stream. The caller calls
+// closeStream when done: it closes the answer and ends the call's context.
+func (g *Gateway) openStream(ctx context.Context, path string, body []byte) (sc *bufio.Scanner, closeStream func(), err error) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.UpstreamTimeout)
+	resp, err := g.postUpstream(ctx, path, body, true)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	closeStream = func() {
+		resp.Body.Close()
+		cancel()
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		closeStream()
+		return nil, nil, badAnswer(path, fmt.Errorf("a streamed call was answered with Content-Type %q", mt))
+	}
+	sc = bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
+	return sc, closeStream, nil
 }
 
 // relayChatStream sends one streamed chat call and relays each chunk to the
 // app as it comes, without the upstream's [DONE]. It returns the turn the
 // chunks add up to; a stream that ends before [DONE] is a connection failure.
 func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte, sink *sseSink) (*modelTurn, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.UpstreamTimeout)
-	defer cancel()
-	resp, err := g.postUpstream(ctx, path, body, true)
+	sc, closeStream, err := g.openStream(ctx, path, body)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		return nil, badAnswer(path, fmt.Errorf("a streamed call was answered with Content-Type %q", mt))
-	}
+	defer closeStream()
 	var text strings.Builder
 	calls := map[int]*toolCall{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
 	done := false
 	for sc.Scan() {
 		payload, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
@@ -199,44 +192,18 @@ func (s *sseSink) event(ev sseEvent) error {
 // complete: so a failure is answered like a non-streamed one, and the stream
 // splice of chat (StreamSplice) cannot happen on these endpoints.
 func (g *Gateway) bufferedStreamAttempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
-	tools, err := g.offerTools(ctx, rs.req)
-	if err != nil {
-		return nil, err
-	}
-	conv := rs.d.conversation(rs.req)
-	model := g.cfg.upstreamModel(at.group)
-	for round := 0; ; round++ {
-		body, err := conv.body(model, tools, true)
-		if err != nil {
-			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}
-		}
-		turn, err := g.readResponsesStream(ctx, conv, body)
-		if err != nil {
-			return nil, err
-		}
-		if !ours(turn, tools) || round >= maxToolRounds {
-			return turn, nil
-		}
-		conv.add(turn, g.runTools(ctx, rs, at, turn.Calls, tools))
-	}
+	return g.toolLoop(ctx, rs, at, true, g.readResponsesStream)
 }
 
 // readResponsesStream sends one streamed Responses call and reads its events
 // up to the terminal one; the turn is the response object that event carries.
 func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
 	path := conv.path()
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.UpstreamTimeout)
-	defer cancel()
-	resp, err := g.postUpstream(ctx, path, body, true)
+	sc, closeStream, err := g.openStream(ctx, path, body)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		return nil, badAnswer(path, fmt.Errorf("a streamed call was answered with Content-Type %q", mt))
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
+	defer closeStream()
 	var events []sseEvent
 	var cur sseEvent
 	// finish ends the current event; it returns the turn or error a

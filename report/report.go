@@ -122,6 +122,10 @@ func statuses(r rules.Result) string {
 	}
 	parts := make([]string, len(r.Counts.Statuses))
 	for i, s := range r.Counts.Statuses {
+		if i < len(r.History.Requests) && r.History.Requests[i].Client != nil {
+			parts[i] = clientOutcome(r.History.Requests[i].Client)
+			continue
+		}
 		if s == 0 {
 			parts[i] = "none"
 		} else {
@@ -164,6 +168,10 @@ func Timeline(h *history.History) []string {
 		kind := ""
 		if x.Stream {
 			kind = " (stream)"
+		}
+		if x.Client != nil {
+			add(x.Start.D(), "client", "run of the client command ("+x.Endpoint+" prompt)")
+			continue
 		}
 		add(x.Start.D(), "client", "POST "+x.Path+kind)
 	}
@@ -220,7 +228,24 @@ func UpstreamCounts(r rules.Result) []string {
 	return out
 }
 
+// clientOutcome renders a client run's end: "exit 1" or "killed".
+func clientOutcome(c *history.ClientRun) string {
+	switch {
+	case c.Killed:
+		return "killed"
+	case c.Error != "":
+		return "not run"
+	}
+	return "exit " + strconv.Itoa(c.Exit)
+}
+
 func answer(x history.Exchange) string {
+	if x.Client != nil {
+		if x.Client.Killed || x.Client.Error != "" {
+			return clientOutcome(x.Client) + ": " + firstLine(x.TransportError)
+		}
+		return "client " + clientOutcome(x.Client)
+	}
 	var parts []string
 	if x.Status != 0 {
 		parts = append(parts, fmt.Sprintf("HTTP %d", x.Status))
@@ -282,4 +307,9 @@ func word(n int, w string) string {
 		return w
 	}
 	return w + "s"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

@@ -2,7 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,28 +47,16 @@ func counts(h *history.History) []Verdict {
 	eq("writes", e.Writes, len(h.Writes()), "write")
 	eq("keys", e.Keys, len(h.Keys()), "key")
 	eq("cancellations", e.Cancellations, len(h.MCPOf(history.MCPCancelled, "")), "cancellation")
-	if len(e.Upstream) > 0 {
-		keys := make([]string, 0, len(e.Upstream))
-		for k := range e.Upstream {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			want := e.Upstream[k]
-			eq("upstream["+k+"]", &want, upstreamCount(h, k), "request")
-		}
+	for _, k := range slices.Sorted(maps.Keys(e.Upstream)) {
+		want := e.Upstream[k]
+		eq("upstream["+k+"]", &want, upstreamCount(h, k), "request")
 	}
 	if e.MCP != nil && e.MCP.Calls != nil {
 		c := e.MCP.Calls
 		if c.PerTool == nil {
 			eq("mcp.calls", &c.Total, len(h.Calls("")), "tools/call")
 		} else {
-			tools := make([]string, 0, len(c.PerTool))
-			for t := range c.PerTool {
-				tools = append(tools, t)
-			}
-			sort.Strings(tools)
-			for _, t := range tools {
+			for _, t := range slices.Sorted(maps.Keys(c.PerTool)) {
 				want := c.PerTool[t]
 				eq("mcp.calls["+t+"]", &want, len(h.Calls(t)), "tools/call")
 			}

@@ -36,6 +36,26 @@ func mcp(at int, kind, tool, detail string) history.MCPEvent {
 	return history.MCPEvent{At: ms(at), Kind: kind, Tool: tool, Detail: detail, RequestID: "1"}
 }
 
+// withHeaders is u with the response headers headers.
+func withHeaders(u history.UpstreamRequest, headers map[string]string) history.UpstreamRequest {
+	u.Headers = headers
+	return u
+}
+
+// keyedWrite is a write of commit_write_keyed with idempotency key key.
+func keyedWrite(at int, key string) history.MCPEvent {
+	w := mcp(at, history.MCPWrite, "commit_write_keyed", "")
+	w.Key = key
+	return w
+}
+
+// initialFailures appends n initial requests answered 503, 1ms apart.
+func initialFailures(h *history.History, n int) {
+	for i := range n {
+		h.Upstream = append(h.Upstream, up(1+i, "initial", "injected_503", 503))
+	}
+}
+
 // loop appends one whole tool loop: initial, call and write, follow-up.
 func loop(h *history.History, at int, followOutcome string, followStatus int) {
 	h.Upstream = append(h.Upstream, up(at, "initial", "forwarded", 200), up(at+2, "follow_up", followOutcome, followStatus))
@@ -79,9 +99,7 @@ func TestRules(t *testing.T) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "forwarded", 200))
 		}), Unknown},
 		{"retry-before: should-retry false is not retry-able", "retry-before-dispatch", seedHistory(func(h *history.History) {
-			u := up(2, "follow_up", "injected_503", 503)
-			u.Headers = map[string]string{"X-Should-Retry": "false"}
-			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), u)
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), withHeaders(up(2, "follow_up", "injected_503", 503), map[string]string{"X-Should-Retry": "false"}))
 		}), Unknown},
 
 		{"surfaces: 500", "error-surfaces", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Pass},
@@ -123,9 +141,7 @@ func TestRules(t *testing.T) {
 
 		{"keyed: same key", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
-			w := mcp(1, history.MCPWrite, "commit_write_keyed", "")
-			w.Key = "k1"
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), w, mcp(1, history.MCPResult, "commit_write_keyed", ""))
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1, "k1"), mcp(1, history.MCPResult, "commit_write_keyed", ""))
 			for i := range 2 {
 				h.MCP = append(h.MCP, mcp(2+i, history.MCPCall, "commit_write_keyed", ""), mcp(2+i, history.MCPResult, "commit_write_keyed", "dedup"))
 			}
@@ -133,16 +149,12 @@ func TestRules(t *testing.T) {
 		{"keyed: fresh keys", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
 			for i, k := range []string{"k1", "k2", "k3"} {
-				w := mcp(1+i, history.MCPWrite, "commit_write_keyed", "")
-				w.Key = k
-				h.MCP = append(h.MCP, mcp(1+i, history.MCPCall, "commit_write_keyed", ""), w)
+				h.MCP = append(h.MCP, mcp(1+i, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1+i, k))
 			}
 		}), Fail},
 		{"keyed: not retried", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
-			w := mcp(1, history.MCPWrite, "commit_write_keyed", "")
-			w.Key = "k1"
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), w)
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1, "k1"))
 		}), Unknown},
 
 		{"is-error: each call once", "is-error-not-retried", seedHistory(func(h *history.History) {
@@ -164,43 +176,31 @@ func TestRules(t *testing.T) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_404", 404), up(2, "initial", "injected_404", 404))
 		}), Fail},
 		{"non-retryable: should-retry false retried", "non-retryable-not-retried", seedHistory(func(h *history.History) {
-			u := up(1, "initial", "injected_503", 503)
-			u.Headers = map[string]string{"x-should-retry": "false"}
-			h.Upstream = append(h.Upstream, u, up(2, "initial", "forwarded", 200))
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_503", 503), map[string]string{"x-should-retry": "false"}), up(2, "initial", "forwarded", 200))
 		}), Fail},
 		{"non-retryable: only 503s", "non-retryable-not-retried", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503), up(2, "initial", "forwarded", 200))
 		}), Unknown},
 
 		{"retry-after: waited", "retry-after-honored", seedHistory(func(h *history.History) {
-			u := up(1, "initial", "injected_429", 429)
-			u.Headers = map[string]string{"retry-after-ms": "50"}
-			h.Upstream = append(h.Upstream, u, up(60, "initial", "forwarded", 200))
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_429", 429), map[string]string{"retry-after-ms": "50"}), up(60, "initial", "forwarded", 200))
 		}), Pass},
 		{"retry-after: too soon", "retry-after-honored", seedHistory(func(h *history.History) {
-			u := up(1, "initial", "injected_429", 429)
-			u.Headers = map[string]string{"Retry-After": "1"}
-			h.Upstream = append(h.Upstream, u, up(60, "initial", "forwarded", 200))
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_429", 429), map[string]string{"Retry-After": "1"}), up(60, "initial", "forwarded", 200))
 		}), Fail},
 		{"retry-after: none asked", "retry-after-honored", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_429", 429), up(2, "initial", "forwarded", 200))
 		}), Unknown},
 
 		{"bounded: within cap", "bounded-attempts", seedHistory(func(h *history.History) {
-			for i := range 3 {
-				h.Upstream = append(h.Upstream, up(1+i, "initial", "injected_503", 503))
-			}
+			initialFailures(h, 3)
 		}), Pass},
 		{"bounded: over cap", "bounded-attempts", seedHistory(func(h *history.History) {
-			for i := range 7 {
-				h.Upstream = append(h.Upstream, up(1+i, "initial", "injected_503", 503))
-			}
+			initialFailures(h, 7)
 		}), Fail},
 		{"bounded: scenario cap", "bounded-attempts", seedHistory(func(h *history.History) {
 			h.Expect.MaxAttempts = intp(2)
-			for i := range 3 {
-				h.Upstream = append(h.Upstream, up(1+i, "initial", "injected_503", 503))
-			}
+			initialFailures(h, 3)
 		}), Fail},
 		{"bounded: no cap known", "bounded-attempts", seedHistory(func(h *history.History) {
 			h.Setup.NumRetries = -1

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"mime"
 	"net"
 	"net/http"
@@ -298,12 +299,7 @@ func (s *Server) endLocked(c *call) {
 func (s *Server) answered(p *post, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, c := range p.calls {
-		if c.state != callInFlight {
-			continue
-		}
-		c.state = callAnswered
-		s.endLocked(c)
+	for c := range s.endInFlightLocked(p, callAnswered) {
 		detail := c.outcome
 		if status >= 400 {
 			detail = "http " + strconv.Itoa(status)
@@ -346,14 +342,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *post, f *Fail
 		http.Error(w, "ledger: injected fault fail_before_execute", f.status())
 		return
 	}
-	conn, _, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0) // close with RST
-	}
-	_ = conn.Close()
+	abortConnection(w, true)
 }
 
 // dropConnection applies drop_after_execute: the answer was swallowed, and
@@ -361,9 +350,19 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *post, f *Fail
 func (s *Server) dropConnection(w http.ResponseWriter, p *post) {
 	s.finishPost(p, callDropped, "drop_after_execute")
 	s.log.Info("ledger fault", "fault", "drop_after_execute", "calls", len(p.calls))
+	abortConnection(w, false)
+}
+
+// abortConnection closes the connection under w before any answer, with a
+// TCP RST when reset is set. On HTTP/2 it resets the stream instead, by
+// panicking with http.ErrAbortHandler.
+func abortConnection(w http.ResponseWriter, reset bool) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0) // close with RST
 	}
 	_ = conn.Close()
 }
@@ -373,14 +372,26 @@ func (s *Server) dropConnection(w http.ResponseWriter, p *post) {
 func (s *Server) finishPost(p *post, state callState, fault string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, c := range p.calls {
-		if c.state != callInFlight {
-			continue
-		}
-		c.state = state
-		s.endLocked(c)
+	for c := range s.endInFlightLocked(p, state) {
 		if fault != "" {
 			s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: fault})
+		}
+	}
+}
+
+// endInFlightLocked ends each of p's calls still in flight with state, then
+// yields it. s.mu must be held.
+func (s *Server) endInFlightLocked(p *post, state callState) iter.Seq[*call] {
+	return func(yield func(*call) bool) {
+		for _, c := range p.calls {
+			if c.state != callInFlight {
+				continue
+			}
+			c.state = state
+			s.endLocked(c)
+			if !yield(c) {
+				return
+			}
 		}
 	}
 }

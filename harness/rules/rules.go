@@ -9,7 +9,8 @@ package rules
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
@@ -183,11 +184,7 @@ func plural(n int, word string) string {
 
 // tally renders counts by key, sorted: "commit_write 3, read_ledger 1".
 func tally(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])

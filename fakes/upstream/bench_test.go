@@ -81,17 +81,7 @@ func BenchmarkChatCompletion(b *testing.B) {
 		var done [2]int
 		for b.Loop() {
 			for i, u := range targets {
-				start := time.Now()
-				var wg sync.WaitGroup
-				for range conc {
-					wg.Go(func() {
-						for range per {
-							fetch(b, clients[i], u)
-						}
-					})
-				}
-				wg.Wait()
-				spent[i] += time.Since(start)
+				spent[i] += fetchConcurrently(b, clients[i], u, conc, per)
 				done[i] += conc * per
 			}
 		}
@@ -111,6 +101,22 @@ func BenchmarkChatCompletion(b *testing.B) {
 
 func benchClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
+}
+
+// fetchConcurrently sends conc*per chat requests to url with client, from
+// conc goroutines at once, and returns how long they took.
+func fetchConcurrently(b testing.TB, client *http.Client, url string, conc, per int) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for range per {
+				fetch(b, client, url)
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
 }
 
 func fetch(b testing.TB, client *http.Client, url string) []byte {

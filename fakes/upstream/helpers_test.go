@@ -61,6 +61,17 @@ func token(t testing.TB, parts ...string) string {
 	return runtoken.Derive(append([]string{t.Name()}, parts...)...)
 }
 
+// oneCleanLoop is the counts of one tool loop the fake forwarded untouched:
+// the initial request and its follow-up.
+func oneCleanLoop() Counts {
+	return Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}}
+}
+
+// oneCleanLoopLog is the request log of oneCleanLoop on path.
+func oneCleanLoopLog(path string) string {
+	return path + " initial forwarded\n" + path + " follow_up forwarded\n"
+}
+
 // diff fails the test with a (-want +got) report when want != got.
 func diff(t testing.TB, what string, want, got any) {
 	t.Helper()

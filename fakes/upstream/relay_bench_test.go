@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -106,17 +105,7 @@ func BenchmarkRelay(b *testing.B) {
 		done := make([]int, len(urls))
 		for b.Loop() {
 			for i, u := range urls {
-				start := time.Now()
-				var wg sync.WaitGroup
-				for range conc {
-					wg.Go(func() {
-						for range per {
-							fetch(b, clients[i], u)
-						}
-					})
-				}
-				wg.Wait()
-				spent[i] += time.Since(start)
+				spent[i] += fetchConcurrently(b, clients[i], u, conc, per)
 				done[i] += conc * per
 			}
 		}

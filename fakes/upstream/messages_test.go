@@ -29,6 +29,33 @@ func messagesParams(tok string, toolNames ...string) anthropic.MessageNewParams 
 	return p
 }
 
+// sendMessage sends params with the SDK, streamed or not, and returns the
+// message; streamed, also the types of the events in order.
+func sendMessage(t *testing.T, ctx context.Context, client *anthropic.Client, params anthropic.MessageNewParams, stream bool) (anthropic.Message, []string) {
+	t.Helper()
+	if !stream {
+		m, err := client.Messages.New(ctx, params)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		return *m, nil
+	}
+	var msg anthropic.Message
+	var types []string
+	events := client.Messages.NewStreaming(ctx, params)
+	for events.Next() {
+		ev := events.Current()
+		types = append(types, ev.Type)
+		if err := msg.Accumulate(ev); err != nil {
+			t.Fatalf("Accumulate: %v", err)
+		}
+	}
+	if err := events.Err(); err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	return msg, types
+}
+
 func TestMessagesSDK(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -51,29 +78,9 @@ func TestMessagesSDK(t *testing.T) {
 			ctx := context.Background()
 			params := messagesParams(tok, tt.tools...)
 
-			var msg anthropic.Message
-			if tt.stream {
-				stream := client.Messages.NewStreaming(ctx, params)
-				var types []string
-				for stream.Next() {
-					ev := stream.Current()
-					types = append(types, ev.Type)
-					if err := msg.Accumulate(ev); err != nil {
-						t.Fatalf("Accumulate: %v", err)
-					}
-				}
-				if err := stream.Err(); err != nil {
-					t.Fatalf("stream: %v", err)
-				}
-				if types[len(types)-1] != "message_stop" {
-					t.Errorf("events %v", types)
-				}
-			} else {
-				m, err := client.Messages.New(ctx, params)
-				if err != nil {
-					t.Fatalf("New: %v", err)
-				}
-				msg = *m
+			msg, types := sendMessage(t, ctx, client, params, tt.stream)
+			if tt.stream && types[len(types)-1] != "message_stop" {
+				t.Errorf("events %v", types)
 			}
 			if !strings.Contains(msg.ID, tok) {
 				t.Errorf("message id %q lacks token", msg.ID)
@@ -94,24 +101,7 @@ func TestMessagesSDK(t *testing.T) {
 			}
 
 			params.Messages = append(params.Messages, msg.ToParam(), anthropic.NewUserMessage(anthropic.NewToolResultBlock(tu.ID, "recorded", false)))
-			var follow anthropic.Message
-			if tt.stream {
-				stream := client.Messages.NewStreaming(ctx, params)
-				for stream.Next() {
-					if err := follow.Accumulate(stream.Current()); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := stream.Err(); err != nil {
-					t.Fatalf("follow-up stream: %v", err)
-				}
-			} else {
-				m, err := client.Messages.New(ctx, params)
-				if err != nil {
-					t.Fatalf("follow-up: %v", err)
-				}
-				follow = *m
-			}
+			follow, _ := sendMessage(t, ctx, client, params, tt.stream)
 			diff(t, "follow-up text", "done", follow.Content[0].Text)
 			diff(t, "follow-up stop", anthropic.StopReasonEndTurn, follow.StopReason)
 			diff(t, "counts", oneCleanLoop(), s.Counts(tok))

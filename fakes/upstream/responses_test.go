@@ -27,6 +27,22 @@ type responsesCall struct {
 	Name, Namespace, Args string
 }
 
+// followUpParams is a follow-up that continues response prevID with the
+// output of the function call callID, offering tools.
+func followUpParams(prevID, callID, output string, tools []responses.ToolUnionParam) responses.ResponseNewParams {
+	return responses.ResponseNewParams{
+		Model:              "gpt-test",
+		PreviousResponseID: param.NewOpt(prevID),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+				CallID: param.NewOpt(callID),
+				Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(output)},
+			}},
+		}},
+		Tools: tools,
+	}
+}
+
 func TestResponsesSDK(t *testing.T) {
 	namespaced := responses.ToolParamOfNamespace("ledger tools", "ledger", []responses.NamespaceToolToolUnionParam{
 		{OfFunction: &responses.NamespaceToolToolFunctionParam{Name: "commit_write"}},
@@ -107,17 +123,7 @@ func TestResponsesSDK(t *testing.T) {
 			}
 
 			// Follow-up with previous_response_id: only the output item carries the token.
-			params = responses.ResponseNewParams{
-				Model:              "gpt-test",
-				PreviousResponseID: param.NewOpt(resp.ID),
-				Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
-					{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-						CallID: param.NewOpt(fc.CallID),
-						Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt("recorded")},
-					}},
-				}},
-				Tools: tt.tools,
-			}
+			params = followUpParams(resp.ID, fc.CallID, "recorded", tt.tools)
 			var text string
 			if tt.stream {
 				stream := client.Responses.NewStreaming(ctx, params)
@@ -183,17 +189,7 @@ func TestResponsesPreviousResponseRounds(t *testing.T) {
 		}
 		fc := resp.Output[0].AsFunctionCall()
 		got = append(got, fc.Name)
-		resp, err = client.Responses.New(context.Background(), responses.ResponseNewParams{
-			Model:              "gpt-test",
-			PreviousResponseID: param.NewOpt(resp.ID),
-			Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
-				{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-					CallID: param.NewOpt(fc.CallID),
-					Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt("ok")},
-				}},
-			}},
-			Tools: tools,
-		})
+		resp, err = client.Responses.New(context.Background(), followUpParams(resp.ID, fc.CallID, "ok", tools))
 		if err != nil {
 			t.Fatal(err)
 		}

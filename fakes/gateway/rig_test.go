@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 )
@@ -221,6 +222,22 @@ func (r *rig) uniqC() map[string]int {
 		}
 	}
 	return out
+}
+
+// wantLedgerLines fails the test unless ledger.txt has n lines.
+func (r *rig) wantLedgerLines(n int) {
+	r.t.Helper()
+	if got := r.ledgerLines(); got != n {
+		r.t.Errorf("wc -l ledger.txt = %d, want %d", got, n)
+	}
+}
+
+// wantUniqC fails the test unless `sort upstream.log | uniq -c` is want.
+func (r *rig) wantUniqC(want map[string]int) {
+	r.t.Helper()
+	if diff := cmp.Diff(want, r.uniqC()); diff != "" {
+		r.t.Errorf("sort upstream.log | uniq -c (-want +got):\n%s", diff)
+	}
 }
 
 // errorOf decodes an OpenAI error body's message and code.

@@ -73,16 +73,11 @@ func TestSeedFollowUpFailure(t *testing.T) {
 			if diff := cmp.Diff(tt.wantCode, code); diff != "" {
 				t.Errorf("error code (-want +got):\n%s", diff)
 			}
-			if got := r.ledgerLines(); got != tt.wantWrites {
-				t.Errorf("wc -l ledger.txt = %d, want %d", got, tt.wantWrites)
-			}
-			want := map[string]int{
+			r.wantLedgerLines(tt.wantWrites)
+			r.wantUniqC(map[string]int{
 				tt.logPath + " follow_up injected_500": tt.wantRuns,
 				tt.logPath + " initial forwarded":      tt.wantRuns,
-			}
-			if diff := cmp.Diff(want, r.uniqC()); diff != "" {
-				t.Errorf("sort upstream.log | uniq -c (-want +got):\n%s", diff)
-			}
+			})
 		})
 	}
 }
@@ -102,23 +97,18 @@ func TestSeedGuardrailRetried(t *testing.T) {
 					t.Errorf("POST %s: status = %d, want 200; body %s", path, status, body)
 				}
 			}
-			if got := r.ledgerLines(); got != 0 {
-				t.Errorf("wc -l ledger.txt = %d, want 0", got)
-			}
+			r.wantLedgerLines(0)
 			if got := r.ledger.Total().CallsTotal(); got != 0 {
 				t.Errorf("tools/call received = %d, want 0", got)
 			}
-			want := map[string]int{
+			r.wantUniqC(map[string]int{
 				"/v1/chat/completions follow_up forwarded":    1,
 				"/v1/chat/completions follow_up injected_500": 1,
 				"/v1/chat/completions initial forwarded":      2,
 				"/v1/responses follow_up forwarded":           2,
 				"/v1/responses follow_up injected_500":        2,
 				"/v1/responses initial forwarded":             4,
-			}
-			if diff := cmp.Diff(want, r.uniqC()); diff != "" {
-				t.Errorf("sort upstream.log | uniq -c (-want +got):\n%s", diff)
-			}
+			})
 		})
 	}
 }
@@ -136,18 +126,13 @@ func TestSeedNoFault(t *testing.T) {
 					t.Errorf("POST %s: status = %d, want 200; body %s", path, status, body)
 				}
 			}
-			if got := r.ledgerLines(); got != 3 {
-				t.Errorf("wc -l ledger.txt = %d, want 3", got)
-			}
-			want := map[string]int{
+			r.wantLedgerLines(3)
+			r.wantUniqC(map[string]int{
 				"/v1/chat/completions follow_up forwarded": 1,
 				"/v1/chat/completions initial forwarded":   1,
 				"/v1/responses follow_up forwarded":        2,
 				"/v1/responses initial forwarded":          2,
-			}
-			if diff := cmp.Diff(want, r.uniqC()); diff != "" {
-				t.Errorf("sort upstream.log | uniq -c (-want +got):\n%s", diff)
-			}
+			})
 		})
 	}
 }
@@ -187,16 +172,11 @@ func TestSeedStreamDrop(t *testing.T) {
 			if want := "APIConnectionError: APIConnectionError: OpenAIException - Response payload is not completed"; !strings.Contains(errLines[0], want) {
 				t.Errorf("error event %q does not contain %q", errLines[0], want)
 			}
-			if got := r.ledgerLines(); got != tt.wantWrites {
-				t.Errorf("wc -l ledger.txt = %d, want %d", got, tt.wantWrites)
-			}
-			want := map[string]int{
+			r.wantLedgerLines(tt.wantWrites)
+			r.wantUniqC(map[string]int{
 				"/v1/chat/completions follow_up dropped_stream": tt.wantRuns,
 				"/v1/chat/completions initial forwarded":        tt.wantRuns,
-			}
-			if diff := cmp.Diff(want, r.uniqC()); diff != "" {
-				t.Errorf("sort upstream.log | uniq -c (-want +got):\n%s", diff)
-			}
+			})
 		})
 	}
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,34 +39,15 @@ func baselineFixture() Suite {
 }
 
 func TestBaselineFormats(t *testing.T) {
-	tests := []struct {
-		name  string
-		write func(*bytes.Buffer, Suite) error
-	}{
+	checkGoldenFormats(t, baselineFixture, []goldenFormat{
 		{"table-baseline.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{}) }},
 		{"junit-baseline.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
 		{"summary-baseline.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := tt.write(&b, baselineFixture()); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tt.name, b.Bytes())
-		})
-	}
+	})
 }
 
 func TestBaselineJUnit(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteJUnit(&b, baselineFixture()); err != nil {
-		t.Fatal(err)
-	}
-	var got junitSuites
-	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
-		t.Fatalf("JUnit output does not parse: %v", err)
-	}
+	got := parseJUnit(t, baselineFixture())
 	type kase struct{ Name, Failure, Skipped string }
 	var cases []kase
 	for _, s := range got.Suites {

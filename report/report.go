@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -216,11 +218,7 @@ func Timeline(h *history.History) []string {
 
 // UpstreamCounts renders the seed's `sort upstream.log | uniq -c` view.
 func UpstreamCounts(r rules.Result) []string {
-	keys := make([]string, 0, len(r.Counts.Upstream))
-	for k := range r.Counts.Upstream {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(r.Counts.Upstream))
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = fmt.Sprintf("%7d %s", r.Counts.Upstream[k], k)

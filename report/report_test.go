@@ -70,21 +70,19 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func TestFormats(t *testing.T) {
-	tests := []struct {
-		name  string
-		write func(*bytes.Buffer, Suite) error
-	}{
-		{"table.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{}) }},
-		{"table-verbose.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{Verbose: true}) }},
-		{"junit.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
-		{"report.golden.json", func(b *bytes.Buffer, s Suite) error { return WriteJSON(b, s) }},
-		{"summary.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},
-	}
-	for _, tt := range tests {
+// goldenFormat is one golden file and the writer that renders a suite as it.
+type goldenFormat struct {
+	name  string
+	write func(*bytes.Buffer, Suite) error
+}
+
+// checkGoldenFormats renders suite with each format and compares the output
+// with its golden file.
+func checkGoldenFormats(t *testing.T, suite func() Suite, formats []goldenFormat) {
+	for _, tt := range formats {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := tt.write(&b, fixture()); err != nil {
+			if err := tt.write(&b, suite()); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.name, b.Bytes())
@@ -92,15 +90,32 @@ func TestFormats(t *testing.T) {
 	}
 }
 
-func TestJUnitIsValidXML(t *testing.T) {
+// parseJUnit renders s as JUnit and parses it back.
+func parseJUnit(t *testing.T, s Suite) junitSuites {
+	t.Helper()
 	var b bytes.Buffer
-	if err := WriteJUnit(&b, fixture()); err != nil {
+	if err := WriteJUnit(&b, s); err != nil {
 		t.Fatal(err)
 	}
 	var got junitSuites
 	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatalf("JUnit output does not parse: %v", err)
 	}
+	return got
+}
+
+func TestFormats(t *testing.T) {
+	checkGoldenFormats(t, fixture, []goldenFormat{
+		{"table.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{}) }},
+		{"table-verbose.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{Verbose: true}) }},
+		{"junit.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
+		{"report.golden.json", func(b *bytes.Buffer, s Suite) error { return WriteJSON(b, s) }},
+		{"summary.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},
+	})
+}
+
+func TestJUnitIsValidXML(t *testing.T) {
+	got := parseJUnit(t, fixture())
 	if got.Tests != 2 || got.Failures != 1 || len(got.Suites) != 2 {
 		t.Fatalf("tests=%d failures=%d suites=%d, want 2, 1, 2", got.Tests, got.Failures, len(got.Suites))
 	}

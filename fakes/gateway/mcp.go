@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -174,19 +175,12 @@ func (g *Gateway) modelTool(t *mcp.Tool) modelTool {
 	if schema == nil {
 		schema = map[string]any{"type": "object"}
 	}
-	if props, ok := schema["properties"].(map[string]any); ok {
-		if _, keyed := props[IdempotencyKeyField]; keyed {
-			mt.Keyed = true
-			delete(props, IdempotencyKeyField)
-			if req, ok := schema["required"].([]any); ok {
-				kept := req[:0:0]
-				for _, r := range req {
-					if r != IdempotencyKeyField {
-						kept = append(kept, r)
-					}
-				}
-				schema["required"] = kept
-			}
+	props, _ := schema["properties"].(map[string]any)
+	if _, keyed := props[IdempotencyKeyField]; keyed {
+		mt.Keyed = true
+		delete(props, IdempotencyKeyField)
+		if req, ok := schema["required"].([]any); ok {
+			schema["required"] = slices.DeleteFunc(slices.Clone(req), func(r any) bool { return r == IdempotencyKeyField })
 		}
 	}
 	mt.Parameters = schema

@@ -1,0 +1,61 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestModelToolTakesOutIdempotencyKey(t *testing.T) {
+	tests := []struct {
+		name      string
+		schema    map[string]any
+		want      map[string]any
+		wantKeyed bool
+	}{
+		{
+			name: "keyed",
+			schema: map[string]any{"type": "object",
+				"properties": map[string]any{"entry": map[string]any{"type": "string"}, IdempotencyKeyField: map[string]any{"type": "string"}},
+				"required":   []any{"entry", IdempotencyKeyField}},
+			want: map[string]any{"type": "object",
+				"properties": map[string]any{"entry": map[string]any{"type": "string"}},
+				"required":   []any{"entry"}},
+			wantKeyed: true,
+		},
+		{
+			name: "keyed, nothing else required",
+			schema: map[string]any{"type": "object",
+				"properties": map[string]any{IdempotencyKeyField: map[string]any{"type": "string"}},
+				"required":   []any{IdempotencyKeyField}},
+			want:      map[string]any{"type": "object", "properties": map[string]any{}, "required": []any{}},
+			wantKeyed: true,
+		},
+		{
+			name:   "not keyed",
+			schema: map[string]any{"type": "object", "properties": map[string]any{"entry": map[string]any{"type": "string"}}, "required": []any{"entry"}},
+			want:   map[string]any{"type": "object", "properties": map[string]any{"entry": map[string]any{"type": "string"}}, "required": []any{"entry"}},
+		},
+		{
+			name: "no schema",
+			want: map[string]any{"type": "object"},
+		},
+	}
+	g := &Gateway{cfg: Config{ServerLabel: "ledger"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var schema any
+			if tt.schema != nil {
+				schema = tt.schema
+			}
+			got := g.modelTool(&mcp.Tool{Name: "commit_write", InputSchema: schema})
+			if got.Name != "ledger-commit_write" || got.Tool != "commit_write" || got.Keyed != tt.wantKeyed {
+				t.Errorf("name %q tool %q keyed %v, want ledger-commit_write commit_write %v", got.Name, got.Tool, got.Keyed, tt.wantKeyed)
+			}
+			if diff := cmp.Diff(tt.want, got.Parameters); diff != "" {
+				t.Errorf("parameters (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

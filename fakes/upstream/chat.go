@@ -126,12 +126,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 			size += 96 + len(c.name) + 2*len(c.args)
 		}
 		b := slices.Grow(dst[:0], size)
-		b = append(b, `{"id":`...)
-		b = appendJSONString(b, id)
-		b = append(b, `,"object":"chat.completion","created":`...)
-		b = strconv.AppendInt(b, a.created, 10)
-		b = append(b, `,"model":`...)
-		b = appendJSONString(b, a.model)
+		b = appendChatHead(b, id, "chat.completion", a)
 		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 		if len(a.calls) == 0 {
 			b = appendJSONString(b, a.text)
@@ -165,12 +160,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	}
 
 	prefix := make([]byte, 0, 128)
-	prefix = append(prefix, `{"id":`...)
-	prefix = appendJSONString(prefix, id)
-	prefix = append(prefix, `,"object":"chat.completion.chunk","created":`...)
-	prefix = strconv.AppendInt(prefix, a.created, 10)
-	prefix = append(prefix, `,"model":`...)
-	prefix = appendJSONString(prefix, a.model)
+	prefix = appendChatHead(prefix, id, "chat.completion.chunk", a)
 	prefix = append(prefix, `,"system_fingerprint":null,"choices":[`...)
 	events := make([]sseEvent, 0, 2+6*len(a.calls)+4)
 	chunk := func(delta []byte, finishReason string) {
@@ -238,6 +228,19 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	}
 	events = append(events, sseEvent{data: []byte("[DONE]")})
 	return reply{events: events, contentEnd: contentEnd}
+}
+
+// appendChatHead opens a chat completion (object "chat.completion") or a
+// chunk of one ("chat.completion.chunk"): its id, object, created and model.
+func appendChatHead(b []byte, id, object string, a *answer) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, a.created, 10)
+	b = append(b, `,"model":`...)
+	return appendJSONString(b, a.model)
 }
 
 // appendChatToolCall appends a tool call object, with its arguments or,

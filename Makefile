@@ -1,7 +1,7 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench fuzz lint
+.PHONY: build test bench bench-relay fuzz lint
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
@@ -11,6 +11,12 @@ test:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# bench-relay compares the upstream relay with toxiproxy v2.12.0 (built from the
+# Go module proxy into bin/) and a default httputil.ReverseProxy, in one run.
+bench-relay:
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0
+	REPLAYCHECK_TOXIPROXY=$(CURDIR)/bin/server $(GO) test -run '^$$' -bench BenchmarkRelay -count 3 ./fakes/upstream
 
 # fuzz runs each fuzz target briefly; FUZZTIME=1m make fuzz for longer.
 fuzz:

@@ -22,7 +22,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,17 +68,9 @@ type Baseline struct {
 
 // Load reads and parses the baseline file at path.
 func Load(path string) (Baseline, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Baseline{}, fmt.Errorf("reading baseline: %w", err)
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	src, err := scenario.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return Baseline{}, fmt.Errorf("reading baseline %s: %w", path, err)
-	}
-	if len(src) > MaxFileSize {
-		return Baseline{}, fmt.Errorf("reading baseline %s: larger than %d bytes", path, MaxFileSize)
 	}
 	return Parse(path, src)
 }

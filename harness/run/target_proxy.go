@@ -182,9 +182,9 @@ func loadProxy(f *targetSource) (Target, error) {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(t.dir, path)
 			}
-			b, err := readBounded(path)
+			b, err := scenario.ReadFile(path, MaxTargetFileSize)
 			if err != nil {
-				return nil, f.errorf([]any{"start", "config"}, "config template %s: %s", path, describePath(err))
+				return nil, f.errorf([]any{"start", "config"}, "config template %s: %s", path, scenario.DescribeReadError(err))
 			}
 			if err := checkTemplate(string(b), proxyVars); err != nil {
 				return nil, f.errorf([]any{"start", "config"}, "config template %s: %v", path, err)

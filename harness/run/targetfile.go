@@ -1,10 +1,7 @@
 package run
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,9 +71,9 @@ func LoadTargetFile(path string, opts TargetFileOptions) (Target, error) {
 	if opts.Replaycheck == "" {
 		opts.Replaycheck = selfPath()
 	}
-	src, err := readBounded(path)
+	src, err := scenario.ReadFile(path, MaxTargetFileSize)
 	if err != nil {
-		return nil, &scenario.Error{File: path, Msg: describePath(err)}
+		return nil, &scenario.Error{File: path, Msg: scenario.DescribeReadError(err)}
 	}
 	return ParseTargetFile(path, src, opts)
 }
@@ -226,28 +223,4 @@ func (f *targetSource) name(own string) string {
 	}
 	base := filepath.Base(f.path)
 	return strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
-}
-
-func readBounded(path string) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, MaxTargetFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxTargetFileSize {
-		return nil, fmt.Errorf("larger than %d bytes", MaxTargetFileSize)
-	}
-	return b, nil
-}
-
-func describePath(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

@@ -34,7 +34,7 @@ func Load(paths ...string) ([]*Scenario, error) {
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			errs = append(errs, &Error{File: p, Msg: describe(err)})
+			errs = append(errs, &Error{File: p, Msg: DescribeReadError(err)})
 			continue
 		}
 		if !fi.IsDir() {
@@ -51,15 +51,15 @@ func Load(paths ...string) ([]*Scenario, error) {
 			return nil
 		})
 		if err != nil {
-			errs = append(errs, &Error{File: p, Msg: describe(err)})
+			errs = append(errs, &Error{File: p, Msg: DescribeReadError(err)})
 		}
 	}
 	var c collector
 	c.errs = errs
 	for _, f := range files {
-		src, err := readFile(f)
+		src, err := ReadFile(f, MaxFileSize)
 		if err != nil {
-			c.errs = append(c.errs, &Error{File: f, Msg: describe(err)})
+			c.errs = append(c.errs, &Error{File: f, Msg: DescribeReadError(err)})
 			continue
 		}
 		c.add(f, src)
@@ -109,35 +109,40 @@ func LoadFS(fsys fs.FS, root, prefix string) ([]*Scenario, error) {
 		name := filepath.Join(prefix, filepath.FromSlash(p))
 		src, err := fs.ReadFile(fsys, p)
 		if err != nil {
-			c.errs = append(c.errs, &Error{File: name, Msg: describe(err)})
+			c.errs = append(c.errs, &Error{File: name, Msg: DescribeReadError(err)})
 			return nil
 		}
 		c.add(name, src)
 		return nil
 	})
 	if err != nil {
-		c.errs = append(c.errs, &Error{File: filepath.Join(prefix, root), Msg: describe(err)})
+		c.errs = append(c.errs, &Error{File: filepath.Join(prefix, root), Msg: DescribeReadError(err)})
 	}
 	return c.result()
 }
 
-func readFile(path string) ([]byte, error) {
+// ReadFile reads the file at path, refusing one larger than limit bytes. It
+// bounds the reads of every YAML file the harness loads (scenarios, targets,
+// baselines).
+func ReadFile(path string, limit int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxFileSize {
-		return nil, fmt.Errorf("larger than %d bytes", MaxFileSize)
+	if len(b) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}
 	return b, nil
 }
 
-func describe(err error) string {
+// DescribeReadError is the text of a ReadFile error for an *Error whose File
+// already names the path: a *fs.PathError gives only its cause.
+func DescribeReadError(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -110,7 +109,6 @@ type servedFakes struct {
 	upFaults  []upstream.Fault
 	mcpFaults []ledger.Fault
 	log       *os.File // the upstream log file, or nil
-	tokens    *tokenWatch
 }
 
 // buildFakes turns the options into the two fakes; every error is the
@@ -153,8 +151,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	if opts.Verbose {
 		inner = slog.NewTextHandler(opts.ErrOut, nil)
 	}
-	fk.tokens = &tokenWatch{next: inner, seen: &tokenSet{m: map[string]bool{}}}
-	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(fk.tokens)}
+	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner)}
 	if opts.UpstreamLog != "" {
 		f, err := os.OpenFile(opts.UpstreamLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
@@ -336,7 +333,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL string, fk *servedFakes)
 // writeCountTable writes the count table: one row per run token seen by
 // either fake, then the total.
 func writeCountTable(w io.Writer, fk *servedFakes) error {
-	tokens := fk.tokens.seen.list()
+	tokens := fk.upstream.Tokens()
 	for _, t := range fk.ledger.Tokens() {
 		if !slices.Contains(tokens, t) {
 			tokens = append(tokens, t)
@@ -390,57 +387,4 @@ func outcomes(c upstream.Counts) string {
 		return "-"
 	}
 	return strings.Join(lines, "\n")
-}
-
-// tokenWatch is a slog.Handler that notes the run token of every record the
-// upstream fake logs (the upstream does not list its tokens), then passes
-// the record on.
-type tokenWatch struct {
-	next slog.Handler
-	seen *tokenSet
-}
-
-type tokenSet struct {
-	mu sync.Mutex
-	m  map[string]bool
-}
-
-func (s *tokenSet) add(t string) {
-	s.mu.Lock()
-	s.m[t] = true
-	s.mu.Unlock()
-}
-
-func (s *tokenSet) list() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.m))
-	for t := range s.m {
-		out = append(out, t)
-	}
-	return out
-}
-
-func (h *tokenWatch) Enabled(context.Context, slog.Level) bool { return true }
-
-func (h *tokenWatch) Handle(ctx context.Context, r slog.Record) error {
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "token" {
-			h.seen.add(a.Value.String())
-			return false
-		}
-		return true
-	})
-	if h.next.Enabled(ctx, r.Level) {
-		return h.next.Handle(ctx, r)
-	}
-	return nil
-}
-
-func (h *tokenWatch) WithAttrs(as []slog.Attr) slog.Handler {
-	return &tokenWatch{next: h.next.WithAttrs(as), seen: h.seen}
-}
-
-func (h *tokenWatch) WithGroup(name string) slog.Handler {
-	return &tokenWatch{next: h.next.WithGroup(name), seen: h.seen}
 }

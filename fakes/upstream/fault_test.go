@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -370,6 +371,7 @@ func TestTimesConcurrent(t *testing.T) {
 	diff(t, "plain", map[string]int{"initial forwarded": n}, s.Counts(plain).Outcomes)
 	diff(t, "nth", map[string]int{"initial injected_502": 1, "initial forwarded": n - 1}, s.Counts(nth).Outcomes)
 	diff(t, "total", Counts{Initial: 3 * n, Outcomes: map[string]int{"initial injected_500": 5, "initial injected_502": 1, "initial forwarded": 3*n - 6}}, s.Total())
+	diff(t, "tokens", slices.Sorted(slices.Values([]string{armed, nth, plain})), slices.Sorted(slices.Values(s.Tokens())))
 
 	// Global faults apply to every run, after a run's own.
 	if err := s.Arm("", nil, []Fault{mustFault(t, "{respond: {status: 503}, times: 2}")}); err != nil {

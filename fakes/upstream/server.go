@@ -293,6 +293,13 @@ func (s *Server) Counts(token string) Counts {
 	return Counts{Outcomes: map[string]int{}}
 }
 
+// Tokens returns the run tokens the server has seen or armed, unordered.
+func (s *Server) Tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Keys(s.runs))
+}
+
 // Total returns the counts over all requests.
 func (s *Server) Total() Counts {
 	s.mu.Lock()

@@ -11,34 +11,53 @@ func retryAfterHonoredRule() Rule {
 	return Rule{
 		Name: "retry-after-honored",
 		Doc: "After an upstream answer with Retry-After (seconds) or retry-after-ms, the next upstream request " +
-			"comes no sooner than the wait asked for (or never, when the wait exceeds the client's budget). " +
-			"Cannot judge when no answer asked for a wait.",
+			"of the same client request comes no sooner than the wait asked for. Cannot judge when no answer " +
+			"asked for a wait, or when no upstream request followed one within its client request (no retry, so " +
+			"no wait to measure: a client that never retries is not credited with honouring Retry-After).",
 		Seed:  "003 (retry tutorial) R03 and 004 #2: honor Retry-After as the minimum wait, within a budget",
 		Check: retryAfterHonored,
 	}
 }
 
 // retryAfterHonored compares, for each answer that asked for a wait, the gap
-// to the next upstream request with the wait.
+// to the next upstream request of the same client exchange with the wait.
 func retryAfterHonored(h *history.History) Verdict {
-	asked := 0
+	const expected = "waits that respect Retry-After"
+	asked, measured := 0, 0
+	var exp, obs string
 	for i, u := range h.Upstream {
 		wait, ok := retryAfter(u)
 		if !ok {
 			continue
 		}
 		asked++
-		if i+1 == len(h.Upstream) {
+		x := exchangeAt(h, u.At.D())
+		next := -1
+		for j := i + 1; j < len(h.Upstream); j++ {
+			if exchangeAt(h, h.Upstream[j].At.D()) == x {
+				next = j
+				break
+			}
+		}
+		if next < 0 {
 			continue
 		}
-		gap := h.Upstream[i+1].At.D() - u.At.D()
+		measured++
+		gap := h.Upstream[next].At.D() - u.At.D()
+		exp = fmt.Sprintf("a wait of at least %s after the %s", wait, label(u))
+		obs = fmt.Sprintf("the next upstream request %s later", gap.Round(time.Millisecond))
 		if gap < wait {
-			return judged(false, fmt.Sprintf("a wait of at least %s after the %s", wait, label(u)),
-				fmt.Sprintf("the next upstream request %s later", gap.Round(time.Millisecond)))
+			return judged(false, exp, obs)
 		}
 	}
-	if asked == 0 {
-		return unknown("waits that respect Retry-After", "no upstream answer asked for a wait")
+	switch {
+	case asked == 0:
+		return unknown(expected, "no upstream answer asked for a wait")
+	case measured == 0:
+		return unknown(expected, fmt.Sprintf("no upstream request followed the %s that asked for a wait, so no wait could be measured", plural(asked, "answer")))
+	case measured > 1:
+		exp = fmt.Sprintf("each of %d retries to wait as asked", measured)
+		obs = "every one waited at least as long (the last: " + obs + ")"
 	}
-	return judged(true, "waits that respect Retry-After", fmt.Sprintf("every retry waited as asked (%s)", plural(asked, "answer")+" with a wait"))
+	return judged(true, exp, obs)
 }

@@ -18,7 +18,8 @@ func retryBeforeDispatchRule() Rule {
 }
 
 // retryBeforeDispatch finds the first retry-able upstream failure and, when no
-// tool call had executed before it, counts the upstream requests after it.
+// tool call had executed before it, counts the upstream requests after it in
+// the same client exchange (a later client request is not a retry).
 func retryBeforeDispatch(h *history.History) Verdict {
 	const expected = "a retry after the retry-able upstream failure"
 	if h.Setup.NumRetries == 0 {
@@ -38,9 +39,14 @@ func retryBeforeDispatch(h *history.History) Verdict {
 		if before > 0 {
 			return unknown(expected, fmt.Sprintf("%s reached the MCP server before the upstream %s, so replay was not safe", plural(before, "tool call"), label(u)))
 		}
-		later := len(h.Upstream) - i - 1
+		x, later := exchangeAt(h, u.At.D()), 0
+		for _, v := range h.Upstream[i+1:] {
+			if exchangeAt(h, v.At.D()) == x {
+				later++
+			}
+		}
 		return judged(later > 0, "a retry after the retry-able upstream failure ("+label(u)+") before any tool call ran",
-			plural(later, "later upstream request"))
+			plural(later, "later upstream request")+" in the same client request")
 	}
 	return unknown(expected, "no retry-able upstream failure happened")
 }

@@ -94,6 +94,11 @@ func TestRules(t *testing.T) {
 			h.Upstream = append(h.Upstream, up(0, "initial", "injected_503", 503))
 			loop(h, 1, "forwarded", 200)
 		}), Pass},
+		{"retry-before: a later client request is not a retry", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500),
+				up(201, "initial", "forwarded", 200), up(202, "follow_up", "forwarded", 200))
+		}), Fail},
 		{"retry-before: tool dispatched", "retry-before-dispatch", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Unknown},
 		{"retry-before: no failure", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "forwarded", 200))
@@ -187,6 +192,17 @@ func TestRules(t *testing.T) {
 		}), Pass},
 		{"retry-after: too soon", "retry-after-honored", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_429", 429), map[string]string{"Retry-After": "1"}), up(60, "initial", "forwarded", 200))
+		}), Fail},
+		{"retry-after: asked, never retried", "retry-after-honored", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_429", 429), map[string]string{"Retry-After": "1"}))
+		}), Unknown},
+		{"retry-after: the next client request is not a retry", "retry-after-honored", seedHistory(func(h *history.History) {
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(101), End: ms(200), Status: 200})
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_429", 429), map[string]string{"Retry-After": "1"}), up(102, "initial", "forwarded", 200))
+		}), Unknown},
+		{"retry-after: two retries, the second too soon", "retry-after-honored", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_429", 429), map[string]string{"retry-after-ms": "20"}),
+				withHeaders(up(30, "initial", "injected_429", 429), map[string]string{"retry-after-ms": "20"}), up(40, "initial", "forwarded", 200))
 		}), Fail},
 		{"retry-after: none asked", "retry-after-honored", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_429", 429), up(2, "initial", "forwarded", 200))

@@ -103,7 +103,8 @@ func ParseFault(s string) (Fault, error) {
 		return Fault{}, fmt.Errorf("fault: empty; want a mapping such as {on: follow_up, respond: {status: 500}}")
 	}
 	if err := yaml.UnmarshalWithOptions([]byte(s), &f, yaml.Strict()); err != nil {
-		return Fault{}, fmt.Errorf("fault %q: %s: %w", s, yaml.FormatError(err, false, false), err)
+		// The YAML error already carries its line:column and source excerpt.
+		return Fault{}, fmt.Errorf("fault %q (fields: on, endpoint, stream, times, %s): %w", s, strings.Join(actionNames(), ", "), err)
 	}
 	if err := f.Validate(); err != nil {
 		return Fault{}, fmt.Errorf("fault %q: %w", s, err)
@@ -208,6 +209,15 @@ type action interface {
 	// apply performs the action on the exchange and reports whether the
 	// exchange has been answered (no further action or answer follows).
 	apply(x *exchange) (answered bool)
+}
+
+// actionNames returns the YAML names of the fault actions, in table order.
+func actionNames() []string {
+	var names []string
+	for _, a := range actionTable() {
+		names = append(names, a.name)
+	}
+	return names
 }
 
 // actionEntry is one row of the action table: the YAML name and how to get

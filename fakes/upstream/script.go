@@ -58,7 +58,8 @@ func DefaultScript() Script {
 func ParseScript(b []byte) (Script, error) {
 	var s Script
 	if err := yaml.UnmarshalWithOptions(b, &s, yaml.Strict()); err != nil {
-		return Script{}, fmt.Errorf("parsing script: %s: %w", yaml.FormatError(err, false, false), err)
+		// The YAML error already carries its line:column and source excerpt.
+		return Script{}, fmt.Errorf("parsing script (a list of steps such as [{call: commit_write, arguments: {entry: \"{{entry}}\"}}, {say: done}]): %w", err)
 	}
 	if err := s.Validate(); err != nil {
 		return Script{}, fmt.Errorf("parsing script: %w", err)

@@ -116,3 +116,30 @@ func boolStr(b bool) string {
 	}
 	return "false"
 }
+
+// A bad fault or script names its cause once: the YAML error already carries
+// its position and excerpt, and must not be repeated.
+func TestParseErrorsSayCauseOnce(t *testing.T) {
+	tests := []struct {
+		name  string
+		parse func() error
+		cause string
+	}{
+		{"unknown fault field", func() error { _, err := ParseFault("{bogus: 1}"); return err }, `unknown field "bogus"`},
+		{"bad fault duration", func() error { _, err := ParseFault("{delay: {d: 1}}"); return err }, "want a string"},
+		{"bad fault times", func() error { _, err := ParseFault("{reset: true, times: twice}"); return err }, `times "twice"`},
+		{"script not a list", func() error { _, err := ParseScript([]byte("model: [{say: done}]")); return err }, "sequence is expected"},
+		{"unknown script field", func() error { _, err := ParseScript([]byte("- cal: x")); return err }, `unknown field "cal"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.parse()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if n := strings.Count(err.Error(), tt.cause); n != 1 {
+				t.Errorf("error names %q %d times, want once:\n%v", tt.cause, n, err)
+			}
+		})
+	}
+}

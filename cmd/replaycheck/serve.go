@@ -94,7 +94,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringVar(&opts.Relay, "relay", "", "relay model requests to this provider base URL (e.g. https://api.openai.com)")
 	f.StringVar(&opts.FlagsDir, "flags-dir", "", "directory of the seed's flag files fault_on, fault_once, drop_stream")
 	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
-	f.StringVar(&opts.Script, "script", "", "YAML script of the fake model, replacing the seed's default")
+	f.StringVar(&opts.Script, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
 	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
@@ -140,6 +140,14 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		}
 		if script, err = upstream.ParseScript(b); err != nil {
 			return nil, asUsage(fmt.Errorf("--script %s: %w", opts.Script, err))
+		}
+		if len(script.Steps) == 0 {
+			return nil, asUsage(fmt.Errorf("--script %s: no steps; want a list such as [{call: commit_write, arguments: {entry: \"{{entry}}\"}}, {say: done}]", opts.Script))
+		}
+	}
+	for _, a := range []struct{ flag, addr string }{{"--upstream-addr", opts.UpstreamAddr}, {"--mcp-addr", opts.MCPAddr}} {
+		if err := checkAddr(a.addr); err != nil {
+			return nil, asUsage(fmt.Errorf("%s %q: %w", a.flag, a.addr, err))
 		}
 	}
 	if opts.FlagsDir != "" {
@@ -284,6 +292,19 @@ loop:
 		return fmt.Errorf("serve: %w", closeErr)
 	}
 	fmt.Fprintln(opts.Out, "serve stopped")
+	return nil
+}
+
+// checkAddr reports an address that no listener could take: it must be
+// host:port with a port from 0 to 65535 (0 picks a free one).
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port such as 127.0.0.1:8765: %w", err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port %q: want a number from 0 to 65535 (0 picks a free port)", port)
+	}
 	return nil
 }
 

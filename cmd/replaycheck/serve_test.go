@@ -230,6 +230,10 @@ func TestServeBadFlags(t *testing.T) {
 	if err := os.WriteFile(badScript, []byte("- {call: commit_write, say: done}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	emptyScript := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(emptyScript, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		args    []string
@@ -244,6 +248,9 @@ func TestServeBadFlags(t *testing.T) {
 		{"bad script", []string{"--script", badScript}, badScript},
 		{"flags dir not a dir", []string{"--flags-dir", badScript}, "--flags-dir"},
 		{"ledger in a missing dir", []string{"--ledger", filepath.Join(dir, "no", "ledger.txt")}, "--ledger"},
+		{"empty script", []string{"--script", emptyScript}, "no steps"},
+		{"upstream port out of range", []string{"--upstream-addr", "127.0.0.1:99999"}, `--upstream-addr "127.0.0.1:99999": port "99999"`},
+		{"mcp addr without port", []string{"--mcp-addr", "localhost"}, `--mcp-addr "localhost": want host:port`},
 		{"unknown flag", []string{"--ledgr", "x"}, "unknown flag"},
 		{"argument", []string{"extra"}, "unknown command"},
 	}

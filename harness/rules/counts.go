@@ -178,8 +178,31 @@ func UpstreamKey(key string) error {
 	default:
 		return fmt.Errorf("upstream count %q: want initial, follow_up or any, optionally followed by an outcome such as \"follow_up injected_500\"", key)
 	}
-	if hasOutcome && (outcome == "" || strings.ContainsAny(outcome, " \t")) {
-		return fmt.Errorf("upstream count %q: the outcome must be one word such as injected_500", key)
+	if hasOutcome && !knownOutcome(outcome) {
+		return fmt.Errorf("upstream count %q: outcome %q: want %s or injected_<status> such as injected_500", key, outcome, strings.Join(upstreamOutcomes(), ", "))
 	}
 	return nil
+}
+
+// UpstreamKeyPattern is a regular expression that matches exactly the keys
+// UpstreamKey accepts, for the JSON Schema.
+func UpstreamKeyPattern() string {
+	return `^(initial|follow_up|any)( (` + strings.Join(upstreamOutcomes(), "|") + `|injected_[1-5][0-9]{2}))?$`
+}
+
+// upstreamOutcomes are the outcomes the upstream fake logs besides
+// injected_<status> (see fakes/upstream).
+func upstreamOutcomes() []string {
+	return []string{"forwarded", "delayed", "dropped_stream", "reset", "client_gone", "bad_request", "relay_failed"}
+}
+
+// knownOutcome reports whether outcome is one the upstream fake logs, so a
+// misspelt outcome in a count is an error instead of a count of zero.
+func knownOutcome(outcome string) bool {
+	if slices.Contains(upstreamOutcomes(), outcome) {
+		return true
+	}
+	status, ok := strings.CutPrefix(outcome, "injected_")
+	n, err := strconv.Atoi(status)
+	return ok && err == nil && n >= 100 && n <= 599 && strconv.Itoa(n) == status
 }

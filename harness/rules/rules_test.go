@@ -3,6 +3,7 @@ package rules
 import (
 	"flag"
 	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -356,6 +357,44 @@ func TestRuleDocs(t *testing.T) {
 	for _, r := range All() {
 		if r.Doc == "" || r.Seed == "" || r.Check == nil {
 			t.Errorf("rule %s lacks its doc, seed or check", r.Name)
+		}
+	}
+}
+
+func TestUpstreamKey(t *testing.T) {
+	tests := []struct {
+		key     string
+		wantErr bool
+	}{
+		{"initial", false},
+		{"any", false},
+		{"follow_up injected_500", false},
+		{"initial dropped_stream", false},
+		{"follow_up reset", false},
+		{"followup", true},
+		{"follow_up injected_50", true},
+		{"follow_up injected_0500", true},
+		{"follow_up dropped", true},
+		{"initial forwarded extra", true},
+		{"initial ", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			if err := UpstreamKey(tt.key); (err != nil) != tt.wantErr {
+				t.Errorf("UpstreamKey(%q) = %v, wantErr %v", tt.key, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestUpstreamKeyPattern checks that the schema's pattern accepts exactly
+// what UpstreamKey accepts.
+func TestUpstreamKeyPattern(t *testing.T) {
+	re := regexp.MustCompile(UpstreamKeyPattern())
+	for _, key := range []string{"initial", "any", "follow_up injected_500", "initial dropped_stream", "follow_up reset",
+		"followup", "follow_up injected_50", "follow_up injected_0500", "follow_up dropped", "initial forwarded extra", "initial "} {
+		if got, want := re.MatchString(key), UpstreamKey(key) == nil; got != want {
+			t.Errorf("pattern matches %q = %v, UpstreamKey accepts it = %v", key, got, want)
 		}
 	}
 }

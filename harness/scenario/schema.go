@@ -40,7 +40,7 @@ func Schema() ([]byte, error) {
 		}
 	}
 	if up, ok := exp.Properties.Get("upstream"); ok {
-		up.PropertyNames = &jsonschema.Schema{Pattern: `^(initial|follow_up|any)( [a-z0-9_]+)?$`}
+		up.PropertyNames = &jsonschema.Schema{Pattern: rules.UpstreamKeyPattern()}
 	}
 	ref := &jsonschema.Schema{Ref: "#/$defs/Scenario"}
 	root := &jsonschema.Schema{

@@ -11,7 +11,8 @@ func errorSurfacesRule() Rule {
 		Name: "error-surfaces",
 		Doc: "When a model call fails after a tool call reached the MCP server (so replay would be unsafe), " +
 			"the client gets an explicit error — an error status, an SSE error event or a cut stream — never a " +
-			"hang and never an invented success. Cannot judge when no upstream failure followed a dispatched call.",
+			"hang and never an invented success. A success after the target retried the follow-up call alone " +
+			"(no tool ran again) is the model's answer and passes. Cannot judge when no upstream failure followed a dispatched call.",
 		Seed:  "000 (LiteLLM): After — the same 500 reaches the app at once; 004 #5: failed requests never hang",
 		Check: errorSurfaces,
 	}
@@ -41,6 +42,8 @@ func errorSurfaces(h *history.History) Verdict {
 			return judged(false, exp, "the client did not exit before its deadline (a hang)")
 		case x.Client != nil && x.Client.Exit != 0:
 			return judged(true, exp, fmt.Sprintf("the client exited with code %d", x.Client.Exit))
+		case x.Client != nil && retriedSafely(h, u, i, ex):
+			return judged(true, exp, "the client exited 0 after a retried follow-up that ran no tool again (a real answer, not an invented one)")
 		case x.Client != nil:
 			return judged(false, exp, "the client exited 0 (an invented success)")
 		case x.TimedOut:
@@ -53,9 +56,29 @@ func errorSurfaces(h *history.History) Verdict {
 			return judged(true, exp, fmt.Sprintf("HTTP %d and a stream cut before its end", x.Status))
 		case x.Status == 0:
 			return judged(true, exp, "a transport error: "+x.TransportError)
+		case retriedSafely(h, u, i, ex):
+			return judged(true, exp, fmt.Sprintf("HTTP %d from a retried follow-up that ran no tool again (a real answer, not an invented one)", x.Status))
 		default:
 			return judged(false, exp, fmt.Sprintf("HTTP %d and a complete answer (an invented success)", x.Status))
 		}
 	}
 	return unknown(expected, "no upstream failure followed the dispatched tool call")
+}
+
+// retriedSafely reports whether, after the upstream failure u in client
+// exchange i, the target retried the follow-up call alone: a later follow-up
+// of the same exchange was answered, and no tool call executed after u. The
+// success the client then gets is the model's, not an invented one.
+func retriedSafely(h *history.History, u history.UpstreamRequest, i int, ex []history.MCPEvent) bool {
+	for _, e := range ex {
+		if e.At.D() > u.At.D() && exchangeAt(h, e.At.D()) == i {
+			return false
+		}
+	}
+	for _, v := range h.Upstream {
+		if v.At.D() > u.At.D() && v.Kind == "follow_up" && !failure(v) && exchangeAt(h, v.At.D()) == i {
+			return true
+		}
+	}
+	return false
 }

@@ -114,6 +114,15 @@ func TestRules(t *testing.T) {
 			loop(h, 10, "forwarded", 200)
 			h.Requests[0].Status = 200
 		}), Fail},
+		{"surfaces: follow-up retried alone, real answer", "error-surfaces", seedHistory(func(h *history.History) {
+			loop(h, 1, "injected_500", 500)
+			h.Upstream = append(h.Upstream, up(10, "follow_up", "forwarded", 200))
+			h.Requests[0].Status = 200
+		}), Pass},
+		{"surfaces: 200 with no answered retry", "error-surfaces", seedHistory(func(h *history.History) {
+			loop(h, 1, "injected_500", 500)
+			h.Requests[0].Status = 200
+		}), Fail},
 		{"surfaces: hang", "error-surfaces", seedHistory(func(h *history.History) {
 			loop(h, 1, "injected_500", 500)
 			h.Requests[0].Status, h.Requests[0].TimedOut = 0, true

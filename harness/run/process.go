@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,9 @@ func startProcess(argv, env []string, dir string, out *ring) (*process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
 	}
+	if err := checkDir(dir, "start.dir"); err != nil {
+		return nil, err
+	}
 	path, err := resolveCommand(argv[0], dir)
 	if err != nil {
 		return nil, err
@@ -67,6 +71,24 @@ func startProcess(argv, env []string, dir string, out *ring) (*process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// checkDir reports a working directory that does not exist or is not a
+// directory; field names where the target file sets it.
+func checkDir(dir, field string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("working directory %s (%s) does not exist", dir, field)
+	case err != nil:
+		return fmt.Errorf("working directory %s (%s): %w", dir, field, err)
+	case !fi.IsDir():
+		return fmt.Errorf("working directory %s (%s) is not a directory", dir, field)
+	}
+	return nil
 }
 
 // resolveCommand finds argv0: in PATH when it has no slash, else as a path

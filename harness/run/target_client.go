@@ -124,6 +124,9 @@ func (t *client) retryAfterHint() time.Duration { return t.spec.RetryAfterHint.D
 // Start returns an instance that runs the command per request; nothing
 // runs until then.
 func (t *client) Start(_ context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
+	if err := checkDir(t.spec.Dir, "dir"); err != nil {
+		return nil, fmt.Errorf("starting client target %s: %w", t.name, err)
+	}
 	if argv0 := t.spec.Command[0]; !strings.Contains(argv0, "{{") {
 		if _, err := resolveCommand(argv0, t.spec.Dir); err != nil {
 			return nil, fmt.Errorf("starting client target %s: %w", t.name, err)

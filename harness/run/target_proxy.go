@@ -248,7 +248,7 @@ func (t *proxy) retryAfterHint() time.Duration { return t.spec.RetryAfterHint.D(
 // until it is ready.
 func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
 	v := newTemplateVars(f, knobs, t.replaycheck)
-	inst := &proxyInstance{name: t.name, setup: history.Setup{NumRetries: -1}}
+	inst := &proxyInstance{name: t.name, setup: history.Setup{NumRetries: -1}, secrets: t.secrets}
 	if t.spec.NumRetries != nil {
 		inst.setup.NumRetries = *t.spec.NumRetries
 	}
@@ -467,10 +467,16 @@ type proxyInstance struct {
 	grace      time.Duration
 	configPath string
 	notes      []string
+	secrets    []string // masked in what the answers show
 }
 
+// Send sends req; the answer's excerpt and any transport error have the
+// target's secrets (header and environment values) masked, since a proxy may
+// echo a key back in an error.
 func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange {
 	x := i.sender.send(ctx, req)
+	x.Body = mask(x.Body, i.secrets)
+	x.TransportError = mask(x.TransportError, i.secrets)
 	if i.proc != nil && x.TransportError != "" {
 		select {
 		case <-i.proc.Done():

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -208,6 +210,11 @@ func TestProxyStartFaults(t *testing.T) {
 			name:    "never ready",
 			file:    fmt.Sprintf("start: {command: [%q], env: {%s: never-ready, HELPER_SECRET: \"${HELPER_SECRET}\"}, ready: {timeout: 300ms}, stop_grace: 100ms}", self(t), helperEnv),
 			wantErr: []string{"not ready: http://127.0.0.1:", "gave no HTTP answer within 300ms", "warming up, secret ***"},
+		},
+		{
+			name:    "working directory missing",
+			file:    fmt.Sprintf("start: {command: [%q], dir: ./no-such-dir, env: {%s: never-ready}}", self(t), helperEnv),
+			wantErr: []string{"starting target t: working directory ", "no-such-dir (start.dir) does not exist"},
 		},
 		{
 			name:    "proxy port already taken",
@@ -555,4 +562,55 @@ func TestProxyStoppedOnCancel(t *testing.T) {
 		t.Fatalf("no proxy pid in the first history's target output: %+v", hs)
 	}
 	assertGone(t, pids)
+}
+
+// TestProxyAnswerSecretsMasked sends the seed through a proxy that echoes
+// the Authorization header in its answer (as some proxies' auth errors do):
+// the header's value must not reach the history.
+func TestProxyAnswerSecretsMasked(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error": {"message": "invalid key: %s"}}`, r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(srv.Close)
+	tg, _ := writeTarget(t, fmt.Sprintf("kind: proxy\nname: echo\nurl: %s\nheaders: {Authorization: \"Bearer ${TEST_KEY}\"}\nfakes: {upstream_addr: %q, mcp_addr: %q}\n",
+		srv.URL, freeAddr(t), freeAddr(t)), nil)
+	hs, err := Run(ctxFor(t), loadSeed(t, "no-fault-chat"), Options{Targets: []Target{tg}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	b, err := json.Marshal(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs[0].Requests[0].Status != http.StatusUnauthorized || !strings.Contains(hs[0].Requests[0].Body, "invalid key: ***") {
+		t.Errorf("exchange: %+v", hs[0].Requests[0])
+	}
+	if strings.Contains(string(b), testKey) {
+		t.Errorf("the header's value appears in the history:\n%s", b)
+	}
+}
+
+// TestClientStartFaults covers a client target that cannot run at all: the
+// run fails (exit 3) with the cause named, instead of every scenario
+// failing with a misleading error.
+func TestClientStartFaults(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		wantErr string
+	}{
+		{name: "command not found", file: "command: [no-such-agent-binary]", wantErr: `starting client target c: command "no-such-agent-binary" not found in PATH`},
+		{name: "working directory missing", file: "command: [sh, -c, 'echo done']\ndir: ./no-such-dir", wantErr: "starting client target c: working directory "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, _ := writeTarget(t, "kind: client\nname: c\n"+tt.file+"\n", nil)
+			_, err := Run(ctxFor(t), loadSeed(t, "no-fault-chat"), Options{Targets: []Target{tg}})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Run: %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
 }

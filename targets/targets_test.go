@@ -5,15 +5,22 @@
 package targets_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
@@ -316,5 +323,78 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	_, err = run.LoadTargetFile("litellm.yaml", run.TargetFileOptions{Getenv: func(string) string { return "" }})
 	if err == nil || !strings.Contains(err.Error(), "litellm.yaml:18:18:") || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
 		t.Errorf("without LITELLM_MASTER_KEY: %v", err)
+	}
+}
+
+// TestInterruptStopsGatewayProcess sends SIGINT (Ctrl-C) to a real
+// `replaycheck run` on targets/gateway-process.yaml while a scenario waits on
+// a slow model: the run ends with exit 3 saying it was interrupted, and no
+// gateway process is left.
+func TestInterruptStopsGatewayProcess(t *testing.T) {
+	suite := filepath.Join(t.TempDir(), "slow.yaml")
+	if err := os.WriteFile(suite, []byte(`
+- name: quick
+  request: {endpoint: chat}
+  expect: {writes: 1}
+- name: slow
+  request: {endpoint: chat}
+  faults: {upstream: [{on: follow_up, delay: 5m}]}
+  expect: {writes: 1}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, replaycheckBin, "run", suite, "--target", "gateway-process.yaml", "--parallel", "2", "--timeout", "10m")
+	cmd.Env = append(os.Environ(), "REPLAYCHECK_GATEWAY_MODE=guarded")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killGateways(t) })
+	// The quick scenario's progress line: the gateway is up and the slow
+	// scenario is in flight through it.
+	var out bytes.Buffer
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "quick on gateway-process-guarded") {
+			break
+		}
+	}
+	running := gatewayProcesses(t)
+	if len(running) == 0 {
+		t.Fatalf("no gateway process while the slow scenario runs\n%s%s", out.String(), stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stdout)
+	out.Write(rest)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("exit: %v, want code 3\n%s%s", err, out.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "run interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	}
+	if left := gatewayProcesses(t); len(left) > 0 {
+		t.Errorf("gateway processes left running after Ctrl-C (were %v):\n%s", running, strings.Join(left, "\n"))
+	}
+}
+
+// killGateways kills gateway processes a failed test left behind.
+func killGateways(t *testing.T) {
+	for _, p := range gatewayProcesses(t) {
+		pid, _, _ := strings.Cut(p, ":")
+		if n, err := strconv.Atoi(pid); err == nil {
+			_ = syscall.Kill(n, syscall.SIGKILL)
+		}
 	}
 }

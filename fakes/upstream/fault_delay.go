@@ -11,8 +11,9 @@ import (
 const maxDelay = 10 * time.Minute
 
 // delayAction waits before the answer (or before the fault's other action).
-// A delay alone logs its answer as "delayed"; a client that gives up during
-// the wait is logged "client_gone" and gets nothing.
+// A delay alone logs its answer as "delayed"; a wait cut short — the client
+// gave up, or the server's base context ended — is logged "client_gone" and
+// the connection is closed with nothing written.
 type delayAction struct{ d fault.Duration }
 
 func (a delayAction) validate(*Fault) error {
@@ -28,6 +29,9 @@ func (a delayAction) apply(x *exchange) bool {
 	}
 	if !waitCtx(x.r.Context(), a.d.D()) {
 		x.finish(OutcomeClientGone, 0)
+		// The wait also ends when the server shuts down with the client
+		// still there: hang up, so it sees a cut, not an empty 200.
+		x.closeConn(false)
 		return true
 	}
 	x.delayed = true

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
@@ -339,6 +343,53 @@ func TestDelayFault(t *testing.T) {
 		}
 		diff(t, "outcome", OutcomeClientGone, <-outcomes)
 	})
+}
+
+// A delay cut short by the server (its base context ends, as at serve's
+// shutdown) hangs up: the waiting client gets an error, never an empty 200.
+func TestDelayEndsAtShutdownWithoutAnswer(t *testing.T) {
+	s, err := New(Config{Log: &syncBuffer{}, Clock: fixedClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Arm("", nil, []Fault{mustFault(t, "{delay: 10m}")}); err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{})
+	s.delayHook = func() { close(waiting) }
+	base, shutdown := context.WithCancel(context.Background())
+	defer shutdown()
+	srv := httptest.NewUnstartedServer(s)
+	srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- result{resp.StatusCode, string(b), err}
+	}()
+	<-waiting // the server holds the request in its delay
+	shutdown()
+	if r := <-done; r.err == nil {
+		t.Fatalf("request cut by shutdown got HTTP %d %q, want a connection error", r.status, r.body)
+	}
+	diff(t, "outcomes", map[string]int{KindInitial + " " + OutcomeClientGone: 1}, s.Total().Outcomes)
 }
 
 // Times counts per fault entry, exactly, under concurrency; a token's faults

@@ -53,7 +53,8 @@ type junitSkipped struct {
 // WriteJUnit writes JUnit XML: one testsuite per target and one testcase per
 // scenario on it. A scenario that failed, or whose checks could not judge,
 // is a failure (type "fail" or "unknown") whose message is its first such
-// check and whose text holds every check and the timeline.
+// check and whose text holds every check and the timeline. A run's notes
+// (a retry-after hint, knobs not applied) are its system-out.
 //
 // Judged against a baseline, a known failure is a skipped testcase (message
 // "known failure (baseline): …"), a new one a failure, and a result with
@@ -71,6 +72,9 @@ func WriteJUnit(w io.Writer, s Suite) error {
 			root.Suites = append(root.Suites, junitSuite{Name: h.Target})
 		}
 		c := junitCase{Name: h.Scenario, Classname: h.Target, File: h.File, Time: seconds(h.Duration.D().Seconds())}
+		for _, n := range h.Notes {
+			c.SystemOut += "note: " + n + "\n"
+		}
 		var b strings.Builder
 		if r.Verdict != rules.Pass {
 			writeDetails(&b, r, bv, true)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
@@ -251,6 +253,21 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			fail([]any{"expect", "upstream", k}, "%v", err)
 		}
 	}
+	// A tool the ledger does not serve would be counted or annotated as
+	// nothing: a misspelt name must not pass as a count of zero.
+	tools := ledgerTools()
+	for _, t := range slices.Sorted(maps.Keys(s.Annotations)) {
+		if !slices.Contains(tools, t) {
+			fail([]any{"annotations", t}, "annotations: unknown tool %q; want one of %s", t, strings.Join(tools, ", "))
+		}
+	}
+	if m := s.Expect.MCP; m != nil && m.Calls != nil {
+		for _, t := range slices.Sorted(maps.Keys(m.Calls.PerTool)) {
+			if !slices.Contains(tools, t) {
+				fail([]any{"expect", "mcp", "calls", t}, "mcp calls: unknown tool %q; want one of %s", t, strings.Join(tools, ", "))
+			}
+		}
+	}
 	slices.SortFunc(errs, func(a, b *Error) int { return a.Line*1000 + a.Col - b.Line*1000 - b.Col })
 	return errs
 }
@@ -455,4 +472,10 @@ func guard(f func() error) (err error) {
 		}
 	}()
 	return f()
+}
+
+// ledgerTools are the tools the ledger serves: the names annotations and
+// per-tool call counts may use.
+func ledgerTools() []string {
+	return []string{ledger.ToolCommitWrite, ledger.ToolCommitWriteKeyed, ledger.ToolReadLedger}
 }

@@ -42,6 +42,18 @@ func Schema() ([]byte, error) {
 	if up, ok := exp.Properties.Get("upstream"); ok {
 		up.PropertyNames = &jsonschema.Schema{Pattern: rules.UpstreamKeyPattern()}
 	}
+	tools := make([]any, 0, 3)
+	for _, t := range ledgerTools() {
+		tools = append(tools, t)
+	}
+	if sc, ok := defs["Scenario"]; ok {
+		if an, ok := sc.Properties.Get("annotations"); ok {
+			an.PropertyNames = &jsonschema.Schema{Enum: tools}
+		}
+	}
+	if cc, ok := defs["CallCount"]; ok && len(cc.OneOf) == 2 {
+		cc.OneOf[1].PropertyNames = &jsonschema.Schema{Enum: tools}
+	}
 	ref := &jsonschema.Schema{Ref: "#/$defs/Scenario"}
 	root := &jsonschema.Schema{
 		Version:     jsonschema.Version,

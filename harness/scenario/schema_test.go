@@ -178,7 +178,7 @@ func TestSchemaValidatesScenarios(t *testing.T) {
 
 func TestSchemaRejects(t *testing.T) {
 	v, root := loadSchema(t)
-	for _, f := range []string{"unknown-field", "wrong-type", "bad-duration", "bad-fault-duration", "unknown-endpoint", "unknown-rule", "unknown-fault", "bad-times", "upstream-key", "not-a-mapping"} {
+	for _, f := range []string{"unknown-field", "wrong-type", "bad-duration", "bad-fault-duration", "unknown-endpoint", "unknown-rule", "unknown-fault", "bad-times", "upstream-key", "not-a-mapping", "unknown-tool"} {
 		t.Run(f, func(t *testing.T) {
 			if err := v.check(root, yamlToJSONValue(t, "testdata/bad/"+f+".yaml"), "$"); err == nil {
 				t.Errorf("schema accepts testdata/bad/%s.yaml", f)

@@ -157,7 +157,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	var inner slog.Handler = slog.DiscardHandler
 	if opts.Verbose {
-		inner = slog.NewTextHandler(opts.ErrOut, nil)
+		inner = slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}) // ledger calls and writes log at debug
 	}
 	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner)}
 	if opts.UpstreamLog != "" {

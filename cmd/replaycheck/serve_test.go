@@ -48,7 +48,10 @@ func startServe(t *testing.T, opts *serveOptions) (upURL, mcpURL string, out *se
 	t.Helper()
 	out = &serveOut{tables: make(chan struct{}, 16)}
 	opts.UpstreamAddr, opts.MCPAddr = "127.0.0.1:0", "127.0.0.1:0"
-	opts.Out, opts.ErrOut = out, io.Discard
+	opts.Out = out
+	if opts.ErrOut == nil {
+		opts.ErrOut = io.Discard
+	}
 	ready := make(chan [2]string, 1)
 	opts.Ready = func(u, m string) { ready <- [2]string{u, m} }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -190,6 +193,32 @@ func TestServe(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(opts.UpstreamLog); string(b) != "/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up injected_500\n" {
 		t.Errorf("upstream log = %q", b)
+	}
+}
+
+// TestServeVerbose checks that -v logs each ledger call and write, as its
+// help says (they log at debug level).
+func TestServeVerbose(t *testing.T) {
+	errOut := &serveOut{tables: make(chan struct{}, 1)}
+	_, mcpURL, _, stop := startServe(t, &serveOptions{Verbose: true, ErrOut: errOut})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", mcpURL, err)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit_write", Arguments: map[string]any{"entry": "alpha-rc00000verbo"}}); err != nil || res.IsError {
+		t.Fatalf("commit_write: %v, %+v", err, res)
+	}
+	cs.Close()
+	if err := stop(); err != nil {
+		t.Fatalf("runServe: %v", err)
+	}
+	for _, want := range []string{`msg="ledger call" tool=commit_write token=rc00000verbo`, `msg="ledger write" tool=commit_write token=rc00000verbo line=1`} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("-v output lacks %q:\n%s", want, errOut.String())
+		}
 	}
 }
 

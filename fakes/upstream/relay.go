@@ -94,21 +94,23 @@ func (s *Server) send(x *exchange) (*http.Response, error) {
 		pathQuery += "?" + x.r.URL.RawQuery
 	}
 	target := strings.TrimRight(s.cfg.Relay, "/") + pathQuery
+	// Errors name the URL without its query, which may carry a key (?key=).
+	shown := strings.TrimRight(s.cfg.Relay, "/") + x.r.URL.Path
 	if s.h1 != nil {
 		resp, err := s.h1.post(x.r.Context(), s.relayPath+pathQuery, x.r.Header, x.body)
 		if err != nil {
-			return nil, fmt.Errorf("relay to %s failed: %w", target, err)
+			return nil, fmt.Errorf("relay to %s failed: %w", shown, err)
 		}
 		return resp, nil
 	}
 	req, err := http.NewRequestWithContext(x.r.Context(), http.MethodPost, target, bytes.NewReader(bytes.Clone(x.body)))
 	if err != nil {
-		return nil, fmt.Errorf("relay: building request to %s: %w", target, err)
+		return nil, fmt.Errorf("relay: building request to %s: %w", shown, err)
 	}
 	copyRelayHeaders(req.Header, x.r.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("relay to %s failed: %w", target, errors.Unwrap(err))
+		return nil, fmt.Errorf("relay to %s failed: %w", shown, errors.Unwrap(err))
 	}
 	return resp, nil
 }
@@ -121,7 +123,8 @@ func (s *Server) relayAncillary(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, openAIErrorBody(http.StatusBadRequest, err.Error()))
 		return
 	}
-	target := strings.TrimRight(s.cfg.Relay, "/") + r.URL.Path
+	shown := strings.TrimRight(s.cfg.Relay, "/") + r.URL.Path // errors omit the query: it may carry a key
+	target := shown
 	if r.URL.RawQuery != "" {
 		target += "?" + r.URL.RawQuery
 	}
@@ -131,13 +134,13 @@ func (s *Server) relayAncillary(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, target, rd)
 	if err != nil {
-		writeJSON(w, http.StatusBadGateway, openAIErrorBody(http.StatusBadGateway, fmt.Sprintf("relay: building request to %s: %v", target, err)))
+		writeJSON(w, http.StatusBadGateway, openAIErrorBody(http.StatusBadGateway, fmt.Sprintf("relay: building request to %s: %v", shown, err)))
 		return
 	}
 	copyRelayHeaders(req.Header, r.Header)
 	resp, err := s.client.Do(req)
 	if err != nil {
-		writeJSON(w, http.StatusBadGateway, openAIErrorBody(http.StatusBadGateway, fmt.Sprintf("relay to %s failed: %v", target, errors.Unwrap(err))))
+		writeJSON(w, http.StatusBadGateway, openAIErrorBody(http.StatusBadGateway, fmt.Sprintf("relay to %s failed: %v", shown, errors.Unwrap(err))))
 		return
 	}
 	defer resp.Body.Close()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -201,6 +202,44 @@ func TestRelayProviderDown(t *testing.T) {
 	}
 	checkStubs(t, mt, map[string]int{"POST " + provider + "/v1/messages": 1})
 	diff(t, "log", "/v1/messages initial relay_failed\n", log.String())
+}
+
+// A relay failure names the provider URL without the query, which may carry
+// an API key (?key=), in the error body the client gets — through the
+// configured client and through the lean HTTP/1 client.
+func TestRelayFailureHidesQuery(t *testing.T) {
+	const secret = "sk-query-secret"
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // nothing listens there any more
+	mt := httpmock.NewMockTransport()
+	mt.RegisterNoResponder(httpmock.NewErrorResponder(errors.New("connection refused")))
+	tests := []struct {
+		name string
+		cfg  Config
+		path string
+	}{
+		{"model call, http.Client", Config{Relay: provider, Client: &http.Client{Transport: mt}}, "/v1/chat/completions"},
+		{"model call, lean client", Config{Relay: down.URL}, "/v1/chat/completions"},
+		{"ancillary", Config{Relay: provider, Client: &http.Client{Transport: mt}}, "/v1/messages/count_tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, srv, _ := newFake(t, tt.cfg)
+			resp, err := http.Post(srv.URL+tt.path+"?key="+secret, "application/json",
+				strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), tt.path) {
+				t.Fatalf("got %d %s, want a 502 naming %s", resp.StatusCode, b, tt.path)
+			}
+			if strings.Contains(string(b), secret) {
+				t.Errorf("error body shows the query's key: %s", b)
+			}
+		})
+	}
 }
 
 // A provider error status is passed through as it came.

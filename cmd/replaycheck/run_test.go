@@ -160,6 +160,11 @@ func TestValidate(t *testing.T) {
 	if !strings.Contains(errOut, ">    5 |   wirtes: 2") {
 		t.Errorf("validate does not show the offending line:\n%s", errOut)
 	}
+	empty := t.TempDir()
+	code, out, errOut = execute(t, "validate", empty)
+	if code != exitBadUsage || !strings.Contains(errOut, "no scenario in "+empty) {
+		t.Errorf("validate of a directory without scenarios: exit %d, %q %q; want 2 and a message naming it", code, out, errOut)
+	}
 }
 
 func TestSchemaCmd(t *testing.T) {

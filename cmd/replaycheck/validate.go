@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +68,9 @@ func runValidate(_ context.Context, opts *validateOptions) error {
 		}
 		fmt.Fprintf(opts.ErrOut, "%s\n\n", err)
 		return asUsage(fmt.Errorf("%d %s in the scenario files", n, pluralize(n, "problem")))
+	}
+	if len(ss) == 0 {
+		return asUsage(fmt.Errorf("no scenario in %s: want scenario files (*.yaml)", strings.Join(opts.Paths, ", ")))
 	}
 	files := map[string]bool{}
 	for _, s := range ss {

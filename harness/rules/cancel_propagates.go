@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 )
@@ -19,42 +20,65 @@ func cancelPropagatesRule() Rule {
 }
 
 // cancelPropagates looks at each tools/call that a delay fault held and
-// whether the ledger saw it cancelled or answered.
+// whether the ledger saw it cancelled, answered in time, answered after the
+// caller had given up (after the target's tool timeout, or after the client
+// had its answer), or left running.
 func cancelPropagates(h *history.History) Verdict {
 	const expected = "the slow tool call cancelled on the MCP server"
-	slow := map[string]bool{}
-	var tools []string
+	type call struct {
+		start time.Duration
+		tool  string
+	}
+	slow := map[string]call{}
+	var order []string
 	for _, e := range h.MCP {
 		if e.Kind == history.MCPFault && strings.Contains(e.Detail, "delay") {
 			key := e.RequestID + "\x00" + e.Tool
-			if !slow[key] {
-				slow[key] = true
-				tools = append(tools, e.Tool)
+			if _, ok := slow[key]; !ok {
+				slow[key] = call{start: e.At.D(), tool: e.Tool}
+				order = append(order, key)
 			}
 		}
 	}
 	if len(slow) == 0 {
 		return unknown(expected, "no tool call was slow")
 	}
-	cancelled, answered := 0, 0
+	gaveUp := func(c call, at time.Duration) bool {
+		if t := h.Setup.ToolTimeout.D(); t > 0 && at-c.start > t {
+			return true
+		}
+		i := exchangeAt(h, c.start)
+		return i >= 0 && at > h.Requests[i].End.D()
+	}
+	cancelled, inTime, ranOn := 0, 0, 0
 	for _, e := range h.MCP {
-		key := e.RequestID + "\x00" + e.Tool
-		if !slow[key] {
+		c, ok := slow[e.RequestID+"\x00"+e.Tool]
+		if !ok {
 			continue
 		}
-		switch e.Kind {
-		case history.MCPCancelled:
+		switch {
+		case e.Kind == history.MCPCancelled:
 			cancelled++
-		case history.MCPResult:
-			answered++
+		case e.Kind == history.MCPResult && gaveUp(c, e.At.D()):
+			ranOn++
+		case e.Kind == history.MCPResult:
+			inTime++
 		}
 	}
-	if cancelled == 0 && answered > 0 && h.Error == "" {
+	running := len(slow) - cancelled - inTime - ranOn
+	if inTime == len(slow) && h.Error == "" {
 		return unknown(expected, "the slow call finished before the caller gave up")
 	}
+	tools := make([]string, len(order))
+	for i, k := range order {
+		tools[i] = slow[k].tool
+	}
 	observed := fmt.Sprintf("%d cancelled (%s)", cancelled, strings.Join(tools, ", "))
-	if running := len(slow) - cancelled - answered; running > 0 {
+	if ranOn > 0 {
+		observed += fmt.Sprintf(", %d answered after the caller had given up", ranOn)
+	}
+	if running > 0 {
 		observed += fmt.Sprintf(", %d left running on the server", running)
 	}
-	return judged(cancelled >= len(slow), fmt.Sprintf("%s cancelled on the MCP server", plural(len(slow), "slow tool call")), observed)
+	return judged(ranOn == 0 && running == 0 && cancelled > 0, fmt.Sprintf("%s cancelled on the MCP server", plural(len(slow)-inTime, "slow tool call")), observed)
 }

@@ -240,6 +240,13 @@ func TestRules(t *testing.T) {
 		{"cancel: kept running", "cancel-propagates", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"))
 		}), Fail},
+		{"cancel: answered after the tool timeout", "cancel-propagates", seedHistory(func(h *history.History) {
+			h.Setup.ToolTimeout = ms(10)
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPResult, "commit_write", ""))
+		}), Fail},
+		{"cancel: answered after the client had its answer", "cancel-propagates", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(150, history.MCPResult, "commit_write", ""))
+		}), Fail},
 		{"cancel: finished first", "cancel-propagates", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(5, history.MCPResult, "commit_write", ""))
 		}), Unknown},

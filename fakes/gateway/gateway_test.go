@@ -453,3 +453,33 @@ func newBenchRig(b *testing.B) *benchRig {
 	})
 	return &benchRig{url: gs.URL, upstreamURL: us.URL + "/v1"}
 }
+
+// TestChatStreamBounded: a streamed chat answer longer than maxUpstreamBody
+// is cut off with an error event instead of being read (and its text kept)
+// without end.
+func TestChatStreamBounded(t *testing.T) {
+	chunk := `data: {"choices":[{"delta":{"content":"` + strings.Repeat("x", 1<<20) + `"}}]}` + "\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range maxUpstreamBody/(1<<20) + 4 {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(up.Close)
+	g, err := New(Config{Upstream: up.URL + "/v1", MCP: "http://127.0.0.1:1/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	w := httptest.NewRecorder()
+	g.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)))
+	errLines := grepLines(w.Body.Bytes(), `data: {"error"`)
+	if len(errLines) != 1 {
+		t.Fatalf("error events = %d, want 1", len(errLines))
+	}
+	if want := fmt.Sprintf("exceeds %d bytes", maxUpstreamBody); !strings.Contains(errLines[0], want) {
+		t.Errorf("error event %.300s lacks %q", errLines[0], want)
+	}
+}

@@ -97,7 +97,8 @@ func (g *Gateway) openStream(ctx context.Context, path string, body []byte) (sc 
 
 // relayChatStream sends one streamed chat call and relays each chunk to the
 // app as it comes, without the upstream's [DONE]. It returns the turn the
-// chunks add up to; a stream that ends before [DONE] is a connection failure.
+// chunks add up to; a stream that ends before [DONE] is a connection failure,
+// one longer than maxUpstreamBody a 502.
 func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte, sink *sseSink) (*modelTurn, error) {
 	sc, closeStream, err := g.openStream(ctx, path, body)
 	if err != nil {
@@ -107,7 +108,12 @@ func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte,
 	var text strings.Builder
 	calls := map[int]*toolCall{}
 	done := false
+	size := 0
 	for sc.Scan() {
+		size += len(sc.Bytes())
+		if size > maxUpstreamBody {
+			return nil, &upstreamError{Status: http.StatusBadGateway, Message: fmt.Sprintf("the stream of POST %s exceeds %d bytes", path, maxUpstreamBody)}
+		}
 		payload, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
 			continue

@@ -10,11 +10,18 @@ RC=${RC:-replaycheck}
 D=$(mktemp -d); cd "$D"
 export LITELLM_MASTER_KEY=sk-seed-run
 UP=18765; MCP=18766; GW=14000
+# The ports are fixed, as in the seed: refuse to run next to anything already
+# answering on them (another run of this script would mix its counts into ours).
+for url in http://127.0.0.1:$UP/ http://127.0.0.1:$MCP/ http://localhost:$GW/ http://127.0.0.1:$GW/; do
+  if curl -s -o /dev/null --max-time 2 "$url"; then echo "seed000.sh: something already answers on $url; stop it first" >&2; exit 1; fi
+done
 $RC serve --ledger ledger.txt --upstream-log upstream.log --flags-dir . --upstream-addr 127.0.0.1:$UP --mcp-addr 127.0.0.1:$MCP > serve.out 2>&1 &
 SERVE=$!
-start_gw() { REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY $RC gateway --addr 127.0.0.1:$GW --upstream http://127.0.0.1:$UP/v1 --mcp http://127.0.0.1:$MCP/mcp --mode $MODE "$@" > gw.out 2>&1 & GWPID=$!; for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:$GW/health && break; sleep 0.05; done; }
+start_gw() { REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY $RC gateway --addr 127.0.0.1:$GW --upstream http://127.0.0.1:$UP/v1 --mcp http://127.0.0.1:$MCP/mcp --mode $MODE "$@" > gw.out 2>&1 & GWPID=$!; for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:$GW/health && break; sleep 0.05; done
+  kill -0 $GWPID 2>/dev/null || { echo "seed000.sh: the gateway did not start:" >&2; cat gw.out >&2; kill -INT $SERVE; exit 1; }; }
 stop_gw() { kill -INT $GWPID; wait $GWPID; echo "gateway exit: $?"; }
 for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:$UP/v1/models && break; sleep 0.05; done
+kill -0 $SERVE 2>/dev/null || { echo "seed000.sh: replaycheck serve did not start:" >&2; cat serve.out >&2; exit 1; }
 TOOLS='[{"type":"mcp","server_label":"ledger","server_url":"litellm_proxy","require_approval":"never"}]'
 ASK='Call the commit_write tool exactly once with entry alpha, then reply done.'
 CHAT="{\"model\":\"repro-model\",\"messages\":[{\"role\":\"user\",\"content\":\"$ASK\"}],\"tools\":$TOOLS}"

@@ -32,7 +32,14 @@ func counts(h *history.History) []Verdict {
 		var got []string
 		ok := len(h.Requests) > 0
 		for _, x := range h.Requests {
-			got = append(got, strconv.Itoa(x.Status))
+			switch {
+			case x.Status != 0:
+				got = append(got, "HTTP "+strconv.Itoa(x.Status))
+			case x.TimedOut:
+				got = append(got, "no answer before the deadline")
+			default:
+				got = append(got, "no HTTP answer (a transport error)")
+			}
 			ok = ok && x.Status == *e.Status
 		}
 		if len(got) == 0 {
@@ -42,7 +49,7 @@ func counts(h *history.History) []Verdict {
 		if ok {
 			s = Pass
 		}
-		out = append(out, verdict("status", KindCount, s, "HTTP "+strconv.Itoa(*e.Status), "HTTP "+strings.Join(got, ", ")))
+		out = append(out, verdict("status", KindCount, s, "HTTP "+strconv.Itoa(*e.Status), strings.Join(got, ", ")))
 	}
 	eq("writes", e.Writes, len(h.Writes()), "write")
 	eq("keys", e.Keys, len(h.Keys()), "key")

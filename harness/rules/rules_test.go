@@ -414,3 +414,27 @@ func TestUpstreamKeyPattern(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusOfAnUnansweredRequest(t *testing.T) {
+	tests := []struct {
+		name     string
+		x        history.Exchange
+		observed string
+	}{
+		{"answered", history.Exchange{Status: 502}, "HTTP 502"},
+		{"timed out", history.Exchange{TimedOut: true}, "no answer before the deadline"},
+		{"transport error", history.Exchange{TransportError: "connection refused"}, "no HTTP answer (a transport error)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := seedHistory(func(h *history.History) {
+				h.Requests = []history.Exchange{tt.x}
+				h.Expect.Status = intp(500)
+			})
+			vs := Check(h)
+			if len(vs) != 1 || vs[0].Status != Fail || vs[0].Observed != tt.observed {
+				t.Errorf("got %+v, want a failing status observing %q", vs, tt.observed)
+			}
+		})
+	}
+}

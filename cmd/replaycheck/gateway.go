@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -107,6 +108,13 @@ func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
 	bugs, err := gateway.ParseBugs(opts.Mode, names)
 	if err != nil {
 		return gateway.Config{}, asUsage(err)
+	}
+	_, port, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return gateway.Config{}, asUsage(fmt.Errorf("--addr %q: want HOST:PORT, e.g. 127.0.0.1:4000: %w", opts.Addr, err))
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return gateway.Config{}, asUsage(fmt.Errorf("--addr %q: port %q: want a number from 0 to 65535", opts.Addr, port))
 	}
 	if opts.NumRetries < 0 {
 		return gateway.Config{}, asUsage(fmt.Errorf("--num-retries %d: want 0 or more", opts.NumRetries))

@@ -167,6 +167,8 @@ func TestRunGatewayErrors(t *testing.T) {
 		{"bad fallback", []string{"gateway", "--fallback", "repro-model"}, exitBadUsage, "want GROUP=FALLBACK"},
 		{"negative retries", []string{"gateway", "--num-retries", "-1"}, exitBadUsage, "want 0 or more"},
 		{"bad upstream", []string{"gateway", "--upstream", "127.0.0.1:8765"}, exitBadUsage, "upstream URL"},
+		{"addr without port", []string{"gateway", "--addr", "localhost"}, exitBadUsage, `--addr "localhost": want HOST:PORT`},
+		{"addr port out of range", []string{"gateway", "--addr", "127.0.0.1:99999"}, exitBadUsage, `--addr "127.0.0.1:99999": port "99999": want a number from 0 to 65535`},
 		{"stray argument", []string{"gateway", "now"}, exitBadUsage, "unknown command"},
 		{"busy port", []string{"gateway", "--addr", busy.Addr().String()}, exitCannotRun, "address " + busy.Addr().String() + " is already in use"},
 	}

@@ -31,6 +31,9 @@ func (s *Server) flagFault(x *exchange) (*Fault, string) {
 	}
 	inject := &Fault{On: KindFollowUp, Respond: &Respond{Status: 500, Message: "injected follow-up failure"}}
 	if fileExists(filepath.Join(dir, FlagFaultOn)) {
+		// forwarder.py unlinks fault_once on every injected 500, so an
+		// injection under fault_on consumes it too.
+		_ = os.Remove(filepath.Join(dir, FlagFaultOnce)) // absent is the usual case
 		return inject, "flag " + FlagFaultOn
 	}
 	if err := os.Remove(filepath.Join(dir, FlagFaultOnce)); err == nil {

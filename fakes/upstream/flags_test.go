@@ -52,6 +52,9 @@ func TestFlagsDir(t *testing.T) {
 			"/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up injected_500\n" +
 				"/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up forwarded\n",
 			nil, []bool{true, false}},
+		{"fault_on consumes fault_once", []string{FlagFaultOn, FlagFaultOnce}, 1, false,
+			"/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up injected_500\n",
+			[]string{FlagFaultOn}, []bool{true}},
 		{"drop_stream", []string{FlagDropStream}, 1, true,
 			"/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up dropped_stream\n",
 			[]string{FlagDropStream}, []bool{true}},

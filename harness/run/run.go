@@ -423,8 +423,9 @@ func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, 
 	return h
 }
 
-// addRetryHint adds retry-after-ms and Retry-After of d to every fault that
-// answers with an error and sets neither; it reports whether any got them.
+// addRetryHint adds retry-after-ms (d in milliseconds) and Retry-After (d in
+// whole seconds, rounded up) to every fault that answers with an error and
+// sets neither; it reports whether any got them.
 func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
 	added := false
 	for i := range faults {
@@ -444,7 +445,9 @@ func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
 			headers = map[string]string{}
 		}
 		headers["retry-after-ms"] = strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
-		headers["Retry-After"] = strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+		// Whole seconds, as HTTP's delay-seconds requires (a strict client
+		// rejects "0.001"), rounded up so it never asks for less than d.
+		headers["Retry-After"] = strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
 		cp := *rs
 		cp.Headers = headers
 		faults[i].Respond = &cp

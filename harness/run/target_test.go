@@ -451,11 +451,18 @@ func TestAddRetryHint(t *testing.T) {
 	if !addRetryHint(faults, time.Millisecond) {
 		t.Fatal("no hint added")
 	}
-	want := []map[string]string{{"retry-after-ms": "1", "Retry-After": "0.001"}, {"Retry-After": "2"}}
+	// Retry-After is whole seconds (RFC 9110 delay-seconds), rounded up so
+	// that it never asks for less than the hint; retry-after-ms is exact.
+	want := []map[string]string{{"retry-after-ms": "1", "Retry-After": "1"}, {"Retry-After": "2"}}
 	for i, w := range want {
 		if diff := cmp.Diff(w, faults[i].Respond.Headers); diff != "" {
 			t.Errorf("fault %d headers (-want +got):\n%s", i, diff)
 		}
+	}
+	long := []upstream.Fault{{On: "follow_up", Respond: &upstream.Respond{Status: 503}}}
+	addRetryHint(long, 2500*time.Millisecond)
+	if diff := cmp.Diff(map[string]string{"retry-after-ms": "2500", "Retry-After": "3"}, long[0].Respond.Headers); diff != "" {
+		t.Errorf("2.5s hint headers (-want +got):\n%s", diff)
 	}
 	if addRetryHint(faults[1:2], time.Millisecond) {
 		t.Error("a fault with its own Retry-After got a hint")

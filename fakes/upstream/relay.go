@@ -67,6 +67,16 @@ func defaultRelayClient() *http.Client {
 // cutting it where the exchange's drop says. The outcome is recorded before
 // the last byte reaches the client.
 func (s *Server) relay(x *exchange) {
+	if x.cut != nil && x.cut.After == DropAfterHeaders {
+		// As forwarder.py: the provider is not called (no paid request, and
+		// the cut does not depend on its answer being a stream).
+		x.finish(OutcomeDroppedStream, http.StatusOK)
+		x.w.Header().Set("Content-Type", "text/event-stream")
+		x.w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(x.w).Flush()
+		x.closeConn(false)
+		return
+	}
 	resp, err := s.send(x)
 	if err != nil {
 		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, err.Error(), nil)
@@ -196,13 +206,7 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 	rc := http.NewResponseController(x.w)
 	cutEvents, cutTool := 0, false
 	if x.cut != nil {
-		switch x.cut.After {
-		case DropAfterHeaders:
-			x.finish(OutcomeDroppedStream, http.StatusOK)
-			x.w.WriteHeader(http.StatusOK)
-			_ = rc.Flush()
-			x.closeConn(false)
-			return
+		switch x.cut.After { // DropAfterHeaders never gets here: relay cuts before sending
 		case DropAfterEvents:
 			cutEvents = x.cut.Events
 		case DropAfterToolCall:

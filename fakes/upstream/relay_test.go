@@ -140,7 +140,8 @@ func anthropicOpts(url, key string) []anthropicOption {
 }
 
 // Faults apply before relaying: an injected status never reaches the
-// provider; drops cut the relayed stream.
+// provider; a drop after the headers, as forwarder.py's drop_stream, does not
+// either; the other drops cut the relayed stream.
 func TestRelayFaults(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -151,7 +152,7 @@ func TestRelayFaults(t *testing.T) {
 		wantLog    string
 	}{
 		{"respond", "{respond: {status: 503}}", false, 0, 0, "initial injected_503"},
-		{"drop headers", "{drop: {after: headers}}", true, 1, 0, "initial dropped_stream"},
+		{"drop headers", "{drop: {after: headers}}", true, 0, 0, "initial dropped_stream"},
 		{"drop events", "{drop: {after: events, events: 3}}", true, 1, 3, "initial dropped_stream"},
 		{"drop tool_call", "{drop: {after: tool_call}}", true, 1, 6, "initial dropped_stream"},
 		{"events beyond the stream", "{drop: {after: events, events: 50}}", true, 1, 7, "initial forwarded"},

@@ -11,7 +11,10 @@ func noSpliceRule() Rule {
 		Name: "no-splice",
 		Doc: "A streamed answer whose upstream stream dropped after output reached the client is not " +
 			"continued with a retry's or a fallback's chunks: after the drop no further upstream request " +
-			"feeds the same client stream. Cannot judge without a streamed request whose upstream stream dropped.",
+			"feeds the same client stream. Cannot judge without a streamed request whose upstream stream dropped, " +
+			"or when the client stream carried no data chunks. It does not see when chunks reached the client, so a " +
+			"target that buffers a streamed attempt and retries it before any output was delivered is judged a " +
+			"splice too: name this rule only where the target streams through (chat on the built-in gateway).",
 		Seed:  "000 (LiteLLM): streaming chat with a fallback and drop_stream — Before 14 chunks and 2 writes, After 7 and 1",
 		Check: noSplice,
 	}

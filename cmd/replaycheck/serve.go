@@ -74,7 +74,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 		Example: `  # the seed rig: fakes on 8765 and 8766, the seed's files and flag files
   replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir .
 
-  # every follow-up fails once, and commit_write's answer is lost after it wrote
+  # the first follow-up gets a 500, and every commit_write's answer is lost after it wrote
   replaycheck serve --upstream-fault '{on: follow_up, respond: {status: 500}, times: once}' \
     --mcp-fault '{tool: commit_write, drop_after_execute: {}}'
 

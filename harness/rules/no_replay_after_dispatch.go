@@ -10,25 +10,42 @@ func noReplayAfterDispatchRule() Rule {
 	return Rule{
 		Name: "no-replay-after-dispatch",
 		Doc: "A tool call that reached the MCP server is executed at most once per logical call: " +
-			"no retry and no fallback re-runs it. Cannot judge when no tool call reached the server.",
+			"no retry and no fallback re-runs it; judged per client request. Cannot judge when no tool call reached the server.",
 		Seed:  "000 (LiteLLM): each endpoint under fault_on — Before 3 writes, After 1",
 		Check: noReplayAfterDispatch,
 	}
 }
 
-// noReplayAfterDispatch compares the tools/call requests the ledger executed
-// with the logical calls the scenario's script makes (its calls times its
-// client requests).
+// noReplayAfterDispatch compares, for each client request, the tools/call
+// requests the ledger executed during it with the logical calls the
+// scenario's script makes per request, so a replay in one request is not
+// hidden by another request that executed fewer.
 func noReplayAfterDispatch(h *history.History) Verdict {
 	ex := executions(h)
 	if len(ex) == 0 {
 		return unknown("each dispatched tool call executed at most once", "no tool call reached the MCP server, so nothing could be replayed")
 	}
-	limit := h.LogicalCalls()
-	if limit == 0 {
-		limit = len(h.Requests)
+	per := h.Setup.ToolCalls
+	if per == 0 {
+		per = 1
 	}
-	expected := fmt.Sprintf("at most %s for %s", plural(limit, "execution"), plural(limit, "logical tool call"))
-	observed := fmt.Sprintf("%s (%s)", plural(len(ex), "execution"), tally(byTool(ex)))
-	return judged(len(ex) <= limit, expected, observed)
+	n := max(len(h.Requests), 1)
+	byExchange := make([][]history.MCPEvent, n)
+	for _, e := range ex {
+		i := max(exchangeAt(h, e.At.D()), 0)
+		byExchange[i] = append(byExchange[i], e)
+	}
+	worst := 0
+	for i, es := range byExchange {
+		if len(es) > len(byExchange[worst]) {
+			worst = i
+		}
+	}
+	es := byExchange[worst]
+	if n == 1 {
+		return judged(len(es) <= per, fmt.Sprintf("at most %s for %s", plural(per, "execution"), plural(per, "logical tool call")),
+			fmt.Sprintf("%s (%s)", plural(len(es), "execution"), tally(byTool(es))))
+	}
+	return judged(len(es) <= per, fmt.Sprintf("at most %s per client request for its %s", plural(per, "execution"), plural(per, "logical tool call")),
+		fmt.Sprintf("%s in request %d of %d (%s)", plural(len(es), "execution"), worst+1, n, tally(byTool(es))))
 }

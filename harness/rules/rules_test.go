@@ -76,6 +76,17 @@ func TestRules(t *testing.T) {
 			loop(h, 10, "injected_500", 500)
 			loop(h, 20, "injected_500", 500)
 		}), Fail},
+		{"replay: two in one request, none in the next", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+			loop(h, 1, "injected_500", 500)
+			loop(h, 10, "injected_500", 500)
+			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200), up(202, "follow_up", "forwarded", 200))
+		}), Fail},
+		{"replay: once in each of two requests", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 500})
+			loop(h, 1, "injected_500", 500)
+			loop(h, 201, "injected_500", 500)
+		}), Pass},
 		{"replay: refused before execute then retried", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "fail_before_execute"))
 			loop(h, 5, "forwarded", 200)

@@ -1,0 +1,122 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+)
+
+// toolResultModel is a chat model API stub that calls ledger-commit_write on
+// the initial request and records the tool message of the follow-up: what
+// the gateway told the model about the call.
+type toolResultModel struct {
+	mu      sync.Mutex
+	results []string
+}
+
+func (m *toolResultModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil || json.Unmarshal(raw, &body) != nil {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	for _, msg := range body.Messages {
+		if msg.Role == "tool" {
+			m.mu.Lock()
+			m.results = append(m.results, msg.Content)
+			m.mu.Unlock()
+			fmt.Fprint(w, `{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`)
+			return
+		}
+	}
+	fmt.Fprint(w, `{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"ledger-commit_write","arguments":"{\"entry\":\"alpha\"}"}}]},"finish_reason":"tool_calls"}]}`)
+}
+
+// TestWhatTheModelIsTold checks the tool result the model gets for each way
+// a tool call can end: the ambiguous and timed-out cases are explicit about
+// the unknown outcome, a blocked or refused call says it was not sent.
+func TestWhatTheModelIsTold(t *testing.T) {
+	slow := fault.Duration(500 * time.Millisecond)
+	tests := []struct {
+		name    string
+		bugs    Bugs
+		block   bool
+		faults  []ledger.Fault
+		want    string
+		wantNot string
+	}{
+		{name: "success", want: "recorded alpha"},
+		{name: "guardrail", block: true, want: "was blocked by guardrail 'block-mcp' before it ran"},
+		{name: "isError", faults: []ledger.Fault{{Tool: ledger.ToolCommitWrite, IsError: &ledger.IsError{Message: "entry not found"}}},
+			want: "MCP tool error: entry not found"},
+		{name: "connection dropped after execute", faults: []ledger.Fault{{Tool: ledger.ToolCommitWrite, DropAfterExecute: &ledger.DropAfterExecute{}}},
+			want: "outcome unknown. The connection to MCP server 'ledger' was lost after the call was sent, so it may have run; it was not retried"},
+		{name: "connection dropped after execute, mcp-resend-on-disconnect", bugs: Bugs{MCPResendOnDisconnect: true},
+			faults: []ledger.Fault{{Tool: ledger.ToolCommitWrite, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}}},
+			want:   "recorded alpha", wantNot: "outcome unknown"},
+		{name: "tool timeout", faults: []ledger.Fault{{Tool: ledger.ToolCommitWrite, Delay: &slow}},
+			want: "timed out after 100ms and was cancelled; its outcome is unknown"},
+		{name: "tool timeout, no-cancel-on-timeout", bugs: Bugs{NoCancelOnTimeout: true}, faults: []ledger.Fault{{Tool: ledger.ToolCommitWrite, Delay: &slow}},
+			want: "timed out after 100ms.", wantNot: "cancelled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := ledger.New(ledger.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", l)
+			ls := httptest.NewServer(mux)
+			model := &toolResultModel{}
+			us := httptest.NewServer(model)
+			g, err := New(Config{Upstream: us.URL + "/v1", MCP: ls.URL + "/mcp", Bugs: tt.bugs, ToolTimeout: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ls.Close()
+				l.Close()
+				g.Close()
+				us.Close()
+			})
+			if err := l.Arm("", tt.faults); err != nil {
+				t.Fatal(err)
+			}
+			w := httptest.NewRecorder()
+			g.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(seedBody(pathChat, seedAsk, tt.block, false))))
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			model.mu.Lock()
+			results := model.results
+			model.mu.Unlock()
+			if len(results) != 1 {
+				t.Fatalf("tool results = %q, want one", results)
+			}
+			if !strings.Contains(results[0], tt.want) {
+				t.Errorf("the model was told %q, want it to contain %q", results[0], tt.want)
+			}
+			if tt.wantNot != "" && strings.Contains(results[0], tt.wantNot) {
+				t.Errorf("the model was told %q, which contains %q", results[0], tt.wantNot)
+			}
+		})
+	}
+}

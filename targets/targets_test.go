@@ -398,3 +398,85 @@ func killGateways(t *testing.T) {
 		}
 	}
 }
+
+// fakeLiteLLM stands in for the `litellm` command: it checks what
+// targets/litellm.yaml hands LiteLLM (the rendered config next to
+// custom_guardrail.py, the dummy OpenAI key, the master key) and serves the
+// config's model API, MCP server, num_retries and fallbacks with
+// `replaycheck gateway` in FAKE_LITELLM_MODE.
+const fakeLiteLLM = `#!/bin/sh
+set -e
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --config) config=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --host) shift 2 ;;
+    *) echo "fake litellm: unexpected argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -f "$(dirname "$config")/custom_guardrail.py" ] || { echo "fake litellm: no custom_guardrail.py next to $config" >&2; exit 1; }
+[ "$OPENAI_API_KEY" = sk-replaycheck-dummy ] || { echo "fake litellm: OPENAI_API_KEY is not the dummy key" >&2; exit 1; }
+[ -n "$LITELLM_MASTER_KEY" ] || { echo "fake litellm: no LITELLM_MASTER_KEY" >&2; exit 1; }
+upstream=$(awk '/api_base:/ {print $2; exit}' "$config")
+mcp=$(awk '/^mcp_servers:/ {f=1} f && /url:/ {print $2; exit}' "$config")
+retries=$(awk '/num_retries:/ {print $2; exit}' "$config")
+fallbacks=$(sed -n 's/.*{"\([^"]*\)": \["\([^"]*\)"\]}.*/--fallback=\1=\2/p' "$config")
+echo "fake litellm on port $port: upstream $upstream, mcp $mcp, num_retries $retries, fallbacks [$fallbacks]"
+REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY exec "$REPLAYCHECK_BIN" gateway --addr "127.0.0.1:$port" \
+  --upstream "$upstream" --mcp "$mcp" --num-retries "$retries" --mode "$FAKE_LITELLM_MODE" $fallbacks
+`
+
+// TestLiteLLMTargetWiring runs the README's LiteLLM command (the seed suite
+// on targets/litellm.yaml) with a stand-in `litellm` on PATH that serves the
+// rendered config with the built-in gateway: the command line, the rendered
+// config and where it is written, the environment, the readiness URL and the
+// fallback variant are what LiteLLM would get. Guarded passes the seed, naive
+// shows its Before counts; the master key appears nowhere and no rendered
+// config is left next to the template.
+func TestLiteLLMTargetWiring(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "litellm"), []byte(fakeLiteLLM), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-litellm-wiring-secret-5150"
+	tests := []struct {
+		mode     string
+		wantCode int
+		want     []string
+	}{
+		{mode: "guarded", wantCode: 0, want: []string{"10 scenarios on litellm: 10 pass, 0 fail"}},
+		{mode: "naive", wantCode: 1, want: []string{
+			"10 scenarios on litellm: 6 pass, 4 fail",
+			"FAIL writes: expected 1 write, observed 3",
+			"3 /v1/chat/completions follow_up injected_500",
+			"FAIL seed chat stream drop with fallback on litellm",
+			// Spliced chunks: the fallback variant was rendered for this scenario.
+			"FAIL data_chunks: expected 7 data chunks, observed 14",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			code, out := replaycheck(t, []string{
+				"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+				"LITELLM_MASTER_KEY=" + key, "REPLAYCHECK_BIN=" + replaycheckBin, "FAKE_LITELLM_MODE=" + tt.mode,
+			}, "run", "../scenarios/seed", "--target", "litellm.yaml", "--timeout", "120s", "--parallel", "4")
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, key) {
+				t.Errorf("the master key appears in the output")
+			}
+			if left, _ := filepath.Glob(".replaycheck-*"); len(left) > 0 {
+				t.Errorf("rendered configs left next to the template: %v", left)
+			}
+			if left := gatewayProcesses(t); len(left) > 0 {
+				t.Errorf("processes left running:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}

@@ -18,8 +18,9 @@ func isErrorNotRetriedRule() Rule {
 	}
 }
 
-// isErrorNotRetried compares the tools/call requests the server received with
-// the logical calls, once some call was answered with isError.
+// isErrorNotRetried compares, for each client request, the tools/call
+// requests the server received during it with the logical calls the script
+// makes per request, once some call was answered with isError.
 func isErrorNotRetried(h *history.History) Verdict {
 	const expected = "each logical call to reach the server exactly once"
 	errs := 0
@@ -31,12 +32,30 @@ func isErrorNotRetried(h *history.History) Verdict {
 	if errs == 0 {
 		return unknown(expected, "no tool call was answered with isError")
 	}
-	calls := h.Calls("")
-	logical := h.LogicalCalls()
-	if logical == 0 {
-		logical = len(h.Requests)
+	per := h.Setup.ToolCalls
+	if per == 0 {
+		per = 1
 	}
-	return judged(len(calls) == logical,
-		fmt.Sprintf("%s to reach the server once each, %s answered with isError", plural(logical, "logical call"), plural(errs, "call")),
-		fmt.Sprintf("%s (%s)", plural(len(calls), "tools/call"), tally(byTool(calls))))
+	n := max(len(h.Requests), 1)
+	byExchange := make([][]history.MCPEvent, n)
+	for _, e := range h.Calls("") {
+		i := max(exchangeAt(h, e.At.D()), 0)
+		byExchange[i] = append(byExchange[i], e)
+	}
+	for i, calls := range byExchange {
+		if len(calls) == per {
+			continue
+		}
+		where := ""
+		if n > 1 {
+			where = fmt.Sprintf(" in request %d of %d", i+1, n)
+		}
+		return judged(false,
+			fmt.Sprintf("%s per client request to reach the server once each, %s answered with isError", plural(per, "logical call"), plural(errs, "call")),
+			fmt.Sprintf("%s%s (%s)", plural(len(calls), "tools/call"), where, tally(byTool(calls))))
+	}
+	all := h.Calls("")
+	return judged(true,
+		fmt.Sprintf("%s to reach the server once each, %s answered with isError", plural(per*n, "logical call"), plural(errs, "call")),
+		fmt.Sprintf("%s (%s)", plural(len(all), "tools/call"), tally(byTool(all))))
 }

@@ -193,6 +193,14 @@ func TestRules(t *testing.T) {
 			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"))
 		}), Fail},
+		{"is-error: retried in one request, short-circuited in the next", "is-error-not-retried", seedHistory(func(h *history.History) {
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"), mcp(2, history.MCPCall, "commit_write", ""))
+		}), Fail},
+		{"is-error: once in each of two requests", "is-error-not-retried", seedHistory(func(h *history.History) {
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"), mcp(201, history.MCPCall, "commit_write", ""))
+		}), Pass},
 		{"is-error: none", "is-error-not-retried", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
 		{"non-retryable: stopped", "non-retryable-not-retried", seedHistory(func(h *history.History) {

@@ -16,8 +16,9 @@ func keyedRetrySameKeyRule() Rule {
 	}
 }
 
-// keyedRetrySameKey compares the distinct idempotency keys with the logical
-// keyed calls, once a keyed call was sent more than once.
+// keyedRetrySameKey compares, in each client request whose keyed call was
+// sent more than once, the distinct idempotency keys with the logical keyed
+// calls the script makes per request.
 func keyedRetrySameKey(h *history.History) Verdict {
 	const expected = "one idempotency key per logical keyed call"
 	keyedTools := map[string]bool{}
@@ -26,29 +27,59 @@ func keyedRetrySameKey(h *history.History) Verdict {
 			keyedTools[e.Tool] = true
 		}
 	}
-	attempts := 0
-	for _, e := range h.Calls("") {
-		if keyedTools[e.Tool] {
-			attempts++
-		}
-	}
-	if attempts == 0 {
-		return unknown(expected, "no keyed tool call reached the MCP server")
-	}
 	logical := 0
 	for _, t := range h.Setup.Tools {
 		if keyedTools[t] {
 			logical++
 		}
 	}
-	logical *= max(len(h.Requests), 1)
-	if logical == 0 {
-		logical = 1
+	logical = max(logical, 1)
+	n := max(len(h.Requests), 1)
+	attempts := make([]int, n)
+	keys := make([]map[string]bool, n)
+	total := 0
+	for _, e := range h.MCP {
+		if !keyedTools[e.Tool] {
+			continue
+		}
+		i := max(exchangeAt(h, e.At.D()), 0)
+		if e.Kind == history.MCPCall {
+			attempts[i]++
+			total++
+		}
+		if e.Key != "" {
+			if keys[i] == nil {
+				keys[i] = map[string]bool{}
+			}
+			keys[i][e.Key] = true
+		}
 	}
-	if attempts <= logical {
-		return unknown(expected, fmt.Sprintf("the keyed call was not retried (%s)", plural(attempts, "attempt")))
+	if total == 0 {
+		return unknown(expected, "no keyed tool call reached the MCP server")
 	}
-	keys := len(h.Keys())
-	return judged(keys <= logical, fmt.Sprintf("%s across %s", plural(logical, "idempotency key"), plural(attempts, "attempt")),
-		fmt.Sprintf("%s (%s)", plural(keys, "key"), plural(len(h.Writes()), "write")))
+	retried, worst := -1, -1
+	for i := range n {
+		if attempts[i] <= logical {
+			continue
+		}
+		if retried < 0 {
+			retried = i
+		}
+		if len(keys[i]) > logical && worst < 0 {
+			worst = i
+		}
+	}
+	if retried < 0 {
+		return unknown(expected, fmt.Sprintf("the keyed call was not retried (%s)", plural(total, "attempt")))
+	}
+	i := retried
+	if worst >= 0 {
+		i = worst
+	}
+	where := ""
+	if n > 1 {
+		where = fmt.Sprintf(" in request %d of %d", i+1, n)
+	}
+	return judged(worst < 0, fmt.Sprintf("%s across %s%s", plural(logical, "idempotency key"), plural(attempts[i], "attempt"), where),
+		fmt.Sprintf("%s (%s)", plural(len(keys[i]), "key"), plural(len(h.Writes()), "write")))
 }

@@ -178,6 +178,13 @@ func TestRules(t *testing.T) {
 				h.MCP = append(h.MCP, mcp(1+i, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1+i, k))
 			}
 		}), Fail},
+		{"keyed: fresh keys in one request, no call in the next", "keyed-retry-same-key", seedHistory(func(h *history.History) {
+			h.Setup.Tools = []string{"commit_write_keyed"}
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+			for i, k := range []string{"k1", "k2"} {
+				h.MCP = append(h.MCP, mcp(1+i, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1+i, k))
+			}
+		}), Fail},
 		{"keyed: not retried", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1, "k1"))

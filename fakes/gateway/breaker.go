@@ -76,3 +76,15 @@ func (b *breaker) reset() {
 	b.openUntil = time.Time{}
 	b.trialUntil = time.Time{}
 }
+
+// abandon records a call that ended without evidence either way, because the
+// app request it served ended: it counts nothing, and a trial call hands its
+// turn to the next call.
+func (b *breaker) abandon() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.trialUntil.IsZero() {
+		b.trialUntil = time.Time{}
+		b.openUntil = b.now()
+	}
+}

@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,6 +39,10 @@ func TestBreaker(t *testing.T) {
 			now = now.Add(2 * time.Minute)
 		}, true},
 		{"the replacement is the only trial", func() {}, false},
+		{"an abandoned trial hands its turn to the next call", func() { b.abandon() }, true},
+		{"which is the only trial again", func() {}, false},
+		{"abandoning a call of a closed breaker counts nothing", func() { b.reset(); b.strike(); b.strike(); b.abandon() }, true},
+		{"so the third strike still opens it", func() { b.strike() }, false},
 	}
 	for _, s := range steps {
 		s.do()
@@ -43,8 +50,8 @@ func TestBreaker(t *testing.T) {
 			t.Fatalf("%s: allow = %v, want %v", s.name, got, s.want)
 		}
 	}
-	b.strike()
-	b.strike()
+	now = now.Add(2 * time.Minute)
+	b.allow()
 	b.strike()
 	_, msg := b.allow()
 	if want := "MCP server 'ledger' is unreachable after 3 consecutive failures"; len(msg) < len(want) || msg[:len(want)] != want {
@@ -115,5 +122,73 @@ func TestBreakerCountsTransportFailures(t *testing.T) {
 				t.Errorf("tools/call reached the ledger, per request (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// logNotes is a slog.Handler that passes every record's message to a channel,
+// so a test can wait for a decision the gateway logs.
+type logNotes chan string
+
+func (n logNotes) Enabled(context.Context, slog.Level) bool { return true }
+func (n logNotes) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case n <- r.Message:
+	default:
+	}
+	return nil
+}
+func (n logNotes) WithAttrs([]slog.Attr) slog.Handler { return n }
+func (n logNotes) WithGroup(string) slog.Handler      { return n }
+
+// wait waits for msg, up to a deadline.
+func (n logNotes) wait(t *testing.T, msg string) {
+	t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		select {
+		case got := <-n:
+			if got == msg {
+				return
+			}
+		case <-deadline.C:
+			t.Fatalf("the gateway did not log %q", msg)
+		}
+	}
+}
+
+// TestBreakerIgnoresAbandonedCalls: an app that gives up during a tool call
+// says nothing about the MCP server, so three of them in a row do not open
+// the guarded gateway's breaker.
+func TestBreakerIgnoresAbandonedCalls(t *testing.T) {
+	notes := make(logNotes, 256)
+	r := newRig(t, nil, func(c *Config) { c.Logger = slog.New(notes) })
+	slow := fault.Duration(30 * time.Second)
+	armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Delay: &slow})
+	for i := range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+pathChat, strings.NewReader(seedBody(pathChat, seedAsk, false, false)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+seedKey)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if resp, err := r.client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		r.waitLedger(func(c ledger.Counts) bool { return c.CallsTotal() == i+1 })
+		cancel()
+		<-done
+		notes.wait(t, "mcp call abandoned: the app request ended")
+	}
+	armLedger(t, r)
+	if status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, false)); status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	if got := r.ledger.Total().CallsTotal(); got != 4 {
+		t.Errorf("tools/call received = %d, want 4: the fourth call was kept off the wire", got)
 	}
 }

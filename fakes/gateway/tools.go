@@ -81,6 +81,11 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 	s, err := g.pool.session(connectCtx)
 	cancel()
 	if err != nil {
+		if ctx.Err() != nil {
+			g.breaker.abandon()
+			log.Info("mcp call abandoned: the app request ended")
+			return fmt.Sprintf("MCP tool call %s was abandoned: the app request ended.", c.Name)
+		}
 		g.breaker.strike()
 		log.Warn("mcp server unreachable", "err", err)
 		return fmt.Sprintf("MCP server '%s' could not be reached (%v). The call %s was not sent.", label, err, c.Name)
@@ -106,10 +111,13 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 			}
 			return fmt.Sprintf("MCP tool call %s failed: %v", c.Name, err)
 		case mcpTimeout:
-			g.breaker.strike()
 			if ctx.Err() != nil {
+				// The app went away: no evidence about the server either way.
+				g.breaker.abandon()
+				log.Info("mcp call abandoned: the app request ended")
 				return fmt.Sprintf("MCP tool call %s was abandoned: the app request ended.", c.Name)
 			}
+			g.breaker.strike()
 			if g.cfg.Bugs.Has(NoCancelOnTimeout) {
 				log.Warn("mcp call timed out; left running", "timeout", g.cfg.ToolTimeout)
 				return fmt.Sprintf("MCP tool call %s timed out after %s.", c.Name, g.cfg.ToolTimeout)

@@ -464,3 +464,30 @@ func TestStatusOfAnUnansweredRequest(t *testing.T) {
 		})
 	}
 }
+
+func TestExchangeAt(t *testing.T) {
+	h := seedHistory(func(h *history.History) {
+		h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300)}, history.Exchange{Start: ms(400), End: ms(500)})
+	})
+	tests := []struct {
+		name string
+		at   int
+		want int
+	}{
+		{"inside the first", 50, 0},
+		{"after the first ended, before the second", 150, 0},
+		{"inside the second", 250, 1},
+		{"between the second and the third", 350, 1},
+		{"after the last", 600, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exchangeAt(h, ms(tt.at).D()); got != tt.want {
+				t.Errorf("exchangeAt(%dms) = %d, want %d", tt.at, got, tt.want)
+			}
+		})
+	}
+	if got := exchangeAt(&history.History{}, 0); got != -1 {
+		t.Errorf("exchangeAt with no exchanges = %d, want -1", got)
+	}
+}

@@ -132,7 +132,8 @@ func nonRetryable(u history.UpstreamRequest) bool {
 func failure(u history.UpstreamRequest) bool { return cut(u) || u.Status >= 400 }
 
 // retryAfter returns the wait the upstream asked for: retry-after-ms, or
-// Retry-After in seconds. ok is false when it asked for none.
+// Retry-After in seconds. ok is false when it asked for none, or only with
+// an HTTP date, which the run's offsets cannot measure against.
 func retryAfter(u history.UpstreamRequest) (time.Duration, bool) {
 	if v := header(u, "retry-after-ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
@@ -142,10 +143,6 @@ func retryAfter(u history.UpstreamRequest) (time.Duration, bool) {
 	if v := header(u, "retry-after"); v != "" {
 		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
 			return time.Duration(s * float64(time.Second)), true
-		}
-		if t, err := time.Parse(time.RFC1123, v); err == nil {
-			_ = t // an HTTP date cannot be judged against offsets; treat as asked with no known wait
-			return 0, true
 		}
 	}
 	return 0, false

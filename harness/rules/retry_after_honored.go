@@ -23,11 +23,14 @@ func retryAfterHonoredRule() Rule {
 // to the next upstream request of the same client exchange with the wait.
 func retryAfterHonored(h *history.History) Verdict {
 	const expected = "waits that respect Retry-After"
-	asked, measured := 0, 0
+	asked, measured, dated := 0, 0, 0
 	var exp, obs string
 	for i, u := range h.Upstream {
 		wait, ok := retryAfter(u)
 		if !ok {
+			if header(u, "retry-after") != "" {
+				dated++
+			}
 			continue
 		}
 		asked++
@@ -51,6 +54,8 @@ func retryAfterHonored(h *history.History) Verdict {
 		}
 	}
 	switch {
+	case asked == 0 && dated > 0:
+		return unknown(expected, "Retry-After was an HTTP date, which cannot be measured against the run's clock")
 	case asked == 0:
 		return unknown(expected, "no upstream answer asked for a wait")
 	case measured == 0:

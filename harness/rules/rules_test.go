@@ -240,6 +240,9 @@ func TestRules(t *testing.T) {
 			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_429", 429), map[string]string{"retry-after-ms": "20"}),
 				withHeaders(up(30, "initial", "injected_429", 429), map[string]string{"retry-after-ms": "20"}), up(40, "initial", "forwarded", 200))
 		}), Fail},
+		{"retry-after: an HTTP date cannot be measured", "retry-after-honored", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_503", 503), map[string]string{"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}), up(2, "initial", "forwarded", 200))
+		}), Unknown},
 		{"retry-after: none asked", "retry-after-honored", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_429", 429), up(2, "initial", "forwarded", 200))
 		}), Unknown},

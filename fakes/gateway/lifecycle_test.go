@@ -63,7 +63,11 @@ func TestSessionReplacedWhenItEnds(t *testing.T) {
 	if err := s.cs.Close(); err != nil {
 		t.Fatal(err)
 	}
-	<-s.dead // the watcher notices the end
+	select { // the watcher notices the end
+	case <-s.dead:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session's watcher did not see it end")
+	}
 	if status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, false)); status != 200 {
 		t.Fatalf("request after the session ended: %d %s", status, body)
 	}

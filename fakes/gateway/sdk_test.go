@@ -12,6 +12,7 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 )
 
@@ -210,4 +211,27 @@ func TestBufferedStreamFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSDKChatStreamErrorEvent: when the follow-up stream drops after the
+// tool ran, openai-go reads the chunks already delivered and then the
+// gateway's SSE error event as a stream error; the tool ran once.
+func TestSDKChatStreamErrorEvent(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.touch("drop_stream")
+	client := openaiGatewayClient(r)
+	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{Model: "repro-model",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(seedAsk)}})
+	chunks := 0
+	for stream.Next() {
+		chunks++
+	}
+	var se *ssestream.StreamError
+	if err := stream.Err(); !errors.As(err, &se) || !strings.Contains(se.Message, "Response payload is not completed") {
+		t.Errorf("stream error = %v, want the gateway's error event", err)
+	}
+	if chunks != 7 {
+		t.Errorf("chunks before the error = %d, want the first answer's 7", chunks)
+	}
+	r.wantLedgerLines(1)
 }

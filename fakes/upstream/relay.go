@@ -42,6 +42,11 @@ func checkRelayURL(s string) error {
 	if u.User != nil {
 		return fmt.Errorf("upstream relay URL: must not carry credentials; they come from each request")
 	}
+	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
+		// Request paths are appended to it; a query would end up in the
+		// middle of every URL (and may hold a key the banner would show).
+		return fmt.Errorf("upstream relay URL: must not carry a query or fragment; want a base URL such as https://api.openai.com")
+	}
 	return nil
 }
 

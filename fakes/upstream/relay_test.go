@@ -290,7 +290,7 @@ func TestRelayAncillary(t *testing.T) {
 }
 
 func TestRelayURL(t *testing.T) {
-	for _, bad := range []string{"api.openai.com", "ftp://x", "https://user:pw@api.openai.com", "http://%zz"} {
+	for _, bad := range []string{"api.openai.com", "ftp://x", "https://user:pw@api.openai.com", "http://%zz", "https://api.openai.com/?key=sk-x", "https://api.openai.com/#v1", "https://api.openai.com/?"} {
 		if _, err := New(Config{Relay: bad}); err == nil {
 			t.Errorf("New(Relay: %q) succeeded", bad)
 		}

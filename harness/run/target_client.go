@@ -109,6 +109,7 @@ func loadClient(f *targetSource) (Target, error) {
 	if c.NumRetries != nil && *c.NumRetries < 0 {
 		return nil, f.errorf([]any{"num_retries"}, "num_retries %d: want 0 or more", *c.NumRetries)
 	}
+	t.secrets = append(t.secrets, f.secrets...)
 	t.spec = c
 	return t, nil
 }

@@ -203,6 +203,7 @@ func loadProxy(f *targetSource) (Target, error) {
 	} else if p.Fakes == nil || p.Fakes.Upstream == "" || p.Fakes.MCP == "" {
 		return nil, f.errorf(nil, "a proxy the harness does not start must name the fakes' fixed addresses (fakes: {upstream_addr, mcp_addr}) it is configured with; or set start to have it started with a rendered config")
 	}
+	t.secrets = append(t.secrets, f.secrets...)
 	t.spec = p
 	return t, nil
 }

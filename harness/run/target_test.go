@@ -621,3 +621,34 @@ func TestClientStartFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretNamedReferencesMasked: a ${NAME} whose name says it is a secret
+// (KEY, TOKEN, SECRET, PASSWORD, …) is masked wherever the file uses it, here
+// in a client's command; other references (a mode, a path) are shown.
+func TestSecretNamedReferencesMasked(t *testing.T) {
+	ss, errs := scenario.Parse("c.yaml", []byte("name: echo\nrequest: {endpoint: chat}\nexpect: {client: {exit: zero}}\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	getenv := func(k string) string {
+		return map[string]string{"MY_API_KEY": "sk-in-argv-secret-8080", "RUN_MODE": "naive-mode"}[k]
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "target.yaml")
+	src := "kind: client\nname: c\ncommand: [sh, -c, 'echo key=${MY_API_KEY} mode=${RUN_MODE}; echo key=${MY_API_KEY} >&2']\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := LoadTargetFile(path, TargetFileOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []Target{tg}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	run := hs[0].Requests[0].Client
+	if run.Stdout != "key=*** mode=naive-mode\n" || run.Stderr != "key=***\n" {
+		t.Errorf("stdout %q, stderr %q: want the key masked and the mode shown", run.Stdout, run.Stderr)
+	}
+}

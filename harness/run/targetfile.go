@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -116,6 +117,9 @@ type targetSource struct {
 	src  []byte
 	root ast.Node
 	opts TargetFileOptions
+	// secrets are the values of secret-named ${NAME} references expanded so
+	// far (see expand).
+	secrets []string
 }
 
 // dir is the directory relative paths in the file are resolved against.
@@ -166,13 +170,23 @@ func (f *targetSource) pos(path []any) (int, int) {
 }
 
 // expand expands ${NAME} in s, the value at path.
+// Values of references whose name says they are secret are collected in
+// f.secrets, to be masked wherever the target's output is shown.
 func (f *targetSource) expand(s string, path ...any) (string, error) {
 	out, err := expandEnv(s, f.opts.Getenv)
 	if err != nil {
 		return "", f.errorf(path, "%v", err)
 	}
+	for _, m := range envRef.FindAllStringSubmatch(s, -1) {
+		if v := f.opts.Getenv(m[1]); v != "" && secretName.MatchString(m[1]) {
+			f.secrets = append(f.secrets, v)
+		}
+	}
 	return out, nil
 }
+
+// secretName matches environment variable names that hold secrets.
+var secretName = regexp.MustCompile(`(?i)key|token|secret|passw|credential`)
 
 // expandAll expands ${NAME} in every element of ss, the list at path.
 func (f *targetSource) expandAll(ss []string, path ...any) ([]string, error) {

@@ -54,5 +54,5 @@ func boundedAttempts(h *history.History) Verdict {
 		}
 	}
 	return judged(worst <= cap, fmt.Sprintf("at most %s of each kind per client request", plural(cap, "attempt")),
-		fmt.Sprintf("%s %s", plural(worst, "attempt"), worstKind))
+		fmt.Sprintf("at most %s in one client request", plural(worst, worstKind+" request")))
 }

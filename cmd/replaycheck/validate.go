@@ -70,7 +70,7 @@ func runValidate(_ context.Context, opts *validateOptions) error {
 		return asUsage(fmt.Errorf("%d %s in the scenario files", n, pluralize(n, "problem")))
 	}
 	if len(ss) == 0 {
-		return asUsage(fmt.Errorf("no scenario in %s: want scenario files (*.yaml)", strings.Join(opts.Paths, ", ")))
+		return asUsage(fmt.Errorf("no scenario in %s: want scenario files (*.yaml, *.yml)", strings.Join(opts.Paths, ", ")))
 	}
 	files := map[string]bool{}
 	for _, s := range ss {

@@ -150,6 +150,9 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 			return nil, asUsage(fmt.Errorf("%s %q: %w", a.flag, a.addr, err))
 		}
 	}
+	if _, port, _ := net.SplitHostPort(opts.UpstreamAddr); opts.UpstreamAddr == opts.MCPAddr && port != "0" {
+		return nil, asUsage(fmt.Errorf("--upstream-addr and --mcp-addr are both %s; the two fakes need two ports", opts.MCPAddr))
+	}
 	if opts.FlagsDir != "" {
 		if st, err := os.Stat(opts.FlagsDir); err != nil || !st.IsDir() {
 			return nil, asUsage(fmt.Errorf("--flags-dir %s: not a directory", opts.FlagsDir))

@@ -280,6 +280,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"empty script", []string{"--script", emptyScript}, "no steps"},
 		{"upstream port out of range", []string{"--upstream-addr", "127.0.0.1:99999"}, `--upstream-addr "127.0.0.1:99999": port "99999"`},
 		{"mcp addr without port", []string{"--mcp-addr", "localhost"}, `--mcp-addr "localhost": want host:port`},
+		{"one address for both fakes", []string{"--upstream-addr", "127.0.0.1:28765", "--mcp-addr", "127.0.0.1:28765"}, "both 127.0.0.1:28765"},
 		{"unknown flag", []string{"--ledgr", "x"}, "unknown flag"},
 		{"argument", []string{"extra"}, "unknown command"},
 	}

@@ -193,3 +193,37 @@ func grepLines(b []byte, prefix string) []string {
 	}
 	return out
 }
+
+// TestAfterDispatchNoFallback: with a fallback configured, a follow-up that
+// fails after the tool ran is neither retried nor sent to the fallback
+// guarded; naive retries on both model groups, running the tool six times.
+func TestAfterDispatchNoFallback(t *testing.T) {
+	tests := []struct {
+		mode       string
+		wantWrites int
+		wantModels map[string]int
+	}{
+		{ModeGuarded, 1, map[string]int{"repro-model": 2}},
+		{ModeNaive, 6, map[string]int{"repro-model": 6, "backup-model": 6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, mustBugs(t, tt.mode), func(c *Config) {
+				c.Fallbacks = map[string]string{"repro-model": "backup-model"}
+			})
+			r.touch("fault_on")
+			if status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, false)); status != http.StatusInternalServerError {
+				t.Fatalf("status = %d, want 500: %s", status, body)
+			}
+			r.wantLedgerLines(tt.wantWrites)
+			models := map[string]int{}
+			for _, req := range r.upstream.Requests("") {
+				models[req.Model]++
+			}
+			if diff := cmp.Diff(tt.wantModels, models); diff != "" {
+				t.Errorf("upstream calls per model (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -289,7 +289,13 @@ func yamlErrorOf(file string, src []byte, err error, n ast.Node, t reflect.Type)
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
 		p := ye.GetToken().Position
-		return newError(file, src, p.Line, p.Column, "%s", ye.GetMessage())
+		msg := ye.GetMessage()
+		if strings.HasPrefix(msg, "unknown field ") && n != nil {
+			if names := fieldsAround(n, t, p.Line, p.Column); len(names) > 0 {
+				msg += "; want one of " + strings.Join(names, ", ")
+			}
+		}
+		return newError(file, src, p.Line, p.Column, "%s", msg)
 	}
 	if n != nil {
 		if at, lerr := locate(n, t); at != nil {
@@ -382,6 +388,61 @@ func locateChildren(n ast.Node, t reflect.Type) (ast.Node, error) {
 		}
 	}
 	return nil, nil
+}
+
+// fieldsAround returns the YAML field names of the struct whose mapping under
+// n (of Go type t) has a key at line:col, so an unknown field can be answered
+// with the known ones; nil when no such mapping is found.
+func fieldsAround(n ast.Node, t reflect.Type, line, col int) []string {
+	n = unwrap(n)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		for _, p := range pairs(n) {
+			if l, c := tokenPos(p.Key); l == line && c == col {
+				return yamlNames(t)
+			}
+			if f, ok := fieldByYAMLName(t, p.Key.String()); ok {
+				if names := fieldsAround(p.Value, f.Type, line, col); names != nil {
+					return names
+				}
+			}
+		}
+	case reflect.Slice:
+		if seq, ok := n.(*ast.SequenceNode); ok {
+			for _, v := range seq.Values {
+				if names := fieldsAround(v, t.Elem(), line, col); names != nil {
+					return names
+				}
+			}
+		}
+	case reflect.Map:
+		for _, p := range pairs(n) {
+			if names := fieldsAround(p.Value, t.Elem(), line, col); names != nil {
+				return names
+			}
+		}
+	}
+	return nil
+}
+
+// yamlNames returns the YAML names of t's fields, in declaration order.
+func yamlNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct:
+			out = append(out, yamlNames(f.Type)...)
+		case name != "":
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func fieldByYAMLName(t reflect.Type, name string) (reflect.StructField, bool) {

@@ -36,7 +36,7 @@ func AllBugs() []BugInfo {
 		{StreamSplice, "a streamed chat whose follow-up fails after chunks were delivered falls back and splices the fallback's chunks after them (seed 000 Before); off: an SSE error event follows the delivered chunks"},
 		{MCPResendOnDisconnect, "a tools/call whose connection dropped is sent again on a fresh MCP session (seed 001); off: the model gets an explicit unknown-outcome result and nothing is re-sent"},
 		{BreakerCountsToolErrors, "the per-server circuit breaker counts isError tool results as strikes, so 3 rejected calls make the server 'unreachable' (seed 002); off: only transport failures count and any completed round trip resets it"},
-		{RetryEverything, "the router retries every failure status up to num_retries and ignores Retry-After, retry-after-ms and x-should-retry: false (seeds 003, 004 #2); off: 4xx other than 408/429 stop at once and waits honour Retry-After within a total-wait budget"},
+		{RetryEverything, "the router retries every failure status up to num_retries and ignores Retry-After, retry-after-ms and x-should-retry: false (seeds 003, 004 #2); off: only connection failures, 408, 429, 500, 502, 503, 504 and 529 retry (400/401/403/404/422, 501 and x-should-retry: false stop at once), with capped, jittered backoff that honours Retry-After within a total-wait budget; num_retries bounds attempts either way"},
 		{NoCancelOnTimeout, "a tool call that exceeds the tool timeout is abandoned but left running on the wire (seed 004 #4); off: the call is cancelled on the wire"},
 		{FreshKeyPerAttempt, "keyed writes get a new idempotency key on every attempt; off: one key per logical action (request and tool call), reused on every attempt"},
 	}

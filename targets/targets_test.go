@@ -64,11 +64,14 @@ func goTool() string {
 	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
-// replaycheck runs the built binary with args and extra environment, and
-// returns its exit code and output.
+// replaycheck runs the built binary with args and extra environment from
+// the repository root, as the README's commands are run (so a path the
+// harness hands a target relative to its own directory breaks), and returns
+// its exit code and output.
 func replaycheck(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command(replaycheckBin, args...)
+	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -121,11 +124,11 @@ func TestGatewayProcess(t *testing.T) {
 		want     []string
 	}{
 		{
-			name: "guarded passes the whole suite", mode: "guarded", suite: "../scenarios", wantCode: 0,
+			name: "guarded passes the whole suite", mode: "guarded", suite: "scenarios", wantCode: 0,
 			want: []string{"on gateway-process-guarded: ", " pass, 0 fail, 0 unknown", "scenario runs: scenarios with expect.client run on client targets only"},
 		},
 		{
-			name: "naive shows the seed's Before counts", mode: "naive", suite: "../scenarios/seed", wantCode: 1,
+			name: "naive shows the seed's Before counts", mode: "naive", suite: "scenarios/seed", wantCode: 1,
 			want: []string{
 				"10 scenarios on gateway-process-naive: 6 pass, 4 fail",
 				"FAIL seed chat fault_on on gateway-process-naive",
@@ -139,7 +142,7 @@ func TestGatewayProcess(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out := replaycheck(t, []string{"REPLAYCHECK_GATEWAY_MODE=" + tt.mode},
-				"run", tt.suite, "--target", "gateway-process.yaml", "--parallel", "4")
+				"run", tt.suite, "--target", "targets/gateway-process.yaml", "--parallel", "4")
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
 			}
@@ -168,7 +171,7 @@ func TestGatewayProcess(t *testing.T) {
 func TestAgentTargets(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "run.json")
 	code, out := replaycheck(t, []string{"REPLAYCHECK_AGENT=" + agentBin},
-		"run", "../scenarios/clients", "--target", "agent.yaml", "--target", "agent-naive.yaml", "--json", js, "--parallel", "4")
+		"run", "scenarios/clients", "--target", "targets/agent.yaml", "--target", "targets/agent-naive.yaml", "--json", js, "--parallel", "4")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (the naive wrapper breaks a rule)\n%s", code, out)
 	}
@@ -467,7 +470,7 @@ func TestLiteLLMTargetWiring(t *testing.T) {
 			code, out := replaycheck(t, []string{
 				"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 				"LITELLM_MASTER_KEY=" + key, "REPLAYCHECK_BIN=" + replaycheckBin, "FAKE_LITELLM_MODE=" + tt.mode,
-			}, "run", "../scenarios/seed", "--target", "litellm.yaml", "--timeout", "120s", "--parallel", "4")
+			}, "run", "scenarios/seed", "--target", "targets/litellm.yaml", "--timeout", "120s", "--parallel", "4")
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
 			}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +19,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/gateway"
+	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
 // envMasterKey is read when --master-key is not given.
@@ -35,6 +39,9 @@ type gatewayOptions struct {
 	MasterKey   string
 	ToolTimeout time.Duration
 	Verbose     bool
+	// Config is a YAML file of flag values (--config); flags given on the
+	// command line win over it.
+	Config string
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -69,10 +76,16 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
   replaycheck gateway --mode guarded --fallback repro-model=backup-model
 
   # guarded except for one bug
-  replaycheck gateway --bug stream-splice --fallback repro-model=backup-model`,
+  replaycheck gateway --bug stream-splice --fallback repro-model=backup-model
+
+  # settings from a file (upstream, mcp, mode, bugs, num_retries, fallbacks, tool_timeout)
+  replaycheck gateway --config gateway.yaml --addr 127.0.0.1:4001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := applyGatewayFile(opts, cmd.Flags().Changed); err != nil {
+				return err
+			}
 			return runGateway(cmd.Context(), opts)
 		},
 	}
@@ -87,7 +100,61 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
 	f.StringVar(&opts.MasterKey, "master-key", "", "require Authorization: Bearer KEY (default $"+envMasterKey+")")
 	f.DurationVar(&opts.ToolTimeout, "tool-timeout", gateway.DefaultToolTimeout, "timeout of one MCP tool call")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every request and router decision to stderr")
+	f.StringVar(&opts.Config, "config", "", "YAML file of flag values: upstream, mcp, mode, bugs, num_retries, fallbacks {GROUP: FALLBACK}, tool_timeout (flags win)")
 	return cmd
+}
+
+// gatewayFile is a gateway config file (--config): flag values in YAML, so
+// that a harness can render one from a template.
+type gatewayFile struct {
+	Upstream    string            `yaml:"upstream"`
+	MCP         string            `yaml:"mcp"`
+	Mode        string            `yaml:"mode"`
+	Bugs        []string          `yaml:"bugs"`
+	NumRetries  *int              `yaml:"num_retries"`
+	Fallbacks   map[string]string `yaml:"fallbacks"`
+	ToolTimeout fault.Duration    `yaml:"tool_timeout"`
+}
+
+// applyGatewayFile fills the options from opts.Config where the flag was not
+// given (changed reports whether it was). A bad file is the user's error
+// (exit 2), at its line and column.
+func applyGatewayFile(opts *gatewayOptions, changed func(flag string) bool) error {
+	if opts.Config == "" {
+		return nil
+	}
+	src, err := scenario.ReadFile(opts.Config, 1<<20)
+	if err != nil {
+		return asUsage(fmt.Errorf("--config %s: %s", opts.Config, scenario.DescribeReadError(err)))
+	}
+	var g gatewayFile
+	if err := scenario.DecodeStrict(opts.Config, src, &g); err != nil {
+		return asUsage(fmt.Errorf("--config: %w", err))
+	}
+	set := func(flag, v string, dst *string) {
+		if v != "" && !changed(flag) {
+			*dst = v
+		}
+	}
+	set("upstream", g.Upstream, &opts.Upstream)
+	set("mcp", g.MCP, &opts.MCP)
+	set("mode", g.Mode, &opts.Mode)
+	if len(g.Bugs) > 0 && !changed("bug") {
+		opts.Bugs = g.Bugs
+	}
+	if g.NumRetries != nil && !changed("num-retries") {
+		opts.NumRetries = *g.NumRetries
+	}
+	if g.ToolTimeout > 0 && !changed("tool-timeout") {
+		opts.ToolTimeout = g.ToolTimeout.D()
+	}
+	if len(g.Fallbacks) > 0 && !changed("fallback") {
+		opts.Fallbacks = nil
+		for _, from := range slices.Sorted(maps.Keys(g.Fallbacks)) {
+			opts.Fallbacks = append(opts.Fallbacks, from+"="+g.Fallbacks[from])
+		}
+	}
+	return nil
 }
 
 func bugHelp() string {

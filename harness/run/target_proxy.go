@@ -191,7 +191,13 @@ func loadProxy(f *targetSource) (Target, error) {
 			}
 			t.config = string(b)
 			t.configName = strings.TrimSuffix(filepath.Base(path), ".tmpl")
-			t.configDir = filepath.Dir(path)
+			// Absolute: {{config}} is handed to a proxy that runs in
+			// start.dir, not in the harness's working directory.
+			abs, err := filepath.Abs(path)
+			if err != nil {
+				return nil, f.errorf([]any{"start", "config"}, "config template %s: %v", path, err)
+			}
+			t.configDir = filepath.Dir(abs)
 		}
 		if s.Dir, err = f.expand(s.Dir, "start", "dir"); err != nil {
 			return nil, err

@@ -652,3 +652,30 @@ func TestSecretNamedReferencesMasked(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q: want the key masked and the mode shown", run.Stdout, run.Stderr)
 	}
 }
+
+// TestProxyConfigPathFromAnotherDirectory loads a target file by a relative
+// path from another directory (as `replaycheck run --target
+// targets/x.yaml` from the repository root does): {{config}} must name the
+// rendered config absolutely, since the proxy runs in the target file's
+// directory.
+func TestProxyConfigPathFromAnotherDirectory(t *testing.T) {
+	_, dir := helperProxyTarget(t, "guarded")
+	t.Chdir(filepath.Dir(dir))
+	tg, err := LoadTargetFile(filepath.Join(filepath.Base(dir), "target.yaml"), TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := startFakes(nil, time.Now, FakeAddrs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	inst, err := tg.Start(ctxFor(t), env.urls, nil)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer inst.Close()
+	if p := inst.(*proxyInstance).configPath; !filepath.IsAbs(p) {
+		t.Errorf("{{config}} is %q, not an absolute path", p)
+	}
+}

@@ -163,6 +163,16 @@ func TestRules(t *testing.T) {
 			loop(h, 1, "forwarded", 200)
 			h.MCP = append(h.MCP, mcp(2, history.MCPFault, "commit_write", "drop_after_execute"), mcp(3, history.MCPCall, "commit_write", ""), mcp(3, history.MCPWrite, "commit_write", ""))
 		}), Fail},
+		{"ambiguous: the script's second call is not a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			h.Setup.ToolCalls, h.Setup.Tools = 2, []string{"commit_write", "commit_write"}
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPWrite, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", "drop_after_execute"),
+				mcp(3, history.MCPCall, "commit_write", ""), mcp(3, history.MCPWrite, "commit_write", ""))
+		}), Pass},
+		{"ambiguous: two scripted calls and a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			h.Setup.ToolCalls, h.Setup.Tools = 2, []string{"commit_write", "commit_write"}
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", "drop_after_execute"),
+				mcp(3, history.MCPCall, "commit_write", ""), mcp(4, history.MCPCall, "commit_write", ""))
+		}), Fail},
 		{"ambiguous: no drop", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
 		{"keyed: same key", "keyed-retry-same-key", seedHistory(func(h *history.History) {

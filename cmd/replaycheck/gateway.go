@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -309,6 +310,16 @@ func printGatewayBanner(w io.Writer, addr string, cfg gateway.Config) error {
   num_retries: %d
   fallbacks:   %s
   master key:  %s
-`, addr, cfg.Upstream, cfg.MCP, cfg.Bugs, retries, fallbacks, key)
+`, addr, redactURL(cfg.Upstream), redactURL(cfg.MCP), cfg.Bugs, retries, fallbacks, key)
 	return err
+}
+
+// redactURL hides the password of a URL's userinfo, so a banner never shows
+// a credential given in --upstream or --mcp.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Redacted()
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 )
@@ -190,5 +191,25 @@ func TestRunGatewayErrors(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tt.wantMsg)
 			}
 		})
+	}
+}
+
+// TestGatewayBannerHidesPasswords: URLs with a password in them are shown
+// without it.
+func TestGatewayBannerHidesPasswords(t *testing.T) {
+	var out bytes.Buffer
+	cfg := gateway.Config{Upstream: "http://u:up-s3cret@127.0.0.1:8765/v1", MCP: "http://m:mcp-s3cret@127.0.0.1:8766/mcp", MasterKey: "sk-master"}
+	if err := printGatewayBanner(&out, "127.0.0.1:4000", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"upstream:    http://u:xxxxx@127.0.0.1:8765/v1", "mcp:         http://m:xxxxx@127.0.0.1:8766/mcp"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, secret := range []string{"up-s3cret", "mcp-s3cret", "sk-master"} {
+		if strings.Contains(out.String(), secret) {
+			t.Errorf("banner shows %q:\n%s", secret, out.String())
+		}
 	}
 }

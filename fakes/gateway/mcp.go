@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -97,7 +98,7 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to MCP server %s: %w", p.url, err)
+		return nil, fmt.Errorf("connecting to MCP server %s: %w", redactedURL(p.url), err)
 	}
 	s := &mcpSession{cs: cs, dead: make(chan struct{})}
 	if p.all == nil {
@@ -240,4 +241,13 @@ func resultText(res *mcp.CallToolResult) string {
 		return ""
 	}
 	return string(b)
+}
+
+// redactedURL is raw with the password of its userinfo hidden, for messages.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Redacted()
 }

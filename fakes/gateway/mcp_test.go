@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,5 +61,27 @@ func TestModelToolTakesOutIdempotencyKey(t *testing.T) {
 				t.Errorf("parameters (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestMCPErrorHidesPassword: an MCP URL with a password in it is shown
+// without the password when the server cannot be reached.
+func TestMCPErrorHidesPassword(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	host := strings.TrimPrefix(dead.URL, "http://")
+	dead.Close()
+	g, err := New(Config{Upstream: "http://127.0.0.1:1/v1", MCP: "http://ops:s3cret-pw@" + host + "/mcp", ToolTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	w := httptest.NewRecorder()
+	g.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(seedBody(pathChat, seedAsk, false, false))))
+	msg, _ := errorOf(t, w.Body.Bytes())
+	if !strings.Contains(msg, "connecting to MCP server http://ops:xxxxx@"+host+"/mcp") {
+		t.Errorf("message %q does not name the server", msg)
+	}
+	if strings.Contains(msg, "s3cret-pw") {
+		t.Errorf("message %q shows the password", msg)
 	}
 }

@@ -1,7 +1,8 @@
-// Package targets_test runs the shipped target files: the built-in gateway
-// as a separate process (proxy kind) in both modes, examples/agent as a
-// client target with and without its naive retry, and checks that the
-// LiteLLM target loads and renders the seed's config.
+// Package targets_test runs the shipped target files from the repository
+// root, as the README does: the built-in gateway as a separate process (proxy
+// kind, rendered config) in both modes and interrupted with SIGINT,
+// examples/agent as a client target with and without its naive retry, and
+// the LiteLLM target, rendered and run with a stand-in litellm command.
 package targets_test
 
 import (

@@ -9,32 +9,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 )
-
-// syncBuffer is a bytes.Buffer safe for the gateway goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // startFakes runs a ledger and an upstream fake on port-0 listeners.
 func startFakes(t *testing.T) (upstreamURL, mcpURL string, l *ledger.Server) {
@@ -64,7 +47,7 @@ func startFakes(t *testing.T) (upstreamURL, mcpURL string, l *ledger.Server) {
 func TestRunGatewayServesAndStops(t *testing.T) {
 	upURL, mcpURL, l := startFakes(t)
 	const key = "sk-secret-master-key"
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	ready := make(chan string, 1)
 	opts := &gatewayOptions{
 		Addr: "127.0.0.1:0", Upstream: upURL, MCP: mcpURL, Mode: "naive", NumRetries: 2,

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
+
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
 
@@ -348,7 +350,7 @@ func TestDelayFault(t *testing.T) {
 // A delay cut short by the server (its base context ends, as at serve's
 // shutdown) hangs up: the waiting client gets an error, never an empty 200.
 func TestDelayEndsAtShutdownWithoutAnswer(t *testing.T) {
-	s, err := New(Config{Log: &syncBuffer{}, Clock: fixedClock})
+	s, err := New(Config{Log: &syncbuf.Buffer{}, Clock: fixedClock})
 	if err != nil {
 		t.Fatal(err)
 	}

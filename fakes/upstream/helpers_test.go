@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,38 +8,21 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
+
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // fixedClock is a deterministic clock for tests.
 func fixedClock() time.Time { return time.Unix(1_700_000_000, 0).UTC() }
 
 // newFake starts the upstream fake on a loopback port; log receives its lines.
-func newFake(t testing.TB, cfg Config) (*Server, *httptest.Server, *syncBuffer) {
+func newFake(t testing.TB, cfg Config) (*Server, *httptest.Server, *syncbuf.Buffer) {
 	t.Helper()
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	if cfg.Log == nil {
 		cfg.Log = log
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
+
 	"github.com/jarcoal/httpmock"
 	"github.com/openai/openai-go/v3"
 
@@ -37,7 +39,7 @@ func providerAnswer(t *testing.T, path, body string) (string, string) {
 }
 
 // relayFake starts a relaying fake whose provider is the mock transport.
-func relayFake(t *testing.T, mt *httpmock.MockTransport) (*Server, string, *syncBuffer) {
+func relayFake(t *testing.T, mt *httpmock.MockTransport) (*Server, string, *syncbuf.Buffer) {
 	t.Helper()
 	s, srv, log := newFake(t, Config{Relay: provider, Client: &http.Client{Transport: mt}})
 	return s, srv.URL, log

@@ -47,6 +47,44 @@ type History struct {
 	// TargetOutput holds the last lines a started target (a proxy process)
 	// printed by the end of the run, for diagnosing failures.
 	TargetOutput []string `json:"target_output,omitempty"`
+	// Faults say, for every armed fault, whether it fired.
+	Faults []FaultReport `json:"faults,omitempty"`
+	// Unattributed is the traffic no run could own that reached the fakes
+	// while this run went on; nil when there was none.
+	Unattributed *Unattributed `json:"unattributed,omitempty"`
+}
+
+// Fault sides, for FaultReport.Side.
+const (
+	FaultUpstream = "upstream"
+	FaultMCP      = "mcp"
+)
+
+// FaultReport is what became of one armed fault in a run.
+type FaultReport struct {
+	// Side is upstream or mcp; Index the fault's position in the scenario's
+	// list for that side.
+	Side  string `json:"side"`
+	Index int    `json:"index"`
+	// Fault is the fault as armed.
+	Fault json.RawMessage `json:"fault"`
+	// Matched counts the requests (or tool calls) the fault matched; Fired
+	// how many of them it acted on.
+	Matched int `json:"matched"`
+	Fired   int `json:"fired"`
+}
+
+// Unattributed counts model requests and MCP messages that carried no run
+// token and arrived at no run's own address, seen by the fakes during a run.
+// With several runs at once they may belong to any of them.
+type Unattributed struct {
+	// Upstream counts model requests; MCP counts MCP messages (tool calls
+	// and session steps).
+	Upstream int `json:"upstream"`
+	MCP      int `json:"mcp"`
+	// Samples describe a few of them ("POST /v1/messages initial",
+	// "tools/call commit_write").
+	Samples []string `json:"samples,omitempty"`
 }
 
 // Setup records what the harness armed for the run and what it knows about
@@ -136,6 +174,11 @@ type UpstreamRequest struct {
 	Model   string            `json:"model,omitempty"`
 	// ToolCalls is the number of tool calls in the upstream's answer.
 	ToolCalls int `json:"tool_calls,omitempty"`
+	// Offered are the names of the tools the request offered.
+	Offered []string `json:"offered,omitempty"`
+	// Unmatched are the script's calls for this answer that matched no
+	// offered tool (so the answer did not make them).
+	Unmatched []string `json:"unmatched,omitempty"`
 }
 
 // Failed reports whether the upstream answered with an error or cut the answer.
@@ -150,12 +193,15 @@ const (
 	MCPResult    = "result"
 	MCPFault     = "fault"
 	MCPCancelled = "cancelled"
+	// MCPSession is any other JSON-RPC message (initialize, tools/list,
+	// notifications); Detail is its method.
+	MCPSession = "session"
 )
 
 // MCPEvent is one thing the ledger MCP server saw or did for the run.
 type MCPEvent struct {
 	At fault.Duration `json:"at"`
-	// Kind is call, write, result, fault or cancelled.
+	// Kind is call, write, result, fault, cancelled or session.
 	Kind      string `json:"kind"`
 	Tool      string `json:"tool,omitempty"`
 	RequestID string `json:"request_id,omitempty"`

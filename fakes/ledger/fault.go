@@ -199,6 +199,7 @@ type armed struct {
 	name  string
 	act   action
 	seen  int // matching calls so far
+	fired int // calls it acted on
 }
 
 // arm validates faults and returns their armed entries.

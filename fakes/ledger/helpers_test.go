@@ -10,10 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 )
+
+// ignoreMessages leaves session messages out of a Counts comparison: how
+// many a client sends (server/discover, GETs) depends on the SDK.
+var ignoreMessages = cmpopts.IgnoreFields(Counts{}, "Messages")
 
 // testTimeout bounds every wait in a test.
 const testTimeout = 20 * time.Second

@@ -98,7 +98,9 @@ func knownMethod(method string) bool { return slices.Contains(sdkMethods(), meth
 // faults and notices cancellations, and hands the request to the SDK.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(postHeader)
+	owner, _ := runtoken.FromContext(r.Context())
 	if r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")) {
+		s.message(owner, r.Method)
 		s.sdk.ServeHTTP(w, r)
 		return
 	}
@@ -137,6 +139,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
+		if req.Method != "tools/call" || !req.IsCall() {
+			s.message(owner, req.Method)
+		}
 		switch req.Method {
 		case "notifications/cancelled":
 			s.cancelNotice(session, req.Params)
@@ -147,7 +152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == nil {
 				p = &post{serial: strconv.FormatUint(s.serial.Add(1), 10)}
 			}
-			p.calls = append(p.calls, s.receive(session, req))
+			p.calls = append(p.calls, s.receive(owner, session, req))
 		}
 	}
 	if p == nil {
@@ -194,15 +199,37 @@ func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
 	}
 }
 
-// receive counts one tools/call and resolves the faults that fire on it.
-func (s *Server) receive(session string, req *jsonrpc.Request) *call {
+// message counts one MCP message other than a tools/call (initialize,
+// tools/list, a notification, or a GET or DELETE of the session): for the
+// run whose own address it arrived at (owner), as an event of that run;
+// without an owner it counts only as a shared session message.
+func (s *Server) message(owner, method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total.counts.Messages++
+	if owner == "" {
+		s.runLocked("").counts.Messages++
+		return
+	}
+	s.runLocked(owner).counts.Messages++
+	s.eventLocked(Event{Token: owner, Kind: EventSession, Detail: method})
+}
+
+// receive counts one tools/call and resolves the faults that fire on it. The
+// call belongs to owner, the run whose own address it arrived at, when set;
+// else to the run token its arguments carry.
+func (s *Server) receive(owner, session string, req *jsonrpc.Request) *call {
 	var params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	_ = json.Unmarshal(req.Params, &params) // a bad params object is the SDK's to refuse
+	token := owner
+	if token == "" {
+		token = runtoken.Find(params.Arguments)
+	}
 	c := &call{
-		token:  runtoken.Find(params.Arguments),
+		token:  token,
 		tool:   params.Name,
 		args:   params.Arguments,
 		idText: fmt.Sprint(req.ID.Raw()),
@@ -225,6 +252,7 @@ func (s *Server) receive(session string, req *jsonrpc.Request) *call {
 			}
 			a.seen++
 			if a.fault.Times.Fires(a.seen) {
+				a.fired++
 				a.act.apply(&c.plan)
 			}
 		}

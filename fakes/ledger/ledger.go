@@ -9,8 +9,13 @@
 // annotations (readOnlyHint, idempotentHint, destructiveHint) are
 // configurable, so a scenario can advertise misleading hints.
 //
-// Every tools/call is attributed to the run token (see internal/runtoken)
-// found in its arguments; calls without one count under "".
+// Every tools/call is attributed to a run: the run whose own address it
+// arrived at (a request whose context carries a token, see
+// runtoken.Handler), else the run token (see internal/runtoken) found in its
+// arguments; calls without either count under "" (unattributed). At a run's
+// own address the other MCP messages (initialize, tools/list, notifications,
+// a session's GET and DELETE) are events of that run too; elsewhere they are
+// shared session traffic, counted under "".
 //
 // A call counts as cancelled when, before its answer was written, the client
 // closed the POST that carried it, or sent notifications/cancelled for it on
@@ -188,6 +193,34 @@ func (s *Server) Arm(token string, faults []Fault) error {
 	}
 	s.log.Info("ledger faults armed", "token", token, "faults", len(a))
 	return nil
+}
+
+// FaultReport is what became of one armed fault: the calls it matched and
+// the calls it acted on.
+type FaultReport struct {
+	Fault   Fault
+	Matched int
+	Fired   int
+}
+
+// FaultReports returns, in armed order, what became of the faults armed for
+// token ("" = the global faults).
+func (s *Server) FaultReports(token string) []FaultReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.global
+	if token != "" {
+		r, ok := s.runs[token]
+		if !ok {
+			return nil
+		}
+		list = r.faults
+	}
+	out := make([]FaultReport, len(list))
+	for i, a := range list {
+		out[i] = FaultReport{Fault: a.fault, Matched: a.seen, Fired: a.fired}
+	}
+	return out
 }
 
 // SetAnnotations replaces the annotations of one tool; later tools/list

@@ -17,6 +17,9 @@ type Counts struct {
 	// Cancellations counts calls the client cancelled, or whose stream it
 	// closed, before the answer; a cancel notice for an answered call is not one.
 	Cancellations int `json:"cancellations"`
+	// Messages counts the other MCP messages: initialize, tools/list,
+	// notifications, and GETs and DELETEs of a session.
+	Messages int `json:"messages"`
 }
 
 // CallsTotal returns the number of tools/call requests over all tools.
@@ -43,6 +46,7 @@ const (
 	EventResult    = "result"    // the call was answered
 	EventFault     = "fault"     // a fault fired; Detail names it
 	EventCancelled = "cancelled" // the client gave up before the answer; Detail says how
+	EventSession   = "session"   // another MCP message at the run's own address; Detail is its method
 )
 
 // Event is one thing the ledger saw. Events are JSON-serialisable; the harness

@@ -377,7 +377,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r, w, s.maxBody, (*bp)[:0])
 	*bp = body[:0]
 	x.body = body
-	x.token = runtoken.Find(body)
+	x.token = runOf(r, body)
 	x.kind = KindInitial
 	if err != nil {
 		x.finish(OutcomeBadRequest, http.StatusBadRequest)

@@ -172,7 +172,11 @@ func Timeline(h *history.History) []string {
 			kind = " (stream)"
 		}
 		if x.Client != nil {
-			add(x.Start.D(), "client", "run of the client command ("+x.Endpoint+" prompt)")
+			called := "no model API call"
+			if len(x.Paths) > 0 {
+				called = "called " + strings.Join(x.Paths, ", ")
+			}
+			add(x.Start.D(), "client", "run of the client command ("+called+")")
 			continue
 		}
 		add(x.Start.D(), "client", "POST "+x.Path+kind)
@@ -202,6 +206,10 @@ func Timeline(h *history.History) []string {
 	}
 	for _, x := range h.Requests {
 		add(x.End.D(), "client", answer(x))
+	}
+	if u := h.Unattributed; u != nil {
+		add(h.Duration.D(), "fakes", fmt.Sprintf("no run owned %s and %s during this run: %s",
+			plural(u.Upstream, "model request"), plural(u.MCP, "tool call"), strings.Join(u.Samples, "; ")))
 	}
 	sort.SliceStable(evs, func(i, j int) bool {
 		if evs[i].at != evs[j].at {

@@ -66,8 +66,14 @@ follow-up gets a 500), fault_once (one follow-up gets a 500, then the file is
 removed), drop_stream (a streamed follow-up gets its headers, then the
 connection closes).
 
+serve is one run: every model request and MCP message that reaches it is
+counted, whatever prompt, tool names or arguments the client sends (an agent
+CLI with its own prompt included). A request or tool call that carries a run
+token (one the harness or the built-in gateway wrote) gets a row of its own.
+
 A count table (per run token and in total: upstream requests by kind and
-outcome, MCP calls, writes, idempotency keys, cancellations) is printed every
+outcome, MCP calls of every tool, writes, idempotency keys, cancellations, and
+the other MCP messages such as initialize and tools/list) is printed every
 --every and on Ctrl-C or SIGTERM, which stop serve cleanly.
 
 MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
@@ -369,19 +375,21 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED"})
+	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS"})
 	row := func(name string, u upstream.Counts, l ledger.Counts) error {
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
-			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations)})
+			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
+			strconv.Itoa(l.Messages)})
 	}
 	for _, tok := range tokens {
 		u, l := fk.upstream.Counts(tok), fk.ledger.Counts(tok)
-		if u.Initial+u.FollowUp+l.CallsTotal() == 0 {
+		if u.Initial+u.FollowUp+l.CallsTotal()+l.Messages == 0 {
 			continue
 		}
 		name := tok
 		if name == "" {
-			name = "(no token)"
+			// serve is one run: what carries no run token is its own.
+			name = "(serve, no token)"
 		}
 		if err := row(name, u, l); err != nil {
 			return fmt.Errorf("writing count table: %w", err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -158,25 +159,36 @@ func TestServe(t *testing.T) {
 	}
 	got := out.String()
 	// A row's second line carries the second upstream outcome.
-	var row, row2, total, total2 string
+	var row, row2, noTok, total, total2 string
 	lines := strings.Split(got, "\n")
 	for i, l := range lines[:len(lines)-1] {
 		if strings.Contains(l, tok) {
 			row, row2 = l, lines[i+1]
 		}
+		if strings.Contains(l, "(serve, no token)") {
+			noTok = l
+		}
 		if strings.Contains(l, "TOTAL") {
 			total, total2 = l, lines[i+1]
 		}
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED
+	if len(cells(noTok)) != 9 || len(cells(total)) != 9 {
+		t.Fatalf("no (serve, no token) row or TOTAL row of 9 cells:\n%s", got)
+	}
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS
+	// (session messages carry no token; their number depends on the SDK).
 	tests := []struct {
 		name      string
 		row, want []string
 	}{
-		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0"}},
-		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", ""}},
-		{"total row", cells(total), []string{"TOTAL", "1", "1", "1 follow_up injected_500", "2", "1", "0", "0"}},
-		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", ""}},
+		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0"}},
+		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", ""}},
+		{"no-token row", cells(noTok)[:8], []string{"(serve, no token)", "0", "0", "-", "1", "0", "0", "0"}},
+		{"total row", cells(total)[:8], []string{"TOTAL", "1", "1", "1 follow_up injected_500", "2", "1", "0", "0"}},
+		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", ""}},
+	}
+	if n, _ := strconv.Atoi(cells(noTok)[8]); n < 3 {
+		t.Errorf("no-token row counts %d MCP messages, want at least initialize, notifications/initialized and tools/list:\n%s", n, got)
 	}
 	for _, tt := range tests {
 		if !equalCells(tt.row, tt.want) {

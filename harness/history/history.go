@@ -137,8 +137,12 @@ type Exchange struct {
 	// TimedOut reports that the scenario's deadline expired before the answer ended.
 	TimedOut bool `json:"timed_out,omitempty"`
 	// Client, when set, is the run of a client target's command that stood
-	// for this request; Status is then 0 and the client's outcome is here.
+	// for this request; Status is then 0, Endpoint and Path are empty (the
+	// client chose what to call) and the client's outcome is here.
 	Client *ClientRun `json:"client,omitempty"`
+	// Paths are, for a client run, the model API paths it called, in order
+	// of first call.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // ClientRun is the outcome of one run of a client target's command.
@@ -152,6 +156,8 @@ type ClientRun struct {
 	// Stdout and Stderr are the ends of what it printed (the last few KB).
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
+	// RunDir is the run's scratch directory ({{run_dir}}) when it was kept.
+	RunDir string `json:"run_dir,omitempty"`
 }
 
 // UpstreamRequest is one request the model upstream received for the run.

@@ -92,6 +92,8 @@ func (i *builtinInstance) Send(ctx context.Context, req Request) history.Exchang
 
 func (i *builtinInstance) Limits() history.Setup { return i.setup }
 
+func (i *builtinInstance) endpoint() (string, http.Header) { return i.sender.endpoint() }
+
 func (i *builtinInstance) Close() error {
 	err := i.srv.Close()
 	if gerr := i.gw.Close(); gerr != nil && err == nil {

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
 )
@@ -61,6 +66,8 @@ func helper(role string, args []string) int {
 		select {}
 	case "client":
 		return helperClient()
+	case "agent":
+		return helperAgent()
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper role", role)
 	return 2
@@ -146,6 +153,99 @@ func helperClient() int {
 		return n
 	}
 	fmt.Println("done")
+	return 0
+}
+
+// helperAgent is an agent as real ones are: its own prompt and tool name,
+// no run token anywhere. It asks the model at OPENAI_BASE_URL (chat, with
+// the function tool mcp__ledger__commit_write), runs the call the model makes
+// on the MCP server at AGENT_MCP_URL (read_ledger first, as agents look
+// around), sends the follow-up, and prints the final text. It leaves a file
+// in AGENT_HOME and fails if one is there already (a scratch dir reused).
+func helperAgent() int {
+	if home := os.Getenv("AGENT_HOME"); home != "" {
+		marker := filepath.Join(home, "agent-was-here")
+		if _, err := os.Stat(marker); err == nil {
+			fmt.Fprintln(os.Stderr, "stale home: another run left", marker)
+			return 4
+		}
+		if err := os.WriteFile(marker, nil, 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 4
+		}
+		fmt.Printf("home=%s\n", home)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "helper-agent", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: os.Getenv("AGENT_MCP_URL")}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp:", err)
+		return 1
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_ledger"}); err != nil {
+		fmt.Fprintln(os.Stderr, "read_ledger:", err)
+		return 1
+	}
+	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "mcp__ledger__commit_write",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"entry": map[string]any{"type": "string"}}}}}}
+	messages := []any{map[string]any{"role": "system", "content": "You are a bookkeeping agent."},
+		map[string]any{"role": "user", "content": "Book today's sale."}}
+	chat := func() (map[string]any, error) {
+		b, _ := json.Marshal(map[string]any{"model": "agent-model", "messages": messages, "tools": tools})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, os.Getenv("OPENAI_BASE_URL")+"/chat/completions", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+os.Getenv("OPENAI_API_KEY"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Choices []struct {
+				Message map[string]any `json:"message"`
+			} `json:"choices"`
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("model answered HTTP %d", resp.StatusCode)
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Choices) == 0 {
+			return nil, fmt.Errorf("model answer: %v", err)
+		}
+		return out.Choices[0].Message, nil
+	}
+	msg, err := chat()
+	if err != nil {
+		fmt.Println(`{"error":"` + err.Error() + `"}`)
+		return 1
+	}
+	calls, _ := msg["tool_calls"].([]any)
+	messages = append(messages, msg)
+	for _, raw := range calls {
+		call := raw.(map[string]any)
+		fn := call["function"].(map[string]any)
+		var args map[string]any
+		_ = json.Unmarshal([]byte(fn["arguments"].(string)), &args)
+		name := strings.TrimPrefix(fn["name"].(string), "mcp__ledger__")
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tool:", err)
+			return 1
+		}
+		text := ""
+		if len(res.Content) > 0 {
+			if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+				text = tc.Text
+			}
+		}
+		messages = append(messages, map[string]any{"role": "tool", "tool_call_id": call["id"], "content": text})
+	}
+	if msg, err = chat(); err != nil {
+		fmt.Println(`{"error":"` + err.Error() + `"}`)
+		return 1
+	}
+	fmt.Println(msg["content"])
 	return 0
 }
 

@@ -382,11 +382,22 @@ func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, 
 	if s.Timeout > 0 {
 		timeout = s.Timeout.D()
 	}
+	var own *Fakes
+	if IsClient(t) {
+		f, closeOwn, err := env.own(token)
+		if err != nil {
+			h.Error = err.Error()
+			return h
+		}
+		// After settle and collect below: deferred calls run last first.
+		defer closeOwn()
+		own = &f
+	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for _, req := range r.Requests {
 		begin := opts.Now()
-		x := inst.Send(rctx, Request{Request: req, Token: token})
+		x := inst.Send(rctx, Request{Request: req, Token: token, Fakes: own})
 		x.Start, x.End = at(begin), at(opts.Now())
 		h.Requests = append(h.Requests, x)
 		if x.Client != nil && x.Client.Error != "" {
@@ -407,10 +418,18 @@ func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, 
 		}
 	}
 	settle(ctx, env.ledger, token)
+	collect(h, env, token, start, opts.Now(), at)
+	return h
+}
+
+// collect adds to h what the fakes saw for token, what became of its armed
+// faults, and the traffic no run owned that arrived between start and end.
+func collect(h *history.History, env *fakesEnv, token string, start, end time.Time, at func(time.Time) fault.Duration) {
 	for _, u := range env.upstream.Requests(token) {
 		h.Upstream = append(h.Upstream, history.UpstreamRequest{
 			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: u.Outcome, Stream: u.Stream,
 			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ToolCalls: len(u.ToolCalls),
+			// PENDING-UPSTREAM Offered: u.Offered, Unmatched: u.Unmatched,
 		})
 	}
 	for _, e := range env.ledger.Events(token) {
@@ -420,7 +439,63 @@ func runOne(ctx context.Context, s *scenario.Scenario, t Target, env *fakesEnv, 
 	}
 	sort.SliceStable(h.Upstream, func(i, j int) bool { return h.Upstream[i].At < h.Upstream[j].At })
 	sort.SliceStable(h.MCP, func(i, j int) bool { return h.MCP[i].At < h.MCP[j].At })
-	return h
+	for i := range h.Requests {
+		if x := &h.Requests[i]; x.Client != nil {
+			x.Paths = calledPaths(h.Upstream, x.Start, x.End)
+		}
+	}
+	// PENDING-UPSTREAM for i, f := range env.upstream.FaultReports(token) {
+	// PENDING-UPSTREAM 	h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+	// PENDING-UPSTREAM }
+	for i, f := range env.ledger.FaultReports(token) {
+		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+	}
+	h.Unattributed = unattributed(env, start, end)
+}
+
+// calledPaths returns the distinct model API paths of the upstream requests
+// between start and end, in order of first call.
+func calledPaths(ups []history.UpstreamRequest, start, end fault.Duration) []string {
+	var out []string
+	for _, u := range ups {
+		if u.At >= start && u.At <= end && !slices.Contains(out, u.Path) {
+			out = append(out, u.Path)
+		}
+	}
+	return out
+}
+
+// maxUnattributedSamples bounds the samples of unattributed traffic kept in
+// a history.
+const maxUnattributedSamples = 5
+
+// unattributed returns the model requests and tool calls that no run owned
+// (no run token, not at a run's own address) which the fakes saw between
+// start and end, or nil when there were none.
+func unattributed(env *fakesEnv, start, end time.Time) *history.Unattributed {
+	var u history.Unattributed
+	sample := func(s string) {
+		if len(u.Samples) < maxUnattributedSamples {
+			u.Samples = append(u.Samples, s)
+		}
+	}
+	in := func(t time.Time) bool { return !t.Before(start) && !t.After(end) }
+	for _, r := range env.upstream.Requests("") {
+		if in(r.Time) {
+			u.Upstream++
+			sample("POST " + r.Path + " " + r.Kind + " " + r.Outcome)
+		}
+	}
+	for _, e := range env.ledger.Events("") {
+		if e.Kind == ledger.EventCall && in(e.Time) {
+			u.MCP++
+			sample("tools/call " + e.Tool)
+		}
+	}
+	if u.Upstream == 0 && u.MCP == 0 {
+		return nil
+	}
+	return &u
 }
 
 // addRetryHint adds retry-after-ms (d in milliseconds) and Retry-After (d in
@@ -532,6 +607,23 @@ func startFakes(annotations map[string]ledger.Annotations, now func() time.Time,
 		return nil, fmt.Errorf("starting the upstream fake: %w", err)
 	}
 	return &fakesEnv{ledger: l, upstream: u, ledgerSrv: lsrv, upSrv: usrv, urls: Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}}, nil
+}
+
+// own serves the fakes at addresses of the run token's own: everything
+// arriving there belongs to the run. The returned func closes them.
+func (e *fakesEnv) own(token string) (Fakes, func(), error) {
+	usrv, uurl, err := listen(runtoken.Handler(token, e.upstream))
+	if err != nil {
+		return Fakes{}, nil, fmt.Errorf("starting the run's own model API address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", runtoken.Handler(token, e.ledger))
+	lsrv, lurl, err := listen(mux)
+	if err != nil {
+		usrv.Close()
+		return Fakes{}, nil, fmt.Errorf("starting the run's own MCP address: %w", err)
+	}
+	return Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}, func() { usrv.Close(); lsrv.Close() }, nil
 }
 
 func (e *fakesEnv) Close() error {

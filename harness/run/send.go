@@ -60,6 +60,9 @@ type sender struct {
 	body   func(Request) map[string]any
 }
 
+// endpoint returns the base URL requests go to and the headers they carry.
+func (s *sender) endpoint() (string, http.Header) { return s.base, s.header }
+
 // send posts req and reads the whole answer into an Exchange.
 func (s *sender) send(ctx context.Context, req Request) history.Exchange {
 	x := history.Exchange{Endpoint: string(req.Endpoint), Path: req.Endpoint.Path(), Stream: req.Stream}

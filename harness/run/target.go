@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -44,11 +45,25 @@ type Instance interface {
 	Close() error
 }
 
+// endpointInstance is an Instance that apps reach at a base URL (a proxy or
+// the built-in gateway), so a client target can be put in front of it (via).
+type endpointInstance interface {
+	Instance
+	// endpoint returns the base URL (without /v1) and the headers an app
+	// sends with every request.
+	endpoint() (base string, header http.Header)
+}
+
 // Request is one rendered app request.
 type Request struct {
 	scenario.Request
 	// Token is the run token, for targets that need it outside the body.
 	Token string
+	// Fakes, when set, are the run's own fake addresses: everything that
+	// arrives there belongs to the run. Client targets get them (a client
+	// sends its own prompts, so the token cannot travel in them); they win
+	// over the addresses the instance was started with.
+	Fakes *Fakes
 }
 
 // targetKind parses the part of a target name after "KIND:".

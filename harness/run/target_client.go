@@ -54,6 +54,11 @@ type ClientFile struct {
 	NumRetries *int `yaml:"num_retries,omitempty" json:"num_retries,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries the client makes of one model call, for bounded-attempts (default unknown)"`
 	// RetryAfterHint adds retry-after-ms and Retry-After to injected errors.
 	RetryAfterHint fault.Duration `yaml:"retry_after_hint,omitempty" json:"retry_after_hint,omitempty" jsonschema_description:"add retry-after-ms/Retry-After of this duration to injected error responses, so SDK clients that honour them finish fast (changes the behaviour under test; reported)"`
+	// Via puts the client in front of a proxy: a proxy target file
+	// (relative to this file) or builtin:NAME, started once per client run
+	// with that run's fake addresses; the client's model API base URLs point
+	// at it, its MCP URL at the ledger.
+	Via string `yaml:"via,omitempty" json:"via,omitempty" jsonschema_description:"a proxy the client's model calls go through, for gateways that never run tools themselves: a proxy target file (relative to this file) or builtin:NAME; started per client run, wired to that run's fakes; OPENAI_BASE_URL, ANTHROPIC_BASE_URL and {{upstream_url}} then point at it and the API keys are its Authorization bearer"`
 }
 
 // client is a client target loaded from a file.
@@ -62,6 +67,8 @@ type client struct {
 	name        string
 	replaycheck string
 	secrets     []string
+	keepRunDirs bool
+	via         Target // nil, or the proxy the client's model calls go through
 }
 
 func loadClient(f *targetSource) (Target, error) {
@@ -88,7 +95,7 @@ func loadClient(f *targetSource) (Target, error) {
 	if c.Env, err = f.expandMap(c.Env, "env"); err != nil {
 		return nil, err
 	}
-	t := &client{name: f.name(c.Name), replaycheck: f.opts.Replaycheck}
+	t := &client{name: f.name(c.Name), replaycheck: f.opts.Replaycheck, keepRunDirs: f.opts.KeepRunDirs}
 	for k, v := range c.Env {
 		if err := f.check(v, clientVars, "env", k); err != nil {
 			return nil, err
@@ -111,6 +118,37 @@ func loadClient(f *targetSource) (Target, error) {
 	}
 	t.secrets = append(t.secrets, f.secrets...)
 	t.spec = c
+	if c.Via != "" {
+		if t.via, err = loadVia(f, c.Via); err != nil {
+			return nil, err
+		}
+		if p, ok := t.via.(*proxy); ok {
+			t.secrets = append(t.secrets, p.secrets...) // its key reaches the client's environment
+		}
+	}
+	return t, nil
+}
+
+// loadVia resolves a client's via: a proxy target the harness starts with
+// fake URLs of its choosing (a running proxy on fixed fakes cannot be given a
+// run's own addresses).
+func loadVia(f *targetSource, via string) (Target, error) {
+	arg := via
+	if kind, _, ok := strings.Cut(via, ":"); !ok || kind != "builtin" {
+		if !filepath.IsAbs(arg) {
+			arg = filepath.Join(f.dir(), arg)
+		}
+	}
+	t, err := ResolveTarget(arg, f.opts)
+	if err != nil {
+		return nil, f.errorf([]any{"via"}, "via %q: %v", via, err)
+	}
+	if IsClient(t) {
+		return nil, f.errorf([]any{"via"}, "via %q is a client target; want a proxy target file or builtin:NAME", via)
+	}
+	if p, ok := t.(*proxy); ok && (p.spec.Fakes != nil || p.spec.Start == nil) {
+		return nil, f.errorf([]any{"via"}, "via %q: the proxy must be started by the harness (start:) with the fakes' URLs from its templates, not on fixed fakes, so each client run can have addresses of its own", via)
+	}
 	return t, nil
 }
 
@@ -137,16 +175,28 @@ func (t *client) Start(_ context.Context, f Fakes, knobs *scenario.Gateway) (Ins
 	if t.spec.NumRetries != nil {
 		inst.setup.NumRetries = *t.spec.NumRetries
 	}
-	if knobs != nil && (knobs.NumRetries != nil || len(knobs.Fallbacks) > 0 || knobs.ToolTimeout > 0) {
+	if t.via != nil {
+		inst.knobs = knobs
+	} else if knobs != nil && (knobs.NumRetries != nil || len(knobs.Fallbacks) > 0 || knobs.ToolTimeout > 0) {
 		inst.notes = append(inst.notes, "the scenario's gateway knobs do not apply to client target "+t.name)
 	}
 	return inst, nil
+}
+
+// placement runs the client one run at a time when its via proxy must.
+func (t *client) placement() (FakeAddrs, bool) {
+	if t.via == nil {
+		return FakeAddrs{}, false
+	}
+	_, excl := placementOf(t.via)
+	return FakeAddrs{}, excl
 }
 
 // clientInstance runs a client target's command against a pair of fakes.
 type clientInstance struct {
 	t     *client
 	fakes Fakes
+	knobs *scenario.Gateway // for the via proxy
 	setup history.Setup
 	notes []string
 }
@@ -161,11 +211,48 @@ func (i *clientInstance) runNotes() []string { return i.notes }
 // deadline (ctx's or the file's timeout) the command's process group is
 // killed; TimedOut is then set and TransportError says so.
 func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange {
-	x := history.Exchange{Endpoint: string(req.Endpoint), Path: req.Endpoint.Path(), Stream: req.Stream}
+	// The client chooses what to call; Paths records it after the run.
+	x := history.Exchange{}
 	run := &history.ClientRun{Exit: -1}
 	x.Client = run
-	v := newTemplateVars(i.fakes, nil, i.t.replaycheck)
-	v.Prompt, v.Token, v.Entry = req.Prompt, req.Token, scenario.Entry(req.Token)
+	fakes := i.fakes
+	if req.Fakes != nil {
+		fakes = *req.Fakes
+	}
+	runDir, err := os.MkdirTemp("", "replaycheck-run-")
+	if err != nil {
+		x.TransportError = fmt.Sprintf("client %s: making its run directory: %v", i.t.name, err)
+		run.Error = x.TransportError
+		return x
+	}
+	if i.t.keepRunDirs {
+		run.RunDir = runDir
+	} else {
+		defer os.RemoveAll(runDir)
+	}
+	keys := map[string]string{"OPENAI_API_KEY": dummyOpenAIKey, "ANTHROPIC_API_KEY": dummyAnthropicKey}
+	if i.t.via != nil {
+		proxy, err := i.t.via.Start(ctx, fakes, i.knobs)
+		if err != nil {
+			x.TransportError = fmt.Sprintf("client %s: starting its via proxy %s: %v", i.t.name, i.t.via.Name(), err)
+			run.Error = x.TransportError
+			return x
+		}
+		defer proxy.Close()
+		ep, ok := proxy.(endpointInstance)
+		if !ok {
+			x.TransportError = fmt.Sprintf("client %s: %s has no base URL to put a client in front of", i.t.name, i.t.via.Name())
+			run.Error = x.TransportError
+			return x
+		}
+		base, header := ep.endpoint()
+		fakes.Upstream = strings.TrimRight(base, "/") + "/v1"
+		if key, ok := strings.CutPrefix(header.Get("Authorization"), "Bearer "); ok {
+			keys["OPENAI_API_KEY"], keys["ANTHROPIC_API_KEY"] = key, key
+		}
+	}
+	v := newTemplateVars(fakes, nil, i.t.replaycheck)
+	v.Prompt, v.Token, v.Entry, v.RunDir = req.Prompt, req.Token, scenario.Entry(req.Token), runDir
 	argv, err := renderArgs(i.t.spec.Command, clientVars, v)
 	if err != nil {
 		x.TransportError = fmt.Sprintf("rendering the command of %s: %v", i.t.name, err)
@@ -173,13 +260,14 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		return x
 	}
 	env := clientEnv(clientEnv(os.Environ(), loopbackNoProxy()), map[string]string{
-		"OPENAI_BASE_URL":     i.fakes.Upstream,
+		"OPENAI_BASE_URL":     fakes.Upstream,
 		"ANTHROPIC_BASE_URL":  v.root,
-		"OPENAI_API_KEY":      dummyOpenAIKey,
-		"ANTHROPIC_API_KEY":   dummyAnthropicKey,
-		"REPLAYCHECK_MCP_URL": i.fakes.MCP,
+		"OPENAI_API_KEY":      keys["OPENAI_API_KEY"],
+		"ANTHROPIC_API_KEY":   keys["ANTHROPIC_API_KEY"],
+		"REPLAYCHECK_MCP_URL": fakes.MCP,
 		"REPLAYCHECK_PROMPT":  req.Prompt,
 		"REPLAYCHECK_TOKEN":   req.Token,
+		"REPLAYCHECK_RUN_DIR": runDir,
 	})
 	for k, val := range i.t.spec.Env {
 		r, err := render(val, clientVars, v)

@@ -496,6 +496,8 @@ func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange 
 
 func (i *proxyInstance) Limits() history.Setup { return i.setup }
 
+func (i *proxyInstance) endpoint() (string, http.Header) { return i.sender.endpoint() }
+
 // Close stops the proxy's process group and removes the rendered config.
 func (i *proxyInstance) Close() error {
 	var errs []error

@@ -25,6 +25,9 @@ type TargetFileOptions struct {
 	// Replaycheck is the value of {{replaycheck}}; "" means the running
 	// binary (os.Executable).
 	Replaycheck string
+	// KeepRunDirs keeps each client run's scratch directory ({{run_dir}})
+	// instead of removing it when the run ends.
+	KeepRunDirs bool
 }
 
 // fileKind decodes a target file of one kind.

@@ -29,6 +29,7 @@ const (
 	varPrompt       = "prompt"        // a client run's rendered prompt
 	varToken        = "token"         // a client run's run token
 	varEntry        = "entry"         // a client run's ledger entry
+	varRunDir       = "run_dir"       // a client run's fresh scratch directory
 )
 
 // templateVars are the values target file templates are rendered with.
@@ -38,6 +39,7 @@ type templateVars struct {
 	NumRetries, ToolTimeout     string
 	Fallbacks                   map[string]string
 	Prompt, Token, Entry        string
+	RunDir                      string
 	upstreamAddr, mcpAddr, root string
 }
 
@@ -84,6 +86,7 @@ func (v templateVars) funcs(names []string) template.FuncMap {
 		varPrompt:       func() string { return v.Prompt },
 		varToken:        func() string { return v.Token },
 		varEntry:        func() string { return v.Entry },
+		varRunDir:       func() string { return v.RunDir },
 	}
 	out := template.FuncMap{}
 	for _, n := range names {
@@ -98,7 +101,7 @@ var (
 	knobVars   = []string{varNumRetries, varFallbacks, varToolTimeout}
 	proxyVars  = concat(fakeVars, knobVars, []string{varPort, varReplaycheck})
 	startVars  = concat(proxyVars, []string{varConfig})
-	clientVars = concat(fakeVars, []string{varPrompt, varToken, varEntry, varReplaycheck})
+	clientVars = concat(fakeVars, []string{varPrompt, varToken, varEntry, varRunDir, varReplaycheck})
 )
 
 func concat(parts ...[]string) []string {

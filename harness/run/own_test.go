@@ -1,0 +1,125 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// agentScenarios run an agent with its own prompt: with no fault, and with
+// every follow-up failing.
+const agentScenarios = `
+- name: agent books a sale
+  request: {endpoint: chat}
+  expect: {writes: 1, client: {exit: zero}}
+- name: agent books another sale
+  request: {endpoint: chat}
+  expect: {writes: 1, client: {exit: zero}}
+- name: agent follow-up fails
+  request: {endpoint: chat}
+  faults:
+    upstream: [{on: follow_up, respond: {status: 500}, times: always}]
+    mcp: [{tool: read_ledger, delay: 1ms}]
+  expect: {writes: 1, client: {exit: nonzero}}
+- name: agent fault that cannot fire
+  request: {endpoint: chat}
+  faults:
+    upstream: [{on: initial, endpoint: messages, respond: {status: 503}}]
+  expect: {writes: 1, client: {exit: zero}}
+`
+
+// TestClientOwnAddresses runs an agent that never sends the run token (its
+// own prompt, its own tool name, read_ledger without arguments), directly
+// and in front of a proxy (via), several runs at once: each run gets its own
+// addresses, so every model request, tool call and session step is its run's
+// and nothing is unattributed; each run has a fresh {{run_dir}}, removed
+// afterwards; armed faults say whether they fired; the history records what
+// the client called.
+func TestClientOwnAddresses(t *testing.T) {
+	ss, errs := scenario.Parse("agents.yaml", []byte(agentScenarios))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	const agent = `
+kind: client
+name: %s
+command: [%q]
+env: {%s: agent, AGENT_MCP_URL: "{{mcp_url}}", AGENT_HOME: "{{run_dir}}"}
+timeout: 20s
+%s`
+	direct, _ := writeTarget(t, fmt.Sprintf(agent, "agent", self(t), helperEnv, ""), nil)
+	via, _ := writeTarget(t, fmt.Sprintf(agent, "agent-via-gateway", self(t), helperEnv, "via: builtin:guarded"), nil)
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []Target{direct, via}, Parallel: 8})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(hs) != 8 {
+		t.Fatalf("%d histories, want 8", len(hs))
+	}
+	for _, h := range hs {
+		t.Run(h.Scenario+" on "+h.Target, func(t *testing.T) {
+			if h.Error != "" {
+				t.Fatalf("run error: %s", h.Error)
+			}
+			c := h.Requests[0].Client
+			wantExit := 0
+			if h.Scenario == "agent follow-up fails" {
+				wantExit = 1
+			}
+			if c.Exit != wantExit {
+				t.Errorf("exit %d, want %d; stdout %q stderr %q", c.Exit, wantExit, c.Stdout, c.Stderr)
+			}
+			if n := len(h.Writes()); n != 1 {
+				t.Errorf("%d writes, want 1", n)
+			}
+			if n := len(h.Calls("read_ledger")); n != 1 {
+				t.Errorf("%d read_ledger calls, want 1 (read-only calls count too)", n)
+			}
+			// The gateway retries a failed model call on its own (it ran no
+			// tool); every attempt is this run's.
+			wantFollowUps := 1
+			if h.Target == "agent-via-gateway" && h.Scenario == "agent follow-up fails" {
+				wantFollowUps = 3
+			}
+			if len(h.UpstreamOf("initial")) != 1 || len(h.UpstreamOf("follow_up")) != wantFollowUps {
+				t.Errorf("upstream %+v, want one initial and %d follow-ups", h.Upstream, wantFollowUps)
+			}
+			if got := h.Requests[0].Paths; !slices.Equal(got, []string{"/v1/chat/completions"}) {
+				t.Errorf("client paths %q, want the chat path it called", got)
+			}
+			if h.Requests[0].Endpoint != "" || h.Requests[0].Path != "" {
+				t.Errorf("client exchange claims endpoint %q path %q; the client chose its own", h.Requests[0].Endpoint, h.Requests[0].Path)
+			}
+			var session []string
+			for _, e := range h.MCPOf(history.MCPSession, "") {
+				session = append(session, e.Detail)
+			}
+			if !slices.Contains(session, "initialize") || !slices.Contains(session, "tools/list") && !slices.Contains(session, "notifications/initialized") {
+				t.Errorf("session events %q, want the client's initialize and what followed", session)
+			}
+			if h.Unattributed != nil {
+				t.Errorf("unattributed traffic %+v, want none", h.Unattributed)
+			}
+			home := regexp.MustCompile(`home=(\S+)`).FindStringSubmatch(c.Stdout)
+			if home == nil {
+				t.Fatalf("agent printed no home: %q", c.Stdout)
+			}
+			if _, err := os.Stat(home[1]); !os.IsNotExist(err) {
+				t.Errorf("run dir %s still there after the run (stat: %v)", home[1], err)
+			}
+			var fired []int
+			for _, f := range h.Faults {
+				fired = append(fired, f.Fired)
+			}
+			want := map[string][]int{"agent follow-up fails": {1, 1}, "agent fault that cannot fire": {0}}[h.Scenario]
+			if !slices.Equal(fired, want) {
+				t.Errorf("faults fired %v, want %v: %+v", fired, want, h.Faults)
+			}
+		})
+	}
+}

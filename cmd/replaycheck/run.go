@@ -44,6 +44,8 @@ type runOptions struct {
 	Recheck  string
 	// Baseline is a baseline file of known failures (--baseline).
 	Baseline string
+	// KeepRunDirs keeps client runs' scratch directories ({{run_dir}}).
+	KeepRunDirs bool
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -138,6 +140,7 @@ func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the run tokens")
 	f.StringVar(&opts.Recheck, "recheck", "", "re-check the histories of a saved --json FILE instead of running")
+	f.BoolVar(&opts.KeepRunDirs, "keep-run-dirs", false, "keep each client run's scratch directory ({{run_dir}}); the JSON report names it")
 }
 
 // runRun loads, selects and runs the scenarios, checks them (against the
@@ -177,7 +180,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if opts.Timeout <= 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
 	}
-	targets, err := resolveTargets(opts.Targets, run.TargetFileOptions{})
+	targets, err := resolveTargets(opts.Targets, run.TargetFileOptions{KeepRunDirs: opts.KeepRunDirs})
 	if err != nil {
 		return report.Suite{}, err
 	}

@@ -123,3 +123,29 @@ timeout: 20s
 		})
 	}
 }
+
+// TestKeepRunDirs: with KeepRunDirs the client's scratch directory stays,
+// holding what the client left, and the history names it.
+func TestKeepRunDirs(t *testing.T) {
+	ss, errs := scenario.Parse("agents.yaml", []byte(agentScenarios))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	src := fmt.Sprintf("kind: client\ncommand: [%q]\nenv: {%s: agent, AGENT_MCP_URL: \"{{mcp_url}}\", AGENT_HOME: \"{{run_dir}}\"}\n", self(t), helperEnv)
+	tg, err := ParseTargetFile(t.TempDir()+"/agent.yaml", []byte(src), TargetFileOptions{Getenv: testEnv, KeepRunDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), ss[:1], Options{Targets: []Target{tg}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	dir := hs[0].Requests[0].Client.RunDir
+	if dir == "" {
+		t.Fatalf("no run dir in the history: %+v", hs[0].Requests[0].Client)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if _, err := os.Stat(dir + "/agent-was-here"); err != nil {
+		t.Errorf("kept run dir lacks what the client left: %v", err)
+	}
+}

@@ -2,10 +2,16 @@ package run
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
@@ -147,5 +153,40 @@ func TestKeepRunDirs(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	if _, err := os.Stat(dir + "/agent-was-here"); err != nil {
 		t.Errorf("kept run dir lacks what the client left: %v", err)
+	}
+}
+
+// TestUnattributed: a model request and a tool call that carry no run token
+// and arrive at the shared addresses are counted for the window they came
+// in, with samples, and for no other window.
+func TestUnattributed(t *testing.T) {
+	env, err := startFakes(nil, time.Now, FakeAddrs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close() })
+	before := time.Now()
+	body := `{"model":"m","messages":[{"role":"user","content":"hello"}]}`
+	resp, err := http.Post(env.urls.Upstream+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(ctxFor(t), &mcp.StreamableClientTransport{Endpoint: env.urls.MCP}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctxFor(t), &mcp.CallToolParams{Name: "read_ledger"}); err != nil {
+		t.Fatal(err)
+	}
+	got := unattributed(env, before, time.Now())
+	want := &history.Unattributed{Upstream: 1, MCP: 1, Samples: []string{"POST /v1/chat/completions initial forwarded", "tools/call read_ledger"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unattributed (-want +got):\n%s", diff)
+	}
+	if u := unattributed(env, time.Now(), time.Now().Add(time.Hour)); u != nil {
+		t.Errorf("a later window has %+v, want nil", u)
 	}
 }

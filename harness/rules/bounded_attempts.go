@@ -12,7 +12,8 @@ func boundedAttemptsRule() Rule {
 		Doc: "Attempts stay under a cap: within one client request no kind of upstream request (initial, " +
 			"follow_up) is sent more often than the scenario's max_attempts, or the target's num_retries+1 " +
 			"(doubled with a fallback). Cannot judge without a cap or without an upstream failure.",
-		Seed:  "003 (retry tutorial) R10 and 004 #2: cap attempts and total wait; never retry forever",
+		Seed: "004 #2: \"Cap both attempts and total wall time\" (this rule checks attempts); 003 R10: \"Four 503 responses use " +
+			"all four allowed executions, so there is no fifth attempt\"",
 		Check: boundedAttempts,
 	}
 }

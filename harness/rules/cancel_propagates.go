@@ -14,7 +14,8 @@ func cancelPropagatesRule() Rule {
 		Doc: "When the caller gives up on a slow tool call (a tool timeout, the user's deadline), the MCP " +
 			"server sees the request cancelled instead of running on. Cannot judge when no tool call was slow " +
 			"or the slow call finished before anyone gave up.",
-		Seed:  "004 #4 (Codex CLI 0.165.0): cancel remote MCP tool requests when their local futures are dropped",
+		Seed: "004 #4: \"Propagate cancellation on every exit path (user stop, timeout, parent task cancelled, future dropped)\"; " +
+			"Codex CLI 0.165.0 \"Cancelled remote MCP tool requests when their local response futures are dropped\"",
 		Check: cancelPropagates,
 	}
 }

@@ -13,7 +13,9 @@ func errorSurfacesRule() Rule {
 			"the client gets an explicit error — an error status, an SSE error event or a cut stream — never a " +
 			"hang and never an invented success. A success after the target retried the follow-up call alone " +
 			"(no tool ran again) is the model's answer and passes. Cannot judge when no upstream failure followed a dispatched call.",
-		Seed:  "000 (LiteLLM): After — the same 500 reaches the app at once; 004 #5: failed requests never hang",
+		Seed: "000 (LiteLLM): \"the client now gets the error right away\" (After: the same 500, one write), and its caveat " +
+			"\"Retrying only the follow-up call could be a later improvement\"; 003: \"Return the final failure status to the agent " +
+			"instead of inventing a result\"; 004 #5: \"Failed TUI worker requests now return an error instead of leaving the caller hanging\"",
 		Check: errorSurfaces,
 	}
 }

@@ -13,7 +13,10 @@ func isErrorNotRetriedRule() Rule {
 		Doc: "An MCP result with isError: true is a result, not a transport failure: it goes back to the " +
 			"model, the call is not re-sent, and it does not count toward the server being unreachable — every " +
 			"logical call reaches the server exactly once. Cannot judge when no call got an isError result.",
-		Seed:  "002 (hermes): isError results opened the breaker and later valid calls never reached the server; 004 #2",
+		Seed: "004 #2: \"An MCP tool result with isError: true is not a transport failure; return it to the model instead of " +
+			"retrying\"; 002 (hermes PR): three isError results opened the breaker and a later valid call never reached the " +
+			"server — \"a completed RPC round-trip resets the breaker regardless of payload\". 002's maintainers closed that PR " +
+			"and kept isError as a breaker strike (fixing the message instead); this rule follows the PR and 004 #2, so that design fails it",
 		Check: isErrorNotRetried,
 	}
 }

@@ -11,7 +11,8 @@ func keyedRetrySameKeyRule() Rule {
 		Name: "keyed-retry-same-key",
 		Doc: "A retried keyed write reuses one idempotency key per logical action, so the server sees one " +
 			"key and dedupes. Cannot judge when no keyed call reached the server or the keyed call was not retried.",
-		Seed:  "004 #1 and 003: one key per logical action (not per attempt), reused on every retry",
+		Seed: "004 #1: \"Generate one key per logical action (not per attempt) and reuse it on every retry\"; 003 R13: \"the same " +
+			"write protected by an application-verified idempotency key and server deduplication\" may be called again",
 		Check: keyedRetrySameKey,
 	}
 }
@@ -21,12 +22,7 @@ func keyedRetrySameKeyRule() Rule {
 // calls the script makes per request.
 func keyedRetrySameKey(h *history.History) Verdict {
 	const expected = "one idempotency key per logical keyed call"
-	keyedTools := map[string]bool{}
-	for _, e := range h.MCP {
-		if e.Key != "" || e.Kind == history.MCPResult && e.Detail == "dedup" {
-			keyedTools[e.Tool] = true
-		}
-	}
+	keyedTools := keyedTools(h)
 	logical := 0
 	for _, t := range h.Setup.Tools {
 		if keyedTools[t] {

@@ -10,8 +10,13 @@ func noReplayAfterDispatchRule() Rule {
 	return Rule{
 		Name: "no-replay-after-dispatch",
 		Doc: "A tool call that reached the MCP server is executed at most once per logical call: " +
-			"no retry and no fallback re-runs it; judged per client request. Cannot judge when no tool call reached the server.",
-		Seed:  "000 (LiteLLM): each endpoint under fault_on — Before 3 writes, After 1",
+			"no retry and no fallback re-runs it; judged per client request. A keyed call re-sent with the same " +
+			"idempotency key that the server deduplicates (answers from the first call, writing nothing) is not " +
+			"executed again; a call a fail_before_execute fault refused was not executed. Cannot judge when no tool " +
+			"call reached the server.",
+		Seed: "000 (LiteLLM): \"The router neither retries nor falls back on a tagged error\" — under fault_on each endpoint " +
+			"wrote 3 lines before the fix and 1 after; the keyed exception is 004 #1 (\"Generate one key per logical action " +
+			"(not per attempt) and reuse it on every retry\") and 003 R13",
 		Check: noReplayAfterDispatch,
 	}
 }
@@ -35,6 +40,10 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 		i := max(exchangeAt(h, e.At.D()), 0)
 		byExchange[i] = append(byExchange[i], e)
 	}
+	deduped := make([]int, n)
+	for i := range deduplicated(h) {
+		deduped[max(exchangeAt(h, h.MCP[i].At.D()), 0)]++
+	}
 	worst := 0
 	for i, es := range byExchange {
 		if len(es) > len(byExchange[worst]) {
@@ -42,10 +51,14 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 		}
 	}
 	es := byExchange[worst]
+	extra := ""
+	if d := deduped[worst]; d > 0 {
+		extra = fmt.Sprintf(" and %s the server deduplicated by idempotency key", plural(d, "keyed re-send"))
+	}
 	if n == 1 {
 		return judged(len(es) <= per, fmt.Sprintf("at most %s for %s", plural(per, "execution"), plural(per, "logical tool call")),
-			fmt.Sprintf("%s (%s)", plural(len(es), "execution"), tally(byTool(es))))
+			fmt.Sprintf("%s (%s)%s", plural(len(es), "execution"), tally(byTool(es)), extra))
 	}
 	return judged(len(es) <= per, fmt.Sprintf("at most %s per client request for its %s", plural(per, "execution"), plural(per, "logical tool call")),
-		fmt.Sprintf("%s in request %d of %d (%s)", plural(len(es), "execution"), worst+1, n, tally(byTool(es))))
+		fmt.Sprintf("%s in request %d of %d (%s)%s", plural(len(es), "execution"), worst+1, n, tally(byTool(es)), extra))
 }

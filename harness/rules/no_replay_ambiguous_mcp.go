@@ -11,45 +11,87 @@ func noReplayAmbiguousMCPRule() Rule {
 	return Rule{
 		Name: "no-replay-ambiguous-mcp",
 		Doc: "A tools/call whose connection dropped after the server executed it (the outcome is unknown to " +
-			"the client) is not sent again, whatever idempotentHint or readOnlyHint the tool advertises. " +
-			"Cannot judge when no tools/call connection was dropped after execution.",
-		Seed:  "001 (agent-framework #9247): ambiguous connection loss must not replay tools/call; hints do not authorize it",
+			"the client) is not sent again, whatever idempotentHint or readOnlyHint the tool advertises. The one " +
+			"exception is a keyed write re-sent with the same idempotency key that the server deduplicates (answers " +
+			"from the first call, writing nothing): that re-send passes; an unkeyed re-send, or one with a new key " +
+			"that writes again, fails. Judged per client request and tool, beyond the calls of that tool the script " +
+			"still had to make. Cannot judge when no tools/call connection was dropped after execution.",
+		Seed: "001 (agent-framework #9247): \"avoid automatically replaying an operation whose execution outcome is unknown\"; " +
+			"idempotentHint and readOnlyHint \"are not a reliable guarantee of replay safety\". The keyed exception is 004 #1 " +
+			"(\"For a write, that re-issue is only safe with an idempotency key\"; \"If the tool has no key, never resend\") and 003 R13",
 		Check: noReplayAmbiguousMCP,
 	}
 }
 
-// noReplayAmbiguousMCP counts, for each drop_after_execute fault, the calls of
-// the same tool that followed it within the same client exchange, beyond the
-// calls of that tool the script still had to make (a script may call a tool
-// more than once).
+// noReplayAmbiguousMCP finds, for each client exchange and tool, the first
+// drop_after_execute fault and counts the calls of that tool that followed it
+// in the exchange beyond the calls of that tool the script still had to make
+// (a script may call a tool more than once); a re-send the server answered
+// from an earlier call with the same idempotency key is not a replay.
 func noReplayAmbiguousMCP(h *history.History) Verdict {
-	const expected = "no tools/call re-sent after its connection dropped"
-	drops, resent := 0, 0
+	type scope struct {
+		exchange int
+		tool     string
+	}
+	first := map[scope]int{}
+	var order []scope
+	drops := 0
 	for i, e := range h.MCP {
 		if e.Kind != history.MCPFault || !strings.Contains(e.Detail, "drop_after_execute") {
 			continue
 		}
 		drops++
-		x := exchangeAt(h, e.At.D())
-		before, after := 0, 0
+		s := scope{exchangeAt(h, e.At.D()), e.Tool}
+		if _, ok := first[s]; !ok {
+			first[s] = i
+			order = append(order, s)
+		}
+	}
+	if drops == 0 {
+		return unknown("no tools/call re-sent after its connection dropped", "no tools/call connection was dropped after execution")
+	}
+	dedup := deduplicated(h)
+	replayed, deduped := 0, 0
+	for _, s := range order {
+		before, after, afterDedup := 0, 0, 0
 		for j, c := range h.MCP {
-			if c.Kind != history.MCPCall || c.Tool != e.Tool || exchangeAt(h, c.At.D()) != x {
+			if c.Kind != history.MCPCall || c.Tool != s.tool || exchangeAt(h, c.At.D()) != s.exchange {
 				continue
 			}
-			if j < i {
+			switch {
+			case j < first[s]:
 				before++
-			} else {
+			case dedup[j]:
+				after++
+				afterDedup++
+			default:
 				after++
 			}
 		}
-		left := max(countOf(h.Setup.Tools, e.Tool, 1)-before, 0)
-		resent += max(after-left, 0)
+		left := max(countOf(h.Setup.Tools, s.tool, 1)-before, 0)
+		resent := max(after-left, 0)
+		d := min(afterDedup, resent)
+		replayed += resent - d
+		deduped += d
 	}
-	if drops == 0 {
-		return unknown(expected, "no tools/call connection was dropped after execution")
+	expected := fmt.Sprintf("no tools/call re-sent after %s, unless re-sent with the same idempotency key and deduplicated by the server",
+		plural(drops, "dropped connection"))
+	writes := plural(len(h.Writes()), "write")
+	if len(keyedTools(h)) > 0 {
+		writes += ", " + plural(len(h.Keys()), "idempotency key")
 	}
-	return judged(resent == 0, fmt.Sprintf("no tools/call re-sent after %s", plural(drops, "dropped connection")),
-		fmt.Sprintf("%d re-sent (%s)", resent, plural(len(h.Writes()), "write")))
+	var observed string
+	switch {
+	case replayed == 0 && deduped == 0:
+		observed = fmt.Sprintf("no tools/call re-sent (%s)", writes)
+	case replayed == 0:
+		observed = fmt.Sprintf("%d re-sent with the same idempotency key and deduplicated by the server (%s)", deduped, writes)
+	case deduped == 0:
+		observed = fmt.Sprintf("%d re-sent and executed again (%s)", replayed, writes)
+	default:
+		observed = fmt.Sprintf("%d re-sent and executed again, %d re-sent and deduplicated (%s)", replayed, deduped, writes)
+	}
+	return judged(replayed == 0, expected, observed)
 }
 
 // countOf counts tool in tools, or returns least when the script names it fewer

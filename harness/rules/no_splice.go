@@ -15,7 +15,9 @@ func noSpliceRule() Rule {
 			"or when the client stream carried no data chunks. It does not see when chunks reached the client, so a " +
 			"target that buffers a streamed attempt and retries it before any output was delivered is judged a " +
 			"splice too: name this rule only where the target streams through (chat on the built-in gateway).",
-		Seed:  "000 (LiteLLM): streaming chat with a fallback and drop_stream — Before 14 chunks and 2 writes, After 7 and 1",
+		Seed: "000 (LiteLLM): streaming chat with a fallback and drop_stream — Before 14 chunks and 2 writes \"because the fallback " +
+			"re-ran the whole loop and its chunks were spliced after the original ones\"; After 7 and 1: \"the client gets the error " +
+			"after the original chunks instead of a fallback that runs the tool again\"",
 		Check: noSplice,
 	}
 }

@@ -10,10 +10,14 @@ import (
 func nonRetryableNotRetriedRule() Rule {
 	return Rule{
 		Name: "non-retryable-not-retried",
-		Doc: "An upstream answer that must not be retried — 400, 401, 403, 404, 422, 501, or any status with " +
+		Doc: "An upstream answer that must not be retried — 400, 403, 404, 422, 501, or any status with " +
 			"x-should-retry: false — stops the attempt at once: no further upstream request of the same kind " +
-			"follows it within the client request. Cannot judge when no such answer happened.",
-		Seed:  "003 (retry tutorial) and 004 #2: classify before retrying; an explicit do-not-retry signal wins",
+			"follows it within the client request. A 401 allows one more request (credentials refreshed once); " +
+			"a second is a retry. Cannot judge when no such answer happened.",
+		Seed: "004 #2: \"Classify before you retry. An explicit server signal beats the status code\"; terminal: \"400/422 " +
+			"validation, 403 permission, 404 not found (including unknown model IDs), 501 … and any explicit do-not-retry " +
+			"signal. On 401 … refresh or re-authorize once, then treat a second failure as terminal\"; 003: \"Errors such as " +
+			"400, 401, and 404 stop immediately\"",
 		Check: nonRetryableNotRetried,
 	}
 }
@@ -33,11 +37,17 @@ func nonRetryableNotRetried(h *history.History) Verdict {
 			}
 		}
 		why := fmt.Sprintf("HTTP %d", u.Status)
+		allowed := 0
 		if strings.EqualFold(header(u, "x-should-retry"), "false") {
 			why += " with x-should-retry: false"
+		} else if u.Status == 401 {
+			allowed = 1
 		}
-		return judged(again == 0, fmt.Sprintf("no retry after the %s %s", u.Kind, why),
-			plural(again, "more "+u.Kind+" request"))
+		expected := fmt.Sprintf("no retry after the %s %s", u.Kind, why)
+		if allowed > 0 {
+			expected = fmt.Sprintf("at most 1 more %s request (re-authorized once) after the %s %s", u.Kind, u.Kind, why)
+		}
+		return judged(again <= allowed, expected, plural(again, "more "+u.Kind+" request"))
 	}
 	return unknown("no retry after a non-retryable answer", "no upstream answer was non-retryable")
 }

@@ -9,7 +9,9 @@ import (
 )
 
 // executions returns the tools/call requests the ledger executed (or began
-// to): calls that a fail_before_execute fault did not refuse.
+// to): calls that a fail_before_execute fault did not refuse, and that were
+// not answered from an earlier call with the same idempotency key (a keyed
+// re-send the server deduplicated runs nothing again).
 func executions(h *history.History) []history.MCPEvent {
 	refused := map[string]int{}
 	for _, e := range h.MCP {
@@ -17,8 +19,9 @@ func executions(h *history.History) []history.MCPEvent {
 			refused[e.Tool]++
 		}
 	}
+	dedup := deduplicated(h)
 	var out []history.MCPEvent
-	for _, e := range h.MCP {
+	for i, e := range h.MCP {
 		if e.Kind != history.MCPCall {
 			continue
 		}
@@ -26,7 +29,69 @@ func executions(h *history.History) []history.MCPEvent {
 			refused[e.Tool]--
 			continue
 		}
+		if dedup[i] {
+			continue
+		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// keyedTools returns the tools whose calls carry an idempotency key: a write
+// of theirs reported a key, or a call of theirs was answered "dedup".
+func keyedTools(h *history.History) map[string]bool {
+	keyed := map[string]bool{}
+	for _, e := range h.MCP {
+		if e.Key != "" || e.Kind == history.MCPResult && e.Detail == "dedup" {
+			keyed[e.Tool] = true
+		}
+	}
+	return keyed
+}
+
+// deduplicated returns the indexes in h.MCP of the tools/call events the
+// server answered from an earlier call with the same idempotency key instead
+// of executing them: calls of a keyed tool answered "dedup", or whose answer
+// was dropped after a handler that wrote nothing. A call's later events are
+// found by its tool and request id, up to the next call with both.
+func deduplicated(h *history.History) map[int]bool {
+	keyed := keyedTools(h)
+	if len(keyed) == 0 {
+		return nil
+	}
+	type outcome struct{ wrote, dedup, dropped, other bool }
+	calls := map[int]*outcome{}
+	last := map[string]int{}
+	for i, e := range h.MCP {
+		if !keyed[e.Tool] {
+			continue
+		}
+		id := e.Tool + "\x00" + e.RequestID
+		if e.Kind == history.MCPCall {
+			calls[i], last[id] = &outcome{}, i
+			continue
+		}
+		j, ok := last[id]
+		if !ok {
+			continue
+		}
+		o := calls[j]
+		switch {
+		case e.Kind == history.MCPWrite:
+			o.wrote = true
+		case e.Kind == history.MCPResult && e.Detail == "dedup":
+			o.dedup = true
+		case e.Kind == history.MCPFault && strings.Contains(e.Detail, "drop_after_execute"):
+			o.dropped = true
+		case e.Kind == history.MCPFault && (strings.Contains(e.Detail, "fail_before_execute") || strings.Contains(e.Detail, "is_error")):
+			o.other = true // refused or answered isError: not a deduplicated answer
+		}
+	}
+	out := map[int]bool{}
+	for i, o := range calls {
+		if !o.wrote && !o.other && (o.dedup || o.dropped) {
+			out[i] = true
+		}
 	}
 	return out
 }

@@ -14,7 +14,9 @@ func retryAfterHonoredRule() Rule {
 			"of the same client request comes no sooner than the wait asked for. Cannot judge when no answer " +
 			"asked for a wait, or when no upstream request followed one within its client request (no retry, so " +
 			"no wait to measure: a client that never retries is not credited with honouring Retry-After).",
-		Seed:  "003 (retry tutorial) R03 and 004 #2: honor Retry-After as the minimum wait, within a budget",
+		Seed: "004 #2: \"Honor Retry-After (seconds or an HTTP date) on 429/503 as the minimum wait, but cap it: if the server asks " +
+			"for longer than your remaining time budget, stop now\"; 003 R03 \"honors the service’s two-second rate-limit delay " +
+			"instead of using its shorter calculated delay\"",
 		Check: retryAfterHonored,
 	}
 }

@@ -12,7 +12,8 @@ func retryBeforeDispatchRule() Rule {
 		Doc: "Where no tool call had reached a server when a retry-able upstream failure happened (a guardrail " +
 			"blocked it, or the failure came first), the failure is still retried. Cannot judge when a tool call " +
 			"reached the server before the failure, when no retry-able failure happened, or when the target has no retries.",
-		Seed:  "000 (LiteLLM): the block-mcp guardrail case with fault_once — retried before and after the fix",
+		Seed: "000 (LiteLLM): \"Calls that never reach a server keep today's retries\" — in the block-mcp guardrail case with fault_once " +
+			"each request was retried after its failed follow-up, before and after the fix",
 		Check: retryBeforeDispatch,
 	}
 }

@@ -47,6 +47,9 @@ type Verdict struct {
 	Expected string `json:"expected"`
 	Observed string `json:"observed"`
 	Message  string `json:"message"`
+	// Note, when set, is a fact of the run the verdict did not weigh (traffic
+	// no run could own); Message ends with it.
+	Note string `json:"note,omitempty"`
 }
 
 // Rule is one replay rule of the catalogue.
@@ -101,13 +104,18 @@ func Names() []string {
 
 // Check judges h: first whether the run completed, then its plain count
 // expectations, then each rule it names, in order. A rule name that is not in
-// the catalogue gives a failing verdict.
+// the catalogue gives a failing verdict. A rule that would pass says unknown
+// instead when an armed fault never fired or a script call matched no offered
+// tool (passBlockers); a failure stays a failure. Rule verdicts that pass or
+// cannot judge note traffic no run could own (unattributedNote).
 func Check(h *history.History) []Verdict {
 	var out []Verdict
 	if h.Error != "" {
 		out = append(out, verdict("completed", KindRun, Fail, "the run to complete before its deadline", h.Error))
 	}
 	out = append(out, counts(h)...)
+	blockers := passBlockers(h)
+	note := unattributedNote(h)
 	for _, name := range h.Expect.Rules {
 		r, ok := Lookup(name)
 		if !ok {
@@ -116,7 +124,15 @@ func Check(h *history.History) []Verdict {
 		}
 		v := r.Check(h)
 		v.Check, v.Kind = r.Name, KindRule
+		if v.Status == Pass && len(blockers) > 0 {
+			v.Status = Unknown
+			v.Observed = strings.Join(blockers, "; ") + "; without that the rule would pass: expected " + v.Expected + ", observed " + v.Observed
+		}
 		v.Message = message(v.Status, v.Expected, v.Observed)
+		if v.Status != Fail && note != "" {
+			v.Note = note
+			v.Message += "; note: " + note
+		}
 		out = append(out, v)
 	}
 	return out

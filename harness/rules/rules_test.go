@@ -1,11 +1,15 @@
 package rules
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/history"
@@ -35,6 +39,21 @@ func up(at int, kind, outcome string, status int) history.UpstreamRequest {
 
 func mcp(at int, kind, tool, detail string) history.MCPEvent {
 	return history.MCPEvent{At: ms(at), Kind: kind, Tool: tool, Detail: detail, RequestID: "1"}
+}
+
+// mcpID is mcp with the JSON-RPC request id id.
+func mcpID(at int, kind, tool, detail, id string) history.MCPEvent {
+	e := mcp(at, kind, tool, detail)
+	e.RequestID = id
+	return e
+}
+
+// keyedDrop appends a keyed call (request id 1) that wrote with key k1 and
+// whose connection dropped after execution.
+func keyedDrop(h *history.History) {
+	h.Setup.Tools = []string{"commit_write_keyed"}
+	w := keyedWrite(1, "k1")
+	h.MCP = append(h.MCP, mcpID(1, history.MCPCall, "commit_write_keyed", "", "1"), w, mcpID(2, history.MCPFault, "commit_write_keyed", "drop_after_execute", "1"))
 }
 
 // withHeaders is u with the response headers headers.
@@ -91,6 +110,16 @@ func TestRules(t *testing.T) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "fail_before_execute"))
 			loop(h, 5, "forwarded", 200)
 		}), Pass},
+		{"replay: keyed re-send after a drop deduplicated", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
+		}), Pass},
+		{"replay: keyed re-send after a drop with a new key", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			w := keyedWrite(3, "k2")
+			w.RequestID = "2"
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), w)
+		}), Fail},
 		{"replay: no call reached", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200))
 		}), Unknown},
@@ -173,6 +202,24 @@ func TestRules(t *testing.T) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", "drop_after_execute"),
 				mcp(3, history.MCPCall, "commit_write", ""), mcp(4, history.MCPCall, "commit_write", ""))
 		}), Fail},
+		{"ambiguous: keyed re-send deduplicated", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
+		}), Pass},
+		{"ambiguous: keyed re-send deduplicated, its answer dropped too", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPFault, "commit_write_keyed", "drop_after_execute", "2"))
+		}), Pass},
+		{"ambiguous: keyed re-send with a new key writes again", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			w := keyedWrite(3, "k2")
+			w.RequestID = "2"
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), w, mcpID(3, history.MCPResult, "commit_write_keyed", "", "2"))
+		}), Fail},
+		{"ambiguous: keyed re-send refused by is_error is still a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPFault, "commit_write_keyed", "is_error", "2"))
+		}), Fail},
 		{"ambiguous: no drop", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
 		{"keyed: same key", "keyed-retry-same-key", seedHistory(func(h *history.History) {
@@ -228,6 +275,15 @@ func TestRules(t *testing.T) {
 		}), Fail},
 		{"non-retryable: should-retry false retried", "non-retryable-not-retried", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_503", 503), map[string]string{"x-should-retry": "false"}), up(2, "initial", "forwarded", 200))
+		}), Fail},
+		{"non-retryable: 401 re-authorized once", "non-retryable-not-retried", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_401", 401), up(2, "initial", "injected_401", 401))
+		}), Pass},
+		{"non-retryable: 401 retried twice", "non-retryable-not-retried", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_401", 401), up(2, "initial", "injected_401", 401), up(3, "initial", "injected_401", 401))
+		}), Fail},
+		{"non-retryable: 401 with should-retry false stops at once", "non-retryable-not-retried", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_401", 401), map[string]string{"x-should-retry": "false"}), up(2, "initial", "forwarded", 200))
 		}), Fail},
 		{"non-retryable: only 503s", "non-retryable-not-retried", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503), up(2, "initial", "forwarded", 200))
@@ -502,5 +558,176 @@ func TestExchangeAt(t *testing.T) {
 	}
 	if got := exchangeAt(&history.History{}, 0); got != -1 {
 		t.Errorf("exchangeAt with no exchanges = %d, want -1", got)
+	}
+}
+
+// faultReport is an armed fault's report with the fault JSON raw.
+func faultReport(side string, index int, raw string, matched, fired int) history.FaultReport {
+	return history.FaultReport{Side: side, Index: index, Fault: json.RawMessage(raw), Matched: matched, Fired: fired}
+}
+
+// TestRunFactsHoldPass checks that a rule that would pass says unknown when
+// an armed fault never fired or a script call matched no offered tool, naming
+// the fault and what the target did instead; that a failure stays a failure;
+// that a history without fault reports is judged as before; and that traffic
+// no run could own is noted on passing and unknown verdicts, never on failures.
+func TestRunFactsHoldPass(t *testing.T) {
+	followUp500 := `{"on":"follow_up","respond":{"status":500},"times":"always"}`
+	messagesStream := func(h *history.History) {
+		h.Upstream = append(h.Upstream,
+			history.UpstreamRequest{At: ms(1), Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Stream: true},
+			history.UpstreamRequest{At: ms(5), Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Stream: true})
+		h.MCP = append(h.MCP, mcp(2, history.MCPCall, "commit_write", ""), mcp(2, history.MCPWrite, "commit_write", ""))
+	}
+	tests := []struct {
+		name string
+		rule string
+		h    *history.History
+		want Status
+		// message is the verdict's whole message when set; contains a part of it.
+		message  string
+		contains []string
+		absent   []string
+	}{
+		{"an upstream fault that never fired holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			messagesStream(h)
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
+		}), Unknown, "cannot judge: upstream fault 0 {on: follow_up, respond: {status: 500}, times: always} never fired (it matched no request): " +
+			"the target sent 2 initial requests and no follow-up (/v1/messages, streamed); " +
+			"without that the rule would pass: expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1)", nil, nil},
+		{"a fault that fired lets the rule pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "injected_500", 500)
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 1, 1)}
+		}), Pass, "expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1)", nil, nil},
+		{"a history without fault reports is judged as before", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Setup.UpstreamFaults = json.RawMessage(`[` + followUp500 + `]`)
+		}), Pass, "", nil, []string{"never fired"}},
+		{"a failure stays a failure when the fault never fired", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			loop(h, 10, "forwarded", 200)
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
+		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2)", nil, nil},
+		{"an unknown stays unknown with its own reason", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
+		}), Unknown, "cannot judge: no tools/call connection was dropped after execution", nil, nil},
+		{"a fault that matched but did not fire", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503), up(2, "initial", "forwarded", 200), up(3, "follow_up", "forwarded", 200))
+			h.Faults = []history.FaultReport{
+				faultReport(history.FaultUpstream, 0, `{"on":"initial","respond":{"status":503},"times":"once"}`, 1, 1),
+				faultReport(history.FaultUpstream, 1, `{"on":"initial","respond":{"status":429},"times":{"nth":3}}`, 2, 0),
+			}
+		}), Unknown, "", []string{"upstream fault 1 {on: initial, respond: {status: 429}, times: {nth: 3}} never fired (it matched 2 requests and fired on none): " +
+			"the target sent 2 initial requests and 1 follow-up (/v1/chat/completions, not streamed)"}, []string{"upstream fault 0"}},
+		{"an MCP fault on a tool never called", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500), up(3, "initial", "forwarded", 200))
+			h.MCP = append(h.MCP, mcp(0, history.MCPSession, "", "initialize"), mcp(0, history.MCPSession, "", "tools/list"), mcp(0, history.MCPSession, "", "tools/list"))
+			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 0, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
+		}), Unknown, "", []string{"cannot judge: mcp fault 0 {tool: commit_write, drop_after_execute: {}} never fired (it matched no tools/call): " +
+			"the target made no tools/call (session: initialize, tools/list); without that the rule would pass: expected a retry"}, nil},
+		{"an MCP fault while other tools were called", "cancel-propagates", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPCancelled, "commit_write", ""),
+				mcp(60, history.MCPCall, "read_ledger", ""), mcp(61, history.MCPCall, "read_ledger", ""))
+			h.Faults = []history.FaultReport{
+				faultReport(history.FaultMCP, 0, `{"tool":"commit_write","delay":"3s"}`, 1, 1),
+				faultReport(history.FaultMCP, 1, `{"tool":"commit_write_keyed","is_error":{"message":"entry not found"}}`, 0, 0),
+			}
+		}), Unknown, "", []string{`mcp fault 1 {tool: commit_write_keyed, is_error: {message: "entry not found"}} never fired (it matched no tools/call): ` +
+			"the target called commit_write ×1, read_ledger ×2"}, nil},
+		{"faults on both sides that never fired", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Faults = []history.FaultReport{
+				faultReport(history.FaultUpstream, 0, followUp500, 0, 0),
+				faultReport(history.FaultUpstream, 1, `{"on":"initial","drop":{"after":"headers"}}`, 0, 0),
+				faultReport(history.FaultMCP, 0, `{"tool":"read_ledger","delay":"1s"}`, 0, 0),
+			}
+		}), Unknown, "", []string{
+			"upstream fault 0 {on: follow_up, respond: {status: 500}, times: always} (it matched no request) and upstream fault 1 {on: initial, drop: {after: headers}} (it matched no request) never fired: the target sent 1 initial request and 1 follow-up (/v1/chat/completions, not streamed); ",
+			"mcp fault 0 {tool: read_ledger, delay: 1s} never fired (it matched no tools/call): the target called commit_write ×1; ",
+		}, nil},
+		{"no model request at all", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""))
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
+		}), Unknown, "", []string{"never fired (it matched no request): the target sent no model request; "}, nil},
+		{"a script call that matched no offered tool holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Upstream[0].Offered = []string{"mcp__ledger__read_ledger", "Bash", "Read"}
+			h.Upstream[0].Unmatched = []string{"commit_write"}
+			h.Upstream[1].Offered = []string{"Read", "Edit"}
+		}), Unknown, "", []string{"cannot judge: the script's call commit_write matched no offered tool; offered: mcp__ledger__read_ledger, Bash, Read, Edit; without that"}, nil},
+		{"offered names are capped", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Upstream[0].Offered = []string{"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10"}
+			h.Upstream[0].Unmatched = []string{"commit_write", "read_ledger"}
+		}), Unknown, "", []string{"the script's calls commit_write and read_ledger matched no offered tool; offered: t1, t2, t3, t4, t5, t6, t7, t8 and 2 more;"}, nil},
+		{"a script call matched when nothing was offered", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Upstream[0].Unmatched = []string{"commit_write"}
+		}), Unknown, "", []string{"offered: none (the requests offered no tools)"}, nil},
+		{"a failure stays a failure when a call matched no tool", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			loop(h, 10, "forwarded", 200)
+			h.Upstream[0].Unmatched = []string{"commit_write"}
+		}), Fail, "", nil, []string{"matched no offered tool"}},
+		{"unattributed traffic is noted on a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Unattributed = &history.Unattributed{Upstream: 2, MCP: 1, Samples: []string{"POST /v1/messages initial"}}
+		}), Pass, "expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1); " +
+			"note: 2 model requests and 1 MCP message with no run reached the fakes during this run; they may be this target's or a parallel run's", nil, nil},
+		{"unattributed traffic is noted on an unknown", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Unattributed = &history.Unattributed{MCP: 1}
+		}), Unknown, "", []string{"; note: 0 model requests and 1 MCP message with no run reached the fakes"}, nil},
+		{"unattributed traffic does not touch a failure", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			loop(h, 10, "forwarded", 200)
+			h.Unattributed = &history.Unattributed{Upstream: 3}
+		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2)", nil, nil},
+		{"keyed re-send after a drop: why it passes", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
+			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 0, `{"tool":"commit_write_keyed","times":"once","drop_after_execute":{}}`, 2, 1)}
+		}), Pass, "expected no tools/call re-sent after 1 dropped connection, unless re-sent with the same idempotency key and deduplicated by the server, " +
+			"observed 1 re-sent with the same idempotency key and deduplicated by the server (1 write, 1 idempotency key)", nil, nil},
+		{"keyed re-send with a new key: why it fails", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			w := keyedWrite(3, "k2")
+			w.RequestID = "2"
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), w)
+		}), Fail, "expected no tools/call re-sent after 1 dropped connection, unless re-sent with the same idempotency key and deduplicated by the server, " +
+			"observed 1 re-sent and executed again (2 writes, 2 idempotency keys)", nil, nil},
+		{"keyed dedup re-send: no-replay-after-dispatch says why", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
+		}), Pass, "expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write_keyed ×1) and 1 keyed re-send the server deduplicated by idempotency key", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.h.Expect.Rules = []string{tt.rule}
+			vs := Check(tt.h)
+			if len(vs) != 1 {
+				t.Fatalf("got %d verdicts, want 1: %+v", len(vs), vs)
+			}
+			v := vs[0]
+			if v.Status != tt.want {
+				t.Errorf("%s = %s, want %s: %s", tt.rule, v.Status, tt.want, v.Message)
+			}
+			if tt.message != "" {
+				if diff := cmp.Diff(tt.message, v.Message); diff != "" {
+					t.Errorf("message (-want +got):\n%s", diff)
+				}
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(v.Message, s) {
+					t.Errorf("message %q lacks %q", v.Message, s)
+				}
+			}
+			for _, s := range tt.absent {
+				if strings.Contains(v.Message, s) {
+					t.Errorf("message %q has %q", v.Message, s)
+				}
+			}
+		})
 	}
 }

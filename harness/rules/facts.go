@@ -151,7 +151,17 @@ func mcpActivity(h *history.History) string {
 // the tools the requests offered; "" when every call matched.
 func unmatchedCalls(h *history.History) string {
 	var missed, offered []string
+	anyOffered := false
 	for _, u := range h.Upstream {
+		anyOffered = anyOffered || len(u.Offered) > 0
+	}
+	for _, u := range h.Upstream {
+		// A request that offers no tools at all is a client's side request
+		// (a title, a summary, a quota check), not its tool loop; it counts
+		// only when no request offered any tool.
+		if anyOffered && len(u.Offered) == 0 {
+			continue
+		}
 		for _, t := range u.Unmatched {
 			missed = appendNew(missed, t)
 		}

@@ -661,6 +661,12 @@ func TestRunFactsHoldPass(t *testing.T) {
 			h.Upstream[0].Offered = []string{"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10"}
 			h.Upstream[0].Unmatched = []string{"commit_write", "read_ledger"}
 		}), Unknown, "", []string{"the script's calls commit_write and read_ledger matched no offered tool; offered: t1, t2, t3, t4, t5, t6, t7, t8 and 2 more;"}, nil},
+		{"a side request that offers no tools does not hold a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Upstream[0].Offered = []string{"mcp__ledger__commit_write"}
+			h.Upstream[1].Offered = []string{"mcp__ledger__commit_write"}
+			h.Upstream = append(h.Upstream, history.UpstreamRequest{At: h.Upstream[1].At, Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Unmatched: []string{"commit_write"}})
+		}), Pass, "", nil, []string{"matched no offered tool"}},
 		{"a script call matched when nothing was offered", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.Upstream[0].Unmatched = []string{"commit_write"}

@@ -30,10 +30,14 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check scenario files without running them",
 		Long: `validate loads scenario files strictly and reports every problem with its file,
 line and column and the line itself: unknown fields, wrong types, bad durations,
-unknown faults, rules, endpoints and template variables, duplicate names.
+unknown faults, rules, endpoints and template variables, duplicate names, bad
+counts (a negative number, min above max, an unknown bound). It warns, without
+failing, about request fields that client targets ignore (endpoint, stream,
+prompt, model, body, headers) in scenarios that set expect.client.
 PATH is a file or a directory searched for *.yaml files; with none, ./scenarios
 (or the built-in suite). --target checks target files the same way (and then,
-with no PATH, only them). It exits 2 when any file is bad.`,
+with no PATH, only them). It exits 2 when any file is bad; warnings alone
+exit 0.`,
 		Example: `  # check the suite
   replaycheck validate scenarios
 
@@ -73,10 +77,19 @@ func runValidate(_ context.Context, opts *validateOptions) error {
 		return asUsage(fmt.Errorf("no scenario in %s: want scenario files (*.yaml, *.yml)", strings.Join(opts.Paths, ", ")))
 	}
 	files := map[string]bool{}
+	warnings := 0
 	for _, s := range ss {
 		files[s.File] = true
+		for _, w := range s.Warnings {
+			warnings++
+			fmt.Fprintf(opts.ErrOut, "%s\n\n", w)
+		}
 	}
-	_, err = fmt.Fprintf(opts.Out, "ok: %d %s in %d %s\n", len(ss), pluralize(len(ss), "scenario"), len(files), pluralize(len(files), "file"))
+	note := ""
+	if warnings > 0 {
+		note = fmt.Sprintf(" (%d %s)", warnings, pluralize(warnings, "warning"))
+	}
+	_, err = fmt.Fprintf(opts.Out, "ok: %d %s in %d %s%s\n", len(ss), pluralize(len(ss), "scenario"), len(files), pluralize(len(files), "file"), note)
 	return err
 }
 

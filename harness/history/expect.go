@@ -3,61 +3,321 @@ package history
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"math"
+	"path"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/invopop/jsonschema"
 )
 
 // Expect is what a scenario expects of a run: plain counts, and the replay
-// rules (by name) that must hold. A nil count is not checked.
+// rules (by name) that must hold. A nil count is not checked. Targets lays
+// counts for some targets over the general ones (see For).
 type Expect struct {
-	// Status is the HTTP status every client request must get.
-	Status *int `yaml:"status,omitempty" json:"status,omitempty" jsonschema:"minimum=100,maximum=599" jsonschema_description:"HTTP status every client request must get"`
-	// Writes is the number of ledger writes executed.
-	Writes *int `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema:"minimum=0" jsonschema_description:"ledger writes executed"`
-	// Keys is the number of distinct idempotency keys the ledger saw.
-	Keys *int `yaml:"keys,omitempty" json:"keys,omitempty" jsonschema:"minimum=0" jsonschema_description:"distinct idempotency keys the ledger saw"`
-	// Cancellations is the number of tool calls the ledger saw cancelled.
-	Cancellations *int `yaml:"cancellations,omitempty" json:"cancellations,omitempty" jsonschema:"minimum=0" jsonschema_description:"tool calls the ledger saw cancelled"`
-	// Upstream counts upstream requests by kind ("initial", "follow_up") or
-	// by kind and outcome ("follow_up injected_500").
-	Upstream map[string]int `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"upstream requests by kind (initial, follow_up, any) or kind and outcome, e.g. follow_up injected_500"`
-	// MCP counts what reached the ledger server.
-	MCP *MCPExpect `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"what reached the ledger MCP server"`
-	// DataChunks and ErrorEvents count SSE events across the client's
-	// streamed answers.
-	DataChunks  *int `yaml:"data_chunks,omitempty" json:"data_chunks,omitempty" jsonschema:"minimum=0" jsonschema_description:"SSE data chunks across the streamed answers"`
-	ErrorEvents *int `yaml:"error_events,omitempty" json:"error_events,omitempty" jsonschema:"minimum=0" jsonschema_description:"SSE error events across the streamed answers"`
+	// Counts are checked on every target (unless Targets replaces one).
+	Counts `yaml:",inline"`
 	// MaxAttempts is the attempt cap that bounded-attempts checks: the most
 	// upstream requests of one kind a single client request may cause. When
 	// unset, the target's num_retries+1 (times two with a fallback) is used.
 	MaxAttempts *int `yaml:"max_attempts,omitempty" json:"max_attempts,omitempty" jsonschema:"minimum=1" jsonschema_description:"attempt cap for bounded-attempts (default the target's num_retries+1)"`
 	// Client is what a client target's command must do; it cannot be judged
-	// (unknown) on other targets, which skip scenarios that set it.
-	Client *ClientExpect `yaml:"client,omitempty" json:"client,omitempty" jsonschema_description:"exit code and output of a client target's command; scenarios that set it run on client targets only"`
+	// (unknown) on other targets, which skip scenarios that set it. An empty
+	// Client (client: {}) only marks the scenario as one for client targets.
+	Client *ClientExpect `yaml:"client,omitempty" json:"client,omitempty" jsonschema_description:"exit code and output of a client target's command; scenarios that set it (client: {} checks nothing) run on client targets only"`
 	// Rules are the replay rules that must hold.
 	Rules []string `yaml:"rules,omitempty" json:"rules,omitempty" jsonschema_description:"replay rules that must hold (see replaycheck rules)"`
+	// Targets maps a target name pattern (path.Match syntax: "builtin:*",
+	// "litellm") to counts that replace the general counts of the same name
+	// on the targets it matches: the exact numbers of one implementation
+	// (its retry policy) where the general counts hold for any correct one.
+	Targets map[string]Counts `yaml:"targets,omitempty" json:"targets,omitempty" jsonschema_description:"counts for targets whose name matches the pattern (path.Match: builtin:* matches builtin:guarded and builtin:naive); they replace the general count of the same name (per upstream key)"`
 }
+
+// Counts are the plain count expectations of a scenario. Nil (or absent)
+// counts are not checked.
+type Counts struct {
+	// Status is the HTTP status every client request must get.
+	Status *int `yaml:"status,omitempty" json:"status,omitempty" jsonschema:"minimum=100,maximum=599" jsonschema_description:"HTTP status every client request must get"`
+	// Writes is the number of ledger writes executed.
+	Writes *Count `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema_description:"ledger writes executed"`
+	// Keys is the number of distinct idempotency keys the ledger saw.
+	Keys *Count `yaml:"keys,omitempty" json:"keys,omitempty" jsonschema_description:"distinct idempotency keys the ledger saw"`
+	// Cancellations is the number of tool calls the ledger saw cancelled.
+	Cancellations *Count `yaml:"cancellations,omitempty" json:"cancellations,omitempty" jsonschema_description:"tool calls the ledger saw cancelled"`
+	// Upstream counts upstream requests by kind ("initial", "follow_up") or
+	// by kind and outcome ("follow_up injected_500").
+	Upstream map[string]Count `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"upstream requests by kind (initial, follow_up, any) or kind and outcome, e.g. follow_up injected_500"`
+	// MCP counts what reached the ledger server.
+	MCP *MCPExpect `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"what reached the ledger MCP server"`
+	// DataChunks and ErrorEvents count SSE events across the client's
+	// streamed answers.
+	DataChunks  *Count `yaml:"data_chunks,omitempty" json:"data_chunks,omitempty" jsonschema_description:"SSE data chunks across the streamed answers"`
+	ErrorEvents *Count `yaml:"error_events,omitempty" json:"error_events,omitempty" jsonschema_description:"SSE error events across the streamed answers"`
+}
+
+// For returns the counts to check on the target called target: the general
+// counts with those of every Targets pattern that matches target laid over
+// them, patterns in lexical order (a later one wins). A count a matching
+// block sets replaces the general one of the same name; upstream counts are
+// replaced key by key, mcp.calls as a whole. e is not changed.
+func (e Expect) For(target string) Counts {
+	c := e.Counts
+	c.Upstream = maps.Clone(e.Upstream)
+	for _, p := range slices.Sorted(maps.Keys(e.Targets)) {
+		if ok, err := path.Match(p, target); err != nil || !ok {
+			continue
+		}
+		o := e.Targets[p]
+		if o.Status != nil {
+			c.Status = o.Status
+		}
+		for _, f := range []struct {
+			dst **Count
+			src *Count
+		}{
+			{&c.Writes, o.Writes}, {&c.Keys, o.Keys}, {&c.Cancellations, o.Cancellations},
+			{&c.DataChunks, o.DataChunks}, {&c.ErrorEvents, o.ErrorEvents},
+		} {
+			if f.src != nil {
+				*f.dst = f.src
+			}
+		}
+		if len(o.Upstream) > 0 && c.Upstream == nil {
+			c.Upstream = map[string]Count{}
+		}
+		maps.Copy(c.Upstream, o.Upstream)
+		if o.MCP != nil && o.MCP.Calls != nil {
+			c.MCP = o.MCP
+		}
+	}
+	return c
+}
+
+// Count is an expected number of something: exact, or within bounds. In YAML
+// and JSON it is a whole number (writes: 1) or a mapping of bounds, either
+// optional: {min: 1, max: 3}, {max: 1}, {min: 1}; at_least and at_most are
+// other names for min and max. The zero value accepts any number.
+type Count struct {
+	// Min is the least number accepted; 0 is no lower bound.
+	Min int
+	// Max, when not nil, is the most accepted.
+	Max *int
+}
+
+// Exactly returns a Count of exactly n.
+func Exactly(n int) *Count { return &Count{Min: n, Max: &n} }
+
+// AtLeast returns a Count of n or more.
+func AtLeast(n int) *Count { return &Count{Min: n} }
+
+// AtMost returns a Count of at most n.
+func AtMost(n int) *Count { return &Count{Max: &n} }
+
+// Between returns a Count from min to max, both included.
+func Between(min, max int) *Count { return &Count{Min: min, Max: &max} }
+
+// Exact returns the number when the count is exact.
+func (c Count) Exact() (int, bool) {
+	if c.Max != nil && *c.Max == c.Min {
+		return c.Min, true
+	}
+	return 0, false
+}
+
+// Match reports whether n is within the count.
+func (c Count) Match(n int) bool {
+	return n >= c.Min && (c.Max == nil || n <= *c.Max)
+}
+
+// String renders the count for messages: "1", "at most 1", "at least 1",
+// "1–3", or "any number".
+func (c Count) String() string {
+	if n, ok := c.Exact(); ok {
+		return strconv.Itoa(n)
+	}
+	switch {
+	case c.Max != nil && c.Min > 0:
+		return fmt.Sprintf("%d–%d", c.Min, *c.Max)
+	case c.Max != nil:
+		return fmt.Sprintf("at most %d", *c.Max)
+	case c.Min > 0:
+		return fmt.Sprintf("at least %d", c.Min)
+	}
+	return "any number"
+}
+
+// Describe renders the count with its unit in words: "1 write", "at most 1
+// write", "1–3 requests", "at least 2 requests". A unit takes an s unless the
+// bound that ends the phrase is 1.
+func (c Count) Describe(unit string) string {
+	last := c.Min
+	if c.Max != nil {
+		last = *c.Max
+	}
+	if c.Max == nil && c.Min == 0 {
+		return "any number of " + unit + "s"
+	}
+	if last == 1 {
+		return c.String() + " " + unit
+	}
+	return c.String() + " " + unit + "s"
+}
+
+// CountError is a bad count in a scenario. Bound names the key of the bounds
+// mapping at fault ("max"), or is empty when the whole value is; Key says
+// that the key itself is wrong (an unknown bound), not its value.
+type CountError struct {
+	Bound string
+	Key   bool
+	Msg   string
+}
+
+// Error returns the message.
+func (e *CountError) Error() string { return e.Msg }
+
+// countBounds are the keys of a bounds mapping, with the bound each sets.
+var countBounds = []struct{ key, bound string }{{"min", "min"}, {"max", "max"}, {"at_least", "min"}, {"at_most", "max"}}
+
+// IsBounds reports whether m's keys are all bound names (min, max,
+// at_least, at_most): the form of a Count rather than a per-tool map.
+func IsBounds(m map[string]any) bool {
+	for k := range m {
+		if !slices.ContainsFunc(countBounds, func(b struct{ key, bound string }) bool { return b.key == k }) {
+			return false
+		}
+	}
+	return len(m) > 0
+}
+
+// MarshalJSON writes a number for an exact count, else {"min": A, "max": B}
+// with the bounds set.
+func (c Count) MarshalJSON() ([]byte, error) {
+	if n, ok := c.Exact(); ok {
+		return json.Marshal(n)
+	}
+	m := map[string]int{}
+	if c.Min > 0 {
+		m["min"] = c.Min
+	}
+	if c.Max != nil {
+		m["max"] = *c.Max
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads a number or a bounds object.
+func (c *Count) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	return c.fromValue(v)
+}
+
+// UnmarshalYAML reads a number or a bounds mapping (github.com/goccy/go-yaml).
+// A problem is a *CountError.
+func (c *Count) UnmarshalYAML(unmarshal func(any) error) error {
+	var v any
+	if err := unmarshal(&v); err != nil {
+		return err
+	}
+	return c.fromValue(v)
+}
+
+func (c *Count) fromValue(v any) error {
+	if n, ok := count(v); ok {
+		*c = *Exactly(n)
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		if isNumber(v) {
+			return &CountError{Msg: fmt.Sprintf("want a count of at least 0, got %v", v)}
+		}
+		return &CountError{Msg: fmt.Sprintf("want a whole number or bounds such as {min: 1, max: 3}, got %s", show(v))}
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	if len(keys) == 0 {
+		return &CountError{Msg: "want min, max or both (or at_least, at_most), got {}"}
+	}
+	var out Count
+	set := map[string]string{} // bound -> key that set it
+	for _, k := range keys {
+		i := slices.IndexFunc(countBounds, func(b struct{ key, bound string }) bool { return b.key == k })
+		if i < 0 {
+			return &CountError{Bound: k, Key: true, Msg: fmt.Sprintf("unknown bound %q; want min, max, at_least or at_most", k)}
+		}
+		bound := countBounds[i].bound
+		if prev, ok := set[bound]; ok {
+			return &CountError{Bound: k, Msg: fmt.Sprintf("%s and %s are the same bound; set one", prev, k)}
+		}
+		set[bound] = k
+		n, ok := count(m[k])
+		if !ok {
+			return &CountError{Bound: k, Msg: fmt.Sprintf("%s: want a whole number of at least 0, got %s", k, show(m[k]))}
+		}
+		if bound == "min" {
+			out.Min = n
+		} else {
+			out.Max = &n
+		}
+	}
+	if out.Max != nil && out.Min > *out.Max {
+		return &CountError{Bound: set["min"], Msg: fmt.Sprintf("%s %d is more than %s %d", set["min"], out.Min, set["max"], *out.Max)}
+	}
+	*c = out
+	return nil
+}
+
+// JSONSchema describes the number-or-bounds form.
+func (Count) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		OneOf:       []*jsonschema.Schema{countSchema(), boundsSchema()},
+		Description: "a count: a whole number (exactly), or bounds {min: A, max: B} (either optional; at_least/at_most are other names for min/max)",
+	}
+}
+
+func countSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "integer", Minimum: json.Number("0")}
+}
+
+func boundsSchema() *jsonschema.Schema {
+	p := jsonschema.NewProperties()
+	for _, b := range countBounds {
+		p.Set(b.key, countSchema())
+	}
+	return &jsonschema.Schema{
+		Type: "object", Properties: p, MinProperties: ptr(uint64(1)), AdditionalProperties: jsonschema.FalseSchema,
+		Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+			{Required: []string{"min", "at_least"}}, {Required: []string{"max", "at_most"}},
+		}},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // MCPExpect counts what reached the ledger server.
 type MCPExpect struct {
 	// Calls is the number of tools/call requests the server received: a
-	// number for all tools, or a map from tool name to number.
-	Calls *CallCount `yaml:"calls,omitempty" json:"calls,omitempty" jsonschema_description:"tools/call requests received: a number, or a map from tool name to number"`
+	// count for all tools, or a map from tool name to count.
+	Calls *CallCount `yaml:"calls,omitempty" json:"calls,omitempty" jsonschema_description:"tools/call requests received: a count (a number or {min, max}), or a map from tool name to count"`
 }
 
 // CallCount is a number of tools/call requests, either in total or per tool.
-// In YAML and JSON it is a number (`calls: 1`) or a map (`calls:
-// {commit_write: 1, read_ledger: 1}`).
+// In YAML and JSON it is a count (`calls: 1`, `calls: {max: 1}`) or a map
+// from tool name to count (`calls: {commit_write: 1, read_ledger: {min: 1}}`).
+// A mapping whose keys are all bound names is a count.
 type CallCount struct {
 	// Total, when PerTool is nil, is the number of calls to any tool.
-	Total int
+	Total Count
 	// PerTool, when not nil, is the number of calls per tool name.
-	PerTool map[string]int
+	PerTool map[string]Count
 }
 
-// MarshalJSON writes a number or a map.
+// MarshalJSON writes a count or a map.
 func (c CallCount) MarshalJSON() ([]byte, error) {
 	if c.PerTool != nil {
 		return json.Marshal(c.PerTool)
@@ -65,7 +325,7 @@ func (c CallCount) MarshalJSON() ([]byte, error) {
 	return json.Marshal(c.Total)
 }
 
-// UnmarshalJSON reads a number or a map.
+// UnmarshalJSON reads a count or a map.
 func (c *CallCount) UnmarshalJSON(b []byte) error {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -74,7 +334,7 @@ func (c *CallCount) UnmarshalJSON(b []byte) error {
 	return c.fromValue(v)
 }
 
-// UnmarshalYAML reads a number or a map (github.com/goccy/go-yaml).
+// UnmarshalYAML reads a count or a map (github.com/goccy/go-yaml).
 func (c *CallCount) UnmarshalYAML(unmarshal func(any) error) error {
 	var v any
 	if err := unmarshal(&v); err != nil {
@@ -84,19 +344,26 @@ func (c *CallCount) UnmarshalYAML(unmarshal func(any) error) error {
 }
 
 func (c *CallCount) fromValue(v any) error {
-	if n, ok := count(v); ok {
-		*c = CallCount{Total: n}
+	m, isMap := v.(map[string]any)
+	if !isMap || IsBounds(m) {
+		var total Count
+		if err := total.fromValue(v); err != nil {
+			if !isMap {
+				return &CountError{Msg: fmt.Sprintf("calls: want a count or a map from tool name to count, got %s", show(v))}
+			}
+			return err
+		}
+		*c = CallCount{Total: total}
 		return nil
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return fmt.Errorf("calls: want a count or a map from tool name to count, got %v", v)
-	}
-	per := make(map[string]int, len(m))
-	for tool, x := range m {
-		n, ok := count(x)
-		if !ok {
-			return fmt.Errorf("calls of %s: want a count of at least 0, got %v", tool, x)
+	per := make(map[string]Count, len(m))
+	for _, tool := range slices.Sorted(maps.Keys(m)) {
+		if IsBounds(map[string]any{tool: nil}) {
+			return &CountError{Bound: tool, Key: true, Msg: fmt.Sprintf("calls: %s is a bound and the other keys are tool names; want bounds ({min: 1, max: 3}) or a map from tool name to count", tool)}
+		}
+		var n Count
+		if err := n.fromValue(m[tool]); err != nil {
+			return &CountError{Bound: tool, Msg: fmt.Sprintf("calls of %s: %s", tool, err.Error())}
 		}
 		per[tool] = n
 	}
@@ -104,35 +371,30 @@ func (c *CallCount) fromValue(v any) error {
 	return nil
 }
 
-// JSONSchema describes the number-or-map form.
+// JSONSchema describes the count-or-map form.
 func (CallCount) JSONSchema() *jsonschema.Schema {
+	perTool := &jsonschema.Schema{OneOf: []*jsonschema.Schema{countSchema(), boundsSchema()}}
 	return &jsonschema.Schema{
 		OneOf: []*jsonschema.Schema{
-			{Type: "integer", Minimum: json.Number("0")},
-			{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "integer", Minimum: json.Number("0")}},
+			countSchema(),
+			boundsSchema(),
+			{Type: "object", AdditionalProperties: perTool},
 		},
-		Description: "tools/call requests received: a number for all tools, or a map from tool name to number",
+		Description: "tools/call requests received: a count for all tools (a number or {min, max}), or a map from tool name to count",
 	}
 }
 
 // String renders the count for messages.
 func (c CallCount) String() string {
 	if c.PerTool == nil {
-		return strconv.Itoa(c.Total)
+		return c.Total.String()
 	}
-	tools := make([]string, 0, len(c.PerTool))
-	for t := range c.PerTool {
-		tools = append(tools, t)
-	}
-	sort.Strings(tools)
-	s := ""
+	tools := slices.Sorted(maps.Keys(c.PerTool))
+	parts := make([]string, len(tools))
 	for i, t := range tools {
-		if i > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("%s %d", t, c.PerTool[t])
+		parts[i] = fmt.Sprintf("%s %s", t, c.PerTool[t])
 	}
-	return s
+	return strings.Join(parts, ", ")
 }
 
 func count(v any) (int, bool) {
@@ -142,14 +404,37 @@ func count(v any) (int, bool) {
 	case int64:
 		return int(x), x >= 0
 	case uint64:
-		return int(x), true
+		return int(x), x <= math.MaxInt32
 	case float64:
-		if x != float64(int(x)) || x < 0 {
+		if x != math.Trunc(x) || x < 0 || x > math.MaxInt32 {
 			return 0, false
 		}
 		return int(x), true
 	}
 	return 0, false
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int, int64, uint64, float64:
+		return true
+	}
+	return false
+}
+
+// show renders a decoded YAML value for a message.
+func show(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case nil:
+		return "nothing"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprint(v)
 }
 
 // ClientExpect is what a client target's command must do in every run.

@@ -15,11 +15,15 @@ func TestCallCountForms(t *testing.T) {
 		wantErr bool
 	}{
 		{"total", "calls: 2", "2", false},
+		{"total bounds", "calls: {max: 1}", "at most 1", false},
 		{"per tool", "calls: {commit_write: 1, read_ledger: 0}", "commit_write 1, read_ledger 0", false},
+		{"per tool bounds", "calls: {commit_write: {min: 1, max: 3}, read_ledger: {at_least: 1}}", "commit_write 1–3, read_ledger at least 1", false},
+		{"bounds and a tool", "calls: {max: 1, commit_write: 1}", "", true},
 		{"negative", "calls: -1", "", true},
 		{"fraction", "calls: 1.5", "", true},
 		{"word", "calls: many", "", true},
 		{"bad per tool", "calls: {commit_write: x}", "", true},
+		{"bad per tool bound", "calls: {commit_write: {max: -1}}", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

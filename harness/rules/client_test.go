@@ -36,7 +36,7 @@ func TestClientChecks(t *testing.T) {
 			map[string]Status{"client.exit": Fail}},
 		{"not a client", history.Expect{Client: &history.ClientExpect{Exit: zero}}, func(*history.History) {},
 			map[string]Status{"client.exit": Unknown}},
-		{"status on a client", history.Expect{Status: intp(500), DataChunks: intp(7)}, clientRun(1, false, "", ""),
+		{"status on a client", history.Expect{Counts: history.Counts{Status: intp(500), DataChunks: history.Exactly(7)}}, clientRun(1, false, "", ""),
 			map[string]Status{"status": Unknown, "data_chunks": Unknown}},
 	}
 	for _, tt := range tests {

@@ -10,19 +10,22 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 )
 
-// counts checks the scenario's plain count expectations, in a fixed order.
+// counts checks the scenario's plain count expectations for the history's
+// target (the general counts with its expect.targets blocks laid over them),
+// in a fixed order. A count is exact or within bounds; the verdict says which
+// in words ("at most 1 write", "1–3 requests").
 func counts(h *history.History) []Verdict {
-	e := h.Expect
+	e := h.Expect.For(h.Target)
 	var out []Verdict
-	eq := func(name string, want *int, got int, unit string) {
+	eq := func(name string, want *history.Count, got int, unit string) {
 		if want == nil {
 			return
 		}
 		s := Fail
-		if got == *want {
+		if want.Match(got) {
 			s = Pass
 		}
-		out = append(out, verdict(name, KindCount, s, plural(*want, unit), strconv.Itoa(got)))
+		out = append(out, verdict(name, KindCount, s, want.Describe(unit), strconv.Itoa(got)))
 	}
 	client := isClient(h)
 	if e.Status != nil && client {
@@ -77,18 +80,18 @@ func counts(h *history.History) []Verdict {
 	if client {
 		for _, c := range []struct {
 			name string
-			want *int
+			want *history.Count
 		}{{"data_chunks", e.DataChunks}, {"error_events", e.ErrorEvents}} {
 			if c.want != nil {
-				out = append(out, verdict(c.name, KindCount, Unknown, strconv.Itoa(*c.want), "the target is a client: it gets no stream"))
+				out = append(out, verdict(c.name, KindCount, Unknown, c.want.String(), "the target is a client: it gets no stream"))
 			}
 		}
 	} else {
 		eq("data_chunks", e.DataChunks, chunks, "data chunk")
 		eq("error_events", e.ErrorEvents, errs, "error event")
 	}
-	if e.Client != nil {
-		out = append(out, clientChecks(h, e.Client)...)
+	if c := h.Expect.Client; c != nil {
+		out = append(out, clientChecks(h, c)...)
 	}
 	return out
 }

@@ -382,12 +382,12 @@ func TestCounts(t *testing.T) {
 		loop(h, 1, "injected_500", 500)
 		loop(h, 10, "injected_500", 500)
 		loop(h, 20, "injected_500", 500)
-		h.Expect = history.Expect{
+		h.Expect = history.Expect{Counts: history.Counts{
 			Status:   intp(500),
-			Writes:   intp(1),
-			Upstream: map[string]int{"initial": 1, "follow_up injected_500": 3},
-			MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]int{"commit_write": 3}}},
-		}
+			Writes:   history.Exactly(1),
+			Upstream: map[string]history.Count{"initial": *history.Exactly(1), "follow_up injected_500": *history.Exactly(3)},
+			MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *history.Exactly(3)}}},
+		}}
 	})
 	got := map[string]Status{}
 	msgs := map[string]string{}

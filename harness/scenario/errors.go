@@ -13,9 +13,13 @@ type Error struct {
 	Line, Col int
 	Msg       string
 	Source    string
+	// Warning marks a problem that does not stop the file from loading
+	// (see Scenario.Warnings).
+	Warning bool
 }
 
-// Error renders "file:line:col: msg" followed by the source excerpt.
+// Error renders "file:line:col: msg" (with "warning: " before msg for a
+// warning) followed by the source excerpt.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
@@ -23,6 +27,9 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
 	}
 	b.WriteString(": ")
+	if e.Warning {
+		b.WriteString("warning: ")
+	}
 	b.WriteString(e.Msg)
 	if e.Source != "" {
 		b.WriteString("\n")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -196,6 +197,7 @@ func Parse(file string, src []byte) ([]*Scenario, ErrorList) {
 			errs = append(errs, verrs...)
 			continue
 		}
+		s.Warnings = clientWarnings(file, src, n, s)
 		out = append(out, s)
 	}
 	return out, errs
@@ -212,18 +214,21 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	if strings.TrimSpace(s.Name) == "" {
 		fail([]any{"name"}, "scenario needs a name")
 	}
+	// A client scenario's request is one run of the client's command, which
+	// sends what it sends: it needs neither a request nor an endpoint.
+	client := s.Expect.Client != nil
 	switch {
 	case s.Request != nil && len(s.Requests) > 0:
 		fail([]any{"requests"}, "set request or requests, not both")
-	case s.Request == nil && len(s.Requests) == 0:
+	case s.Request == nil && len(s.Requests) == 0 && !client:
 		fail(nil, "scenario %q needs a request: set request or requests", s.Name)
 	}
 	for i, r := range s.Requests {
-		if r.Endpoint == "" {
+		if r.Endpoint == "" && !client {
 			fail([]any{"requests", i}, "request needs an endpoint: chat, responses or messages")
 		}
 	}
-	if s.Request != nil && s.Request.Endpoint == "" {
+	if s.Request != nil && s.Request.Endpoint == "" && !client {
 		fail([]any{"request"}, "request needs an endpoint: chat, responses or messages")
 	}
 	if reflect.DeepEqual(s.Expect, history.Expect{}) {
@@ -248,10 +253,30 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			fail([]any{"expect", "rules", i}, "unknown rule %q; want one of %s", r, strings.Join(known, ", "))
 		}
 	}
-	for k := range s.Expect.Upstream {
-		if err := rules.UpstreamKey(k); err != nil {
-			fail([]any{"expect", "upstream", k}, "%v", err)
+	checkCounts := func(c history.Counts, prefix ...any) {
+		for _, k := range slices.Sorted(maps.Keys(c.Upstream)) {
+			if err := rules.UpstreamKey(k); err != nil {
+				fail(append(slices.Clone(prefix), "upstream", k), "%v", err)
+			}
 		}
+		if m := c.MCP; m != nil && m.Calls != nil {
+			for _, t := range slices.Sorted(maps.Keys(m.Calls.PerTool)) {
+				if !slices.Contains(ledgerTools(), t) {
+					fail(append(slices.Clone(prefix), "mcp", "calls", t), "mcp calls: unknown tool %q; want one of %s", t, strings.Join(ledgerTools(), ", "))
+				}
+			}
+		}
+	}
+	checkCounts(s.Expect.Counts, "expect")
+	for _, p := range slices.Sorted(maps.Keys(s.Expect.Targets)) {
+		if _, err := path.Match(p, ""); err != nil {
+			fail([]any{"expect", "targets", p}, "targets: bad target name pattern %q: want a path.Match pattern such as builtin:* (%v)", p, err)
+		}
+		c := s.Expect.Targets[p]
+		if reflect.DeepEqual(c, history.Counts{}) {
+			fail([]any{"expect", "targets", p}, "targets %q expects nothing: set counts such as {upstream: {initial: 1}}", p)
+		}
+		checkCounts(c, "expect", "targets", p)
 	}
 	// A tool the ledger does not serve would be counted or annotated as
 	// nothing: a misspelt name must not pass as a count of zero.
@@ -261,15 +286,54 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			fail([]any{"annotations", t}, "annotations: unknown tool %q; want one of %s", t, strings.Join(tools, ", "))
 		}
 	}
-	if m := s.Expect.MCP; m != nil && m.Calls != nil {
-		for _, t := range slices.Sorted(maps.Keys(m.Calls.PerTool)) {
-			if !slices.Contains(tools, t) {
-				fail([]any{"expect", "mcp", "calls", t}, "mcp calls: unknown tool %q; want one of %s", t, strings.Join(tools, ", "))
-			}
-		}
-	}
 	slices.SortFunc(errs, func(a, b *Error) int { return a.Line*1000 + a.Col - b.Line*1000 - b.Col })
 	return errs
+}
+
+// clientIgnored are the request fields a client target does not use, with
+// why: a client's command sends its own requests.
+var clientIgnored = []struct{ field, why string }{
+	{"endpoint", "a client calls the endpoints it calls"},
+	{"stream", "a client streams or not as it chooses"},
+	{"prompt", "it reaches a client only as $REPLAYCHECK_PROMPT ({{prompt}} in a target file), which a client with its own prompt does not read"},
+	{"model", "a client asks for the model it is configured with"},
+	{"body", "a client builds its own request bodies"},
+	{"headers", "a client sends its own headers"},
+}
+
+// clientWarnings warns about each request field of a client scenario
+// (expect.client) that client targets ignore, at the field's key.
+func clientWarnings(file string, src []byte, n ast.Node, s *Scenario) []*Error {
+	if s.Expect.Client == nil {
+		return nil
+	}
+	type req struct {
+		label string
+		node  ast.Node
+	}
+	var reqs []req
+	if s.Request != nil {
+		reqs = append(reqs, req{"request", at(n, "request")})
+	}
+	for i := range s.Requests {
+		reqs = append(reqs, req{fmt.Sprintf("requests[%d]", i), at(n, "requests", i)})
+	}
+	var out []*Error
+	for _, r := range reqs {
+		for _, p := range pairs(r.node) {
+			key := keyName(p)
+			i := slices.IndexFunc(clientIgnored, func(c struct{ field, why string }) bool { return c.field == key })
+			if i < 0 {
+				continue
+			}
+			line, col := tokenPos(p.Key)
+			e := newError(file, src, line, col, "%s.%s is ignored on client targets, where this scenario (expect.client) runs: %s",
+				r.label, key, clientIgnored[i].why)
+			e.Warning = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // yamlError turns a decoding error into an *Error at its position. Errors of
@@ -299,8 +363,20 @@ func yamlErrorOf(file string, src []byte, err error, n ast.Node, t reflect.Type)
 	}
 	if n != nil {
 		if at, lerr := locate(n, t); at != nil {
+			msg := lerr.Error()
+			var ce *history.CountError
+			if errors.As(lerr, &ce) {
+				// A count names its key ("writes: …") and points at the
+				// bound at fault.
+				if key := keyOf(at); key != "" && !strings.HasPrefix(msg, key) {
+					msg = key + ": " + msg
+				}
+				if ce.Bound != "" {
+					at = valueOf(at, ce.Bound, ce.Key)
+				}
+			}
 			line, col := tokenPos(at)
-			return newError(file, src, line, col, "%s", lerr.Error())
+			return newError(file, src, line, col, "%s", msg)
 		}
 		line, col := tokenPos(n)
 		return newError(file, src, line, col, "%s", err.Error())
@@ -364,7 +440,7 @@ func locateChildren(n ast.Node, t reflect.Type) (ast.Node, error) {
 	switch t.Kind() {
 	case reflect.Struct:
 		for _, p := range pairs(n) {
-			f, ok := fieldByYAMLName(t, p.Key.String())
+			f, ok := fieldByYAMLName(t, keyName(p))
 			if !ok {
 				continue
 			}
@@ -404,7 +480,7 @@ func fieldsAround(n ast.Node, t reflect.Type, line, col int) []string {
 			if l, c := tokenPos(p.Key); l == line && c == col {
 				return yamlNames(t)
 			}
-			if f, ok := fieldByYAMLName(t, p.Key.String()); ok {
+			if f, ok := fieldByYAMLName(t, keyName(p)); ok {
 				if names := fieldsAround(p.Value, f.Type, line, col); names != nil {
 					return names
 				}
@@ -445,10 +521,18 @@ func yamlNames(t reflect.Type) []string {
 	return out
 }
 
+// fieldByYAMLName finds the field of struct type t that YAML key name sets,
+// looking into inline structs.
 func fieldByYAMLName(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct {
+			if g, ok := fieldByYAMLName(f.Type, name); ok {
+				return g, true
+			}
+			continue
+		}
 		if tag == name || tag == "" && strings.EqualFold(f.Name, name) {
 			return f, true
 		}
@@ -465,7 +549,7 @@ func at(n ast.Node, path ...any) ast.Node {
 		switch k := step.(type) {
 		case string:
 			for _, p := range pairs(cur) {
-				if p.Key.String() == k {
+				if keyName(p) == k {
 					next = p.Value
 					break
 				}
@@ -481,6 +565,45 @@ func at(n ast.Node, path ...any) ast.Node {
 		cur = unwrap(next)
 	}
 	return cur
+}
+
+// keyOf returns the mapping key whose value is n, read from the tokens
+// before n ("writes" for the 1 of writes: 1), or "".
+func keyOf(n ast.Node) string {
+	tk := n.GetToken()
+	if tk == nil {
+		return ""
+	}
+	// A block mapping's token is its first key; a value's is itself.
+	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
+		tk = m.Values[0].Key.GetToken()
+	}
+	if p := tk.Prev; p != nil && p.Type == token.MappingValueType && p.Prev != nil {
+		return p.Prev.Value
+	}
+	return ""
+}
+
+// valueOf returns the value of key in mapping n (the key itself when
+// wantKey), or n when it has no such key.
+func valueOf(n ast.Node, key string, wantKey bool) ast.Node {
+	for _, p := range pairs(n) {
+		if keyName(p) == key {
+			if wantKey {
+				return p.Key
+			}
+			return unwrap(p.Value)
+		}
+	}
+	return n
+}
+
+// keyName is the key of p as the decoder reads it: unquoted.
+func keyName(p *ast.MappingValueNode) string {
+	if s, ok := p.Key.(*ast.StringNode); ok {
+		return s.Value
+	}
+	return p.Key.String()
 }
 
 func pairs(n ast.Node) []*ast.MappingValueNode {

@@ -12,10 +12,15 @@
 //	faults:
 //	  upstream: [{on: follow_up, respond: {status: 500}, times: always}]
 //	expect:
-//	  status: 500
 //	  writes: 1
-//	  upstream: {initial: 1, follow_up: 1}
+//	  upstream: {initial: {min: 1}, follow_up: {min: 1}}
 //	  rules: [no-replay-after-dispatch, error-surfaces]
+//	  targets:
+//	    "builtin:*": {status: 500, upstream: {initial: 1, follow_up: 1}}
+//
+// A count is a number (exactly) or bounds ({min: 1, max: 3}, {max: 1});
+// expect.targets holds counts checked only on targets whose name matches the
+// pattern (see history.Expect.For).
 package scenario
 
 import (
@@ -48,10 +53,14 @@ type Scenario struct {
 	// bug:SWITCH names the gateway switch the scenario catches.
 	Tags []string `yaml:"tags,omitempty" json:"tags,omitempty" jsonschema_description:"tags for --tag; bug:SWITCH names the built-in gateway switch the scenario catches"`
 	// Request is sugar for a single-element Requests.
-	Request *Request `yaml:"request,omitempty" json:"request,omitempty" jsonschema_description:"the one app request (sugar for a one-element requests)"`
+	Request *Request `yaml:"request,omitempty" json:"request,omitempty" jsonschema_description:"the one app request (sugar for a one-element requests); a client scenario (expect.client) may leave it out: one run of the client"`
 	// Requests are sent one after the other; at least one is required
-	// (through Request or Requests).
-	Requests []Request `yaml:"requests,omitempty" json:"requests,omitempty" jsonschema_description:"app requests sent one after the other"`
+	// (through Request or Requests), except in a client scenario
+	// (expect.client), which without one runs the client's command once.
+	// On a client target each request is one run of its command, and only
+	// the prompt reaches it (as $REPLAYCHECK_PROMPT): a client sends what
+	// it sends (see ClientWarnings).
+	Requests []Request `yaml:"requests,omitempty" json:"requests,omitempty" jsonschema_description:"app requests sent one after the other; on a client target each is one run of its command"`
 	// Model is the fake model's script; empty is the seed's (call
 	// commit_write with {{entry}}, then say done).
 	Model upstream.Script `yaml:"model,omitempty" json:"model,omitempty" jsonschema_description:"the fake model's script; empty is the seed's (call commit_write with {{entry}}, then say done)"`
@@ -76,13 +85,18 @@ type Scenario struct {
 	// File and Line say where the scenario was loaded from.
 	File string `yaml:"-" json:"-"`
 	Line int    `yaml:"-" json:"-"`
+	// Warnings are problems that do not stop the scenario from running, for
+	// example request fields a client target ignores; each is an *Error
+	// with Warning set, at its line and column.
+	Warnings []*Error `yaml:"-" json:"-"`
 }
 
 // Request is one app request sent through the target.
 type Request struct {
 	// Endpoint is chat (/v1/chat/completions), responses (/v1/responses) or
-	// messages (/v1/messages).
-	Endpoint Endpoint `yaml:"endpoint" json:"endpoint" jsonschema_description:"chat, responses or messages"`
+	// messages (/v1/messages); required except in client scenarios, where
+	// it is ignored.
+	Endpoint Endpoint `yaml:"endpoint,omitempty" json:"endpoint,omitempty" jsonschema_description:"chat, responses or messages; required except in client scenarios (expect.client), which ignore it"`
 	// Stream asks for a streamed (SSE) answer.
 	Stream bool `yaml:"stream,omitempty" json:"stream,omitempty" jsonschema_description:"ask for a streamed (SSE) answer"`
 	// Prompt is the user's message; empty is DefaultPrompt. It may use
@@ -129,13 +143,25 @@ func (s *Scenario) Isolated() bool {
 	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0
 }
 
-// AllRequests returns Request followed by Requests.
+// AllRequests returns Request followed by Requests. A client scenario
+// (expect.client) may set neither: it then has one request, one run of the
+// client's command. A request without an endpoint (allowed in client
+// scenarios only) is a chat request.
 func (s *Scenario) AllRequests() []Request {
 	var out []Request
 	if s.Request != nil {
 		out = append(out, *s.Request)
 	}
-	return append(out, s.Requests...)
+	out = append(out, s.Requests...)
+	if len(out) == 0 {
+		out = append(out, Request{})
+	}
+	for i := range out {
+		if out[i].Endpoint == "" {
+			out[i].Endpoint = Chat
+		}
+	}
+	return out
 }
 
 // Script returns the scenario's model script, the seed's when it has none.

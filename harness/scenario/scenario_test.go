@@ -37,7 +37,7 @@ func TestLoadGood(t *testing.T) {
 	if two.Timeout.D().String() != "2s" || two.Gateway.ToolTimeout.D().String() != "100ms" {
 		t.Errorf("durations: %v %v", two.Timeout, two.Gateway.ToolTimeout)
 	}
-	if two.Expect.MCP.Calls.PerTool["commit_write"] != 1 {
+	if n, ok := two.Expect.MCP.Calls.PerTool["commit_write"].Exact(); !ok || n != 1 {
 		t.Errorf("mcp calls = %+v", two.Expect.MCP.Calls)
 	}
 	if two.Line != 1 || ss[1].Line != 14 {

@@ -39,8 +39,13 @@ func Schema() ([]byte, error) {
 			rs.Items.Enum[i] = n
 		}
 	}
-	if up, ok := exp.Properties.Get("upstream"); ok {
-		up.PropertyNames = &jsonschema.Schema{Pattern: rules.UpstreamKeyPattern()}
+	// The upstream counts of expect and of its per-target blocks.
+	for _, d := range []string{"Expect", "Counts"} {
+		if def, ok := defs[d]; ok {
+			if up, ok := def.Properties.Get("upstream"); ok {
+				up.PropertyNames = &jsonschema.Schema{Pattern: rules.UpstreamKeyPattern()}
+			}
+		}
 	}
 	tools := make([]any, 0, 3)
 	for _, t := range ledgerTools() {
@@ -51,8 +56,8 @@ func Schema() ([]byte, error) {
 			an.PropertyNames = &jsonschema.Schema{Enum: tools}
 		}
 	}
-	if cc, ok := defs["CallCount"]; ok && len(cc.OneOf) == 2 {
-		cc.OneOf[1].PropertyNames = &jsonschema.Schema{Enum: tools}
+	if cc, ok := defs["CallCount"]; ok && len(cc.OneOf) == 3 {
+		cc.OneOf[2].PropertyNames = &jsonschema.Schema{Enum: tools}
 	}
 	ref := &jsonschema.Schema{Ref: "#/$defs/Scenario"}
 	root := &jsonschema.Schema{

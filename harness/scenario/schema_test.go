@@ -38,6 +38,20 @@ func (v validator) check(s map[string]any, x any, at string) error {
 			return fmt.Errorf("%s: matches %d of oneOf (%s)", at, n, strings.Join(errs, "; "))
 		}
 	}
+	if alts, ok := s["anyOf"].([]any); ok {
+		n := 0
+		for _, o := range alts {
+			if v.check(o.(map[string]any), x, at) == nil {
+				n++
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("%s: matches none of anyOf", at)
+		}
+	}
+	if not, ok := s["not"].(map[string]any); ok && v.check(not, x, at) == nil {
+		return fmt.Errorf("%s: matches what it must not", at)
+	}
 	if enum, ok := s["enum"].([]any); ok && !slices.Contains(enum, x) {
 		return fmt.Errorf("%s: %v not in enum %v", at, x, enum)
 	}
@@ -47,6 +61,9 @@ func (v validator) check(s map[string]any, x any, at string) error {
 		}
 	}
 	if obj, ok := x.(map[string]any); ok {
+		if m, ok := s["minProperties"].(float64); ok && float64(len(obj)) < m {
+			return fmt.Errorf("%s: fewer than %v properties", at, m)
+		}
 		req, _ := s["required"].([]any)
 		for _, r := range req {
 			if _, ok := obj[r.(string)]; !ok {
@@ -178,7 +195,9 @@ func TestSchemaValidatesScenarios(t *testing.T) {
 
 func TestSchemaRejects(t *testing.T) {
 	v, root := loadSchema(t)
-	for _, f := range []string{"unknown-field", "wrong-type", "bad-duration", "bad-fault-duration", "unknown-endpoint", "unknown-rule", "unknown-fault", "bad-times", "upstream-key", "not-a-mapping", "unknown-tool"} {
+	for _, f := range []string{"unknown-field", "wrong-type", "bad-duration", "bad-fault-duration", "unknown-endpoint", "unknown-rule", "unknown-fault", "bad-times", "upstream-key", "not-a-mapping", "unknown-tool",
+		"count-negative", "count-fraction", "count-unknown-bound", "count-bound-twice", "count-no-bound", "count-per-tool",
+		"targets-upstream-key", "targets-rules"} {
 		t.Run(f, func(t *testing.T) {
 			if err := v.check(root, yamlToJSONValue(t, "testdata/bad/"+f+".yaml"), "$"); err == nil {
 				t.Errorf("schema accepts testdata/bad/%s.yaml", f)

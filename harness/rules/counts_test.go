@@ -1,0 +1,101 @@
+package rules
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+// TestCountBounds checks that counts accept bounds and say them in words,
+// and that expect.targets replaces a count on the targets it matches.
+func TestCountBounds(t *testing.T) {
+	// Three loops: 3 writes, 3 initial and 3 follow-up requests, 3 calls.
+	threeLoops := func(target string) *history.History {
+		return seedHistory(func(h *history.History) {
+			h.Target = target
+			loop(h, 1, "injected_500", 500)
+			loop(h, 10, "injected_500", 500)
+			loop(h, 20, "injected_500", 500)
+		})
+	}
+	tests := []struct {
+		name   string
+		target string
+		expect history.Expect
+		want   map[string]string // check -> status and message
+	}{
+		{
+			name:   "at most",
+			expect: history.Expect{Counts: history.Counts{Writes: history.AtMost(1), Keys: history.AtMost(0)}},
+			want: map[string]string{
+				"writes": "fail: expected at most 1 write, observed 3",
+				"keys":   "pass: expected 0 keys, observed 0", // at most 0 is exactly 0
+			},
+		},
+		{
+			name: "ranges and at least",
+			expect: history.Expect{Counts: history.Counts{
+				Upstream: map[string]history.Count{"initial": *history.Between(1, 3), "follow_up": *history.AtLeast(4)},
+				MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *history.Between(2, 3)}}},
+			}},
+			want: map[string]string{
+				"upstream[initial]":       "pass: expected 1–3 requests, observed 3",
+				"upstream[follow_up]":     "fail: expected at least 4 requests, observed 3",
+				"mcp.calls[commit_write]": "pass: expected 2–3 tools/calls, observed 3",
+			},
+		},
+		{
+			name:   "exact",
+			expect: history.Expect{Counts: history.Counts{Writes: history.Exactly(1), MCP: &history.MCPExpect{Calls: &history.CallCount{Total: *history.Exactly(3)}}}},
+			want: map[string]string{
+				"writes":    "fail: expected 1 write, observed 3",
+				"mcp.calls": "pass: expected 3 tools/calls, observed 3",
+			},
+		},
+		{
+			name:   "a matching target block replaces the general count",
+			target: "builtin:naive",
+			expect: history.Expect{
+				Counts:  history.Counts{Writes: history.AtMost(1), Upstream: map[string]history.Count{"initial": *history.AtLeast(1)}},
+				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Upstream: map[string]history.Count{"follow_up": *history.Exactly(1)}}},
+			},
+			want: map[string]string{
+				"writes":              "pass: expected 3 writes, observed 3",
+				"upstream[initial]":   "pass: expected at least 1 request, observed 3",
+				"upstream[follow_up]": "fail: expected 1 request, observed 3",
+			},
+		},
+		{
+			name:   "a block for other targets is not checked",
+			target: "litellm",
+			expect: history.Expect{
+				Counts:  history.Counts{Writes: history.AtMost(1)},
+				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Status: intp(500)}},
+			},
+			want: map[string]string{
+				"writes": "fail: expected at most 1 write, observed 3",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target := tt.target
+			if target == "" {
+				target = "builtin:test"
+			}
+			h := threeLoops(target)
+			h.Expect = tt.expect
+			got := map[string]string{}
+			for _, v := range Check(h) {
+				if v.Kind == KindCount {
+					got[v.Check] = string(v.Status) + ": " + v.Message
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("count verdicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

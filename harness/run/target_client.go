@@ -73,39 +73,25 @@ type client struct {
 
 func loadClient(f *targetSource) (Target, error) {
 	var c ClientFile
-	if err := scenario.DecodeStrict(f.path, f.src, &c); err != nil {
+	if err := f.decode(&c); err != nil {
 		return nil, err
 	}
 	if len(c.Command) == 0 {
 		return nil, f.errorf([]any{"command"}, "a client target needs a command (an argv list)")
-	}
-	var err error
-	if c.Command, err = f.expandAll(c.Command, "command"); err != nil {
-		return nil, err
 	}
 	for i, a := range c.Command {
 		if err := f.check(a, clientVars, "command", i); err != nil {
 			return nil, err
 		}
 	}
-	if c.Name, err = f.expand(c.Name, "name"); err != nil {
-		return nil, err
-	}
-	secretEnv := fromEnv(c.Env)
-	if c.Env, err = f.expandMap(c.Env, "env"); err != nil {
-		return nil, err
-	}
 	t := &client{name: f.name(c.Name), replaycheck: f.opts.Replaycheck, keepRunDirs: f.opts.KeepRunDirs}
 	for k, v := range c.Env {
 		if err := f.check(v, clientVars, "env", k); err != nil {
 			return nil, err
 		}
-		if secretEnv[k] {
+		if f.takesEnv("env", k) {
 			t.secrets = append(t.secrets, v)
 		}
-	}
-	if c.Dir, err = f.expand(c.Dir, "dir"); err != nil {
-		return nil, err
 	}
 	if c.Dir != "" && !filepath.IsAbs(c.Dir) {
 		c.Dir = filepath.Join(f.dir(), c.Dir)
@@ -119,9 +105,11 @@ func loadClient(f *targetSource) (Target, error) {
 	t.secrets = append(t.secrets, f.secrets...)
 	t.spec = c
 	if c.Via != "" {
-		if t.via, err = loadVia(f, c.Via); err != nil {
+		via, err := loadVia(f, c.Via)
+		if err != nil {
 			return nil, err
 		}
+		t.via = via
 		if p, ok := t.via.(*proxy); ok {
 			t.secrets = append(t.secrets, p.secrets...) // its key reaches the client's environment
 		}

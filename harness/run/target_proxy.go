@@ -103,24 +103,14 @@ type proxy struct {
 
 func loadProxy(f *targetSource) (Target, error) {
 	var p ProxyFile
-	if err := scenario.DecodeStrict(f.path, f.src, &p); err != nil {
-		return nil, err
-	}
-	var err error
-	if p.Name, err = f.expand(p.Name, "name"); err != nil {
+	if err := f.decode(&p); err != nil {
 		return nil, err
 	}
 	t := &proxy{name: f.name(p.Name), dir: f.dir(), replaycheck: f.opts.Replaycheck}
-	if p.URL, err = f.expand(p.URL, "url"); err != nil {
-		return nil, err
-	}
 	if strings.TrimSpace(p.URL) == "" {
 		return nil, f.errorf([]any{"url"}, "a proxy target needs a url, e.g. http://127.0.0.1:4000")
 	}
 	if err := f.check(p.URL, []string{varPort}, "url"); err != nil {
-		return nil, err
-	}
-	if p.Headers, err = f.expandMap(p.Headers, "headers"); err != nil {
 		return nil, err
 	}
 	for _, v := range p.Headers {
@@ -151,28 +141,18 @@ func loadProxy(f *targetSource) (Target, error) {
 		if len(s.Command) == 0 {
 			return nil, f.errorf([]any{"start"}, "start needs a command (an argv list)")
 		}
-		if s.Command, err = f.expandAll(s.Command, "start", "command"); err != nil {
-			return nil, err
-		}
 		for i, a := range s.Command {
 			if err := f.check(a, startVars, "start", "command", i); err != nil {
 				return nil, err
 			}
 		}
-		secretEnv := fromEnv(s.Env)
-		if s.Env, err = f.expandMap(s.Env, "start", "env"); err != nil {
-			return nil, err
-		}
 		for k, v := range s.Env {
 			if err := f.check(v, startVars, "start", "env", k); err != nil {
 				return nil, err
 			}
-			if secretEnv[k] {
+			if f.takesEnv("start", "env", k) {
 				t.secrets = append(t.secrets, v)
 			}
-		}
-		if s.Ready.URL, err = f.expand(s.Ready.URL, "start", "ready", "url"); err != nil {
-			return nil, err
 		}
 		if err := f.check(s.Ready.URL, proxyVars, "start", "ready", "url"); err != nil {
 			return nil, err
@@ -198,9 +178,6 @@ func loadProxy(f *targetSource) (Target, error) {
 				return nil, f.errorf([]any{"start", "config"}, "config template %s: %v", path, err)
 			}
 			t.configDir = filepath.Dir(abs)
-		}
-		if s.Dir, err = f.expand(s.Dir, "start", "dir"); err != nil {
-			return nil, err
 		}
 		if !filepath.IsAbs(s.Dir) {
 			s.Dir = filepath.Join(t.dir, s.Dir)

@@ -1,15 +1,17 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
@@ -91,13 +93,17 @@ func ParseTargetFile(path string, src []byte, opts TargetFileOptions) (Target, e
 	if opts.Replaycheck == "" {
 		opts.Replaycheck = selfPath()
 	}
-	var head map[string]any
-	if err := scenario.DecodeStrict(path, src, &head); err != nil {
+	body, err := scenario.ParseDocument(path, src)
+	if err != nil {
 		return nil, err
 	}
-	f := &targetSource{path: path, src: src, opts: opts}
-	if root, err := parser.ParseBytes(src, 0); err == nil && len(root.Docs) > 0 {
-		f.root = root.Docs[0].Body
+	f := &targetSource{path: path, src: src, opts: opts, fromEnv: map[ast.Node]bool{}}
+	if f.root, err = f.expandEnv(body, true); err != nil {
+		return nil, err
+	}
+	var head map[string]any
+	if err := f.decode(&head); err != nil {
+		return nil, err
 	}
 	kind, _ := head["kind"].(string)
 	var names []string
@@ -114,15 +120,21 @@ func ParseTargetFile(path string, src []byte, opts TargetFileOptions) (Target, e
 	return nil, f.errorf([]any{"kind"}, "unknown target kind %q; want %s", fmt.Sprint(head["kind"]), strings.Join(names, "; "))
 }
 
-// targetSource is a target file being loaded: its text for errors.
+// targetSource is a target file being loaded: its text for errors and its
+// tree with ${NAME} expanded.
 type targetSource struct {
 	path string
 	src  []byte
+	// root is the document's body, every scalar value expanded (expandEnv);
+	// its nodes keep their places in src.
 	root ast.Node
 	opts TargetFileOptions
-	// secrets are the values of secret-named ${NAME} references expanded so
-	// far (see expand).
+	// secrets are the values of secret-named ${NAME} references in the file
+	// (see secretName), masked wherever the target's output is shown.
 	secrets []string
+	// fromEnv holds the scalar nodes that took something from the
+	// environment.
+	fromEnv map[ast.Node]bool
 }
 
 // dir is the directory relative paths in the file are resolved against.
@@ -132,14 +144,25 @@ func (f *targetSource) dir() string { return filepath.Dir(f.path) }
 // strings, sequence indexes as ints), or at no place when the path is not in
 // the file.
 func (f *targetSource) errorf(path []any, format string, args ...any) error {
+	msg := mask(fmt.Sprintf(format, args...), f.secrets)
 	if len(path) == 0 {
-		return &scenario.Error{File: f.path, Msg: fmt.Sprintf(format, args...)}
+		return &scenario.Error{File: f.path, Msg: msg}
 	}
-	line, col := f.pos(path)
+	return f.errorAt(f.node(path), "%s", msg)
+}
+
+// errorAt returns a *scenario.Error at node n (at no place when n is nil).
+func (f *targetSource) errorAt(n ast.Node, format string, args ...any) error {
+	var line, col int
+	if n != nil && n.GetToken() != nil {
+		line, col = n.GetToken().Position.Line, n.GetToken().Position.Column
+	}
 	return scenario.NewError(f.path, f.src, line, col, format, args...)
 }
 
-func (f *targetSource) pos(path []any) (int, int) {
+// node returns the node at path (mapping keys as strings, sequence indexes
+// as ints), nil when the path is not in the file.
+func (f *targetSource) node(path []any) ast.Node {
 	cur := f.root
 	for _, step := range path {
 		var next ast.Node
@@ -161,68 +184,135 @@ func (f *targetSource) pos(path []any) (int, int) {
 			}
 		}
 		if next == nil {
-			return 0, 0 // not in the file: the error names no place
+			return nil
 		}
 		cur = next
 	}
-	if cur == nil || cur.GetToken() == nil {
-		return 0, 0
-	}
-	p := cur.GetToken().Position
-	return p.Line, p.Column
+	return cur
 }
 
-// expand expands ${NAME} in s, the value at path.
-// Values of references whose name says they are secret are collected in
-// f.secrets, to be masked wherever the target's output is shown.
-func (f *targetSource) expand(s string, path ...any) (string, error) {
-	out, err := expandEnv(s, f.opts.Getenv)
-	if err != nil {
-		return "", f.errorf(path, "%v", err)
+// decode decodes the expanded file into v strictly; a secret in an error
+// (a value of the wrong type) is masked.
+func (f *targetSource) decode(v any) error {
+	err := scenario.DecodeNode(f.path, f.src, f.root, v)
+	var se *scenario.Error
+	if errors.As(err, &se) {
+		se.Msg = mask(se.Msg, f.secrets)
 	}
-	for _, m := range envRef.FindAllStringSubmatch(s, -1) {
-		if v := f.opts.Getenv(m[1]); v != "" && secretName.MatchString(m[1]) {
+	return err
+}
+
+// expandEnv expands ${NAME} and ${NAME:-default} in every scalar value under
+// n (not in mapping keys) and returns n with them expanded; an unset NAME
+// without a default is an error at its scalar. A plain (unquoted) scalar that
+// expands to true, false or a number becomes that, so that `num_retries:
+// ${RETRIES:-2}` decodes as if 2 were written there; a quoted one stays a
+// string. retype is false under a tag, which says the type itself.
+func (f *targetSource) expandEnv(n ast.Node, retype bool) (ast.Node, error) {
+	var err error
+	switch v := n.(type) {
+	case *ast.MappingNode:
+		for _, p := range v.Values {
+			if p.Value, err = f.expandEnv(p.Value, true); err != nil {
+				return nil, err
+			}
+		}
+	case *ast.MappingValueNode:
+		if v.Value, err = f.expandEnv(v.Value, true); err != nil {
+			return nil, err
+		}
+	case *ast.SequenceNode:
+		for i := range v.Values {
+			if v.Values[i], err = f.expandEnv(v.Values[i], true); err != nil {
+				return nil, err
+			}
+		}
+	case *ast.AnchorNode:
+		if v.Value, err = f.expandEnv(v.Value, retype); err != nil {
+			return nil, err
+		}
+	case *ast.TagNode:
+		if v.Value, err = f.expandEnv(v.Value, false); err != nil {
+			return nil, err
+		}
+	case *ast.LiteralNode:
+		s, err := f.expandScalar(v.Value, v, false)
+		if err != nil {
+			return nil, err
+		}
+		v.Value = s.(*ast.StringNode)
+	case *ast.StringNode:
+		return f.expandScalar(v, v, retype && v.Token.Type == token.StringType)
+	}
+	return n, nil
+}
+
+// expandScalar expands the string scalar n, which errors place at node at
+// (see expandEnv).
+func (f *targetSource) expandScalar(n *ast.StringNode, at ast.Node, retype bool) (ast.Node, error) {
+	out, refs, err := expandEnv(n.Value, f.opts.Getenv)
+	if err != nil {
+		return nil, f.errorAt(at, "%v", err)
+	}
+	if len(refs) == 0 && out == n.Value {
+		return n, nil
+	}
+	tk := *n.Token
+	tk.Value = out
+	var x ast.Node = ast.String(&tk)
+	if retype {
+		x = typedScalar(&tk)
+	}
+	if len(refs) > 0 {
+		f.fromEnv[x] = true
+	}
+	for _, name := range refs {
+		if v := f.opts.Getenv(name); v != "" && secretName.MatchString(name) {
 			f.secrets = append(f.secrets, v)
 		}
 	}
-	return out, nil
+	return x, nil
+}
+
+// typedScalar is the node of the plain scalar tk: true or false, or a
+// number written in the one way that decoding it into a string field gives
+// back (so 010, 1.50 or 1e3 stay strings), else a string.
+func typedScalar(tk *token.Token) ast.Node {
+	s := tk.Value
+	if s == "true" || s == "false" {
+		tk.Type = token.BoolType
+		return ast.Bool(tk)
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(i, 10) == s {
+		tk.Type = token.IntegerType
+		return ast.Integer(tk)
+	}
+	if x, err := strconv.ParseFloat(s, 64); err == nil && strings.Contains(s, ".") && strconv.FormatFloat(x, 'f', -1, 64) == s {
+		tk.Type = token.FloatType
+		return ast.Float(tk)
+	}
+	return ast.String(tk)
 }
 
 // secretName matches environment variable names that hold secrets.
 var secretName = regexp.MustCompile(`(?i)key|token|secret|passw|credential`)
 
-// expandAll expands ${NAME} in every element of ss, the list at path.
-func (f *targetSource) expandAll(ss []string, path ...any) ([]string, error) {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		var err error
-		if out[i], err = f.expand(s, append(path, i)...); err != nil {
-			return nil, err
+// takesEnv says whether the scalar at path took something from the
+// environment (a secret when it is an env value).
+func (f *targetSource) takesEnv(path ...any) bool {
+	n := f.node(path)
+	for {
+		switch v := n.(type) {
+		case *ast.TagNode:
+			n = v.Value
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.LiteralNode:
+			n = v.Value
+		default:
+			return f.fromEnv[n]
 		}
 	}
-	return out, nil
-}
-
-// expandMap expands ${NAME} in every value of m, the mapping at path.
-func (f *targetSource) expandMap(m map[string]string, path ...any) (map[string]string, error) {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		var err error
-		if out[k], err = f.expand(v, append(path, k)...); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// fromEnv returns the keys of m whose values take something from the
-// environment (${NAME}): secrets, masked in captured output.
-func fromEnv(m map[string]string) map[string]bool {
-	out := map[string]bool{}
-	for k, v := range m {
-		out[k] = envRef.MatchString(v)
-	}
-	return out
 }
 
 // check checks text's template variables, text being the value at path.

@@ -25,6 +25,7 @@ func TargetSchema() ([]byte, error) {
 	}{{"ProxyFile", &ProxyFile{}}, {"ClientFile", &ClientFile{}}} {
 		s := r.Reflect(k.v)
 		for name, d := range s.Definitions {
+			allowEnvRefs(d)
 			defs[name] = d
 		}
 		oneOf = append(oneOf, &jsonschema.Schema{Ref: "#/$defs/" + k.name})
@@ -36,7 +37,7 @@ func TargetSchema() ([]byte, error) {
 		Version:     jsonschema.Version,
 		ID:          TargetSchemaID,
 		Title:       "replaycheck target file",
-		Description: "A system under test: kind proxy (a gateway at a URL, optionally started by the harness) or kind client (a command run once per scenario request).",
+		Description: "A system under test: kind proxy (a gateway at a URL, optionally started by the harness) or kind client (a command run once per scenario request). Every scalar value may use ${NAME} or ${NAME:-default} from the environment ($${ is a literal ${); a plain one that expands to a number or true/false is one.",
 		OneOf:       oneOf,
 		Definitions: defs,
 	}
@@ -45,6 +46,31 @@ func TargetSchema() ([]byte, error) {
 		return nil, fmt.Errorf("target schema: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// envRefPattern matches a string with a ${NAME} or ${NAME:-default}
+// reference (see envRef).
+const envRefPattern = `\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}`
+
+// allowEnvRefs lets every property of def that takes a number, true/false
+// or a patterned string (a duration) take a ${NAME} reference instead, since
+// the file is expanded before it is decoded.
+func allowEnvRefs(def *jsonschema.Schema) {
+	if def.Properties == nil {
+		return
+	}
+	for p := def.Properties.Oldest(); p != nil; p = p.Next() {
+		s := p.Value
+		if s.Type != "integer" && s.Type != "number" && s.Type != "boolean" && s.Pattern == "" {
+			continue
+		}
+		typed := *s
+		typed.Description = ""
+		*s = jsonschema.Schema{Description: s.Description, AnyOf: []*jsonschema.Schema{
+			&typed,
+			{Type: "string", Pattern: envRefPattern, Description: "a ${NAME} or ${NAME:-default} reference"},
+		}}
+	}
 }
 
 func targetMapType(t reflect.Type) *jsonschema.Schema {

@@ -203,16 +203,21 @@ func renderValue(x any, names []string, v templateVars) (any, error) {
 	return x, nil
 }
 
-// envRef matches ${NAME} and ${NAME:-default}.
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+// envRef matches ${NAME}, ${NAME:-default} and $${, the escape of a
+// literal ${.
+var envRef = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expandEnv replaces ${NAME} and ${NAME:-default} with the environment's
-// values; an unset NAME without a default is an error naming it (never the
-// value).
-func expandEnv(s string, getenv func(string) string) (string, error) {
-	var missing []string
+// expandEnv replaces ${NAME} and ${NAME:-default} in s with the
+// environment's values, and $${ with ${; it returns the names referenced. An
+// unset NAME without a default is an error naming it (never the value).
+func expandEnv(s string, getenv func(string) string) (string, []string, error) {
+	var refs, missing []string
 	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
+		if m == "$${" {
+			return "${"
+		}
 		sub := envRef.FindStringSubmatch(m)
+		refs = append(refs, sub[1])
 		if v := getenv(sub[1]); v != "" {
 			return v
 		}
@@ -223,9 +228,9 @@ func expandEnv(s string, getenv func(string) string) (string, error) {
 		return ""
 	})
 	if len(missing) > 0 {
-		return "", fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", missing[0], missing[0])
+		return "", nil, fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", missing[0], missing[0])
 	}
-	return out, nil
+	return out, refs, nil
 }
 
 // selfPath is the running binary, the default of {{replaycheck}}.

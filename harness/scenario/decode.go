@@ -15,9 +15,22 @@ import (
 // formats (target files, baselines) decode with it so that their errors read
 // like a scenario's.
 func DecodeStrict(file string, src []byte, v any) error {
+	body, err := ParseDocument(file, src)
+	if err != nil {
+		return err
+	}
+	return DecodeNode(file, src, body, v)
+}
+
+// ParseDocument parses the one YAML document in src, read from file, and
+// returns its body, nil for an empty document or one of comments only. A
+// syntax error or a second document is an *Error at its line and column.
+// With DecodeNode it lets a format edit the tree before decoding it (target
+// files expand ${NAME} in it).
+func ParseDocument(file string, src []byte) (ast.Node, error) {
 	var f *ast.File
 	if err := guard(func() (err error) { f, err = parser.ParseBytes(src, 0); return err }); err != nil {
-		return yamlError(file, src, err, nil)
+		return nil, yamlError(file, src, err, nil)
 	}
 	var docs []ast.Node
 	for _, d := range f.Docs {
@@ -27,15 +40,25 @@ func DecodeStrict(file string, src []byte, v any) error {
 	}
 	switch len(docs) {
 	case 0:
-		return nil
+		return nil, nil
 	case 1:
+		return docs[0], nil
 	default:
 		line, col := tokenPos(docs[1])
-		return newError(file, src, line, col, "want one YAML document, got %d", len(docs))
+		return nil, newError(file, src, line, col, "want one YAML document, got %d", len(docs))
 	}
-	err := guard(func() error { return yaml.NodeToValue(docs[0], v, yaml.Strict(), yaml.DisallowUnknownField()) })
+}
+
+// DecodeNode decodes body, a document body from ParseDocument(file, src),
+// into v strictly, with DecodeStrict's errors (their excerpts taken from
+// src). A nil body leaves v as it is.
+func DecodeNode(file string, src []byte, body ast.Node, v any) error {
+	if body == nil {
+		return nil
+	}
+	err := guard(func() error { return yaml.NodeToValue(body, v, yaml.Strict(), yaml.DisallowUnknownField()) })
 	if err != nil {
-		return yamlErrorOf(file, src, err, docs[0], reflect.TypeOf(v))
+		return yamlErrorOf(file, src, err, body, reflect.TypeOf(v))
 	}
 	return nil
 }

@@ -208,8 +208,10 @@ type reply struct {
 	contentEnd int
 }
 
-// scriptedAnswer resolves the script's turn against the request's tools.
-func (s *Server) scriptedAnswer(x *exchange) answer {
+// scriptedAnswer resolves the script's turn against the request's tools. A
+// call that matches no offered tool is left out and noted in the record's
+// Unmatched; a call that several offered tools match is an error.
+func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 	a := answer{
 		idTok:       x.token,
 		seq:         x.seq,
@@ -227,8 +229,12 @@ func (s *Server) scriptedAnswer(x *exchange) answer {
 	entry := ""
 	for i := range steps {
 		st := &steps[i]
-		t, ok := matchTool(x.req.tools, st.Call)
+		t, ok, err := matchTool(x.req.tools, st.Call)
+		if err != nil {
+			return answer{}, err
+		}
 		if !ok {
+			x.rec.Unmatched = append(x.rec.Unmatched, st.Call)
 			continue
 		}
 		if entry == "" {
@@ -247,7 +253,7 @@ func (s *Server) scriptedAnswer(x *exchange) answer {
 	} else {
 		x.answeredRound = x.round
 	}
-	return a
+	return a, nil
 }
 
 // entry returns the entry the request's user text names, else the token.
@@ -274,32 +280,125 @@ func customInput(args map[string]any, rendered, entry, token string) string {
 	return rendered
 }
 
-// matchTool finds the offered tool for a script call: an exact name first,
-// then a name ending in call after a separator a proxy puts between server
-// and tool: "-", ".", "/", ":" or "__" (ledger-commit_write,
-// mcp__ledger__commit_write). A single "_" is not one, so "write" does not
-// match commit_write.
-func matchTool(tools []tool, call string) (tool, bool) {
-	for _, t := range tools {
-		if t.name == call {
-			return t, true
-		}
+// offeredName is how a tool is named in records and messages: its name, or
+// "namespace.name" for a tool of a Responses namespace tool.
+func (t tool) offeredName() string {
+	if t.namespace != "" {
+		return t.namespace + "." + t.name
 	}
-	for _, t := range tools {
-		prefix, ok := strings.CutSuffix(t.name, call)
-		if !ok || prefix == "" {
-			continue
-		}
-		switch prefix[len(prefix)-1] {
-		case '-', '.', '/', ':':
-			return t, true
-		case '_':
-			if strings.HasSuffix(prefix, "__") {
-				return t, true
+	return t.name
+}
+
+// offeredNames returns the offered names of tools, in order; nil for none.
+func offeredNames(tools []tool) []string {
+	if len(tools) == 0 {
+		return nil
+	}
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.offeredName()
+	}
+	return out
+}
+
+// ambiguousCallError is a script call that more than one offered tool
+// matches equally well.
+type ambiguousCallError struct {
+	call  string
+	tools []string // offered names of the matching tools, in offered order
+}
+
+func (e *ambiguousCallError) Error() string {
+	quoted := make([]string, len(e.tools))
+	for i, n := range e.tools {
+		quoted[i] = strconv.Quote(n)
+	}
+	list, verb := quoted[0]+" and "+quoted[1], "both match"
+	if len(quoted) > 2 {
+		list, verb = strings.Join(quoted[:len(quoted)-1], ", ")+" and "+quoted[len(quoted)-1], "all match"
+	}
+	return fmt.Sprintf("script call %q is ambiguous: offered tools %s %s; name one of them exactly in the script", e.call, list, verb)
+}
+
+// matchTool finds the offered tool a script call names. Two ranks, the
+// first that has a match decides:
+//
+//  1. exact: the tool's name is call, or, for a tool of a Responses
+//     namespace tool, call is "namespace.name";
+//  2. prefixed: the name ends in call and what comes before is a non-empty
+//     prefix ending in a separator a client or proxy puts between server and
+//     tool: "-", ".", "/", ":" or "__" (ledger-commit_write,
+//     ledger.commit_write, ledger/commit_write, ledger:commit_write,
+//     mcp__ledger__commit_write), or a single "_" when call itself contains
+//     "_" (ledger_commit_write, mcp_ledger_commit_write). A one-word call
+//     after a single "_" would be the last word of any snake_case name, so
+//     write does not match commit_write; and since the prefix must end in a
+//     separator, commit_write never matches commit_write_keyed or
+//     xcommit_write.
+//
+// For a tool of a Responses namespace tool, "name" above is the tool's own
+// name inside the namespace (namespace ledger or mcp__ledger__ with tool
+// commit_write is an exact match for commit_write). Tools offered twice
+// under the same offered name count once. When the deciding rank holds more
+// than one tool, matchTool returns an *ambiguousCallError naming them; when
+// neither rank holds one, ok is false.
+func matchTool(tools []tool, call string) (t tool, ok bool, err error) {
+	if call == "" {
+		return tool{}, false, nil
+	}
+	var found []int
+	for rank := 0; rank < 2 && len(found) == 0; rank++ {
+		for i := range tools {
+			if !toolMatches(&tools[i], call, rank == 0) {
+				continue
+			}
+			dup := false
+			for _, j := range found {
+				dup = dup || tools[j].name == tools[i].name && tools[j].namespace == tools[i].namespace
+			}
+			if !dup {
+				found = append(found, i)
 			}
 		}
 	}
-	return tool{}, false
+	switch len(found) {
+	case 0:
+		return tool{}, false, nil
+	case 1:
+		return tools[found[0]], true, nil
+	}
+	e := &ambiguousCallError{call: call, tools: make([]string, len(found))}
+	for k, i := range found {
+		e.tools[k] = tools[i].offeredName()
+	}
+	return tool{}, false, e
+}
+
+// toolMatches reports whether t matches call exactly (exact) or by a
+// prefixed name (!exact), as matchTool describes.
+func toolMatches(t *tool, call string, exact bool) bool {
+	if exact {
+		if t.name == call {
+			return true
+		}
+		ns := t.namespace
+		return ns != "" && len(call) == len(ns)+1+len(t.name) && strings.HasPrefix(call, ns) && call[len(ns)] == '.' && strings.HasSuffix(call, t.name)
+	}
+	prefix, ok := strings.CutSuffix(t.name, call)
+	if !ok || len(prefix) < 2 {
+		// The prefix is a separator after at least one character.
+		return false
+	}
+	switch prefix[len(prefix)-1] {
+	case '-', '.', '/', ':':
+		return true
+	case '_':
+		if prefix[len(prefix)-2] == '_' { // "__": a server name must precede it
+			return len(prefix) > 2
+		}
+		return strings.IndexByte(call, '_') >= 0
+	}
+	return false
 }
 
 // openAIErrorBody is the OpenAI error shape {"error":{"message","type","param","code"}}.

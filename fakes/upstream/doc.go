@@ -15,6 +15,29 @@
 // globally, or the seed rig's flag files, inject errors, cut streams, delay
 // or reset connections first.
 //
+// A script call names a tool the way the scenario author knows it
+// (commit_write); clients offer it under names of their own, and the fake
+// answers with the name offered. The call matches an offered tool named
+// exactly so (or a tool of a Responses namespace tool named so, or called
+// "namespace.name"); failing that, a tool whose name ends in the call after
+// a non-empty prefix ending in "-", ".", "/", ":" or "__", or in a single
+// "_" when the call itself contains "_": ledger-commit_write,
+// ledger.commit_write, ledger/commit_write, ledger:commit_write,
+// ledger__commit_write, mcp__ledger__commit_write, ledger_commit_write and
+// mcp_ledger_commit_write all match commit_write; commit_write_keyed does
+// not, and a one-word call after a single "_" is the tail of a snake_case
+// name, so write does not match commit_write. When more than one offered
+// tool matches equally well the request is answered 400 in the dialect's
+// error shape, naming them, and recorded bad_request with the message in
+// Request.Error. Each Request records the tools offered (Offered) and the
+// script calls that matched none (Unmatched, left out of the answer).
+//
+// Every armed fault reports what became of it (Server.FaultReports): the
+// requests it matched and those it acted on as the client saw it, so a
+// fault that never fired is a fact of the run, not a silent pass. A drop
+// may linger: it flushes the events up to its cut, keeps the connection
+// open and silent for the linger, then cuts.
+//
 // Outcomes, logged per request as "PATH KIND OUTCOME" and counted as
 // "KIND OUTCOME": forwarded (a normal answer, scripted or relayed — so the
 // seed's `sort upstream.log | uniq -c` tables come out alike in both modes),

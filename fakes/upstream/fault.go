@@ -56,7 +56,7 @@ type Fault struct {
 	// Respond answers with an error status in the dialect's error shape.
 	Respond *Respond `json:"respond,omitempty" yaml:"respond,omitempty" jsonschema_description:"answer with an error status"`
 	// Drop closes a streamed answer's connection part-way.
-	Drop *Drop `json:"drop,omitempty" yaml:"drop,omitempty" jsonschema_description:"close a stream's connection part-way"`
+	Drop *Drop `json:"drop,omitempty" yaml:"drop,omitempty" jsonschema_description:"close a stream's connection part-way, optionally after lingering"`
 	// Delay waits before answering (or before Respond or Drop).
 	Delay *fault.Duration `json:"delay,omitempty" yaml:"delay,omitempty" jsonschema:"type=string" jsonschema_description:"wait this long first, e.g. 2s"`
 	// Reset closes the connection with an RST before any byte is sent.
@@ -86,12 +86,17 @@ const (
 
 // Drop is the action that closes a streamed answer's connection part-way, so
 // the client sees a truncated body (an error), not a clean end. When the
-// answer has no more than Events events it completes normally.
+// answer has no more than Events events it completes normally (and the
+// fault does not count as fired).
 type Drop struct {
 	// After is the drop point: headers, tool_call or events.
 	After string `json:"after" yaml:"after" jsonschema:"enum=headers,enum=tool_call,enum=events" jsonschema_description:"where the stream is cut"`
 	// Events is the number of events sent before the cut (after: events).
 	Events int `json:"events,omitempty" yaml:"events,omitempty" jsonschema_description:"events sent before the cut, with after: events"`
+	// Linger is how long the connection stays open, silent, after the events
+	// before the cut have been flushed; 0 cuts at once. The wait ends early
+	// when the client leaves or the server's base context ends; at most 10m.
+	Linger fault.Duration `json:"linger,omitzero" yaml:"linger,omitempty" jsonschema:"type=string" jsonschema_description:"keep the connection open this long after flushing the events before the cut, then cut, e.g. 500ms (default 0: cut at once; at most 10m)"`
 }
 
 // ParseFault parses one fault from a YAML flow mapping such as
@@ -176,6 +181,9 @@ func (f Fault) String() string {
 		if f.Drop.After == DropAfterEvents {
 			b.WriteString(" " + strconv.Itoa(f.Drop.Events))
 		}
+		if f.Drop.Linger > 0 {
+			b.WriteString(" linger " + f.Drop.Linger.String())
+		}
 	case f.Reset:
 		b.WriteString(" reset")
 	}
@@ -258,8 +266,53 @@ func actionTable() []actionEntry {
 	}
 }
 
-// armedFault is a Fault with its occurrence counter, guarded by Server.mu.
+// armedFault is a Fault with its counters, guarded by Server.mu: seen
+// counts its matching occurrences, fired those it acted on.
 type armedFault struct {
 	Fault
-	seen int
+	seen  int
+	fired int
+}
+
+// FaultReport is what became of one armed fault.
+type FaultReport struct {
+	// Fault is the fault as armed; its pointer fields are shared with the
+	// server's copy and must not be modified.
+	Fault Fault `json:"fault"`
+	// Matched counts the requests the fault matched (its occurrences, as
+	// Times counts them; a fault stops counting once an earlier one in its
+	// list fires on a request, and a run's faults that fire keep the global
+	// ones from counting it).
+	Matched int `json:"matched"`
+	// Fired counts the requests it acted on, as the client saw it: an
+	// error answered (respond), a connection reset, a stream actually cut (a
+	// drop whose cut point lies past the answer's last event, or whose
+	// request was refused first, acted on nothing), or — for a delay alone
+	// — an answer held back. A delay before respond or drop fires when that
+	// action does.
+	Fired int `json:"fired"`
+}
+
+// FaultReports returns, in armed order, what became of the faults armed
+// for token ("" = the global faults); nil when none are armed. Counts are
+// exact under concurrent requests: each is taken under the server's lock.
+func (s *Server) FaultReports(token string) []FaultReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.global
+	if token != "" {
+		st, ok := s.runs[token]
+		if !ok {
+			return nil
+		}
+		list = st.faults
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]FaultReport, len(list))
+	for i, af := range list {
+		out[i] = FaultReport{Fault: af.Fault, Matched: af.seen, Fired: af.fired}
+	}
+	return out
 }

@@ -27,6 +27,9 @@ func (a delayAction) apply(x *exchange) bool {
 	if h := x.s.delayHook; h != nil {
 		h()
 	}
+	if f := x.fault; f.Respond == nil && f.Drop == nil && !f.Reset {
+		x.acted = true // a delay alone fires by holding the answer back
+	}
 	if !waitCtx(x.r.Context(), a.d.D()) {
 		x.finish(OutcomeClientGone, 0)
 		// The wait also ends when the server shuts down with the client

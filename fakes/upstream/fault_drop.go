@@ -2,8 +2,12 @@ package upstream
 
 import "fmt"
 
+// maxLinger bounds a drop's linger, as maxDelay bounds a delay.
+const maxLinger = maxDelay
+
 // dropAction cuts a streamed answer: the exchange sends the stream up to the
-// drop point and then closes the connection.
+// drop point, flushes it, lingers as long as the drop says, and then closes
+// the connection.
 type dropAction struct{ d *Drop }
 
 func (a dropAction) validate(f *Fault) error {
@@ -19,6 +23,12 @@ func (a dropAction) validate(f *Fault) error {
 	default:
 		return fmt.Errorf("after: %q is not headers, tool_call or events", a.d.After)
 	}
+	if a.d.Linger < 0 {
+		return fmt.Errorf("linger: %s must not be negative", a.d.Linger)
+	}
+	if a.d.Linger.D() > maxLinger {
+		return fmt.Errorf("linger: %s is over the %s limit", a.d.Linger, maxLinger)
+	}
 	if f.Stream != nil && !*f.Stream {
 		return fmt.Errorf("stream: a drop applies only to streamed requests; remove stream: false")
 	}
@@ -28,4 +38,19 @@ func (a dropAction) validate(f *Fault) error {
 func (a dropAction) apply(x *exchange) bool {
 	x.cut = a.d
 	return false
+}
+
+// cutStream closes the connection of a stream being dropped, whose events
+// up to the cut have been flushed: at once, or after the drop's linger. The
+// linger ends early when the request's context ends (the client left, or
+// the server's base context ended).
+func (x *exchange) cutStream() {
+	if d := x.cut.Linger.D(); d > 0 {
+		wait := waitCtx
+		if x.s.lingerWait != nil {
+			wait = x.s.lingerWait
+		}
+		wait(x.r.Context(), d) // cut either way: elapsed or abandoned
+	}
+	x.closeConn(false)
 }

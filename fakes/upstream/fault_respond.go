@@ -37,6 +37,7 @@ func (a respondAction) apply(x *exchange) bool {
 			x.rec.Headers[http.CanonicalHeaderKey(k)] = v
 		}
 	}
+	x.acted = true
 	x.writeError("injected_"+strconv.Itoa(a.r.Status), a.r.Status, msg, a.r.Headers)
 	return true
 }

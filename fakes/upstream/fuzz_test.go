@@ -3,10 +3,13 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +19,9 @@ var fuzzSeeds = []string{
 	`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t"},{"type":"text","text":"with entry a"}]}],"tools":[{"name":"x"}]}`,
 	`{"r\u006fle":"tool","a":[1,2,{"b":"\"}"}]}`,
 	`[]`, `{`, `"`, `{"messages":"x"}`, `{"input":{"a":1}}`, "",
+	`{"tools":[{"type":"function","function":{"name":"a__commit_write"}},{"type":"function","function":{"name":"b__commit_write"}}],"messages":[]}`,
+	`{"tools":[{"name":"ledger_commit_write"},{"name":"mcp__ledger__commit_write_keyed"},{"name":"commit_write"},{"name":"x:read_ledger"}]}`,
+	`{"tools":[{"type":"namespace","name":"mcp__ledger__","tools":[{"type":"function","name":"commit_write"}]},{"type":"namespace","name":"b","tools":[{"type":"function","name":"commit_write"}]},{"type":"function","name":"ledger/commit_write"}]}`,
 }
 
 // FuzzClassify: any bytes, any endpoint; never panics, and agrees with the parser.
@@ -52,11 +58,14 @@ func fuzzDialect(f *testing.F, name string) {
 		if err != nil {
 			return
 		}
+		for _, call := range matchCalls(req.tools) {
+			checkMatch(t, req.tools, call)
+		}
 		s := Script{}
 		calls, say := s.turn(req.rounds)
 		a := answer{idTok: "rc0123456789", seq: 1, model: req.model, text: say}
 		for _, c := range calls {
-			if tl, ok := matchTool(req.tools, c.Call); ok {
+			if tl, ok, _ := matchTool(req.tools, c.Call); ok {
 				args, _ := renderArguments(c.Arguments, req.entry(""), "")
 				a.calls = append(a.calls, toolCall{name: tl.name, namespace: tl.namespace, custom: tl.custom, args: args})
 			}
@@ -74,6 +83,72 @@ func fuzzDialect(f *testing.F, name string) {
 			}
 		}
 	})
+}
+
+// matchCalls are script calls to try against tools: the ledger's tool
+// names, and each offered name, qualified name and tail after a separator.
+func matchCalls(tools []tool) []string {
+	calls := []string{"commit_write", "write", "commit_write_keyed", "read_ledger", ""}
+	for _, t := range tools {
+		calls = append(calls, t.name, t.offeredName())
+		for i := 0; i < len(t.name); i++ {
+			if strings.IndexByte("-./:_", t.name[i]) >= 0 {
+				calls = append(calls, t.name[i+1:])
+			}
+		}
+	}
+	return calls
+}
+
+// checkMatch checks matchTool's contract for one call: an exact match
+// always wins; a match always ends in the call (after a separator) or is
+// the call qualified by its namespace; an ambiguity names two or more
+// distinct tools that each match.
+func checkMatch(t *testing.T, tools []tool, call string) {
+	t.Helper()
+	got, ok, err := matchTool(tools, call)
+	exact := func(tl tool) bool { return tl.name == call || tl.namespace != "" && tl.offeredName() == call }
+	var exacts []string
+	for _, tl := range tools {
+		if exact(tl) && !slices.Contains(exacts, tl.offeredName()) {
+			exacts = append(exacts, tl.offeredName())
+		}
+	}
+	switch {
+	case err != nil:
+		var ae *ambiguousCallError
+		if ok || !errors.As(err, &ae) {
+			t.Fatalf("matchTool(%q): ok %v, error %v (%T)", call, ok, err, err)
+		}
+		if len(ae.tools) < 2 || len(slices.Compact(slices.Sorted(slices.Values(ae.tools)))) != len(ae.tools) {
+			t.Fatalf("matchTool(%q): ambiguity names %q", call, ae.tools)
+		}
+		if len(exacts) == 1 {
+			t.Fatalf("matchTool(%q): exact match %q did not win over %q", call, exacts[0], ae.tools)
+		}
+		for _, n := range ae.tools {
+			if !strings.HasSuffix(n, call) {
+				t.Fatalf("matchTool(%q): ambiguity names %q, which does not end in the call", call, n)
+			}
+		}
+	case ok:
+		if len(exacts) > 0 && !exact(got) {
+			t.Fatalf("matchTool(%q) = %q; the exact match %q must win", call, got.offeredName(), exacts)
+		}
+		if !strings.HasSuffix(got.name, call) && got.offeredName() != call {
+			t.Fatalf("matchTool(%q) = %q, which does not end in the call", call, got.offeredName())
+		}
+		if prefix := strings.TrimSuffix(got.name, call); !exact(got) && (prefix == "" || strings.IndexByte("-./:_", prefix[len(prefix)-1]) < 0) {
+			t.Fatalf("matchTool(%q) = %q: no separator before the call", call, got.offeredName())
+		}
+		if call == "" {
+			t.Fatalf("matchTool(\"\") = %q", got.offeredName())
+		}
+	default:
+		if len(exacts) > 0 && call != "" {
+			t.Fatalf("matchTool(%q): no match, but %q is exact", call, exacts)
+		}
+	}
 }
 
 func FuzzParseChat(f *testing.F)      { fuzzDialect(f, "chat") }

@@ -79,7 +79,7 @@ func (s *Server) relay(x *exchange) {
 		x.w.Header().Set("Content-Type", "text/event-stream")
 		x.w.WriteHeader(http.StatusOK)
 		_ = http.NewResponseController(x.w).Flush()
-		x.closeConn(false)
+		x.cutStream()
 		return
 	}
 	resp, err := s.send(x)
@@ -239,7 +239,7 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 			return false
 		}
 		if cut {
-			x.closeConn(false)
+			x.cutStream()
 			return false
 		}
 		return true
@@ -253,7 +253,7 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 					_, _ = x.w.Write(held) // the connection is cut next either way
 					_ = rc.Flush()
 				}
-				x.closeConn(false)
+				x.cutStream()
 				return
 			}
 			if held != nil && !emit(false) {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 
@@ -152,13 +153,18 @@ func TestRelayFaults(t *testing.T) {
 		wantCalls  int
 		wantEvents int
 		wantLog    string
+		wantFired  int
+		wantLinger time.Duration // the linger the cut waited, 0 = none
 	}{
-		{"respond", "{respond: {status: 503}}", false, 0, 0, "initial injected_503"},
-		{"drop headers", "{drop: {after: headers}}", true, 0, 0, "initial dropped_stream"},
-		{"drop events", "{drop: {after: events, events: 3}}", true, 1, 3, "initial dropped_stream"},
-		{"drop tool_call", "{drop: {after: tool_call}}", true, 1, 6, "initial dropped_stream"},
-		{"events beyond the stream", "{drop: {after: events, events: 50}}", true, 1, 7, "initial forwarded"},
-		{"reset", "{reset: true}", true, 0, 0, "initial reset"},
+		{"respond", "{respond: {status: 503}}", false, 0, 0, "initial injected_503", 1, 0},
+		{"drop headers", "{drop: {after: headers}}", true, 0, 0, "initial dropped_stream", 1, 0},
+		{"drop events", "{drop: {after: events, events: 3}}", true, 1, 3, "initial dropped_stream", 1, 0},
+		{"drop tool_call", "{drop: {after: tool_call}}", true, 1, 6, "initial dropped_stream", 1, 0},
+		{"drop headers linger", "{drop: {after: headers, linger: 2s}}", true, 0, 0, "initial dropped_stream", 1, 2 * time.Second},
+		{"drop events linger", "{drop: {after: events, events: 3, linger: 3s}}", true, 1, 3, "initial dropped_stream", 1, 3 * time.Second},
+		{"drop tool_call linger", "{drop: {after: tool_call, linger: 4s}}", true, 1, 6, "initial dropped_stream", 1, 4 * time.Second},
+		{"events beyond the stream", "{drop: {after: events, events: 50, linger: 5s}}", true, 1, 7, "initial forwarded", 0, 0},
+		{"reset", "{reset: true}", true, 0, 0, "initial reset", 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,6 +175,8 @@ func TestRelayFaults(t *testing.T) {
 			if err := s.Arm(tok, nil, []Fault{mustFault(t, tt.fault)}); err != nil {
 				t.Fatal(err)
 			}
+			lingered := make(chan time.Duration, 1)
+			s.lingerWait = func(_ context.Context, d time.Duration) bool { lingered <- d; return true }
 			oc := openai.NewClient(openaiOpts(url, "sk")...)
 			var err error
 			events := 0
@@ -188,6 +196,13 @@ func TestRelayFaults(t *testing.T) {
 			diff(t, "events", tt.wantEvents, events)
 			checkStubs(t, mt, map[string]int{"POST " + provider + "/v1/chat/completions": tt.wantCalls})
 			diff(t, "log", "/v1/chat/completions "+tt.wantLog+"\n", log.String())
+			diff(t, "fired", tt.wantFired, s.FaultReports(tok)[0].Fired)
+			var linger time.Duration
+			select {
+			case linger = <-lingered: // waited before the cut, which the client has seen
+			default:
+			}
+			diff(t, "linger", tt.wantLinger, linger)
 		})
 	}
 }

@@ -35,9 +35,16 @@ type Script struct {
 // Step is one step of a Script: exactly one of Call (with optional
 // Arguments) or Say.
 type Step struct {
-	// Call is the name of the tool to call; it matches an offered tool whose
-	// name is Call or ends in Call after a separator (ledger-commit_write).
-	Call string `json:"call,omitempty" yaml:"call,omitempty" jsonschema_description:"tool to call; matches an offered tool by name or name suffix"`
+	// Call is the name of the tool to call. It matches the offered tool
+	// named Call exactly (or "namespace.name" for a tool of a Responses
+	// namespace tool, whose own name also matches exactly); failing that, a
+	// tool whose name ends in Call after a non-empty prefix ending in "-",
+	// ".", "/", ":" or "__", or in a single "_" when Call itself contains
+	// "_" (ledger-commit_write, mcp__ledger__commit_write,
+	// ledger_commit_write; not commit_write_keyed, and write does not match
+	// commit_write). Two tools matching equally is an error answered 400; a
+	// call that matches no tool is left out of the answer and recorded.
+	Call string `json:"call,omitempty" yaml:"call,omitempty" jsonschema_description:"tool to call. Matches the offered tool of exactly this name (also a Responses namespace tool's inner tool, or namespace.name); failing that, one whose name ends in it after a prefix ending in -, ., /, : or __ (ledger-commit_write, ledger.commit_write, mcp__ledger__commit_write), or in a single _ when the call itself contains _ (ledger_commit_write, mcp_ledger_commit_write; write does not match commit_write). Never a longer name (commit_write does not match commit_write_keyed). When two offered tools match equally the request is answered 400 naming both (name one exactly to choose); a call no offered tool matches is left out of the answer and recorded as unmatched"`
 	// Arguments are the call's arguments, sent as a JSON object.
 	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty" jsonschema_description:"arguments of the call; string values may use {{entry}} and {{token}}"`
 	// Say is the final text of the answer once no tool call is left.

@@ -105,7 +105,7 @@ func TestMatchTool(t *testing.T) {
 		{"other", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := matchTool(tools, tt.call)
+		got, ok, _ := matchTool(tools, tt.call)
 		diff(t, tt.call, tt.want+" "+boolStr(tt.ok), got.name+" "+boolStr(ok))
 	}
 }

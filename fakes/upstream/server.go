@@ -65,6 +65,8 @@ type Server struct {
 	tapes     sync.Pool // of *[]int32, validation tapes
 	// delayHook, when set (by tests), is called as a delay starts waiting.
 	delayHook func()
+	// lingerWait, when set (by tests), replaces waitCtx for a drop's linger.
+	lingerWait func(ctx context.Context, d time.Duration) bool
 
 	mu       sync.Mutex // guards the fields below and writes to cfg.Log
 	script   *Script    // the default script; replaced, never modified
@@ -200,8 +202,21 @@ type Request struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Model is the model the request named.
 	Model string `json:"model,omitempty"`
-	// ToolCalls are the names of the tool calls answered (scripted mode).
+	// ToolCalls are the names of the tool calls answered (scripted mode),
+	// each as its offered name (see Offered).
 	ToolCalls []string `json:"tool_calls,omitempty"`
+	// Offered are the names of the tools the request offered, in its order:
+	// a tool's name, or "namespace.name" for a tool inside a Responses
+	// namespace tool (ledger.commit_write). Nil when it offered none.
+	Offered []string `json:"offered,omitempty"`
+	// Unmatched are the script's calls for this answer that matched no
+	// offered tool (scripted mode), in script order; the answer left them out
+	// (and says the script's final text when no call is left).
+	Unmatched []string `json:"unmatched,omitempty"`
+	// Error is the message of an error the fake answered on its own
+	// account: with outcome bad_request (an unreadable body, or a script
+	// call that more than one offered tool matches) or relay_failed.
+	Error string `json:"error,omitempty"`
 }
 
 // New returns a Server for cfg. It fails on an invalid script or relay URL.
@@ -380,8 +395,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.token = runOf(r, body)
 	x.kind = KindInitial
 	if err != nil {
-		x.finish(OutcomeBadRequest, http.StatusBadRequest)
-		writeJSON(w, http.StatusBadRequest, de.d.errorBody(http.StatusBadRequest, err.Error()))
+		x.writeError(OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	tp, _ := s.tapes.Get().(*[]int32)
@@ -396,8 +410,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.tapes.Put(tp)
 	}
 	if err != nil {
-		x.finish(OutcomeBadRequest, http.StatusBadRequest)
-		writeJSON(w, http.StatusBadRequest, de.d.errorBody(http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err)))
+		x.writeError(OutcomeBadRequest, http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err), nil)
 		return
 	}
 	if x.req.followUp {
@@ -429,10 +442,13 @@ func (s *Server) serveModelRequest(x *exchange) {
 	x.round = st.roundOf(x.token, &x.req)
 	f := flag
 	if f == nil {
-		f = pickFault(st.faults, x.kind, x.de.name, x.req.stream)
-	}
-	if f == nil {
-		f = pickFault(s.global, x.kind, x.de.name, x.req.stream)
+		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.stream)
+		if x.armed == nil {
+			x.armed = pickFault(s.global, x.kind, x.de.name, x.req.stream)
+		}
+		if x.armed != nil {
+			f = &x.armed.Fault
+		}
 	}
 	s.mu.Unlock()
 
@@ -460,16 +476,15 @@ func (s *Server) serveModelRequest(x *exchange) {
 }
 
 // pickFault counts the occurrence for every matching fault in order and
-// returns the first that fires. s.mu must be held.
-func pickFault(faults []*armedFault, kind, endpoint string, stream bool) *Fault {
+// returns the first whose Times pick it. s.mu must be held.
+func pickFault(faults []*armedFault, kind, endpoint string, stream bool) *armedFault {
 	for _, af := range faults {
 		if !af.matches(kind, endpoint, stream) {
 			continue
 		}
 		af.seen++
 		if af.Times.Fires(af.seen) {
-			f := af.Fault
-			return &f
+			return af
 		}
 	}
 	return nil
@@ -491,10 +506,15 @@ type exchange struct {
 	answeredRound int
 	script        *Script
 	fault         *Fault
-	cut           *Drop
-	delayed       bool
-	recorded      bool
-	rec           Request
+	// armed is the armed fault picked for this request (nil for none or a
+	// flag file's); acted says its action took effect, so finish counts it
+	// as fired.
+	armed    *armedFault
+	acted    bool
+	cut      *Drop
+	delayed  bool
+	recorded bool
+	rec      Request
 }
 
 // normalOutcome is the outcome of an answer sent as the script or provider gave it.
@@ -525,7 +545,16 @@ func (x *exchange) finish(outcome string, status int) {
 	rec.Stream = x.req.stream
 	rec.Status = status
 	rec.Model = x.req.model
+	if len(x.req.tools) > 0 {
+		rec.Offered = offeredNames(x.req.tools)
+	}
+	if outcome == OutcomeDroppedStream && x.cut != nil {
+		x.acted = true // every cut records this outcome first
+	}
 	s.mu.Lock()
+	if x.acted && x.armed != nil {
+		x.armed.fired++
+	}
 	st := s.run(x.token)
 	key := outcomeKey(rec.Kind, outcome)
 	st.counts.add(rec.Kind, key)
@@ -573,8 +602,13 @@ func (x *exchange) finish(outcome string, status int) {
 	}
 }
 
-// writeError records and sends an error answer in the dialect's shape.
+// writeError records and sends an error answer in the dialect's shape; the
+// record keeps the message of an error the fake answers on its own account
+// (bad_request, relay_failed).
 func (x *exchange) writeError(outcome string, status int, message string, headers map[string]string) {
+	if outcome == OutcomeBadRequest || outcome == OutcomeRelayFailed {
+		x.rec.Error = message
+	}
 	h := x.w.Header()
 	for k, v := range headers {
 		h.Set(k, v)
@@ -601,7 +635,11 @@ func (x *exchange) closeConn(rst bool) {
 
 // answerScripted answers from the run's script.
 func (s *Server) answerScripted(x *exchange) {
-	a := s.scriptedAnswer(x)
+	a, err := s.scriptedAnswer(x)
+	if err != nil {
+		x.writeError(OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
+		return
+	}
 	x.rec.ToolCalls = a.callNames()
 	bp := s.getBuf()
 	defer s.putBuf(bp)
@@ -645,7 +683,7 @@ func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 	rc := http.NewResponseController(x.w)
 	if cut == 0 {
 		_ = rc.Flush()
-		x.closeConn(false)
+		x.cutStream()
 		return
 	}
 	bp := x.s.getBuf()
@@ -660,7 +698,7 @@ func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 			break
 		}
 		if i+1 == cut {
-			x.closeConn(false)
+			x.cutStream()
 			break
 		}
 	}

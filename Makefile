@@ -1,13 +1,25 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint
+.PHONY: build test bench bench-relay fuzz lint clients
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
 test:
 	$(GO) test -race ./...
+
+# clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
+# codex.yaml, openai-agents.yaml and ai-sdk.yaml run, pinned by
+# targets/clients/package-lock.json (the linux-x64 native binaries of Claude
+# Code and Codex come as npm optional dependencies). Their tests in
+# targets/realclients_test.go skip while they are not installed.
+clients:
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix targets/clients --no-audit --no-fund; \
+	else \
+	  echo "make clients: npm not found; skipping (targets/realclients_test.go will skip the real clients)"; \
+	fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

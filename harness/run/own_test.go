@@ -122,7 +122,7 @@ timeout: 20s
 			for _, f := range h.Faults {
 				fired = append(fired, f.Fired)
 			}
-			want := map[string][]int{"agent follow-up fails": {1, 1}, "agent fault that cannot fire": {0}}[h.Scenario]
+			want := map[string][]int{"agent follow-up fails": {wantFollowUps, 1}, "agent fault that cannot fire": {0}}[h.Scenario]
 			if !slices.Equal(fired, want) {
 				t.Errorf("faults fired %v, want %v: %+v", fired, want, h.Faults)
 			}

@@ -429,7 +429,7 @@ func collect(h *history.History, env *fakesEnv, token string, start, end time.Ti
 		h.Upstream = append(h.Upstream, history.UpstreamRequest{
 			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: u.Outcome, Stream: u.Stream,
 			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ToolCalls: len(u.ToolCalls),
-			// PENDING-UPSTREAM Offered: u.Offered, Unmatched: u.Unmatched,
+			Offered: u.Offered, Unmatched: u.Unmatched,
 		})
 	}
 	for _, e := range env.ledger.Events(token) {
@@ -444,9 +444,9 @@ func collect(h *history.History, env *fakesEnv, token string, start, end time.Ti
 			x.Paths = calledPaths(h.Upstream, x.Start, x.End)
 		}
 	}
-	// PENDING-UPSTREAM for i, f := range env.upstream.FaultReports(token) {
-	// PENDING-UPSTREAM 	h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
-	// PENDING-UPSTREAM }
+	for i, f := range env.upstream.FaultReports(token) {
+		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+	}
 	for i, f := range env.ledger.FaultReports(token) {
 		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
 	}

@@ -192,7 +192,10 @@ func Timeline(h *history.History) []string {
 		add(u.At.D(), "upstream", text)
 	}
 	for _, e := range h.MCP {
-		text := e.Kind + " " + e.Tool
+		text := e.Kind
+		if e.Tool != "" {
+			text += " " + e.Tool
+		}
 		switch {
 		case e.Kind == history.MCPWrite && e.Entry != "":
 			text += " " + e.Entry

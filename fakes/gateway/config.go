@@ -17,6 +17,7 @@ const (
 	DefaultServerLabel     = "ledger"
 	DefaultNumRetries      = 2
 	DefaultToolTimeout     = 10 * time.Second
+	DefaultSessionTimeout  = 30 * time.Second
 	DefaultUpstreamTimeout = 60 * time.Second
 	DefaultBackoffBase     = 2 * time.Millisecond
 	DefaultBackoffCap      = 50 * time.Millisecond
@@ -51,8 +52,13 @@ type Config struct {
 	// MasterKey, when not "", must be presented as `Authorization: Bearer
 	// KEY` (or `x-api-key: KEY`); other requests get 401. It is never logged.
 	MasterKey string
-	// ToolTimeout bounds one MCP tool call. 0 means DefaultToolTimeout.
+	// ToolTimeout bounds one MCP tools/call, and nothing else. 0 means
+	// DefaultToolTimeout.
 	ToolTimeout time.Duration
+	// SessionTimeout bounds opening the MCP session (initialize) and listing
+	// its tools, which do not count against ToolTimeout. 0 means
+	// DefaultSessionTimeout.
+	SessionTimeout time.Duration
 	// UpstreamTimeout bounds one model API call. 0 means
 	// DefaultUpstreamTimeout.
 	UpstreamTimeout time.Duration
@@ -120,6 +126,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.ToolTimeout <= 0 {
 		cfg.ToolTimeout = DefaultToolTimeout
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = DefaultSessionTimeout
 	}
 	if cfg.UpstreamTimeout <= 0 {
 		cfg.UpstreamTimeout = DefaultUpstreamTimeout

@@ -110,6 +110,18 @@ type modelTool struct {
 	Description string
 	// Parameters is the tool's input schema without idempotency_key.
 	Parameters map[string]any
+	// schema is Parameters as JSON, rendered once when the tool is listed;
+	// nil renders Parameters.
+	schema json.RawMessage
 	// Keyed is set when the tool takes an idempotency_key the gateway fills.
 	Keyed bool
+}
+
+// parameters is the input schema as it goes into a model API call. A listed
+// tool is shared by every request of its session and never modified.
+func (t *modelTool) parameters() any {
+	if t.schema != nil {
+		return t.schema
+	}
+	return t.Parameters
 }

@@ -37,7 +37,7 @@ func (c *chatConversation) body(model string, tools []modelTool, stream bool) ([
 	fns := make([]any, 0, len(tools))
 	for _, t := range tools {
 		fns = append(fns, map[string]any{"type": "function", "function": map[string]any{
-			"name": t.Name, "description": t.Description, "parameters": t.Parameters,
+			"name": t.Name, "description": t.Description, "parameters": t.parameters(),
 		}})
 	}
 	return upstreamBody(c.extra, model, "messages", c.messages, fns, c.funcTools, stream)

@@ -48,7 +48,7 @@ func (c *responsesConversation) path() string { return "/responses" }
 func (c *responsesConversation) body(model string, tools []modelTool, stream bool) ([]byte, error) {
 	fns := make([]any, 0, len(tools))
 	for _, t := range tools {
-		fns = append(fns, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters})
+		fns = append(fns, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.parameters()})
 	}
 	return upstreamBody(c.extra, model, "input", c.input, fns, c.funcTools, stream)
 }

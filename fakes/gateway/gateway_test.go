@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
@@ -382,9 +383,11 @@ func TestMCPUnreachable(t *testing.T) {
 }
 
 // BenchmarkChatRequest measures one non-streamed chat request through the
-// gateway and the fakes (list tools, initial call, commit_write, follow-up),
-// next to the reference: the same two model calls sent straight to the
-// upstream fake, with no gateway and no MCP.
+// gateway and the fakes (initial model call, commit_write, follow-up) side by
+// side with the reference: the round trips the gateway must make, made
+// straight by a client — the same two model calls to the upstream fake and
+// one tools/call on an open MCP session to the ledger. Each iteration runs
+// both, so the ratio compares them under the same load; ns/op is their sum.
 func BenchmarkChatRequest(b *testing.B) {
 	r := newBenchRig(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
@@ -401,27 +404,47 @@ func BenchmarkChatRequest(b *testing.B) {
 			b.Fatalf("POST %s: %d", url, resp.StatusCode)
 		}
 	}
-	b.Run("reference-upstream-direct", func(b *testing.B) {
-		initial := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `}],"tools":[{"type":"function","function":{"name":"ledger-commit_write","parameters":{"type":"object"}}}]}`
-		follow := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"ledger-commit_write","arguments":"{\"entry\":\"alpha\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"recorded alpha"}],"tools":[{"type":"function","function":{"name":"ledger-commit_write","parameters":{"type":"object"}}}]}`
-		for b.Loop() {
-			post(r.upstreamURL+"/chat/completions", initial)
-			post(r.upstreamURL+"/chat/completions", follow)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench-reference", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: r.mcpURL, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	tools := `[{"type":"function","function":{"name":"ledger-commit_write","description":"Append one entry to the ledger as one line.","parameters":{"type":"object","properties":{"entry":{"type":"string","description":"the line to append to the ledger"}},"required":["entry"],"additionalProperties":false}}}]`
+	initial := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `}],"tools":` + tools + `}`
+	follow := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"ledger-commit_write","arguments":"{\"entry\":\"alpha\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"recorded alpha"}],"tools":` + tools + `}`
+	reference := func() {
+		post(r.upstreamURL+"/chat/completions", initial)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit_write", Arguments: map[string]any{"entry": "alpha"}})
+		if err != nil || res.IsError {
+			b.Fatalf("reference tools/call: %v %+v", err, res)
 		}
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/request")
-	})
-	b.Run("gateway", func(b *testing.B) {
-		body := seedBody(pathChat, seedAsk, false, false)
-		for b.Loop() {
-			post(r.url+pathChat, body)
-		}
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/request")
-	})
+		post(r.upstreamURL+"/chat/completions", follow)
+	}
+	body := seedBody(pathChat, seedAsk, false, false)
+	gateway := func() { post(r.url+pathChat, body) }
+	reference() // warm both paths: connections, MCP session
+	gateway()
+	var ref, gw time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		reference()
+		t1 := time.Now()
+		gateway()
+		gw += time.Since(t1)
+		ref += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(ref.Microseconds())/n, "µs/reference")
+	b.ReportMetric(float64(gw.Microseconds())/n, "µs/gateway")
+	b.ReportMetric(float64(gw)/float64(ref), "gateway/reference")
 }
 
 type benchRig struct {
 	url         string
 	upstreamURL string
+	mcpURL      string
 }
 
 func newBenchRig(b *testing.B) *benchRig {
@@ -451,7 +474,7 @@ func newBenchRig(b *testing.B) *benchRig {
 		ls.Close()
 		l.Close()
 	})
-	return &benchRig{url: gs.URL, upstreamURL: us.URL + "/v1"}
+	return &benchRig{url: gs.URL, upstreamURL: us.URL + "/v1", mcpURL: ls.URL + "/mcp"}
 }
 
 // TestChatStreamBounded: a streamed chat answer longer than maxUpstreamBody

@@ -36,9 +36,41 @@ type mcpPool struct {
 	wg     sync.WaitGroup // session watchers
 }
 
+// mcpSession is one client session and its cached tool list. The list is
+// fetched on first use and dropped when the server says it changed
+// (notifications/tools/list_changed); a replaced session starts empty.
 type mcpSession struct {
 	cs   *mcp.ClientSession
 	dead chan struct{}
+
+	toolsMu  sync.Mutex
+	tools    []modelTool // nil: not listed yet, or the list changed
+	toolsGen uint64      // bumped by every list_changed
+}
+
+// cachedTools returns the cached tool list, or nil and the generation a new
+// list must be stored under.
+func (s *mcpSession) cachedTools() ([]modelTool, uint64) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	return s.tools, s.toolsGen
+}
+
+// storeTools caches tools unless the list changed since gen was read.
+func (s *mcpSession) storeTools(tools []modelTool, gen uint64) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	if s.toolsGen == gen {
+		s.tools = tools
+	}
+}
+
+// toolsChanged drops the cached list: the server's tools changed.
+func (s *mcpSession) toolsChanged() {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	s.tools = nil
+	s.toolsGen++
 }
 
 func (s *mcpSession) alive() bool {
@@ -80,6 +112,18 @@ func (p *mcpPool) fresh(ctx context.Context) (*mcpSession, error) {
 	return p.connectLocked(ctx)
 }
 
+// discard stops handing out s, which the server no longer knows; the next
+// session call connects anew.
+func (p *mcpPool) discard(s *mcpSession) {
+	p.mu.Lock()
+	if p.cur == s {
+		p.cur = nil
+	}
+	delete(p.all, s)
+	p.mu.Unlock()
+	_ = s.cs.Close()
+}
+
 // release closes a session obtained from fresh.
 func (p *mcpPool) release(s *mcpSession) {
 	p.mu.Lock()
@@ -89,7 +133,10 @@ func (p *mcpPool) release(s *mcpSession) {
 }
 
 func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-gateway", Version: "1"}, nil)
+	s := &mcpSession{dead: make(chan struct{})}
+	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-gateway", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.toolsChanged() },
+	})
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             p.url,
 		HTTPClient:           p.client,
@@ -100,7 +147,7 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to MCP server %s: %w", redactedURL(p.url), err)
 	}
-	s := &mcpSession{cs: cs, dead: make(chan struct{})}
+	s.cs = cs
 	if p.all == nil {
 		p.all = map[*mcpSession]bool{}
 	}
@@ -137,16 +184,32 @@ func (p *mcpPool) close() error {
 	return errors.Join(errs...)
 }
 
-// listTools lists the MCP server's tools as functions for the model, named
-// "<label>-<tool>", in name order.
+// listTools returns the MCP server's tools as functions for the model, named
+// "<label>-<tool>", in name order: the list cached on the shared session, or
+// a fresh tools/list when there is none. Opening the session and listing are
+// bounded by SessionTimeout, not by the tool timeout, which bounds only
+// tools/call.
 func (g *Gateway) listTools(ctx context.Context) ([]modelTool, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.SessionTimeout)
 	defer cancel()
 	s, err := g.pool.session(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []modelTool
+	tools, gen := s.cachedTools()
+	if tools != nil {
+		return tools, nil
+	}
+	if tools, err = g.fetchTools(ctx, s); err != nil {
+		return nil, err
+	}
+	s.storeTools(tools, gen)
+	return tools, nil
+}
+
+// fetchTools lists the tools of s with tools/list, following cursors.
+func (g *Gateway) fetchTools(ctx context.Context, s *mcpSession) ([]modelTool, error) {
+	out := []modelTool{}
 	params := &mcp.ListToolsParams{}
 	for {
 		res, err := s.cs.ListTools(ctx, params)
@@ -185,6 +248,7 @@ func (g *Gateway) modelTool(t *mcp.Tool) modelTool {
 		}
 	}
 	mt.Parameters = schema
+	mt.schema, _ = json.Marshal(schema) // a map decoded from JSON marshals
 	return mt
 }
 

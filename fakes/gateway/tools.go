@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +79,7 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 	}
 	params := &mcp.CallToolParams{Name: tool.Tool, Arguments: args}
 
-	connectCtx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+	connectCtx, cancel := context.WithTimeout(ctx, g.cfg.SessionTimeout)
 	s, err := g.pool.session(connectCtx)
 	cancel()
 	if err != nil {
@@ -96,6 +98,14 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 		at.unkeyed++
 	}
 	res, err := g.callTool(ctx, s, params)
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		// The server answered 404 for the session (it restarted or ended
+		// the session): it refused the call without running it, so the call
+		// goes once on a new session, whose tool list is fetched anew.
+		log.Info("mcp session gone; sending the call on a new session", "err", err)
+		g.pool.discard(s)
+		res, err = g.onNewSession(ctx, params)
+	}
 	if err != nil && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnDisconnect) {
 		log.Warn("mcp call connection lost; reconnecting and sending it again", "err", err)
 		g.breaker.strike()
@@ -192,12 +202,32 @@ func detachLimit(toolTimeout time.Duration) time.Duration {
 // resend reconnects to the MCP server and sends the call again: the
 // MCPResendOnDisconnect bug.
 func (g *Gateway) resend(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	connectCtx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+	connectCtx, cancel := context.WithTimeout(ctx, g.cfg.SessionTimeout)
 	s, err := g.pool.fresh(connectCtx)
 	cancel()
 	if err != nil {
 		return nil, err
 	}
 	defer g.pool.release(s)
+	return g.callTool(ctx, s, params)
+}
+
+// onNewSession sends a call the server refused for an unknown session on the
+// pool's new shared session, after listing its tools, since a new server may
+// offer others.
+func (g *Gateway) onNewSession(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	tools, err := g.listTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(tools, func(t modelTool) bool { return t.Tool == params.Name }) {
+		return nil, fmt.Errorf("MCP server '%s' no longer offers tool %s after its session ended", g.cfg.ServerLabel, params.Name)
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, g.cfg.SessionTimeout)
+	s, err := g.pool.session(setupCtx)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
 	return g.callTool(ctx, s, params)
 }

@@ -133,6 +133,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.stateless {
 		session = r.Header.Get(sessionIDHeader)
 	}
+	if session != "" && !s.knownSession(session) {
+		// The SDK answers 404 without running anything: the client's
+		// session ended (or the ledger restarted). Its tool calls were
+		// refused, not received; they count as session messages.
+		for _, m := range msgs {
+			if req, ok := m.(*jsonrpc.Request); ok {
+				s.message(owner, req.Method+" (unknown session)")
+			}
+		}
+		s.sdk.ServeHTTP(w, r)
+		return
+	}
 	var p *post
 	for _, m := range msgs {
 		req, ok := m.(*jsonrpc.Request)
@@ -164,6 +176,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveCalls(w, r, p)
+}
+
+// knownSession reports whether the SDK holds a session with id.
+func (s *Server) knownSession(id string) bool {
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			return true
+		}
+	}
+	return false
 }
 
 // serveCalls hands a POST carrying tool calls to the SDK, watching for the

@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+)
+
+// methodLog is an http.Handler in front of an MCP server that records the
+// JSON-RPC method of each POST and can hold chosen methods back for a while
+// before passing them on (a slow session setup).
+type methodLog struct {
+	next  http.Handler
+	delay map[string]time.Duration
+
+	mu      sync.Mutex
+	methods []string
+}
+
+func (m *methodLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		m.mu.Lock()
+		m.methods = append(m.methods, msg.Method)
+		m.mu.Unlock()
+		if d := m.delay[msg.Method]; d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	m.next.ServeHTTP(w, r)
+}
+
+// count returns how many POSTs carried method.
+func (m *methodLog) count(method string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, got := range m.methods {
+		if got == method {
+			n++
+		}
+	}
+	return n
+}
+
+// sessionRig is a gateway in front of a swappable ledger (as a restarted
+// server at the same address) and the toolResultModel stub.
+type sessionRig struct {
+	gw     *Gateway
+	model  *toolResultModel
+	log    *methodLog
+	ledger atomic.Pointer[ledger.Server]
+}
+
+func newSessionRig(t *testing.T, delay map[string]time.Duration, toolTimeout time.Duration) *sessionRig {
+	t.Helper()
+	r := &sessionRig{model: &toolResultModel{}}
+	r.swapLedger(t)
+	r.log = &methodLog{next: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { r.ledger.Load().ServeHTTP(w, req) }), delay: delay}
+	ls := httptest.NewServer(r.log)
+	us := httptest.NewServer(r.model)
+	g, err := New(Config{Upstream: us.URL + "/v1", MCP: ls.URL + "/mcp", ToolTimeout: toolTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.gw = g
+	t.Cleanup(func() {
+		g.Close()
+		ls.Close()
+		us.Close()
+	})
+	return r
+}
+
+// swapLedger puts a new ledger behind the MCP address; it knows none of
+// the old one's sessions.
+func (r *sessionRig) swapLedger(t *testing.T) *ledger.Server {
+	t.Helper()
+	l, err := ledger.New(ledger.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	r.ledger.Store(l)
+	return l
+}
+
+// chat sends the seed's chat request and returns what the model was told
+// about its tool call.
+func (r *sessionRig) chat(t *testing.T) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	r.gw.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(seedBody(pathChat, seedAsk, false, false))))
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	r.model.mu.Lock()
+	defer r.model.mu.Unlock()
+	return r.model.results[len(r.model.results)-1]
+}
+
+// TestToolListCachedPerSession: the tool list is fetched once per MCP
+// session, not once per app request; a list_changed notification drops it.
+func TestToolListCachedPerSession(t *testing.T) {
+	r := newSessionRig(t, nil, 0)
+	for range 3 {
+		if got := r.chat(t); got != "recorded alpha" {
+			t.Fatalf("the model was told %q", got)
+		}
+	}
+	if n := r.log.count("tools/list"); n != 1 {
+		t.Errorf("tools/list sent %d times for 3 requests on one session, want 1", n)
+	}
+	// What the SDK calls on notifications/tools/list_changed.
+	r.gw.pool.cur.toolsChanged()
+	r.chat(t)
+	if n := r.log.count("tools/list"); n != 2 {
+		t.Errorf("tools/list sent %d times after list_changed, want 2", n)
+	}
+}
+
+// TestRestartedServerGetsTheCallOnce: a server that no longer knows the
+// gateway's session (it restarted at the same address) refuses the call
+// with 404 before running it; the gateway lists the new server's tools on
+// a new session and sends the call there, once.
+func TestRestartedServerGetsTheCallOnce(t *testing.T) {
+	r := newSessionRig(t, nil, 0)
+	r.chat(t)
+	l2 := r.swapLedger(t)
+	if got := r.chat(t); got != "recorded alpha" {
+		t.Errorf("the model was told %q, want the call's result", got)
+	}
+	got := l2.Total()
+	if diff := cmp.Diff(map[string]int{ledger.ToolCommitWrite: 1}, got.Calls); diff != "" || got.Writes != 1 {
+		t.Errorf("new ledger: writes %d, calls (-want +got):\n%s", got.Writes, diff)
+	}
+	if n := r.log.count("tools/list"); n != 2 {
+		t.Errorf("tools/list sent %d times, want 2 (one per session)", n)
+	}
+}
+
+// TestToolTimeoutBoundsOnlyTheCall: opening the MCP session and listing its
+// tools take longer than the tool timeout; they are bounded by their own
+// timeout, so the call is still made, and times out on its own (the tool
+// is slower still) and is cancelled.
+func TestToolTimeoutBoundsOnlyTheCall(t *testing.T) {
+	const toolTimeout = 50 * time.Millisecond
+	setup := 4 * toolTimeout
+	r := newSessionRig(t, map[string]time.Duration{"initialize": setup, "tools/list": setup}, toolTimeout)
+	slow := fault.Duration(time.Minute)
+	l := r.ledger.Load()
+	if err := l.Arm("", []ledger.Fault{{Tool: ledger.ToolCommitWrite, Delay: &slow}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.chat(t), "timed out after 50ms and was cancelled"; !strings.Contains(got, want) {
+		t.Errorf("the model was told %q, want it to contain %q", got, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := l.WaitFor(ctx, "", func(c ledger.Counts) bool { return c.Cancellations == 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Calls[ledger.ToolCommitWrite] != 1 {
+		t.Errorf("calls %v, want one commit_write", c.Calls)
+	}
+}

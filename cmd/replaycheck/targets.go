@@ -30,7 +30,7 @@ func resolveTargets(args []string, opts run.TargetFileOptions) ([]run.Target, er
 
 // plannedRuns counts the (scenario, target) pairs that run and says on w how
 // many are skipped: a scenario with client expectations runs on client
-// targets only.
+// targets only, and a client target runs only those.
 func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []run.Target) (int, error) {
 	n, skipped := 0, 0
 	for _, s := range picked {
@@ -43,10 +43,10 @@ func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []run.Target)
 		}
 	}
 	if n == 0 {
-		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target"))
+		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)"))
 	}
 	if skipped > 0 {
-		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: scenarios with expect.client run on client targets only\n", skipped); err != nil {
+		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: scenarios with expect.client run on client targets only, and client targets run only those\n", skipped); err != nil {
 			return 0, err
 		}
 	}

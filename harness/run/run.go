@@ -135,9 +135,12 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 }
 
 // Applies reports whether scenario s runs on target t: a scenario that
-// expects something of a client (expect.client) runs on client targets only.
+// expects something of a client (expect.client) runs on client targets
+// only, and a client target runs only those (the others describe app
+// requests, gateway knobs and guardrails that a client writes itself or
+// does not have).
 func Applies(s *scenario.Scenario, t Target) bool {
-	return s.Expect.Client == nil || IsClient(t)
+	return (s.Expect.Client != nil) == IsClient(t)
 }
 
 // IsClient reports whether t is a client target, whose scenario runs are runs

@@ -3,8 +3,10 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -101,5 +103,47 @@ func TestOneLine(t *testing.T) {
 		if got := oneLine(tt.in); got != tt.want {
 			t.Errorf("oneLine(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestWriteThatCannotBePersisted: on a full disk (/dev/full) the write
+// fails the tool call visibly, with an isError result saying nothing was
+// recorded, and counts as a write failure, not a write.
+func TestWriteThatCannotBePersisted(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	for _, tool := range []string{ToolCommitWrite, ToolCommitWriteKeyed} {
+		t.Run(tool, func(t *testing.T) {
+			s, url := newLedger(t, Config{Path: "/dev/full"})
+			cs := connect(t, url, "")
+			args := map[string]any{"entry": "alpha"}
+			if tool == ToolCommitWriteKeyed {
+				args["idempotency_key"] = "k1"
+			}
+			res, err := callTool(t, cs, tool, args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.IsError || !strings.Contains(text(res), "ledger write failed, nothing was recorded") || !strings.Contains(text(res), "no space left on device") {
+				t.Errorf("result isError=%v %q, want an isError result naming the failure", res.IsError, text(res))
+			}
+			got := s.Total()
+			if got.Writes != 0 || got.WriteFailures != 1 {
+				t.Errorf("writes %d, write failures %d; want 0 and 1", got.Writes, got.WriteFailures)
+			}
+			var details []string
+			for _, e := range s.Events("") {
+				if e.Kind == EventFault || e.Kind == EventResult {
+					details = append(details, e.Kind+":"+e.Detail)
+				}
+			}
+			if want := []string{"fault:write_failed", "result:write_failed"}; !slices.Equal(details, want) {
+				t.Errorf("events %q, want %q", details, want)
+			}
+			if len(s.Entries()) != 0 {
+				t.Errorf("entries %q, want none", s.Entries())
+			}
+		})
 	}
 }

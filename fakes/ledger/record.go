@@ -17,6 +17,10 @@ type Counts struct {
 	// Cancellations counts calls the client cancelled, or whose stream it
 	// closed, before the answer; a cancel notice for an answered call is not one.
 	Cancellations int `json:"cancellations"`
+	// WriteFailures counts writes that could not be persisted (a full disk,
+	// a failing file): each call was answered with an isError result saying
+	// nothing was recorded, and none counts in Writes.
+	WriteFailures int `json:"write_failures"`
 	// Messages counts the other MCP messages: initialize, tools/list,
 	// notifications, and GETs and DELETEs of a session.
 	Messages int `json:"messages"`
@@ -48,6 +52,11 @@ const (
 	EventCancelled = "cancelled" // the client gave up before the answer; Detail says how
 	EventSession   = "session"   // another MCP message at the run's own address; Detail is its method
 )
+
+// FaultWriteFailed is the Detail of the EventFault, and of the EventResult,
+// of a call whose write could not be persisted. Unlike the armed faults it
+// is the ledger's own failure, counted in Counts.WriteFailures.
+const FaultWriteFailed = "write_failed"
 
 // Event is one thing the ledger saw. Events are JSON-serialisable; the harness
 // builds its history from them.

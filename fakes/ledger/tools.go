@@ -111,7 +111,7 @@ func (s *Server) commitWrite(ctx context.Context, req *mcp.CallToolRequest, in c
 	}
 	out, err := s.write(c, in.Entry, "")
 	if err != nil {
-		return nil, nil, err
+		return errorResult(err), nil, nil
 	}
 	s.hold(ctx, c)
 	return textResult("recorded " + in.Entry), out, nil
@@ -155,7 +155,7 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 		s.mu.Lock()
 		delete(s.dedup, in.IdempotencyKey) // nothing was written: a later call may try again
 		s.mu.Unlock()
-		return nil, nil, err
+		return errorResult(err), nil, nil
 	}
 	s.hold(ctx, c)
 	return textResult("recorded " + in.Entry), out, nil
@@ -169,6 +169,13 @@ func (s *Server) readLedger(ctx context.Context, req *mcp.CallToolRequest, _ rea
 	entries := s.journal.snapshot()
 	s.hold(ctx, c)
 	return textResult(strings.Join(entries, "\n")), readLedgerOutput{Entries: entries}, nil
+}
+
+// errorResult is the isError result of a call that failed in the ledger.
+func errorResult(err error) *mcp.CallToolResult {
+	res := textResult(err.Error())
+	res.IsError = true
+	return res
 }
 
 func textResult(text string) *mcp.CallToolResult {
@@ -194,8 +201,14 @@ func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 	line := oneLine(entry)
 	n, err := s.journal.append(line)
 	if err != nil {
+		s.mu.Lock()
+		s.runLocked(c.token).counts.WriteFailures++
+		s.total.counts.WriteFailures++
+		c.outcome = FaultWriteFailed
+		s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key, Detail: FaultWriteFailed})
+		s.mu.Unlock()
 		s.log.Error("ledger write failed", "tool", c.tool, "token", c.token, "err", err)
-		return commitOutput{}, fmt.Errorf("ledger write: %w", err)
+		return commitOutput{}, fmt.Errorf("ledger write failed, nothing was recorded: %w", err)
 	}
 	s.mu.Lock()
 	s.runLocked(c.token).counts.Writes++

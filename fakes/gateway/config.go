@@ -18,6 +18,7 @@ const (
 	DefaultNumRetries      = 2
 	DefaultToolTimeout     = 10 * time.Second
 	DefaultSessionTimeout  = 30 * time.Second
+	DefaultBodyTimeout     = 30 * time.Second
 	DefaultUpstreamTimeout = 60 * time.Second
 	DefaultBackoffBase     = 2 * time.Millisecond
 	DefaultBackoffCap      = 50 * time.Millisecond
@@ -59,6 +60,10 @@ type Config struct {
 	// its tools, which do not count against ToolTimeout. 0 means
 	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// BodyTimeout bounds reading an app request's body, so a client that
+	// sends it slowly cannot hold a connection; a body not read in time gets
+	// 408. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// UpstreamTimeout bounds one model API call. 0 means
 	// DefaultUpstreamTimeout.
 	UpstreamTimeout time.Duration
@@ -129,6 +134,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	if cfg.UpstreamTimeout <= 0 {
 		cfg.UpstreamTimeout = DefaultUpstreamTimeout

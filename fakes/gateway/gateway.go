@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,11 +134,16 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, "the gateway is shutting down", "server_error", code(http.StatusServiceUnavailable))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAppBody))
+	body, err := g.readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", maxAppBody), "invalid_request_error", code(http.StatusRequestEntityTooLarge))
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			writeJSONError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body was not received within %s", g.cfg.BodyTimeout), "invalid_request_error", code(http.StatusRequestTimeout))
 			return
 		}
 		writeJSONError(w, http.StatusBadRequest, "reading the request body: "+err.Error(), "invalid_request_error", code(http.StatusBadRequest))
@@ -187,6 +193,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
+}
+
+// readBody reads the app request's body, at most maxAppBody bytes within
+// BodyTimeout: a read deadline on the connection while the body is read,
+// lifted afterwards so it does not end a kept-alive connection. Where the
+// server cannot set deadlines (a recorder, HTTP/2 without support), the
+// size bound still holds.
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(g.cfg.BodyTimeout)); err == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxAppBody))
 }
 
 // authorized checks the master key, if one is set, in constant time.

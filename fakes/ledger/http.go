@@ -11,9 +11,11 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -104,11 +106,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.sdk.ServeHTTP(w, r)
 		return
 	}
-	body, err := readBody(r.Body, s.maxBody)
+	body, err := s.readPost(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			http.Error(w, fmt.Sprintf("ledger %s: request body exceeds %d bytes", r.URL.Path, s.maxBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			http.Error(w, fmt.Sprintf("ledger %s: the request body was not received within %s", r.URL.Path, s.bodyTimeout), http.StatusRequestTimeout)
 			return
 		}
 		http.Error(w, fmt.Sprintf("ledger %s: reading request body: %v", r.URL.Path, err), http.StatusBadRequest)
@@ -596,6 +603,18 @@ func (pw *postWriter) swallowed() bool {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	return pw.drop && pw.started
+}
+
+// readPost reads a POST body within the body timeout: a read deadline on the
+// connection while it is read, lifted afterwards so it does not end a
+// kept-alive connection or a stream. Where deadlines are not supported the
+// size bound still holds.
+func (s *Server) readPost(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)); err == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	return readBody(r.Body, s.maxBody)
 }
 
 // readBody reads at most limit bytes of body; more is an *http.MaxBytesError.

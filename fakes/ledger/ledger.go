@@ -52,6 +52,10 @@ import (
 // DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 1 << 20
 
+// DefaultBodyTimeout bounds reading a request body when Config.BodyTimeout
+// is 0.
+const DefaultBodyTimeout = 30 * time.Second
+
 // Config configures a ledger Server.
 type Config struct {
 	// Path is the ledger file, one line per write, appended to (created if
@@ -67,6 +71,10 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyTimeout bounds reading a POST body, so a client that sends it
+	// slowly cannot hold a connection; a body not read in time gets 408. 0
+	// means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// Now is the clock for event times; nil means time.Now.
 	Now func() time.Time
 }
@@ -83,10 +91,11 @@ type Annotations struct {
 // Server is the ledger MCP server. Its methods are safe for concurrent use.
 // Callers mount ServeHTTP at /mcp and call Close when done.
 type Server struct {
-	log       *slog.Logger
-	now       func() time.Time
-	maxBody   int64
-	stateless bool
+	log         *slog.Logger
+	now         func() time.Time
+	maxBody     int64
+	bodyTimeout time.Duration
+	stateless   bool
 
 	mcp     *mcp.Server
 	sdk     http.Handler // the SDK's Streamable HTTP handler
@@ -124,6 +133,10 @@ func New(cfg Config) (*Server, error) {
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBodyBytes
 	}
+	bodyTimeout := cfg.BodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = DefaultBodyTimeout
+	}
 	for tool := range cfg.Annotations {
 		if !isTool(tool) {
 			return nil, fmt.Errorf("ledger annotations: unknown tool %q; want one of %v", tool, toolNames())
@@ -137,6 +150,7 @@ func New(cfg Config) (*Server, error) {
 		log:         log,
 		now:         now,
 		maxBody:     maxBody,
+		bodyTimeout: bodyTimeout,
 		stateless:   cfg.Stateless,
 		journal:     j,
 		closing:     make(chan struct{}),

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -314,12 +313,7 @@ func printGatewayBanner(w io.Writer, addr string, cfg gateway.Config) error {
 	return err
 }
 
-// redactURL hides the password of a URL's userinfo, so a banner never shows
-// a credential given in --upstream or --mcp.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	return u.Redacted()
-}
+// redactURL hides the password of a URL's userinfo and its query values
+// (where a key such as ?key=… travels), so a banner never shows a credential
+// given in --upstream or --mcp.
+func redactURL(raw string) string { return gateway.RedactURL(raw) }

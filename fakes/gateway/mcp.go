@@ -145,7 +145,7 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to MCP server %s: %w", redactedURL(p.url), err)
+		return nil, fmt.Errorf("connecting to MCP server %s: %w", RedactURL(p.url), err)
 	}
 	s.cs = cs
 	if p.all == nil {
@@ -307,11 +307,23 @@ func resultText(res *mcp.CallToolResult) string {
 	return string(b)
 }
 
-// redactedURL is raw with the password of its userinfo hidden, for messages.
-func redactedURL(raw string) string {
+// RedactURL returns raw fit to show: the password of its userinfo and the
+// value of every query parameter (where API keys travel, as in ?key=…) are
+// replaced by "xxxxx". A URL that does not parse is replaced whole.
+func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return raw
+		return "(unparsable URL, not shown)"
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vs := range q {
+			for i := range vs {
+				vs[i] = "xxxxx"
+			}
+			q[k] = vs
+		}
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }

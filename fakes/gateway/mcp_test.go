@@ -85,3 +85,28 @@ func TestMCPErrorHidesPassword(t *testing.T) {
 		t.Errorf("message %q shows the password", msg)
 	}
 }
+
+// TestRedactURL: what the banner and error messages show of a URL keeps no
+// password and no query value.
+func TestRedactURL(t *testing.T) {
+	tests := []struct {
+		name, raw, want string
+	}{
+		{"plain", "http://127.0.0.1:8765/v1", "http://127.0.0.1:8765/v1"},
+		{"password", "http://u:s3cret@127.0.0.1:8765/v1", "http://u:xxxxx@127.0.0.1:8765/v1"},
+		{"query key", "https://example.test/v1beta?key=s3cret&alt=sse", "https://example.test/v1beta?alt=xxxxx&key=xxxxx"},
+		{"both", "http://u:pw-s3cret@h/v1?api-key=s3cret", "http://u:xxxxx@h/v1?api-key=xxxxx"},
+		{"unparsable", "http://h/v1?key=s3cret%zz\x7f", "(unparsable URL, not shown)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := RedactURL(tt.raw)
+			if got != tt.want {
+				t.Errorf("RedactURL(%q) = %q, want %q", tt.raw, got, tt.want)
+			}
+			if strings.Contains(got, "s3cret") {
+				t.Errorf("RedactURL(%q) = %q shows the secret", tt.raw, got)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -110,4 +111,27 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatalf("getrusage: %v", err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPeek measures the wrapper's own pass over a tools/call body next
+// to the SDK's decoder (the pass the SDK makes again in any case): what the
+// lean peek costs per POST.
+func BenchmarkPeek(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"commit_write","arguments":{"entry":"alpha rc00000000e1"},"_meta":{"progressToken":7}}}`)
+	b.Run("peek", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := peek(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk-decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -629,35 +629,83 @@ func readBody(body io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// peek decodes a POST body into JSON-RPC messages with the SDK's decoder: one
-// message, or a batch (a JSON array) of them.
+// peek decodes what the wrapper needs of a POST body — each message's
+// method, id and params, left raw — in one encoding/json pass: one message,
+// or a batch (a JSON array) of them. The SDK decodes the body again on its
+// own (go-sdk v1.8.0's handler reads the request body itself and takes no
+// decoded messages), so this pass is kept lean: it builds no SDK message
+// and leaves validating the messages to the SDK. Messages without a method
+// (responses) come out as a *jsonrpc.Response carrying only the id.
 func peek(body []byte) (msgs []jsonrpc.Message, batch bool, err error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return nil, false, errors.New("empty body")
 	}
-	if body[0] != '[' {
-		m, err := jsonrpc.DecodeMessage(body)
-		if err != nil {
-			return nil, false, err
-		}
-		return []jsonrpc.Message{m}, false, nil
-	}
 	var raws []json.RawMessage
-	if err := json.Unmarshal(body, &raws); err != nil {
-		return nil, true, fmt.Errorf("batch: %w", err)
+	if body[0] == '[' {
+		batch = true
+		if err := json.Unmarshal(body, &raws); err != nil {
+			return nil, true, fmt.Errorf("batch: %w", err)
+		}
+		if len(raws) == 0 {
+			return nil, true, errors.New("empty batch")
+		}
+	} else {
+		raws = []json.RawMessage{body}
 	}
-	if len(raws) == 0 {
-		return nil, true, errors.New("empty batch")
-	}
+	wire := make([]peekMessage, len(raws))
 	for i, raw := range raws {
-		m, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
+		err := json.Unmarshal(raw, &wire[i])
+		if err == nil && wire[i].JSONRPC != "2.0" {
+			err = fmt.Errorf("invalid message version tag %q; expected \"2.0\"", wire[i].JSONRPC)
+		}
+		if err != nil && batch {
 			return nil, true, fmt.Errorf("batch message %d: %w", i+1, err)
 		}
-		msgs = append(msgs, m)
+		if err != nil {
+			return nil, false, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
 	}
-	return msgs, true, nil
+	msgs = make([]jsonrpc.Message, 0, len(wire))
+	for i, m := range wire {
+		id, err := m.id()
+		if err != nil {
+			if batch {
+				return nil, true, fmt.Errorf("batch message %d: %w", i+1, err)
+			}
+			return nil, false, err
+		}
+		if m.Method == "" {
+			msgs = append(msgs, &jsonrpc.Response{ID: id})
+			continue
+		}
+		msgs = append(msgs, &jsonrpc.Request{ID: id, Method: m.Method, Params: m.Params})
+	}
+	return msgs, batch, nil
+}
+
+// peekMessage is the part of a JSON-RPC message peek reads.
+type peekMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	Method  string          `json:"method"`
+	ID      json.RawMessage `json:"id"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// id converts the raw id as the SDK does: a number, a string, or none.
+func (m peekMessage) id() (jsonrpc.ID, error) {
+	if len(m.ID) == 0 || string(m.ID) == "null" {
+		return jsonrpc.ID{}, nil
+	}
+	var v any
+	if err := json.Unmarshal(m.ID, &v); err != nil {
+		return jsonrpc.ID{}, fmt.Errorf("request id: %w", err)
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		return jsonrpc.ID{}, fmt.Errorf("request id %s: %w", m.ID, err)
+	}
+	return id, nil
 }
 
 func isJSON(contentType string) bool {

@@ -238,11 +238,7 @@ func TestProxyStartFaults(t *testing.T) {
 			}
 			src := "kind: proxy\nname: t\nurl: " + url + "\n" + tt.file + "\n"
 			tg, _ := writeTarget(t, src, nil)
-			ss, errs := scenario.Parse("c.yaml", []byte("name: c\nexpect: {client: {exit: zero}}\n"))
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			_, err := Run(ctxFor(t), ss, Options{Targets: []Target{tg}})
+			_, err := Run(ctxFor(t), loadSeed(t, "no-fault-chat"), Options{Targets: []Target{tg}})
 			if err == nil {
 				t.Fatal("Run: no error")
 			}

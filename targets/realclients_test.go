@@ -1,0 +1,227 @@
+package targets_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// realClient is a shipped target file that runs a real agent CLI or SDK
+// program from targets/clients (installed by `make clients`), and what each
+// client scenario must show on it.
+type realClient struct {
+	file     string   // target file in targets/
+	needs    []string // files under targets/ the run needs (installed by npm ci)
+	version  []string // a command, run in targets/clients, that proves the client starts
+	node     bool     // runs on node (PATH)
+	offered  string   // how the client offers the ledger's commit_write
+	endpoint string   // the model API path it calls
+	// followUps is the follow-up model calls in the scenarios with faults:
+	// the client's own retry policy, with the retry hint the scenarios set.
+	followUpsOnce, followUpsAlways int
+}
+
+var realClients = []realClient{
+	{
+		file:  "claude-code.yaml",
+		needs: []string{"clients/node_modules/.bin/claude"}, version: []string{"node_modules/.bin/claude", "--version"},
+		offered: "mcp__ledger__commit_write", endpoint: "/v1/messages",
+		// CLAUDE_CODE_MAX_RETRIES=2 in the target file; Retry-After is not
+		// honoured on a 500.
+		followUpsOnce: 2, followUpsAlways: 3,
+	},
+	{
+		file:  "codex.yaml",
+		needs: []string{"clients/node_modules/.bin/codex"}, version: []string{"node_modules/.bin/codex", "--version"}, node: true,
+		offered: "mcp__ledger.commit_write", endpoint: "/v1/responses",
+		// request_max_retries 4 inside stream_max_retries 1: 5 × 2 attempts.
+		followUpsOnce: 2, followUpsAlways: 10,
+	},
+	{
+		file:  "openai-agents.yaml",
+		needs: []string{"clients/openai-agents.mjs", "clients/node_modules/@openai/agents/package.json"}, node: true,
+		offered: "commit_write", endpoint: "/v1/responses",
+		followUpsOnce: 2, followUpsAlways: 3,
+	},
+	{
+		file:  "ai-sdk.yaml",
+		needs: []string{"clients/ai-sdk.mjs", "clients/node_modules/ai/package.json", "clients/node_modules/@ai-sdk/mcp/package.json"}, node: true,
+		offered: "commit_write", endpoint: "/v1/chat/completions",
+		followUpsOnce: 2, followUpsAlways: 3,
+	},
+}
+
+var (
+	unshareOnce sync.Once
+	unshareErr  error
+)
+
+// loopbackNamespace reports whether `unshare -rn` can make a network
+// namespace with only loopback here (an unprivileged user namespace).
+func loopbackNamespace() error {
+	unshareOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "unshare", "-rn", "sh", "-c", "ip link set lo up").CombinedOutput()
+		if err != nil {
+			unshareErr = fmt.Errorf("unshare -rn with ip link set lo up: %v: %s", err, bytes.TrimSpace(out))
+		}
+	})
+	return unshareErr
+}
+
+// installed says why c cannot run here, or "" when it can.
+func (c realClient) installed() string {
+	if c.node {
+		if _, err := exec.LookPath("node"); err != nil {
+			return "node is not on PATH"
+		}
+	}
+	for _, n := range c.needs {
+		if _, err := os.Stat(n); err != nil {
+			return fmt.Sprintf("%s is not installed (make clients, or npm ci --prefix targets/clients): %v", n, err)
+		}
+	}
+	if len(c.version) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, c.version[0], c.version[1:]...)
+		cmd.Dir = "clients"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Sprintf("%s does not start (was its native optional dependency installed?): %v: %s", c.version[0], err, bytes.TrimSpace(out))
+		}
+	}
+	return ""
+}
+
+// savedRun is the part of `replaycheck run --json` these tests read.
+type savedRun struct {
+	Results []struct {
+		History struct {
+			Scenario, Target string
+			Requests         []struct {
+				Client *struct {
+					Exit   int
+					Stdout string
+					Stderr string
+				}
+				Paths []string
+			}
+			Upstream []struct {
+				Offered []string
+			}
+			Unattributed json.RawMessage
+		}
+		Verdict  string
+		Verdicts []struct{ Check, Kind, Status, Message string }
+		Counts   struct {
+			Writes   int
+			Initial  int
+			FollowUp int `json:"follow_up"`
+			MCPCalls int `json:"mcp_calls"`
+		}
+	}
+}
+
+// TestRealClients runs scenarios/clients on each shipped target of a real
+// client (Claude Code, Codex CLI, an OpenAI Agents SDK agent, an AI SDK
+// agent), unmodified and with its own prompt, inside a network namespace
+// that has only loopback, so the fakes and the client talk over it and
+// nothing can leave. Every run is attributed by the addresses it was given:
+// one write per scenario, every rule passes, the error surfaces as the
+// client's non-zero exit, no traffic is left unattributed, and the model calls
+// show the client's own retry policy. A client that is not installed (make
+// clients) or a machine without unprivileged user namespaces skips.
+func TestRealClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real clients take about 40 s; not in -short")
+	}
+	if err := loopbackNamespace(); err != nil {
+		t.Skipf("no loopback-only network namespace: %v", err)
+	}
+	for _, c := range realClients {
+		t.Run(c.file, func(t *testing.T) {
+			if why := c.installed(); why != "" {
+				t.Skip(why)
+			}
+			t.Parallel()
+			name := c.file[:len(c.file)-len(filepath.Ext(c.file))]
+			js := filepath.Join(t.TempDir(), "run.json")
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`,
+				replaycheckBin, "run", "scenarios/clients", "--target", "targets/"+c.file, "--json", js, "--parallel", "3")
+			cmd.Dir = ".."
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				t.Fatalf("running replaycheck in unshare -rn: %v\n%s", err, out.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exit %d, want 0 (every scenario passes)\n%s", code, out.String())
+			}
+			b, err := os.ReadFile(js)
+			if err != nil {
+				t.Fatalf("no JSON report: %v\n%s", err, out.String())
+			}
+			var saved savedRun
+			if err := json.Unmarshal(b, &saved); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{
+				"client no fault":             fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[%s]", c.endpoint),
+				"client follow-up 500 once":   fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.followUpsOnce, c.endpoint),
+				"client follow-up 500 always": fmt.Sprintf("pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.followUpsAlways, c.endpoint),
+			}
+			got := map[string]string{}
+			for _, r := range saved.Results {
+				h := r.History
+				if h.Target != name {
+					t.Errorf("result on target %q, want %q", h.Target, name)
+				}
+				exit, paths := "none", []string(nil)
+				if len(h.Requests) == 1 && h.Requests[0].Client != nil {
+					exit, paths = fmt.Sprint(h.Requests[0].Client.Exit), h.Requests[0].Paths
+				}
+				got[h.Scenario] = fmt.Sprintf("%s exit=%s writes=%d mcp_calls=%d initial=%d follow_ups=%d paths=%v",
+					r.Verdict, exit, r.Counts.Writes, r.Counts.MCPCalls, r.Counts.Initial, r.Counts.FollowUp, paths)
+				for _, v := range r.Verdicts {
+					if v.Status != "pass" {
+						t.Errorf("%s: %s %s is %s: %s", h.Scenario, v.Kind, v.Check, v.Status, v.Message)
+					}
+				}
+				if len(h.Unattributed) > 0 && string(h.Unattributed) != "null" {
+					t.Errorf("%s: unattributed traffic: %s", h.Scenario, h.Unattributed)
+				}
+				offered := false
+				for _, u := range h.Upstream {
+					offered = offered || slices.Contains(u.Offered, c.offered)
+				}
+				if !offered {
+					t.Errorf("%s: no model request offered %q", h.Scenario, c.offered)
+				}
+				if h.Scenario == "client no fault" && len(h.Requests) == 1 && h.Requests[0].Client != nil {
+					if s := h.Requests[0].Client.Stdout; !bytes.Contains([]byte(s), []byte("done")) {
+						t.Errorf("%s: stdout lacks the model's answer done: %q", h.Scenario, s)
+					}
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("results (-want +got):\n%s\n%s", diff, out.String())
+			}
+		})
+	}
+}

@@ -27,8 +27,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // Binaries built once for the package by TestMain.
@@ -231,7 +231,7 @@ func TestShippedTargetsLoad(t *testing.T) {
 	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
 	names := map[string]string{}
 	for _, f := range files {
-		tg, err := run.LoadTargetFile(f, run.TargetFileOptions{Getenv: getenv})
+		tg, err := target.LoadTargetFile(f, target.TargetFileOptions{Getenv: getenv})
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -249,11 +249,11 @@ func TestShippedTargetsLoad(t *testing.T) {
 // scenario sets the fallbacks knob.
 func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
-	tg, err := run.LoadTargetFile("litellm.yaml", run.TargetFileOptions{Getenv: getenv})
+	tg, err := target.LoadTargetFile("litellm.yaml", target.TargetFileOptions{Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fakes := run.Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
+	fakes := target.Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
 	one := 1
 	tests := []struct {
 		name         string
@@ -267,7 +267,7 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := run.PlanStart(tg, fakes, tt.knobs)
+			plan, err := target.PlanStart(tg, fakes, tt.knobs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +332,7 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	if _, err := os.Stat("custom_guardrail.py"); err != nil {
 		t.Errorf("the guardrail module the config names is not next to it: %v", err)
 	}
-	_, err = run.LoadTargetFile("litellm.yaml", run.TargetFileOptions{Getenv: func(string) string { return "" }})
+	_, err = target.LoadTargetFile("litellm.yaml", target.TargetFileOptions{Getenv: func(string) string { return "" }})
 	if err == nil || !strings.Contains(err.Error(), "litellm.yaml:18:18:") || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
 		t.Errorf("without LITELLM_MASTER_KEY: %v", err)
 	}

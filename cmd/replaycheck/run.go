@@ -19,6 +19,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/report"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
@@ -180,7 +181,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if opts.Timeout <= 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
 	}
-	targets, err := resolveTargets(opts.Targets, run.TargetFileOptions{KeepRunDirs: opts.KeepRunDirs})
+	targets, err := resolveTargets(opts.Targets, target.TargetFileOptions{KeepRunDirs: opts.KeepRunDirs})
 	if err != nil {
 		return report.Suite{}, err
 	}

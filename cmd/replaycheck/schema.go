@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // schemaOptions are the arguments of `replaycheck schema`.
@@ -49,7 +49,7 @@ schema per file name; name target files *.target.yaml or map the folder.`,
 func runSchema(_ context.Context, opts *schemaOptions) error {
 	schema := scenario.Schema
 	if opts.Target {
-		schema = run.TargetSchema
+		schema = target.TargetSchema
 	}
 	b, err := schema()
 	if err != nil {

@@ -6,16 +6,17 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // resolveTargets turns --target values into targets: builtin:… names and
 // target files (kind proxy or client). Every error is the user's (exit 2):
 // an unknown name, a bad file (file:line:col), or two targets of one name.
-func resolveTargets(args []string, opts run.TargetFileOptions) ([]run.Target, error) {
-	var out []run.Target
+func resolveTargets(args []string, opts target.TargetFileOptions) ([]target.Target, error) {
+	var out []target.Target
 	seen := map[string]string{}
 	for _, a := range args {
-		t, err := run.ResolveTarget(a, opts)
+		t, err := target.ResolveTarget(a, opts)
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--target %s: %w", a, err))
 		}
@@ -31,7 +32,7 @@ func resolveTargets(args []string, opts run.TargetFileOptions) ([]run.Target, er
 // plannedRuns counts the (scenario, target) pairs that run and says on w how
 // many are skipped: a scenario with client expectations runs on client
 // targets only, and a client target runs only those.
-func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []run.Target) (int, error) {
+func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []target.Target) (int, error) {
 	n, skipped := 0, 0
 	for _, s := range picked {
 		for _, t := range targets {

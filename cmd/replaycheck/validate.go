@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // validateOptions are the arguments of `replaycheck validate`.
@@ -105,7 +105,7 @@ func pluralize(n int, w string) string {
 func validateTargets(opts *validateOptions) error {
 	bad := 0
 	for _, path := range opts.Targets {
-		t, err := run.LoadTargetFile(path, run.TargetFileOptions{})
+		t, err := target.LoadTargetFile(path, target.TargetFileOptions{})
 		if err != nil {
 			bad++
 			fmt.Fprintf(opts.ErrOut, "%s\n\n", err)

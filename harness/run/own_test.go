@@ -15,6 +15,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // agentScenarios run an agent with its own prompt: with no fault, and with
@@ -60,7 +61,7 @@ timeout: 20s
 %s`
 	direct, _ := writeTarget(t, fmt.Sprintf(agent, "agent", self(t), helperEnv, ""), nil)
 	via, _ := writeTarget(t, fmt.Sprintf(agent, "agent-via-gateway", self(t), helperEnv, "via: builtin:guarded"), nil)
-	hs, err := Run(ctxFor(t), ss, Options{Targets: []Target{direct, via}, Parallel: 8})
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{direct, via}, Parallel: 8})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -138,11 +139,11 @@ func TestKeepRunDirs(t *testing.T) {
 		t.Fatal(errs)
 	}
 	src := fmt.Sprintf("kind: client\ncommand: [%q]\nenv: {%s: agent, AGENT_MCP_URL: \"{{mcp_url}}\", AGENT_HOME: \"{{run_dir}}\"}\n", self(t), helperEnv)
-	tg, err := ParseTargetFile(t.TempDir()+"/agent.yaml", []byte(src), TargetFileOptions{Getenv: testEnv, KeepRunDirs: true})
+	tg, err := target.ParseTargetFile(t.TempDir()+"/agent.yaml", []byte(src), target.TargetFileOptions{Getenv: testEnv, KeepRunDirs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := Run(ctxFor(t), ss[:1], Options{Targets: []Target{tg}})
+	hs, err := Run(ctxFor(t), ss[:1], Options{Targets: []target.Target{tg}})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -160,7 +161,7 @@ func TestKeepRunDirs(t *testing.T) {
 // and arrive at the shared addresses are counted for the window they came
 // in, with samples, and for no other window.
 func TestUnattributed(t *testing.T) {
-	env, err := startFakes(nil, time.Now, FakeAddrs{})
+	env, err := startFakes(nil, time.Now, target.FakeAddrs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,25 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
-
-// hangTarget answers nothing until the request gives up.
-type hangTarget struct{ url string }
-
-func (h hangTarget) Name() string { return "test:hang" }
-
-func (h hangTarget) Start(context.Context, Fakes, *scenario.Gateway) (Instance, error) {
-	return &hangInstance{s: &sender{base: h.url, client: &http.Client{}, body: seedBody}}, nil
-}
-
-type hangInstance struct{ s *sender }
-
-func (i *hangInstance) Send(ctx context.Context, r Request) history.Exchange { return i.s.send(ctx, r) }
-func (i *hangInstance) Limits() history.Setup                                { return history.Setup{NumRetries: -1} }
-func (i *hangInstance) Close() error                                         { return nil }
 
 func TestHangingTargetFailsOnlyItsScenario(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +28,10 @@ func TestHangingTargetFailsOnlyItsScenario(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	hs, err := Run(ctx, ss, Options{Targets: []Target{hangTarget{srv.URL}}, Timeout: 50 * time.Millisecond, Parallel: 2})
+	// A proxy the harness does not start, which answers nothing until the
+	// request gives up.
+	hang, _ := writeTarget(t, fmt.Sprintf("kind: proxy\nname: test:hang\nurl: %s\nfakes: {upstream_addr: %q, mcp_addr: %q}\n", srv.URL, freeAddr(t), freeAddr(t)), nil)
+	hs, err := Run(ctx, ss, Options{Targets: []target.Target{hang}, Timeout: 50 * time.Millisecond, Parallel: 2})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -93,60 +82,6 @@ func TestSelect(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := names(Select(all, tt.sel)); got != tt.want {
 				t.Errorf("Select (-want +got):\n-%s\n+%s", tt.want, got)
-			}
-		})
-	}
-}
-
-func TestReadStream(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want history.Exchange
-	}{
-		{"chat done", "data: {\"id\":\"a\",\"choices\":[]}\n\ndata: {\"id\":\"a\"}\n\ndata: [DONE]\n\n",
-			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"a"}}},
-		{"chat error after chunks", "data: {\"id\":\"a\"}\n\ndata: {\"id\":\"b\"}\n\ndata: {\"error\": {\"message\": \"cut\"}}\n\n",
-			history.Exchange{DataChunks: 2, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"a", "b"}}},
-		{"responses completed", "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r1\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r1\"}}\n\n",
-			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"r1"}}},
-		{"messages error event", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\"}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\n",
-			history.Exchange{DataChunks: 1, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"m1"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got history.Exchange
-			readStream(strings.NewReader(tt.body), &got)
-			got.Body = ""
-			if got.DataChunks != tt.want.DataChunks || got.ErrorEvents != tt.want.ErrorEvents || got.Done != tt.want.Done ||
-				got.CleanEnd != tt.want.CleanEnd || strings.Join(got.ResponseIDs, ",") != strings.Join(tt.want.ResponseIDs, ",") {
-				t.Errorf("(-want +got):\n-%+v\n+%+v", tt.want, got)
-			}
-		})
-	}
-}
-
-func TestParseTarget(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    string
-		wantErr bool
-	}{
-		{"builtin:guarded", "builtin:guarded", false},
-		{"builtin:", "builtin:guarded", false},
-		{"builtin:naive", "builtin:naive", false},
-		{"builtin:stream-splice,fresh-key-per-attempt", "builtin:stream-splice,fresh-key-per-attempt", false},
-		{"builtin:no-such-bug", "", true},
-		{"proxy:http://x", "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseTarget(tt.in)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
-			}
-			if err == nil && got.Name() != tt.want {
-				t.Errorf("Name = %q, want %q", got.Name(), tt.want)
 			}
 		})
 	}

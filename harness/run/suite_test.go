@@ -11,6 +11,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 const suiteDir = "../../scenarios"
@@ -25,17 +26,17 @@ func loadSuite(t testing.TB) []*scenario.Scenario {
 }
 
 // runSuite runs ss on the named target and returns the results by scenario name.
-func runSuite(t testing.TB, ss []*scenario.Scenario, target string, parallel int) map[string]rules.Result {
+func runSuite(t testing.TB, ss []*scenario.Scenario, name string, parallel int) map[string]rules.Result {
 	t.Helper()
-	tg, err := ParseTarget(target)
+	tg, err := target.ParseTarget(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	hs, err := Run(ctx, ss, Options{Targets: []Target{tg}, Parallel: parallel, Seed: "test"})
+	hs, err := Run(ctx, ss, Options{Targets: []target.Target{tg}, Parallel: parallel, Seed: "test"})
 	if err != nil {
-		t.Fatalf("Run on %s: %v", target, err)
+		t.Fatalf("Run on %s: %v", name, err)
 	}
 	out := map[string]rules.Result{}
 	for _, h := range hs {
@@ -59,7 +60,7 @@ func describe(r rules.Result) string {
 func TestSuitePassesOnGuarded(t *testing.T) {
 	ss := loadSuite(t)
 	res := runSuite(t, ss, "builtin:guarded", 4)
-	builtin, _ := ParseTarget("builtin:guarded")
+	builtin, _ := target.ParseTarget("builtin:guarded")
 	want := 0
 	for _, s := range ss {
 		if Applies(s, builtin) { // client scenarios run on client targets only
@@ -185,7 +186,7 @@ func BenchmarkSuiteGuarded(b *testing.B) {
 			fast = append(fast, s)
 		}
 	}
-	tg, err := ParseTarget("builtin:guarded")
+	tg, err := target.ParseTarget("builtin:guarded")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func BenchmarkSuiteGuarded(b *testing.B) {
 			n := 0
 			start := time.Now()
 			for b.Loop() {
-				hs, err := Run(context.Background(), bc.suite, Options{Targets: []Target{tg}, Parallel: bc.parallel})
+				hs, err := Run(context.Background(), bc.suite, Options{Targets: []target.Target{tg}, Parallel: bc.parallel})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package run
+package target
 
 import (
 	"context"
@@ -9,7 +9,10 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/loopback"
 )
+
+var _ Reachable = (*builtinInstance)(nil)
 
 // builtin is the embedded gateway, in-process on a loopback listener of its
 // own, with a set of replay bugs switched on.
@@ -67,7 +70,7 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", b.name, err)
 	}
-	srv, url, err := listen(gw)
+	srv, url, err := loopback.Serve("", gw)
 	if err != nil {
 		gw.Close()
 		return nil, fmt.Errorf("starting %s: %w", b.name, err)
@@ -92,7 +95,8 @@ func (i *builtinInstance) Send(ctx context.Context, req Request) history.Exchang
 
 func (i *builtinInstance) Limits() history.Setup { return i.setup }
 
-func (i *builtinInstance) endpoint() (string, http.Header) { return i.sender.endpoint() }
+// BaseURL is the gateway's loopback URL; it needs no headers.
+func (i *builtinInstance) BaseURL() (string, http.Header) { return i.sender.endpoint() }
 
 func (i *builtinInstance) Close() error {
 	err := i.srv.Close()

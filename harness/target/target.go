@@ -1,4 +1,15 @@
-package run
+// Package target starts the systems under test and sends them app
+// requests. A Target is the built-in gateway (ParseTarget) or a target file
+// (LoadTargetFile): kind proxy, a gateway at a URL that the harness may
+// start in a process group of its own with a config rendered from the fakes'
+// URLs, and kind client, a command run once per scenario request with an
+// environment pointing at the fakes. ResolveTarget takes either.
+//
+// Package run schedules scenario runs on targets; what it needs of a target
+// beyond Target and Instance it finds through the optional interfaces
+// Client, Placer, RetryHinter, Noter and OutputTail, and a client target's
+// via finds a base URL through Reachable.
+package target
 
 import (
 	"context"
@@ -6,6 +17,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
@@ -45,13 +57,71 @@ type Instance interface {
 	Close() error
 }
 
-// endpointInstance is an Instance that apps reach at a base URL (a proxy or
-// the built-in gateway), so a client target can be put in front of it (via).
-type endpointInstance interface {
+// Client is a Target whose scenario runs are runs of a command, not HTTP
+// requests the harness writes. Implemented by client targets (kind client).
+// The runner runs on it only the scenarios made for clients (expect.client)
+// and gives each run fake addresses of its own in Request.Fakes, since a
+// client writes its own prompts and the run token cannot travel in them.
+type Client interface {
+	Target
+	// ClientTarget marks the target as a client; it does nothing.
+	ClientTarget()
+}
+
+// Placer is a Target that says where its fakes must listen and whether its
+// instances must run one at a time. Implemented by proxy targets (fixed
+// fakes, a fixed port, or a running process the harness does not own) and
+// by client targets, through their via proxy. The runner runs a target whose
+// Placement is exclusive after the others, on fakes of its own at addrs;
+// a Target that is not a Placer shares port-0 fakes with the others.
+type Placer interface {
+	// Placement returns the fixed fake addresses (empty parts are port 0)
+	// and whether instances must run one at a time.
+	Placement() (addrs FakeAddrs, exclusive bool)
+}
+
+// RetryHinter is a Target that wants Retry-After hints on the error answers
+// the upstream fake injects. Implemented by proxy and client targets
+// (retry_after_hint in the file). Unless the scenario sets its own
+// retry_after_hint, the runner adds retry-after-ms and Retry-After of this
+// duration to every injected error that has neither, and notes it in the
+// history, since it changes the behaviour under test.
+type RetryHinter interface {
+	// RetryAfterHint is the hint; zero or less asks for none.
+	RetryAfterHint() time.Duration
+}
+
+// Noter is an Instance with remarks for every history of a run on it.
+// Implemented by proxy instances (gateway knobs a proxy the harness does not
+// start cannot take) and client instances (gateway knobs a client does not
+// have). The runner appends them to History.Notes.
+type Noter interface {
+	// Notes returns the remarks; nil when there are none.
+	Notes() []string
+}
+
+// OutputTail is an Instance whose process output the harness captures.
+// Implemented by proxy instances (the output of a started proxy, secrets
+// masked; nothing when the harness started no process). The runner takes
+// OutputSeq before a scenario run and records OutputSince after it as
+// History.TargetOutput, the lines the target printed meanwhile.
+type OutputTail interface {
+	// OutputSeq returns a mark of how much output was written so far.
+	OutputSeq() uint64
+	// OutputSince returns the kept lines written after mark seq, oldest
+	// first.
+	OutputSince(seq uint64) []string
+}
+
+// Reachable is an Instance that apps reach at a base URL: the built-in
+// gateway and proxy instances. A client target's via uses it to put the
+// client in front of the proxy: the client's model API base URLs point at
+// BaseURL and its keys are the Authorization bearer of the header.
+type Reachable interface {
 	Instance
-	// endpoint returns the base URL (without /v1) and the headers an app
-	// sends with every request.
-	endpoint() (base string, header http.Header)
+	// BaseURL returns the base URL (without /v1) and the headers an app
+	// sends with every request. The header's values are secrets.
+	BaseURL() (base string, header http.Header)
 }
 
 // Request is one rendered app request.
@@ -78,6 +148,23 @@ func targetKinds() []targetKind {
 	return []targetKind{
 		{"builtin", parseBuiltin, "builtin:guarded (default), builtin:naive, or builtin:BUG[,BUG] — the embedded gateway with those replay bugs switched on"},
 	}
+}
+
+// IsClient reports whether t is a client target, whose scenario runs are runs
+// of a command rather than HTTP requests.
+func IsClient(t Target) bool {
+	_, ok := t.(Client)
+	return ok
+}
+
+// PlacementOf returns the fixed fake addresses of t and whether t's
+// instances must run one at a time (see Placer); a Target that is no Placer
+// shares port-0 fakes.
+func PlacementOf(t Target) (FakeAddrs, bool) {
+	if p, ok := t.(Placer); ok {
+		return p.Placement()
+	}
+	return FakeAddrs{}, false
 }
 
 // ParseTarget parses a target name such as "builtin:guarded".

@@ -1,4 +1,4 @@
-package run
+package target
 
 import (
 	"context"
@@ -24,8 +24,10 @@ const clientOutputBytes = 16 << 10
 // Dummy API keys a client gets unless its file sets them, so that an SDK
 // that requires a key starts, and a real key never goes anywhere.
 const (
-	dummyOpenAIKey    = "sk-replaycheck-dummy"
-	dummyAnthropicKey = "sk-ant-replaycheck-dummy"
+	// DummyOpenAIKey is a client's OPENAI_API_KEY.
+	DummyOpenAIKey = "sk-replaycheck-dummy"
+	// DummyAnthropicKey is a client's ANTHROPIC_API_KEY.
+	DummyAnthropicKey = "sk-ant-replaycheck-dummy"
 )
 
 // ClientFile is a target file of kind client: a command (an agent, an SDK
@@ -60,6 +62,14 @@ type ClientFile struct {
 	// at it, its MCP URL at the ledger.
 	Via string `yaml:"via,omitempty" json:"via,omitempty" jsonschema_description:"a proxy the client's model calls go through, for gateways that never run tools themselves: a proxy target file (relative to this file) or builtin:NAME; started per client run, wired to that run's fakes; OPENAI_BASE_URL, ANTHROPIC_BASE_URL and {{upstream_url}} then point at it and the API keys are its Authorization bearer"`
 }
+
+// The optional interfaces client targets implement.
+var (
+	_ Client      = (*client)(nil)
+	_ Placer      = (*client)(nil)
+	_ RetryHinter = (*client)(nil)
+	_ Noter       = (*clientInstance)(nil)
+)
 
 // client is a client target loaded from a file.
 type client struct {
@@ -143,10 +153,11 @@ func loadVia(f *targetSource, via string) (Target, error) {
 // Name returns the file's name for the target.
 func (t *client) Name() string { return t.name }
 
-// isClient marks client targets: their scenario runs are command runs.
-func (t *client) isClient() {}
+// ClientTarget marks client targets: their scenario runs are command runs.
+func (t *client) ClientTarget() {}
 
-func (t *client) retryAfterHint() time.Duration { return t.spec.RetryAfterHint.D() }
+// RetryAfterHint is the file's retry_after_hint.
+func (t *client) RetryAfterHint() time.Duration { return t.spec.RetryAfterHint.D() }
 
 // Start returns an instance that runs the command per request; nothing
 // runs until then.
@@ -171,12 +182,12 @@ func (t *client) Start(_ context.Context, f Fakes, knobs *scenario.Gateway) (Ins
 	return inst, nil
 }
 
-// placement runs the client one run at a time when its via proxy must.
-func (t *client) placement() (FakeAddrs, bool) {
+// Placement runs the client one run at a time when its via proxy must.
+func (t *client) Placement() (FakeAddrs, bool) {
 	if t.via == nil {
 		return FakeAddrs{}, false
 	}
-	_, excl := placementOf(t.via)
+	_, excl := PlacementOf(t.via)
 	return FakeAddrs{}, excl
 }
 
@@ -193,7 +204,8 @@ func (i *clientInstance) Limits() history.Setup { return i.setup }
 
 func (i *clientInstance) Close() error { return nil }
 
-func (i *clientInstance) runNotes() []string { return i.notes }
+// Notes says which of the scenario's gateway knobs the client did not take.
+func (i *clientInstance) Notes() []string { return i.notes }
 
 // Send runs the command once for req and records its outcome. Past the
 // deadline (ctx's or the file's timeout) the command's process group is
@@ -218,7 +230,7 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	} else {
 		defer os.RemoveAll(runDir)
 	}
-	keys := map[string]string{"OPENAI_API_KEY": dummyOpenAIKey, "ANTHROPIC_API_KEY": dummyAnthropicKey}
+	keys := map[string]string{"OPENAI_API_KEY": DummyOpenAIKey, "ANTHROPIC_API_KEY": DummyAnthropicKey}
 	if i.t.via != nil {
 		proxy, err := i.t.via.Start(ctx, fakes, i.knobs)
 		if err != nil {
@@ -227,13 +239,13 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 			return x
 		}
 		defer proxy.Close()
-		ep, ok := proxy.(endpointInstance)
+		ep, ok := proxy.(Reachable)
 		if !ok {
 			x.TransportError = fmt.Sprintf("client %s: %s has no base URL to put a client in front of", i.t.name, i.t.via.Name())
 			run.Error = x.TransportError
 			return x
 		}
-		base, header := ep.endpoint()
+		base, header := ep.BaseURL()
 		fakes.Upstream = strings.TrimRight(base, "/") + "/v1"
 		if key, ok := strings.CutPrefix(header.Get("Authorization"), "Bearer "); ok {
 			keys["OPENAI_API_KEY"], keys["ANTHROPIC_API_KEY"] = key, key

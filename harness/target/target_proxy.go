@@ -1,4 +1,4 @@
-package run
+package target
 
 import (
 	"context"
@@ -87,6 +87,15 @@ type FakeAddrs struct {
 	// MCP is the ledger's host:port, e.g. 127.0.0.1:8766.
 	MCP string `yaml:"mcp_addr,omitempty" json:"mcp_addr,omitempty" jsonschema_description:"the ledger MCP server's host:port, e.g. 127.0.0.1:8766"`
 }
+
+// The optional interfaces proxy targets implement.
+var (
+	_ Placer      = (*proxy)(nil)
+	_ RetryHinter = (*proxy)(nil)
+	_ Reachable   = (*proxyInstance)(nil)
+	_ Noter       = (*proxyInstance)(nil)
+	_ OutputTail  = (*proxyInstance)(nil)
+)
 
 // proxy is a proxy target loaded from a file.
 type proxy struct {
@@ -215,9 +224,10 @@ func checkBody(f *targetSource, x any, names []string, path ...any) error {
 // Name returns the file's name for the target.
 func (t *proxy) Name() string { return t.name }
 
-// placement says where the target's fakes listen and whether its instances
-// must run one at a time.
-func (t *proxy) placement() (FakeAddrs, bool) {
+// Placement says where the target's fakes listen and whether its instances
+// must run one at a time: with fixed fakes, a fixed port, or a proxy the
+// harness does not start.
+func (t *proxy) Placement() (FakeAddrs, bool) {
 	var addrs FakeAddrs
 	if t.spec.Fakes != nil {
 		addrs = *t.spec.Fakes
@@ -225,8 +235,8 @@ func (t *proxy) placement() (FakeAddrs, bool) {
 	return addrs, t.spec.Fakes != nil || t.fixedPort || t.spec.Start == nil
 }
 
-// retryAfterHint is the target's retry hint.
-func (t *proxy) retryAfterHint() time.Duration { return t.spec.RetryAfterHint.D() }
+// RetryAfterHint is the file's retry_after_hint.
+func (t *proxy) RetryAfterHint() time.Duration { return t.spec.RetryAfterHint.D() }
 
 // Start starts the proxy (when the file says how) wired to f, and waits
 // until it is ready.
@@ -473,7 +483,8 @@ func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange 
 
 func (i *proxyInstance) Limits() history.Setup { return i.setup }
 
-func (i *proxyInstance) endpoint() (string, http.Header) { return i.sender.endpoint() }
+// BaseURL is the proxy's rendered URL and the file's headers.
+func (i *proxyInstance) BaseURL() (string, http.Header) { return i.sender.endpoint() }
 
 // Close stops the proxy's process group and removes the rendered config.
 func (i *proxyInstance) Close() error {
@@ -494,22 +505,24 @@ func (i *proxyInstance) Close() error {
 	return errors.Join(errs...)
 }
 
-// outputSeq and outputSince give the proxy's output for a scenario run.
-func (i *proxyInstance) outputSeq() uint64 {
+// OutputSeq marks the proxy's output so far; 0 when no process was started.
+func (i *proxyInstance) OutputSeq() uint64 {
 	if i.out == nil {
 		return 0
 	}
 	return i.out.Seq()
 }
 
-func (i *proxyInstance) outputSince(seq uint64) []string {
+// OutputSince returns the proxy's kept output lines after mark seq.
+func (i *proxyInstance) OutputSince(seq uint64) []string {
 	if i.out == nil {
 		return nil
 	}
 	return i.out.Since(seq)
 }
 
-func (i *proxyInstance) runNotes() []string { return i.notes }
+// Notes says which of the scenario's gateway knobs were not applied.
+func (i *proxyInstance) Notes() []string { return i.notes }
 
 // pid is the proxy's process id (its group id), 0 when none was started.
 func (i *proxyInstance) pid() int {

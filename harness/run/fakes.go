@@ -1,0 +1,73 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+)
+
+// fakesEnv is a ledger and an upstream fake on loopback listeners.
+type fakesEnv struct {
+	ledger    *ledger.Server
+	upstream  *upstream.Server
+	ledgerSrv *http.Server
+	upSrv     *http.Server
+	urls      target.Fakes
+}
+
+// startFakes starts a ledger and an upstream fake, at addrs where set and on
+// 127.0.0.1 port 0 otherwise.
+func startFakes(annotations map[string]ledger.Annotations, now func() time.Time, addrs target.FakeAddrs) (*fakesEnv, error) {
+	l, err := ledger.New(ledger.Config{Annotations: annotations, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("starting the ledger: %w", err)
+	}
+	u, err := upstream.New(upstream.Config{Clock: now})
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("starting the upstream fake: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", l)
+	lsrv, lurl, err := loopback.Serve(addrs.MCP, mux)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("starting the ledger: %w", err)
+	}
+	usrv, uurl, err := loopback.Serve(addrs.Upstream, u)
+	if err != nil {
+		lsrv.Close()
+		l.Close()
+		return nil, fmt.Errorf("starting the upstream fake: %w", err)
+	}
+	return &fakesEnv{ledger: l, upstream: u, ledgerSrv: lsrv, upSrv: usrv, urls: target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}}, nil
+}
+
+// own serves the fakes at addresses of the run token's own: everything
+// arriving there belongs to the run. The returned func closes them.
+func (e *fakesEnv) own(token string) (target.Fakes, func(), error) {
+	usrv, uurl, err := loopback.Serve("", runtoken.Handler(token, e.upstream))
+	if err != nil {
+		return target.Fakes{}, nil, fmt.Errorf("starting the run's own model API address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", runtoken.Handler(token, e.ledger))
+	lsrv, lurl, err := loopback.Serve("", mux)
+	if err != nil {
+		usrv.Close()
+		return target.Fakes{}, nil, fmt.Errorf("starting the run's own MCP address: %w", err)
+	}
+	return target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}, func() { usrv.Close(); lsrv.Close() }, nil
+}
+
+// Close stops both fakes and their listeners.
+func (e *fakesEnv) Close() error {
+	return errors.Join(e.upSrv.Close(), e.ledgerSrv.Close(), e.ledger.Close())
+}

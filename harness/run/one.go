@@ -1,0 +1,311 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+)
+
+// settleGrace bounds the wait, after the last answer, for the ledger's calls
+// of a run to end (answered, cancelled or faulted).
+const settleGrace = time.Second
+
+// runOne runs s once on inst and records its history: it arms the fakes
+// under a run token of its own, sends the scenario's requests, and collects
+// what the fakes saw. A run that cannot be armed ends with h.Error set.
+func runOne(ctx context.Context, s *scenario.Scenario, t target.Target, env *fakesEnv, inst target.Instance, opts Options) *history.History {
+	start := opts.Now()
+	at := func(tm time.Time) fault.Duration { return fault.Duration(tm.Sub(start)) }
+	h := newHistory(s, t, inst, runtoken.Derive(opts.Seed, s.Name, t.Name()), start)
+	defer func() { h.Duration = at(opts.Now()) }()
+	a, err := arm(s, t, inst, env, h)
+	if err != nil {
+		h.Error = err.Error()
+		return h
+	}
+	// After collect: a client's own addresses stay open until its run's
+	// traffic has been counted.
+	defer a.release()
+	timeout := opts.Timeout
+	if s.Timeout > 0 {
+		timeout = s.Timeout.D()
+	}
+	send(ctx, a, inst, timeout, opts.Now, at, h)
+	collect(ctx, h, env, a, start, opts.Now, at)
+	return h
+}
+
+// newHistory starts the history of a run of s on inst with token: what the
+// scenario asks and how the target is set up.
+func newHistory(s *scenario.Scenario, t target.Target, inst target.Instance, token string, start time.Time) *history.History {
+	h := &history.History{
+		Scenario: s.Name, File: s.File, Tags: s.Tags, Target: t.Name(), Token: token, Entry: scenario.Entry(token),
+		Started: start.UTC().Format(time.RFC3339Nano), Expect: s.Expect, Setup: inst.Limits(),
+	}
+	for _, st := range s.Script().Steps {
+		if st.Call != "" {
+			h.Setup.ToolCalls++
+			h.Setup.Tools = append(h.Setup.Tools, st.Call)
+		}
+	}
+	h.Setup.UpstreamFaults = rawJSON(s.Faults.Upstream)
+	h.Setup.MCPFaults = rawJSON(s.Faults.MCP)
+	h.Setup.Annotations = rawJSON(s.Annotations)
+	return h
+}
+
+// armed is a scenario run whose fakes are armed: what to send, and where.
+type armed struct {
+	token    string
+	requests []scenario.Request
+	// own, for a client target, are the run's own fake addresses; nil
+	// otherwise.
+	own *target.Fakes
+	// release closes the run's own addresses; it is never nil.
+	release func()
+	// output returns what the target printed since it was armed; nil when
+	// the target's output is not captured (see target.OutputTail).
+	output func() []string
+}
+
+// arm renders s for h's token, adds the instance's notes and the target's
+// retry hint (see target.Noter, target.RetryHinter) to h, arms the upstream
+// fake with the model script and both fakes with the scenario's faults, and
+// gives a client target addresses of the run's own (see target.Client).
+func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakesEnv, h *history.History) (*armed, error) {
+	token := h.Token
+	r, err := s.Render(token)
+	if err != nil {
+		return nil, err
+	}
+	var script upstream.Script
+	if err := json.Unmarshal(r.Script, &script); err != nil {
+		return nil, fmt.Errorf("rendering the model script: %w", err)
+	}
+	if n, ok := inst.(target.Noter); ok {
+		h.Notes = append(h.Notes, n.Notes()...)
+	}
+	hint := s.RetryAfterHint.D()
+	if ht, ok := t.(target.RetryHinter); ok && hint <= 0 {
+		hint = ht.RetryAfterHint()
+	}
+	if hint > 0 && addRetryHint(r.Faults.Upstream, hint) {
+		h.Notes = append(h.Notes, fmt.Sprintf("retry_after_hint %s: injected error responses carry retry-after-ms and Retry-After (this changes the behaviour under test)", hint))
+		h.Setup.UpstreamFaults = rawJSON(r.Faults.Upstream)
+	}
+	a := &armed{token: token, requests: r.Requests, release: func() {}}
+	if out, ok := inst.(target.OutputTail); ok {
+		seq := out.OutputSeq()
+		a.output = func() []string { return out.OutputSince(seq) }
+	}
+	if err := env.upstream.Arm(token, &script, r.Faults.Upstream); err != nil {
+		return nil, fmt.Errorf("arming the upstream fake: %w", err)
+	}
+	if err := env.ledger.Arm(token, r.Faults.MCP); err != nil {
+		return nil, fmt.Errorf("arming the ledger: %w", err)
+	}
+	if target.IsClient(t) {
+		f, release, err := env.own(token)
+		if err != nil {
+			return nil, err
+		}
+		a.own, a.release = &f, release
+	}
+	return a, nil
+}
+
+// send sends a's requests in order through inst within timeout and records
+// each exchange in h. It stops at the first request whose answer did not end:
+// a client that could not run or was killed, a hang past the deadline, or an
+// interruption (ctx done); h.Error then says which.
+func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Duration, now func() time.Time, at func(time.Time) fault.Duration, h *history.History) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, req := range a.requests {
+		begin := now()
+		x := inst.Send(rctx, target.Request{Request: req, Token: a.token, Fakes: a.own})
+		x.Start, x.End = at(begin), at(now())
+		h.Requests = append(h.Requests, x)
+		if x.Client != nil && x.Client.Error != "" {
+			h.Error = x.Client.Error
+			return
+		}
+		if x.TimedOut || rctx.Err() != nil {
+			switch {
+			case x.Client != nil && x.Client.Killed:
+				h.Error = x.TransportError
+			case ctx.Err() != nil:
+				h.Error = "interrupted before the answer to POST " + x.Path + " ended"
+			default:
+				h.Error = fmt.Sprintf("the target gave no complete answer to POST %s within the scenario's %s deadline (a hang)", x.Path, timeout)
+			}
+			return
+		}
+	}
+}
+
+// collect waits for the run's tool calls to settle, then adds to h what the
+// fakes saw for the run's token, what became of its armed faults, what the
+// target printed meanwhile, and the traffic no run owned that arrived between
+// start and now.
+func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, start time.Time, now func() time.Time, at func(time.Time) fault.Duration) {
+	token := a.token
+	settle(ctx, env.ledger, token)
+	end := now()
+	if a.output != nil {
+		h.TargetOutput = a.output()
+	}
+	for _, u := range env.upstream.Requests(token) {
+		h.Upstream = append(h.Upstream, history.UpstreamRequest{
+			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: u.Outcome, Stream: u.Stream,
+			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ToolCalls: len(u.ToolCalls),
+			Offered: u.Offered, Unmatched: u.Unmatched,
+		})
+	}
+	for _, e := range env.ledger.Events(token) {
+		h.MCP = append(h.MCP, history.MCPEvent{
+			At: at(e.Time), Kind: e.Kind, Tool: e.Tool, RequestID: e.RequestID, Entry: e.Entry, Key: e.Key, Detail: e.Detail,
+		})
+	}
+	sort.SliceStable(h.Upstream, func(i, j int) bool { return h.Upstream[i].At < h.Upstream[j].At })
+	sort.SliceStable(h.MCP, func(i, j int) bool { return h.MCP[i].At < h.MCP[j].At })
+	for i := range h.Requests {
+		if x := &h.Requests[i]; x.Client != nil {
+			x.Paths = calledPaths(h.Upstream, x.Start, x.End)
+		}
+	}
+	for i, f := range env.upstream.FaultReports(token) {
+		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+	}
+	for i, f := range env.ledger.FaultReports(token) {
+		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+	}
+	h.Unattributed = unattributed(env, start, end)
+}
+
+// calledPaths returns the distinct model API paths of the upstream requests
+// between start and end, in order of first call.
+func calledPaths(ups []history.UpstreamRequest, start, end fault.Duration) []string {
+	var out []string
+	for _, u := range ups {
+		if u.At >= start && u.At <= end && !slices.Contains(out, u.Path) {
+			out = append(out, u.Path)
+		}
+	}
+	return out
+}
+
+// maxUnattributedSamples bounds the samples of unattributed traffic kept in
+// a history.
+const maxUnattributedSamples = 5
+
+// unattributed returns the model requests and tool calls that no run owned
+// (no run token, not at a run's own address) which the fakes saw between
+// start and end, or nil when there were none.
+func unattributed(env *fakesEnv, start, end time.Time) *history.Unattributed {
+	var u history.Unattributed
+	sample := func(s string) {
+		if len(u.Samples) < maxUnattributedSamples {
+			u.Samples = append(u.Samples, s)
+		}
+	}
+	in := func(t time.Time) bool { return !t.Before(start) && !t.After(end) }
+	for _, r := range env.upstream.Requests("") {
+		if in(r.Time) {
+			u.Upstream++
+			sample("POST " + r.Path + " " + r.Kind + " " + r.Outcome)
+		}
+	}
+	for _, e := range env.ledger.Events("") {
+		if e.Kind == ledger.EventCall && in(e.Time) {
+			u.MCP++
+			sample("tools/call " + e.Tool)
+		}
+	}
+	if u.Upstream == 0 && u.MCP == 0 {
+		return nil
+	}
+	return &u
+}
+
+// addRetryHint adds retry-after-ms (d in milliseconds) and Retry-After (d in
+// whole seconds, rounded up) to every fault that answers with an error and
+// sets neither; it reports whether any got them.
+func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
+	added := false
+	for i := range faults {
+		rs := faults[i].Respond
+		if rs == nil {
+			continue
+		}
+		has := false
+		for k := range rs.Headers {
+			has = has || strings.EqualFold(k, "retry-after-ms") || strings.EqualFold(k, "retry-after")
+		}
+		if has {
+			continue
+		}
+		headers := maps.Clone(rs.Headers)
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		headers["retry-after-ms"] = strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
+		// Whole seconds, as HTTP's delay-seconds requires (a strict client
+		// rejects "0.001"), rounded up so it never asks for less than d.
+		headers["Retry-After"] = strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+		cp := *rs
+		cp.Headers = headers
+		faults[i].Respond = &cp
+		added = true
+	}
+	return added
+}
+
+// settle waits, up to settleGrace, until every tools/call of the token has
+// ended: answered, cancelled, refused or dropped. A target that abandons a
+// call without cancelling it leaves it running; the wait then gives up.
+func settle(ctx context.Context, l *ledger.Server, token string) {
+	ctx, cancel := context.WithTimeout(ctx, settleGrace)
+	defer cancel()
+	_, _ = l.WaitFor(ctx, token, func(ledger.Counts) bool { return ended(l.Events(token)) })
+}
+
+// ended reports whether every call event has a terminal event.
+func ended(evs []ledger.Event) bool {
+	open := 0
+	for _, e := range evs {
+		switch {
+		case e.Kind == ledger.EventCall:
+			open++
+		case e.Kind == ledger.EventResult, e.Kind == ledger.EventCancelled,
+			e.Kind == ledger.EventFault && (e.Detail == "fail_before_execute" || e.Detail == "drop_after_execute"):
+			open--
+		}
+	}
+	return open <= 0
+}
+
+func rawJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" || string(b) == "[]" || string(b) == "{}" {
+		return nil
+	}
+	return b
+}

@@ -48,8 +48,10 @@
 //
 // Relay mode sends each model call exactly once: a request that fails on
 // the way to the provider is answered 502 (relay_failed), never re-sent.
-// Without Config.Client it uses a lean HTTP/1.1 client of its own (unless a
-// proxy is configured for the provider); with it, that client.
+// It goes through net/http (Config.Client, or a default client that honours
+// HTTP_PROXY/HTTPS_PROXY) with a body the transport cannot rewind, which is
+// what keeps net/http from re-sending a request on a dead kept-alive
+// connection, even one carrying Idempotency-Key.
 //
 // Adding a fault action is one file implementing the action interface plus
 // one row in actionTable (fault.go); adding a dialect is one file

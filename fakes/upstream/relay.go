@@ -1,8 +1,8 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +11,11 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/sse"
 )
 
-// maxRelayEvent bounds one relayed SSE event.
+// maxRelayEvent bounds one relayed SSE event and each of its lines.
 const maxRelayEvent = 4 << 20
 
 // relayHeaders are the request headers passed to the provider: the caller's
@@ -101,24 +103,16 @@ func (s *Server) relay(x *exchange) {
 	s.relayStream(x, resp.Body)
 }
 
-// send forwards the exchange's request to the provider, through the lean
-// client or the configured http.Client.
+// send forwards the exchange's request to the provider through s.client,
+// once: the body cannot be rewound, so the transport never re-sends it.
 func (s *Server) send(x *exchange) (*http.Response, error) {
-	pathQuery := x.r.URL.Path
-	if x.r.URL.RawQuery != "" {
-		pathQuery += "?" + x.r.URL.RawQuery
-	}
-	target := strings.TrimRight(s.cfg.Relay, "/") + pathQuery
 	// Errors name the URL without its query, which may carry a key (?key=).
 	shown := strings.TrimRight(s.cfg.Relay, "/") + x.r.URL.Path
-	if s.h1 != nil {
-		resp, err := s.h1.post(x.r.Context(), s.relayPath+pathQuery, x.r.Header, x.body)
-		if err != nil {
-			return nil, fmt.Errorf("relay to %s failed: %w", shown, err)
-		}
-		return resp, nil
+	target := shown
+	if x.r.URL.RawQuery != "" {
+		target += "?" + x.r.URL.RawQuery
 	}
-	req, err := http.NewRequestWithContext(x.r.Context(), http.MethodPost, target, bytes.NewReader(bytes.Clone(x.body)))
+	req, err := newRelayRequest(x.r.Context(), http.MethodPost, target, x.body)
 	if err != nil {
 		return nil, fmt.Errorf("relay: building request to %s: %w", shown, err)
 	}
@@ -128,6 +122,27 @@ func (s *Server) send(x *exchange) (*http.Response, error) {
 		return nil, fmt.Errorf("relay to %s failed: %w", shown, errors.Unwrap(err))
 	}
 	return resp, nil
+}
+
+// newRelayRequest builds a request to the provider whose body net/http
+// cannot replay. http.Transport re-sends a request on a new connection when
+// a kept-alive one dies under it and the request is "replayable": its body
+// can be rewound (GetBody set, as http.NewRequest does for a *bytes.Reader)
+// and it is idempotent — which a POST becomes by carrying Idempotency-Key,
+// a header relayed from the client. A model call must reach the provider at
+// most once per call the client made, so GetBody stays nil and a dead
+// connection is an error the client sees. body is not retained.
+func newRelayRequest(ctx context.Context, method, target string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if len(body) > 0 {
+		rd = bytes.NewReader(bytes.Clone(body))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.GetBody = nil // ContentLength stays set: NewRequest took it from the reader
+	return req, nil
 }
 
 // relayAncillary forwards a request that is not a model call (model lists,
@@ -143,11 +158,7 @@ func (s *Server) relayAncillary(w http.ResponseWriter, r *http.Request) {
 	if r.URL.RawQuery != "" {
 		target += "?" + r.URL.RawQuery
 	}
-	var rd io.Reader
-	if len(body) > 0 {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, target, rd)
+	req, err := newRelayRequest(r.Context(), r.Method, target, body)
 	if err != nil {
 		writeJSON(w, http.StatusBadGateway, openAIErrorBody(http.StatusBadGateway, fmt.Sprintf("relay: building request to %s: %v", shown, err)))
 		return
@@ -220,7 +231,7 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 	}
 	x.w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
-	br := bufio.NewReaderSize(body, 16<<10)
+	events := sse.NewReader(body, maxRelayEvent, maxRelayEvent)
 	var held []byte
 	written := 0
 	// emit writes the held event; a cut after it closes the connection.
@@ -245,27 +256,13 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 		return true
 	}
 	for {
-		raw, ev, err := readSSEEvent(br)
-		if len(raw) > 0 {
-			if cutTool && x.de.d.terminal(ev) {
-				x.finish(OutcomeDroppedStream, http.StatusOK)
-				if held != nil {
-					_, _ = x.w.Write(held) // the connection is cut next either way
-					_ = rc.Flush()
-				}
-				x.cutStream()
-				return
-			}
-			if held != nil && !emit(false) {
-				return
-			}
-			held = append(held[:0], raw...)
-		}
+		ev, err := events.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			// The provider broke its stream: pass the break on.
+			// The provider broke its stream (or sent an event over the
+			// bound): pass the break on.
 			x.finish(x.normalOutcome(), http.StatusOK)
 			if held != nil {
 				_, _ = x.w.Write(held) // the connection is cut next either way
@@ -274,63 +271,23 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 			x.closeConn(false)
 			return
 		}
+		if cutTool && x.de.d.terminal(sseEvent{name: ev.Name, data: ev.Data}) {
+			x.finish(OutcomeDroppedStream, http.StatusOK)
+			if held != nil {
+				_, _ = x.w.Write(held) // the connection is cut next either way
+				_ = rc.Flush()
+			}
+			x.cutStream()
+			return
+		}
+		if held != nil && !emit(false) {
+			return
+		}
+		held = append(held[:0], ev.Raw...)
 	}
 	if held == nil {
 		x.finish(x.normalOutcome(), http.StatusOK)
 		return
 	}
 	emit(true)
-}
-
-// readSSEEvent reads one event (through its blank line) and returns its raw
-// bytes and parsed name and data. At the end of the body it returns io.EOF,
-// possibly with a last unterminated event.
-func readSSEEvent(br *bufio.Reader) ([]byte, sseEvent, error) {
-	var raw []byte
-	var ev sseEvent
-	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			raw = append(raw, line...)
-			if len(raw) > maxRelayEvent {
-				return nil, ev, fmt.Errorf("relayed event over %d bytes", maxRelayEvent)
-			}
-			continue
-		}
-		start := len(raw)
-		raw = append(raw, line...)
-		if len(raw) > maxRelayEvent {
-			return nil, ev, fmt.Errorf("relayed event over %d bytes", maxRelayEvent)
-		}
-		full := bytes.TrimRight(raw[lineStart(raw, start):], "\r\n")
-		switch {
-		case len(full) == 0 && err == nil:
-			if len(bytes.TrimSpace(raw)) == 0 {
-				raw = raw[:0]
-				continue
-			}
-			return raw, ev, nil
-		case bytes.HasPrefix(full, []byte("event:")):
-			ev.name = string(bytes.TrimSpace(full[len("event:"):]))
-		case bytes.HasPrefix(full, []byte("data:")):
-			d := full[len("data:"):]
-			if len(d) > 0 && d[0] == ' ' {
-				d = d[1:]
-			}
-			if ev.data != nil {
-				ev.data = append(ev.data, '\n') // data lines join with newlines
-			}
-			ev.data = append(ev.data, d...)
-		}
-		if err != nil {
-			return raw, ev, err
-		}
-	}
-}
-
-// lineStart returns where the line containing raw[start] begins: start, or
-// earlier when the line was read in several pieces.
-func lineStart(raw []byte, start int) int {
-	i := bytes.LastIndexByte(raw[:start], '\n')
-	return i + 1
 }

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,9 +142,56 @@ func anthropicOpts(url, key string) []anthropicOption {
 	return []anthropicOption{anthropicBaseURL(url + "/"), anthropicKey(key), anthropicRetries(0)}
 }
 
+// relayBranch is one way the relay reaches its provider: through a
+// configured client over httpmock, or through the client users get (New
+// without Config.Client) to a real provider on loopback. Both providers
+// answer /v1/chat/completions as the scripted fake does and check the
+// caller's key ("Bearer sk").
+type relayBranch struct {
+	name string
+	// start returns the relay's config and the count of chat calls the
+	// provider got.
+	start func(t *testing.T) (Config, func() int)
+}
+
+var relayBranches = []relayBranch{
+	{"httpmock", func(t *testing.T) (Config, func() int) {
+		mt := httpmock.NewMockTransport()
+		stubProvider(t, mt, "/v1/chat/completions", "Authorization", "Bearer sk")
+		calls := func() int { return mt.GetCallCountInfo()["POST "+provider+"/v1/chat/completions"] }
+		return Config{Relay: provider, Client: &http.Client{Transport: mt}}, calls
+	}},
+	{"default client", func(t *testing.T) (Config, func() int) {
+		backend, calls := realProvider(t, "Bearer sk")
+		return Config{Relay: backend.URL}, func() int { return int(calls.Load()) }
+	}},
+}
+
+// realProvider is a provider on loopback that is itself a scripted fake (as
+// providerAnswer); it counts model calls and checks each carries
+// Authorization want.
+func realProvider(t *testing.T, want string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	inner, err := New(Config{Clock: fixedClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if got := r.Header.Get("Authorization"); got != want {
+			t.Errorf("provider got Authorization %q, want %q", got, want)
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls
+}
+
 // Faults apply before relaying: an injected status never reaches the
 // provider; a drop after the headers, as forwarder.py's drop_stream, does not
-// either; the other drops cut the relayed stream.
+// either; the other drops cut the relayed stream. Each case runs on both
+// relay branches.
 func TestRelayFaults(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -166,44 +213,45 @@ func TestRelayFaults(t *testing.T) {
 		{"events beyond the stream", "{drop: {after: events, events: 50, linger: 5s}}", true, 1, 7, "initial forwarded", 0, 0},
 		{"reset", "{reset: true}", true, 0, 0, "initial reset", 1, 0},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			mt := httpmock.NewMockTransport()
-			stubProvider(t, mt, "/v1/chat/completions", "Authorization", "Bearer sk")
-			s, url, log := relayFake(t, mt)
-			tok := token(t)
-			if err := s.Arm(tok, nil, []Fault{mustFault(t, tt.fault)}); err != nil {
-				t.Fatal(err)
-			}
-			lingered := make(chan time.Duration, 1)
-			s.lingerWait = func(_ context.Context, d time.Duration) bool { lingered <- d; return true }
-			oc := openai.NewClient(openaiOpts(url, "sk")...)
-			var err error
-			events := 0
-			if tt.stream {
-				stream := oc.Chat.Completions.NewStreaming(context.Background(), chatParams(tok, "commit_write"))
-				for stream.Next() {
-					events++
+	for _, br := range relayBranches {
+		for _, tt := range tests {
+			t.Run(br.name+"/"+tt.name, func(t *testing.T) {
+				cfg, calls := br.start(t)
+				s, srv, log := newFake(t, cfg)
+				tok := token(t)
+				if err := s.Arm(tok, nil, []Fault{mustFault(t, tt.fault)}); err != nil {
+					t.Fatal(err)
 				}
-				err = stream.Err()
-			} else {
-				_, err = oc.Chat.Completions.New(context.Background(), chatParams(tok, "commit_write"))
-			}
-			wantErr := tt.wantLog != "initial forwarded"
-			if (err != nil) != wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, wantErr)
-			}
-			diff(t, "events", tt.wantEvents, events)
-			checkStubs(t, mt, map[string]int{"POST " + provider + "/v1/chat/completions": tt.wantCalls})
-			diff(t, "log", "/v1/chat/completions "+tt.wantLog+"\n", log.String())
-			diff(t, "fired", tt.wantFired, s.FaultReports(tok)[0].Fired)
-			var linger time.Duration
-			select {
-			case linger = <-lingered: // waited before the cut, which the client has seen
-			default:
-			}
-			diff(t, "linger", tt.wantLinger, linger)
-		})
+				lingered := make(chan time.Duration, 1)
+				s.lingerWait = func(_ context.Context, d time.Duration) bool { lingered <- d; return true }
+				oc := openai.NewClient(openaiOpts(srv.URL, "sk")...)
+				var err error
+				events := 0
+				if tt.stream {
+					stream := oc.Chat.Completions.NewStreaming(context.Background(), chatParams(tok, "commit_write"))
+					for stream.Next() {
+						events++
+					}
+					err = stream.Err()
+				} else {
+					_, err = oc.Chat.Completions.New(context.Background(), chatParams(tok, "commit_write"))
+				}
+				wantErr := tt.wantLog != "initial forwarded"
+				if (err != nil) != wantErr {
+					t.Fatalf("err = %v, wantErr %v", err, wantErr)
+				}
+				diff(t, "events", tt.wantEvents, events)
+				diff(t, "provider calls", tt.wantCalls, calls())
+				diff(t, "log", "/v1/chat/completions "+tt.wantLog+"\n", log.String())
+				diff(t, "fired", tt.wantFired, s.FaultReports(tok)[0].Fired)
+				var linger time.Duration
+				select {
+				case linger = <-lingered: // waited before the cut, which the client has seen
+				default:
+				}
+				diff(t, "linger", tt.wantLinger, linger)
+			})
+		}
 	}
 }
 
@@ -224,7 +272,7 @@ func TestRelayProviderDown(t *testing.T) {
 
 // A relay failure names the provider URL without the query, which may carry
 // an API key (?key=), in the error body the client gets — through the
-// configured client and through the lean HTTP/1 client.
+// configured client and through the default one.
 func TestRelayFailureHidesQuery(t *testing.T) {
 	const secret = "sk-query-secret"
 	down := httptest.NewServer(http.NotFoundHandler())
@@ -237,7 +285,7 @@ func TestRelayFailureHidesQuery(t *testing.T) {
 		path string
 	}{
 		{"model call, http.Client", Config{Relay: provider, Client: &http.Client{Transport: mt}}, "/v1/chat/completions"},
-		{"model call, lean client", Config{Relay: down.URL}, "/v1/chat/completions"},
+		{"model call, default client", Config{Relay: down.URL}, "/v1/chat/completions"},
 		{"ancillary", Config{Relay: provider, Client: &http.Client{Transport: mt}}, "/v1/messages/count_tokens"},
 	}
 	for _, tt := range tests {
@@ -312,29 +360,4 @@ func TestRelayURL(t *testing.T) {
 			t.Errorf("New(Relay: %q) succeeded", bad)
 		}
 	}
-}
-
-func TestReadSSEEvent(t *testing.T) {
-	in := "event: a\r\ndata: {\"x\":1}\r\n\r\n: comment\n\ndata: line1\ndata: line2\n\nevent: last\ndata: tail"
-	br := bufio.NewReader(strings.NewReader(in))
-	type ev struct{ Raw, Name, Data string }
-	var got []ev
-	for {
-		raw, e, err := readSSEEvent(br)
-		if len(raw) > 0 {
-			got = append(got, ev{string(raw), e.name, string(e.data)})
-		}
-		if err != nil {
-			if err != io.EOF {
-				t.Fatal(err)
-			}
-			break
-		}
-	}
-	diff(t, "events", []ev{
-		{"event: a\r\ndata: {\"x\":1}\r\n\r\n", "a", `{"x":1}`},
-		{": comment\n\n", "", ""},
-		{"data: line1\ndata: line2\n\n", "", "line1\nline2"},
-		{"event: last\ndata: tail", "last", "tail"},
-	}, got)
 }

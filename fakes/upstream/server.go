@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +31,11 @@ type Config struct {
 	Script Script
 	// Relay is a provider base URL (e.g. https://api.openai.com); "" = scripted mode.
 	Relay string
-	// Client sends relayed requests; nil = a client with connect and header timeouts.
+	// Client sends relayed requests; nil = a net/http client with connect and
+	// header timeouts that honours HTTP_PROXY/HTTPS_PROXY. The relay hands it
+	// requests whose body cannot be rewound (GetBody nil), so net/http's
+	// transport never re-sends one; a Client whose RoundTripper retries on its
+	// own would break that.
 	Client *http.Client
 	// Log receives one "PATH KIND OUTCOME\n" line per model request; nil = none.
 	Log io.Writer
@@ -59,8 +62,6 @@ type Server struct {
 	dialects  []dialectEntry
 	bufs      sync.Pool
 	args      argCache
-	h1        *h1Client // lean relay client; nil = relay through client
-	relayPath string    // the relay URL's path prefix, for h1
 	exchanges sync.Pool // of *exchange
 	tapes     sync.Pool // of *[]int32, validation tapes
 	// delayHook, when set (by tests), is called as a delay starts waiting.
@@ -248,9 +249,6 @@ func New(cfg Config) (*Server, error) {
 		}
 		if s.client == nil {
 			s.client = defaultRelayClient()
-			base, _ := url.Parse(cfg.Relay) // checked above
-			s.h1 = newH1Client(base)
-			s.relayPath = strings.TrimRight(base.EscapedPath(), "/")
 		}
 	}
 	return s, nil

@@ -21,7 +21,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/gateway"
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // envMasterKey is read when --master-key is not given.
@@ -104,6 +104,9 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
 	return cmd
 }
 
+// maxGatewayFileSize bounds a gateway config file (--config).
+const maxGatewayFileSize = 1 << 20
+
 // gatewayFile is a gateway config file (--config): flag values in YAML, so
 // that a harness can render one from a template.
 type gatewayFile struct {
@@ -123,12 +126,12 @@ func applyGatewayFile(opts *gatewayOptions, changed func(flag string) bool) erro
 	if opts.Config == "" {
 		return nil
 	}
-	src, err := scenario.ReadFile(opts.Config, 1<<20)
+	src, err := yamlfile.ReadFile(opts.Config, maxGatewayFileSize)
 	if err != nil {
-		return asUsage(fmt.Errorf("--config %s: %s", opts.Config, scenario.DescribeReadError(err)))
+		return asUsage(fmt.Errorf("--config %s: %s", opts.Config, yamlfile.DescribeReadError(err)))
 	}
 	var g gatewayFile
-	if err := scenario.DecodeStrict(opts.Config, src, &g); err != nil {
+	if err := yamlfile.Decode(opts.Config, src, &g); err != nil {
 		return asUsage(fmt.Errorf("--config: %w", err))
 	}
 	set := func(flag, v string, dst *string) {

@@ -27,10 +27,9 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // MaxFileSize bounds the size of a baseline file.
@@ -68,7 +67,7 @@ type Baseline struct {
 
 // Load reads and parses the baseline file at path.
 func Load(path string) (Baseline, error) {
-	src, err := scenario.ReadFile(path, MaxFileSize)
+	src, err := yamlfile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return Baseline{}, fmt.Errorf("reading baseline %s: %w", path, err)
 	}
@@ -77,30 +76,30 @@ func Load(path string) (Baseline, error) {
 
 // Parse decodes a baseline read from file, strictly: anything but a list of
 // entries with exactly scenario, target and rule, each a non-empty string,
-// is a *scenario.Error at its line and column, and so is an entry listed
+// is a *yamlfile.Error at its line and column, and so is an entry listed
 // twice. An empty file, or one of comments only, is an empty baseline.
 func Parse(file string, src []byte) (Baseline, error) {
+	body, err := yamlfile.ParseDocument(file, src)
+	if err != nil {
+		return Baseline{}, err
+	}
 	var entries []Entry
-	if err := scenario.DecodeStrict(file, src, &entries); err != nil {
+	if err := yamlfile.DecodeNode(file, src, body, &entries); err != nil {
 		return Baseline{}, err
 	}
 	b := Baseline{File: file}
-	if len(entries) == 0 {
-		return b, nil
+	// DecodeNode accepted body as one list, so its items are the entries.
+	var nodes []ast.Node
+	if seq, ok := body.(*ast.SequenceNode); ok {
+		nodes = seq.Values
 	}
-	// DecodeStrict accepted src as one list, so its nodes are the entries.
-	f, err := parser.ParseBytes(src, 0)
-	if err != nil {
-		return Baseline{}, fmt.Errorf("parsing baseline %s: %w", file, err)
-	}
-	nodes := entryNodes(f)
-	var errs scenario.ErrorList
+	var errs yamlfile.ErrorList
 	fail := func(i int, format string, args ...any) {
-		line, col := 0, 0
-		if i < len(nodes) && nodes[i].GetToken() != nil {
-			line, col = nodes[i].GetToken().Position.Line, nodes[i].GetToken().Position.Column
+		var n ast.Node
+		if i < len(nodes) {
+			n = nodes[i]
 		}
-		errs = append(errs, scenario.NewError(file, src, line, col, format, args...))
+		errs = append(errs, yamlfile.ErrorAt(file, src, n, format, args...))
 	}
 	first := map[Entry]int{}
 	for i, e := range entries {
@@ -126,28 +125,6 @@ func Parse(file string, src []byte) (Baseline, error) {
 	}
 	slices.SortFunc(b.Entries, compareEntries)
 	return b, nil
-}
-
-// entryNodes returns the items of the top-level list of f.
-func entryNodes(f *ast.File) []ast.Node {
-	for _, d := range f.Docs {
-		n := d.Body
-		for {
-			switch v := n.(type) {
-			case *ast.TagNode:
-				n = v.Value
-				continue
-			case *ast.AnchorNode:
-				n = v.Value
-				continue
-			}
-			break
-		}
-		if seq, ok := n.(*ast.SequenceNode); ok {
-			return seq.Values
-		}
-	}
-	return nil
 }
 
 // FromResults returns the baseline of results as they stand: one entry for

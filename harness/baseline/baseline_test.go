@@ -13,7 +13,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // result builds a result of scenario on target whose checks have the given
@@ -242,9 +242,9 @@ func TestParse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Parse("b.yaml", []byte(tt.src))
 			if tt.wantErr != "" {
-				var e *scenario.Error
+				var e *yamlfile.Error
 				if err == nil || !errors.As(err, &e) || !strings.HasPrefix(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want a *scenario.Error starting %q", err, tt.wantErr)
+					t.Fatalf("error %v, want a *yamlfile.Error starting %q", err, tt.wantErr)
 				}
 				return
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
@@ -206,5 +208,44 @@ func TestEmbeddedSuiteMatchesDirectory(t *testing.T) {
 	}
 	if len(fromFS) > 0 && !strings.HasPrefix(fromFS[0].File, "scenarios/") {
 		t.Errorf("embedded file name %q lacks the scenarios/ prefix", fromFS[0].File)
+	}
+}
+
+// TestParseAnchors: an anchor defined in one scenario of a list can be used
+// by a later one; each scenario gets the anchor's value.
+func TestParseAnchors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []map[string]any // each scenario's request body
+	}{
+		{
+			name: "a body reused by the next scenario",
+			src: "- name: one\n  request: {endpoint: chat, body: &body {guardrails: [block-mcp]}}\n  expect: {writes: 1}\n" +
+				"- name: two\n  request: {endpoint: responses, body: *body}\n  expect: {writes: 1}\n",
+			want: []map[string]any{{"guardrails": []any{"block-mcp"}}, {"guardrails": []any{"block-mcp"}}},
+		},
+		{
+			name: "a whole request and a merge into it",
+			src: "- name: one\n  request: &req {endpoint: chat, body: {a: 1}}\n  expect: {writes: 1}\n" +
+				"- name: two\n  request: *req\n  expect: {writes: 1}\n" +
+				"- name: three\n  request: {<<: *req, stream: true}\n  expect: {writes: 1}\n",
+			want: []map[string]any{{"a": uint64(1)}, {"a": uint64(1)}, {"a": uint64(1)}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ss, errs := Parse("a.yaml", []byte(tt.src))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			var got []map[string]any
+			for _, s := range ss {
+				got = append(got, s.Request.Body)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("bodies (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

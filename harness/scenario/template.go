@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // The template variables a scenario may use, and nothing more.
@@ -30,7 +32,7 @@ func checkTemplates(file string, src []byte) ErrorList {
 			continue
 		}
 		line, col := position(src, m[0])
-		out = append(out, newError(file, src, line, col, "unknown template variable {{%s}}: want {{entry}} or {{token}}", name))
+		out = append(out, yamlfile.NewError(file, src, line, col, "unknown template variable {{%s}}: want {{entry}} or {{token}}", name))
 	}
 	return out
 }

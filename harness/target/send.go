@@ -1,7 +1,6 @@
 package target
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/sse"
 )
 
 // Bounds of what the harness reads of an answer.
@@ -110,26 +110,14 @@ func (s *sender) send(ctx context.Context, req Request) history.Exchange {
 }
 
 // readStream reads SSE events until the body ends: it counts data chunks and
-// error events, notes the terminal event and the response ids.
+// error events, notes the terminal event and the response ids. An event the
+// stream broke in the middle of counts as far as it came.
 func readStream(body io.Reader, x *history.Exchange) {
-	r := bufio.NewReaderSize(body, 64<<10)
+	events := sse.NewReader(body, maxLineBytes, maxAnswerBytes)
 	var kept bytes.Buffer
 	seen := map[string]bool{}
-	event := ""
 	for {
-		line, err := readLine(r)
-		if len(line) > 0 && kept.Len() < excerptBytes {
-			kept.Write(line)
-			kept.WriteByte('\n')
-		}
-		switch {
-		case bytes.HasPrefix(line, []byte("event:")):
-			event = string(bytes.TrimSpace(line[len("event:"):]))
-		case bytes.HasPrefix(line, []byte("data:")):
-			data := bytes.TrimSpace(line[len("data:"):])
-			classifyData(data, event, x, seen)
-			event = ""
-		}
+		ev, err := events.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				x.TransportError = describeTransport(err)
@@ -138,23 +126,18 @@ func readStream(body io.Reader, x *history.Exchange) {
 			}
 			break
 		}
+		for line := range bytes.Lines(ev.Raw) {
+			line = bytes.TrimRight(line, "\r\n")
+			if len(line) > 0 && kept.Len() < excerptBytes {
+				kept.Write(line)
+				kept.WriteByte('\n')
+			}
+		}
+		if ev.Data != nil {
+			classifyData(bytes.TrimSpace(ev.Data), ev.Name, x, seen)
+		}
 	}
 	x.Body = excerpt(kept.Bytes())
-}
-
-// readLine reads one line without its newline, bounded by maxLineBytes.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var out []byte
-	for {
-		chunk, isPrefix, err := r.ReadLine()
-		out = append(out, chunk...)
-		if len(out) > maxLineBytes {
-			return out[:maxLineBytes], fmt.Errorf("an SSE line longer than %d bytes", maxLineBytes)
-		}
-		if err != nil || !isPrefix {
-			return out, err
-		}
-	}
 }
 
 // classifyData counts one SSE data payload.

@@ -35,6 +35,7 @@ func TestGatewayConfigFile(t *testing.T) {
 		},
 		{name: "unknown field", file: "upstream: x\nretries: 3\n", wantErr: "gateway.yaml:2:1: unknown field \"retries\""},
 		{name: "bad duration", file: "tool_timeout: soon\n", wantErr: "gateway.yaml:1:15:"},
+		{name: "alias bomb", file: "fallbacks:\n" + laughs("  "), wantErr: "gateway.yaml:8:12: document expands to more than 1048576 nodes through its aliases"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // DefaultReadyTimeout bounds a started proxy's readiness when the file sets
@@ -171,9 +172,9 @@ func loadProxy(f *targetSource) (Target, error) {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(t.dir, path)
 			}
-			b, err := scenario.ReadFile(path, MaxTargetFileSize)
+			b, err := yamlfile.ReadFile(path, MaxTargetFileSize)
 			if err != nil {
-				return nil, f.errorf([]any{"start", "config"}, "config template %s: %s", path, scenario.DescribeReadError(err))
+				return nil, f.errorf([]any{"start", "config"}, "config template %s: %s", path, yamlfile.DescribeReadError(err))
 			}
 			if err := checkTemplate(string(b), proxyVars); err != nil {
 				return nil, f.errorf([]any{"start", "config"}, "config template %s: %v", path, err)
@@ -275,7 +276,7 @@ func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (In
 	}
 	bodies := map[scenario.Endpoint]map[string]any{}
 	for ep, body := range t.spec.Bodies {
-		r, err := renderValue(body, fakeVars, v)
+		r, err := renderValue(ctx, body, fakeVars, v)
 		if err != nil {
 			inst.Close()
 			return nil, fmt.Errorf("starting %s: rendering bodies.%s: %w", t.name, ep, err)

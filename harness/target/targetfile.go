@@ -13,7 +13,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // MaxTargetFileSize bounds a target file and a config template.
@@ -68,7 +68,7 @@ func ResolveTarget(arg string, opts TargetFileOptions) (Target, error) {
 }
 
 // LoadTargetFile loads a target file (kind proxy or client). Problems are
-// *scenario.Error values naming the file, line and column; ${NAME}
+// *yamlfile.Error values naming the file, line and column; ${NAME}
 // references are expanded here, and an unset one is such an error too.
 func LoadTargetFile(path string, opts TargetFileOptions) (Target, error) {
 	if opts.Getenv == nil {
@@ -77,9 +77,9 @@ func LoadTargetFile(path string, opts TargetFileOptions) (Target, error) {
 	if opts.Replaycheck == "" {
 		opts.Replaycheck = selfPath()
 	}
-	src, err := scenario.ReadFile(path, MaxTargetFileSize)
+	src, err := yamlfile.ReadFile(path, MaxTargetFileSize)
 	if err != nil {
-		return nil, &scenario.Error{File: path, Msg: scenario.DescribeReadError(err)}
+		return nil, yamlfile.ReadError(path, err)
 	}
 	return ParseTargetFile(path, src, opts)
 }
@@ -93,11 +93,11 @@ func ParseTargetFile(path string, src []byte, opts TargetFileOptions) (Target, e
 	if opts.Replaycheck == "" {
 		opts.Replaycheck = selfPath()
 	}
-	body, err := scenario.ParseDocument(path, src)
+	body, err := yamlfile.ParseDocument(path, src)
 	if err != nil {
 		return nil, err
 	}
-	f := &targetSource{path: path, src: src, opts: opts, fromEnv: map[ast.Node]bool{}}
+	f := &targetSource{path: path, src: src, opts: opts, fromEnv: map[ast.Node]bool{}, expanded: map[ast.Node]ast.Node{}}
 	if f.root, err = f.expandEnv(body, true); err != nil {
 		return nil, err
 	}
@@ -135,67 +135,46 @@ type targetSource struct {
 	// fromEnv holds the scalar nodes that took something from the
 	// environment.
 	fromEnv map[ast.Node]bool
+	// expanded holds each node expandEnv has visited with what it became:
+	// the node of an anchor is also at each of its aliases, and is
+	// expanded once.
+	expanded map[ast.Node]ast.Node
 }
 
 // dir is the directory relative paths in the file are resolved against.
 func (f *targetSource) dir() string { return filepath.Dir(f.path) }
 
-// errorf returns a *scenario.Error at the node at path (mapping keys as
+// errorf returns a *yamlfile.Error at the node at path (mapping keys as
 // strings, sequence indexes as ints), or at no place when the path is not in
 // the file.
 func (f *targetSource) errorf(path []any, format string, args ...any) error {
 	msg := mask(fmt.Sprintf(format, args...), f.secrets)
 	if len(path) == 0 {
-		return &scenario.Error{File: f.path, Msg: msg}
+		return &yamlfile.Error{File: f.path, Msg: msg}
 	}
 	return f.errorAt(f.node(path), "%s", msg)
 }
 
-// errorAt returns a *scenario.Error at node n (at no place when n is nil).
+// errorAt returns a *yamlfile.Error at node n (at no place when n is nil).
 func (f *targetSource) errorAt(n ast.Node, format string, args ...any) error {
-	var line, col int
-	if n != nil && n.GetToken() != nil {
-		line, col = n.GetToken().Position.Line, n.GetToken().Position.Column
-	}
-	return scenario.NewError(f.path, f.src, line, col, format, args...)
+	return yamlfile.ErrorAt(f.path, f.src, n, format, args...)
 }
 
 // node returns the node at path (mapping keys as strings, sequence indexes
 // as ints), nil when the path is not in the file.
 func (f *targetSource) node(path []any) ast.Node {
-	cur := f.root
-	for _, step := range path {
-		var next ast.Node
-		switch k := step.(type) {
-		case string:
-			if m, ok := cur.(*ast.MappingNode); ok {
-				for _, p := range m.Values {
-					if p.Key.String() == k {
-						next = p.Value
-					}
-				}
-			}
-			if mv, ok := cur.(*ast.MappingValueNode); ok && mv.Key.String() == k {
-				next = mv.Value
-			}
-		case int:
-			if seq, ok := cur.(*ast.SequenceNode); ok && k < len(seq.Values) {
-				next = seq.Values[k]
-			}
-		}
-		if next == nil {
-			return nil
-		}
-		cur = next
+	n, ok := yamlfile.Lookup(f.root, path...)
+	if !ok {
+		return nil
 	}
-	return cur
+	return n
 }
 
 // decode decodes the expanded file into v strictly; a secret in an error
 // (a value of the wrong type) is masked.
 func (f *targetSource) decode(v any) error {
-	err := scenario.DecodeNode(f.path, f.src, f.root, v)
-	var se *scenario.Error
+	err := yamlfile.DecodeNode(f.path, f.src, f.root, v)
+	var se *yamlfile.Error
 	if errors.As(err, &se) {
 		se.Msg = mask(se.Msg, f.secrets)
 	}
@@ -209,6 +188,19 @@ func (f *targetSource) decode(v any) error {
 // ${RETRIES:-2}` decodes as if 2 were written there; a quoted one stays a
 // string. retype is false under a tag, which says the type itself.
 func (f *targetSource) expandEnv(n ast.Node, retype bool) (ast.Node, error) {
+	if x, ok := f.expanded[n]; ok {
+		return x, nil
+	}
+	x, err := f.expandNode(n, retype)
+	if err != nil {
+		return nil, err
+	}
+	f.expanded[n] = x
+	return x, nil
+}
+
+// expandNode is expandEnv of n not visited before.
+func (f *targetSource) expandNode(n ast.Node, retype bool) (ast.Node, error) {
 	var err error
 	switch v := n.(type) {
 	case *ast.MappingNode:

@@ -3,6 +3,7 @@ package target
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -42,6 +43,10 @@ func TestLoadTargetFileErrors(t *testing.T) {
 		{"missing config template", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x], config: missing.tmpl}\n", "config template"},
 		{"client without command", "kind: client\n", "a client target needs a command"},
 		{"syntax", "kind: client\ncommand: [x\n", "target.yaml:"},
+		{"alias bomb in bodies", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x]}\nbodies:\n  chat:\n" + laughs("    ", 9),
+			"target.yaml:12:14: document expands to more than 1048576 nodes through its aliases"},
+		{"alias inside its own anchor", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x]}\nbodies: {chat: &b {x: [*b]}}\n",
+			"target.yaml:4:24: alias *b is inside its own anchor &b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +66,39 @@ func TestLoadTargetFileErrors(t *testing.T) {
 				t.Errorf("error %T is not a *scenario.Error", err)
 			}
 		})
+	}
+}
+
+// laughs is a billion-laughs mapping, each line indented by indent: levels
+// anchors, each a list of nine aliases of the one before.
+func laughs(indent string, levels int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sl0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n", indent)
+	for i := 1; i < levels; i++ {
+		fmt.Fprintf(&b, "%sl%d: &l%d [%s]\n", indent, i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 9), ", "))
+	}
+	return b.String()
+}
+
+// TestTargetFileAliases: the value of an anchor is expanded once, so its
+// aliases get the same value ($${ stays a literal ${ at each).
+func TestTargetFileAliases(t *testing.T) {
+	src := "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x]}\n" +
+		"bodies:\n  chat: &body {note: \"$${LITERAL}\", tools: [{server_url: \"{{mcp_url}}\"}]}\n  responses: *body\n  messages: {<<: *body, extra: 1}\n"
+	path := filepath.Join(t.TempDir(), "target.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := LoadTargetFile(path, TargetFileOptions{Getenv: testEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{"note": "${LITERAL}", "tools": []any{map[string]any{"server_url": "{{mcp_url}}"}}}
+	merged := maps.Clone(body)
+	merged["extra"] = uint64(1)
+	want := map[string]map[string]any{"chat": body, "responses": body, "messages": merged}
+	if diff := cmp.Diff(want, tg.(*proxy).spec.Bodies); diff != "" {
+		t.Errorf("bodies (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -115,8 +116,11 @@ func concat(parts ...[]string) []string {
 var undefinedFunc = regexp.MustCompile(`function "([^"]*)" not defined`)
 
 // checkTemplate parses text with the variables in names and reports an
-// unknown variable or a syntax error in words.
+// unknown variable or a syntax error in words. Text without "{{" is plain.
 func checkTemplate(text string, names []string) error {
+	if !strings.Contains(text, "{{") {
+		return nil
+	}
 	_, err := template.New("t").Option("missingkey=error").Funcs(templateVars{}.funcs(names)).Parse(text)
 	if err == nil {
 		return nil
@@ -174,15 +178,19 @@ func renderArgs(args []string, names []string, v templateVars) ([]string, error)
 	return out, nil
 }
 
-// renderValue renders every string in a decoded YAML value (body templates).
-func renderValue(x any, names []string, v templateVars) (any, error) {
+// renderValue renders every string in a decoded YAML value (body
+// templates), stopping with ctx's error when ctx is done.
+func renderValue(ctx context.Context, x any, names []string, v templateVars) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	switch t := x.(type) {
 	case string:
 		return render(t, names, v)
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			r, err := renderValue(e, names, v)
+			r, err := renderValue(ctx, e, names, v)
 			if err != nil {
 				return nil, err
 			}
@@ -192,7 +200,7 @@ func renderValue(x any, names []string, v templateVars) (any, error) {
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			r, err := renderValue(e, names, v)
+			r, err := renderValue(ctx, e, names, v)
 			if err != nil {
 				return nil, err
 			}

@@ -2,7 +2,6 @@ package target
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,7 +31,8 @@ const (
 )
 
 // process is a command started in a process group of its own, so that it is
-// stopped with everything it started. Its stdout and stderr go to out.
+// stopped with everything it started (on Unix; elsewhere see
+// process_other.go). Its stdout and stderr go to out.
 type process struct {
 	cmd  *exec.Cmd
 	pgid int
@@ -60,7 +60,7 @@ func startProcess(argv, env []string, dir string, out *ring) (*process, error) {
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	newGroup(cmd)
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %q: %w", argv[0], err)
@@ -141,9 +141,10 @@ func (p *process) ExitDescription() string {
 // Done.
 func (p *process) ExitCode() int { return p.cmd.ProcessState.ExitCode() }
 
-// Stop stops the whole process group: SIGTERM, then SIGKILL after grace (0
-// means at once), and waits until the leader is reaped and no member of the
-// group is left, or goneGrace passed. It is safe to call more than once.
+// Stop stops the whole process group: a graceful stop (SIGTERM, where there
+// is one), then SIGKILL after grace (0 means at once), and waits until the
+// leader is reaped and no member of the group is left, or goneGrace passed.
+// It is safe to call more than once.
 func (p *process) Stop(grace time.Duration) error {
 	var err error
 	p.stop.Do(func() { err = p.stopGroup(grace) })
@@ -151,8 +152,7 @@ func (p *process) Stop(grace time.Duration) error {
 }
 
 func (p *process) stopGroup(grace time.Duration) error {
-	if grace > 0 {
-		_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	if grace > 0 && terminateGroup(p.pgid) {
 		t := time.NewTimer(grace)
 		select {
 		case <-p.done:
@@ -161,58 +161,9 @@ func (p *process) stopGroup(grace time.Duration) error {
 		t.Stop()
 	}
 	// The leader may be gone while members it started still run.
-	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-	<-p.done // bounded: SIGKILL cannot be ignored, and WaitDelay bounds the pipes
+	_ = killGroup(p.pgid, p.cmd.Process)
+	<-p.done // bounded: a kill cannot be ignored, and WaitDelay bounds the pipes
 	return waitGroupGone(p.pgid, goneGrace)
-}
-
-// waitGroupGone polls until no process is left in group pgid (killing any
-// that is), up to limit.
-func waitGroupGone(pgid int, limit time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if !groupAlive(pgid) {
-			return nil
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("process group %d still has members after SIGKILL", pgid)
-		case <-tick.C:
-		}
-	}
-}
-
-// groupAlive reports whether any live (not zombie) process is in group pgid.
-func groupAlive(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	// kill(2) also reaches zombies, which only their parent can reap; look
-	// for a member that is not one.
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) >= 3 && f[2] == fmt.Sprint(pgid) && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
 }
 
 // ring keeps the last lines written to it, with secrets masked. It is safe

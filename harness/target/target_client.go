@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
@@ -303,8 +302,8 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	cmd.Env = env
 	cmd.Dir = i.t.spec.Dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	newGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid, cmd.Process) }
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
 		x.TransportError = fmt.Sprintf("client %s: starting %q: %v", i.t.name, argv[0], err)
@@ -314,7 +313,7 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	pgid := cmd.Process.Pid
 	werr := cmd.Wait()
 	// Whatever the command left running in its group goes with it.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = killGroup(pgid, cmd.Process)
 	_ = waitGroupGone(pgid, goneGrace)
 	run.Stdout = mask(stdout.String(), i.t.secrets)
 	run.Stderr = mask(stderr.String(), i.t.secrets)

@@ -13,7 +13,7 @@ import (
 
 // AssertGone fails t for every pid that is still a live process (a zombie
 // waiting for a parent that is not ours does not count).
-func AssertGone(t *testing.T, pids []int) {
+func AssertGone(t testing.TB, pids []int) {
 	t.Helper()
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {

@@ -1,0 +1,28 @@
+//go:build !unix
+
+package target
+
+import (
+	"os"
+	"os/exec"
+	"time"
+)
+
+// On systems without Unix process groups (Windows), the harness stops the
+// process it started itself and nothing else: there is no group to signal,
+// no graceful SIGTERM (stop_grace is not waited for), and processes the
+// command started in turn are left to it. A proxy or client that spawns
+// children should be wrapped so that they end with it.
+
+// newGroup does nothing: there are no process groups here.
+func newGroup(*exec.Cmd) {}
+
+// terminateGroup has no graceful stop to send; it reports false.
+func terminateGroup(int) bool { return false }
+
+// killGroup kills proc itself.
+func killGroup(_ int, proc *os.Process) error { return proc.Kill() }
+
+// waitGroupGone has no group to wait for: the process itself is reaped by
+// the caller's Wait.
+func waitGroupGone(int, time.Duration) error { return nil }

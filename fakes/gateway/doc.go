@@ -31,7 +31,20 @@
 // attempt whose dispatched calls all carried an idempotency key is, since
 // the key makes the replay safe.
 //
-// Adding an endpoint is one dialect file plus one row in dialectTable;
-// adding a switch is one constant plus one row in AllBugs and the branch
+// Adding a switch is one constant plus one row in AllBugs and the branch
 // that reads it.
+//
+// Adding an endpoint (an app-facing dialect) is a checklist; the gateway is
+// a target and does not import the harness, so it names endpoints in a table
+// of its own:
+//   - fakes/gateway/dialect_NAME.go: a type implementing dialect;
+//   - fakes/gateway/dialect.go: one row in dialectTable (path, name);
+//   - fakes/gateway/request.go: an Endpoint constant and its parse function
+//     in parseAppRequest's switch;
+//   - fakes/gateway/stream.go: its streamed answer, when it streams (chat
+//     streams through; the others are buffered and re-rendered);
+//   - harness/scenario/endpoint.go: one row in endpoints, so scenarios and
+//     target files can name it and the harness can send it;
+//   - the upstream fake's checklist (fakes/upstream/doc.go), when the
+//     gateway forwards in the same dialect.
 package gateway

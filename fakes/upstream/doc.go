@@ -54,7 +54,22 @@
 // connection, even one carrying Idempotency-Key.
 //
 // Adding a fault action is one file implementing the action interface plus
-// one row in actionTable (fault.go); adding a dialect is one file
-// implementing the dialect interface plus one row in dialectTable
-// (dialect.go).
+// one row in actionTable (fault.go).
+//
+// Adding a dialect (a model API) is a checklist; the fakes do not import the
+// harness, so each side names dialects in a table of its own:
+//   - fakes/upstream/NAME.go: a type implementing dialect (parse, answer,
+//     errorBody, terminal), and NAME_test.go judged by the provider's
+//     official SDK;
+//   - fakes/upstream/dialect.go: one row in dialectTable (YAML name, path);
+//   - fakes/upstream/fault.go: the name in the enum of Fault.Endpoint's
+//     jsonschema tag;
+//   - harness/scenario/endpoint.go: one row in endpoints (the harness's one
+//     name for it, its path and how a prompt goes in a body), when apps send
+//     it through a target;
+//   - harness/target/send.go: its stream's terminal event in classifyData,
+//     when it streams;
+//   - fakes/gateway: its own checklist (doc.go), when the built-in gateway
+//     serves it;
+//   - scenarios/: scenarios that use it.
 package upstream

@@ -214,11 +214,11 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	}
 	for i, r := range s.Requests {
 		if r.Endpoint == "" && !client {
-			fail([]any{"requests", i}, "request needs an endpoint: chat, responses or messages")
+			fail([]any{"requests", i}, "request needs an endpoint: %s", EndpointNames())
 		}
 	}
 	if s.Request != nil && s.Request.Endpoint == "" && !client {
-		fail([]any{"request"}, "request needs an endpoint: chat, responses or messages")
+		fail([]any{"request"}, "request needs an endpoint: %s", EndpointNames())
 	}
 	if reflect.DeepEqual(s.Expect, history.Expect{}) {
 		fail([]any{"expect"}, "scenario %q expects nothing: set expect with counts or rules", s.Name)

@@ -24,10 +24,6 @@
 package scenario
 
 import (
-	"fmt"
-
-	"github.com/invopop/jsonschema"
-
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
@@ -170,51 +166,4 @@ func (s *Scenario) Script() upstream.Script {
 		return upstream.DefaultScript()
 	}
 	return s.Model
-}
-
-// Endpoint is an app-facing API: chat, responses or messages.
-type Endpoint string
-
-// The endpoints.
-const (
-	Chat      Endpoint = "chat"
-	Responses Endpoint = "responses"
-	Messages  Endpoint = "messages"
-)
-
-// Endpoints returns the endpoints in a fixed order.
-func Endpoints() []Endpoint { return []Endpoint{Chat, Responses, Messages} }
-
-// Path returns the URL path of the endpoint.
-func (e Endpoint) Path() string {
-	switch e {
-	case Responses:
-		return "/v1/responses"
-	case Messages:
-		return "/v1/messages"
-	default:
-		return "/v1/chat/completions"
-	}
-}
-
-// Valid reports whether e is a known endpoint.
-func (e Endpoint) Valid() bool { return e == Chat || e == Responses || e == Messages }
-
-// UnmarshalYAML reads an endpoint name and rejects unknown ones.
-func (e *Endpoint) UnmarshalYAML(unmarshal func(any) error) error {
-	var s string
-	if err := unmarshal(&s); err != nil {
-		return fmt.Errorf("endpoint: want chat, responses or messages")
-	}
-	if !Endpoint(s).Valid() {
-		return fmt.Errorf("endpoint %q: want chat, responses or messages", s)
-	}
-	*e = Endpoint(s)
-	return nil
-}
-
-// JSONSchema lists the endpoints.
-func (Endpoint) JSONSchema() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Enum: []any{"chat", "responses", "messages"},
-		Description: "chat (/v1/chat/completions), responses (/v1/responses) or messages (/v1/messages)"}
 }

@@ -35,15 +35,7 @@ func seedBody(r Request) map[string]any {
 		model = scenario.DefaultModelGroup
 	}
 	body := map[string]any{"model": model, "tools": seedTools}
-	switch r.Endpoint {
-	case scenario.Responses:
-		body["input"] = r.Prompt
-	case scenario.Messages:
-		body["max_tokens"] = 1024
-		body["messages"] = []any{map[string]any{"role": "user", "content": r.Prompt}}
-	default:
-		body["messages"] = []any{map[string]any{"role": "user", "content": r.Prompt}}
-	}
+	r.Endpoint.SetPrompt(body, r.Prompt)
 	if r.Stream {
 		body["stream"] = true
 	}

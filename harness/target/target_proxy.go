@@ -128,7 +128,7 @@ func loadProxy(f *targetSource) (Target, error) {
 	}
 	for ep, body := range p.Bodies {
 		if !scenario.Endpoint(ep).Valid() {
-			return nil, f.errorf([]any{"bodies"}, "bodies: unknown endpoint %q; want chat, responses or messages", ep)
+			return nil, f.errorf([]any{"bodies"}, "bodies: unknown endpoint %q; want %s", ep, scenario.EndpointNames())
 		}
 		if err := checkBody(f, body, fakeVars, "bodies", ep); err != nil {
 			return nil, err

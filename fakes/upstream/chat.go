@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
+
+	"github.com/tidwall/gjson"
 )
 
 // chatDialect is OpenAI Chat Completions, POST /v1/chat/completions.
@@ -17,11 +19,11 @@ import (
 // usage chunk when stream_options.include_usage is set, then [DONE].
 type chatDialect struct{}
 
-func (chatDialect) parse(body []byte, tape []int32) (request, error) {
+func (chatDialect) parse(body []byte) (request, error) {
 	var req request
 	var messages, tools, functions jval
-	err := parseObject(body, tape, &req, func(k []byte, v jval) {
-		switch string(k) {
+	err := parseObject(body, &req, func(k string, v jval) {
+		switch k {
 		case "stream_options":
 			req.includeUsage = v.field("include_usage").isTrue()
 		case "messages":
@@ -41,8 +43,8 @@ func (chatDialect) parse(body []byte, tape []int32) (request, error) {
 	inResult := false
 	messages.eachElem(func(m jval) bool {
 		var role, content, callID jval
-		m.eachField(func(k []byte, v jval) bool {
-			switch string(k) {
+		m.eachField(func(k string, v jval) bool {
+			switch k {
 			case "role":
 				role = v
 			case "content":
@@ -300,14 +302,13 @@ func (chatDialect) terminal(ev sseEvent) bool {
 	if bytes.HasPrefix(ev.data, []byte("[DONE]")) {
 		return true
 	}
-	i := bytes.Index(ev.data, []byte(`"finish_reason"`))
-	if i < 0 {
-		return false
+	if !bytes.Contains(ev.data, []byte(`"finish_reason"`)) {
+		return false // most chunks: no need to parse
 	}
-	j := skipWS(ev.data, i+len(`"finish_reason"`))
-	if j >= len(ev.data) || ev.data[j] != ':' {
-		return false
-	}
-	j = skipWS(ev.data, j+1)
-	return j < len(ev.data) && ev.data[j] == '"'
+	done := false
+	gjson.GetBytes(ev.data, "choices").ForEach(func(_, c gjson.Result) bool {
+		done = c.Get("finish_reason").Type == gjson.String
+		return !done
+	})
+	return done
 }

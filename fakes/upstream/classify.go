@@ -13,7 +13,7 @@ func Classify(endpoint string, body []byte) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("classify: unknown endpoint %q; want chat, responses or messages", endpoint)
 	}
-	req, err := de.d.parse(body, nil)
+	req, err := de.d.parse(body)
 	if err != nil {
 		return "", fmt.Errorf("classify %s request: %w", endpoint, err)
 	}

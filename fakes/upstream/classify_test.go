@@ -59,7 +59,7 @@ func TestRounds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			de, _ := dialectByName(tt.endpoint)
-			req, err := de.d.parse([]byte(tt.body), nil)
+			req, err := de.d.parse([]byte(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,15 +71,20 @@ func TestRounds(t *testing.T) {
 func TestAppendJSONString(t *testing.T) {
 	for _, s := range []string{"plain", "quote\" back\\ nl\n tab\t", "\x00\x1f ctl", "uni é ✓ \u2028", "bad \xff utf8", strings.Repeat("x", 100)} {
 		b := appendJSONString(nil, s)
-		got := jsonString(b)
+		var got string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%q gave invalid JSON %s: %v", s, b, err)
+		}
 		want := strings.ToValidUTF8(s, "\ufffd")
 		diff(t, "round trip of "+s, want, got)
 	}
 }
 
-// validJSON shares encoding/json's nesting limit.
+// validJSON shares encoding/json's nesting limit, and a body nested deeper
+// than gjson's recursion should see (a million levels) is refused, not a
+// stack overflow.
 func TestValidJSONDepth(t *testing.T) {
-	for _, depth := range []int{maxJSONDepth, maxJSONDepth + 1} {
+	for _, depth := range []int{maxJSONDepth, maxJSONDepth + 1, 1 << 20} {
 		b := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
 		diff(t, "depth "+strings.Repeat("", 0), json.Valid(b), validJSON(b))
 	}

@@ -6,16 +6,17 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // dialect is one model API: how its requests are read and its answers and
 // errors written. Adding a dialect is one file implementing it plus one row
 // in dialectTable.
 type dialect interface {
-	// parse reads the fields of a request body the fake needs, using tape
-	// (may be nil) as scratch space. It never panics; a body that is not a
-	// JSON object is an error.
-	parse(body []byte, tape []int32) (request, error)
+	// parse reads the fields of a request body the fake needs. It never
+	// panics; a body that is not a JSON object is an error.
+	parse(body []byte) (request, error)
 	// answer renders a scripted answer, as one JSON body appended to dst or
 	// as SSE events.
 	answer(dst []byte, a *answer, req *request) reply
@@ -81,16 +82,16 @@ var (
 
 // parseObject parses body as the JSON object of a model request, reading
 // "model" and "stream" into req and handing every other top-level field to
-// field. tape (may be nil) is scratch space, as for dialect.parse.
-func parseObject(body []byte, tape []int32, req *request, field func(key []byte, v jval)) error {
-	root, ok := parseDoc(body, tape)
-	if !ok {
+// field.
+func parseObject(body []byte, req *request, field func(key string, v jval)) error {
+	if !validJSON(body) {
 		return errNotJSON
 	}
-	if root.kind() != '{' {
+	root := jval{gjson.ParseBytes(body)}
+	if !root.r.IsObject() {
 		return errNotObject
 	}
-	root.eachField(func(k []byte, v jval) bool {
+	root.eachField(func(k string, v jval) bool {
 		switch string(k) {
 		case "model":
 			req.model = v.str()
@@ -107,7 +108,7 @@ func parseObject(body []byte, tape []int32, req *request, field func(key []byte,
 // checkArray reports an error when v, the field name, is present, not null
 // and not an array.
 func checkArray(name string, v jval) error {
-	if k := v.kind(); k != 0 && k != '[' && !v.isNull() {
+	if !v.isNull() && !v.isArray() {
 		return fmt.Errorf("%s: want an array", name)
 	}
 	return nil

@@ -14,11 +14,11 @@ import (
 // such as web_search are not callable by the fake.
 type messagesDialect struct{}
 
-func (messagesDialect) parse(body []byte, tape []int32) (request, error) {
+func (messagesDialect) parse(body []byte) (request, error) {
 	var req request
 	var messages, tools jval
-	err := parseObject(body, tape, &req, func(k []byte, v jval) {
-		switch string(k) {
+	err := parseObject(body, &req, func(k string, v jval) {
+		switch k {
 		case "messages":
 			messages = v
 		case "tools":

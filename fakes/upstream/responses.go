@@ -16,11 +16,11 @@ import (
 // grouped under a namespace tool, whose calls carry the namespace back.
 type responsesDialect struct{}
 
-func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
+func (responsesDialect) parse(body []byte) (request, error) {
 	var req request
 	var input, tools jval
-	err := parseObject(body, tape, &req, func(k []byte, v jval) {
-		switch string(k) {
+	err := parseObject(body, &req, func(k string, v jval) {
+		switch k {
 		case "input":
 			input = v
 		case "tools":
@@ -36,8 +36,8 @@ func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
 	inResult := false
 	input.eachElem(func(item jval) bool {
 		var typ, role, content, output, callID jval
-		item.eachField(func(k []byte, v jval) bool {
-			switch string(k) {
+		item.eachField(func(k string, v jval) bool {
+			switch k {
 			case "type":
 				typ = v
 			case "role":
@@ -57,7 +57,7 @@ func (responsesDialect) parse(body []byte, tape []int32) (request, error) {
 			return true
 		}
 		inResult = false
-		if (typ.d == nil || typ.is("message")) && role.is("user") {
+		if (!typ.exists() || typ.is("message")) && role.is("user") {
 			req.userText = appendText(req.userText, content)
 		}
 		return true
@@ -84,8 +84,8 @@ func isToolOutputItem(typ string, output jval) bool {
 // appendResponsesTool appends the callable tools of one tool entry.
 func appendResponsesTool(dst []tool, t jval, namespace string) []tool {
 	var typ, name, inner jval
-	t.eachField(func(k []byte, v jval) bool {
-		switch string(k) {
+	t.eachField(func(k string, v jval) bool {
+		switch k {
 		case "type":
 			typ = v
 		case "name":

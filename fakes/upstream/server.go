@@ -63,7 +63,6 @@ type Server struct {
 	bufs      sync.Pool
 	args      argCache
 	exchanges sync.Pool // of *exchange
-	tapes     sync.Pool // of *[]int32, validation tapes
 	// delayHook, when set (by tests), is called as a delay starts waiting.
 	delayHook func()
 	// lingerWait, when set (by tests), replaces waitCtx for a drop's linger.
@@ -396,17 +395,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.writeError(OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
-	tp, _ := s.tapes.Get().(*[]int32)
-	if tp == nil {
-		tp = new([]int32)
-	}
-	if cap(*tp) < len(body) && len(body) <= maxTaped {
-		*tp = make([]int32, len(body))
-	}
-	x.req, err = de.d.parse(body, *tp)
-	if cap(*tp) <= 64<<10 {
-		s.tapes.Put(tp)
-	}
+	x.req, err = de.d.parse(body)
 	if err != nil {
 		x.writeError(OutcomeBadRequest, http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err), nil)
 		return

@@ -6,7 +6,9 @@ FUZZTIME ?= 10s
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
-test:
+# test installs the real agent clients (make clients) and runs every test;
+# -race needs cgo and a C compiler (gcc).
+test: clients
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,

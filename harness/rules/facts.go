@@ -176,10 +176,17 @@ func unmatchedCalls(h *history.History) string {
 	if len(offered) > 0 {
 		list = capped(offered)
 	}
-	if len(missed) == 1 {
-		return fmt.Sprintf("the script's call %s matched no offered tool; offered: %s", missed[0], list)
+	hint := ""
+	for _, t := range offered {
+		if strings.EqualFold(strings.ReplaceAll(t, "_", ""), "toolsearch") {
+			hint = fmt.Sprintf(" (the client offers %s: it defers its MCP tools behind a tool search, which the scripted model does not use; offer them directly, e.g. ENABLE_TOOL_SEARCH=false for Claude Code)", t)
+			break
+		}
 	}
-	return fmt.Sprintf("the script's calls %s matched no offered tool; offered: %s", joinAnd(missed), list)
+	if len(missed) == 1 {
+		return fmt.Sprintf("the script's call %s matched no offered tool; offered: %s%s", missed[0], list, hint)
+	}
+	return fmt.Sprintf("the script's calls %s matched no offered tool; offered: %s%s", joinAnd(missed), list, hint)
 }
 
 // unattributedNote is the note a verdict carries when traffic no run could

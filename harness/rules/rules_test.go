@@ -667,6 +667,11 @@ func TestRunFactsHoldPass(t *testing.T) {
 			h.Upstream[1].Offered = []string{"mcp__ledger__commit_write"}
 			h.Upstream = append(h.Upstream, history.UpstreamRequest{At: h.Upstream[1].At, Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Unmatched: []string{"commit_write"}})
 		}), Pass, "", nil, []string{"matched no offered tool"}},
+		{"a client that defers its tools behind tool search is named", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Upstream[0].Offered = []string{"Bash", "ToolSearch"}
+			h.Upstream[0].Unmatched = []string{"commit_write"}
+		}), Unknown, "", []string{"offered: Bash, ToolSearch (the client offers ToolSearch: it defers its MCP tools behind a tool search"}, nil},
 		{"a script call matched when nothing was offered", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.Upstream[0].Unmatched = []string{"commit_write"}

@@ -292,19 +292,11 @@ var secretName = regexp.MustCompile(`(?i)key|token|secret|passw|credential`)
 // takesEnv says whether the scalar at path took something from the
 // environment (a secret when it is an env value).
 func (f *targetSource) takesEnv(path ...any) bool {
-	n := f.node(path)
-	for {
-		switch v := n.(type) {
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.LiteralNode:
-			n = v.Value
-		default:
-			return f.fromEnv[n]
-		}
+	n := yamlfile.Unwrap(f.node(path))
+	if lit, ok := n.(*ast.LiteralNode); ok {
+		n = lit.Value
 	}
+	return f.fromEnv[n]
 }
 
 // check checks text's template variables, text being the value at path.

@@ -158,13 +158,6 @@ func (r *rig) touch(name string) {
 	}
 }
 
-func (r *rig) rm(name string) {
-	r.t.Helper()
-	if err := os.Remove(filepath.Join(r.dir, name)); err != nil && !os.IsNotExist(err) {
-		r.t.Fatal(err)
-	}
-}
-
 // post sends body to path with the master key and returns the status and body.
 func (r *rig) post(path, body string) (int, []byte) {
 	r.t.Helper()

@@ -348,15 +348,6 @@ func (s *Server) eventLocked(e Event) {
 	s.changed = make(chan struct{})
 }
 
-// isClosing reports whether Close was called.
-func (s *Server) isClosing() bool {
-	select {
-	case <-s.closing:
-		return true
-	default:
-		return false
-	}
-}
 
 var _ http.Handler = (*Server)(nil)
 

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -75,16 +74,6 @@ func post(t testing.TB, url, body string) (int, string, http.Header) {
 		t.Fatalf("reading %s: %v", url, err)
 	}
 	return resp.StatusCode, string(b), resp.Header
-}
-
-// mustJSON renders v as JSON.
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // prompt is the seed's prompt with a run token entry.

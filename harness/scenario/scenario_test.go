@@ -149,7 +149,7 @@ func TestRender(t *testing.T) {
 	if r2.Requests[0].Headers["x-run"] != tok || r2.Requests[1].Prompt != "Call the commit_write tool exactly once with entry alpha-"+tok+", then reply done." {
 		t.Errorf("rendered requests = %+v", r2.Requests)
 	}
-	if runtoken.FindString(r2.Requests[1].Prompt) != tok {
+	if runtoken.Find([]byte(r2.Requests[1].Prompt)) != tok {
 		t.Errorf("prompt does not carry the token")
 	}
 	if len(r2.Faults.MCP) != 2 || r2.Faults.MCP[1].Delay == nil || r2.Faults.MCP[1].Delay.D().String() != "5s" {

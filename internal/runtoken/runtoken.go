@@ -73,7 +73,4 @@ func Find(b []byte) string {
 	return ""
 }
 
-// FindString is Find for a string.
-func FindString(s string) string { return Find([]byte(s)) }
-
 func isTokenByte(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' }

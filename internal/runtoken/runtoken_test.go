@@ -33,8 +33,8 @@ func TestFind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FindString(tt.in); got != tt.want {
-				t.Errorf("FindString(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := Find([]byte(tt.in)); got != tt.want {
+				t.Errorf("Find(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -348,7 +348,6 @@ func (s *Server) eventLocked(e Event) {
 	s.changed = make(chan struct{})
 }
 
-
 var _ http.Handler = (*Server)(nil)
 
 // errEmptyKey is the tool error for commit_write_keyed without a key.

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
@@ -29,7 +28,7 @@ type Suite struct {
 	// Results are in scenario order, then target order.
 	Results []rules.Result `json:"results"`
 	// Wall is the wall time of the whole run.
-	Wall fault.Duration `json:"wall"`
+	Wall history.Duration `json:"wall"`
 	// Baseline, when not nil, is the results judged against a baseline file
 	// (one verdict per result, in the same order); reports then show each
 	// result's standing and the stale entries.
@@ -182,7 +181,7 @@ func Timeline(h *history.History) []string {
 		add(x.Start.D(), "client", "POST "+x.Path+kind)
 	}
 	for _, u := range h.Upstream {
-		text := u.Path + " " + u.Kind + " " + u.Outcome
+		text := u.Path + " " + u.Kind + " " + string(u.Outcome)
 		if u.Status != 0 && u.Status != 200 {
 			text += fmt.Sprintf(" (HTTP %d)", u.Status)
 		}
@@ -192,7 +191,7 @@ func Timeline(h *history.History) []string {
 		add(u.At.D(), "upstream", text)
 	}
 	for _, e := range h.MCP {
-		text := e.Kind
+		text := string(e.Kind)
 		if e.Tool != "" {
 			text += " " + e.Tool
 		}

@@ -9,15 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func ms(n float64) fault.Duration {
-	return fault.Duration(time.Duration(n * float64(time.Millisecond)))
+func ms(n float64) history.Duration {
+	return history.Duration(time.Duration(n * float64(time.Millisecond)))
 }
 
 func intp(n int) *int { return &n }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
@@ -321,8 +320,8 @@ func loadSuite(paths []string) ([]*scenario.Scenario, error) {
 	return scenario.LoadFS(scenarios.FS, ".", "builtin:"+defaultSuiteDir)
 }
 
-func durationSince(now func() time.Time, start time.Time) fault.Duration {
-	return fault.Duration(now().Sub(start))
+func durationSince(now func() time.Time, start time.Time) history.Duration {
+	return history.Duration(now().Sub(start))
 }
 
 // progress reports scenarios as they finish: in place on a terminal, one

@@ -39,6 +39,11 @@ const (
 	OutcomeRelayFailed = "relay_failed"
 )
 
+// OutcomeInjected is the outcome logged for an error response with status
+// that a respond fault injected ("injected_500"); the record's Status is
+// status.
+func OutcomeInjected(status int) string { return "injected_" + strconv.Itoa(status) }
+
 // Fault is one upstream fault: which requests it matches, how often it fires
 // (Times, counted per fault entry over its matching requests), and exactly one
 // action — Respond, Drop or Reset — or a Delay, which may also precede Respond

@@ -3,7 +3,6 @@ package upstream
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -38,7 +37,7 @@ func (a respondAction) apply(x *exchange) bool {
 		}
 	}
 	x.acted = true
-	x.writeError("injected_"+strconv.Itoa(a.r.Status), a.r.Status, msg, a.r.Headers)
+	x.writeError(OutcomeInjected(a.r.Status), a.r.Status, msg, a.r.Headers)
 	return true
 }
 

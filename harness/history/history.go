@@ -7,8 +7,6 @@ package history
 
 import (
 	"encoding/json"
-
-	"github.com/replaycheck/replaycheck/fakes/fault"
 )
 
 // History is everything observed in one run of one scenario on one target.
@@ -26,8 +24,8 @@ type History struct {
 	Token string `json:"token"`
 	Entry string `json:"entry"`
 	// Started is when the run began; Duration how long it took.
-	Started  string         `json:"started,omitempty"`
-	Duration fault.Duration `json:"duration"`
+	Started  string   `json:"started,omitempty"`
+	Duration Duration `json:"duration"`
 	// Setup is what the harness armed and the target's known limits.
 	Setup Setup `json:"setup"`
 	// Expect is what the scenario expects, checked by package rules.
@@ -100,7 +98,7 @@ type Setup struct {
 	// Fallbacks reports whether the target has a fallback model group.
 	Fallbacks bool `json:"fallbacks,omitempty"`
 	// ToolTimeout is the target's tool timeout, when it has one.
-	ToolTimeout fault.Duration `json:"tool_timeout,omitempty"`
+	ToolTimeout Duration `json:"tool_timeout,omitempty"`
 	// UpstreamFaults, MCPFaults and Annotations are what was armed, as JSON.
 	UpstreamFaults json.RawMessage `json:"upstream_faults,omitempty"`
 	MCPFaults      json.RawMessage `json:"mcp_faults,omitempty"`
@@ -114,8 +112,8 @@ type Exchange struct {
 	Path     string `json:"path"`
 	Stream   bool   `json:"stream,omitempty"`
 	// Start and End are offsets from the run's start.
-	Start fault.Duration `json:"start"`
-	End   fault.Duration `json:"end"`
+	Start Duration `json:"start"`
+	End   Duration `json:"end"`
 	// Status is the HTTP status, 0 when no answer arrived.
 	Status int `json:"status"`
 	// Body is an excerpt of the answer's body (the first few KB).
@@ -162,14 +160,14 @@ type ClientRun struct {
 
 // UpstreamRequest is one request the model upstream received for the run.
 type UpstreamRequest struct {
-	At       fault.Duration `json:"at"`
-	Path     string         `json:"path"`
-	Endpoint string         `json:"endpoint,omitempty"`
+	At       Duration `json:"at"`
+	Path     string   `json:"path"`
+	Endpoint string   `json:"endpoint,omitempty"`
 	// Kind is initial or follow_up; Outcome is forwarded, injected_500,
 	// dropped_stream and so on.
-	Kind    string `json:"kind"`
-	Outcome string `json:"outcome"`
-	Stream  bool   `json:"stream,omitempty"`
+	Kind    string  `json:"kind"`
+	Outcome Outcome `json:"outcome"`
+	Stream  bool    `json:"stream,omitempty"`
 	// Status is the HTTP status the upstream answered with (0 for a reset).
 	Status int `json:"status,omitempty"`
 	// Fault names the fault that fired, if any.
@@ -189,30 +187,18 @@ type UpstreamRequest struct {
 
 // Failed reports whether the upstream answered with an error or cut the answer.
 func (u UpstreamRequest) Failed() bool {
-	return u.Status >= 400 || u.Status == 0 || u.Fault != "" && u.Outcome != "forwarded"
+	return u.Status >= 400 || u.Status == 0 || u.Fault != "" && u.Outcome != OutcomeForwarded
 }
-
-// MCP event kinds, as the ledger reports them.
-const (
-	MCPCall      = "call"
-	MCPWrite     = "write"
-	MCPResult    = "result"
-	MCPFault     = "fault"
-	MCPCancelled = "cancelled"
-	// MCPSession is any other JSON-RPC message (initialize, tools/list,
-	// notifications); Detail is its method.
-	MCPSession = "session"
-)
 
 // MCPEvent is one thing the ledger MCP server saw or did for the run.
 type MCPEvent struct {
-	At fault.Duration `json:"at"`
+	At Duration `json:"at"`
 	// Kind is call, write, result, fault, cancelled or session.
-	Kind      string `json:"kind"`
-	Tool      string `json:"tool,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
-	Entry     string `json:"entry,omitempty"`
-	Key       string `json:"key,omitempty"`
+	Kind      MCPKind `json:"kind"`
+	Tool      string  `json:"tool,omitempty"`
+	RequestID string  `json:"request_id,omitempty"`
+	Entry     string  `json:"entry,omitempty"`
+	Key       string  `json:"key,omitempty"`
 	// Detail says more: the fault's name, the result's error text.
 	Detail string `json:"detail,omitempty"`
 }
@@ -224,9 +210,9 @@ func (h *History) Calls(tool string) []MCPEvent { return h.mcp(MCPCall, tool) }
 func (h *History) Writes() []MCPEvent { return h.mcp(MCPWrite, "") }
 
 // MCPOf returns the MCP events of kind, optionally only those of tool.
-func (h *History) MCPOf(kind, tool string) []MCPEvent { return h.mcp(kind, tool) }
+func (h *History) MCPOf(kind MCPKind, tool string) []MCPEvent { return h.mcp(kind, tool) }
 
-func (h *History) mcp(kind, tool string) []MCPEvent {
+func (h *History) mcp(kind MCPKind, tool string) []MCPEvent {
 	var out []MCPEvent
 	for _, e := range h.MCP {
 		if e.Kind == kind && (tool == "" || e.Tool == tool) {

@@ -33,7 +33,7 @@ func cancelPropagates(h *history.History) Verdict {
 	slow := map[string]call{}
 	var order []string
 	for _, e := range h.MCP {
-		if e.Kind == history.MCPFault && strings.Contains(e.Detail, "delay") {
+		if e.IsFault(history.MCPFaultDelay) {
 			key := e.RequestID + "\x00" + e.Tool
 			if _, ok := slow[key]; !ok {
 				slow[key] = call{start: e.At.D(), tool: e.Tool}

@@ -172,7 +172,7 @@ func upstreamCount(h *history.History, key string) int {
 	kind, outcome, hasOutcome := strings.Cut(key, " ")
 	n := 0
 	for _, u := range h.Upstream {
-		if (kind == "any" || u.Kind == kind) && (!hasOutcome || u.Outcome == outcome) {
+		if (kind == "any" || u.Kind == kind) && (!hasOutcome || u.Outcome == history.Outcome(outcome)) {
 			n++
 		}
 	}
@@ -188,8 +188,8 @@ func UpstreamKey(key string) error {
 	default:
 		return fmt.Errorf("upstream count %q: want initial, follow_up or any, optionally followed by an outcome such as \"follow_up injected_500\"", key)
 	}
-	if hasOutcome && !knownOutcome(outcome) {
-		return fmt.Errorf("upstream count %q: outcome %q: want %s or injected_<status> such as injected_500", key, outcome, strings.Join(upstreamOutcomes(), ", "))
+	if hasOutcome && !history.Outcome(outcome).Known() {
+		return fmt.Errorf("upstream count %q: outcome %q: want %s or injected_<status> such as injected_500", key, outcome, strings.Join(namedOutcomes(), ", "))
 	}
 	return nil
 }
@@ -197,22 +197,15 @@ func UpstreamKey(key string) error {
 // UpstreamKeyPattern is a regular expression that matches exactly the keys
 // UpstreamKey accepts, for the JSON Schema.
 func UpstreamKeyPattern() string {
-	return `^(initial|follow_up|any)( (` + strings.Join(upstreamOutcomes(), "|") + `|injected_[1-5][0-9]{2}))?$`
+	return `^(initial|follow_up|any)( (` + strings.Join(namedOutcomes(), "|") + `|injected_[1-5][0-9]{2}))?$`
 }
 
-// upstreamOutcomes are the outcomes the upstream fake logs besides
-// injected_<status> (see fakes/upstream).
-func upstreamOutcomes() []string {
-	return []string{"forwarded", "delayed", "dropped_stream", "reset", "client_gone", "bad_request", "relay_failed"}
-}
-
-// knownOutcome reports whether outcome is one the upstream fake logs, so a
-// misspelt outcome in a count is an error instead of a count of zero.
-func knownOutcome(outcome string) bool {
-	if slices.Contains(upstreamOutcomes(), outcome) {
-		return true
+// namedOutcomes are the history's named outcomes as text (see
+// history.NamedOutcomes), for messages and the schema.
+func namedOutcomes() []string {
+	var out []string
+	for _, o := range history.NamedOutcomes() {
+		out = append(out, string(o))
 	}
-	status, ok := strings.CutPrefix(outcome, "injected_")
-	n, err := strconv.Atoi(status)
-	return ok && err == nil && n >= 100 && n <= 599 && strconv.Itoa(n) == status
+	return out
 }

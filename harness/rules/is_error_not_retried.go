@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 )
@@ -28,7 +27,7 @@ func isErrorNotRetried(h *history.History) Verdict {
 	const expected = "each logical call to reach the server exactly once"
 	errs := 0
 	for _, e := range h.MCP {
-		if e.Kind == history.MCPFault && strings.Contains(e.Detail, "is_error") {
+		if e.IsFault(history.MCPFaultIsError) {
 			errs++
 		}
 	}

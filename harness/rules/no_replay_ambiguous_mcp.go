@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 )
@@ -37,7 +36,7 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	var order []scope
 	drops := 0
 	for i, e := range h.MCP {
-		if e.Kind != history.MCPFault || !strings.Contains(e.Detail, "drop_after_execute") {
+		if !e.IsFault(history.MCPFaultDropAfterExecute) {
 			continue
 		}
 		drops++

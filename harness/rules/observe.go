@@ -15,7 +15,7 @@ import (
 func executions(h *history.History) []history.MCPEvent {
 	refused := map[string]int{}
 	for _, e := range h.MCP {
-		if e.Kind == history.MCPFault && strings.Contains(e.Detail, "fail_before_execute") {
+		if e.IsFault(history.MCPFaultFailBeforeExecute) {
 			refused[e.Tool]++
 		}
 	}
@@ -42,7 +42,7 @@ func executions(h *history.History) []history.MCPEvent {
 func keyedTools(h *history.History) map[string]bool {
 	keyed := map[string]bool{}
 	for _, e := range h.MCP {
-		if e.Key != "" || e.Kind == history.MCPResult && e.Detail == "dedup" {
+		if e.Key != "" || e.IsDedup() {
 			keyed[e.Tool] = true
 		}
 	}
@@ -79,11 +79,11 @@ func deduplicated(h *history.History) map[int]bool {
 		switch {
 		case e.Kind == history.MCPWrite:
 			o.wrote = true
-		case e.Kind == history.MCPResult && e.Detail == "dedup":
+		case e.IsDedup():
 			o.dedup = true
-		case e.Kind == history.MCPFault && strings.Contains(e.Detail, "drop_after_execute"):
+		case e.IsFault(history.MCPFaultDropAfterExecute):
 			o.dropped = true
-		case e.Kind == history.MCPFault && (strings.Contains(e.Detail, "fail_before_execute") || strings.Contains(e.Detail, "is_error")):
+		case e.IsFault(history.MCPFaultFailBeforeExecute) || e.IsFault(history.MCPFaultIsError):
 			o.other = true // refused or answered isError: not a deduplicated answer
 		}
 	}
@@ -166,14 +166,10 @@ func terminalStatus(s int) bool {
 }
 
 // cut reports whether the upstream dropped or reset the answer.
-func cut(u history.UpstreamRequest) bool {
-	return strings.Contains(u.Outcome, "drop") || strings.Contains(u.Outcome, "reset")
-}
+func cut(u history.UpstreamRequest) bool { return u.Outcome.Cut() }
 
 // dropped reports whether the upstream dropped a stream after it began.
-func dropped(u history.UpstreamRequest) bool {
-	return strings.Contains(u.Outcome, "drop")
-}
+func dropped(u history.UpstreamRequest) bool { return u.Outcome.Dropped() }
 
 // retryable reports whether the upstream failure is one a client may retry:
 // a cut, or a retry-able status, unless the answer said x-should-retry: false.
@@ -214,4 +210,4 @@ func retryAfter(u history.UpstreamRequest) (time.Duration, bool) {
 }
 
 // label renders an upstream request as "follow_up injected_500".
-func label(u history.UpstreamRequest) string { return u.Kind + " " + u.Outcome }
+func label(u history.UpstreamRequest) string { return u.Kind + " " + string(u.Outcome) }

@@ -42,7 +42,7 @@ func Evaluate(h *history.History) Result {
 		if c.Upstream == nil {
 			c.Upstream = map[string]int{}
 		}
-		c.Upstream[u.Path+" "+u.Kind+" "+u.Outcome]++
+		c.Upstream[u.Path+" "+u.Kind+" "+string(u.Outcome)]++
 	}
 	return Result{History: h, Verdicts: vs, Verdict: Overall(vs), Counts: c}
 }

@@ -11,13 +11,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/history"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func ms(n int) fault.Duration { return fault.Duration(time.Duration(n) * time.Millisecond) }
+func ms(n int) history.Duration { return history.Duration(time.Duration(n) * time.Millisecond) }
 
 func intp(n int) *int { return &n }
 
@@ -33,16 +32,16 @@ func seedHistory(mut func(h *history.History)) *history.History {
 	return h
 }
 
-func up(at int, kind, outcome string, status int) history.UpstreamRequest {
+func up(at int, kind string, outcome history.Outcome, status int) history.UpstreamRequest {
 	return history.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Kind: kind, Outcome: outcome, Status: status}
 }
 
-func mcp(at int, kind, tool, detail string) history.MCPEvent {
+func mcp(at int, kind history.MCPKind, tool, detail string) history.MCPEvent {
 	return history.MCPEvent{At: ms(at), Kind: kind, Tool: tool, Detail: detail, RequestID: "1"}
 }
 
 // mcpID is mcp with the JSON-RPC request id id.
-func mcpID(at int, kind, tool, detail, id string) history.MCPEvent {
+func mcpID(at int, kind history.MCPKind, tool, detail, id string) history.MCPEvent {
 	e := mcp(at, kind, tool, detail)
 	e.RequestID = id
 	return e
@@ -77,7 +76,7 @@ func initialFailures(h *history.History, n int) {
 }
 
 // loop appends one whole tool loop: initial, call and write, follow-up.
-func loop(h *history.History, at int, followOutcome string, followStatus int) {
+func loop(h *history.History, at int, followOutcome history.Outcome, followStatus int) {
 	h.Upstream = append(h.Upstream, up(at, "initial", "forwarded", 200), up(at+2, "follow_up", followOutcome, followStatus))
 	h.MCP = append(h.MCP, mcp(at+1, history.MCPCall, "commit_write", ""), mcp(at+1, history.MCPWrite, "commit_write", ""), mcp(at+1, history.MCPResult, "commit_write", ""))
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/history"
@@ -29,7 +28,7 @@ const settleGrace = time.Second
 // what the fakes saw. A run that cannot be armed ends with h.Error set.
 func runOne(ctx context.Context, s *scenario.Scenario, t target.Target, env *fakesEnv, inst target.Instance, opts Options) *history.History {
 	start := opts.Now()
-	at := func(tm time.Time) fault.Duration { return fault.Duration(tm.Sub(start)) }
+	at := func(tm time.Time) history.Duration { return history.Duration(tm.Sub(start)) }
 	h := newHistory(s, t, inst, runtoken.Derive(opts.Seed, s.Name, t.Name()), start)
 	defer func() { h.Duration = at(opts.Now()) }()
 	a, err := arm(s, t, inst, env, h)
@@ -132,7 +131,7 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 // each exchange in h. It stops at the first request whose answer did not end:
 // a client that could not run or was killed, a hang past the deadline, or an
 // interruption (ctx done); h.Error then says which.
-func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Duration, now func() time.Time, at func(time.Time) fault.Duration, h *history.History) {
+func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Duration, now func() time.Time, at func(time.Time) history.Duration, h *history.History) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for _, req := range a.requests {
@@ -162,7 +161,7 @@ func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Dura
 // fakes saw for the run's token, what became of its armed faults, what the
 // target printed meanwhile, and the traffic no run owned that arrived between
 // start and now.
-func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, start time.Time, now func() time.Time, at func(time.Time) fault.Duration) {
+func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, start time.Time, now func() time.Time, at func(time.Time) history.Duration) {
 	token := a.token
 	settle(ctx, env.ledger, token)
 	end := now()
@@ -171,14 +170,14 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 	}
 	for _, u := range env.upstream.Requests(token) {
 		h.Upstream = append(h.Upstream, history.UpstreamRequest{
-			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: u.Outcome, Stream: u.Stream,
+			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: outcomeOf(u), Stream: u.Stream,
 			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ToolCalls: len(u.ToolCalls),
 			Offered: u.Offered, Unmatched: u.Unmatched,
 		})
 	}
 	for _, e := range env.ledger.Events(token) {
 		h.MCP = append(h.MCP, history.MCPEvent{
-			At: at(e.Time), Kind: e.Kind, Tool: e.Tool, RequestID: e.RequestID, Entry: e.Entry, Key: e.Key, Detail: e.Detail,
+			At: at(e.Time), Kind: mcpKindOf(e), Tool: e.Tool, RequestID: e.RequestID, Entry: e.Entry, Key: e.Key, Detail: e.Detail,
 		})
 	}
 	sort.SliceStable(h.Upstream, func(i, j int) bool { return h.Upstream[i].At < h.Upstream[j].At })
@@ -199,7 +198,7 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 
 // calledPaths returns the distinct model API paths of the upstream requests
 // between start and end, in order of first call.
-func calledPaths(ups []history.UpstreamRequest, start, end fault.Duration) []string {
+func calledPaths(ups []history.UpstreamRequest, start, end history.Duration) []string {
 	var out []string
 	for _, u := range ups {
 		if u.At >= start && u.At <= end && !slices.Contains(out, u.Path) {

@@ -64,7 +64,7 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		cfg.Fallbacks = knobs.Fallbacks
 		setup.Fallbacks = len(knobs.Fallbacks) > 0
 		cfg.ToolTimeout = knobs.ToolTimeout.D()
-		setup.ToolTimeout = knobs.ToolTimeout
+		setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
 	}
 	gw, err := gateway.New(cfg)
 	if err != nil {

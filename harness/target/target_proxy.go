@@ -252,7 +252,7 @@ func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (In
 			inst.setup.NumRetries = *knobs.NumRetries
 		}
 		inst.setup.Fallbacks = len(knobs.Fallbacks) > 0
-		inst.setup.ToolTimeout = knobs.ToolTimeout
+		inst.setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
 		if t.spec.Start == nil {
 			inst.notes = append(inst.notes, "the scenario's gateway knobs were not applied: target "+t.name+" is not started by the harness")
 		}

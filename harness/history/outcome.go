@@ -1,0 +1,123 @@
+package history
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Outcome is what became of one model request at the upstream fake: a normal
+// answer, an injected error status, a cut connection and so on. It is written
+// in JSON as its name ("forwarded", "injected_500"); an outcome this version
+// does not know reads back as itself, and Known says so.
+type Outcome string
+
+// Outcomes besides the injected ones (see Injected).
+const (
+	// OutcomeForwarded is a normal answer, scripted or relayed.
+	OutcomeForwarded Outcome = "forwarded"
+	// OutcomeDelayed is a normal answer sent after a delay fault alone.
+	OutcomeDelayed Outcome = "delayed"
+	// OutcomeDroppedStream is a stream whose connection was closed mid-way.
+	OutcomeDroppedStream Outcome = "dropped_stream"
+	// OutcomeReset is a connection reset before any byte.
+	OutcomeReset Outcome = "reset"
+	// OutcomeClientGone is a request whose client left before its answer.
+	OutcomeClientGone Outcome = "client_gone"
+	// OutcomeBadRequest is a request refused as malformed or oversized.
+	OutcomeBadRequest Outcome = "bad_request"
+	// OutcomeRelayFailed is a relay whose provider could not be reached.
+	OutcomeRelayFailed Outcome = "relay_failed"
+)
+
+// NamedOutcomes returns the outcomes that are not injected statuses, in a
+// fixed order.
+func NamedOutcomes() []Outcome {
+	return []Outcome{OutcomeForwarded, OutcomeDelayed, OutcomeDroppedStream, OutcomeReset,
+		OutcomeClientGone, OutcomeBadRequest, OutcomeRelayFailed}
+}
+
+const injectedPrefix = "injected_"
+
+// Injected returns the outcome of an error response with status that a
+// respond fault injected ("injected_500"). status must be 100–599.
+func Injected(status int) Outcome { return Outcome(injectedPrefix + strconv.Itoa(status)) }
+
+// Injected returns the status of an injected error response, and ok false
+// when o is not one.
+func (o Outcome) Injected() (status int, ok bool) {
+	s, ok := strings.CutPrefix(string(o), injectedPrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 100 || n > 599 || strconv.Itoa(n) != s {
+		return 0, false
+	}
+	return n, true
+}
+
+// Known reports whether o is a named outcome or an injected status.
+func (o Outcome) Known() bool {
+	_, injected := o.Injected()
+	return injected || slices.Contains(NamedOutcomes(), o)
+}
+
+// Cut reports whether the upstream cut the answer: it dropped the stream or
+// reset the connection.
+func (o Outcome) Cut() bool { return o == OutcomeDroppedStream || o == OutcomeReset }
+
+// Dropped reports whether the upstream dropped a stream after it began.
+func (o Outcome) Dropped() bool { return o == OutcomeDroppedStream }
+
+// MCPKind is the kind of an MCP event the ledger reported.
+type MCPKind string
+
+// MCP event kinds.
+const (
+	// MCPCall is a tools/call the ledger received.
+	MCPCall MCPKind = "call"
+	// MCPWrite is a ledger line written and synced.
+	MCPWrite MCPKind = "write"
+	// MCPResult is a call answered; Detail may say "dedup" or "is_error".
+	MCPResult MCPKind = "result"
+	// MCPFault is a fault that fired; Detail names it.
+	MCPFault MCPKind = "fault"
+	// MCPCancelled is a call the client gave up before its answer.
+	MCPCancelled MCPKind = "cancelled"
+	// MCPSession is any other JSON-RPC message (initialize, tools/list,
+	// notifications); Detail is its method.
+	MCPSession MCPKind = "session"
+)
+
+// MCPKinds returns every MCP event kind, in a fixed order.
+func MCPKinds() []MCPKind {
+	return []MCPKind{MCPCall, MCPWrite, MCPResult, MCPFault, MCPCancelled, MCPSession}
+}
+
+// MCP fault names: the Detail of an MCPFault event, naming the fault that
+// fired (see MCPEvent.IsFault).
+const (
+	MCPFaultDelay             = "delay"
+	MCPFaultDropAfterExecute  = "drop_after_execute"
+	MCPFaultFailBeforeExecute = "fail_before_execute"
+	MCPFaultIsError           = "is_error"
+	// MCPFaultWriteFailed is the ledger's own failure to persist a write.
+	MCPFaultWriteFailed = "write_failed"
+)
+
+// MCPFaults returns every MCP fault name, in a fixed order.
+func MCPFaults() []string {
+	return []string{MCPFaultDelay, MCPFaultDropAfterExecute, MCPFaultFailBeforeExecute, MCPFaultIsError, MCPFaultWriteFailed}
+}
+
+// MCPResultDedup is the Detail of an MCPResult event answered from an
+// earlier call with the same idempotency key.
+const MCPResultDedup = "dedup"
+
+// IsFault reports whether e is the firing of the MCP fault called name.
+func (e MCPEvent) IsFault(name string) bool { return e.Kind == MCPFault && e.Detail == name }
+
+// IsDedup reports whether e is a result answered from an earlier call with
+// the same idempotency key.
+func (e MCPEvent) IsDedup() bool { return e.Kind == MCPResult && e.Detail == MCPResultDedup }

@@ -525,14 +525,6 @@ func (i *proxyInstance) OutputSince(seq uint64) []string {
 // Notes says which of the scenario's gateway knobs were not applied.
 func (i *proxyInstance) Notes() []string { return i.notes }
 
-// pid is the proxy's process id (its group id), 0 when none was started.
-func (i *proxyInstance) pid() int {
-	if i.proc == nil {
-		return 0
-	}
-	return i.proc.pgid
-}
-
 // StartPlan is what starting a proxy target would run: for checking a
 // target file without starting anything.
 type StartPlan struct {

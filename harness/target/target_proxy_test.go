@@ -28,7 +28,7 @@ func TestProxyStartAndStop(t *testing.T) {
 	if x.Status != 200 {
 		t.Errorf("a request through the proxy: %+v", x)
 	}
-	pid := pi.pid()
+	pid := pi.proc.pgid
 	if err := inst.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}

@@ -106,16 +106,6 @@ func ReadJSON(r io.Reader) (Suite, error) {
 	return s, nil
 }
 
-// Recheck re-runs the checker over every history of s, for a saved JSON
-// report (the checker may have changed since).
-func Recheck(s Suite) Suite {
-	out := Suite{Version: s.Version, Wall: s.Wall}
-	for _, r := range s.Results {
-		out.Results = append(out.Results, rules.Evaluate(r.History))
-	}
-	return out
-}
-
 // statuses renders a result's HTTP statuses, "-" for none.
 func statuses(r rules.Result) string {
 	if len(r.Counts.Statuses) == 0 {

@@ -134,7 +134,12 @@ func TestJSONRoundTripRechecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := Recheck(s)
+	// A saved history carries all the checker needs: checked again, it
+	// gives the same verdicts (the CLI's --recheck does this).
+	var re Suite
+	for _, r := range s.Results {
+		re.Results = append(re.Results, rules.Evaluate(r.History))
+	}
 	if len(re.Results) != 2 || re.Results[0].Verdict != rules.Pass || re.Results[1].Verdict != rules.Fail {
 		t.Fatalf("recheck verdicts: %+v", re.Results)
 	}

@@ -197,10 +197,17 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 		return report.Suite{}, err
 	}
 	p := newProgress(opts, runs)
+	results := make(map[*history.History]rules.Result, runs)
 	start := opts.Now()
 	hs, err := run.Run(ctx, picked, run.Options{
 		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now,
-		OnHistory: p.done,
+		// The runner calls this one at a time, as each run ends: each
+		// history is checked once, here, for the progress line and the suite.
+		OnHistory: func(h *history.History) {
+			r := rules.Evaluate(h)
+			results[h] = r
+			p.done(r)
+		},
 	})
 	p.finish()
 	if err != nil {
@@ -208,14 +215,20 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	}
 	suite := report.Suite{Wall: durationSince(opts.Now, start)}
 	for _, h := range hs {
-		if h != nil {
-			suite.Results = append(suite.Results, rules.Evaluate(h))
+		if h == nil {
+			continue
 		}
+		r, ok := results[h]
+		if !ok {
+			return report.Suite{}, fmt.Errorf("running the suite: the run of %s on %s ended unreported", h.Scenario, h.Target)
+		}
+		suite.Results = append(suite.Results, r)
 	}
 	return suite, nil
 }
 
-// recheck re-runs the checker over a saved JSON report.
+// recheck re-runs the checker over the histories of a saved JSON report (the
+// checker may have changed since); the saved verdicts are not used.
 func recheck(opts *runOptions) (report.Suite, error) {
 	f, err := os.Open(opts.Recheck)
 	if err != nil {
@@ -226,7 +239,11 @@ func recheck(opts *runOptions) (report.Suite, error) {
 	if err != nil {
 		return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: %w", opts.Recheck, err))
 	}
-	return report.Recheck(saved), nil
+	out := report.Suite{Version: saved.Version, Wall: saved.Wall}
+	for _, r := range saved.Results {
+		out.Results = append(out.Results, rules.Evaluate(r.History))
+	}
+	return out, nil
 }
 
 // emit writes the terminal report and the requested files, and turns the
@@ -343,12 +360,12 @@ func newProgress(opts *runOptions, total int) *progress {
 	return &progress{w: opts.Out, terminal: term, total: total}
 }
 
-// done reports one finished run; the runner calls it one at a time.
-func (p *progress) done(h *history.History) {
+// done reports one finished, checked run; it is called one at a time.
+func (p *progress) done(r rules.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
-	v := rules.Overall(rules.Check(h))
+	h, v := r.History, r.Verdict
 	if v != rules.Pass {
 		p.failed++
 	}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/report"
+)
+
+// TestRecheckIgnoresSavedVerdicts checks that --recheck judges the saved
+// histories again in the CLI, not the verdicts the file was saved with: a
+// report saved as passing whose history breaks its expectation fails.
+func TestRecheckIgnoresSavedVerdicts(t *testing.T) {
+	h := &history.History{
+		Scenario: "stale", Target: "builtin:naive", Token: "rc0000000000",
+		Expect:   history.Expect{Counts: history.Counts{Writes: history.Exactly(1)}},
+		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Status: 200, CleanEnd: true}},
+		MCP: []history.MCPEvent{
+			{Kind: history.MCPWrite, Tool: "commit_write"}, {Kind: history.MCPWrite, Tool: "commit_write"},
+		},
+	}
+	stale := rules.Result{History: h, Verdict: rules.Pass}
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, report.Suite{Results: []rules.Result{stale}}); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(t.TempDir(), "saved.json")
+	if err := os.WriteFile(js, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := execute(t, "run", "--recheck", js)
+	if code != exitRuleBroken || !strings.Contains(out, "1 fail") {
+		t.Errorf("recheck of a stale pass: exit %d, want %d\n%s%s", code, exitRuleBroken, out, errOut)
+	}
+}

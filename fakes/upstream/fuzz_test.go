@@ -32,7 +32,7 @@ func FuzzClassify(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, endpoint string, body []byte) {
-		kind, err := Classify(endpoint, body)
+		kind, err := classify(endpoint, body)
 		if err == nil && kind != KindInitial && kind != KindFollowUp {
 			t.Fatalf("kind %q", kind)
 		}

@@ -1,7 +1,11 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream"
@@ -9,7 +13,8 @@ import (
 
 // TestEndpointsTable: every endpoint in the table is valid, has a path of
 // its own, is a name the upstream fake knows, and the body the harness
-// builds for a prompt is one the fake reads as an initial request.
+// builds for a prompt, sent to its path, is one the fake answers and counts
+// as an initial request.
 func TestEndpointsTable(t *testing.T) {
 	paths := map[string]Endpoint{}
 	for _, e := range Endpoints() {
@@ -27,9 +32,26 @@ func TestEndpointsTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kind, err := upstream.Classify(string(e), b)
-			if err != nil || kind != upstream.KindInitial {
-				t.Errorf("the upstream fake classifies %s as %q, %v; want %q", b, kind, err, upstream.KindInitial)
+			fake, err := upstream.New(upstream.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(fake)
+			t.Cleanup(srv.Close)
+			resp, err := http.Post(srv.URL+e.Path(), "application/json", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("the upstream fake answers %s with %d: %s", b, resp.StatusCode, answer)
+			}
+			if got := fake.Total(); got.Initial != 1 || got.FollowUp != 0 {
+				t.Errorf("the upstream fake counts %s as %d initial, %d follow-up; want 1 initial", b, got.Initial, got.FollowUp)
 			}
 		})
 	}

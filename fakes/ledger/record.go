@@ -43,7 +43,8 @@ func (c Counts) clone() Counts {
 	return c
 }
 
-// Event kinds.
+// Event kinds. A new kind also needs a constant in harness/history
+// (outcome.go) and a row in harness/run/facts.go, whose test lists these.
 const (
 	EventCall      = "call"      // a tools/call was received
 	EventWrite     = "write"     // a ledger line was written and synced

@@ -20,7 +20,9 @@ const (
 	kindAny = "any"
 )
 
-// Outcomes logged for a request besides injected_<status>.
+// Outcomes logged for a request besides injected_<status> (OutcomeInjected).
+// A new outcome also needs a constant in harness/history (outcome.go) and a
+// row in harness/run/facts.go, whose test lists the constants here.
 const (
 	// OutcomeForwarded is a normal answer, scripted or relayed.
 	OutcomeForwarded = "forwarded"

@@ -1,0 +1,148 @@
+package target
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// startPlan is what starting a proxy target would run, rendered without
+// starting anything, for checking a shipped target file.
+type startPlan struct {
+	// URL is the rendered base URL app requests go to.
+	URL string
+	// Argv is the rendered command; {{config}} is "CONFIG" and {{port}} is
+	// "PORT" in it.
+	Argv []string
+	// Config is the rendered config template, "" when the file has none.
+	Config string
+}
+
+// planStart renders what t would start for fakes f and a scenario's knobs,
+// without starting anything. It fails for targets that start nothing.
+func planStart(t Target, f Fakes, knobs *scenario.Gateway) (startPlan, error) {
+	p, ok := t.(*proxy)
+	if !ok || p.spec.Start == nil {
+		return startPlan{}, fmt.Errorf("target %s starts no process", t.Name())
+	}
+	v := newTemplateVars(f, knobs, p.replaycheck)
+	v.Port = "PORT"
+	var plan startPlan
+	var err error
+	if plan.URL, err = render(p.spec.URL, proxyVars, v); err != nil {
+		return plan, err
+	}
+	if p.config != "" {
+		if plan.Config, err = render(p.config, proxyVars, v); err != nil {
+			return plan, fmt.Errorf("rendering config template: %w", err)
+		}
+	}
+	v.Config = "CONFIG"
+	if plan.Argv, err = renderArgs(p.spec.Start.Command, startVars, v); err != nil {
+		return plan, fmt.Errorf("rendering start.command: %w", err)
+	}
+	return plan, nil
+}
+
+// TestLiteLLMRendersSeedConfig renders targets/litellm.yaml's config the way
+// a run would, without LiteLLM: the seed's model groups on the upstream fake,
+// the ledger as MCP server, num_retries 2, and the fallback variant when a
+// scenario sets the fallbacks knob.
+func TestLiteLLMRendersSeedConfig(t *testing.T) {
+	t.Chdir(filepath.Join("..", "..", "targets"))
+	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
+	tg, err := LoadTargetFile("litellm.yaml", TargetFileOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakes := Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
+	one := 1
+	tests := []struct {
+		name         string
+		knobs        *scenario.Gateway
+		wantRetries  int
+		wantFallback []map[string][]string
+	}{
+		{name: "plain", wantRetries: 2},
+		{name: "fallback variant", knobs: &scenario.Gateway{Fallbacks: map[string]string{"repro-model": "backup-model"}, NumRetries: &one},
+			wantRetries: 1, wantFallback: []map[string][]string{{"repro-model": {"backup-model"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := planStart(tg, fakes, tt.knobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"litellm", "--config", "CONFIG", "--host", "127.0.0.1", "--port", "PORT"}, plan.Argv); diff != "" {
+				t.Errorf("argv (-want +got):\n%s", diff)
+			}
+			var cfg struct {
+				ModelList []struct {
+					ModelName     string `yaml:"model_name"`
+					LiteLLMParams struct {
+						Model   string `yaml:"model"`
+						APIBase string `yaml:"api_base"`
+						APIKey  string `yaml:"api_key"`
+					} `yaml:"litellm_params"`
+				} `yaml:"model_list"`
+				MCPServers map[string]struct{ URL, Transport string } `yaml:"mcp_servers"`
+				General    struct {
+					MasterKey string `yaml:"master_key"`
+				} `yaml:"general_settings"`
+				Settings struct {
+					NumRetries int `yaml:"num_retries"`
+				} `yaml:"litellm_settings"`
+				Guardrails []struct {
+					GuardrailName string `yaml:"guardrail_name"`
+					Params        struct {
+						Guardrail string `yaml:"guardrail"`
+						Mode      string `yaml:"mode"`
+						DefaultOn bool   `yaml:"default_on"`
+					} `yaml:"litellm_params"`
+				} `yaml:"guardrails"`
+				Router struct {
+					Fallbacks []map[string][]string `yaml:"fallbacks"`
+				} `yaml:"router_settings"`
+			}
+			if err := yaml.UnmarshalWithOptions([]byte(plan.Config), &cfg, yaml.Strict()); err != nil {
+				t.Fatalf("rendered config is not YAML: %v\n%s", err, plan.Config)
+			}
+			var groups []string
+			for _, m := range cfg.ModelList {
+				groups = append(groups, m.ModelName)
+				if m.LiteLLMParams.APIBase != fakes.Upstream || m.LiteLLMParams.APIKey != "os.environ/OPENAI_API_KEY" {
+					t.Errorf("model %s: %+v", m.ModelName, m.LiteLLMParams)
+				}
+			}
+			if diff := cmp.Diff([]string{"repro-model", "backup-model"}, groups); diff != "" {
+				t.Errorf("model groups (-want +got):\n%s", diff)
+			}
+			if l := cfg.MCPServers["ledger"]; l.URL != fakes.MCP || l.Transport != "http" {
+				t.Errorf("mcp_servers.ledger: %+v", l)
+			}
+			if cfg.General.MasterKey != "os.environ/LITELLM_MASTER_KEY" || cfg.Settings.NumRetries != tt.wantRetries {
+				t.Errorf("settings: master key %q, num_retries %d", cfg.General.MasterKey, cfg.Settings.NumRetries)
+			}
+			if len(cfg.Guardrails) != 1 || cfg.Guardrails[0].GuardrailName != "block-mcp" || cfg.Guardrails[0].Params.Guardrail != "custom_guardrail.BlockMCPTools" {
+				t.Errorf("guardrails: %+v", cfg.Guardrails)
+			}
+			if diff := cmp.Diff(tt.wantFallback, cfg.Router.Fallbacks); diff != "" {
+				t.Errorf("fallbacks (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := os.Stat("custom_guardrail.py"); err != nil {
+		t.Errorf("the guardrail module the config names is not next to it: %v", err)
+	}
+	_, err = LoadTargetFile("litellm.yaml", TargetFileOptions{Getenv: func(string) string { return "" }})
+	if err == nil || !strings.Contains(err.Error(), "litellm.yaml:18:18:") || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
+		t.Errorf("without LITELLM_MASTER_KEY: %v", err)
+	}
+}

@@ -73,7 +73,8 @@ token (one the harness or the built-in gateway wrote) gets a row of its own.
 
 A count table (per run token and in total: upstream requests by kind and
 outcome, MCP calls of every tool, writes, idempotency keys, cancellations, and
-the other MCP messages such as initialize and tools/list) is printed every
+the other MCP messages such as initialize and tools/list, and writes that could
+not be persisted) is printed every
 --every and on Ctrl-C or SIGTERM, which stop serve cleanly.
 
 MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
@@ -375,15 +376,15 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS"})
+	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES"})
 	row := func(name string, u upstream.Counts, l ledger.Counts) error {
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
 			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
-			strconv.Itoa(l.Messages)})
+			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures)})
 	}
 	for _, tok := range tokens {
 		u, l := fk.upstream.Counts(tok), fk.ledger.Counts(tok)
-		if u.Initial+u.FollowUp+l.CallsTotal()+l.Messages == 0 {
+		if u.Initial+u.FollowUp+l.CallsTotal()+l.Messages+l.WriteFailures == 0 {
 			continue
 		}
 		name := tok

@@ -172,20 +172,20 @@ func TestServe(t *testing.T) {
 			total, total2 = l, lines[i+1]
 		}
 	}
-	if len(cells(noTok)) != 9 || len(cells(total)) != 9 {
-		t.Fatalf("no (serve, no token) row or TOTAL row of 9 cells:\n%s", got)
+	if len(cells(noTok)) != 10 || len(cells(total)) != 10 {
+		t.Fatalf("no (serve, no token) row or TOTAL row of 10 cells:\n%s", got)
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES
 	// (session messages carry no token; their number depends on the SDK).
 	tests := []struct {
 		name      string
 		row, want []string
 	}{
-		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0"}},
-		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", ""}},
+		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0", "0"}},
+		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", ""}},
 		{"no-token row", cells(noTok)[:8], []string{"(serve, no token)", "0", "0", "-", "1", "0", "0", "0"}},
 		{"total row", cells(total)[:8], []string{"TOTAL", "1", "1", "1 follow_up injected_500", "2", "1", "0", "0"}},
-		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", ""}},
+		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", ""}},
 	}
 	if n, _ := strconv.Atoi(cells(noTok)[8]); n < 3 {
 		t.Errorf("no-token row counts %d MCP messages, want at least initialize, notifications/initialized and tools/list:\n%s", n, got)
@@ -340,4 +340,38 @@ func equalCells(got, want []string) bool {
 		}
 	}
 	return true
+}
+
+// TestServeCountsFailedWrites: a write the ledger file cannot take (a full
+// disk: /dev/full) is counted in the table's FAILED WRITES, not as a write.
+func TestServeCountsFailedWrites(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	_, mcpURL, out, stop := startServe(t, &serveOptions{Ledger: "/dev/full"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", mcpURL, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit_write", Arguments: map[string]any{"entry": "lost"}})
+	if err != nil || !res.IsError {
+		t.Errorf("commit_write on a full disk: %v, %+v; want an isError result", err, res)
+	}
+	cs.Close()
+	if err := stop(); err != nil {
+		t.Fatalf("runServe: %v", err)
+	}
+	got := out.String()
+	var total []string
+	for _, l := range strings.Split(got, "\n") {
+		if strings.Contains(l, "TOTAL") {
+			total = cells(l)
+		}
+	}
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES
+	if len(total) != 10 || total[4] != "1" || total[5] != "0" || total[9] != "1" {
+		t.Errorf("TOTAL row %q, want 1 call, 0 writes, 1 failed write:\n%s", total, got)
+	}
 }

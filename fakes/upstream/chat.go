@@ -158,7 +158,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 		b = append(b, `}],"usage":`...)
 		b = append(b, usage...)
 		b = append(b, `,"system_fingerprint":null}`...)
-		return reply{body: b}
+		return reply{id: id, body: b}
 	}
 
 	prefix := make([]byte, 0, 128)
@@ -229,7 +229,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 		events = append(events, sseEvent{data: b})
 	}
 	events = append(events, sseEvent{data: []byte("[DONE]")})
-	return reply{events: events, contentEnd: contentEnd}
+	return reply{id: id, events: events, contentEnd: contentEnd}
 }
 
 // appendChatHead opens a chat completion (object "chat.completion") or a

@@ -204,6 +204,7 @@ func (a *answer) id(prefix string, sep byte, i int) string {
 // stream, where events[:contentEnd] complete the content (the tool calls)
 // and the rest are terminal.
 type reply struct {
+	id         string // the answer's id (chatcmpl-…, msg_…, resp_…)
 	body       []byte
 	events     []sseEvent
 	contentEnd int

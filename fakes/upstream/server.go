@@ -209,6 +209,16 @@ type Request struct {
 	// a tool's name, or "namespace.name" for a tool inside a Responses
 	// namespace tool (ledger.commit_write). Nil when it offered none.
 	Offered []string `json:"offered,omitempty"`
+	// ResponseID is the id of a scripted answer (chatcmpl-…, msg_…,
+	// resp_…), which names the run token and the request's number.
+	ResponseID string `json:"response_id,omitempty"`
+	// Events is the number of SSE events of a streamed scripted answer as
+	// the script renders it (also when a drop cut it short); 0 for a plain,
+	// relayed or refused answer.
+	Events int `json:"events,omitempty"`
+	// ContentEvents is how many of those events complete the answer's
+	// content (its tool calls): the point a drop after tool_call cuts at.
+	ContentEvents int `json:"content_events,omitempty"`
 	// Unmatched are the script's calls for this answer that matched no
 	// offered tool (scripted mode), in script order; the answer left them out
 	// (and says the script's final text when no call is left).
@@ -631,6 +641,7 @@ func (s *Server) answerScripted(x *exchange) {
 	bp := s.getBuf()
 	defer s.putBuf(bp)
 	rep := x.de.d.answer(*bp, &a, &x.req)
+	x.rec.ResponseID = rep.id
 	if !x.req.stream {
 		*bp = rep.body[:0]
 		x.finish(x.normalOutcome(), http.StatusOK)
@@ -641,6 +652,7 @@ func (s *Server) answerScripted(x *exchange) {
 		_, _ = x.w.Write(rep.body) // the client went away; nothing to do
 		return
 	}
+	x.rec.Events, x.rec.ContentEvents = len(rep.events), rep.contentEnd
 	x.writeStream(rep.events, rep.contentEnd)
 }
 

@@ -23,6 +23,9 @@ type History struct {
 	// Token is the run token; Entry the ledger entry the scenario asked for.
 	Token string `json:"token"`
 	Entry string `json:"entry"`
+	// Repetition, when not nil, is the run's place among the runs of a
+	// repeated scenario (repeat: N, run --repeat); nil when it ran once.
+	Repetition *Repetition `json:"repetition,omitempty"`
 	// Started is when the run began; Duration how long it took.
 	Started  string   `json:"started,omitempty"`
 	Duration Duration `json:"duration"`
@@ -180,6 +183,14 @@ type UpstreamRequest struct {
 	ToolCalls int `json:"tool_calls,omitempty"`
 	// Offered are the names of the tools the request offered.
 	Offered []string `json:"offered,omitempty"`
+	// ResponseID is the id the upstream gave its scripted answer; a client
+	// stream whose ResponseIDs hold it carried chunks of this answer.
+	ResponseID string `json:"response_id,omitempty"`
+	// Events is the number of events of a streamed scripted answer, had it
+	// not been cut; ContentEvents how many of them complete its content
+	// (the tool calls). Both are 0 when unknown (a plain or relayed answer).
+	Events        int `json:"events,omitempty"`
+	ContentEvents int `json:"content_events,omitempty"`
 	// Unmatched are the script's calls for this answer that matched no
 	// offered tool (so the answer did not make them).
 	Unmatched []string `json:"unmatched,omitempty"`

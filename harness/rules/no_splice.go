@@ -12,9 +12,9 @@ func noSpliceRule() Rule {
 		Doc: "A streamed answer whose upstream stream dropped after output reached the client is not " +
 			"continued with a retry's or a fallback's chunks: after the drop no further upstream request " +
 			"feeds the same client stream. Cannot judge without a streamed request whose upstream stream dropped, " +
-			"or when the client stream carried no data chunks. It does not see when chunks reached the client, so a " +
-			"target that buffers a streamed attempt and retries it before any output was delivered is judged a " +
-			"splice too: name this rule only where the target streams through (chat on the built-in gateway).",
+			"or when the client stream carried no data chunks, or when no chunk of the dropped answer reached the client " +
+			"(told by the answer ids the upstream mints, where the target passes them through). On a target that rewrites " +
+			"the ids it passes only when no upstream request followed the drop, and otherwise cannot judge.",
 		Seed: "000 (LiteLLM): streaming chat with a fallback and drop_stream — Before 14 chunks and 2 writes \"because the fallback " +
 			"re-ran the whole loop and its chunks were spliced after the original ones\"; After 7 and 1: \"the client gets the error " +
 			"after the original chunks instead of a fallback that runs the tool again\"",
@@ -22,11 +22,15 @@ func noSpliceRule() Rule {
 	}
 }
 
-// noSplice finds the first dropped upstream stream inside a streamed client
-// exchange that had delivered chunks and counts the upstream requests that
-// followed it within the same exchange.
+// noSplice finds the dropped upstream streams inside streamed client
+// exchanges that had delivered chunks and counts the upstream requests that
+// followed each drop within the same exchange. Where the client stream
+// carries the upstream's answer ids, it judges by them: a drop whose chunks
+// never reached the client cannot be spliced, and a splice is a later
+// answer's chunks in the same client stream.
 func noSplice(h *history.History) Verdict {
 	const expected = "the stream to end after the upstream drop with no other answer spliced in"
+	why := "no streamed request had its upstream stream dropped"
 	for _, u := range h.Upstream {
 		if !dropped(u) {
 			continue
@@ -37,19 +41,33 @@ func noSplice(h *history.History) Verdict {
 		}
 		x := h.Requests[i]
 		if x.DataChunks == 0 {
-			return unknown(expected, "the client stream carried no data chunks, so nothing could be spliced")
+			why = "the client stream carried no data chunks, so nothing could be spliced"
+			continue
 		}
-		later := 0
+		reached, known := delivered(h, i, u)
+		later, spliced := 0, 0
 		for _, v := range upstreamIn(h, i) {
-			if v.At.D() > u.At.D() {
-				later++
+			if v.At.D() <= u.At.D() {
+				continue
+			}
+			later++
+			if r, _ := delivered(h, i, v); r {
+				spliced++
 			}
 		}
 		observed := fmt.Sprintf("%s after the drop and %s in the client stream", plural(later, "upstream request"), plural(x.DataChunks, "data chunk"))
 		if len(x.ResponseIDs) > 1 {
 			observed += fmt.Sprintf(" from %s", plural(len(x.ResponseIDs), "response"))
 		}
-		return judged(later == 0, expected, observed)
+		switch {
+		case known && !reached && spliced > 0:
+			return judged(true, expected, observed+"; no chunk of the dropped answer had reached the client, so the later answer is a retry, not a splice")
+		case known:
+			return judged(spliced == 0, expected, observed)
+		case later == 0:
+			return judged(true, expected, observed)
+		}
+		return unknown(expected, observed+"; the client stream does not carry the upstream's answer ids, so whether a later answer was spliced after delivered chunks cannot be told")
 	}
-	return unknown(expected, "no streamed request had its upstream stream dropped")
+	return unknown(expected, why)
 }

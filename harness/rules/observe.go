@@ -211,3 +211,28 @@ func retryAfter(u history.UpstreamRequest) (time.Duration, bool) {
 
 // label renders an upstream request as "follow_up injected_500".
 func label(u history.UpstreamRequest) string { return u.Kind + " " + string(u.Outcome) }
+
+// delivered reports whether the client stream of exchange i carried chunks
+// of the upstream answer u, and whether that can be told at all: only when
+// the client stream carries ids of the upstream's own answers (a target that
+// passes them through) and u has one, or when the client got no chunk at all.
+func delivered(h *history.History, i int, u history.UpstreamRequest) (reached, known bool) {
+	if i < 0 || i >= len(h.Requests) || u.ResponseID == "" {
+		return false, false
+	}
+	x := h.Requests[i]
+	if !x.Stream || x.DataChunks == 0 {
+		return false, true // nothing reached the client before the answer was complete
+	}
+	for _, id := range x.ResponseIDs {
+		for _, v := range h.Upstream {
+			if v.ResponseID != "" && v.ResponseID == id {
+				known = true
+			}
+		}
+		if id == u.ResponseID {
+			reached = true
+		}
+	}
+	return reached, known
+}

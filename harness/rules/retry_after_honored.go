@@ -11,7 +11,8 @@ func retryAfterHonoredRule() Rule {
 	return Rule{
 		Name: "retry-after-honored",
 		Doc: "After an upstream answer with Retry-After (seconds) or retry-after-ms, the next upstream request " +
-			"of the same client request comes no sooner than the wait asked for. Cannot judge when no answer " +
+			"of the same client request for the same model comes no sooner than the wait asked for (a fallback to " +
+			"another model is not a retry). Cannot judge when no answer " +
 			"asked for a wait, or when no upstream request followed one within its client request (no retry, so " +
 			"no wait to measure: a client that never retries is not credited with honouring Retry-After).",
 		Seed: "004 #2: \"Honor Retry-After (seconds or an HTTP date) on 429/503 as the minimum wait, but cap it: if the server asks " +
@@ -22,7 +23,8 @@ func retryAfterHonoredRule() Rule {
 }
 
 // retryAfterHonored compares, for each answer that asked for a wait, the gap
-// to the next upstream request of the same client exchange with the wait.
+// to the next upstream request of the same client exchange and model with
+// the wait.
 func retryAfterHonored(h *history.History) Verdict {
 	const expected = "waits that respect Retry-After"
 	asked, measured, dated := 0, 0, 0
@@ -39,7 +41,7 @@ func retryAfterHonored(h *history.History) Verdict {
 		x := exchangeAt(h, u.At.D())
 		next := -1
 		for j := i + 1; j < len(h.Upstream); j++ {
-			if exchangeAt(h, h.Upstream[j].At.D()) == x {
+			if v := h.Upstream[j]; exchangeAt(h, v.At.D()) == x && v.Model == u.Model {
 				next = j
 				break
 			}

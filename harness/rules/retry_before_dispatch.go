@@ -11,7 +11,8 @@ func retryBeforeDispatchRule() Rule {
 		Name: "retry-before-dispatch",
 		Doc: "Where no tool call had reached a server when a retry-able upstream failure happened (a guardrail " +
 			"blocked it, or the failure came first), the failure is still retried. Cannot judge when a tool call " +
-			"reached the server before the failure, when no retry-able failure happened, or when the target has no retries.",
+			"reached the server before the failure, when no retry-able failure happened, when the target has no retries, or " +
+			"when the failure is a dropped stream whose chunks had reached the client (or that cannot be told), which a retry would splice.",
 		Seed: "000 (LiteLLM): \"Calls that never reach a server keep today's retries\" — in the block-mcp guardrail case with fault_once " +
 			"each request was retried after its failed follow-up, before and after the fix",
 		Check: retryBeforeDispatch,
@@ -44,6 +45,14 @@ func retryBeforeDispatch(h *history.History) Verdict {
 		for _, v := range h.Upstream[i+1:] {
 			if exchangeAt(h, v.At.D()) == x {
 				later++
+			}
+		}
+		if dropped(u) && later == 0 {
+			switch reached, known := delivered(h, x, u); {
+			case !known:
+				return unknown(expected, "the upstream stream dropped ("+label(u)+") and was not retried, and the client stream does not show whether its chunks had reached the client, when a retry would splice")
+			case reached:
+				return unknown(expected, "the dropped upstream stream ("+label(u)+") had delivered chunks to the client, so a retry would splice")
 			}
 		}
 		return judged(later > 0, "a retry after the retry-able upstream failure ("+label(u)+") before any tool call ran",

@@ -68,6 +68,13 @@ func keyedWrite(at int, key string) history.MCPEvent {
 	return w
 }
 
+// answerIDs gives the upstream requests of h, in order, the answer ids ids.
+func answerIDs(h *history.History, ids ...string) {
+	for i, id := range ids {
+		h.Upstream[i].ResponseID = id
+	}
+}
+
 // initialFailures appends n initial requests answered 503, 1ms apart.
 func initialFailures(h *history.History, n int) {
 	for i := range n {
@@ -139,6 +146,20 @@ func TestRules(t *testing.T) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500),
 				up(201, "initial", "forwarded", 200), up(202, "follow_up", "forwarded", 200))
 		}), Fail},
+		{"retry-before: initial stream cut before any chunk reached the client, not retried", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "dropped_stream", 200))
+			answerIDs(h, "c1")
+			h.Requests[0].Stream, h.Requests[0].Status = true, 200
+		}), Fail},
+		{"retry-before: initial stream cut after chunks reached the client", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "dropped_stream", 200))
+			answerIDs(h, "c1")
+			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks, h.Requests[0].ResponseIDs = true, 200, 2, []string{"c1"}
+		}), Unknown},
+		{"retry-before: initial stream cut, ids rewritten", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "dropped_stream", 200))
+			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks, h.Requests[0].ResponseIDs = true, 200, 2, []string{"gw-1"}
+		}), Unknown},
 		{"retry-before: tool dispatched", "retry-before-dispatch", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Unknown},
 		{"retry-before: no failure", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "forwarded", 200))
@@ -179,8 +200,28 @@ func TestRules(t *testing.T) {
 		{"splice: fallback spliced", "no-splice", seedHistory(func(h *history.History) {
 			loop(h, 1, "dropped_stream", 200)
 			loop(h, 10, "dropped_stream", 200)
+			answerIDs(h, "c1", "c2", "c3", "c4")
 			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks, h.Requests[0].ErrorEvents = true, 200, 14, 1
+			h.Requests[0].ResponseIDs = []string{"c2", "c4"}
 		}), Fail},
+		{"splice: retried before any chunk reached the client", "no-splice", seedHistory(func(h *history.History) {
+			loop(h, 1, "dropped_stream", 200)
+			loop(h, 10, "forwarded", 200)
+			answerIDs(h, "c1", "c2", "c3", "c4")
+			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks = true, 200, 7
+			h.Requests[0].ResponseIDs = []string{"c4"}
+		}), Pass},
+		{"splice: ids rewritten, requests after the drop", "no-splice", seedHistory(func(h *history.History) {
+			loop(h, 1, "dropped_stream", 200)
+			loop(h, 10, "dropped_stream", 200)
+			answerIDs(h, "c1", "c2", "c3", "c4")
+			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks, h.Requests[0].ErrorEvents = true, 200, 14, 1
+			h.Requests[0].ResponseIDs = []string{"gw-1"}
+		}), Unknown},
+		{"splice: ids rewritten, nothing after the drop", "no-splice", seedHistory(func(h *history.History) {
+			loop(h, 1, "dropped_stream", 200)
+			h.Requests[0].Stream, h.Requests[0].Status, h.Requests[0].DataChunks, h.Requests[0].ErrorEvents = true, 200, 7, 1
+		}), Pass},
 		{"splice: not streamed", "no-splice", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Unknown},
 
 		{"ambiguous: not re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {

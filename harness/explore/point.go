@@ -1,0 +1,105 @@
+package explore
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+// Sides of a fault point.
+const (
+	SideUpstream = "upstream"
+	SideMCP      = "mcp"
+)
+
+// Point is one place in a clean run of a base scenario where a fault can go:
+// a model request (the request itself, or a cut inside its streamed answer)
+// or an MCP tools/call.
+type Point struct {
+	// Side is upstream or mcp.
+	Side string `json:"side"`
+	// Kind (initial, follow_up), Endpoint and Stream describe a model
+	// request; Nth is its occurrence among the clean run's requests of that
+	// kind, endpoint and stream flag — or, on the mcp side, among the calls
+	// of Tool.
+	Kind     string `json:"kind,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Stream   bool   `json:"stream,omitempty"`
+	Tool     string `json:"tool,omitempty"`
+	Nth      int    `json:"nth"`
+	// Cut is true for a point inside a streamed answer: the cut comes after
+	// Event of its Events events (0 is right after the headers).
+	Cut    bool `json:"cut,omitempty"`
+	Event  int  `json:"event,omitempty"`
+	Events int  `json:"events,omitempty"`
+	// ContentEvents is how many events complete the answer's tool calls.
+	ContentEvents int `json:"content_events,omitempty"`
+}
+
+// Meaning says what a cut point is: after the headers, right after the
+// complete tool call, before the terminal event, or after the k-th event.
+func (p Point) Meaning() string {
+	switch {
+	case !p.Cut:
+		return ""
+	case p.Event == 0:
+		return "after the headers"
+	case p.Event == p.ContentEvents && p.ContentEvents > 0:
+		return "right after the tool call"
+	case p.Event == p.Events-1:
+		return "before the terminal event"
+	default:
+		return fmt.Sprintf("after event %d of %d", p.Event, p.Events)
+	}
+}
+
+// named reports whether a cut point has a meaning beyond its event number.
+func (p Point) named() bool {
+	return p.Cut && (p.Event == 0 || p.Event == p.ContentEvents && p.ContentEvents > 0 || p.Event == p.Events-1)
+}
+
+// String describes the point, for example "follow_up chat stream #1, right
+// after the tool call" or "tools/call commit_write #1".
+func (p Point) String() string {
+	if p.Side == SideMCP {
+		return fmt.Sprintf("tools/call %s #%d", p.Tool, p.Nth)
+	}
+	s := p.Kind + " " + p.Endpoint
+	if p.Stream {
+		s += " stream"
+	}
+	s += fmt.Sprintf(" #%d", p.Nth)
+	if p.Cut {
+		s += ", " + p.Meaning()
+	}
+	return s
+}
+
+// Map returns the fault points of a clean run, in the order the run met
+// them: each model request (and, for a streamed answer, each event boundary
+// in it), then each MCP tools/call.
+func Map(h *history.History) []Point {
+	var out []Point
+	seen := map[string]int{}
+	for _, u := range h.Upstream {
+		key := fmt.Sprintf("%s %s %t", u.Kind, u.Endpoint, u.Stream)
+		seen[key]++
+		p := Point{Side: SideUpstream, Kind: u.Kind, Endpoint: u.Endpoint, Stream: u.Stream, Nth: seen[key]}
+		out = append(out, p)
+		if !u.Stream {
+			continue
+		}
+		events := max(u.Events, 1) // an answer of unknown shape can still be cut after its headers
+		for k := range events {
+			c := p
+			c.Cut, c.Event, c.Events, c.ContentEvents = true, k, u.Events, u.ContentEvents
+			out = append(out, c)
+		}
+	}
+	calls := map[string]int{}
+	for _, e := range h.Calls("") {
+		calls[e.Tool]++
+		out = append(out, Point{Side: SideMCP, Tool: e.Tool, Nth: calls[e.Tool]})
+	}
+	return out
+}

@@ -148,8 +148,18 @@ func FromResults(results []rules.Result) Baseline {
 }
 
 // notPassing returns the names of r's checks that failed or could not judge,
-// in order and distinct.
+// in order and distinct; for a repeated scenario, repeat when its rate did
+// not pass.
 func notPassing(r rules.Result) []string {
+	// A repeated scenario's runs are judged by their rate alone: which checks
+	// its first failing run shows changes from one run of the suite to the
+	// next, so they would turn a flaky known failure into a new one.
+	if r.Repeat != nil {
+		if r.Verdict == rules.Pass {
+			return nil
+		}
+		return []string{rules.CheckRepeat}
+	}
 	var out []string
 	for _, v := range r.Verdicts {
 		if v.Status != rules.Pass && !slices.Contains(out, v.Check) {

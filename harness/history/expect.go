@@ -27,6 +27,11 @@ type Expect struct {
 	// (unknown) on other targets, which skip scenarios that set it. An empty
 	// Client (client: {}) only marks the scenario as one for client targets.
 	Client *ClientExpect `yaml:"client,omitempty" json:"client,omitempty" jsonschema_description:"exit code and output of a client target's command; scenarios that set it (client: {} checks nothing) run on client targets only"`
+	// AllowFailures is how many runs of a repeated scenario (repeat: N) may
+	// fail with the scenario still passing; 0 means every run must pass.
+	// It must be less than the scenario's repeat. run --repeat M makes it
+	// AllowFailures×M of N×M runs, keeping the rate.
+	AllowFailures int `yaml:"allow_failures,omitempty" json:"allow_failures,omitempty" jsonschema:"minimum=0" jsonschema_description:"how many of a repeated scenario's runs (repeat: N) may fail with the scenario still passing, e.g. 2 for at most 2 of N (default 0: every run must pass); less than repeat; run --repeat M makes it k×M of N×M"`
 	// Rules are the replay rules that must hold.
 	Rules []string `yaml:"rules,omitempty" json:"rules,omitempty" jsonschema_description:"replay rules that must hold (see replaycheck rules)"`
 	// Targets maps a target name pattern (path.Match syntax: "builtin:*",

@@ -23,6 +23,9 @@ type History struct {
 	// Token is the run token; Entry the ledger entry the scenario asked for.
 	Token string `json:"token"`
 	Entry string `json:"entry"`
+	// Repetition, when not nil, is the run's place among the runs of a
+	// repeated scenario (repeat: N, run --repeat); nil when it ran once.
+	Repetition *Repetition `json:"repetition,omitempty"`
 	// Started is when the run began; Duration how long it took.
 	Started  string   `json:"started,omitempty"`
 	Duration Duration `json:"duration"`

@@ -4,13 +4,18 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 )
 
-// Result is one scenario run on one target: its history, the verdicts of
-// its checks, the overall verdict, and the headline counts reports show.
+// Result is one scenario run on one target, or the runs of a repeated one
+// judged together: its history, the verdicts of its checks, the overall
+// verdict, and the headline counts reports show.
 type Result struct {
 	History  *history.History `json:"history"`
 	Verdicts []Verdict        `json:"verdicts"`
 	Verdict  Status           `json:"verdict"`
 	Counts   Counts           `json:"counts"`
+	// Repeat, when not nil, makes this the result of a repeated scenario's
+	// runs judged together (see Aggregate): History, Counts and the checks
+	// after the first (repeat) verdict are those of the run Repeat.Shown.
+	Repeat *Repeat `json:"repeat,omitempty"`
 }
 
 // Counts are the headline numbers of a run, as reports show them.

@@ -16,20 +16,22 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
-	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
 // settleGrace bounds the wait, after the last answer, for the ledger's calls
 // of a run to end (answered, cancelled or faulted).
 const settleGrace = time.Second
 
-// runOne runs s once on inst and records its history: it arms the fakes
-// under a run token of its own, sends the scenario's requests, and collects
-// what the fakes saw. A run that cannot be armed ends with h.Error set.
-func runOne(ctx context.Context, s *scenario.Scenario, t target.Target, env *fakesEnv, inst target.Instance, opts Options) *history.History {
+// runOne runs j's scenario once on inst and records its history: it arms
+// the fakes under a run token of its own, sends the scenario's requests, and
+// collects what the fakes saw. A run that cannot be armed ends with h.Error
+// set.
+func runOne(ctx context.Context, j job, env *fakesEnv, inst target.Instance, opts Options) *history.History {
+	s, t := j.s, j.t
 	start := opts.Now()
 	at := func(tm time.Time) history.Duration { return history.Duration(tm.Sub(start)) }
-	h := newHistory(s, t, inst, runtoken.Derive(opts.Seed, s.Name, t.Name()), start)
+	h := newHistory(s, t, inst, runToken(opts.Seed, s, t, j.rep), start)
+	h.Repetition = j.rep
 	defer func() { h.Duration = at(opts.Now()) }()
 	a, err := arm(s, t, inst, env, h)
 	if err != nil {

@@ -37,6 +37,10 @@ type Options struct {
 	// Timeout bounds each scenario run; 0 means DefaultTimeout. A scenario's
 	// own timeout wins.
 	Timeout time.Duration
+	// Repeat multiplies every scenario's runs (its repeat, 1 when unset) and
+	// its allowed failures (expect.allow_failures), keeping the rate a
+	// scenario asks for; 0 and 1 run each scenario as it says (see Runs).
+	Repeat int
 	// Seed is mixed into every run token; the same seed gives the same tokens.
 	Seed string
 	// Now is the clock; nil means time.Now.
@@ -48,8 +52,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Run runs every scenario on every target it applies to (see Applies) and
-// returns their histories in scenario order, then target order. A scenario
+// Run runs every scenario on every target it applies to (see Applies), as
+// many times as Runs says, and returns their histories in scenario order,
+// then target order, then run order. The runs of a repeated scenario run in
+// parallel like any others, each with a token of its own, and their
+// histories say which run they are (History.Repetition). A scenario
 // that hangs or fails ends as a history with Error set; Run itself fails only
 // when the harness cannot run (a fake or a target cannot start).
 //
@@ -72,8 +79,16 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	var jobs []job
 	for _, s := range scenarios {
 		for _, t := range opts.Targets {
-			if Applies(s, t) {
-				jobs = append(jobs, job{s, t, len(jobs)})
+			if !Applies(s, t) {
+				continue
+			}
+			n, allow := Runs(s, opts.Repeat)
+			if n == 1 {
+				jobs = append(jobs, job{s: s, t: t, i: len(jobs)})
+				continue
+			}
+			for k := 1; k <= n; k++ {
+				jobs = append(jobs, job{s: s, t: t, i: len(jobs), rep: &history.Repetition{Index: k, Of: n, AllowFailures: allow}})
 			}
 		}
 	}
@@ -129,6 +144,9 @@ type job struct {
 	s *scenario.Scenario
 	t target.Target
 	i int
+	// rep places the job among the runs of a repeated scenario; nil when
+	// it runs once.
+	rep *history.Repetition
 }
 
 // runner runs groups of jobs and collects their histories.
@@ -154,9 +172,9 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 	do := func(env *fakesEnv, instances map[target.Target]target.Instance) func(j job) (*history.History, error) {
 		return func(j job) (*history.History, error) {
 			if j.s.Isolated() {
-				return runIsolated(ctx, j.s, j.t, r.opts, addrs)
+				return runIsolated(ctx, j, r.opts, addrs)
 			}
-			return runOne(ctx, j.s, j.t, env, instances[j.t], r.opts), nil
+			return runOne(ctx, j, env, instances[j.t], r.opts), nil
 		}
 	}
 	first := jobs
@@ -269,7 +287,8 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 
 // runIsolated runs s on fakes and an instance of t of its own, for
 // scenarios that set ledger-global annotations or gateway knobs.
-func runIsolated(ctx context.Context, s *scenario.Scenario, t target.Target, opts Options, addrs target.FakeAddrs) (*history.History, error) {
+func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddrs) (*history.History, error) {
+	s, t := j.s, j.t
 	env, err := startFakes(s.Annotations, opts.Now, addrs)
 	if err != nil {
 		return nil, err
@@ -279,7 +298,7 @@ func runIsolated(ctx context.Context, s *scenario.Scenario, t target.Target, opt
 		env.Close()
 		return nil, err
 	}
-	h := runOne(ctx, s, t, env, inst, opts)
+	h := runOne(ctx, j, env, inst, opts)
 	// The fakes first: closing the ledger ends calls a target left running,
 	// so the target's own close need not wait for them.
 	env.Close()

@@ -220,7 +220,9 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	if s.Request != nil && s.Request.Endpoint == "" && !client {
 		fail([]any{"request"}, "request needs an endpoint: %s", EndpointNames())
 	}
-	if reflect.DeepEqual(s.Expect, history.Expect{}) {
+	checkRepeat(s, fail)
+	// allow_failures is a threshold over runs, not an expectation of one.
+	if reflect.DeepEqual(s.Expect, history.Expect{AllowFailures: s.Expect.AllowFailures}) {
 		fail([]any{"expect"}, "scenario %q expects nothing: set expect with counts or rules", s.Name)
 	}
 	if err := s.Model.Validate(); err != nil {

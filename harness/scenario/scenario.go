@@ -73,6 +73,11 @@ type Scenario struct {
 	// duration to every injected error response, so SDK clients that honour
 	// them finish fast. It changes the behaviour under test; reports note it.
 	RetryAfterHint fault.Duration `yaml:"retry_after_hint,omitempty" json:"retry_after_hint,omitempty" jsonschema_description:"add retry-after-ms/Retry-After of this duration to injected error responses (changes the behaviour under test; reported)"`
+	// Repeat, when set, runs the scenario this many times on each target,
+	// each run with a run token of its own, and judges the runs together:
+	// the scenario passes when at most expect.allow_failures of them fail
+	// (see rules.Aggregate). Nil runs it once; run --repeat multiplies it.
+	Repeat *int `yaml:"repeat,omitempty" json:"repeat,omitempty" jsonschema:"minimum=1" jsonschema_description:"run the scenario this many times on each target (each run with its own run token, in parallel) and judge the rate: it passes when at most expect.allow_failures runs fail (default 1; run --repeat multiplies it)"`
 	// Timeout bounds the whole scenario run; zero means the suite's --timeout.
 	Timeout fault.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" jsonschema_description:"deadline of the whole scenario run (default: run's --timeout)"`
 	// Expect is what must be observed.
@@ -166,4 +171,13 @@ func (s *Scenario) Script() upstream.Script {
 		return upstream.DefaultScript()
 	}
 	return s.Model
+}
+
+// Runs returns how many times the scenario runs on each target: its Repeat,
+// or 1 when it sets none.
+func (s *Scenario) Runs() int {
+	if s.Repeat == nil {
+		return 1
+	}
+	return *s.Repeat
 }

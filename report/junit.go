@@ -54,7 +54,10 @@ type junitSkipped struct {
 // scenario on it. A scenario that failed, or whose checks could not judge,
 // is a failure (type "fail" or "unknown") whose message is its first such
 // check and whose text holds every check and the timeline. A run's notes
-// (a retry-after hint, knobs not applied) are its system-out.
+// (a retry-after hint, knobs not applied) are its system-out. A repeated
+// scenario is one testcase: its time is its runs' added up, and its first
+// check (repeat) gives the rate, in the failure or, when it passed, in
+// system-out.
 //
 // Judged against a baseline, a known failure is a skipped testcase (message
 // "known failure (baseline): …"), a new one a failure, and a result with
@@ -72,6 +75,14 @@ func WriteJUnit(w io.Writer, s Suite) error {
 			root.Suites = append(root.Suites, junitSuite{Name: h.Target})
 		}
 		c := junitCase{Name: h.Scenario, Classname: h.Target, File: h.File, Time: seconds(h.Duration.D().Seconds())}
+		if r.Repeat != nil {
+			// The runs' time; the rate of a pass here, of anything else
+			// in its failure.
+			c.Time = seconds(r.Repeat.Duration.D().Seconds())
+			if r.Verdict == rules.Pass {
+				c.SystemOut += r.Verdicts[0].Check + ": " + r.Verdicts[0].Message + "\n"
+			}
+		}
 		for _, n := range h.Notes {
 			c.SystemOut += "note: " + n + "\n"
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,17 +36,24 @@ func WriteMarkdown(w io.Writer, s Suite) error {
 		}
 		b.WriteString("\n")
 	}
-	if s.Baseline != nil {
-		b.WriteString("| Scenario | Target | Verdict | Status | Writes | Initial | Follow-up | MCP calls | Failed checks | Baseline |\n")
-		b.WriteString("|---|---|---|---|--:|--:|--:|--:|---|---|\n")
-	} else {
-		b.WriteString("| Scenario | Target | Verdict | Status | Writes | Initial | Follow-up | MCP calls | Failed checks |\n")
-		b.WriteString("|---|---|---|---|--:|--:|--:|--:|---|\n")
+	head := []string{"Scenario", "Target", "Verdict", "Status", "Writes", "Initial", "Follow-up", "MCP calls", "Failed checks"}
+	align := []string{"---", "---", "---", "---", "--:", "--:", "--:", "--:", "---"}
+	rep := repeated(s)
+	if rep {
+		head, align = slices.Insert(head, 3, "Runs"), slices.Insert(align, 3, "---")
 	}
+	if s.Baseline != nil {
+		head, align = append(head, "Baseline"), append(align, "---")
+	}
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n")
+	b.WriteString("|" + strings.Join(align, "|") + "|\n")
 	for n, r := range s.Results {
 		c := r.Counts
 		cells := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
+		if rep {
+			cells = slices.Insert(cells, 3, runsCell(r))
+		}
 		if s.Baseline != nil {
 			cells = append(cells, baselineCell(baselineOf(s, n)))
 		}
@@ -68,6 +76,9 @@ func WriteMarkdown(w io.Writer, s Suite) error {
 			verdict += " (not in the baseline)"
 		}
 		fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdEscape(h.Scenario), mdEscape(h.Target), verdict)
+		if run := shownRun(r); run != "" {
+			fmt.Fprintf(&b, "Checks and timeline of %s.\n\n", run)
+		}
 		for _, v := range r.Verdicts {
 			if v.Status != rules.Pass {
 				note := ""

@@ -41,7 +41,10 @@ const FormatVersion = 1
 // Totals counts results by verdict.
 type Totals struct {
 	Scenarios, Pass, Fail, Unknown int
-	Targets                        []string
+	// Runs counts the scenario runs: a repeated scenario's runs each, any
+	// other result once.
+	Runs    int
+	Targets []string
 }
 
 // Totals counts the suite's results by verdict and lists its targets.
@@ -50,6 +53,10 @@ func (s Suite) Totals() Totals {
 	seen := map[string]bool{}
 	for _, r := range s.Results {
 		t.Scenarios++
+		t.Runs++
+		if r.Repeat != nil {
+			t.Runs += r.Repeat.Runs - 1
+		}
 		switch r.Verdict {
 		case rules.Pass:
 			t.Pass++
@@ -67,13 +74,21 @@ func (s Suite) Totals() Totals {
 }
 
 // TotalLine renders the one-line total, for example "12 scenarios on
-// builtin:guarded: 12 pass, 0 fail, 0 unknown in 840ms (14.3/s)".
+// builtin:guarded: 12 pass, 0 fail, 0 unknown in 840ms (14.3/s)"; with
+// repeated scenarios, "2 scenarios (40 runs) on builtin:guarded: … (47.6
+// runs/s)".
 func TotalLine(s Suite) string {
 	t := s.Totals()
-	line := fmt.Sprintf("%d %s on %s: %d pass, %d fail, %d unknown in %s",
-		t.Scenarios, word(t.Scenarios, "scenario"), strings.Join(t.Targets, ", "), t.Pass, t.Fail, t.Unknown, round(s.Wall.D()))
-	if w := s.Wall.D(); w > 0 && t.Scenarios > 0 {
-		line += fmt.Sprintf(" (%.1f scenarios/s)", float64(t.Scenarios)/w.Seconds())
+	what := fmt.Sprintf("%d %s", t.Scenarios, word(t.Scenarios, "scenario"))
+	rate, unit := t.Scenarios, "scenarios"
+	if repeated(s) {
+		what += fmt.Sprintf(" (%d %s)", t.Runs, word(t.Runs, "run"))
+		rate, unit = t.Runs, "runs"
+	}
+	line := fmt.Sprintf("%s on %s: %d pass, %d fail, %d unknown in %s",
+		what, strings.Join(t.Targets, ", "), t.Pass, t.Fail, t.Unknown, round(s.Wall.D()))
+	if w := s.Wall.D(); w > 0 && rate > 0 {
+		line += fmt.Sprintf(" (%.1f %s/s)", float64(rate)/w.Seconds(), unit)
 	}
 	return line
 }

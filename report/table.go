@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,12 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
+	// A repeated scenario's counts are those of the run its details show.
 	header := []string{"SCENARIO", "TARGET", "VERDICT", "STATUS", "WRITES", "INITIAL", "FOLLOW-UP", "MCP CALLS", "FAILED"}
+	rep := repeated(s)
+	if rep {
+		header = slices.Insert(header, 3, "RUNS")
+	}
 	if s.Baseline != nil {
 		header = append(header, "BASELINE")
 	}
@@ -37,6 +43,9 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 		c := r.Counts
 		row := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r),
 			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
+		if rep {
+			row = slices.Insert(row, 3, runsCell(r))
+		}
 		if s.Baseline != nil {
 			row = append(row, baselineCell(baselineOf(s, i)))
 		}
@@ -84,7 +93,11 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 	if h.File != "" {
 		fmt.Fprintf(b, " (%s)", h.File)
 	}
-	fmt.Fprintf(b, " token %s\n", h.Token)
+	fmt.Fprintf(b, " token %s", h.Token)
+	if run := shownRun(r); run != "" {
+		fmt.Fprintf(b, " (%s)", run)
+	}
+	b.WriteString("\n")
 	for _, v := range r.Verdicts {
 		mark := map[rules.Status]string{rules.Pass: "ok", rules.Fail: "FAIL", rules.Unknown: "??"}[v.Status]
 		if v.Status == rules.Pass && r.Verdict != rules.Pass {

@@ -38,6 +38,9 @@ type runOptions struct {
 	Tags     []string
 	Verbose  bool
 	Seed     string
+	// Repeat multiplies every scenario's runs and allowed failures
+	// (--repeat); 0 means 1.
+	Repeat   int
 	JUnit    string
 	JSON     string
 	Markdown string
@@ -83,7 +86,15 @@ once per run (and once per isolated scenario) in its own process group, and is
 stopped with it at the end, on error and on Ctrl-C.
 
 Every scenario run gets its own run token, so scenarios run in parallel on one
-target and one pair of fakes without their counts mixing. A scenario that sets
+target and one pair of fakes without their counts mixing.
+
+Races: a scenario with repeat: N runs N times on each target (in parallel,
+each run with its own token) and passes when at most expect.allow_failures of
+the runs fail (default 0: every run must pass); it is unknown when runs that
+could not be judged might have taken it over that. --repeat M multiplies both
+for every scenario (a scenario without repeat runs M times, none may fail).
+Reports show the rate ("3 of 20 runs failed: writes 2 (runs 4, 9, 17)") and
+the first failing run; the JSON report keeps every run's history. A scenario that sets
 gateway knobs or annotations, or arms MCP faults, gets fakes and a target of
 its own. Each scenario has a deadline (--timeout, or its own timeout); a
 target that hangs fails that scenario and the suite goes on.
@@ -106,6 +117,9 @@ Exit codes:
   # the seed scenarios on a proxy started from a target file, and on LiteLLM
   replaycheck run scenarios/seed --target targets/gateway-process.yaml
   replaycheck run scenarios/seed --target targets/litellm.yaml --timeout 120s
+
+  # run every scenario 20 times: a duplicate in any run fails it
+  replaycheck run scenarios/seed --repeat 20
 
   # re-check a saved run with the current rules
   replaycheck run --recheck run.json
@@ -139,6 +153,8 @@ func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f.StringArrayVar(&opts.Tags, "tag", nil, "run only scenarios with this tag (repeatable: any of them)")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the run tokens")
+	opts.Repeat = 1
+	f.Var((*runCount)(&opts.Repeat), "repeat", "run every scenario N times its own repeat (each run with its own token) and judge the rate; expect.allow_failures is multiplied too")
 	f.StringVar(&opts.Recheck, "recheck", "", "re-check the histories of a saved --json FILE instead of running")
 	f.BoolVar(&opts.KeepRunDirs, "keep-run-dirs", false, "keep each client run's scratch directory ({{run_dir}}); the JSON report names it")
 }
@@ -180,6 +196,9 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if opts.Timeout <= 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
 	}
+	if opts.Repeat < 0 {
+		return report.Suite{}, asUsage(fmt.Errorf("--repeat %d: %s", opts.Repeat, runCountWant))
+	}
 	targets, err := resolveTargets(opts.Targets, target.TargetFileOptions{KeepRunDirs: opts.KeepRunDirs})
 	if err != nil {
 		return report.Suite{}, err
@@ -192,7 +211,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if len(picked) == 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("no scenario matches the selection (%d loaded)", len(all)))
 	}
-	runs, err := plannedRuns(opts.Out, picked, targets)
+	runs, err := plannedRuns(opts.Out, picked, targets, opts.Repeat)
 	if err != nil {
 		return report.Suite{}, err
 	}
@@ -200,7 +219,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	results := make(map[*history.History]rules.Result, runs)
 	start := opts.Now()
 	hs, err := run.Run(ctx, picked, run.Options{
-		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now,
+		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now, Repeat: opts.Repeat,
 		// The runner calls this one at a time, as each run ends: each
 		// history is checked once, here, for the progress line and the suite.
 		OnHistory: func(h *history.History) {
@@ -224,6 +243,8 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 		}
 		suite.Results = append(suite.Results, r)
 	}
+	// The runs of a repeated scenario are judged together.
+	suite.Results = rules.Combine(suite.Results)
 	return suite, nil
 }
 
@@ -241,8 +262,19 @@ func recheck(opts *runOptions) (report.Suite, error) {
 	}
 	out := report.Suite{Version: saved.Version, Wall: saved.Wall}
 	for _, r := range saved.Results {
-		out.Results = append(out.Results, rules.Evaluate(r.History))
+		if r.Repeat == nil {
+			out.Results = append(out.Results, rules.Evaluate(r.History))
+			continue
+		}
+		// A repeated scenario: every run again, then the runs together.
+		for i, run := range r.Repeat.Results {
+			if run.History == nil || run.History.Repetition == nil {
+				return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: run %d of %s on %s has no history of its repetition", opts.Recheck, i+1, r.History.Scenario, r.History.Target))
+			}
+			out.Results = append(out.Results, rules.Evaluate(run.History))
+		}
 	}
+	out.Results = rules.Combine(out.Results)
 	return out, nil
 }
 
@@ -373,7 +405,11 @@ func (p *progress) done(r rules.Result) {
 		fmt.Fprintf(p.w, "\r\033[K[%d/%d] %d not passing · %s %s", p.n, p.total, p.failed, v, h.Scenario)
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %-7s %s on %s (%s)\n", p.n, p.total, v, h.Scenario, h.Target, h.Duration.D().Round(time.Millisecond))
+	run := ""
+	if rp := h.Repetition; rp != nil {
+		run = fmt.Sprintf(" run %d/%d", rp.Index, rp.Of)
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %-7s %s on %s%s (%s)\n", p.n, p.total, v, h.Scenario, h.Target, run, h.Duration.D().Round(time.Millisecond))
 }
 
 func (p *progress) finish() {

@@ -29,15 +29,17 @@ func resolveTargets(args []string, opts target.TargetFileOptions) ([]target.Targ
 	return out, nil
 }
 
-// plannedRuns counts the (scenario, target) pairs that run and says on w how
-// many are skipped: a scenario with client expectations runs on client
-// targets only, and a client target runs only those.
-func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []target.Target) (int, error) {
+// plannedRuns counts the scenario runs (each (scenario, target) pair as many
+// times as run.Runs says with --repeat repeat) and says on w how many pairs
+// are skipped: a scenario with client expectations runs on client targets
+// only, and a client target runs only those.
+func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []target.Target, repeat int) (int, error) {
 	n, skipped := 0, 0
 	for _, s := range picked {
 		for _, t := range targets {
 			if run.Applies(s, t) {
-				n++
+				runs, _ := run.Runs(s, repeat)
+				n += runs
 			} else {
 				skipped++
 			}

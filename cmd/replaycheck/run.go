@@ -86,7 +86,10 @@ once per run (and once per isolated scenario) in its own process group, and is
 stopped with it at the end, on error and on Ctrl-C.
 
 Every scenario run gets its own run token, so scenarios run in parallel on one
-target and one pair of fakes without their counts mixing.
+target and one pair of fakes without their counts mixing. A scenario that sets
+gateway knobs or annotations, or arms MCP faults, gets fakes and a target of
+its own. Each scenario has a deadline (--timeout, or its own timeout); a
+target that hangs fails that scenario and the suite goes on.
 
 Races: a scenario with repeat: N runs N times on each target (in parallel,
 each run with its own token) and passes when at most expect.allow_failures of
@@ -94,10 +97,7 @@ the runs fail (default 0: every run must pass); it is unknown when runs that
 could not be judged might have taken it over that. --repeat M multiplies both
 for every scenario (a scenario without repeat runs M times, none may fail).
 Reports show the rate ("3 of 20 runs failed: writes 2 (runs 4, 9, 17)") and
-the first failing run; the JSON report keeps every run's history. A scenario that sets
-gateway knobs or annotations, or arms MCP faults, gets fakes and a target of
-its own. Each scenario has a deadline (--timeout, or its own timeout); a
-target that hangs fails that scenario and the suite goes on.
+the first failing run; the JSON report keeps every run's history.
 
 Exit codes:
   0  every rule held; with --baseline, every check that failed is listed

@@ -153,8 +153,11 @@ type Finding struct {
 	Reproduced int  `json:"reproduced"`
 	Tries      int  `json:"tries"`
 	Flaky      bool `json:"flaky,omitempty"`
-	// Cells counts the sweep's failing cells that reduce to this finding.
-	Cells int `json:"cells"`
+	// Cells counts the sweep's failing cells that show this failure; Also
+	// lists the other schedules among them (the same checks failing with
+	// other faults on the same requests).
+	Cells int      `json:"cells"`
+	Also  []string `json:"also,omitempty"`
 	// File is where the finding's scenario was written, if it was.
 	File string `json:"file,omitempty"`
 

@@ -2,40 +2,276 @@ package explore
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/gateway"
+	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
 )
 
-func TestScratch(t *testing.T) {
-	tg, err := target.ParseTarget("builtin:guarded")
+func TestMap(t *testing.T) {
+	h := &history.History{
+		Upstream: []history.UpstreamRequest{
+			{Kind: "initial", Endpoint: "chat", Stream: true, Events: 4, ContentEvents: 2},
+			{Kind: "follow_up", Endpoint: "chat"},
+		},
+		MCP: []history.MCPEvent{{Kind: history.MCPCall, Tool: "commit_write"}, {Kind: history.MCPWrite, Tool: "commit_write"}},
+	}
+	var got []string
+	for _, p := range Map(h) {
+		got = append(got, p.String())
+	}
+	want := []string{
+		"initial chat stream #1",
+		"initial chat stream #1, after the headers",
+		"initial chat stream #1, after event 1 of 4",
+		"initial chat stream #1, right after the tool call",
+		"initial chat stream #1, before the terminal event",
+		"follow_up chat #1",
+		"tools/call commit_write #1",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("points (-want +got):\n%s", diff)
+	}
+}
+
+func TestCandidates(t *testing.T) {
+	p := Point{Side: SideUpstream, Kind: "follow_up", Endpoint: "chat", Nth: 1}
+	q := Point{Side: SideMCP, Tool: "commit_write", Nth: 2}
+	s := Schedule{{Point: p, Kind: "500"}, {Point: q, Kind: "mcp-drop", Times: fault.Times{Nth: 2}}}
+	var got []string
+	for _, c := range candidates(s) {
+		got = append(got, c.String())
+	}
+	want := []string{
+		"mcp-drop at tools/call commit_write #2 (nth:2)",
+		"500 at follow_up chat #1 (always)",
+		"500 at follow_up chat #1 (once) + mcp-drop at tools/call commit_write #2 (nth:2)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("candidates (-want +got):\n%s", diff)
+	}
+}
+
+func parseTarget(t *testing.T, name string) target.Target {
+	t.Helper()
+	tg, err := target.ParseTarget(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bases, err := DefaultBases(tg)
+	return tg
+}
+
+// bases returns the default bases of tg called names (all when none).
+func bases(t *testing.T, tg target.Target, names ...string) []*scenario.Scenario {
+	t.Helper()
+	all, err := DefaultBases(tg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Explore(context.Background(), bases, Options{Target: tg, Parallel: 8})
+	if len(names) == 0 {
+		return all
+	}
+	var out []*scenario.Scenario
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(s *scenario.Scenario) bool { return s.Name == n })
+		if i < 0 {
+			t.Fatalf("no default base %q", n)
+		}
+		out = append(out, all[i])
+	}
+	return out
+}
+
+func TestGuardedFindsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps every default base")
+	}
+	tg := parseTarget(t, "builtin:guarded")
+	rep, err := Explore(context.Background(), bases(t, tg), Options{Target: tg, Parallel: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("cells %d runs %d wall %s", len(rep.Cells), rep.Runs, rep.Wall.D())
+	if len(rep.Cells) < 300 {
+		t.Errorf("%d cells, want the full sweep of the default bases (300 or more)", len(rep.Cells))
+	}
 	for _, b := range rep.Bases {
-		t.Logf("base %s: %d points %s", b.Name, len(b.Points), b.Note)
-	}
-	for _, c := range rep.Cells {
-		if c.Verdict == rules.Fail {
-			t.Logf("FAIL %s %s %v writes %d", c.Base, c.Schedule, c.Failed, c.Writes)
-			for _, v := range c.Result.Verdicts {
-				if v.Status == rules.Fail {
-					t.Logf("   %s: %s", v.Check, v.Message)
-				}
-			}
+		if len(b.Points) == 0 {
+			t.Errorf("base %s: no fault points", b.Name)
 		}
 	}
-	for _, f := range rep.Findings {
-		t.Logf("finding %s %s %v %d/%d", f.Base, f.Schedule, f.Failed, f.Reproduced, f.Tries)
+	pass := 0
+	for _, c := range rep.Cells {
+		switch c.Verdict {
+		case rules.Fail:
+			t.Errorf("%s: %s failed %v", c.Base, c.Schedule, c.Failed)
+		case rules.Pass:
+			pass++
+		}
+	}
+	if pass == 0 {
+		t.Error("no cell passed: the rules judged nothing")
+	}
+	if len(rep.Findings) > 0 {
+		t.Errorf("%d findings on guarded, want none", len(rep.Findings))
+	}
+}
+
+// TestFindsEachSwitch explores, for each switch of the built-in gateway, the
+// default base where it shows, and wants a finding that breaks the switch's
+// rule; the scenario written for it fails on the switch and passes on guarded.
+func TestFindsEachSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps a base per switch")
+	}
+	tests := []struct {
+		target string
+		base   string
+		rule   string
+	}{
+		{"builtin:naive", "chat stream tool call", "no-replay-after-dispatch"},
+		{"builtin:" + string(gateway.ReplayAfterDispatch), "responses stream tool call", "no-replay-after-dispatch"},
+		{"builtin:" + string(gateway.StreamSplice), "chat stream with a fallback", "no-splice"},
+		{"builtin:" + string(gateway.MCPResendOnDisconnect), "messages stream tool call", "no-replay-ambiguous-mcp"},
+		{"builtin:" + string(gateway.BreakerCountsToolErrors), "chat four parallel tool calls", "is-error-not-retried"},
+		{"builtin:" + string(gateway.RetryEverything), "chat keyed tool call", "non-retryable-not-retried"},
+		{"builtin:" + string(gateway.NoCancelOnTimeout), "chat with a tool timeout", "cancel-propagates"},
+		{"builtin:" + string(gateway.FreshKeyPerAttempt), "chat keyed tool call", "keyed-retry-same-key"},
+		{"builtin:" + string(gateway.RunToolsFromCutStream), "chat stream tool call", "no-replay-after-dispatch"},
+	}
+	for _, info := range gateway.AllBugs() {
+		if !slices.ContainsFunc(tests, func(tt struct{ target, base, rule string }) bool { return tt.target == "builtin:"+string(info.Bug) }) {
+			t.Errorf("switch %s has no row here: explore must find every switch's failure", info.Bug)
+		}
+	}
+	guarded := parseTarget(t, "builtin:guarded")
+	for _, tt := range tests {
+		t.Run(strings.TrimPrefix(tt.target, "builtin:"), func(t *testing.T) {
+			t.Parallel()
+			tg := parseTarget(t, tt.target)
+			rep, err := Explore(context.Background(), bases(t, tg, tt.base), Options{Target: tg, Parallel: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(rep.Findings, func(f Finding) bool { return !f.Flaky && slices.Contains(f.Failed, tt.rule) })
+			if i < 0 {
+				t.Fatalf("no confirmed finding breaks %s; findings: %v", tt.rule, rep.Findings)
+			}
+			dir := t.TempDir()
+			if err := WriteFindings(dir, rep); err != nil {
+				t.Fatal(err)
+			}
+			f := rep.Findings[i]
+			if filepath.Dir(f.File) != dir {
+				t.Fatalf("finding written to %q, want a file in %s", f.File, dir)
+			}
+			ss, err := scenario.Load(f.File)
+			if err != nil {
+				t.Fatalf("the written scenario does not load: %v", err)
+			}
+			src, _ := os.ReadFile(f.File)
+			for _, want := range []struct {
+				tg      target.Target
+				verdict rules.Status
+			}{{tg, rules.Fail}, {guarded, rules.Pass}} {
+				hs, err := run.Run(context.Background(), ss, run.Options{Targets: []target.Target{want.tg}, Timeout: 30 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := rules.Evaluate(hs[0]); r.Verdict != want.verdict {
+					t.Errorf("the written scenario is %s on %s, want %s:\n%s\n%v", r.Verdict, want.tg.Name(), want.verdict, src, r.Verdicts)
+				}
+			}
+		})
+	}
+}
+
+func TestBaseFailingCleanStopsTheSweep(t *testing.T) {
+	tg := parseTarget(t, "builtin:guarded")
+	ss, errs := scenario.Parse("base.yaml", []byte("name: wants two writes\nrequest: {endpoint: chat}\nexpect: {writes: 2}\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	rep, err := Explore(context.Background(), ss, Options{Target: tg})
+	var clean *BaseFailedError
+	if !errors.As(err, &clean) || clean.Base != "wants two writes" {
+		t.Fatalf("err = %v, want a BaseFailedError naming the base", err)
+	}
+	if !strings.Contains(err.Error(), "writes") {
+		t.Errorf("error %q does not name the failing check", err)
+	}
+	if rep != nil && len(rep.Cells) > 0 {
+		t.Errorf("%d cells ran after the base failed clean", len(rep.Cells))
+	}
+}
+
+func TestInterruptKeepsWhatWasFound(t *testing.T) {
+	tg := parseTarget(t, "builtin:naive")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := 0
+	rep, err := Explore(ctx, bases(t, tg, "chat stream tool call"), Options{Target: tg, Parallel: 2, Progress: func(p Progress) {
+		if p.Phase == "sweep" {
+			if done++; done == 10 {
+				cancel()
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Interrupted || rep.Unrun == 0 {
+		t.Errorf("interrupted %v with %d cells not run, want an interrupted report", rep.Interrupted, rep.Unrun)
+	}
+	if len(rep.Cells) < 10 {
+		t.Errorf("%d cells kept, want the 10 that ended before the interrupt", len(rep.Cells))
+	}
+}
+
+func TestPlanIsDeterministicAndSharded(t *testing.T) {
+	tg := parseTarget(t, "builtin:guarded")
+	b := bases(t, tg, "chat stream tool call")
+	h := &history.History{Upstream: []history.UpstreamRequest{
+		{Kind: "initial", Endpoint: "chat", Stream: true, Events: 8, ContentEvents: 6},
+		{Kind: "follow_up", Endpoint: "chat", Stream: true, Events: 7, ContentEvents: 5},
+	}, MCP: []history.MCPEvent{{Kind: history.MCPCall, Tool: "commit_write"}}}
+	names := func(opts Options) []string {
+		e := newExplorer(opts)
+		var out []string
+		for _, j := range e.plan(b, [][]Point{Map(h)}, &Report{}) {
+			out = append(out, j.name)
+		}
+		return out
+	}
+	one := names(Options{Target: tg, Depth: 2, MaxRuns: 200, Seed: "s"})
+	if len(one) != 200 {
+		t.Fatalf("%d runs planned, want --max-runs 200", len(one))
+	}
+	if diff := cmp.Diff(one, names(Options{Target: tg, Depth: 2, MaxRuns: 200, Seed: "s"})); diff != "" {
+		t.Errorf("the same seed planned another sweep (-first +second):\n%s", diff)
+	}
+	if slices.Equal(one, names(Options{Target: tg, Depth: 2, MaxRuns: 200, Seed: "t"})) {
+		t.Error("another seed sampled the same pairs")
+	}
+	var shards []string
+	for i := 1; i <= 3; i++ {
+		shards = append(shards, names(Options{Target: tg, Depth: 2, MaxRuns: 200, Seed: "s", Shard: i, Shards: 3})...)
+	}
+	slices.Sort(shards)
+	sorted := slices.Sorted(slices.Values(one))
+	if diff := cmp.Diff(sorted, shards); diff != "" {
+		t.Errorf("three shards do not make the whole sweep (-whole +shards):\n%s", diff)
 	}
 }

@@ -126,14 +126,15 @@ func (k Kind) applies(p Point) bool {
 }
 
 // times returns the Times the sweep arms k at p with: the point's own
-// occurrence, and every occurrence where that differs in what a retrying
-// target meets (a request, a named cut point, a tool call).
+// occurrence, and — at the first occurrence of a request, a named cut point
+// or a tool call — every occurrence, which a retrying target meets again.
 func (k Kind) times(p Point) []fault.Times {
 	once := fault.Times{Nth: p.Nth}
 	if p.Nth == 1 {
 		once = fault.Once
 	}
-	if p.Cut && !p.named() {
+	if p.Cut && !p.named() || p.Nth > 1 {
+		// Always at a later occurrence is always at the first.
 		return []fault.Times{once}
 	}
 	return []fault.Times{once, fault.Always}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/rules"
@@ -45,6 +46,17 @@ func candidates(s Schedule) []Schedule {
 	return out
 }
 
+// class names the kind of failure a schedule shows: the base, the checks
+// that failed, and the requests (or tool calls) its faults went to.
+func class(base string, s Schedule, failed []string) string {
+	parts := []string{base, strings.Join(slices.Sorted(slices.Values(failed)), ",")}
+	for _, a := range s {
+		p := a.Point
+		parts = append(parts, fmt.Sprintf("%s %s %s %t %s %d", p.Side, p.Kind, p.Endpoint, p.Stream, p.Tool, p.Nth))
+	}
+	return strings.Join(parts, "\x00")
+}
+
 // stillFails reports whether r fails one of the checks the original did.
 func stillFails(r rules.Result, failed []string) bool {
 	if r.Verdict != rules.Fail {
@@ -74,17 +86,29 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 		rep.Runs = e.runs
 		return err
 	}
-	// Merge the cells that reduced to one schedule.
-	var found []*shrinking
-	byKey := map[string]*shrinking{}
+	// One finding per class: the same checks failing on the same base with
+	// faults on the same requests are one bug, shown by its first schedule
+	// in sweep order; the others are listed with it.
 	for _, w := range work {
-		k := key(w.base, w.sched)
-		if f, ok := byKey[k]; ok {
-			f.cells = append(f.cells, w.cells...)
+		if r, ok := e.known[key(w.base, w.sched)]; ok && r.Verdict == rules.Fail {
+			w.failed = rules.Failed(r.Verdicts) // what the minimal schedule breaks
+		}
+	}
+	var found []*shrinking
+	byClass := map[string]*shrinking{}
+	also := map[*shrinking][]string{}
+	for _, w := range work {
+		k := class(w.base, w.sched, w.failed)
+		f, ok := byClass[k]
+		if !ok {
+			byClass[k] = w
+			found = append(found, w)
 			continue
 		}
-		byKey[k] = w
-		found = append(found, w)
+		f.cells = append(f.cells, w.cells...)
+		if d := w.sched.String(); d != f.sched.String() && !slices.Contains(also[f], d) {
+			also[f] = append(also[f], d)
+		}
 	}
 	var jobs []job
 	for i, f := range found {
@@ -102,7 +126,7 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 		rep.Interrupted = true
 	}
 	for i, f := range found {
-		fd := Finding{Base: f.base, Schedule: f.sched, Cells: len(f.cells), base: e.byKey[f.base]}
+		fd := Finding{Base: f.base, Schedule: f.sched, Cells: len(f.cells), Also: also[f], base: e.byKey[f.base]}
 		var failedEvery []string
 		for n := range e.opts.Confirm {
 			r := res[i*e.opts.Confirm+n]

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/report"
+)
+
+// exploreOptions are the flags of `replaycheck explore`.
+type exploreOptions struct {
+	Paths    []string
+	Target   string
+	Kinds    []string
+	Points   string
+	Depth    int
+	Random   int
+	Seed     string
+	MaxRuns  int
+	Shard    string
+	Parallel int
+	Timeout  time.Duration
+	Stall    time.Duration
+	Slow     time.Duration
+	Linger   time.Duration
+	Out      string
+	All      bool
+	JUnit    string
+	JSON     string
+	Markdown string
+
+	Stdout io.Writer
+	ErrOut io.Writer
+	// Terminal reports whether Stdout is a terminal (progress in place); nil
+	// means detect it.
+	Terminal *bool
+}
+
+func newExploreCmd() *cobra.Command {
+	opts := &exploreOptions{}
+	cmd := &cobra.Command{
+		Use:   "explore [BASE_SCENARIO...]",
+		Short: "Find where a target can duplicate a write, with no scenario written by hand",
+		Long: `explore runs each base scenario once without faults, maps every point where a
+fault can go — each model request, each event boundary of each streamed answer
+(after the headers, after the k-th event, right after the complete tool call,
+before the terminal event) and each MCP tools/call — then runs the base once
+per point and fault kind, judging every replay rule of the catalogue.
+
+Each failure is reduced to its minimal fault schedule and re-run (--confirm
+times, 3 by default): one that does not fail every time is reported as flaky.
+With --out DIR each confirmed finding is written as a scenario file that
+fails on this target and passes on one without the bug: a regression test in
+one step.
+
+With no BASE_SCENARIO it explores one streamed tool-call request per dialect
+(on the built-in gateway also a keyed write, four parallel calls, a short tool
+timeout and a fallback group); on a client target, one run of its command. A
+base that fails without any fault stops the sweep: nothing to explore until
+it passes clean.
+
+Fault kinds (--kinds, comma-separated; the default is every one but stall):
+` + kindHelp() + `
+The sweep runs in a fixed order; --depth 2 adds every pair of faults on
+different requests and --random N adds N random schedules of two or three
+faults, both drawn with --seed, so the same seed gives the same sweep. A
+target that hangs or dies on one cell fails that cell and the sweep goes on;
+Ctrl-C stops it and reports what was found so far.
+
+Exit codes: 0 nothing found, 1 a finding (or a base that fails clean), 2 bad
+usage or input, 3 the harness or the target could not run, or an interrupt.`,
+		Example: `  # where can the built-in naive gateway duplicate a write?
+  replaycheck explore --target builtin:naive
+
+  # my agent, one run of its command per cell, findings written as scenarios
+  replaycheck explore --target targets/openai-agents.yaml --timeout 60s --out found/
+
+  # only stream cuts of the follow-up, and pairs of faults, with a budget
+  replaycheck explore --target targets/litellm.yaml --kinds drop,500 --points follow_up --depth 2 --max-runs 300
+
+  # a base scenario of my own, reports for CI
+  replaycheck explore my-base.yaml --target builtin:guarded --junit explore.xml --json explore.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			opts.Stdout, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runExplore(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Target, "target", "builtin:guarded", "target to explore: builtin:NAME or a target FILE")
+	f.StringSliceVar(&opts.Kinds, "kinds", nil, "fault kinds to sweep, comma-separated (default every one but stall)")
+	f.StringVar(&opts.Points, "points", "", "sweep only the fault points whose description matches this regular expression, e.g. follow_up or tools/call")
+	f.IntVar(&opts.Depth, "depth", explore.DefaultDepth, "faults per run: 1, or 2 to add every pair")
+	f.IntVar(&opts.Random, "random", 0, "add N random schedules of two or three faults, drawn with --seed")
+	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sampled pairs, the random schedules and the run tokens")
+	f.IntVar(&opts.MaxRuns, "max-runs", explore.DefaultMaxRuns, "bound on the sweep's runs (single faults first, then pairs, then random schedules)")
+	f.StringVar(&opts.Shard, "shard", "", "run shard I of N (I/N, 1-based) of the sweep's cells")
+	f.IntVar(&opts.Parallel, "parallel", 0, "runs at once (default the number of CPUs)")
+	f.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "deadline of each run")
+	f.DurationVar(&opts.Stall, "stall", explore.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
+	f.DurationVar(&opts.Slow, "slow", explore.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")
+	f.DurationVar(&opts.Linger, "linger", explore.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut")
+	f.StringVar(&opts.Out, "out", "", "write each confirmed finding as a scenario file in DIR")
+	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
+	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE")
+	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE")
+	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
+	return cmd
+}
+
+// kindHelp lists the fault kinds, one per line, for the help text.
+func kindHelp() string {
+	var b strings.Builder
+	for _, k := range explore.Kinds() {
+		opt := ""
+		if k.Optional {
+			opt = " (only when named)"
+		}
+		fmt.Fprintf(&b, "  %-16s %s%s\n", k.Name, k.Doc, opt)
+	}
+	return b.String()
+}
+
+// runExplore checks the flags, explores and reports.
+func runExplore(ctx context.Context, opts *exploreOptions) error {
+	xo, err := exploreSettings(opts)
+	if err != nil {
+		return asUsage(err)
+	}
+	ts, err := resolveTargets([]string{opts.Target}, target.TargetFileOptions{})
+	if err != nil {
+		return err
+	}
+	xo.Target = ts[0]
+	var bases []*scenario.Scenario
+	if len(opts.Paths) > 0 {
+		if bases, err = scenario.Load(opts.Paths...); err != nil {
+			return asUsage(err)
+		}
+	} else if bases, err = explore.DefaultBases(xo.Target); err != nil {
+		return err
+	}
+	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut)}
+	if opts.Terminal != nil {
+		p.terminal = *opts.Terminal
+	}
+	xo.Progress = p.update
+	rep, err := explore.Explore(ctx, bases, xo)
+	p.finish()
+	var clean *explore.BaseFailedError
+	switch {
+	case errors.As(err, &clean):
+		fmt.Fprintln(opts.Stdout, err)
+		return errRulesBroken
+	case err != nil:
+		return fmt.Errorf("exploring %s: %w", xo.Target.Name(), err)
+	}
+	if opts.Out != "" {
+		if err := explore.WriteFindings(opts.Out, rep); err != nil {
+			return err
+		}
+	}
+	if err := report.WriteExploreTable(opts.Stdout, rep, report.ExploreOptions{All: opts.All}); err != nil {
+		return err
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, report.ExploreSuite(rep)) }},
+		{opts.JSON, func(w io.Writer) error { return report.WriteExploreJSON(w, rep) }},
+		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeReport(out.path, out.write); err != nil {
+			return err
+		}
+	}
+	if rep.Interrupted {
+		return fmt.Errorf("explore interrupted: %d cells not run; the report holds what was found so far", rep.Unrun)
+	}
+	if len(rep.Findings) > 0 {
+		return errRulesBroken
+	}
+	return nil
+}
+
+// exploreSettings turns the flags into explore options, naming the first
+// bad one.
+func exploreSettings(opts *exploreOptions) (explore.Options, error) {
+	xo := explore.Options{
+		Depth: opts.Depth, Random: opts.Random, Seed: opts.Seed, MaxRuns: opts.MaxRuns, Parallel: opts.Parallel, Timeout: opts.Timeout,
+		Settings: explore.Settings{Stall: opts.Stall, Slow: opts.Slow, Linger: opts.Linger},
+	}
+	switch {
+	case opts.Depth < 1 || opts.Depth > 2:
+		return xo, fmt.Errorf("--depth %d: want 1 or 2", opts.Depth)
+	case opts.Random < 0:
+		return xo, fmt.Errorf("--random %d: want 0 or more", opts.Random)
+	case opts.MaxRuns < 1:
+		return xo, fmt.Errorf("--max-runs %d: want 1 or more", opts.MaxRuns)
+	case opts.Parallel < 0:
+		return xo, fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel)
+	case opts.Timeout <= 0:
+		return xo, fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout)
+	case opts.Stall <= 0 || opts.Slow <= 0 || opts.Linger <= 0:
+		return xo, fmt.Errorf("--stall, --slow and --linger want positive durations")
+	}
+	kinds, err := explore.SelectKinds(opts.Kinds)
+	if err != nil {
+		return xo, fmt.Errorf("--kinds: %w", err)
+	}
+	xo.Kinds = kinds
+	if opts.Points != "" {
+		re, err := regexp.Compile(opts.Points)
+		if err != nil {
+			return xo, fmt.Errorf("--points %q: %w", opts.Points, err)
+		}
+		xo.Points = re
+	}
+	if opts.Shard != "" {
+		sel, err := parseSelection("", nil, opts.Shard)
+		if err != nil {
+			return xo, err
+		}
+		xo.Shard, xo.Shards = sel.Shard, sel.Shards
+	}
+	return xo, nil
+}
+
+// writeReport creates path and writes a report to it.
+func writeReport(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// exploreProgress shows the sweep's progress: in place on a terminal (done
+// and total, failures so far, an estimate of the time left), a line per
+// phase otherwise.
+type exploreProgress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	phase    string
+	shown    bool
+}
+
+func (p *exploreProgress) update(pr explore.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.terminal {
+		if pr.Done == pr.Total {
+			fmt.Fprintf(p.w, "explore %s: %d runs, %d failing, in %s\n", pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
+		}
+		return
+	}
+	eta := ""
+	if pr.Done > 0 && pr.Done < pr.Total {
+		left := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
+		eta = fmt.Sprintf(" · about %s left", left.Round(time.Second))
+	}
+	fmt.Fprintf(p.w, "\r\033[Kexplore %s [%d/%d] %d failing%s", pr.Phase, pr.Done, pr.Total, pr.Failed, eta)
+	p.shown = true
+}
+
+func (p *exploreProgress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.terminal && p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -37,6 +37,7 @@ Exit codes:
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(
 		newRunCmd(),
+		newExploreCmd(),
 		newBaselineCmd(),
 		newValidateCmd(),
 		newListCmd(),

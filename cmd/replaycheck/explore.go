@@ -107,7 +107,7 @@ usage or input, 3 the harness or the target could not run, or an interrupt.`,
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sampled pairs, the random schedules and the run tokens")
 	f.IntVar(&opts.MaxRuns, "max-runs", explore.DefaultMaxRuns, "bound on the sweep's runs (single faults first, then pairs, then random schedules)")
 	f.StringVar(&opts.Shard, "shard", "", "run shard I of N (I/N, 1-based) of the sweep's cells")
-	f.IntVar(&opts.Parallel, "parallel", 0, "runs at once (default the number of CPUs)")
+	f.IntVar(&opts.Parallel, "parallel", 0, "runs at once (default 8 per CPU: the runs mostly wait)")
 	f.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "deadline of each run")
 	f.DurationVar(&opts.Stall, "stall", explore.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
 	f.DurationVar(&opts.Slow, "slow", explore.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")

@@ -17,6 +17,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,10 @@ const (
 	DefaultConfirm = 3
 	DefaultDepth   = 1
 )
+
+// runsPerCPU is the default number of runs at once per CPU: a sweep's runs
+// mostly wait (on lingering cuts, Retry-After, slow tools), not compute.
+const runsPerCPU = 8
 
 // Options configure Explore. Target is required.
 type Options struct {
@@ -57,7 +62,8 @@ type Options struct {
 	// Shard and Shards select every Shards-th run of the sweep, starting at
 	// Shard (1-based); zero Shards runs all.
 	Shard, Shards int
-	// Parallel and Timeout are as in run.Options.
+	// Parallel is the number of runs at once; 0 means runsPerCPU per CPU.
+	// Timeout bounds each run, as in run.Options.
 	Parallel int
 	Timeout  time.Duration
 	// Settings are the durations of the stall, slow and linger kinds; zero
@@ -148,7 +154,10 @@ type Finding struct {
 	Failed []string `json:"failed"`
 	// Message is the first failing verdict's message.
 	Message string `json:"message"`
-	Writes  int    `json:"writes"`
+	// Writes are the ledger writes of the first confirming run, where the
+	// base asks for LogicalCalls tool calls.
+	Writes       int `json:"writes"`
+	LogicalCalls int `json:"logical_calls"`
 	// Reproduced of Tries confirming runs failed; Flaky when not all did.
 	Reproduced int  `json:"reproduced"`
 	Tries      int  `json:"tries"`
@@ -238,6 +247,9 @@ func newExplorer(opts Options) *explorer {
 	}
 	if opts.Depth <= 0 {
 		opts.Depth = DefaultDepth
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = runsPerCPU * runtime.NumCPU()
 	}
 	if opts.MaxRuns <= 0 {
 		opts.MaxRuns = DefaultMaxRuns
@@ -492,7 +504,23 @@ func (e *explorer) sweep(ctx context.Context, todo []job, rep *Report) error {
 
 func cellOf(j job, r rules.Result) Cell {
 	return Cell{
-		Base: j.base.Name, Schedule: j.sched, Verdict: r.Verdict, Failed: rules.Failed(r.Verdicts),
+		Base: j.base.Name, Schedule: j.sched, Verdict: cellVerdict(r.Verdicts), Failed: rules.Failed(r.Verdicts),
 		Writes: r.Counts.Writes, Statuses: r.Counts.Statuses, Result: r,
 	}
+}
+
+// cellVerdict folds a cell's verdicts: fail if any failed, pass if some
+// passed, unknown if none could judge. Every rule is checked in every cell,
+// so most cannot judge; that alone says nothing about the cell.
+func cellVerdict(vs []rules.Verdict) rules.Status {
+	s := rules.Unknown
+	for _, v := range vs {
+		switch v.Status {
+		case rules.Fail:
+			return rules.Fail
+		case rules.Pass:
+			s = rules.Pass
+		}
+	}
+	return s
 }

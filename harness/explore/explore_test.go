@@ -67,12 +67,14 @@ func TestCandidates(t *testing.T) {
 
 func parseTarget(t *testing.T, name string) target.Target {
 	t.Helper()
-	tg, err := target.ParseTarget(name)
+	tg, err := parseTargetB(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tg
 }
+
+func parseTargetB(name string) (target.Target, error) { return target.ParseTarget(name) }
 
 // bases returns the default bases of tg called names (all when none).
 func bases(t *testing.T, tg target.Target, names ...string) []*scenario.Scenario {

@@ -141,7 +141,7 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 			got := rules.Failed(r.Verdicts)
 			if fd.Reproduced == 1 {
 				failedEvery = got
-				fd.Writes = r.Counts.Writes
+				fd.Writes, fd.LogicalCalls = r.Counts.Writes, r.History.LogicalCalls()
 				for _, v := range r.Verdicts {
 					if v.Status == rules.Fail {
 						fd.Message = v.Check + ": " + v.Message

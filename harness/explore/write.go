@@ -38,14 +38,17 @@ type scenarioFile struct {
 }
 
 type fileExpect struct {
+	Writes      *history.Count        `json:"writes,omitempty"`
 	MaxAttempts *int                  `json:"max_attempts,omitempty"`
 	Client      *history.ClientExpect `json:"client,omitempty"`
-	Rules       []string              `json:"rules"`
+	Rules       []string              `json:"rules,omitempty"`
 }
 
 // YAML renders the finding as a scenario file: its base with the minimal
-// schedule armed, expecting the rules that failed to hold. It fails on the
-// explored target, and passes on one without the bug.
+// schedule armed, expecting the rules that failed to hold — and, for a
+// duplicate write, at most the base's logical calls of writes in place of
+// no-replay-after-dispatch. It fails on the explored target, and passes on
+// one without the bug.
 func (f Finding) YAML(target, seed string, set Settings) ([]byte, error) {
 	b := f.base
 	if b == nil {
@@ -78,7 +81,14 @@ func (f Finding) YAML(target, seed string, set Settings) ([]byte, error) {
 	if b.Expect.Client != nil {
 		out.Expect.Client = &history.ClientExpect{}
 	}
-	if len(out.Expect.Rules) == 0 {
+	if n := f.LogicalCalls; n > 0 && f.Writes > n {
+		// A duplicate write: bound the writes, which a fixed target that
+		// runs the tool once — or, refusing the unsafe replay, not at all —
+		// satisfies, where no-replay-after-dispatch cannot judge the latter.
+		out.Expect.Writes = &history.Count{Max: &n}
+		out.Expect.Rules = slices.DeleteFunc(out.Expect.Rules, func(r string) bool { return r == noReplayAfterDispatch })
+	}
+	if len(out.Expect.Rules) == 0 && out.Expect.Writes == nil {
 		// Only the run check failed (the target hung or died): every rule
 		// is expected, and the run must complete.
 		out.Expect.Rules = rules.Names()
@@ -93,6 +103,9 @@ func (f Finding) YAML(target, seed string, set Settings) ([]byte, error) {
 	}
 	return y, nil
 }
+
+// noReplayAfterDispatch is the rule a bound on the writes stands in for.
+const noReplayAfterDispatch = "no-replay-after-dispatch"
 
 // ruleNames keeps the names of catalogue rules among checks.
 func ruleNames(checks []string) []string {

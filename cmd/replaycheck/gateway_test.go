@@ -119,7 +119,7 @@ func TestRunGatewayServesAndStops(t *testing.T) {
 	banner := out.String()
 	for _, want := range []string{
 		"replaycheck gateway listening on http://" + addr,
-		"switches:    replay-after-dispatch,stream-splice,mcp-resend-on-disconnect,breaker-counts-tool-errors,retry-everything,no-cancel-on-timeout,fresh-key-per-attempt",
+		"switches:    replay-after-dispatch,stream-splice,mcp-resend-on-disconnect,breaker-counts-tool-errors,retry-everything,no-cancel-on-timeout,fresh-key-per-attempt,run-tools-from-cut-stream",
 		"fallbacks:   repro-model -> backup-model",
 		"num_retries: 2",
 		"master key:  required (not shown)",

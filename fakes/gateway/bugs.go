@@ -20,6 +20,7 @@ const (
 	RetryEverything         Bug = "retry-everything"
 	NoCancelOnTimeout       Bug = "no-cancel-on-timeout"
 	FreshKeyPerAttempt      Bug = "fresh-key-per-attempt"
+	RunToolsFromCutStream   Bug = "run-tools-from-cut-stream"
 )
 
 // BugInfo is one row of the switch table: a bug and what turning it on does.
@@ -39,6 +40,7 @@ func AllBugs() []BugInfo {
 		{RetryEverything, "the router retries every failure status up to num_retries and ignores Retry-After, retry-after-ms and x-should-retry: false (seeds 003, 004 #2); off: only connection failures, 408, 429, 500, 502, 503, 504 and 529 retry (400/401/403/404/422, 501 and x-should-retry: false stop at once), with capped, jittered backoff that honours Retry-After within a total-wait budget; num_retries bounds attempts either way"},
 		{NoCancelOnTimeout, "a tool call that exceeds the tool timeout is abandoned but left running on the wire (seed 004 #4); off: the call is cancelled on the wire"},
 		{FreshKeyPerAttempt, "keyed writes get a new idempotency key on every attempt; off: one key per logical action (request and tool call), reused on every attempt"},
+		{RunToolsFromCutStream, "a streamed model answer cut after its tool calls were complete, before its terminal event, has those tools run and the same model call sent again without their results, so the model asks again and they run twice (an agent that runs tool calls as they stream in); off: a cut stream is a failed call and none of its tool calls run"},
 	}
 }
 

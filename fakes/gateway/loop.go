@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -52,7 +53,8 @@ func (g *Gateway) attempt(ctx context.Context, rs *requestState, at *attemptStat
 // renders each model API call (stream asks for a streamed answer), gets the
 // model's turn from callModel and runs the gateway's tool calls of that
 // turn, until the model answers without calling them or maxToolRounds is
-// reached. It returns that last turn.
+// reached. It returns that last turn. With RunToolsFromCutStream the
+// complete tool calls of a cut stream run and the same call is sent again.
 func (g *Gateway) toolLoop(ctx context.Context, rs *requestState, at *attemptState, stream bool,
 	callModel func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error)) (*modelTurn, error) {
 	tools, err := g.offerTools(ctx, rs.req)
@@ -67,6 +69,12 @@ func (g *Gateway) toolLoop(ctx context.Context, rs *requestState, at *attemptSta
 			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}
 		}
 		turn, err := callModel(ctx, conv, body)
+		var cut *cutStream
+		if errors.As(err, &cut) && g.cfg.Bugs.Has(RunToolsFromCutStream) && ctx.Err() == nil &&
+			ours(&modelTurn{Calls: cut.calls}, tools) && round < maxToolRounds {
+			g.runToolsFromCutStream(ctx, rs, at, cut, tools)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -75,4 +83,17 @@ func (g *Gateway) toolLoop(ctx context.Context, rs *requestState, at *attemptSta
 		}
 		conv.add(turn, g.runTools(ctx, rs, at, turn.Calls, tools))
 	}
+}
+
+// runToolsFromCutStream is RunToolsFromCutStream: it runs the complete tool
+// calls of a cut stream and drops their results, so the tool loop sends the
+// same model call again without them. The calls count as dispatched, but
+// not as logical actions: the call the model makes again gets the same
+// idempotency key.
+func (g *Gateway) runToolsFromCutStream(ctx context.Context, rs *requestState, at *attemptState, cut *cutStream, tools []modelTool) {
+	g.cfg.Logger.Warn("stream cut after its tool calls; running them and sending the model call again",
+		"request", rs.id, "attempt", at.number, "calls", len(cut.calls), "err", cut.err)
+	n := at.calls
+	g.runTools(ctx, rs, at, cut.calls, tools)
+	at.calls = n
 }

@@ -95,10 +95,24 @@ func (g *Gateway) openStream(ctx context.Context, path string, body []byte) (sc 
 	return sc, closeStream, nil
 }
 
+// cutStream is a streamed model answer that ended before its terminal event:
+// a connection failure of the call. calls are the tool calls it had completed
+// before the cut (a chat call whose arguments are whole JSON, a Responses
+// function_call item that was done), in order; only RunToolsFromCutStream
+// runs them.
+type cutStream struct {
+	err   *upstreamError
+	calls []toolCall
+}
+
+func (e *cutStream) Error() string { return e.err.Error() }
+
+func (e *cutStream) Unwrap() error { return e.err }
+
 // relayChatStream sends one streamed chat call and relays each chunk to the
 // app as it comes, without the upstream's [DONE]. It returns the turn the
-// chunks add up to; a stream that ends before [DONE] is a connection failure,
-// one longer than maxUpstreamBody a 502.
+// chunks add up to; a stream that ends before [DONE] is a *cutStream, one
+// longer than maxUpstreamBody a 502.
 func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte, sink *sseSink) (*modelTurn, error) {
 	sc, closeStream, err := g.openStream(ctx, path, body)
 	if err != nil {
@@ -148,19 +162,25 @@ func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte,
 			}
 		}
 	}
-	if !done {
-		err := sc.Err()
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, connectionFailure("Response payload is not completed", err)
-	}
-	turn := &modelTurn{Text: text.String()}
 	idx := make([]int, 0, len(calls))
 	for i := range calls {
 		idx = append(idx, i)
 	}
 	sort.Ints(idx)
+	if !done {
+		err := sc.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		cut := &cutStream{err: connectionFailure("Response payload is not completed", err)}
+		for _, i := range idx {
+			if c := calls[i]; c.ID != "" && c.Name != "" && json.Valid([]byte(c.Arguments)) {
+				cut.calls = append(cut.calls, *c)
+			}
+		}
+		return nil, cut
+	}
+	turn := &modelTurn{Text: text.String()}
 	for _, i := range idx {
 		turn.Calls = append(turn.Calls, *calls[i])
 	}
@@ -203,6 +223,7 @@ func (g *Gateway) bufferedStreamAttempt(ctx context.Context, rs *requestState, a
 
 // readResponsesStream sends one streamed Responses call and reads its events
 // up to the terminal one; the turn is the response object that event carries.
+// A stream that ends before it is a *cutStream.
 func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
 	path := conv.path()
 	sc, closeStream, err := g.openStream(ctx, path, body)
@@ -212,6 +233,7 @@ func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, bo
 	defer closeStream()
 	var events []sseEvent
 	var cur sseEvent
+	var calls []toolCall // function calls done so far, for a cutStream
 	// finish ends the current event; it returns the turn or error a
 	// terminal event yields, and done when one did.
 	finish := func() (turn *modelTurn, done bool, err error) {
@@ -224,6 +246,7 @@ func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, bo
 		var head struct {
 			Type     string          `json:"type"`
 			Response json.RawMessage `json:"response"`
+			Item     json.RawMessage `json:"item"`
 			Error    *struct {
 				Message string `json:"message"`
 			} `json:"error"`
@@ -232,6 +255,11 @@ func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, bo
 			return nil, true, badAnswer(path, fmt.Errorf("a stream event is not JSON: %w", err))
 		}
 		switch head.Type {
+		case "response.output_item.done":
+			var it responseItem
+			if json.Unmarshal(head.Item, &it) == nil && it.Type == "function_call" {
+				calls = append(calls, toolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+			}
 		case "response.completed", "response.incomplete":
 			turn, err := conv.parse(head.Response)
 			if err != nil {
@@ -285,7 +313,7 @@ func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, bo
 		}
 		err = io.ErrUnexpectedEOF
 	}
-	return nil, connectionFailure("Response payload is not completed", err)
+	return nil, &cutStream{err: connectionFailure("Response payload is not completed", err), calls: calls}
 }
 
 // answerBufferedStream writes the final answer of a streamed Responses or

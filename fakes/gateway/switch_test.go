@@ -62,6 +62,12 @@ func armLedger(t *testing.T, r *rig, faults ...ledger.Fault) {
 	}
 }
 
+// cutAfterToolCall cuts the first streamed initial answer right after its
+// tool call is complete, before its terminal event.
+func cutAfterToolCall() upstream.Fault {
+	return upstream.Fault{On: upstream.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterToolCall}}
+}
+
 func followUp500() upstream.Fault {
 	return upstream.Fault{On: upstream.KindFollowUp, Respond: &upstream.Respond{Status: 500}}
 }
@@ -195,6 +201,71 @@ func TestEachSwitchAlone(t *testing.T) {
 			guarded:  observed{Statuses: []int{500}, Calls: 3, Writes: 1, Keys: 1, Initial: 3, FollowUp: 3},
 			switched: observed{Statuses: []int{500}, Calls: 3, Writes: 3, Keys: 3, Initial: 3, FollowUp: 3},
 			differ:   []string{"Writes", "Keys"},
+		},
+		{
+			name: "streamed chat cut after its tool call", bug: RunToolsFromCutStream,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, cutAfterToolCall()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))
+				return r.observe([]int{status}, countLines(body, `data: {"id"`))
+			},
+			guarded:  observed{Statuses: []int{200}, Initial: 1, Chunks: 6},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 2, FollowUp: 1, Chunks: 19},
+			differ:   []string{"Calls", "Writes", "Initial", "FollowUp", "Chunks"},
+		},
+		{
+			name: "streamed responses cut after its function call", bug: RunToolsFromCutStream,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, cutAfterToolCall()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, _ := r.post(pathResponses, seedBody(pathResponses, seedAsk, false, true))
+				return r.observe([]int{status}, 0)
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 2, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 2, FollowUp: 1},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
+			name: "streamed messages cut after its function call", bug: RunToolsFromCutStream,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, cutAfterToolCall()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, _ := r.post(pathMessages, seedBody(pathMessages, seedAsk, false, true))
+				return r.observe([]int{status}, 0)
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 2, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 2, FollowUp: 1},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
+			name: "streamed responses cut after a keyed call", bug: RunToolsFromCutStream,
+			arm: func(t *testing.T, r *rig) {
+				script := upstream.Script{Steps: []upstream.Step{
+					{Call: ledger.ToolCommitWriteKeyed, Arguments: map[string]any{"entry": "{{entry}}"}},
+					{Say: "done"},
+				}}
+				armUpstream(t, r, &script, cutAfterToolCall())
+			},
+			run: func(t *testing.T, r *rig) observed {
+				status, _ := r.post(pathResponses, seedBody(pathResponses, seedAsk, false, true))
+				return r.observe([]int{status}, 0)
+			},
+			// The call the model makes again is the same logical action: same key.
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Keys: 1, Initial: 2, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 1, Keys: 1, Initial: 2, FollowUp: 1},
+			differ:   []string{"Calls"},
+		},
+		{
+			name: "streamed chat cut in the middle of its tool call", bug: RunToolsFromCutStream,
+			arm: func(t *testing.T, r *rig) {
+				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterEvents, Events: 3}})
+			},
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))
+				return r.observe([]int{status}, countLines(body, `data: {"id"`))
+			},
+			// Incomplete arguments run nothing: the switch changes no count.
+			guarded:  observed{Statuses: []int{200}, Initial: 1, Chunks: 3},
+			switched: observed{Statuses: []int{200}, Initial: 1, Chunks: 3},
+			differ:   nil,
 		},
 	}
 	covered := map[Bug]bool{}

@@ -12,7 +12,7 @@ func noSpliceRule() Rule {
 		Doc: "A streamed answer whose upstream stream dropped after output reached the client is not " +
 			"continued with a retry's or a fallback's chunks: after the drop no further upstream request " +
 			"feeds the same client stream. Cannot judge without a streamed request whose upstream stream dropped, " +
-			"or when the client stream carried no data chunks, or when no chunk of the dropped answer reached the client " +
+			"or when the client stream carried no data chunks, or when no chunk reached the client before the drop " +
 			"(told by the answer ids the upstream mints, where the target passes them through). On a target that rewrites " +
 			"the ids it passes only when no upstream request followed the drop, and otherwise cannot judge.",
 		Seed: "000 (LiteLLM): streaming chat with a fallback and drop_stream — Before 14 chunks and 2 writes \"because the fallback " +
@@ -44,7 +44,15 @@ func noSplice(h *history.History) Verdict {
 			why = "the client stream carried no data chunks, so nothing could be spliced"
 			continue
 		}
-		reached, known := delivered(h, i, u)
+		// Output reached the client before the cut: chunks of the dropped
+		// answer or of an earlier one in the same client stream.
+		reached, known := false, false
+		for _, v := range upstreamIn(h, i) {
+			if v.At.D() <= u.At.D() {
+				r, k := delivered(h, i, v)
+				reached, known = reached || r, known || k
+			}
+		}
 		later, spliced := 0, 0
 		for _, v := range upstreamIn(h, i) {
 			if v.At.D() <= u.At.D() {
@@ -61,7 +69,7 @@ func noSplice(h *history.History) Verdict {
 		}
 		switch {
 		case known && !reached && spliced > 0:
-			return judged(true, expected, observed+"; no chunk of the dropped answer had reached the client, so the later answer is a retry, not a splice")
+			return judged(true, expected, observed+"; no chunk had reached the client before the drop, so the later answer is a retry, not a splice")
 		case known:
 			return judged(spliced == 0, expected, observed)
 		case later == 0:

@@ -56,9 +56,9 @@ type Config struct {
 	// ToolTimeout bounds one MCP tools/call, and nothing else. 0 means
 	// DefaultToolTimeout.
 	ToolTimeout time.Duration
-	// SessionTimeout bounds opening the MCP session (initialize) and listing
-	// its tools, which do not count against ToolTimeout. 0 means
-	// DefaultSessionTimeout.
+	// SessionTimeout bounds opening the MCP session (initialize, and the
+	// answer to the GET of its SSE stream) and listing its tools, which do not
+	// count against ToolTimeout. 0 means DefaultSessionTimeout.
 	SessionTimeout time.Duration
 	// BodyTimeout bounds reading an app request's body, so a client that
 	// sends it slowly cannot hold a connection; a body not read in time gets

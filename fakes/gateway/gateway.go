@@ -64,7 +64,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg:       cfg,
 		ownClient: ownClient,
 		routes:    dialectTable(),
-		pool:      &mcpPool{url: cfg.MCP, client: cfg.HTTPClient},
+		pool:      newMCPPool(cfg),
 		now:       time.Now,
 		sleep:     sleepCtx,
 	}

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,9 +28,17 @@ const IdempotencyKeyField = "idempotency_key"
 // safe for concurrent use, so every app request shares it; each tools/call is
 // its own POST. A re-send after a dropped connection (MCPResendOnDisconnect)
 // uses a fresh session of its own, so other requests' calls are untouched.
+//
+// Each session keeps the server's standalone SSE stream (a GET) open, where
+// notifications/tools/list_changed arrives. The transport never reconnects a
+// stream (MaxRetries -1 covers the standalone stream as well as a call's), so
+// when the server ends it the session ends, and the next request opens a new
+// one and lists its tools anew.
 type mcpPool struct {
 	url    string
-	client *http.Client
+	client *http.Client // for the MCP transport: streamHeaderTimeout on GETs
+	label  string
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	cur    *mcpSession
@@ -84,6 +95,63 @@ func (s *mcpSession) alive() bool {
 
 var errPoolClosed = errors.New("the gateway is closed")
 
+// newMCPPool returns the pool of the MCP server cfg names. Opening a
+// session's standalone stream is bounded by cfg.SessionTimeout.
+func newMCPPool(cfg Config) *mcpPool {
+	client := *cfg.HTTPClient
+	next := client.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	client.Transport = streamHeaderTimeout{next: next, timeout: cfg.SessionTimeout}
+	return &mcpPool{url: cfg.MCP, client: &client, label: cfg.ServerLabel, log: cfg.Logger}
+}
+
+// streamHeaderTimeout is an http.RoundTripper that gives up on a GET (a
+// session's standalone SSE stream) whose response headers do not come within
+// timeout. The SDK opens that stream inside Connect on a context of the
+// session's own, which no deadline of Connect's caller reaches; the stream
+// itself, once answered, lasts as long as the session.
+type streamHeaderTimeout struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t streamHeaderTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithCancel(req.Context())
+	timer := time.AfterFunc(t.timeout, cancel)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if !timer.Stop() {
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, fmt.Errorf("MCP server %s did not answer the GET of its SSE stream within %s", RedactURL(req.URL.String()), t.timeout)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose is a response body that releases its request's context when
+// closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
 // session returns the shared session, connecting when there is none.
 func (p *mcpPool) session(ctx context.Context) (*mcpSession, error) {
 	p.mu.Lock()
@@ -135,13 +203,15 @@ func (p *mcpPool) release(s *mcpSession) {
 func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	s := &mcpSession{dead: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-gateway", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.toolsChanged() },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			s.toolsChanged()
+			p.log.Info("mcp tool list changed; listing anew on the next request", "server", p.label)
+		},
 	})
 	transport := &mcp.StreamableClientTransport{
-		Endpoint:             p.url,
-		HTTPClient:           p.client,
-		MaxRetries:           -1, // never resume or re-send on the transport's own initiative
-		DisableStandaloneSSE: true,
+		Endpoint:   p.url,
+		HTTPClient: p.client,
+		MaxRetries: -1, // never resume or re-send on the transport's own initiative
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {

@@ -132,7 +132,8 @@ func TestToolListCachedPerSession(t *testing.T) {
 	if n := r.log.count("tools/list"); n != 1 {
 		t.Errorf("tools/list sent %d times for 3 requests on one session, want 1", n)
 	}
-	// What the SDK calls on notifications/tools/list_changed.
+	// What the SDK calls on notifications/tools/list_changed (sent by the
+	// ledger itself in ledger.TestGatewayOffersTheChangedToolList).
 	r.gw.pool.cur.toolsChanged()
 	r.chat(t)
 	if n := r.log.count("tools/list"); n != 2 {
@@ -184,5 +185,60 @@ func TestToolTimeoutBoundsOnlyTheCall(t *testing.T) {
 	}
 	if c.Calls[ledger.ToolCommitWrite] != 1 {
 		t.Errorf("calls %v, want one commit_write", c.Calls)
+	}
+}
+
+// TestUnansweredStreamIsBounded: an MCP server that never answers the GET
+// of a session's standalone SSE stream (the SDK opens it inside Connect, on
+// a context no caller's deadline reaches) holds neither the app request nor
+// Close beyond the session timeout.
+func TestUnansweredStreamIsBounded(t *testing.T) {
+	l, err := ledger.New(ledger.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	ls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		l.ServeHTTP(w, r)
+	}))
+	model := &toolResultModel{}
+	us := httptest.NewServer(model)
+	g, err := New(Config{Upstream: us.URL + "/v1", MCP: ls.URL + "/mcp", SessionTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		close(release) // only needed when the test failed
+		ls.Close()
+		l.Close()
+		us.Close()
+	})
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(seedBody(pathChat, seedAsk, false, false))))
+		done <- w
+	}()
+	select {
+	case w := <-done:
+		if want := "did not answer the GET of its SSE stream within 100ms"; !strings.Contains(w.Body.String(), want) {
+			t.Errorf("status %d: %s\nwant the answer to contain %q", w.Code, w.Body, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the app request is still waiting for the MCP session after 10s")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waiting after 10s")
 	}
 }

@@ -92,9 +92,9 @@ func TestWhatTheModelIsTold(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
+				g.Close() // first: its session holds a stream open on the ledger
 				ls.Close()
 				l.Close()
-				g.Close()
 				us.Close()
 			})
 			if err := l.Arm("", tt.faults); err != nil {

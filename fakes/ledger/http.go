@@ -97,10 +97,24 @@ func knownMethod(method string) bool { return slices.Contains(sdkMethods(), meth
 
 // ServeHTTP is the MCP endpoint; callers mount it at /mcp. It reads (bounded)
 // and peeks at each POST body, counts tool calls, applies transport-level
-// faults and notices cancellations, and hands the request to the SDK.
+// faults and notices cancellations, and hands the request to the SDK. A GET
+// (a session's standalone SSE stream, open as long as the session) also ends
+// when the server is closed, so a shutdown need not wait for its client.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(postHeader)
 	owner, _ := runtoken.FromContext(r.Context())
+	if r.Method == http.MethodGet {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		r = r.WithContext(ctx)
+	}
 	if r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")) {
 		s.message(owner, r.Method)
 		s.sdk.ServeHTTP(w, r)

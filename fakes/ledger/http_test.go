@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -346,5 +347,36 @@ func TestSDKMethodsAreKnownToSDK(t *testing.T) {
 	defer ts.Close()
 	if _, answer, _ := postRaw(t, ts.URL, h, `{"jsonrpc":"2.0","id":1,"method":"rpc.discover","params":{}}`); !strings.Contains(answer, "unsupported") {
 		t.Errorf("bare SDK answer to an unknown method = %q, want its \"unsupported\" refusal", answer)
+	}
+}
+
+// TestCloseEndsStreams: a client's session keeps its standalone SSE stream
+// (a GET) open; closing the ledger ends it, so an HTTP server shut down after
+// the ledger does not wait for the client to go.
+func TestCloseEndsStreams(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s)
+	ts := httptest.NewServer(mux)
+	cs := connect(t, ts.URL+"/mcp", "2025-11-25") // a protocol with the GET stream
+	if _, err := callTool(t, cs, ToolReadLedger, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		ts.Close() // waits for every request in progress
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(testTimeout):
+		cs.Close() // ends the stream from the client's side, so ts.Close returns
+		t.Fatalf("the HTTP server was still waiting for a request %s after the ledger closed", testTimeout)
 	}
 }

@@ -115,15 +115,6 @@ type Count struct {
 // Exactly returns a Count of exactly n.
 func Exactly(n int) *Count { return &Count{Min: n, Max: &n} }
 
-// AtLeast returns a Count of n or more.
-func AtLeast(n int) *Count { return &Count{Min: n} }
-
-// AtMost returns a Count of at most n.
-func AtMost(n int) *Count { return &Count{Max: &n} }
-
-// Between returns a Count from min to max, both included.
-func Between(min, max int) *Count { return &Count{Min: min, Max: &max} }
-
 // Exact returns the number when the count is exact.
 func (c Count) Exact() (int, bool) {
 	if c.Max != nil && *c.Max == c.Min {

@@ -92,13 +92,13 @@ func TestExpectFor(t *testing.T) {
 	e := Expect{
 		Counts: Counts{
 			Writes:   Exactly(1),
-			Upstream: map[string]Count{"initial": *AtLeast(1), "follow_up": *AtLeast(1)},
+			Upstream: map[string]Count{"initial": *atLeast(1), "follow_up": *atLeast(1)},
 			MCP:      &MCPExpect{Calls: &CallCount{PerTool: map[string]Count{"commit_write": *Exactly(1)}}},
 		},
 		Targets: map[string]Counts{
 			"builtin:*":       {Status: ptr(500), Upstream: map[string]Count{"initial": *Exactly(1), "follow_up injected_500": *Exactly(1)}},
 			"builtin:naive":   {Writes: Exactly(3)},
-			"litellm":         {Upstream: map[string]Count{"initial": *Between(1, 2)}, MCP: &MCPExpect{Calls: &CallCount{Total: *Exactly(2)}}},
+			"litellm":         {Upstream: map[string]Count{"initial": *between(1, 2)}, MCP: &MCPExpect{Calls: &CallCount{Total: *Exactly(2)}}},
 			"builtin:[broken": {Writes: Exactly(9)},
 		},
 	}
@@ -110,15 +110,15 @@ func TestExpectFor(t *testing.T) {
 		{"no pattern matches", "agent", e.Counts},
 		{"builtin:* lays its counts over the general ones, key by key", "builtin:guarded", Counts{
 			Status: ptr(500), Writes: Exactly(1), MCP: e.MCP,
-			Upstream: map[string]Count{"initial": *Exactly(1), "follow_up": *AtLeast(1), "follow_up injected_500": *Exactly(1)},
+			Upstream: map[string]Count{"initial": *Exactly(1), "follow_up": *atLeast(1), "follow_up injected_500": *Exactly(1)},
 		}},
 		{"a later pattern wins", "builtin:naive", Counts{
 			Status: ptr(500), Writes: Exactly(3), MCP: e.MCP,
-			Upstream: map[string]Count{"initial": *Exactly(1), "follow_up": *AtLeast(1), "follow_up injected_500": *Exactly(1)},
+			Upstream: map[string]Count{"initial": *Exactly(1), "follow_up": *atLeast(1), "follow_up injected_500": *Exactly(1)},
 		}},
 		{"mcp calls are replaced as a whole", "litellm", Counts{
 			Writes: Exactly(1), MCP: &MCPExpect{Calls: &CallCount{Total: *Exactly(2)}},
-			Upstream: map[string]Count{"initial": *Between(1, 2), "follow_up": *AtLeast(1)},
+			Upstream: map[string]Count{"initial": *between(1, 2), "follow_up": *atLeast(1)},
 		}},
 	}
 	for _, tt := range tests {
@@ -156,3 +156,9 @@ func TestExpectJSONRoundTrip(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
+
+// atLeast returns a Count of n or more.
+func atLeast(n int) *Count { return &Count{Min: n} }
+
+// between returns a Count from min to max, both included.
+func between(min, max int) *Count { return &Count{Min: min, Max: &max} }

@@ -90,11 +90,6 @@ const (
 	MCPSession MCPKind = "session"
 )
 
-// MCPKinds returns every MCP event kind, in a fixed order.
-func MCPKinds() []MCPKind {
-	return []MCPKind{MCPCall, MCPWrite, MCPResult, MCPFault, MCPCancelled, MCPSession}
-}
-
 // MCP fault names: the Detail of an MCPFault event, naming the fault that
 // fired (see MCPEvent.IsFault).
 const (
@@ -105,11 +100,6 @@ const (
 	// MCPFaultWriteFailed is the ledger's own failure to persist a write.
 	MCPFaultWriteFailed = "write_failed"
 )
-
-// MCPFaults returns every MCP fault name, in a fixed order.
-func MCPFaults() []string {
-	return []string{MCPFaultDelay, MCPFaultDropAfterExecute, MCPFaultFailBeforeExecute, MCPFaultIsError, MCPFaultWriteFailed}
-}
 
 // MCPResultDedup is the Detail of an MCPResult event answered from an
 // earlier call with the same idempotency key.

@@ -28,7 +28,7 @@ func TestCountBounds(t *testing.T) {
 	}{
 		{
 			name:   "at most",
-			expect: history.Expect{Counts: history.Counts{Writes: history.AtMost(1), Keys: history.AtMost(0)}},
+			expect: history.Expect{Counts: history.Counts{Writes: atMost(1), Keys: atMost(0)}},
 			want: map[string]string{
 				"writes": "fail: expected at most 1 write, observed 3",
 				"keys":   "pass: expected 0 keys, observed 0", // at most 0 is exactly 0
@@ -37,8 +37,8 @@ func TestCountBounds(t *testing.T) {
 		{
 			name: "ranges and at least",
 			expect: history.Expect{Counts: history.Counts{
-				Upstream: map[string]history.Count{"initial": *history.Between(1, 3), "follow_up": *history.AtLeast(4)},
-				MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *history.Between(2, 3)}}},
+				Upstream: map[string]history.Count{"initial": *between(1, 3), "follow_up": *atLeast(4)},
+				MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *between(2, 3)}}},
 			}},
 			want: map[string]string{
 				"upstream[initial]":       "pass: expected 1–3 requests, observed 3",
@@ -58,7 +58,7 @@ func TestCountBounds(t *testing.T) {
 			name:   "a matching target block replaces the general count",
 			target: "builtin:naive",
 			expect: history.Expect{
-				Counts:  history.Counts{Writes: history.AtMost(1), Upstream: map[string]history.Count{"initial": *history.AtLeast(1)}},
+				Counts:  history.Counts{Writes: atMost(1), Upstream: map[string]history.Count{"initial": *atLeast(1)}},
 				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Upstream: map[string]history.Count{"follow_up": *history.Exactly(1)}}},
 			},
 			want: map[string]string{
@@ -71,7 +71,7 @@ func TestCountBounds(t *testing.T) {
 			name:   "a block for other targets is not checked",
 			target: "litellm",
 			expect: history.Expect{
-				Counts:  history.Counts{Writes: history.AtMost(1)},
+				Counts:  history.Counts{Writes: atMost(1)},
 				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Status: intp(500)}},
 			},
 			want: map[string]string{
@@ -99,3 +99,10 @@ func TestCountBounds(t *testing.T) {
 		})
 	}
 }
+
+// atLeast, atMost and between return bounded history Counts.
+func atLeast(n int) *history.Count { return &history.Count{Min: n} }
+
+func atMost(n int) *history.Count { return &history.Count{Max: &n} }
+
+func between(min, max int) *history.Count { return &history.Count{Min: min, Max: &max} }

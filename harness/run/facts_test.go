@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,13 @@ import (
 // with prefix in the non-test Go files of dir, by name: every value the fake
 // declares, found in its source so that a new one cannot be missed.
 func exportedStrings(t *testing.T, dir, prefix string) map[string]string {
+	t.Helper()
+	return typedStrings(t, dir, prefix, func(string) bool { return true })
+}
+
+// typedStrings is exportedStrings for the constants whose declared type
+// (its name; "" when untyped) typeOK accepts.
+func typedStrings(t *testing.T, dir, prefix string, typeOK func(string) bool) map[string]string {
 	t.Helper()
 	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -46,8 +54,12 @@ func exportedStrings(t *testing.T, dir, prefix string) map[string]string {
 			}
 			for _, spec := range g.Specs {
 				vs := spec.(*ast.ValueSpec)
+				typ := ""
+				if id, ok := vs.Type.(*ast.Ident); ok {
+					typ = id.Name
+				}
 				for i, id := range vs.Names {
-					if !id.IsExported() || !strings.HasPrefix(id.Name, prefix) || i >= len(vs.Values) {
+					if !id.IsExported() || !strings.HasPrefix(id.Name, prefix) || i >= len(vs.Values) || !typeOK(typ) {
 						continue
 					}
 					lit, ok := vs.Values[i].(*ast.BasicLit)
@@ -115,17 +127,18 @@ func TestFactsMapped(t *testing.T) {
 			}
 			hit[got] = true
 		}
-		for _, k := range history.MCPKinds() {
-			if !hit[k] {
+		for _, k := range typedStrings(t, "../history", "MCP", func(typ string) bool { return typ == "MCPKind" }) {
+			if !hit[history.MCPKind(k)] {
 				t.Errorf("history MCP kind %q: no ledger event kind maps to it", k)
 			}
 		}
 	})
 	t.Run("ledger fault names", func(t *testing.T) {
 		// A fault event's Detail is the fault's name, passed through as is.
+		names := slices.Collect(maps.Values(typedStrings(t, "../history", "MCPFault", func(typ string) bool { return typ == "" })))
 		for _, name := range append(ledger.Kinds(), ledger.FaultWriteFailed) {
 			e := history.MCPEvent{Kind: mcpKindOf(ledger.Event{Kind: ledger.EventFault}), Detail: name}
-			if !slices.Contains(history.MCPFaults(), name) || !e.IsFault(name) {
+			if !slices.Contains(names, name) || !e.IsFault(name) {
 				t.Errorf("ledger fault %q is not an MCP fault name of the history's", name)
 			}
 		}

@@ -46,11 +46,16 @@ type responsesConversation struct {
 func (c *responsesConversation) path() string { return "/responses" }
 
 func (c *responsesConversation) body(model string, tools []modelTool, stream bool) ([]byte, error) {
-	fns := make([]any, 0, len(tools))
+	fns := make([]json.RawMessage, 0, len(tools))
 	for _, t := range tools {
-		fns = append(fns, map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.parameters()})
+		fns = append(fns, joinObject(
+			jsonField{"type", json.RawMessage(`"function"`)},
+			jsonField{"name", quoted(t.Name)},
+			jsonField{"description", quoted(t.Description)},
+			jsonField{"parameters", t.parameters()},
+		))
 	}
-	return upstreamBody(c.extra, model, "input", c.input, fns, c.funcTools, stream)
+	return upstreamBody(c.extra, model, "input", c.input, fns, c.funcTools, stream), nil
 }
 
 // responseObject is the part of a response object the gateway reads.

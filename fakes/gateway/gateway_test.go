@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -385,9 +386,11 @@ func TestMCPUnreachable(t *testing.T) {
 // BenchmarkChatRequest measures one non-streamed chat request through the
 // gateway and the fakes (initial model call, commit_write, follow-up) side by
 // side with the reference: the round trips the gateway must make, made
-// straight by a client — the same two model calls to the upstream fake and
-// one tools/call on an open MCP session to the ledger. Each iteration runs
-// both, so the ratio compares them under the same load; ns/op is their sum.
+// straight by a client — the same two model calls to the upstream fake (the
+// bodies the gateway sent, recorded on a first request, so both offer the
+// model the ledger's three tools) and one tools/call on an open MCP session
+// to the ledger. Each iteration runs both, so the ratio compares them under
+// the same load; ns/op is their sum.
 func BenchmarkChatRequest(b *testing.B) {
 	r := newBenchRig(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
@@ -411,9 +414,15 @@ func BenchmarkChatRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cs.Close() })
-	tools := `[{"type":"function","function":{"name":"ledger-commit_write","description":"Append one entry to the ledger as one line.","parameters":{"type":"object","properties":{"entry":{"type":"string","description":"the line to append to the ledger"}},"required":["entry"],"additionalProperties":false}}}]`
-	initial := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `}],"tools":` + tools + `}`
-	follow := `{"model":"repro-model","messages":[{"role":"user","content":` + jsonString(seedAsk) + `},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"ledger-commit_write","arguments":"{\"entry\":\"alpha\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"recorded alpha"}],"tools":` + tools + `}`
+	body := seedBody(pathChat, seedAsk, false, false)
+	gateway := func() { post(r.url+pathChat, body) }
+	r.model.record(true)
+	gateway() // warms the gateway's connections and MCP session
+	sent := r.model.record(false)
+	if len(sent) != 2 {
+		b.Fatalf("the gateway made %d model calls, want 2", len(sent))
+	}
+	initial, follow := sent[0], sent[1]
 	reference := func() {
 		post(r.upstreamURL+"/chat/completions", initial)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit_write", Arguments: map[string]any{"entry": "alpha"}})
@@ -422,10 +431,7 @@ func BenchmarkChatRequest(b *testing.B) {
 		}
 		post(r.upstreamURL+"/chat/completions", follow)
 	}
-	body := seedBody(pathChat, seedAsk, false, false)
-	gateway := func() { post(r.url+pathChat, body) }
-	reference() // warm both paths: connections, MCP session
-	gateway()
+	reference() // warms the reference's connections
 	var ref, gw time.Duration
 	for b.Loop() {
 		t0 := time.Now()
@@ -445,6 +451,41 @@ type benchRig struct {
 	url         string
 	upstreamURL string
 	mcpURL      string
+	model       *bodyRecorder
+}
+
+// bodyRecorder is an http.Handler in front of the upstream fake that keeps
+// the bodies of the requests it passes on while recording.
+type bodyRecorder struct {
+	next http.Handler
+
+	mu     sync.Mutex
+	on     bool
+	bodies []string
+}
+
+func (rec *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec.mu.Lock()
+	on := rec.on
+	rec.mu.Unlock()
+	if on {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec.mu.Lock()
+		rec.bodies = append(rec.bodies, string(body))
+		rec.mu.Unlock()
+	}
+	rec.next.ServeHTTP(w, r)
+}
+
+// record turns recording on or off and returns what was recorded since it
+// was last turned on.
+func (rec *bodyRecorder) record(on bool) []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	got := rec.bodies
+	rec.on, rec.bodies = on, nil
+	return got
 }
 
 func newBenchRig(b *testing.B) *benchRig {
@@ -460,7 +501,8 @@ func newBenchRig(b *testing.B) *benchRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	us := httptest.NewServer(up)
+	model := &bodyRecorder{next: up}
+	us := httptest.NewServer(model)
 	g, err := New(Config{Upstream: us.URL + "/v1", MCP: ls.URL + "/mcp", MasterKey: seedKey,
 		HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}})
 	if err != nil {
@@ -474,7 +516,7 @@ func newBenchRig(b *testing.B) *benchRig {
 		ls.Close()
 		l.Close()
 	})
-	return &benchRig{url: gs.URL, upstreamURL: us.URL + "/v1", mcpURL: ls.URL + "/mcp"}
+	return &benchRig{url: gs.URL, upstreamURL: us.URL + "/v1", mcpURL: ls.URL + "/mcp", model: model}
 }
 
 // TestChatStreamBounded: a streamed chat answer longer than maxUpstreamBody

@@ -115,7 +115,8 @@ func cpuTime(b *testing.B) time.Duration {
 
 // BenchmarkPeek measures the wrapper's own pass over a tools/call body next
 // to the SDK's decoder (the pass the SDK makes again in any case): what the
-// lean peek costs per POST.
+// lean peek costs per POST. On the 2-core development machine: peek about
+// 2 µs, 784 B in 18 allocations; sdk-decode about 23 µs, 66 KB in 12.
 func BenchmarkPeek(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"commit_write","arguments":{"entry":"alpha rc00000000e1"},"_meta":{"progressToken":7}}}`)
 	b.Run("peek", func(b *testing.B) {

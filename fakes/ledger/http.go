@@ -645,11 +645,17 @@ func readBody(body io.Reader, limit int64) ([]byte, error) {
 
 // peek decodes what the wrapper needs of a POST body — each message's
 // method, id and params, left raw — in one encoding/json pass: one message,
-// or a batch (a JSON array) of them. The SDK decodes the body again on its
-// own (go-sdk v1.8.0's handler reads the request body itself and takes no
-// decoded messages), so this pass is kept lean: it builds no SDK message
-// and leaves validating the messages to the SDK. Messages without a method
-// (responses) come out as a *jsonrpc.Response carrying only the id.
+// or a batch (a JSON array) of them. Messages without a method (responses)
+// come out as a *jsonrpc.Response carrying only the id.
+//
+// The SDK decodes the body again on its own, and a single decode is not
+// possible: go-sdk v1.8.0's StreamableHTTPHandler reads the request body
+// itself and takes no decoded messages, while the wrapper must know a POST's
+// tool calls before the SDK sees them (fail_before_execute refuses the whole
+// POST unread by the SDK). So this pass is kept lean: it builds no SDK
+// message and leaves validating the messages to the SDK. BenchmarkPeek
+// measures it on a tools/call body at about 2 µs and 18 small allocations,
+// against about 23 µs and 66 KB for the SDK's own decode of the same body.
 func peek(body []byte) (msgs []jsonrpc.Message, batch bool, err error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
@@ -88,10 +89,59 @@ func exploreFaultCells(s explore.Schedule) (point, kind, times string) {
 	return strings.Join(ps, " + "), strings.Join(ks, " + "), strings.Join(ts, " + ")
 }
 
+// WriteFingerprint writes a target's retry policy as a table: for each fault
+// armed on every attempt of a model request, the attempts made, the gaps
+// between them, whether Retry-After was honoured, the time taken, what the
+// app got and how many times the tool ran.
+func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header([]string{"BASE", "REQUEST", "FAULT (EVERY ATTEMPT)", "ATTEMPTS", "GAP MIN", "GAP MEDIAN", "GAP MAX", "RETRY-AFTER", "TOTAL", "OUTCOME", "TOOL RUNS"})
+	for _, r := range rows {
+		req := r.Request + " " + r.Endpoint
+		if r.Stream {
+			req += " stream"
+		}
+		gaps := []string{"-", "-", "-"}
+		if r.Attempts > 1 {
+			gaps = []string{roundMS(r.GapMin), roundMS(r.GapMedian), roundMS(r.GapMax)}
+		}
+		ra := r.RetryAfter
+		if ra == "" {
+			ra = "-"
+		}
+		row := append([]string{r.Base, req, r.Fault, strconv.Itoa(r.Attempts)}, gaps...)
+		row = append(row, ra, roundMS(r.Total), r.Outcome, strconv.Itoa(r.Executions))
+		if err := t.Append(row); err != nil {
+			return fmt.Errorf("writing fingerprint: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("writing fingerprint: %w", err)
+	}
+	return nil
+}
+
+func roundMS(d history.Duration) string { return d.D().Round(time.Millisecond).String() }
+
 // WriteExploreTable writes the terminal report of a sweep: the findings, each
 // with its minimal schedule and the file it was written to, the matrix of
 // failing cells (every cell with All), the bases' notes and the total.
 func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) error {
+	if len(r.Fingerprint) > 0 {
+		if _, err := io.WriteString(w, "RETRY POLICY (each fault on every attempt; attempts as the upstream saw them, so layers multiply)\n"); err != nil {
+			return err
+		}
+		if err := WriteFingerprint(w, r.Fingerprint); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+	}
 	var b strings.Builder
 	if len(r.Findings) > 0 {
 		b.WriteString("FINDINGS (each reduced to its minimal fault schedule and re-run)\n")

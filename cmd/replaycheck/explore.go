@@ -21,25 +21,26 @@ import (
 
 // exploreOptions are the flags of `replaycheck explore`.
 type exploreOptions struct {
-	Paths    []string
-	Target   string
-	Kinds    []string
-	Points   string
-	Depth    int
-	Random   int
-	Seed     string
-	MaxRuns  int
-	Shard    string
-	Parallel int
-	Timeout  time.Duration
-	Stall    time.Duration
-	Slow     time.Duration
-	Linger   time.Duration
-	Out      string
-	All      bool
-	JUnit    string
-	JSON     string
-	Markdown string
+	Paths       []string
+	Target      string
+	Kinds       []string
+	Points      string
+	Depth       int
+	Fingerprint bool
+	Random      int
+	Seed        string
+	MaxRuns     int
+	Shard       string
+	Parallel    int
+	Timeout     time.Duration
+	Stall       time.Duration
+	Slow        time.Duration
+	Linger      time.Duration
+	Out         string
+	All         bool
+	JUnit       string
+	JSON        string
+	Markdown    string
 
 	Stdout io.Writer
 	ErrOut io.Writer
@@ -73,6 +74,12 @@ it passes clean.
 
 Fault kinds (--kinds, comma-separated; the default is every one but stall):
 ` + kindHelp() + `
+--fingerprint sweeps only the statuses and the reset, each on every attempt of
+each model request, and prints the target's retry policy: attempts (as the
+upstream saw them, so a client's retries times a proxy's), the gaps between
+them, whether Retry-After was honoured, the total time, what the app got and
+how many times the tool ran; --json keeps it, to diff two versions.
+
 The sweep runs in a fixed order; --depth 2 adds every pair of faults on
 different requests and --random N adds N random schedules of two or three
 faults, both drawn with --seed, so the same seed gives the same sweep. A
@@ -90,6 +97,9 @@ usage or input, 3 the harness or the target could not run, or an interrupt.`,
   # only stream cuts of the follow-up, and pairs of faults, with a budget
   replaycheck explore --target targets/litellm.yaml --kinds drop,500 --points follow_up --depth 2 --max-runs 300
 
+  # its retry policy as a table, saved to diff against the next version of the client
+  replaycheck explore --target targets/openai-agents.yaml --fingerprint --json policy-v1.json
+
   # a base scenario of my own, reports for CI
   replaycheck explore my-base.yaml --target builtin:guarded --junit explore.xml --json explore.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -103,6 +113,7 @@ usage or input, 3 the harness or the target could not run, or an interrupt.`,
 	f.StringSliceVar(&opts.Kinds, "kinds", nil, "fault kinds to sweep, comma-separated (default every one but stall)")
 	f.StringVar(&opts.Points, "points", "", "sweep only the fault points whose description matches this regular expression, e.g. follow_up or tools/call")
 	f.IntVar(&opts.Depth, "depth", explore.DefaultDepth, "faults per run: 1, or 2 to add every pair")
+	f.BoolVar(&opts.Fingerprint, "fingerprint", false, "the target's retry policy: each status and reset on every attempt of each model request, as a table (JSON with --json)")
 	f.IntVar(&opts.Random, "random", 0, "add N random schedules of two or three faults, drawn with --seed")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sampled pairs, the random schedules and the run tokens")
 	f.IntVar(&opts.MaxRuns, "max-runs", explore.DefaultMaxRuns, "bound on the sweep's runs (single faults first, then pairs, then random schedules)")
@@ -151,6 +162,9 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		}
 	} else if bases, err = explore.DefaultBases(xo.Target); err != nil {
 		return err
+	}
+	if err := explore.Applicable(bases, xo.Target); err != nil {
+		return asUsage(err)
 	}
 	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut)}
 	if opts.Terminal != nil {
@@ -203,7 +217,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 // bad one.
 func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 	xo := explore.Options{
-		Depth: opts.Depth, Random: opts.Random, Seed: opts.Seed, MaxRuns: opts.MaxRuns, Parallel: opts.Parallel, Timeout: opts.Timeout,
+		Depth: opts.Depth, Fingerprint: opts.Fingerprint, Random: opts.Random, Seed: opts.Seed, MaxRuns: opts.MaxRuns, Parallel: opts.Parallel, Timeout: opts.Timeout,
 		Settings: explore.Settings{Stall: opts.Stall, Slow: opts.Slow, Linger: opts.Linger},
 	}
 	switch {
@@ -220,11 +234,13 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 	case opts.Stall <= 0 || opts.Slow <= 0 || opts.Linger <= 0:
 		return xo, fmt.Errorf("--stall, --slow and --linger want positive durations")
 	}
-	kinds, err := explore.SelectKinds(opts.Kinds)
-	if err != nil {
-		return xo, fmt.Errorf("--kinds: %w", err)
+	if len(opts.Kinds) > 0 || !opts.Fingerprint {
+		kinds, err := explore.SelectKinds(opts.Kinds)
+		if err != nil {
+			return xo, fmt.Errorf("--kinds: %w", err)
+		}
+		xo.Kinds = kinds
 	}
-	xo.Kinds = kinds
 	if opts.Points != "" {
 		re, err := regexp.Compile(opts.Points)
 		if err != nil {

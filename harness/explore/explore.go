@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/run"
@@ -51,6 +52,10 @@ type Options struct {
 	Points *regexp.Regexp
 	// Depth 1 arms one fault per run; 2 adds every pair of them.
 	Depth int
+	// Fingerprint sweeps only the model requests themselves, each fault on
+	// every attempt (times: always), and fills Report.Fingerprint: the
+	// target's retry policy. Kinds nil then means FingerprintKinds.
+	Fingerprint bool
 	// Random adds this many random schedules of two or three faults.
 	Random int
 	// Seed orders the sampled pairs and draws the random schedules; it is
@@ -103,6 +108,8 @@ type Report struct {
 	Cells []Cell `json:"cells"`
 	// Findings are the distinct minimal failures, confirmed ones first.
 	Findings []Finding `json:"findings"`
+	// Fingerprint is the target's retry policy (Options.Fingerprint).
+	Fingerprint []FingerprintRow `json:"fingerprint,omitempty"`
 	// Skipped counts the runs --max-runs left out; Unrun those an interrupt
 	// left out (Interrupted is then set).
 	Skipped     int  `json:"skipped,omitempty"`
@@ -205,13 +212,8 @@ func Explore(ctx context.Context, bases []*scenario.Scenario, opts Options) (*Re
 	start := e.opts.Now()
 	rep := &Report{Version: FormatVersion, Target: opts.Target.Name(), Seed: e.opts.Seed, Settings: e.opts.Settings}
 	defer func() { rep.Wall = history.Duration(e.opts.Now().Sub(start)) }()
-	for _, b := range bases {
-		if !run.Applies(b, opts.Target) {
-			if target.IsClient(opts.Target) {
-				return nil, fmt.Errorf("base scenario %q: target %s is a client, which runs only client scenarios (with expect.client)", b.Name, opts.Target.Name())
-			}
-			return nil, fmt.Errorf("base scenario %q expects a client (expect.client), but target %s is not one", b.Name, opts.Target.Name())
-		}
+	if err := Applicable(bases, opts.Target); err != nil {
+		return nil, err
 	}
 
 	maps, err := e.clean(ctx, bases, rep)
@@ -219,13 +221,33 @@ func Explore(ctx context.Context, bases []*scenario.Scenario, opts Options) (*Re
 		return rep, err
 	}
 	todo := e.plan(bases, maps, rep)
-	if err := e.sweep(ctx, todo, rep); err != nil || rep.Interrupted {
+	err = e.sweep(ctx, todo, rep)
+	if e.opts.Fingerprint {
+		rep.Fingerprint = Fingerprint(rep)
+	}
+	if err != nil || rep.Interrupted {
 		return rep, err
 	}
 	if err := e.reduce(ctx, rep); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// Applicable reports, as an error naming the first base that does not, whether
+// every base runs on t: client scenarios (expect.client) on client targets,
+// the others on the rest.
+func Applicable(bases []*scenario.Scenario, t target.Target) error {
+	for _, b := range bases {
+		switch {
+		case run.Applies(b, t):
+		case target.IsClient(t):
+			return fmt.Errorf("base scenario %q: target %s is a client, which runs only client scenarios (with expect.client)", b.Name, t.Name())
+		default:
+			return fmt.Errorf("base scenario %q expects a client (expect.client), but target %s is not one", b.Name, t.Name())
+		}
+	}
+	return nil
 }
 
 // explorer holds a sweep's settings and what its runs found.
@@ -242,7 +264,10 @@ func newExplorer(opts Options) *explorer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Kinds == nil {
+	switch {
+	case opts.Kinds == nil && opts.Fingerprint:
+		opts.Kinds = FingerprintKinds()
+	case opts.Kinds == nil:
 		opts.Kinds, _ = SelectKinds(nil)
 	}
 	if opts.Depth <= 0 {
@@ -413,6 +438,12 @@ func (e *explorer) plan(bases []*scenario.Scenario, maps [][]Point, rep *Report)
 		for _, p := range maps[i] {
 			for _, k := range e.opts.Kinds {
 				if !k.applies(p) {
+					continue
+				}
+				if e.opts.Fingerprint {
+					if !p.Cut && p.Side == SideUpstream && p.Nth == 1 {
+						one = append(one, Schedule{{Point: p, Kind: k.Name, Times: fault.Always}})
+					}
 					continue
 				}
 				for _, t := range k.times(p) {

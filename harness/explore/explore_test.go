@@ -277,3 +277,50 @@ func TestPlanIsDeterministicAndSharded(t *testing.T) {
 		t.Errorf("three shards do not make the whole sweep (-whole +shards):\n%s", diff)
 	}
 }
+
+// TestFingerprint tells the guarded gateway's retry policy from the one
+// that retries everything and ignores Retry-After.
+func TestFingerprint(t *testing.T) {
+	kinds, err := SelectKinds([]string{"400", "429-retry-after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Request, Fault, RetryAfter string
+		Attempts                   int
+	}
+	tests := []struct {
+		target string
+		want   []row
+	}{
+		// The keyed write may be replayed, so the follow-up is retried too.
+		{"builtin:guarded", []row{
+			{"initial", "400", "", 1}, {"initial", "429-retry-after", "honoured", 3},
+			{"follow_up", "400", "", 1}, {"follow_up", "429-retry-after", "honoured", 3},
+		}},
+		{"builtin:" + string(gateway.RetryEverything), []row{
+			{"initial", "400", "", 3}, {"initial", "429-retry-after", "ignored", 3},
+			{"follow_up", "400", "", 3}, {"follow_up", "429-retry-after", "ignored", 3},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			t.Parallel()
+			tg := parseTarget(t, tt.target)
+			rep, err := Explore(context.Background(), bases(t, tg, "chat keyed tool call"), Options{Target: tg, Kinds: kinds, Fingerprint: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []row
+			for _, r := range rep.Fingerprint {
+				got = append(got, row{r.Request, r.Fault, r.RetryAfter, r.Attempts})
+				if r.Attempts > 1 && (r.GapMin <= 0 || r.GapMin > r.GapMedian || r.GapMedian > r.GapMax || r.Total < r.GapMax) {
+					t.Errorf("%s %s: gaps %s ≤ %s ≤ %s, total %s out of order", r.Request, r.Fault, r.GapMin.D(), r.GapMedian.D(), r.GapMax.D(), r.Total.D())
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("fingerprint (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -7,6 +7,9 @@ package history
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // History is everything observed in one run of one scenario on one target.
@@ -194,6 +197,28 @@ type UpstreamRequest struct {
 	// Unmatched are the script's calls for this answer that matched no
 	// offered tool (so the answer did not make them).
 	Unmatched []string `json:"unmatched,omitempty"`
+}
+
+// AskedWait returns the wait the upstream's answer asked for: retry-after-ms,
+// or Retry-After in seconds. ok is false when it asked for none, or only
+// with an HTTP date, which a run's offsets cannot measure against.
+func (u UpstreamRequest) AskedWait() (wait time.Duration, ok bool) {
+	var ms, secs string
+	for k, v := range u.Headers {
+		switch strings.ToLower(k) {
+		case "retry-after-ms":
+			ms = v
+		case "retry-after":
+			secs = v
+		}
+	}
+	if n, err := strconv.ParseFloat(ms, 64); err == nil && n >= 0 {
+		return time.Duration(n * float64(time.Millisecond)), true
+	}
+	if n, err := strconv.ParseFloat(secs, 64); err == nil && n >= 0 {
+		return time.Duration(n * float64(time.Second)), true
+	}
+	return 0, false
 }
 
 // Failed reports whether the upstream answered with an error or cut the answer.

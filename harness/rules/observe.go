@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -191,23 +190,6 @@ func nonRetryable(u history.UpstreamRequest) bool {
 
 // failure reports whether the upstream answered with an error or cut.
 func failure(u history.UpstreamRequest) bool { return cut(u) || u.Status >= 400 }
-
-// retryAfter returns the wait the upstream asked for: retry-after-ms, or
-// Retry-After in seconds. ok is false when it asked for none, or only with
-// an HTTP date, which the run's offsets cannot measure against.
-func retryAfter(u history.UpstreamRequest) (time.Duration, bool) {
-	if v := header(u, "retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	if v := header(u, "retry-after"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-			return time.Duration(s * float64(time.Second)), true
-		}
-	}
-	return 0, false
-}
 
 // label renders an upstream request as "follow_up injected_500".
 func label(u history.UpstreamRequest) string { return u.Kind + " " + string(u.Outcome) }

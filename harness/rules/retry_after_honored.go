@@ -30,7 +30,7 @@ func retryAfterHonored(h *history.History) Verdict {
 	asked, measured, dated := 0, 0, 0
 	var exp, obs string
 	for i, u := range h.Upstream {
-		wait, ok := retryAfter(u)
+		wait, ok := u.AskedWait()
 		if !ok {
 			if header(u, "retry-after") != "" {
 				dated++

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+)
+
+// TestExploreNaiveWritesFindings explores the seed's no-fault chat scenario on
+// the naive gateway: exit 1, the duplicate write found and written as a
+// scenario that loads, and every report file.
+func TestExploreNaiveWritesFindings(t *testing.T) {
+	dir := t.TempDir()
+	found, js, junit, md := filepath.Join(dir, "found"), filepath.Join(dir, "explore.json"), filepath.Join(dir, "explore.xml"), filepath.Join(dir, "explore.md")
+	code, out, errOut := execute(t, "explore", "../../scenarios/seed/no-fault-chat.yaml", "--target", "builtin:naive",
+		"--kinds", "500,mcp-drop", "--out", found, "--json", js, "--junit", junit, "--markdown", md)
+	if code != exitRuleBroken {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"1. seed chat no fault: 500 at follow_up chat #1 (once)",
+		"no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 2 executions",
+		"mcp-drop at tools/call commit_write #1 (once)",
+		"written to " + found,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(found, "*.yaml"))
+	if len(files) == 0 {
+		t.Fatalf("no finding written to %s", found)
+	}
+	if _, err := scenario.Load(files...); err != nil {
+		t.Errorf("written findings do not load: %v", err)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep explore.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("JSON report: %v", err)
+	}
+	if len(rep.Cells) == 0 || len(rep.Findings) == 0 || len(rep.Bases) != 1 || len(rep.Bases[0].Points) == 0 {
+		t.Errorf("JSON report: %d cells, %d findings, bases %v", len(rep.Cells), len(rep.Findings), rep.Bases)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites struct {
+		Tests int `xml:"tests,attr"`
+	}
+	if err := xml.Unmarshal(x, &suites); err != nil || suites.Tests != len(rep.Cells) {
+		t.Errorf("JUnit: %d tests, want %d (err %v)", suites.Tests, len(rep.Cells), err)
+	}
+	m, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(m), "replaycheck explore") || !strings.Contains(string(m), "Minimal fault schedule") {
+		t.Errorf("Markdown report (err %v):\n%s", err, m)
+	}
+}
+
+func TestExploreGuardedFingerprint(t *testing.T) {
+	code, out, errOut := execute(t, "explore", "../../scenarios/seed/no-fault-chat.yaml", "--fingerprint", "--kinds", "400,500")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"RETRY POLICY", "ATTEMPTS", "0 findings"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestExploreBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"depth", []string{"--depth", "3"}, "--depth 3: want 1 or 2"},
+		{"kind", []string{"--kinds", "500,teapot"}, `fault kind "teapot": want one of 500`},
+		{"points", []string{"--points", "("}, "--points"},
+		{"shard", []string{"--shard", "4/3"}, "--shard"},
+		{"base", []string{"no-such-base.yaml"}, "no-such-base.yaml"},
+		{"client base on a gateway", []string{"../../scenarios/clients/no-fault.yaml"}, "expects a client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, append([]string{"explore"}, tt.args...)...)
+			if code != exitBadUsage {
+				t.Errorf("exit %d, want 2\n%s%s", code, out, errOut)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("error lacks %q: %s", tt.want, errOut)
+			}
+		})
+	}
+}
+
+func TestExploreBaseFailingClean(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "base.yaml")
+	if err := os.WriteFile(base, []byte("name: wants two writes\nrequest: {endpoint: chat}\nexpect: {writes: 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := execute(t, "explore", base)
+	if code != exitRuleBroken || !strings.Contains(out, `base scenario "wants two writes" fails without any fault`) {
+		t.Errorf("exit %d, want 1 naming the base\n%s%s", code, out, errOut)
+	}
+}

@@ -1,0 +1,115 @@
+package explore
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+// FingerprintRow is a target's answer to one failing model request: a fault
+// kind armed on every attempt of the initial or the follow-up request, and
+// what the target did about it, as the upstream saw it. Where a client runs
+// through a proxy, the attempts are the product of both layers' retries.
+type FingerprintRow struct {
+	Base string `json:"base"`
+	// Request is the request the fault was armed on: initial or follow_up,
+	// with its endpoint and stream flag.
+	Request  string `json:"request"`
+	Endpoint string `json:"endpoint"`
+	Stream   bool   `json:"stream,omitempty"`
+	// Fault is the fault kind, for example 429-retry-after.
+	Fault string `json:"fault"`
+	// Attempts counts the upstream requests of that kind; Gaps are the
+	// waits between consecutive ones (min, median, max; zero with one
+	// attempt).
+	Attempts  int              `json:"attempts"`
+	GapMin    history.Duration `json:"gap_min"`
+	GapMedian history.Duration `json:"gap_median"`
+	GapMax    history.Duration `json:"gap_max"`
+	// RetryAfter says whether every retry waited the Retry-After (or
+	// retry-after-ms) the answer asked for: honoured, ignored, or "" when
+	// the fault asked for no wait or nothing was retried.
+	RetryAfter string `json:"retry_after,omitempty"`
+	// Total is the time from the first attempt to the last.
+	Total history.Duration `json:"total"`
+	// Outcome is what the app got: an HTTP status, or a client's exit code.
+	Outcome string `json:"outcome"`
+	// Executions counts the tool calls the ledger executed (writes).
+	Executions int `json:"executions"`
+}
+
+// FingerprintKinds are the kinds of a retry-policy fingerprint: every status
+// and the reset.
+func FingerprintKinds() []Kind {
+	return slices.DeleteFunc(Kinds(), func(k Kind) bool { return k.at != atRequest || k.Optional })
+}
+
+// Fingerprint returns the retry policy the sweep's cells show: one row per
+// cell that armed a single fault on every attempt of a model request, in
+// sweep order.
+func Fingerprint(rep *Report) []FingerprintRow {
+	var out []FingerprintRow
+	for _, c := range rep.Cells {
+		if len(c.Schedule) != 1 || c.Schedule[0].Times != fault.Always || c.Schedule[0].Point.Side != SideUpstream || c.Schedule[0].Point.Cut {
+			continue
+		}
+		a, h := c.Schedule[0], c.Result.History
+		if h == nil {
+			continue
+		}
+		p := a.Point
+		row := FingerprintRow{Base: c.Base, Request: p.Kind, Endpoint: p.Endpoint, Stream: p.Stream, Fault: a.Kind,
+			Outcome: outcome(h), Executions: len(h.Writes())}
+		var at []time.Duration
+		var wait time.Duration
+		for _, u := range h.Upstream {
+			if u.Kind != p.Kind || u.Endpoint != p.Endpoint || u.Stream != p.Stream {
+				continue
+			}
+			at = append(at, u.At.D())
+			if w, ok := u.AskedWait(); ok {
+				wait = w
+			}
+		}
+		row.Attempts = len(at)
+		if len(at) > 1 {
+			gaps := make([]time.Duration, len(at)-1)
+			for i := range gaps {
+				gaps[i] = at[i+1] - at[i]
+			}
+			slices.Sort(gaps)
+			row.GapMin, row.GapMedian, row.GapMax = history.Duration(gaps[0]), history.Duration(gaps[len(gaps)/2]), history.Duration(gaps[len(gaps)-1])
+			row.Total = history.Duration(at[len(at)-1] - at[0])
+			if wait > 0 {
+				row.RetryAfter = "ignored"
+				if gaps[0] >= wait {
+					row.RetryAfter = "honoured"
+				}
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// outcome is what the app got in the run's first exchange.
+func outcome(h *history.History) string {
+	if len(h.Requests) == 0 {
+		return "no answer"
+	}
+	x := h.Requests[0]
+	switch {
+	case x.Client != nil:
+		return fmt.Sprintf("exit %d", x.Client.Exit)
+	case x.TimedOut:
+		return "no answer (hang)"
+	case x.Status == 0:
+		return "no answer: " + x.TransportError
+	case x.ErrorEvents > 0:
+		return fmt.Sprintf("HTTP %d, error event", x.Status)
+	}
+	return fmt.Sprintf("HTTP %d", x.Status)
+}

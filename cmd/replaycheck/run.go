@@ -300,7 +300,8 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 		if out.path == "" {
 			continue
 		}
-		if err := writeFile(out.path, suite, out.write); err != nil {
+		write := out.write
+		if err := writeReport(out.path, func(w io.Writer) error { return write(w, suite) }); err != nil {
 			return err
 		}
 	}
@@ -317,20 +318,6 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 	return nil
 }
 
-func writeFile(path string, s report.Suite, write func(io.Writer, report.Suite) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if err := write(f, s); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
 
 // selection parses --filter, --tag and --shard.
 func selection(opts *runOptions) (run.Selection, error) {

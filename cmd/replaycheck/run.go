@@ -318,7 +318,6 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 	return nil
 }
 
-
 // selection parses --filter, --tag and --shard.
 func selection(opts *runOptions) (run.Selection, error) {
 	return parseSelection(opts.Filter, opts.Tags, opts.Shard)

@@ -108,8 +108,8 @@ func TestProxyStartFaults(t *testing.T) {
 		},
 		{
 			name:    "never ready",
-			file:    fmt.Sprintf("start: {command: [%q], env: {%s: never-ready, HELPER_SECRET: \"${HELPER_SECRET}\"}, ready: {timeout: 300ms}, stop_grace: 100ms}", self(t), helperEnv),
-			wantErr: []string{"not ready: http://127.0.0.1:", "gave no HTTP answer within 300ms", "warming up, secret ***"},
+			file:    fmt.Sprintf("start: {command: [%q], env: {%s: never-ready, HELPER_SECRET: \"${HELPER_SECRET}\"}, ready: {timeout: 2s}, stop_grace: 100ms}", self(t), helperEnv),
+			wantErr: []string{"not ready: http://127.0.0.1:", "gave no HTTP answer within 2s", "warming up, secret ***"},
 		},
 		{
 			name:    "working directory missing",

@@ -324,3 +324,37 @@ func TestFingerprint(t *testing.T) {
 		})
 	}
 }
+
+// TestRandomSchedulesShrink draws random schedules of several faults on the
+// naive gateway; every failure among them reduces to a single fault.
+func TestRandomSchedulesShrink(t *testing.T) {
+	tg := parseTarget(t, "builtin:naive")
+	kinds, err := SelectKinds([]string{"500", "400", "mcp-drop", "mcp-is-error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Explore(context.Background(), bases(t, tg, "chat keyed tool call"), Options{Target: tg, Kinds: kinds, Random: 6, Seed: "random"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	multi := 0
+	for _, c := range rep.Cells {
+		if len(c.Schedule) > 1 {
+			multi++
+			if len(c.Schedule) > 3 {
+				t.Errorf("random schedule of %d faults, want 2 or 3: %s", len(c.Schedule), c.Schedule)
+			}
+		}
+	}
+	if multi != 6 {
+		t.Errorf("%d random schedules ran, want 6", multi)
+	}
+	if len(rep.Findings) == 0 {
+		t.Fatal("no finding on naive")
+	}
+	for _, f := range rep.Findings {
+		if len(f.Schedule) != 1 {
+			t.Errorf("finding %s not reduced to one fault", f.Schedule)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -356,5 +357,37 @@ func TestRandomSchedulesShrink(t *testing.T) {
 		if len(f.Schedule) != 1 {
 			t.Errorf("finding %s not reduced to one fault", f.Schedule)
 		}
+	}
+}
+
+// TestHangFailsOnlyItsCell stalls the model answer past each run's deadline:
+// those cells fail (the run did not complete) and the sweep goes on to the
+// others.
+func TestHangFailsOnlyItsCell(t *testing.T) {
+	tg := parseTarget(t, "builtin:guarded")
+	kinds, err := SelectKinds([]string{"stall", "500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Explore(context.Background(), bases(t, tg, "chat keyed tool call"), Options{
+		Target: tg, Kinds: kinds, Timeout: 300 * time.Millisecond, Confirm: 1,
+		Settings: Settings{Stall: 5 * time.Second},
+		Points:   regexp.MustCompile(`^initial`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range rep.Cells {
+		got[c.Schedule.String()] = string(c.Verdict) + " " + strings.Join(c.Failed, ",")
+	}
+	want := map[string]string{
+		"stall at initial chat #1 (once)":   "fail completed",
+		"stall at initial chat #1 (always)": "fail completed",
+		"500 at initial chat #1 (once)":     "pass ",
+		"500 at initial chat #1 (always)":   "pass ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
 	}
 }

@@ -1,0 +1,279 @@
+// Package control is the HTTP control API of a running pair of fakes (the
+// model upstream and the ledger MCP server), for engineers reproducing a bug
+// by hand and for test suites in other languages: read the counts, arm and
+// clear faults, reset, and read a run's timeline while the fakes serve.
+//
+// Every route is under Prefix:
+//
+//	GET    /_replaycheck/health          200 {"status":"ok"} once the fakes serve
+//	GET    /_replaycheck/counts          counts per run token and in total
+//	POST   /_replaycheck/faults          arm faults: {run, upstream: [...], mcp: [...]}
+//	DELETE /_replaycheck/faults[?run=T]  clear the faults of all runs, or of run T
+//	POST   /_replaycheck/reset           forget counts, events and faults (the ledger file stays)
+//	GET    /_replaycheck/timeline?run=T  what both fakes saw for run T ("" = no token), in order
+//
+// A request from another host than loopback gets 403; with a key set, one
+// without `Authorization: Bearer KEY` gets 401. A bad request gets 400 with
+// {"error": …} naming the problem and, for a body, its line and column;
+// nothing of it is applied.
+package control
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
+)
+
+// Prefix is the path under which the API is served.
+const Prefix = "/_replaycheck/"
+
+// maxBody bounds a request body.
+const maxBody = 1 << 20
+
+// API serves the control API of one pair of fakes. Upstream and Ledger are
+// required; Key, when not "", must be presented as a bearer token (it is
+// never logged or echoed). It is safe for concurrent use.
+type API struct {
+	Upstream *upstream.Server
+	Ledger   *ledger.Server
+	Key      string
+}
+
+// Handler returns the API's handler, to be mounted at Prefix.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+Prefix+"health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET "+Prefix+"counts", a.counts)
+	mux.HandleFunc("POST "+Prefix+"faults", a.armFaults)
+	mux.HandleFunc("DELETE "+Prefix+"faults", a.clearFaults)
+	mux.HandleFunc("POST "+Prefix+"reset", a.reset)
+	mux.HandleFunc("GET "+Prefix+"timeline", a.timeline)
+	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such control route; see GET health, GET counts, POST/DELETE faults, POST reset, GET timeline under %s", r.Method, r.URL.Path, Prefix))
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !fromLoopback(r) {
+			writeError(w, http.StatusForbidden, "the control API answers loopback clients only")
+			return
+		}
+		if a.Key != "" && !bearer(r, a.Key) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			writeError(w, http.StatusUnauthorized, "missing or wrong Authorization: Bearer key")
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func bearer(r *http.Request, key string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(key)) == 1
+}
+
+// RunCounts are the counts of one run token ("" for requests that carried
+// none), as the count table of `replaycheck serve` shows them.
+type RunCounts struct {
+	Token    string          `json:"token"`
+	Upstream upstream.Counts `json:"upstream"`
+	MCP      ledger.Counts   `json:"mcp"`
+}
+
+// Counts is the answer of GET counts.
+type Counts struct {
+	Runs  []RunCounts `json:"runs"`
+	Total RunCounts   `json:"total"`
+}
+
+// CountsOf returns the counts of every run token either fake has seen, in
+// token order, and the total.
+func CountsOf(u *upstream.Server, l *ledger.Server) Counts {
+	tokens := u.Tokens()
+	for _, t := range l.Tokens() {
+		if !slices.Contains(tokens, t) {
+			tokens = append(tokens, t)
+		}
+	}
+	slices.Sort(tokens)
+	out := Counts{Runs: []RunCounts{}, Total: RunCounts{Token: "", Upstream: u.Total(), MCP: l.Total()}}
+	for _, t := range tokens {
+		rc := RunCounts{Token: t, Upstream: u.Counts(t), MCP: l.Counts(t)}
+		if rc.Upstream.Initial+rc.Upstream.FollowUp+rc.MCP.CallsTotal()+rc.MCP.Messages+rc.MCP.WriteFailures == 0 {
+			continue
+		}
+		out.Runs = append(out.Runs, rc)
+	}
+	return out
+}
+
+func (a *API) counts(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, CountsOf(a.Upstream, a.Ledger))
+}
+
+// FaultRequest is the body of POST faults, in YAML or JSON: the faults of
+// both fakes in the shapes of a scenario's faults, for one run token (Run)
+// or, with Run empty, for every request. It replaces the faults armed
+// before for the same run (or the global ones) on both fakes.
+type FaultRequest struct {
+	Run      string           `yaml:"run,omitempty" json:"run,omitempty"`
+	Upstream []upstream.Fault `yaml:"upstream,omitempty" json:"upstream,omitempty"`
+	MCP      []ledger.Fault   `yaml:"mcp,omitempty" json:"mcp,omitempty"`
+}
+
+func (a *API) armFaults(w http.ResponseWriter, r *http.Request) {
+	src, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		return
+	}
+	req, bad := parseFaults(src)
+	if bad != nil {
+		writeJSON(w, http.StatusBadRequest, bad)
+		return
+	}
+	// Both validated: arming cannot fail half-way.
+	if err := a.Upstream.Arm(req.Run, nil, req.Upstream); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if err := a.Ledger.Arm(req.Run, req.MCP); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"run": req.Run, "upstream": len(req.Upstream), "mcp": len(req.MCP)})
+}
+
+// Problem is the body of a 400 answer: what is wrong and, in a request body,
+// where (1-based line and column; 0 when it is not at one place).
+type Problem struct {
+	Error  string `json:"error"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+}
+
+// parseFaults decodes and validates a fault request, strictly: an unknown
+// field, a bad value or an invalid fault is a Problem at its place.
+func parseFaults(src []byte) (FaultRequest, *Problem) {
+	const file = "faults"
+	var req FaultRequest
+	if err := yamlfile.Decode(file, src, &req); err != nil {
+		return req, problem(err)
+	}
+	body, _ := yamlfile.ParseDocument(file, src)
+	if req.Run != "" && !runtoken.Valid(req.Run) {
+		return req, problem(yamlfile.ErrorAt(file, src, yamlfile.At(body, "run"), "run: %q is not a run token", req.Run))
+	}
+	for i, f := range req.Upstream {
+		if err := f.Validate(); err != nil {
+			return req, problem(yamlfile.ErrorAt(file, src, yamlfile.At(body, "upstream", i), "upstream[%d]: %v", i, err))
+		}
+	}
+	for i, f := range req.MCP {
+		if err := f.Validate(); err != nil {
+			return req, problem(yamlfile.ErrorAt(file, src, yamlfile.At(body, "mcp", i), "mcp[%d]: %v", i, err))
+		}
+	}
+	return req, nil
+}
+
+func problem(err error) *Problem {
+	var ye *yamlfile.Error
+	if !errors.As(err, &ye) {
+		return &Problem{Error: err.Error()}
+	}
+	return &Problem{Error: ye.Msg, Line: ye.Line, Column: ye.Col}
+}
+
+func (a *API) clearFaults(w http.ResponseWriter, r *http.Request) {
+	run := r.URL.Query().Get("run")
+	if run != "" && !runtoken.Valid(run) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("run: %q is not a run token", run))
+		return
+	}
+	if err := a.Upstream.Arm(run, nil, nil); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if err := a.Ledger.Arm(run, nil); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"run": run, "cleared": true})
+}
+
+func (a *API) reset(w http.ResponseWriter, _ *http.Request) {
+	a.Upstream.Reset()
+	a.Ledger.Reset()
+	writeJSON(w, http.StatusOK, map[string]any{"reset": true, "ledger_file": "kept"})
+}
+
+// Event is one thing a fake saw for a run, in the timeline.
+type Event struct {
+	// At is the event's time (RFC 3339 with nanoseconds).
+	At time.Time `json:"at"`
+	// Side is upstream or mcp; Upstream or MCP holds the fake's own record.
+	Side     string            `json:"side"`
+	Upstream *upstream.Request `json:"upstream,omitempty"`
+	MCP      *ledger.Event     `json:"mcp,omitempty"`
+}
+
+func (a *API) timeline(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if !q.Has("run") {
+		writeError(w, http.StatusBadRequest, `run: missing; give ?run=TOKEN, or ?run= for the requests that carried no token`)
+		return
+	}
+	run := q.Get("run")
+	if run != "" && !runtoken.Valid(run) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("run: %q is not a run token", run))
+		return
+	}
+	var out []Event
+	for _, u := range a.Upstream.Requests(run) {
+		out = append(out, Event{At: u.Time, Side: "upstream", Upstream: &u})
+	}
+	for _, e := range a.Ledger.Events(run) {
+		out = append(out, Event{At: e.Time, Side: "mcp", MCP: &e})
+	}
+	slices.SortStableFunc(out, func(x, y Event) int { return x.At.Compare(y.At) })
+	if out == nil {
+		out = []Event{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"run": run, "events": out})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n')) // the client went away; nothing to do
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, Problem{Error: msg})
+}

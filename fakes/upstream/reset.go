@@ -1,0 +1,14 @@
+package upstream
+
+// Reset forgets every run's counts, records, faults and script, the global
+// faults and the total; the default script stays, and the flag files act as
+// before. A request in flight when Reset is called is counted afresh when it
+// ends.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs = make(map[string]*runState)
+	s.global = nil
+	s.total = Counts{}
+	s.untokSeq = 0
+}

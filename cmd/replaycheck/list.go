@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -19,7 +20,23 @@ type listOptions struct {
 	Filter string
 	Tags   []string
 	Shard  string
+	JSON   bool
 	Out    io.Writer
+}
+
+// listedScenario is one scenario of `list --json`.
+type listedScenario struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Tags        []string `json:"tags"`
+	Rules       []string `json:"rules"`
+	// OwnTarget reports that the scenario gets fakes and a target of its own.
+	OwnTarget bool `json:"own_target"`
+	// Client reports a client scenario (expect.client): it runs on client
+	// targets only.
+	Client bool   `json:"client"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
 }
 
 func newListCmd() *cobra.Command {
@@ -32,7 +49,8 @@ func newListCmd() *cobra.Command {
 need fakes and a target of their own, and their file.`,
 		Example: `  replaycheck list
   replaycheck list --tag bug:replay-after-dispatch
-  replaycheck list --shard 1/3`,
+  replaycheck list --shard 1/3
+  replaycheck list --json | jq -r '.[].name'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.Out = cmd.OutOrStdout()
@@ -43,6 +61,7 @@ need fakes and a target of their own, and their file.`,
 	f.StringVar(&opts.Filter, "filter", "", "only scenarios whose name matches this regular expression")
 	f.StringArrayVar(&opts.Tags, "tag", nil, "only scenarios with this tag (repeatable: any of them)")
 	f.StringVar(&opts.Shard, "shard", "", "only shard I of N (I/N, 1-based)")
+	f.BoolVar(&opts.JSON, "json", false, "print the selected scenarios as a JSON array, for tools built on top")
 	return cmd
 }
 
@@ -57,6 +76,14 @@ func runList(_ context.Context, opts *listOptions) error {
 		return asUsage(err)
 	}
 	picked := run.Select(all, sel)
+	if opts.JSON {
+		out := make([]listedScenario, len(picked))
+		for i, s := range picked {
+			out[i] = listedScenario{Name: s.Name, Description: s.Description, Tags: orEmpty(s.Tags), Rules: orEmpty(s.Expect.Rules),
+				OwnTarget: s.Isolated(), Client: s.Expect.Client != nil, File: s.File, Line: s.Line}
+		}
+		return writeIndentedJSON(opts.Out, out)
+	}
 	t := tablewriter.NewTable(opts.Out,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
@@ -76,4 +103,19 @@ func runList(_ context.Context, opts *listOptions) error {
 	}
 	_, err = fmt.Fprintf(opts.Out, "%d of %d scenarios\n", len(picked), len(all))
 	return err
+}
+
+// orEmpty returns ss, or an empty slice for nil (so JSON has [] not null).
+func orEmpty(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+// writeIndentedJSON writes v as indented JSON and a newline.
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

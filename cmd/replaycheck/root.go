@@ -58,5 +58,6 @@ func isCobraUsage(err error) bool {
 		strings.HasPrefix(msg, "accepts ") ||
 		strings.HasPrefix(msg, "requires ") ||
 		strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "if any flags in the group") ||
 		strings.HasPrefix(msg, "invalid argument")
 }

@@ -14,6 +14,7 @@ import (
 // rulesOptions are the flags of `replaycheck rules`.
 type rulesOptions struct {
 	Markdown bool
+	JSON     bool
 	Out      io.Writer
 }
 
@@ -24,9 +25,11 @@ func newRulesCmd() *cobra.Command {
 		Short: "Print the replay rules and the seed case each comes from",
 		Long: `rules prints every replay rule a scenario can name in expect.rules: what it
 requires, when it cannot judge (unknown, never a pass), and the seed case it
-comes from. --markdown prints rules.md.`,
+comes from. --markdown prints rules.md; --json the catalogue as a JSON array
+of {name, doc, seed}.`,
 		Example: `  replaycheck rules
-  replaycheck rules --markdown > rules.md`,
+  replaycheck rules --markdown > rules.md
+  replaycheck rules --json | jq -r '.[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -34,11 +37,25 @@ comes from. --markdown prints rules.md.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Markdown, "markdown", false, "print the catalogue as Markdown (rules.md)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the catalogue as JSON, for tools built on top")
+	cmd.MarkFlagsMutuallyExclusive("markdown", "json")
 	return cmd
 }
 
 // runRules prints the rule catalogue.
 func runRules(_ context.Context, opts *rulesOptions) error {
+	if opts.JSON {
+		type rule struct {
+			Name string `json:"name"`
+			Doc  string `json:"doc"`
+			Seed string `json:"seed"`
+		}
+		var out []rule
+		for _, r := range rules.All() {
+			out = append(out, rule{r.Name, r.Doc, r.Seed})
+		}
+		return writeIndentedJSON(opts.Out, out)
+	}
 	if opts.Markdown {
 		_, err := io.WriteString(opts.Out, rules.Markdown())
 		return err

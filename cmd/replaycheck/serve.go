@@ -19,6 +19,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/fakes/control"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 )
@@ -37,6 +38,8 @@ type serveOptions struct {
 	MCPFaults      []string
 	Every          time.Duration
 	Verbose        bool
+	// ControlKey, when set, is the bearer key of the control API.
+	ControlKey string
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -77,6 +80,19 @@ the other MCP messages such as initialize and tools/list, and writes that could
 not be persisted) is printed every
 --every and on Ctrl-C or SIGTERM, which stop serve cleanly.
 
+A control API on the upstream's port (loopback clients only; --control-key or
+$REPLAYCHECK_CONTROL_KEY requires a bearer key) switches faults and reads counts
+while serve runs, for hand reproductions and test suites in any language (see
+examples/control for Python and TypeScript):
+  GET    /_replaycheck/health          ready
+  GET    /_replaycheck/counts          the count table as JSON, per run token and in total
+  POST   /_replaycheck/faults          {run, upstream: [...], mcp: [...]}: the shapes of a
+                                       scenario's faults, for one run token or (no run) all;
+                                       a bad body is a 400 naming the line, and arms nothing
+  DELETE /_replaycheck/faults[?run=T]  clear them
+  POST   /_replaycheck/reset           forget counts, events and faults (the ledger file stays)
+  GET    /_replaycheck/timeline?run=T  what both fakes saw for a run token, in order
+
 MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 		Example: `  # the seed rig: fakes on 8765 and 8766, the seed's files and flag files
   replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir .
@@ -86,7 +102,11 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
     --mcp-fault '{tool: commit_write, drop_after_execute: {}}'
 
   # relay to OpenAI, print the counts every 10 seconds
-  replaycheck serve --relay https://api.openai.com --every 10s`,
+  replaycheck serve --relay https://api.openai.com --every 10s
+
+  # switch a fault on while it runs, then read the counts
+  curl -s localhost:8765/_replaycheck/faults -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
+  curl -s localhost:8765/_replaycheck/counts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -106,6 +126,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
 	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every model request and ledger call to stderr")
+	f.StringVar(&opts.ControlKey, "control-key", "", "require Authorization: Bearer KEY on the control API (default $REPLAYCHECK_CONTROL_KEY; none when both are empty)")
 	return cmd
 }
 
@@ -245,8 +266,15 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	baseCtx := func(net.Listener) context.Context { return base }
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", fk.ledger)
+	key := opts.ControlKey
+	if key == "" {
+		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
+	}
+	upMux := http.NewServeMux()
+	upMux.Handle(control.Prefix, (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key}).Handler())
+	upMux.Handle("/", fk.upstream)
 	servers := []*http.Server{
-		{Handler: fk.upstream, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
+		{Handler: upMux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
 	}
 	served := make(chan error, 2)
@@ -255,7 +283,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	}
 	upURL := "http://" + upLn.Addr().String() + "/v1"
 	mcpURL := "http://" + mcpLn.Addr().String() + "/mcp"
-	printServeBanner(opts, upURL, mcpURL, fk)
+	printServeBanner(opts, upURL, mcpURL, key, fk)
 	if opts.Ready != nil {
 		opts.Ready(upURL, mcpURL)
 	}
@@ -330,7 +358,7 @@ func listen(fake, flag, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-func printServeBanner(opts *serveOptions, upURL, mcpURL string, fk *servedFakes) {
+func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedFakes) {
 	or := func(s, dflt string) string {
 		if s == "" {
 			return dflt
@@ -352,6 +380,11 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL string, fk *servedFakes)
 	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.Ledger, "none (in memory)"))
 	fmt.Fprintf(&b, "  upstream log: %s\n", or(opts.UpstreamLog, "none"))
 	fmt.Fprintf(&b, "  flags dir:    %s\n", or(opts.FlagsDir, "none"))
+	ctl := strings.TrimSuffix(upURL, "/v1") + control.Prefix
+	if key != "" {
+		ctl += " (bearer key required)"
+	}
+	fmt.Fprintf(&b, "  control API:  %s (health, counts, faults, reset, timeline)\n", ctl)
 	for _, f := range fk.upFaults {
 		fmt.Fprintf(&b, "  upstream fault: %s\n", f)
 	}
@@ -364,39 +397,30 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL string, fk *servedFakes)
 // writeCountTable writes the count table: one row per run token seen by
 // either fake, then the total.
 func writeCountTable(w io.Writer, fk *servedFakes) error {
-	tokens := fk.upstream.Tokens()
-	for _, t := range fk.ledger.Tokens() {
-		if !slices.Contains(tokens, t) {
-			tokens = append(tokens, t)
-		}
-	}
-	slices.Sort(tokens)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
 	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES"})
-	row := func(name string, u upstream.Counts, l ledger.Counts) error {
+	row := func(name string, c control.RunCounts) error {
+		u, l := c.Upstream, c.MCP
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
 			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
 			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures)})
 	}
-	for _, tok := range tokens {
-		u, l := fk.upstream.Counts(tok), fk.ledger.Counts(tok)
-		if u.Initial+u.FollowUp+l.CallsTotal()+l.Messages+l.WriteFailures == 0 {
-			continue
-		}
-		name := tok
+	counts := control.CountsOf(fk.upstream, fk.ledger)
+	for _, rc := range counts.Runs {
+		name := rc.Token
 		if name == "" {
 			// serve is one run: what carries no run token is its own.
 			name = "(serve, no token)"
 		}
-		if err := row(name, u, l); err != nil {
+		if err := row(name, rc); err != nil {
 			return fmt.Errorf("writing count table: %w", err)
 		}
 	}
-	if err := row("TOTAL", fk.upstream.Total(), fk.ledger.Total()); err != nil {
+	if err := row("TOTAL", counts.Total); err != nil {
 		return fmt.Errorf("writing count table: %w", err)
 	}
 	if err := t.Render(); err != nil {

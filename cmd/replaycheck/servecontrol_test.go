@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/control"
+)
+
+// TestServeControlAPI arms a fault through serve's control API, and reads the
+// same counts as JSON that the table shows.
+func TestServeControlAPI(t *testing.T) {
+	upURL, _, out, stop := startServe(t, &serveOptions{ControlKey: "k3y"})
+	base := strings.TrimSuffix(upURL, "/v1") + control.Prefix
+	call := func(method, path, body string) (int, []byte) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer k3y")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	if code, b := call("POST", "faults", `{"upstream": [{"on": "initial", "respond": {"status": 503}}]}`); code != 200 {
+		t.Fatalf("arming: %d %s", code, b)
+	}
+	res, err := http.Post(upURL+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 503 {
+		t.Errorf("model call after arming a 503: %d", res.StatusCode)
+	}
+	code, b := call("GET", "counts", "")
+	var c control.Counts
+	if code != 200 || json.Unmarshal(b, &c) != nil || c.Total.Upstream.Outcomes["initial injected_503"] != 1 {
+		t.Errorf("counts: %d %s", code, b)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "control API:") || !strings.Contains(s, "bearer key required") || strings.Contains(s, "k3y") {
+		t.Errorf("banner must name the control API and that a key is required, never the key:\n%s", s)
+	}
+	if s := out.String(); !strings.Contains(s, "1 initial injected_503") {
+		t.Errorf("the table lacks what the JSON counts showed:\n%s", s)
+	}
+}
+
+// TestControlExamples runs examples/control's Python and TypeScript programs
+// against serve, when python3 and node (with make clients' TypeScript) are
+// there, and checks what they print.
+func TestControlExamples(t *testing.T) {
+	const want = "follow-ups: 1 injected 500s: 1 writes: 0"
+	tsc, _ := filepath.Abs("../../targets/clients/node_modules/typescript/bin/tsc")
+	types, _ := filepath.Abs("../../targets/clients/node_modules/@types")
+	tests := []struct {
+		name string
+		cmd  func(t *testing.T) *exec.Cmd
+	}{
+		{"python", func(t *testing.T) *exec.Cmd {
+			if _, err := exec.LookPath("python3"); err != nil {
+				t.Skip("python3 not installed")
+			}
+			return exec.Command("python3", "../../examples/control/control.py")
+		}},
+		{"typescript", func(t *testing.T) *exec.Cmd {
+			if _, err := exec.LookPath("node"); err != nil {
+				t.Skip("node not installed")
+			}
+			if _, err := os.Stat(tsc); err != nil {
+				t.Skip("TypeScript not installed (make clients)")
+			}
+			dir := t.TempDir()
+			build := exec.Command("node", tsc, "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022",
+				"--types", "node", "--typeRoots", types, "--outDir", dir, "../../examples/control/control.mts")
+			if b, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("tsc: %v\n%s", err, b)
+			}
+			return exec.Command("node", filepath.Join(dir, "control.mjs"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := tt.cmd(t)
+			upURL, _, _, stop := startServe(t, &serveOptions{})
+			defer stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd = exec.CommandContext(ctx, cmd.Args[0], cmd.Args[1:]...)
+			cmd.Env = append(os.Environ(), "REPLAYCHECK_URL="+strings.TrimSuffix(upURL, "/v1"))
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, b)
+			}
+			if !strings.Contains(string(b), want) || !strings.Contains(string(b), "model call: 500") {
+				t.Errorf("output lacks %q and the 500:\n%s", want, b)
+			}
+		})
+	}
+}

@@ -83,11 +83,17 @@ func ExampleWriteJUnit() {
 	}
 	// Output:
 	// <?xml version="1.0" encoding="UTF-8"?>
-	// <testsuites name="replaycheck" tests="2" failures="1" time="0.000">
-	//   <testsuite name="builtin:guarded" tests="1" failures="0" time="0.000">
+	// <testsuites name="replaycheck" tests="2" failures="1" errors="0" time="0.000">
+	//   <testsuite name="builtin:guarded" tests="1" failures="0" errors="0" time="0.000">
+	//     <properties>
+	//       <property name="replaycheck.target" value="builtin:guarded"></property>
+	//     </properties>
 	//     <testcase name="chat follow-up 500" classname="builtin:guarded" time="0.000"></testcase>
 	//   </testsuite>
-	//   <testsuite name="builtin:naive" tests="1" failures="1" time="0.000">
+	//   <testsuite name="builtin:naive" tests="1" failures="1" errors="0" time="0.000">
+	//     <properties>
+	//       <property name="replaycheck.target" value="builtin:naive"></property>
+	//     </properties>
 	//     <testcase name="chat follow-up 500" classname="builtin:naive" time="0.000">
 	//       <failure message="writes: expected 1 write, observed 2" type="fail">FAIL chat follow-up 500 on builtin:naive token rc0123456789&#xA;  FAIL writes: expected 1 write, observed 2&#xA;  timeline:&#xA;          +0s  client   POST /v1/chat/completions&#xA;          +0s  mcp      write commit_write alpha-rc0123456789&#xA;          +0s  mcp      write commit_write alpha-rc0123456789&#xA;          +0s  client   HTTP 500&#xA;</failure>
 	//     </testcase>
@@ -106,8 +112,8 @@ func ExampleWriteMarkdown() {
 	//
 	// | Scenario | Target | Verdict | Status | Writes | Initial | Follow-up | MCP calls | Failed checks |
 	// |---|---|---|---|--:|--:|--:|--:|---|
-	// | chat follow-up 500 | builtin:guarded | pass | 500 | 1 | 0 | 0 | 0 | - |
 	// | chat follow-up 500 | builtin:naive | fail | 500 | 2 | 0 | 0 | 0 | writes |
+	// | chat follow-up 500 | builtin:guarded | pass | 500 | 1 | 0 | 0 | 0 | - |
 	//
 	// ### chat follow-up 500 on builtin:naive: fail
 	//

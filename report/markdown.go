@@ -11,16 +11,43 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
-// WriteMarkdown writes a Markdown summary for CI step summaries: the total,
-// a table of every scenario and target, and for each that did not pass its
-// checks and a collapsed timeline. Judged against a baseline, it adds a
-// Baseline column, the baseline's outcome and stale entries, and marks known
-// failures; the heading's mark then follows the baseline.
+// MarkdownLimit is the size a Markdown summary is kept under by default:
+// GitHub refuses a step summary of more than 1 MiB.
+const MarkdownLimit = 1000 << 10
+
+// MarkdownOptions tune WriteMarkdownWith.
+type MarkdownOptions struct {
+	// MaxBytes caps the summary's size; 0 means MarkdownLimit. Rows and
+	// failure details past it are left out and counted ("N more rows in
+	// the JSON/JUnit artifact"); the heading, the total line and the notes
+	// are always written.
+	MaxBytes int
+}
+
+// WriteMarkdown writes a Markdown summary for CI step summaries, capped at
+// MarkdownLimit; see WriteMarkdownWith.
 func WriteMarkdown(w io.Writer, s Suite) error {
+	return WriteMarkdownWith(w, s, MarkdownOptions{})
+}
+
+// WriteMarkdownWith writes a Markdown summary for CI step summaries: the
+// total, why the run did not complete (when it did not), a table of every
+// scenario and target with the failures first, and for each that did not
+// pass its checks and a collapsed timeline, within opts.MaxBytes. Judged
+// against a baseline, it adds a Baseline column, the baseline's outcome and
+// stale entries, and marks known failures; the heading's mark then follows
+// the baseline, and new failures and stale entries come first.
+func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		limit = MarkdownLimit
+	}
 	var b strings.Builder
 	t := s.Totals()
-	icon := "✅"
+	icon, title := "✅", ""
 	switch {
+	case s.Abort != nil:
+		icon, title = "⚠️", ": "+abortTitle(s.Abort.Kind)
 	case s.Baseline != nil && s.Baseline.Broken():
 		icon = "❌"
 	case s.Baseline != nil:
@@ -29,13 +56,32 @@ func WriteMarkdown(w io.Writer, s Suite) error {
 	case t.Unknown > 0:
 		icon = "❔"
 	}
-	fmt.Fprintf(&b, "## %s replaycheck\n\n%s\n\n", icon, TotalLine(s))
+	fmt.Fprintf(&b, "## %s replaycheck%s\n\n", icon, title)
+	if lines := AbortLines(s); len(lines) > 0 {
+		if len(s.Results) > 0 {
+			lines = append(lines, fmt.Sprintf("the %s below ended before the run stopped", word(len(s.Results), "result")))
+		}
+		for i, l := range lines {
+			if i == 0 {
+				l = "**" + mdEscape(l) + "**"
+			} else {
+				l = mdEscape(l)
+			}
+			b.WriteString("> " + l + "\n")
+			if i < len(lines)-1 {
+				b.WriteString(">\n")
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s\n\n", TotalLine(s))
 	if lines := append(BaselineLines(s), NoteLines(s)...); len(lines) > 0 {
 		for _, l := range lines {
 			b.WriteString("- " + mdEscape(l) + "\n")
 		}
 		b.WriteString("\n")
 	}
+	order := failuresFirst(s)
 	head := []string{"Scenario", "Target", "Verdict", "Status", "Writes", "Initial", "Follow-up", "MCP calls", "Failed checks"}
 	align := []string{"---", "---", "---", "---", "--:", "--:", "--:", "--:", "---"}
 	rep := repeated(s)
@@ -45,9 +91,18 @@ func WriteMarkdown(w io.Writer, s Suite) error {
 	if s.Baseline != nil {
 		head, align = append(head, "Baseline"), append(align, "---")
 	}
-	b.WriteString("| " + strings.Join(head, " | ") + " |\n")
-	b.WriteString("|" + strings.Join(align, "|") + "|\n")
-	for n, r := range s.Results {
+	// What is left for the rows and details, less room for the lines that
+	// count what was left out.
+	const trailerRoom = 256
+	budget := limit - b.Len() - trailerRoom
+	var rows strings.Builder
+	if len(order) > 0 {
+		rows.WriteString("| " + strings.Join(head, " | ") + " |\n")
+		rows.WriteString("|" + strings.Join(align, "|") + "|\n")
+	}
+	rowsLeft := 0
+	for k, n := range order {
+		r := s.Results[n]
 		c := r.Counts
 		cells := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
@@ -60,51 +115,113 @@ func WriteMarkdown(w io.Writer, s Suite) error {
 		for i := range cells {
 			cells[i] = mdEscape(cells[i])
 		}
-		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		row := "| " + strings.Join(cells, " | ") + " |\n"
+		if rows.Len()+len(row) > budget {
+			rowsLeft = len(order) - k
+			break
+		}
+		rows.WriteString(row)
 	}
-	for n, r := range s.Results {
+	budget -= rows.Len()
+	b.WriteString(rows.String())
+	if rowsLeft > 0 {
+		fmt.Fprintf(&b, "\n**%d more %s in the JSON/JUnit artifact** (this summary is capped at %d KiB).\n", rowsLeft, word(rowsLeft, "row"), limit>>10)
+	}
+	detailsLeft := 0
+	for _, n := range order {
+		r := s.Results[n]
 		if r.Verdict == rules.Pass {
 			continue
 		}
-		h := r.History
-		bv := baselineOf(s, n)
-		verdict := string(r.Verdict)
-		switch {
-		case bv != nil && bv.Status == baseline.Known:
-			verdict = knownLabel
-		case bv != nil && bv.Status == baseline.New:
-			verdict += " (not in the baseline)"
+		d := markdownDetails(s, n)
+		if detailsLeft > 0 || len(d) > budget {
+			detailsLeft++
+			continue
 		}
-		fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdEscape(h.Scenario), mdEscape(h.Target), verdict)
-		if run := shownRun(r); run != "" {
-			fmt.Fprintf(&b, "Checks and timeline of %s.\n\n", run)
-		}
-		for _, v := range r.Verdicts {
-			if v.Status != rules.Pass {
-				note := ""
-				if known(bv, v.Check) {
-					note = " (in the baseline)"
-				}
-				fmt.Fprintf(&b, "- **%s** `%s`: %s%s\n", v.Status, v.Check, mdEscape(v.Message), note)
-			}
-		}
-		b.WriteString("\n<details><summary>timeline</summary>\n\n```\n")
-		for _, l := range Timeline(h) {
-			b.WriteString(l + "\n")
-		}
-		if lines := UpstreamCounts(r); len(lines) > 0 {
-			b.WriteString("\nupstream (sort | uniq -c):\n")
-			for _, l := range lines {
-				b.WriteString(l + "\n")
-			}
-		}
-		b.WriteString("```\n\n</details>\n")
+		budget -= len(d)
+		b.WriteString(d)
+	}
+	if detailsLeft > 0 {
+		fmt.Fprintf(&b, "\nThe checks and timelines of %d more not passing %s are in the JSON/JUnit artifact.\n", detailsLeft, word(detailsLeft, "result"))
 	}
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("writing Markdown report: %w", err)
 	}
 	return nil
+}
+
+// failuresFirst orders s's results for the summary: those that fail the run
+// first (failures, or with a baseline new failures and stale entries), then
+// those that could not judge or are known, then the passes; otherwise in
+// the suite's order.
+func failuresFirst(s Suite) []int {
+	rank := func(n int) int {
+		r := s.Results[n]
+		if bv := baselineOf(s, n); bv != nil {
+			switch bv.Status {
+			case baseline.New, baseline.Stale:
+				return 0
+			case baseline.Known:
+				return 1
+			}
+			return 2
+		}
+		switch r.Verdict {
+		case rules.Fail:
+			return 0
+		case rules.Pass:
+			return 2
+		}
+		return 1
+	}
+	order := make([]int, len(s.Results))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return rank(a) - rank(b) })
+	return order
+}
+
+// markdownDetails renders the checks and timeline of the n-th result, which
+// did not pass.
+func markdownDetails(s Suite, n int) string {
+	var b strings.Builder
+	r := s.Results[n]
+	h := r.History
+	bv := baselineOf(s, n)
+	verdict := string(r.Verdict)
+	switch {
+	case bv != nil && bv.Status == baseline.Known:
+		verdict = knownLabel
+	case bv != nil && bv.Status == baseline.New:
+		verdict += " (not in the baseline)"
+	}
+	fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdEscape(h.Scenario), mdEscape(h.Target), verdict)
+	if run := shownRun(r); run != "" {
+		fmt.Fprintf(&b, "Checks and timeline of %s.\n\n", run)
+	}
+	for _, v := range r.Verdicts {
+		if v.Status != rules.Pass {
+			note := ""
+			if known(bv, v.Check) {
+				note = " (in the baseline)"
+			}
+			fmt.Fprintf(&b, "- **%s** `%s`: %s%s\n", v.Status, v.Check, mdEscape(v.Message), note)
+		}
+	}
+	b.WriteString("\n<details><summary>timeline</summary>\n\n```\n")
+	for _, l := range Timeline(h) {
+		b.WriteString(l + "\n")
+	}
+	if lines := UpstreamCounts(r); len(lines) > 0 {
+		b.WriteString("\nupstream (sort | uniq -c):\n")
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	b.WriteString("```\n\n</details>\n")
+	return b.String()
 }
 
 func mdEscape(s string) string {

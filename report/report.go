@@ -33,6 +33,11 @@ type Suite struct {
 	// (one verdict per result, in the same order); reports then show each
 	// result's standing and the stale entries.
 	Baseline *baseline.Outcome `json:"baseline,omitempty"`
+	// Run, when not nil, says how the suite was run (version, seed, shard).
+	Run *RunInfo `json:"run,omitempty"`
+	// Abort, when not nil, says why the run did not complete; Results then
+	// hold what ended before it.
+	Abort *Abort `json:"abort,omitempty"`
 }
 
 // FormatVersion is the current Suite JSON format.
@@ -85,8 +90,11 @@ func TotalLine(s Suite) string {
 		what += fmt.Sprintf(" (%d %s)", t.Runs, word(t.Runs, "run"))
 		rate, unit = t.Runs, "runs"
 	}
-	line := fmt.Sprintf("%s on %s: %d pass, %d fail, %d unknown in %s",
-		what, strings.Join(t.Targets, ", "), t.Pass, t.Fail, t.Unknown, round(s.Wall.D()))
+	if len(t.Targets) > 0 {
+		what += " on " + strings.Join(t.Targets, ", ")
+	}
+	line := fmt.Sprintf("%s: %d pass, %d fail, %d unknown in %s",
+		what, t.Pass, t.Fail, t.Unknown, round(s.Wall.D()))
 	if w := s.Wall.D(); w > 0 && rate > 0 {
 		line += fmt.Sprintf(" (%.1f %s/s)", float64(rate)/w.Seconds(), unit)
 	}

@@ -50,6 +50,7 @@ func fixture() Suite {
 	return Suite{
 		Results: []rules.Result{rules.Evaluate(seedRun("builtin:guarded", 1)), rules.Evaluate(seedRun("builtin:naive", 3))},
 		Wall:    ms(40),
+		Run:     &RunInfo{Replaycheck: "v1.2.3", Seed: "replaycheck", Shard: "2/3"},
 	}
 }
 
@@ -111,6 +112,20 @@ func TestFormats(t *testing.T) {
 		{"junit.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
 		{"report.golden.json", func(b *bytes.Buffer, s Suite) error { return WriteJSON(b, s) }},
 		{"summary.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},
+	})
+}
+
+// TestAbortFormats renders runs that did not complete: one interrupted
+// part-way, one that never started (a bad scenario file).
+func TestAbortFormats(t *testing.T) {
+	checkGoldenFormats(t, interruptedFixture, []goldenFormat{
+		{"junit-interrupted.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
+		{"report-interrupted.golden.json", func(b *bytes.Buffer, s Suite) error { return WriteJSON(b, s) }},
+		{"summary-interrupted.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},
+	})
+	checkGoldenFormats(t, usageFixture, []goldenFormat{
+		{"junit-bad-input.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
+		{"summary-bad-input.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -57,16 +59,9 @@ func badRequest(format string, args ...any) error {
 // parseAppRequest decodes body as a request to endpoint, for a gateway whose
 // MCP server is labelled label. Every problem is a *requestError.
 func parseAppRequest(endpoint, label string, body []byte) (*appRequest, error) {
-	var top map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&top); err != nil {
-		return nil, badRequest("request body is not a JSON object: %v", err)
-	}
-	if top == nil {
-		return nil, badRequest("request body is not a JSON object")
-	}
-	if dec.More() {
-		return nil, badRequest("request body holds more than one JSON value")
+	top, err := decodeObject(body)
+	if err != nil {
+		return nil, err
 	}
 	req := &appRequest{Endpoint: endpoint, Extra: map[string]json.RawMessage{}, Token: runtoken.Find(body)}
 	if err := decodeField(top, "model", &req.Model, true); err != nil {
@@ -91,7 +86,6 @@ func parseAppRequest(endpoint, label string, body []byte) (*appRequest, error) {
 	if err := req.parseTools(top["tools"], label); err != nil {
 		return nil, err
 	}
-	var err error
 	switch endpoint {
 	case EndpointChat:
 		err = req.parseChat(top)
@@ -122,6 +116,74 @@ func decodeField(top map[string]json.RawMessage, name string, into any, required
 	return nil
 }
 
+// decodeObject returns the members of the JSON object body, each value as it
+// is written there; of a name given twice the last wins, as with
+// encoding/json. The body is checked once by json.Valid (the standard
+// library's grammar and nesting bound) and split by gjson, which reads the
+// checked bytes without validating them again or decoding the values: less
+// than half the cost of a json.Decoder into a map (BenchmarkParseAppRequest).
+func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+	v := gjson.ParseBytes(body)
+	if !json.Valid(body) || !v.IsObject() {
+		return nil, notAnObject(body)
+	}
+	top := map[string]json.RawMessage{}
+	v.ForEach(func(name, value gjson.Result) bool {
+		top[name.String()] = json.RawMessage(value.Raw)
+		return true
+	})
+	return top, nil
+}
+
+// notAnObject says, as encoding/json finds it, why body is not one JSON
+// object.
+func notAnObject(body []byte) error {
+	var top map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&top); err != nil {
+		return badRequest("request body is not a JSON object: %v", err)
+	}
+	if top == nil {
+		return badRequest("request body is not a JSON object")
+	}
+	return badRequest("request body holds more than one JSON value")
+}
+
+// decodeItems is decodeField for an array field, read by arrayItems.
+func decodeItems(top map[string]json.RawMessage, name string, required bool) ([]json.RawMessage, error) {
+	raw, ok := top[name]
+	if !ok || isNull(raw) {
+		if required {
+			return nil, badRequest("%s is required", name)
+		}
+		return nil, nil
+	}
+	items, err := arrayItems(raw)
+	if err != nil {
+		return nil, badRequest("%s: %v", name, err)
+	}
+	return items, nil
+}
+
+// arrayItems is json.Unmarshal of raw into a []json.RawMessage for a value
+// decodeObject split off, which json.Valid has checked: gjson splits it
+// without checking it again. The error, when raw is not an array, is
+// encoding/json's.
+func arrayItems(raw json.RawMessage) ([]json.RawMessage, error) {
+	v := gjson.Parse(string(raw))
+	if !v.IsArray() {
+		var items []json.RawMessage
+		err := json.Unmarshal(raw, &items)
+		return items, err
+	}
+	items := []json.RawMessage{}
+	v.ForEach(func(_, item gjson.Result) bool {
+		items = append(items, json.RawMessage(item.Raw))
+		return true
+	})
+	return items, nil
+}
+
 func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" }
 
 // parseTools splits the app's tools into the gateway's MCP server and the
@@ -130,8 +192,8 @@ func (req *appRequest) parseTools(raw json.RawMessage, label string) error {
 	if isNull(raw) {
 		return nil
 	}
-	var tools []json.RawMessage
-	if err := json.Unmarshal(raw, &tools); err != nil {
+	tools, err := arrayItems(raw)
+	if err != nil {
 		return badRequest("tools: want an array: %v", err)
 	}
 	for i, t := range tools {
@@ -188,7 +250,8 @@ func (req *appRequest) forwardExcept(top map[string]json.RawMessage, skip ...str
 }
 
 func (req *appRequest) parseChat(top map[string]json.RawMessage) error {
-	if err := decodeField(top, "messages", &req.Messages, true); err != nil {
+	var err error
+	if req.Messages, err = decodeItems(top, "messages", true); err != nil {
 		return err
 	}
 	if len(req.Messages) == 0 {
@@ -218,7 +281,7 @@ func (req *appRequest) parseResponses(top map[string]json.RawMessage) error {
 			return badRequest("input: %v", err)
 		}
 		req.Input = []json.RawMessage{item}
-	} else if err := json.Unmarshal(raw, &req.Input); err != nil {
+	} else if req.Input, err = arrayItems(raw); err != nil {
 		return badRequest("input: want a string or an array of items")
 	}
 	if len(req.Input) == 0 {

@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseAppRequest(t *testing.T) {
@@ -100,6 +104,97 @@ func FuzzParseAppRequest(f *testing.F) {
 		}
 		if !json.Valid(out) {
 			t.Fatalf("upstream body is not JSON: %s", out)
+		}
+	})
+}
+
+// TestDecodeObjectAsEncodingJSON: decodeObject and arrayItems give what
+// encoding/json gives for the same bytes (the members and items as written,
+// the last of a repeated name, the same errors), and nested values keep the
+// standard library's nesting bound.
+func TestDecodeObjectAsEncodingJSON(t *testing.T) {
+	deep := `{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`
+	tests := []struct {
+		name    string
+		body    string
+		wantErr string
+	}{
+		{name: "seed", body: seedBody(pathChat, seedAsk, true, true)},
+		{name: "space around values", body: " {\n \"model\" : \"m\" ,\t\"messages\" : [ {\"role\":\"user\"} , {\"role\" : \"assistant\"} ] } \n"},
+		{name: "repeated name", body: `{"model":"a","model":"b"}`},
+		{name: "escaped name", body: `{"mo\u0064el":"m","x\"y":{"a":[1,2.5e3,null,true]}}`},
+		{name: "empty object", body: `{}`},
+		{name: "empty array item list", body: `{"messages":[]}`},
+		{name: "not JSON", body: `{"model":`, wantErr: "request body is not a JSON object: unexpected EOF"},
+		{name: "trailing comma", body: `{"model":"m",}`, wantErr: "request body is not a JSON object: invalid character '}'"},
+		{name: "two values", body: `{"model":"m"} {}`, wantErr: "request body holds more than one JSON value"},
+		{name: "null", body: `null`, wantErr: "request body is not a JSON object"},
+		{name: "array", body: `[1]`, wantErr: "request body is not a JSON object: json: cannot unmarshal array"},
+		{name: "too deep", body: deep, wantErr: "exceeded max depth"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeObject([]byte(tt.body))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(tt.body), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("members (-want +got):\n%s", diff)
+			}
+			for name, raw := range want {
+				var wantItems []json.RawMessage
+				wantErr := json.Unmarshal(raw, &wantItems)
+				gotItems, gotErr := arrayItems(got[name])
+				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+					t.Errorf("%s: err = %v, want %v", name, gotErr, wantErr)
+				}
+				if diff := cmp.Diff(wantItems, gotItems); diff != "" {
+					t.Errorf("%s: items (-want +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseAppRequest: the seed's chat request parsed, and its top level
+// split by decodeObject (json.Valid, then gjson) against a json.Decoder into a
+// map, which parseAppRequest used before.
+func BenchmarkParseAppRequest(b *testing.B) {
+	body := []byte(seedBody(pathChat, seedAsk, false, false))
+	b.Run("parseAppRequest", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := parseAppRequest(EndpointChat, "ledger", body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decodeObject", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeObject(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Decoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var top map[string]json.RawMessage
+			dec := json.NewDecoder(bytes.NewReader(body))
+			if err := dec.Decode(&top); err != nil || dec.More() {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -375,3 +375,44 @@ func TestServeCountsFailedWrites(t *testing.T) {
 		t.Errorf("TOTAL row %q, want 1 call, 0 writes, 1 failed write:\n%s", total, got)
 	}
 }
+
+// TestServeStopsWithOpenStream: a client holding a session's standalone SSE
+// stream (a GET the ledger answers for as long as the session lasts) does
+// not hold up the shutdown: runServe returns well before the 5 s its servers
+// get to shut down, which is how long it would take if it waited for the
+// stream (measured with the same by hand: 0.02 s with the stream open).
+func TestServeStopsWithOpenStream(t *testing.T) {
+	_, mcpURL, _, stop := startServe(t, &serveOptions{})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stream-holder", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: mcpURL, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, mcpURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: status %d", resp.StatusCode)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("runServe did not return while a client held an SSE stream open")
+	}
+}

@@ -18,21 +18,25 @@ type workflow struct {
 				Shard []int `yaml:"shard"`
 			} `yaml:"matrix"`
 		} `yaml:"strategy"`
+		Needs string            `yaml:"needs"`
+		If    string            `yaml:"if"`
 		Env   map[string]string `yaml:"env"`
 		Steps []struct {
-			Name string            `yaml:"name"`
-			Uses string            `yaml:"uses"`
-			If   string            `yaml:"if"`
-			Run  string            `yaml:"run"`
-			With map[string]string `yaml:"with"`
+			Name string         `yaml:"name"`
+			Uses string         `yaml:"uses"`
+			If   string         `yaml:"if"`
+			Run  string         `yaml:"run"`
+			With map[string]any `yaml:"with"`
 		} `yaml:"steps"`
 	} `yaml:"jobs"`
 }
 
 // TestCIWorkflowExample checks the shipped workflow: one job per shard with
 // N equal to the matrix size, Go set up from go.mod, the suite run with
-// --junit and --markdown "$GITHUB_STEP_SUMMARY", and the JUnit file uploaded
-// also when the run failed.
+// --junit, --json and --markdown "$GITHUB_STEP_SUMMARY", and the JUnit and
+// JSON files uploaded also when the run failed; then a merge job, also after
+// a failed shard, that downloads every shard's reports and merges their JSON
+// with report merge.
 func TestCIWorkflowExample(t *testing.T) {
 	src, err := os.ReadFile("../../examples/ci/replaycheck.yml")
 	if err != nil {
@@ -67,15 +71,44 @@ func TestCIWorkflowExample(t *testing.T) {
 				}
 			}
 			run = strings.Contains(s.Run, `--junit "junit-${{ matrix.shard }}.xml"`) &&
+				strings.Contains(s.Run, `--json "run-${{ matrix.shard }}.json"`) &&
 				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`) &&
 				strings.Contains(s.Run, `--shard "${{ matrix.shard }}/$SHARDS"`) &&
 				strings.Contains(s.Run, "--baseline replaycheck-baseline.yaml")
 		case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
-			upload = s.With["path"] == "junit-${{ matrix.shard }}.xml" && s.If == "${{ !cancelled() }}"
+			upload = s.With["path"] == "junit-${{ matrix.shard }}.xml\nrun-${{ matrix.shard }}.json\n" &&
+				s.With["name"] == "replaycheck-shard-${{ matrix.shard }}" && s.If == "${{ !cancelled() }}"
 		}
 	}
 	if !setupGo || !run || !upload {
 		t.Errorf("setup-go from go.mod %v, run with reports %v, upload after failures %v", setupGo, run, upload)
+	}
+
+	merge, ok := w.Jobs["merge"]
+	if !ok {
+		t.Fatal("no merge job")
+	}
+	if merge.Needs != "replaycheck" || merge.If != "${{ !cancelled() }}" {
+		t.Errorf("merge job needs %q if %q, want the shards, also after a failed one", merge.Needs, merge.If)
+	}
+	var download, merged bool
+	for _, s := range merge.Steps {
+		switch {
+		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
+			download = s.With["pattern"] == "replaycheck-shard-*" && s.With["merge-multiple"] == true
+		case strings.Contains(s.Run, " report merge "):
+			mergeCmd, _, _ := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}).Find([]string{"report", "merge"})
+			for _, f := range regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z-]*)`).FindAllStringSubmatch(s.Run, -1) {
+				if mergeCmd.Flags().Lookup(f[1]) == nil {
+					t.Errorf("the workflow passes --%s, which replaycheck report merge does not have", f[1])
+				}
+			}
+			merged = strings.Contains(s.Run, "report merge run-*.json") && strings.Contains(s.Run, "--junit junit.xml") &&
+				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`)
+		}
+	}
+	if !download || !merged {
+		t.Errorf("merge job downloads every shard's reports %v, merges their JSON %v", download, merged)
 	}
 }
 
@@ -83,7 +116,7 @@ func TestCIWorkflowExample(t *testing.T) {
 // replaycheck command is a flag of that command.
 func TestDocumentedFlagsExist(t *testing.T) {
 	root := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
-	invocation := regexp.MustCompile(`replaycheck"? (run|baseline|list|validate|serve|gateway|schema|rules)\b(.*)`)
+	invocation := regexp.MustCompile(`replaycheck"? (run|baseline|list|validate|serve|gateway|schema|rules|report merge)\b(.*)`)
 	flag := regexp.MustCompile(`(?:^|\s)--([a-z][a-z-]*)`)
 	for _, file := range []string{"../../README.md"} {
 		src, err := os.ReadFile(file)
@@ -102,7 +135,7 @@ func TestDocumentedFlagsExist(t *testing.T) {
 				args += " " + lines[i]
 			}
 			args, _, _ = strings.Cut(args, "#")
-			cmd, _, err := root.Find([]string{m[1]})
+			cmd, _, err := root.Find(strings.Fields(m[1]))
 			if err != nil {
 				t.Fatalf("%s:%d: %v", file, i+1, err)
 			}

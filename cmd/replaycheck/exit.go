@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 )
 
@@ -10,7 +11,28 @@ const (
 	exitRuleBroken = 1 // a rule was broken
 	exitBadUsage   = 2 // bad usage or a bad scenario or target file
 	exitCannotRun  = 3 // the harness or the target could not run
+	// exitInterrupted is a run stopped by Ctrl-C or SIGTERM, as a shell
+	// reports a process that SIGINT ended (128+2).
+	exitInterrupted = 130
 )
+
+// errInterrupted is what an interrupted run's error is (errors.Is): Ctrl-C
+// or SIGTERM stopped it (exit 130).
+var errInterrupted = errors.New("interrupted")
+
+// interrupted is an interrupt with its cause, the signal that cancelled the
+// command's context ("interrupt signal received").
+type interrupted struct{ cause error }
+
+func (e interrupted) Error() string {
+	if e.cause == nil || e.cause == context.Canceled {
+		return "interrupted"
+	}
+	return "interrupted: " + e.cause.Error()
+}
+
+func (e interrupted) Is(target error) bool { return target == errInterrupted }
+func (e interrupted) Unwrap() error        { return e.cause }
 
 // errRulesBroken is returned by commands whose report already told the user
 // which rules broke; main prints nothing more for it.
@@ -36,6 +58,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
 	case errors.Is(err, errRulesBroken):
 		return exitRuleBroken
 	case errors.As(err, &u), isCobraUsage(err):

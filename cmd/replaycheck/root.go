@@ -19,10 +19,11 @@ fakes it owns — a ledger MCP server and a faulting model upstream — and chec
 the counted writes and upstream calls against replay rules.
 
 Exit codes:
-  0  every rule held
-  1  a replay rule was broken
-  2  bad usage, or a bad scenario or target file
-  3  the harness or the target could not run`,
+  0    every rule held
+  1    a replay rule was broken
+  2    bad usage, or a bad scenario or target file
+  3    the harness or the target could not run
+  130  interrupted (Ctrl-C or SIGTERM); run's reports hold what ended`,
 		Example: `  # run the built-in suite on the built-in guarded gateway
   replaycheck run
 
@@ -37,6 +38,7 @@ Exit codes:
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(
 		newRunCmd(),
+		newReportCmd(),
 		newExploreCmd(),
 		newBaselineCmd(),
 		newValidateCmd(),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,11 +41,11 @@ type runOptions struct {
 	Seed     string
 	// Repeat multiplies every scenario's runs and allowed failures
 	// (--repeat); 0 means 1.
-	Repeat   int
-	JUnit    string
-	JSON     string
-	Markdown string
-	Recheck  string
+	Repeat int
+	reportFiles
+	// Recheck is the saved --json file to re-check instead of running; more
+	// than one is refused (report merge joins shards).
+	Recheck []string
 	// Baseline is a baseline file of known failures (--baseline).
 	Baseline string
 	// KeepRunDirs keeps client runs' scratch directories ({{run_dir}}).
@@ -99,12 +100,22 @@ for every scenario (a scenario without repeat runs M times, none may fail).
 Reports show the rate ("3 of 20 runs failed: writes 2 (runs 4, 9, 17)") and
 the first failing run; the JSON report keeps every run's history.
 
+Reports: --junit, --json and --markdown are written whatever the outcome.
+A run that does not complete (exit 2, 3 or 130) writes them too, with what
+ended before it stopped and the error: a testcase with an <error> in JUnit,
+a banner in Markdown, the "abort" field in JSON; runs an interrupt cut short
+are named there, not judged. --markdown "$GITHUB_STEP_SUMMARY" appends (other
+steps share that file) and every summary lists failures first and stays
+under GitHub's 1 MiB limit, counting the rows left out. Shards' JSON reports
+merge into one with 'replaycheck report merge'.
+
 Exit codes:
-  0  every rule held; with --baseline, every check that failed is listed
-  1  a rule was broken, or a check could not judge (unknown is not a pass);
-     with --baseline, a failure it does not list or an entry that now passes
-  2  bad usage or a bad scenario or target file
-  3  the harness or the target could not run (a proxy that does not start)`,
+  0    every rule held; with --baseline, every check that failed is listed
+  1    a rule was broken, or a check could not judge (unknown is not a pass);
+       with --baseline, a failure it does not list or an entry that now passes
+  2    bad usage or a bad scenario or target file
+  3    the harness or the target could not run (a proxy that does not start)
+  130  interrupted (Ctrl-C or SIGTERM); the reports hold what ended`,
 		Example: `  # the built-in suite on the built-in guarded gateway (the main job)
   replaycheck run
 
@@ -133,10 +144,8 @@ Exit codes:
 		},
 	}
 	addSuiteFlags(cmd, opts)
+	addReportFlags(cmd, &opts.reportFiles)
 	f := cmd.Flags()
-	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to FILE")
-	f.StringVar(&opts.JSON, "json", "", "write the histories and verdicts as JSON to FILE")
-	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
 	f.StringVar(&opts.Baseline, "baseline", "", "known failures (replaycheck baseline): fail only on new ones and on entries that now pass")
 	return cmd
 }
@@ -155,36 +164,99 @@ func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the run tokens")
 	opts.Repeat = 1
 	f.Var((*runCount)(&opts.Repeat), "repeat", "run every scenario N times its own repeat (each run with its own token) and judge the rate; expect.allow_failures is multiplied too")
-	f.StringVar(&opts.Recheck, "recheck", "", "re-check the histories of a saved --json FILE instead of running")
+	f.StringArrayVar(&opts.Recheck, "recheck", nil, "re-check the histories of a saved --json FILE instead of running (one file; merge shards with 'report merge')")
 	f.BoolVar(&opts.KeepRunDirs, "keep-run-dirs", false, "keep each client run's scratch directory ({{run_dir}}); the JSON report names it")
 }
 
 // runRun loads, selects and runs the scenarios, checks them (against the
-// baseline, when given) and reports.
+// baseline, when given) and reports. A run that does not complete still
+// writes every requested report, with what ended and why it stopped.
 func runRun(ctx context.Context, opts *runOptions) error {
 	var known *baseline.Baseline
+	var suite report.Suite
+	var err error
 	if opts.Baseline != "" {
-		b, err := baseline.Load(opts.Baseline)
-		if err != nil {
-			return asUsage(err)
+		b, lerr := baseline.Load(opts.Baseline)
+		if lerr != nil {
+			err = asUsage(lerr)
 		}
 		known = &b
 	}
-	suite, err := runSuite(ctx, opts)
+	if err == nil {
+		suite, err = runSuite(ctx, opts)
+	}
 	if err != nil {
-		return err
+		return reportAbort(opts, suite, known, err)
 	}
 	return emit(opts, suite, known)
 }
 
+// reportAbort reports a run that did not complete: the results that ended
+// (judged against the baseline, when given), and err in every report. It
+// returns err, joined with any error writing the reports.
+func reportAbort(opts *runOptions, suite report.Suite, known *baseline.Baseline, err error) error {
+	if suite.Run == nil {
+		suite.Run = runInfo(opts)
+	}
+	if suite.Abort == nil {
+		suite.Abort = &report.Abort{}
+	}
+	suite.Abort.Kind, suite.Abort.Error = abortKind(err), err.Error()
+	if in := (interrupted{}); errors.As(err, &in) {
+		// The kind says "interrupted"; the error says by what.
+		suite.Abort.Error = strings.TrimPrefix(in.Error(), "interrupted: ")
+	}
+	if known != nil && len(suite.Results) > 0 {
+		o := baseline.Check(*known, suite.Results)
+		suite.Baseline = &o
+	}
+	var errs []error
+	if len(suite.Results) > 0 {
+		errs = append(errs, report.WriteTable(opts.Out, suite, report.TableOptions{Verbose: opts.Verbose}))
+	}
+	errs = append(errs, opts.write(suite))
+	return errors.Join(append([]error{err}, errs...)...)
+}
+
+// abortKind says which kind of abort err is, as exitCode sorts errors.
+func abortKind(err error) report.AbortKind {
+	var u usageError
+	switch {
+	case errors.Is(err, errInterrupted):
+		return report.AbortInterrupted
+	case errors.As(err, &u), isCobraUsage(err):
+		return report.AbortUsage
+	default:
+		return report.AbortHarness
+	}
+}
+
+// runInfo says how opts run the suite, for the reports.
+func runInfo(opts *runOptions) *report.RunInfo {
+	info := &report.RunInfo{Replaycheck: versionString(), Seed: opts.Seed, Shard: opts.Shard}
+	if len(opts.Recheck) > 0 {
+		// A re-check renders the saved run's seed and shard.
+		info.Seed, info.Shard = "", ""
+	}
+	return info
+}
+
 // runSuite loads, selects, runs and checks the scenarios, or with --recheck
-// re-checks a saved run; `run` and `baseline` share it.
+// re-checks a saved run; `run` and `baseline` share it. When the run does
+// not complete (the harness or a target fails, or ctx is cancelled: an
+// interrupt), it returns the results that ended with the error, and for an
+// interrupt an Abort naming the runs cut short and counting those never
+// started.
 func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Recheck != "" {
-		return recheck(opts)
+	if len(opts.Recheck) > 1 {
+		return report.Suite{}, asUsage(fmt.Errorf("--recheck takes one file, got %d (%s): merge the reports of shards with 'replaycheck report merge', then re-check the merged file",
+			len(opts.Recheck), strings.Join(opts.Recheck, ", ")))
+	}
+	if len(opts.Recheck) == 1 {
+		return recheck(opts.Recheck[0])
 	}
 	sel, err := selection(opts)
 	if err != nil {
@@ -217,50 +289,65 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	}
 	p := newProgress(opts, runs)
 	results := make(map[*history.History]rules.Result, runs)
+	// cut are the runs that ended after an interrupt: cut short by it, so
+	// not judged.
+	cut := map[*history.History]bool{}
 	start := opts.Now()
 	hs, err := run.Run(ctx, picked, run.Options{
 		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now, Repeat: opts.Repeat,
 		// The runner calls this one at a time, as each run ends: each
 		// history is checked once, here, for the progress line and the suite.
 		OnHistory: func(h *history.History) {
+			if ctx.Err() != nil {
+				cut[h] = true
+				return
+			}
 			r := rules.Evaluate(h)
 			results[h] = r
 			p.done(r)
 		},
 	})
 	p.finish()
-	if err != nil {
-		return report.Suite{}, fmt.Errorf("running the suite: %w", err)
-	}
-	suite := report.Suite{Wall: durationSince(opts.Now, start)}
+	suite := report.Suite{Wall: durationSince(opts.Now, start), Run: runInfo(opts)}
+	var cutShort []report.RunRef
 	for _, h := range hs {
 		if h == nil {
 			continue
 		}
+		if cut[h] {
+			ref := report.RunRef{Scenario: h.Scenario, Target: h.Target, File: h.File}
+			if h.Repetition != nil {
+				ref.Run = h.Repetition.Index
+			}
+			cutShort = append(cutShort, ref)
+			continue
+		}
 		r, ok := results[h]
 		if !ok {
-			return report.Suite{}, fmt.Errorf("running the suite: the run of %s on %s ended unreported", h.Scenario, h.Target)
+			return suite, fmt.Errorf("running the suite: the run of %s on %s ended unreported", h.Scenario, h.Target)
 		}
 		suite.Results = append(suite.Results, r)
 	}
 	// The runs of a repeated scenario are judged together.
 	suite.Results = rules.Combine(suite.Results)
+	if cause := context.Cause(ctx); ctx.Err() != nil {
+		suite.Abort = &report.Abort{CutShort: cutShort, NotStarted: runs - len(results) - len(cut)}
+		return suite, interrupted{cause}
+	}
+	if err != nil {
+		return suite, fmt.Errorf("running the suite: %w", err)
+	}
 	return suite, nil
 }
 
 // recheck re-runs the checker over the histories of a saved JSON report (the
 // checker may have changed since); the saved verdicts are not used.
-func recheck(opts *runOptions) (report.Suite, error) {
-	f, err := os.Open(opts.Recheck)
+func recheck(path string) (report.Suite, error) {
+	saved, err := readReport(path)
 	if err != nil {
 		return report.Suite{}, asUsage(fmt.Errorf("--recheck: %w", err))
 	}
-	defer f.Close()
-	saved, err := report.ReadJSON(f)
-	if err != nil {
-		return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: %w", opts.Recheck, err))
-	}
-	out := report.Suite{Version: saved.Version, Wall: saved.Wall}
+	out := report.Suite{Version: saved.Version, Wall: saved.Wall, Run: saved.Run}
 	for _, r := range saved.Results {
 		if r.Repeat == nil {
 			out.Results = append(out.Results, rules.Evaluate(r.History))
@@ -269,7 +356,7 @@ func recheck(opts *runOptions) (report.Suite, error) {
 		// A repeated scenario: every run again, then the runs together.
 		for i, run := range r.Repeat.Results {
 			if run.History == nil || run.History.Repetition == nil {
-				return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: run %d of %s on %s has no history of its repetition", opts.Recheck, i+1, r.History.Scenario, r.History.Target))
+				return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: run %d of %s on %s has no history of its repetition", path, i+1, r.History.Scenario, r.History.Target))
 			}
 			out.Results = append(out.Results, rules.Evaluate(run.History))
 		}
@@ -286,25 +373,22 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 		o := baseline.Check(*known, suite.Results)
 		suite.Baseline = &o
 	}
+	if suite.Run == nil {
+		suite.Run = runInfo(opts)
+	}
 	if err := report.WriteTable(opts.Out, suite, report.TableOptions{Verbose: opts.Verbose}); err != nil {
 		return err
 	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer, report.Suite) error
-	}{
-		{opts.JUnit, report.WriteJUnit},
-		{opts.JSON, report.WriteJSON},
-		{opts.Markdown, report.WriteMarkdown},
-	} {
-		if out.path == "" {
-			continue
-		}
-		write := out.write
-		if err := writeReport(out.path, func(w io.Writer) error { return write(w, suite) }); err != nil {
-			return err
-		}
+	if err := opts.write(suite); err != nil {
+		return err
 	}
+	return verdictOutcome(suite)
+}
+
+// verdictOutcome turns a suite's verdicts into a command's outcome:
+// errRulesBroken when a result failed or could not judge, or, judged
+// against a baseline, when a failure is new or an entry stale.
+func verdictOutcome(suite report.Suite) error {
 	if suite.Baseline != nil {
 		if suite.Baseline.Broken() {
 			return errRulesBroken

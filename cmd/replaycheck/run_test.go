@@ -204,7 +204,7 @@ func TestListByTag(t *testing.T) {
 
 func TestHelpDocumentsExitCodes(t *testing.T) {
 	_, out, _ := execute(t, "run", "--help")
-	for _, want := range []string{"Exit codes:", "0  every rule held", "3  the harness or the target could not run", "Examples:"} {
+	for _, want := range []string{"Exit codes:", "0    every rule held", "3    the harness or the target could not run", "130  interrupted (Ctrl-C or SIGTERM)", "Examples:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("run --help lacks %q", want)
 		}

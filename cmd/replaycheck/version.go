@@ -15,12 +15,18 @@ func newVersionCmd() *cobra.Command {
 		Example: "  replaycheck version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version
-			if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-				v = info.Main.Version
-			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "replaycheck %s %s/%s %s\n", v, runtime.GOOS, runtime.GOARCH, runtime.Version())
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "replaycheck %s %s/%s %s\n", versionString(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 			return err
 		},
 	}
+}
+
+// versionString is replaycheck's version: the one set at build time, else
+// the module version go install recorded, else "dev".
+func versionString() string {
+	v := version
+	if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
+	}
+	return v
 }

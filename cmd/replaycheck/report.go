@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/report"
+)
+
+// reportFiles are the report files a command writes; "" writes none.
+type reportFiles struct {
+	JUnit    string
+	JSON     string
+	Markdown string
+	// Getenv reads the environment ($GITHUB_STEP_SUMMARY); nil means
+	// os.Getenv.
+	Getenv func(string) string
+}
+
+// addReportFlags adds --junit, --json and --markdown.
+func addReportFlags(cmd *cobra.Command, files *reportFiles) {
+	f := cmd.Flags()
+	f.StringVar(&files.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	f.StringVar(&files.JSON, "json", "", "write the histories and verdicts as JSON to FILE")
+	f.StringVar(&files.Markdown, "markdown", "", "write a Markdown summary to FILE (appended when FILE is $GITHUB_STEP_SUMMARY)")
+}
+
+// write renders suite into each requested file. JUnit and JSON replace
+// their file whole (a temporary file renamed over it, so a failed write
+// leaves no truncated report); the Markdown summary does too, but is
+// appended to $GITHUB_STEP_SUMMARY, which other steps share, and capped so
+// that the file stays under GitHub's 1 MiB limit.
+func (files reportFiles) write(suite report.Suite) error {
+	getenv := files.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var errs []error
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer, report.Suite) error
+	}{
+		{files.JUnit, report.WriteJUnit},
+		{files.JSON, report.WriteJSON},
+	} {
+		if out.path == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := out.write(&b, suite); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := replaceFile(out.path, b.Bytes()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if files.Markdown != "" {
+		if err := writeMarkdown(files.Markdown, isStepSummary(files.Markdown, getenv("GITHUB_STEP_SUMMARY")), suite); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("writing reports: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// isStepSummary reports whether path names the step summary file summary
+// ($GITHUB_STEP_SUMMARY; "" when not in GitHub Actions).
+func isStepSummary(path, summary string) bool {
+	if summary == "" {
+		return false
+	}
+	if filepath.Clean(path) == filepath.Clean(summary) {
+		return true
+	}
+	a, err1 := os.Stat(path)
+	b, err2 := os.Stat(summary)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
+// writeMarkdown writes suite's Markdown summary to path: appended, within
+// what is left of report.MarkdownLimit, when appending; otherwise replacing
+// the file.
+func writeMarkdown(path string, appending bool, suite report.Suite) error {
+	if !appending {
+		var b bytes.Buffer
+		if err := report.WriteMarkdown(&b, suite); err != nil {
+			return err
+		}
+		return replaceFile(path, b.Bytes())
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	var b bytes.Buffer
+	if fi.Size() > 0 {
+		b.WriteString("\n")
+	}
+	// What the summary already holds counts against the limit; a summary
+	// over it is still given its heading and total line.
+	left := max(report.MarkdownLimit-int(fi.Size())-b.Len(), 1)
+	if err := report.WriteMarkdownWith(&b, suite, report.MarkdownOptions{MaxBytes: left}); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// replaceFile replaces path with data through a temporary file in its
+// directory, so that a reader never sees a truncated file.
+func replaceFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// reportMergeOptions are the arguments and flags of `replaycheck report
+// merge`.
+type reportMergeOptions struct {
+	// Inputs are the JSON reports to merge, in order.
+	Inputs []string
+	reportFiles
+	Verbose bool
+
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+func newReportCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Work with saved reports (merge the JSON reports of sharded runs)",
+		Long: `report works with the JSON reports that run --json saves, without running
+anything again.`,
+		Example: `  # one report of three CI shards
+  replaycheck report merge shard-1.json shard-2.json shard-3.json --junit junit.xml --markdown summary.md`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newReportMergeCmd())
+	return cmd
+}
+
+func newReportMergeCmd() *cobra.Command {
+	opts := &reportMergeOptions{}
+	cmd := &cobra.Command{
+		Use:   "merge REPORT.json...",
+		Short: "Merge the JSON reports of sharded runs into one report",
+		Long: `merge joins the JSON reports of sharded runs (run --shard I/N --json FILE) into
+one suite, as if one run had produced it, and writes it as the terminal table
+and as any of --junit, --json and --markdown. The saved verdicts are kept (use
+run --recheck on the merged JSON to check the histories again); the totals
+count every shard's results. A scenario on a target found in two reports is
+refused: merge reports of disjoint shards of one suite. Reports judged
+against a baseline merge only with reports judged against the same file.
+A shard's run that did not complete (bad input, a target that did not start,
+an interrupt) is kept in the merged report with its error.
+
+Exit codes:
+  0  every rule held in every report
+  1  a rule was broken, or a check could not judge; with a baseline, a
+     failure it does not list or an entry that now passes
+  2  bad usage, a report that cannot be read, or a scenario in two reports
+  3  a shard's run did not complete (the merged report says why)`,
+		Example: `  # the reports of three CI shards as one JUnit file and one summary
+  replaycheck report merge shard-1.json shard-2.json shard-3.json \
+    --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY" --json run.json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Inputs = args
+			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runReportMerge(cmd.Context(), opts)
+		},
+	}
+	addReportFlags(cmd, &opts.reportFiles)
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
+	return cmd
+}
+
+// runReportMerge reads, merges and writes the reports.
+func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
+	suites := make([]report.Suite, len(opts.Inputs))
+	for i, path := range opts.Inputs {
+		s, err := readReport(path)
+		if err != nil {
+			return asUsage(err)
+		}
+		suites[i] = s
+	}
+	merged, err := report.Merge(opts.Inputs, suites)
+	if err != nil {
+		return asUsage(err)
+	}
+	if err := report.WriteTable(opts.Out, merged, report.TableOptions{Verbose: opts.Verbose}); err != nil {
+		return err
+	}
+	if err := opts.write(merged); err != nil {
+		return err
+	}
+	if merged.Abort != nil {
+		return fmt.Errorf("a run did not complete: %s", merged.Abort.Error)
+	}
+	return verdictOutcome(merged)
+}
+
+// readReport reads a JSON report saved by run --json.
+func readReport(path string) (report.Suite, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return report.Suite{}, err
+	}
+	defer f.Close()
+	s, err := report.ReadJSON(f)
+	if err != nil {
+		return report.Suite{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}

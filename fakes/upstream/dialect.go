@@ -32,14 +32,20 @@ type dialectEntry struct {
 	name string // YAML name: chat, responses, messages
 	path string
 	d    dialect
+	// conversation are the top-level fields of a request that hold the
+	// conversation, in order, as a cassette keys it: an array field gives
+	// one item per element, any other value one item named after the field.
+	conversation []string
+	// tools are the top-level fields that hold the tool definitions.
+	tools []string
 }
 
 // dialectTable lists the dialects keyed by their YAML names.
 func dialectTable() []dialectEntry {
 	return []dialectEntry{
-		{"chat", "/v1/chat/completions", chatDialect{}},
-		{"responses", "/v1/responses", responsesDialect{}},
-		{"messages", "/v1/messages", messagesDialect{}},
+		{"chat", "/v1/chat/completions", chatDialect{}, []string{"messages"}, []string{"tools", "functions"}},
+		{"responses", "/v1/responses", responsesDialect{}, []string{"instructions", "previous_response_id", "input"}, []string{"tools"}},
+		{"messages", "/v1/messages", messagesDialect{}, []string{"system", "messages"}, []string{"tools"}},
 	}
 }
 

@@ -42,9 +42,9 @@
 // "KIND OUTCOME": forwarded (a normal answer, scripted or relayed — so the
 // seed's `sort upstream.log | uniq -c` tables come out alike in both modes),
 // delayed (a normal answer after a delay fault alone), injected_<status>,
-// dropped_stream, reset, client_gone, bad_request and relay_failed. The
-// outcome is recorded before the last byte of the answer leaves, so a
-// client that has seen its answer finds it counted.
+// dropped_stream, reset, client_gone, bad_request, relay_failed and
+// cassette_miss. The outcome is recorded before the last byte of the
+// answer leaves, so a client that has seen its answer finds it counted.
 //
 // Relay mode sends each model call exactly once: a request that fails on
 // the way to the provider is answered 502 (relay_failed), never re-sent.
@@ -52,6 +52,19 @@
 // HTTP_PROXY/HTTPS_PROXY) with a body the transport cannot rewind, which is
 // what keeps net/http from re-sending a request on a dead kept-alive
 // connection, even one carrying Idempotency-Key.
+//
+// Record and replay (package cassette): with Config.Record, every relayed
+// exchange whose answer arrived whole is appended to a cassette, keyed by
+// the request's dialect, kind, model, stream flag, tool names, and hashes
+// of the tool definitions and of each conversation item (the dialect
+// table's conversation fields), with the request's credentials scrubbed
+// from the answer. With Config.Cassette the fake answers from the cassette
+// instead of the script or the relay, after the faults that fire, and a
+// replayed stream goes through the scripted stream writer, so a drop cuts
+// it where it cuts a scripted one (tool_call: before the first event the
+// dialect calls terminal). A request no entry matches is answered 404 in
+// the dialect's shape naming the closest entry and what differs, recorded
+// cassette_miss; or, with Config.Miss MissRelay, relayed and recorded.
 //
 // Adding a fault action is one file implementing the action interface plus
 // one row in actionTable (fault.go).
@@ -61,7 +74,8 @@
 //   - fakes/upstream/NAME.go: a type implementing dialect (parse, answer,
 //     errorBody, terminal), and NAME_test.go judged by the provider's
 //     official SDK;
-//   - fakes/upstream/dialect.go: one row in dialectTable (YAML name, path);
+//   - fakes/upstream/dialect.go: one row in dialectTable (YAML name, path,
+//     the fields holding the conversation and the tools, for cassettes);
 //   - fakes/upstream/fault.go: the name in the enum of Fault.Endpoint's
 //     jsonschema tag;
 //   - harness/scenario/endpoint.go: one row in endpoints (the harness's one

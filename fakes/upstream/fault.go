@@ -39,6 +39,9 @@ const (
 	OutcomeBadRequest = "bad_request"
 	// OutcomeRelayFailed is a relay whose provider could not be reached (502).
 	OutcomeRelayFailed = "relay_failed"
+	// OutcomeCassetteMiss is a replayed request that no cassette entry
+	// matches (404, naming the closest entry).
+	OutcomeCassetteMiss = "cassette_miss"
 )
 
 // OutcomeInjected is the outcome logged for an error response with status

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/sse"
 )
 
@@ -84,22 +85,33 @@ func (s *Server) relay(x *exchange) {
 		x.cutStream()
 		return
 	}
+	start := s.clock()
 	resp, err := s.send(x)
 	if err != nil {
 		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, err.Error(), nil)
 		return
 	}
 	defer resp.Body.Close()
+	if s.cfg.Record != nil {
+		x.tape = newTape(start, s.clock(), resp)
+	}
 	h := x.w.Header()
 	copyResponseHeaders(h, resp.Header)
 	isStream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	if !isStream || resp.StatusCode != http.StatusOK {
+		if x.tape != nil {
+			s.relayRecordedBody(x, resp)
+			return
+		}
 		x.finish(x.normalOutcome(), resp.StatusCode)
 		x.w.WriteHeader(resp.StatusCode)
 		s.copyBody(x.w, resp.Body)
 		return
 	}
 	h.Del("Content-Length")
+	if x.tape != nil {
+		x.tape.entry.Answer.Events = []cassette.Event{}
+	}
 	s.relayStream(x, resp.Body)
 }
 
@@ -271,6 +283,13 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 			x.closeConn(false)
 			return
 		}
+		switch {
+		case x.tape == nil:
+		case ev.Partial:
+			x.tape = nil // the stream ended mid-event: not a whole answer
+		case ev.Data != nil: // comments and keep-alives are not kept
+			x.tape.event(ev.Name, ev.Data, s.clock())
+		}
 		if cutTool && x.de.d.terminal(sseEvent{name: ev.Name, data: ev.Data}) {
 			x.finish(OutcomeDroppedStream, http.StatusOK)
 			if held != nil {
@@ -284,6 +303,9 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 			return
 		}
 		held = append(held[:0], ev.Raw...)
+	}
+	if x.tape != nil {
+		x.saveTape() // the provider's stream ended whole
 	}
 	if held == nil {
 		x.finish(x.normalOutcome(), http.StatusOK)

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -46,8 +48,25 @@ type Config struct {
 	FlagsDir string
 	// MaxBody is the request body limit in bytes; 0 = DefaultMaxBody.
 	MaxBody int64
-	// Clock stamps records and "created" fields; nil = time.Now.
+	// Clock stamps records and "created" fields, and times recorded
+	// answers; nil = time.Now.
 	Clock func() time.Time
+	// Record, when set, receives every relayed exchange whose answer came
+	// whole (not cut by a fault, the provider or the client), with the
+	// request's credentials scrubbed from the answer; it needs Relay. Its
+	// write errors are logged to Logger and returned by its Close. The
+	// caller closes it after the server has stopped.
+	Record *cassette.Recorder
+	// Cassette, when set, answers model requests from recorded exchanges
+	// (replay mode) instead of the script or the relay; faults apply to
+	// replayed answers as to scripted ones.
+	Cassette *cassette.Player
+	// Miss is what a replay does with a request no entry matches:
+	// MissError ("" too) or MissRelay.
+	Miss string
+	// ReplayTiming paces replayed answers as recorded: the wait for the
+	// headers and the gaps between events.
+	ReplayTiming bool
 }
 
 // Server is the upstream fake: an http.Handler answering /v1/chat/completions,
@@ -67,6 +86,8 @@ type Server struct {
 	delayHook func()
 	// lingerWait, when set (by tests), replaces waitCtx for a drop's linger.
 	lingerWait func(ctx context.Context, d time.Duration) bool
+	// replayWait, when set (by tests), replaces waitCtx for replay timing.
+	replayWait func(ctx context.Context, d time.Duration) bool
 
 	mu       sync.Mutex // guards the fields below and writes to cfg.Log
 	script   *Script    // the default script; replaced, never modified
@@ -225,8 +246,15 @@ type Request struct {
 	Unmatched []string `json:"unmatched,omitempty"`
 	// Error is the message of an error the fake answered on its own
 	// account: with outcome bad_request (an unreadable body, or a script
-	// call that more than one offered tool matches) or relay_failed.
+	// call that more than one offered tool matches), relay_failed or
+	// cassette_miss (naming the closest entry and what differs).
 	Error string `json:"error,omitempty"`
+	// Replayed is the cassette entry a replayed answer came from, as
+	// file:line; "" when the answer was not replayed.
+	Replayed string `json:"replayed,omitempty"`
+	// Recorded is where the exchange was recorded, as file:line; "" when
+	// it was not.
+	Recorded string `json:"recorded,omitempty"`
 }
 
 // New returns a Server for cfg. It fails on an invalid script or relay URL.
@@ -236,6 +264,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBody < 0 {
 		return nil, fmt.Errorf("upstream max body %d: must not be negative", cfg.MaxBody)
+	}
+	if err := checkReplay(&cfg); err != nil {
+		return nil, err
 	}
 	s := &Server{
 		cfg:      cfg,
@@ -465,11 +496,14 @@ func (s *Server) serveModelRequest(x *exchange) {
 			}
 		}
 	}
-	if s.cfg.Relay != "" {
+	switch {
+	case s.cfg.Cassette != nil:
+		s.replay(x)
+	case s.cfg.Relay != "":
 		s.relay(x)
-		return
+	default:
+		s.answerScripted(x)
 	}
-	s.answerScripted(x)
 }
 
 // pickFault counts the occurrence for every matching fault in order and
@@ -512,6 +546,12 @@ type exchange struct {
 	delayed  bool
 	recorded bool
 	rec      Request
+	// gaps, when set, are the waits before each event of a replayed stream
+	// (Config.ReplayTiming).
+	gaps []time.Duration
+	// tape is the relayed answer being recorded (Config.Record); nil when
+	// none is, or when it can no longer be whole.
+	tape *tape
 }
 
 // normalOutcome is the outcome of an answer sent as the script or provider gave it.
@@ -689,6 +729,9 @@ func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 	defer x.s.putBuf(bp)
 	buf := *bp
 	for i, ev := range events {
+		if x.gaps != nil && !x.pace(x.gaps[i]) {
+			break
+		}
 		buf = appendEvent(buf[:0], ev)
 		if _, err := x.w.Write(buf); err != nil {
 			break
@@ -716,15 +759,24 @@ type sseEvent struct {
 	data []byte
 }
 
+// appendEvent appends ev as SSE: one data line per line of its data.
 func appendEvent(dst []byte, ev sseEvent) []byte {
 	if ev.name != "" {
 		dst = append(dst, "event: "...)
 		dst = append(dst, ev.name...)
 		dst = append(dst, '\n')
 	}
-	dst = append(dst, "data: "...)
-	dst = append(dst, ev.data...)
-	return append(dst, '\n', '\n')
+	data := ev.data
+	for {
+		line, rest, more := bytes.Cut(data, []byte{'\n'})
+		dst = append(dst, "data: "...)
+		dst = append(dst, line...)
+		dst = append(dst, '\n')
+		if !more {
+			return append(dst, '\n')
+		}
+		data = rest
+	}
 }
 
 // getBuf returns a pooled buffer; put it back with s.putBuf.

@@ -1,0 +1,275 @@
+// Package cassette is the file format of recorded model exchanges and the
+// matcher that finds a recorded answer for a request.
+//
+// A cassette is one file per recorded session, in JSON Lines: each line is
+// one Entry — a relayed exchange whose answer arrived whole — in the order
+// the answers completed. JSON, because encoding/json round-trips the
+// provider's bytes exactly (YAML as goccy/go-yaml writes it loses trailing
+// spaces of block scalars and control characters); one line per exchange,
+// because appending a line needs no rewrite and a diff names the exchanges
+// that changed; one file per session, because a session is what is recorded,
+// committed and named by a scenario, and the order inside it decides which
+// of several identical requests (a retry) gets which answer.
+//
+// An entry keeps what matching needs and nothing a secret could hide in:
+// the request's dialect, kind, model, stream flag, the names of the tools
+// offered, a hash of the tool definitions and one "role:hash" per message;
+// never a request header, a query or a message's text. The answer keeps
+// its status, the headers a client acts on (HeaderKept), and its body or
+// its SSE events with their timing. Recorders scrub the credentials a
+// request carried from the answer before it is written (see Scrub).
+package cassette
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Entry is one recorded exchange: the request as the matcher keys it and
+// the provider's answer.
+type Entry struct {
+	// Request is what a replayed request must match.
+	Request Request `json:"request"`
+	// Answer is what the provider answered.
+	Answer Answer `json:"answer"`
+}
+
+// Request is the matching key of a recorded request. Two requests match
+// when every field is equal.
+type Request struct {
+	// Dialect is chat, responses or messages.
+	Dialect string `json:"dialect"`
+	// Kind is initial or follow_up.
+	Kind string `json:"kind"`
+	// Model is the model the request named.
+	Model string `json:"model,omitempty"`
+	// Stream reports whether the request asked for a stream.
+	Stream bool `json:"stream"`
+	// Tools are the names of the tools offered, in order.
+	Tools []string `json:"tools,omitempty"`
+	// ToolsHash is a hash of the tool definitions ("" for none).
+	ToolsHash string `json:"tools_hash,omitempty"`
+	// Messages are the conversation's items, each "role:hash": the system
+	// prompt or instructions first, then each message or input item.
+	Messages []string `json:"messages"`
+}
+
+// Answer is a provider's answer: a plain body, or SSE events when the
+// answer was a 200 event stream.
+type Answer struct {
+	// Status is the HTTP status.
+	Status int `json:"status"`
+	// Headers are the response headers kept (see HeaderKept), canonical keys.
+	Headers map[string]string `json:"headers,omitempty"`
+	// HeadersMS is the time from sending the request to the response headers.
+	HeadersMS int64 `json:"headers_ms"`
+	// Body is a plain answer's body.
+	Body string `json:"body,omitempty"`
+	// Events are a streamed answer's events; nil for a plain answer.
+	Events []Event `json:"events,omitempty"`
+}
+
+// Event is one server-sent event of a recorded stream.
+type Event struct {
+	// Name is the event field; "" when there was none.
+	Name string `json:"event,omitempty"`
+	// Data is the data fields joined with "\n".
+	Data string `json:"data"`
+	// AtMS is the time from the response headers to this event.
+	AtMS int64 `json:"at_ms"`
+}
+
+// Stream reports whether the answer is an event stream.
+func (a *Answer) Stream() bool { return a.Events != nil }
+
+// HeaderKept reports whether a response header is recorded: the content
+// type, the retry advice (Retry-After, retry-after-ms, x-should-retry),
+// request ids and rate-limit figures. Cookies and everything else stay out.
+func HeaderKept(name string) bool {
+	k := strings.ToLower(name)
+	switch k {
+	case "content-type", "retry-after", "retry-after-ms", "x-should-retry", "x-request-id", "request-id",
+		"openai-model", "openai-processing-ms", "openai-version":
+		return true
+	}
+	return strings.HasPrefix(k, "x-ratelimit-") || strings.HasPrefix(k, "anthropic-ratelimit-")
+}
+
+// Source names where an entry was read or written: file and line (from 1).
+type Source struct {
+	File string
+	Line int
+}
+
+func (s Source) String() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+
+// maxLine bounds one cassette line when reading.
+const maxLine = 64 << 20
+
+// Load reads the entries of a cassette file, or of every *.jsonl file in a
+// directory in name order. An unreadable line is an error naming file:line.
+func Load(path string) ([]Entry, []Source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cassette: %w", err)
+	}
+	files := []string{path}
+	if st.IsDir() {
+		if files, err = filepath.Glob(filepath.Join(path, "*.jsonl")); err != nil {
+			return nil, nil, fmt.Errorf("cassette %s: %w", path, err)
+		}
+		slices.Sort(files)
+	}
+	var entries []Entry
+	var sources []Source
+	for _, file := range files {
+		es, ss, err := loadFile(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		entries, sources = append(entries, es...), append(sources, ss...)
+	}
+	return entries, sources, nil
+}
+
+func loadFile(file string) ([]Entry, []Source, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cassette: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var entries []Entry
+	var sources []Source
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var e Entry
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			return nil, nil, fmt.Errorf("cassette %s:%d: %w", file, n, err)
+		}
+		if err := e.validate(); err != nil {
+			return nil, nil, fmt.Errorf("cassette %s:%d: %w", file, n, err)
+		}
+		entries = append(entries, e)
+		sources = append(sources, Source{File: file, Line: n})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("cassette %s: %w", file, err)
+	}
+	return entries, sources, nil
+}
+
+// validate reports an entry no replay could serve.
+func (e *Entry) validate() error {
+	if e.Request.Dialect == "" {
+		return errors.New("request.dialect: missing")
+	}
+	if e.Answer.Status < 100 || e.Answer.Status > 599 {
+		return fmt.Errorf("answer.status: %d is not an HTTP status", e.Answer.Status)
+	}
+	if e.Answer.Stream() && e.Answer.Status != 200 {
+		return fmt.Errorf("answer.events: a stream must have status 200, not %d", e.Answer.Status)
+	}
+	return nil
+}
+
+// Recorder appends entries to one cassette file. It is safe for
+// concurrent use; Close reports the first failed write.
+type Recorder struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	line int
+	err  error
+}
+
+// Create creates a new cassette file (it must not exist) and its directory.
+func Create(path string) (*Recorder, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("cassette: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cassette: %w", err)
+	}
+	return &Recorder{f: f, path: path}, nil
+}
+
+// Path returns the file the recorder writes.
+func (r *Recorder) Path() string { return r.path }
+
+// Add appends e as one line and returns where it was written. After a
+// failed write every Add fails with the same error.
+func (r *Recorder) Add(e Entry) (Source, error) {
+	var buf bytes.Buffer
+	if err := encoder(&buf).Encode(&e); err != nil {
+		return Source{}, fmt.Errorf("cassette %s: encoding entry: %w", r.path, err)
+	}
+	b := buf.Bytes()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return Source{}, r.err
+	}
+	if r.f == nil {
+		return Source{}, fmt.Errorf("cassette %s: recorder closed", r.path)
+	}
+	if _, err := r.f.Write(b); err != nil {
+		r.err = fmt.Errorf("cassette %s: %w", r.path, err)
+		return Source{}, r.err
+	}
+	r.line++
+	return Source{File: r.path, Line: r.line}, nil
+}
+
+// Close syncs and closes the file; it returns the first failed write, if any.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return r.err
+	}
+	errs := []error{r.err}
+	if err := r.f.Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("cassette %s: %w", r.path, err))
+	}
+	if err := r.f.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("cassette %s: %w", r.path, err))
+	}
+	r.f = nil
+	return errors.Join(errs...)
+}
+
+// Write writes entries as a cassette to w, one line each.
+func Write(w io.Writer, entries []Entry) error {
+	enc := encoder(w)
+	for i := range entries {
+		if err := enc.Encode(&entries[i]); err != nil {
+			return fmt.Errorf("cassette: %w", err)
+		}
+	}
+	return nil
+}
+
+// encoder writes one entry per line, leaving <, > and & as they are (the
+// bytes read back the same either way; these read better).
+func encoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}

@@ -1,0 +1,188 @@
+package upstream
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+)
+
+// What a replay does with a request no cassette entry matches (Config.Miss).
+const (
+	// MissError answers 404 in the dialect's error shape, naming the
+	// closest entry and what differs, recorded as cassette_miss.
+	MissError = "error"
+	// MissRelay relays the request (Config.Relay) and records the exchange
+	// (Config.Record), which later requests then match.
+	MissRelay = "relay"
+)
+
+// checkReplay reports a replay configuration that cannot work.
+func checkReplay(cfg *Config) error {
+	switch cfg.Miss {
+	case "", MissError:
+	case MissRelay:
+		if cfg.Cassette == nil || cfg.Relay == "" {
+			return fmt.Errorf("upstream: miss %q needs a cassette and a relay URL", MissRelay)
+		}
+	default:
+		return fmt.Errorf("upstream: miss %q: want %s or %s", cfg.Miss, MissError, MissRelay)
+	}
+	if cfg.Record != nil && cfg.Relay == "" {
+		return errors.New("upstream: recording needs a relay URL: only relayed exchanges are recorded")
+	}
+	return nil
+}
+
+// cassetteRequest is the exchange's request as a cassette keys it: each
+// item of the dialect's conversation fields and the tool definitions,
+// hashed in a canonical form (object keys sorted, whitespace dropped), so a
+// client that orders keys differently still matches.
+func (x *exchange) cassetteRequest() cassette.Request {
+	r := cassette.Request{
+		Dialect:  x.de.name,
+		Kind:     x.kind,
+		Model:    x.req.model,
+		Stream:   x.req.stream,
+		Tools:    offeredNames(x.req.tools),
+		Messages: []string{},
+	}
+	root := gjson.ParseBytes(x.body)
+	var tools []byte
+	for _, f := range x.de.tools {
+		if v := root.Get(f); v.Exists() && v.Type != gjson.Null {
+			tools = append(tools, f...)
+			tools = append(tools, canonicalJSON(v.Raw)...)
+		}
+	}
+	if len(tools) > 0 {
+		r.ToolsHash = shortHash(tools)
+	}
+	for _, f := range x.de.conversation {
+		v := root.Get(f)
+		switch {
+		case !v.Exists() || v.Type == gjson.Null:
+		case v.IsArray():
+			v.ForEach(func(_, item gjson.Result) bool {
+				r.Messages = append(r.Messages, itemRole(item)+":"+shortHash(canonicalJSON(item.Raw)))
+				return true
+			})
+		default:
+			r.Messages = append(r.Messages, f+":"+shortHash(canonicalJSON(v.Raw)))
+		}
+	}
+	return r
+}
+
+// itemRole names a conversation item: its role, else its type, else "item".
+func itemRole(item gjson.Result) string {
+	for _, k := range []string{"role", "type"} {
+		if v := item.Get(k); v.Type == gjson.String && v.Str != "" {
+			return v.Str
+		}
+	}
+	return "item"
+}
+
+// canonicalJSON re-encodes a JSON value with sorted object keys and no
+// insignificant whitespace; numbers keep their text.
+func canonicalJSON(raw string) []byte {
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return []byte(raw) // the body was validated whole; keep the bytes
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(raw)
+	}
+	return b
+}
+
+// shortHash is the first 12 hex digits of b's SHA-256.
+func shortHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
+
+// replay answers from the cassette: the recorded answer of the matching
+// entry, after the faults that fired, as the scripted answer would be. A
+// stream is written by writeStream, so a drop cuts it at the same points.
+func (s *Server) replay(x *exchange) {
+	e, src, err := s.cfg.Cassette.Find(x.cassetteRequest())
+	if err != nil {
+		var miss *cassette.MissError
+		if errors.As(err, &miss) && s.cfg.Miss == MissRelay {
+			s.relay(x)
+			return
+		}
+		x.writeError(OutcomeCassetteMiss, http.StatusNotFound, err.Error(), nil)
+		return
+	}
+	x.rec.Replayed = src.String()
+	a := &e.Answer
+	if s.cfg.ReplayTiming && !x.pace(time.Duration(a.HeadersMS)*time.Millisecond) {
+		return
+	}
+	h := x.w.Header()
+	for k, v := range a.Headers {
+		h.Set(k, v)
+	}
+	if !a.Stream() {
+		x.finish(x.normalOutcome(), a.Status)
+		h["Content-Length"] = []string{strconv.Itoa(len(a.Body))}
+		x.w.WriteHeader(a.Status)
+		_, _ = x.w.Write([]byte(a.Body)) // the client went away; nothing to do
+		return
+	}
+	events := make([]sseEvent, len(a.Events))
+	contentEnd := -1
+	for i, ev := range a.Events {
+		events[i] = sseEvent{name: ev.Name, data: []byte(ev.Data)}
+		if contentEnd < 0 && x.de.d.terminal(events[i]) {
+			contentEnd = i
+		}
+	}
+	if contentEnd < 0 {
+		contentEnd = len(events)
+	}
+	if s.cfg.ReplayTiming {
+		x.gaps = make([]time.Duration, len(events))
+		prev := int64(0)
+		for i, ev := range a.Events {
+			x.gaps[i] = time.Duration(max(ev.AtMS-prev, 0)) * time.Millisecond
+			prev = max(prev, ev.AtMS)
+		}
+	}
+	x.rec.Events, x.rec.ContentEvents = len(events), contentEnd
+	x.writeStream(events, contentEnd)
+}
+
+// pace waits d before a replayed answer goes on (Config.ReplayTiming); a
+// client that leaves meanwhile is recorded client_gone and the connection
+// closed, as during a delay.
+func (x *exchange) pace(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	wait := waitCtx
+	if x.s.replayWait != nil {
+		wait = x.s.replayWait
+	}
+	if !wait(x.r.Context(), d) {
+		x.finish(OutcomeClientGone, 0)
+		x.closeConn(false)
+		return false
+	}
+	return true
+}

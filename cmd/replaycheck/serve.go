@@ -22,6 +22,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/control"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 )
 
 // serveOptions are the flags of `replaycheck serve`.
@@ -40,6 +41,12 @@ type serveOptions struct {
 	Verbose        bool
 	// ControlKey, when set, is the bearer key of the control API.
 	ControlKey string
+	// Record, Cassette, Miss and ReplayTiming are the record and replay
+	// flags (see cassetteFlags).
+	Record       string
+	Cassette     string
+	Miss         string
+	ReplayTiming bool
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -104,6 +111,10 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
   # relay to OpenAI, print the counts every 10 seconds
   replaycheck serve --relay https://api.openai.com --every 10s
 
+  # record a real session once, then replay it offline (no key), faults and all
+  replaycheck serve --relay https://api.openai.com --record cassettes/
+  replaycheck serve --cassette cassettes/ --upstream-fault '{on: initial, drop: {after: tool_call}}'
+
   # switch a fault on while it runs, then read the counts
   curl -s localhost:8765/_replaycheck/faults -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
   curl -s localhost:8765/_replaycheck/counts`,
@@ -126,6 +137,10 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
 	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every model request and ledger call to stderr")
+	f.StringVar(&opts.Record, "record", "", "with --relay: record each relayed exchange into a new cassette (session-TIME.jsonl) in this directory; credentials never reach it")
+	f.StringVar(&opts.Cassette, "cassette", "", "answer model requests from a cassette file, or every *.jsonl cassette in a directory, offline; faults apply as to scripted answers")
+	f.StringVar(&opts.Miss, "miss", upstream.MissError, `with --cassette: a request no entry matches gets "error" (404 naming the closest entry) or "relay" (needs --relay; relayed and recorded)`)
+	f.BoolVar(&opts.ReplayTiming, "replay-timing", false, "with --cassette: wait for headers and between events as recorded")
 	f.StringVar(&opts.ControlKey, "control-key", "", "require Authorization: Bearer KEY on the control API (default $REPLAYCHECK_CONTROL_KEY; none when both are empty)")
 	return cmd
 }
@@ -136,7 +151,8 @@ type servedFakes struct {
 	ledger    *ledger.Server
 	upFaults  []upstream.Fault
 	mcpFaults []ledger.Fault
-	log       *os.File // the upstream log file, or nil
+	log       *os.File           // the upstream log file, or nil
+	recorder  *cassette.Recorder // the cassette being recorded, or nil
 }
 
 // buildFakes turns the options into the two fakes; every error is the
@@ -198,6 +214,12 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		}
 		fk.log, ucfg.Log = f, f
 	}
+	rec, err := cassetteFlags(opts, &ucfg, time.Now())
+	if err != nil {
+		fk.close()
+		return nil, asUsage(err)
+	}
+	fk.recorder = rec
 	u, err := upstream.New(ucfg)
 	if err != nil {
 		fk.close()
@@ -231,6 +253,9 @@ func (fk *servedFakes) close() error {
 		if err := fk.log.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing upstream log: %w", err))
 		}
+	}
+	if fk.recorder != nil {
+		errs = append(errs, fk.recorder.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -369,6 +394,9 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	if opts.Relay != "" {
 		mode = "relay to " + opts.Relay
 	}
+	if opts.Cassette != "" {
+		mode = "replay" // cassetteBanner says from where and what a miss does
+	}
 	session := "stateful"
 	if opts.Stateless {
 		session = "stateless"
@@ -380,6 +408,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.Ledger, "none (in memory)"))
 	fmt.Fprintf(&b, "  upstream log: %s\n", or(opts.UpstreamLog, "none"))
 	fmt.Fprintf(&b, "  flags dir:    %s\n", or(opts.FlagsDir, "none"))
+	b.WriteString(cassetteBanner(opts, fk))
 	ctl := strings.TrimSuffix(upURL, "/v1") + control.Prefix
 	if key != "" {
 		ctl += " (bearer key required)"

@@ -1,7 +1,12 @@
 package target
 
 import (
+	"fmt"
 	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
 	"net/http/httptest"
 	"testing"
 
@@ -11,8 +16,36 @@ import (
 )
 
 // TestMain lets the test binary stand in for the processes targets start
-// (see targettest.Main).
-func TestMain(m *testing.M) { targettest.Main(m) }
+// (see targettest.Main), and for a harness that starts one (starterEnv).
+func TestMain(m *testing.M) {
+	if os.Getenv(starterEnv) != "" {
+		os.Exit(starter())
+	}
+	targettest.Main(m)
+}
+
+// starterEnv makes the test binary a harness that starts the never-ready
+// helper (which starts a child in its group), prints the group's id and
+// waits to be killed.
+const starterEnv = "REPLAYCHECK_TEST_STARTER"
+
+func starter() int {
+	env := append(os.Environ(), targettest.HelperEnv+"=never-ready")
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, starterEnv+"=") })
+	out := newRing(10, nil)
+	p, err := startProcess([]string{os.Args[0]}, env, "", out)
+	if err != nil {
+		fmt.Println("start:", err)
+		return 1
+	}
+	// The helper prints once it has started its child, and never again: once
+	// this process is gone, nothing kills the group but the watchdog.
+	for !slices.ContainsFunc(out.Lines(), func(l string) bool { return strings.HasPrefix(l, "warming up") }) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Println("pgid", p.pgid)
+	select {}
+}
 
 // The shared test fixtures, by their names in this package's tests.
 const testKey = targettest.Key

@@ -31,14 +31,18 @@ const (
 )
 
 // process is a command started in a process group of its own, so that it is
-// stopped with everything it started (on Unix; elsewhere see
-// process_other.go). Its stdout and stderr go to out.
+// stopped with everything it started — also when the harness itself is
+// killed (on Unix; elsewhere see process_other.go). Its stdout and stderr go
+// to out.
 type process struct {
 	cmd  *exec.Cmd
 	pgid int
 	done chan struct{} // closed when the leader was reaped
 	err  error         // the leader's wait error, set before done closes
 	stop sync.Once
+	// unguard stops the watchdog that kills the group should the harness
+	// die without stopping it (guardGroup).
+	unguard func()
 }
 
 // startProcess starts argv in dir with env (the whole environment), in a new
@@ -65,7 +69,7 @@ func startProcess(argv, env []string, dir string, out *ring) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %q: %w", argv[0], err)
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{}), unguard: guardGroup(cmd.Process.Pid)}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -163,7 +167,9 @@ func (p *process) stopGroup(grace time.Duration) error {
 	// The leader may be gone while members it started still run.
 	_ = killGroup(p.pgid, p.cmd.Process)
 	<-p.done // bounded: a kill cannot be ignored, and WaitDelay bounds the pipes
-	return waitGroupGone(p.pgid, goneGrace)
+	err := waitGroupGone(p.pgid, goneGrace)
+	p.unguard()
+	return err
 }
 
 // ring keeps the last lines written to it, with secrets masked. It is safe

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,33 @@ import (
 // pid, so that it is stopped with everything it starts.
 func newGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// guardGroup starts a watchdog that SIGKILLs process group pgid when this
+// process dies without stopping it (kill -9, a crash): a shell, in a group
+// of its own, that blocks reading a pipe only this process holds open, and
+// kills the group when the read ends. The returned release stops the
+// watchdog without letting it act; call it once the group is gone. Without
+// a shell, there is no watchdog and release does nothing.
+func guardGroup(pgid int) (release func()) {
+	r, w, err := os.Pipe() // close-on-exec: no other child inherits w
+	if err != nil {
+		return func() {}
+	}
+	cmd := exec.Command("/bin/sh", "-c", `read x; kill -s KILL -- -"$1" 2>/dev/null`, "replaycheck-guard", strconv.Itoa(pgid))
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // out of the group it guards
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return func() {}
+	}
+	return func() {
+		_ = cmd.Process.Kill() // before w closes, so the read never ends
+		_ = cmd.Wait()
+		w.Close()
+	}
 }
 
 // terminateGroup sends SIGTERM to process group pgid; it reports true (a

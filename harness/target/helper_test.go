@@ -3,12 +3,12 @@ package target
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
-	"time"
-	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"

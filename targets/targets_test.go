@@ -293,10 +293,10 @@ func TestInterruptStopsGatewayProcess(t *testing.T) {
 	out.Write(rest)
 	err = cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-		t.Errorf("exit: %v, want code 3\n%s%s", err, out.String(), stderr.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit: %v, want code 130 (interrupted)\n%s%s", err, out.String(), stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "run interrupted") {
+	if !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr does not say the run was interrupted:\n%s", stderr.String())
 	}
 	if left := gatewayProcesses(t); len(left) > 0 {

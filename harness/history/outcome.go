@@ -28,13 +28,15 @@ const (
 	OutcomeBadRequest Outcome = "bad_request"
 	// OutcomeRelayFailed is a relay whose provider could not be reached.
 	OutcomeRelayFailed Outcome = "relay_failed"
+	// OutcomeCassetteMiss is a replayed request no cassette entry matched.
+	OutcomeCassetteMiss Outcome = "cassette_miss"
 )
 
 // NamedOutcomes returns the outcomes that are not injected statuses, in a
 // fixed order.
 func NamedOutcomes() []Outcome {
 	return []Outcome{OutcomeForwarded, OutcomeDelayed, OutcomeDroppedStream, OutcomeReset,
-		OutcomeClientGone, OutcomeBadRequest, OutcomeRelayFailed}
+		OutcomeClientGone, OutcomeBadRequest, OutcomeRelayFailed, OutcomeCassetteMiss}
 }
 
 const injectedPrefix = "injected_"

@@ -20,6 +20,7 @@ var upstreamOutcomes = map[string]history.Outcome{
 	upstream.OutcomeClientGone:    history.OutcomeClientGone,
 	upstream.OutcomeBadRequest:    history.OutcomeBadRequest,
 	upstream.OutcomeRelayFailed:   history.OutcomeRelayFailed,
+	upstream.OutcomeCassetteMiss:  history.OutcomeCassetteMiss,
 }
 
 // mcpKinds maps the ledger's event kinds to the history's.

@@ -15,7 +15,9 @@ import (
 )
 
 // Fault is one fault armed on the ledger. Exactly one of the kind fields
-// (FailBeforeExecute, DropAfterExecute, IsError, Delay) is set. In YAML and
+// (FailBeforeExecute, DropAfterExecute, IsError, Delay) is set. A fault acts
+// on tools/call requests, or, with Method, on one session step (initialize
+// or tools/list), which only fail_before_execute can refuse. In YAML and
 // JSON, for example:
 //
 //	{tool: commit_write, drop_after_execute: {}, times: once}
@@ -23,12 +25,19 @@ import (
 //	{fail_before_execute: {reset: true}}
 //	{is_error: {message: "entry not found"}, times: 3}
 //	{tool: commit_write, delay: 5s}
+//	{method: initialize, fail_before_execute: {}, times: once}
 type Fault struct {
+	// Method is the session step whose requests the fault applies to
+	// (MethodInitialize or MethodToolsList); "" applies it to tools/call
+	// requests. A session step can only be refused: Method needs
+	// FailBeforeExecute and no Tool.
+	Method string `json:"method,omitempty" yaml:"method,omitempty" jsonschema:"enum=,enum=initialize,enum=tools/list" jsonschema_description:"MCP session step whose requests the fault applies to (initialize or tools/list), refused with fail_before_execute (no tool); empty applies the fault to tools/call requests."`
 	// Tool is the ledger tool whose tools/call requests the fault applies to;
 	// "" applies it to every tool.
 	Tool string `json:"tool,omitempty" yaml:"tool,omitempty" jsonschema:"enum=,enum=commit_write,enum=commit_write_keyed,enum=read_ledger" jsonschema_description:"Ledger tool whose tools/call requests the fault applies to (commit_write, commit_write_keyed or read_ledger); empty applies it to every tool."`
-	// Times says on which matching calls the fault fires; the zero value is always.
-	Times fault.Times `json:"times,omitempty" yaml:"times,omitempty" jsonschema_description:"On which matching calls the fault fires: always (default), once, a count N (the first N), or {nth: K}."`
+	// Times says on which matching requests (the tool's calls, or the
+	// method's requests) the fault fires; the zero value is always.
+	Times fault.Times `json:"times,omitempty" yaml:"times,omitempty" jsonschema_description:"On which matching requests (tools/call requests, or the method's requests) the fault fires, counted per run: always (default), once, a count N (the first N), or {nth: K}."`
 	// FailBeforeExecute refuses the request at the HTTP level; nothing is written.
 	FailBeforeExecute *FailBeforeExecute `json:"fail_before_execute,omitempty" yaml:"fail_before_execute,omitempty" jsonschema_description:"Refuse the request at the HTTP level (a status, 503 by default, or a reset connection); nothing is written."`
 	// DropAfterExecute executes and syncs the write, then closes the
@@ -42,12 +51,39 @@ type Fault struct {
 }
 
 // JSONSchemaExtend makes the JSON Schema of Fault (github.com/invopop/jsonschema)
-// require exactly one fault kind.
+// require exactly one fault kind, and fail_before_execute without a tool
+// when a method is set.
 func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 	for _, k := range Kinds() {
 		s.OneOf = append(s.OneOf, &jsonschema.Schema{Required: []string{k}})
 	}
+	s.AnyOf = []*jsonschema.Schema{
+		{Not: &jsonschema.Schema{Required: []string{"method"}}},
+		{Required: []string{"fail_before_execute"}, Not: &jsonschema.Schema{Required: []string{"tool"}}},
+	}
 }
+
+// The session steps a Fault's Method can name.
+const (
+	MethodInitialize = "initialize"
+	MethodToolsList  = "tools/list"
+)
+
+// SessionMethods returns the session steps a fault can refuse, in the order
+// a client meets them.
+func SessionMethods() []string { return []string{MethodInitialize, MethodToolsList} }
+
+// FieldError is a validation error of a Fault that is about one of its
+// fields, so a caller can point at that field (a scenario file's line).
+type FieldError struct {
+	// Field is the YAML name of the field, such as "method".
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // plan is what the faults that fired on one tools/call do to it. Each fault
 // kind fills in its own part.
@@ -158,12 +194,30 @@ func (f *Fault) resolve() (string, action, error) {
 	if f.Tool != "" && !isTool(f.Tool) {
 		return "", nil, fmt.Errorf("%s: unknown tool %q; want one of %s, or none for every tool", name, f.Tool, strings.Join(toolNames(), ", "))
 	}
+	if err := f.checkMethod(name); err != nil {
+		return "", nil, err
+	}
 	if c, ok := act.(checker); ok {
 		if err := c.check(); err != nil {
 			return "", nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return name, act, nil
+}
+
+// checkMethod checks Method against the fault's kind (name) and tool.
+func (f *Fault) checkMethod(name string) error {
+	switch {
+	case f.Method == "":
+		return nil
+	case !slices.Contains(SessionMethods(), f.Method):
+		return &FieldError{Field: "method", Err: fmt.Errorf("unknown method %q; want %s, or none for tools/call", f.Method, strings.Join(SessionMethods(), " or "))}
+	case f.Tool != "":
+		return &FieldError{Field: "method", Err: fmt.Errorf("method %s with tool %s: a tool names tools/call requests, and a session step has none; drop one of them", f.Method, f.Tool)}
+	case name != "fail_before_execute":
+		return &FieldError{Field: "method", Err: fmt.Errorf("method %s with %s: a session step can only be refused (fail_before_execute); %s acts on tools/call", f.Method, name, name)}
+	}
+	return nil
 }
 
 // String renders f in its YAML flow form, for logs and messages.
@@ -185,7 +239,7 @@ func ParseFault(s string) (Fault, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader([]byte(s)), yaml.Strict())
 	if err := dec.Decode(&f); err != nil {
-		return Fault{}, fmt.Errorf("mcp fault %q (fields: tool, times, %s): %w", s, strings.Join(Kinds(), ", "), err)
+		return Fault{}, fmt.Errorf("mcp fault %q (fields: method, tool, times, %s): %w", s, strings.Join(Kinds(), ", "), err)
 	}
 	if err := f.Validate(); err != nil {
 		return Fault{}, fmt.Errorf("mcp fault %q: %w", s, err)
@@ -198,8 +252,8 @@ type armed struct {
 	fault Fault
 	name  string
 	act   action
-	seen  int // matching calls so far
-	fired int // calls it acted on
+	seen  int // matching requests so far
+	fired int // requests it acted on
 }
 
 // arm validates faults and returns their armed entries.

@@ -7,8 +7,9 @@ import (
 )
 
 // FailBeforeExecute refuses a tools/call at the HTTP level before the tool
-// runs: the POST is answered with Status (503 when zero), or, with Reset, the
-// TCP connection is reset. Nothing is written.
+// runs, or, with Fault.Method, a session step before the SDK sees it: the
+// POST is answered with Status (503 when zero), or, with Reset, the TCP
+// connection is reset. Nothing is written.
 type FailBeforeExecute struct {
 	// Status is the HTTP status of the refusal, 400–599; 0 means 503.
 	Status int `json:"status,omitempty" yaml:"status,omitempty" jsonschema:"minimum=400,maximum=599" jsonschema_description:"HTTP status of the refusal (400-599); 503 when unset."`

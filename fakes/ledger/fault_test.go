@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -270,6 +271,11 @@ func TestArmRejectsBadFaults(t *testing.T) {
 		{"bad status", []Fault{{FailBeforeExecute: &FailBeforeExecute{Status: 200}}}, "status 200"},
 		{"status and reset", []Fault{{FailBeforeExecute: &FailBeforeExecute{Status: 503, Reset: true}}}, "either status or reset"},
 		{"zero delay", []Fault{{Delay: new(faultDuration)}}, "delay: want a positive duration"},
+		{"unknown method", []Fault{{Method: "tools/call", FailBeforeExecute: &FailBeforeExecute{}}}, `unknown method "tools/call"; want initialize or tools/list, or none for tools/call`},
+		{"method with tool", []Fault{{Method: MethodInitialize, Tool: ToolCommitWrite, FailBeforeExecute: &FailBeforeExecute{}}}, "method initialize with tool commit_write"},
+		{"method with drop", []Fault{{Method: MethodToolsList, DropAfterExecute: &DropAfterExecute{}}}, "method tools/list with drop_after_execute: a session step can only be refused"},
+		{"method with is_error", []Fault{{Method: MethodToolsList, IsError: &IsError{}}}, "method tools/list with is_error"},
+		{"method with bad status", []Fault{{Method: MethodInitialize, FailBeforeExecute: &FailBeforeExecute{Status: 302}}}, "status 302"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,6 +303,10 @@ func TestParseFault(t *testing.T) {
 		{"fail reset", "{fail_before_execute: {reset: true}}", Fault{FailBeforeExecute: &FailBeforeExecute{Reset: true}}, ""},
 		{"is_error", `{is_error: {message: "entry not found"}, times: 3}`, Fault{IsError: &IsError{Message: "entry not found"}, Times: countTimes(3)}, ""},
 		{"delay", "{tool: commit_write, delay: 5s}", Fault{Tool: ToolCommitWrite, Delay: &d}, ""},
+		{"initialize refused", "{method: initialize, fail_before_execute: {}, times: once}", Fault{Method: MethodInitialize, FailBeforeExecute: &FailBeforeExecute{}, Times: onceTimes}, ""},
+		{"tools/list reset", "{method: tools/list, fail_before_execute: {reset: true}}", Fault{Method: MethodToolsList, FailBeforeExecute: &FailBeforeExecute{Reset: true}}, ""},
+		{"method with delay", "{method: initialize, delay: 1s}", Fault{}, "a session step can only be refused (fail_before_execute)"},
+		{"unknown method", "{method: ping, fail_before_execute: {}}", Fault{}, `unknown method "ping"`},
 		{"unknown kind", "{tool: commit_write, explode: {}}", Fault{}, `unknown field "explode"`},
 		{"unknown kind lists kinds", "{explode: {}}", Fault{}, "delay, drop_after_execute, fail_before_execute, is_error"},
 		{"unknown setting", "{fail_before_execute: {code: 503}}", Fault{}, `unknown field "code"`},
@@ -453,7 +463,11 @@ func TestFaultSchema(t *testing.T) {
 	if diff := cmp.Diff(Kinds(), oneOf); diff != "" {
 		t.Errorf("oneOf required kinds (-want +got):\n%s", diff)
 	}
-	for _, k := range append(Kinds(), "tool", "times") {
+	// A method needs fail_before_execute and no tool.
+	if len(s.AnyOf) != 2 || s.AnyOf[0].Not == nil || !slices.Equal(s.AnyOf[1].Required, []string{"fail_before_execute"}) {
+		t.Errorf("anyOf = %+v, want no method, or fail_before_execute without tool", s.AnyOf)
+	}
+	for _, k := range append(Kinds(), "method", "tool", "times") {
 		p, ok := s.Properties.Get(k)
 		if !ok || p.Description == "" {
 			t.Errorf("property %q missing or undocumented", k)

@@ -167,9 +167,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p *post
+	var stepRefusal *FailBeforeExecute // a session step was refused
+	var stepMethod string
 	for _, m := range msgs {
 		req, ok := m.(*jsonrpc.Request)
 		if !ok {
+			continue
+		}
+		if req.IsCall() && slices.Contains(SessionMethods(), req.Method) {
+			if f := s.sessionStep(owner, req.Method); f != nil && stepRefusal == nil {
+				stepRefusal, stepMethod = f, req.Method
+			}
 			continue
 		}
 		if req.Method != "tools/call" || !req.IsCall() {
@@ -188,8 +196,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.calls = append(p.calls, s.receive(owner, session, req))
 		}
 	}
+	if stepRefusal != nil && p == nil {
+		s.refuseStep(w, stepRefusal, stepMethod)
+		return
+	}
 	if p == nil {
 		s.sdk.ServeHTTP(w, r)
+		return
+	}
+	if stepRefusal != nil {
+		// A batch that carries a refused session step is refused whole.
+		s.refuse(w, r, p, stepRefusal)
 		return
 	}
 	if f := p.refusal(); f != nil {
@@ -258,6 +275,58 @@ func (s *Server) message(owner, method string) {
 	s.eventLocked(Event{Token: owner, Kind: EventSession, Detail: method})
 }
 
+// sessionStep counts one session step (a request of one of
+// SessionMethods) for owner, as message does, and matches it against the
+// faults armed for that method: owner's, then the global ones. It returns the
+// fail_before_execute fault that fired, recording the step as refused
+// instead of as a session message, or nil.
+func (s *Server) sessionStep(owner, method string) *FailBeforeExecute {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total.counts.Messages++
+	r := s.runLocked(owner)
+	r.counts.Messages++
+	lists := [][]*armed{s.global}
+	if owner != "" {
+		lists = [][]*armed{r.faults, s.global}
+	}
+	var p plan
+	for _, list := range lists {
+		for _, a := range list {
+			if a.fault.Method != method {
+				continue
+			}
+			a.seen++
+			if a.fault.Times.Fires(a.seen) {
+				a.fired++
+				a.act.apply(&p)
+			}
+		}
+	}
+	switch {
+	case p.refuse != nil:
+		s.eventLocked(Event{Token: owner, Kind: EventSessionRefused, Detail: method})
+	case owner != "":
+		s.eventLocked(Event{Token: owner, Kind: EventSession, Detail: method})
+	}
+	return p.refuse
+}
+
+// refuseStep applies fail_before_execute to a POST carrying a session step:
+// the SDK never sees it, so no session is created or changed.
+func (s *Server) refuseStep(w http.ResponseWriter, f *FailBeforeExecute, method string) {
+	how := "status " + strconv.Itoa(f.status())
+	if f.Reset {
+		how = "reset"
+	}
+	s.log.Info("ledger fault", "fault", "fail_before_execute", "how", how, "method", method)
+	if !f.Reset {
+		http.Error(w, "ledger: injected fault fail_before_execute", f.status())
+		return
+	}
+	abortConnection(w, true)
+}
+
 // receive counts one tools/call and resolves the faults that fire on it. The
 // call belongs to owner, the run whose own address it arrived at, when set;
 // else to the run token its arguments carry.
@@ -290,7 +359,7 @@ func (s *Server) receive(owner, session string, req *jsonrpc.Request) *call {
 	}
 	for _, list := range lists {
 		for _, a := range list {
-			if a.fault.Tool != "" && a.fault.Tool != c.tool {
+			if a.fault.Method != "" || a.fault.Tool != "" && a.fault.Tool != c.tool {
 				continue
 			}
 			a.seen++

@@ -29,7 +29,10 @@
 // carried a call, live in Server.ServeHTTP, an http.Handler wrapped around
 // the SDK's handler: a tool handler's context belongs to the MCP session, not
 // to the POST. Protocol-level faults (is_error, delay) live in the tool
-// handlers. To add a fault kind: write fault_<name>.go with a type
+// handlers. A fail_before_execute fault with a Method refuses a session step
+// (initialize, tools/list) in the wrapper instead, before the SDK sees it: a
+// late-connecting server, as a client that started before it meets it. To
+// add a fault kind: write fault_<name>.go with a type
 // implementing action (and checker if it has settings), add its field to
 // Fault and its row to faultKinds, and act on its part of plan.
 package ledger

@@ -52,6 +52,12 @@ const (
 	EventFault     = "fault"     // a fault fired; Detail names it
 	EventCancelled = "cancelled" // the client gave up before the answer; Detail says how
 	EventSession   = "session"   // another MCP message at the run's own address; Detail is its method
+	// EventSessionRefused is a session step (initialize, tools/list) that a
+	// fail_before_execute fault with that method refused; Detail is the
+	// method. It stands instead of the step's EventSession, and is recorded
+	// for the run the step arrived for, or under "" (then only global
+	// faults apply).
+	EventSessionRefused = "session_refused"
 )
 
 // FaultWriteFailed is the Detail of the EventFault, and of the EventResult,

@@ -72,8 +72,11 @@ type FaultReport struct {
 	Index int    `json:"index"`
 	// Fault is the fault as armed.
 	Fault json.RawMessage `json:"fault"`
-	// Matched counts the requests (or tool calls) the fault matched; Fired
-	// how many of them it acted on.
+	// Method is the MCP session step an mcp fault applies to (initialize,
+	// tools/list); "" for tools/call and for upstream faults.
+	Method string `json:"method,omitempty"`
+	// Matched counts the requests (tool calls, or the method's requests)
+	// the fault matched; Fired how many of them it acted on.
 	Matched int `json:"matched"`
 	Fired   int `json:"fired"`
 }

@@ -90,6 +90,10 @@ const (
 	// MCPSession is any other JSON-RPC message (initialize, tools/list,
 	// notifications); Detail is its method.
 	MCPSession MCPKind = "session"
+	// MCPSessionRefused is a session step (initialize, tools/list) that a
+	// fail_before_execute fault refused before the server handled it;
+	// Detail is its method. It stands instead of the step's MCPSession.
+	MCPSessionRefused MCPKind = "session_refused"
 )
 
 // MCP fault names: the Detail of an MCPFault event, naming the fault that

@@ -59,7 +59,10 @@ func unfired(fs []history.FaultReport) string {
 	whys := make([]string, len(fs))
 	for i, f := range fs {
 		unit := "request"
-		if f.Side == history.FaultMCP {
+		switch {
+		case f.Side == history.FaultMCP && f.Method != "":
+			unit = f.Method + " request"
+		case f.Side == history.FaultMCP:
 			unit = "tools/call"
 		}
 		whys[i] = "it matched no " + unit
@@ -134,8 +137,13 @@ func upstreamActivity(h *history.History) string {
 func mcpActivity(h *history.History) string {
 	calls := h.Calls("")
 	var methods []string
-	for _, e := range h.MCPOf(history.MCPSession, "") {
-		methods = appendNew(methods, e.Detail)
+	for _, e := range h.MCP {
+		switch e.Kind {
+		case history.MCPSession:
+			methods = appendNew(methods, e.Detail)
+		case history.MCPSessionRefused:
+			methods = appendNew(methods, e.Detail+" refused")
+		}
 	}
 	session := ""
 	if len(methods) > 0 {

@@ -666,6 +666,19 @@ func TestRunFactsHoldPass(t *testing.T) {
 			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 0, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
 		}), Unknown, "", []string{"cannot judge: mcp fault 0 {tool: commit_write, drop_after_execute: {}} never fired (it matched no tools/call): " +
 			"the target made no tools/call (session: initialize, tools/list); without that the rule would pass: expected a retry"}, nil},
+		{"a session step fault that matched no step", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.MCP = append([]history.MCPEvent{mcp(0, history.MCPSessionRefused, "", "initialize"), mcp(0, history.MCPSession, "", "initialize")}, h.MCP...)
+			r := faultReport(history.FaultMCP, 0, `{"method":"tools/list","fail_before_execute":{}}`, 0, 0)
+			r.Method = "tools/list"
+			h.Faults = []history.FaultReport{r}
+		}), Unknown, "", []string{"cannot judge: mcp fault 0 {method: tools/list, fail_before_execute: {}} never fired (it matched no tools/list request): " +
+			"the target called commit_write ×1; without that"}, nil},
+		{"a refused session step is named", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500), up(3, "initial", "forwarded", 200))
+			h.MCP = append(h.MCP, mcp(0, history.MCPSessionRefused, "", "initialize"), mcp(0, history.MCPSession, "", "initialize"))
+			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 0, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
+		}), Unknown, "", []string{"the target made no tools/call (session: initialize refused, initialize)"}, nil},
 		{"an MCP fault while other tools were called", "cancel-propagates", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPCancelled, "commit_write", ""),
 				mcp(60, history.MCPCall, "read_ledger", ""), mcp(61, history.MCPCall, "read_ledger", ""))

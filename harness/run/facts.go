@@ -25,12 +25,13 @@ var upstreamOutcomes = map[string]history.Outcome{
 
 // mcpKinds maps the ledger's event kinds to the history's.
 var mcpKinds = map[string]history.MCPKind{
-	ledger.EventCall:      history.MCPCall,
-	ledger.EventWrite:     history.MCPWrite,
-	ledger.EventResult:    history.MCPResult,
-	ledger.EventFault:     history.MCPFault,
-	ledger.EventCancelled: history.MCPCancelled,
-	ledger.EventSession:   history.MCPSession,
+	ledger.EventCall:           history.MCPCall,
+	ledger.EventWrite:          history.MCPWrite,
+	ledger.EventResult:         history.MCPResult,
+	ledger.EventFault:          history.MCPFault,
+	ledger.EventCancelled:      history.MCPCancelled,
+	ledger.EventSession:        history.MCPSession,
+	ledger.EventSessionRefused: history.MCPSessionRefused,
 }
 
 // outcomeOf returns the history's outcome of a request the upstream fake

@@ -193,7 +193,7 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
 	}
 	for i, f := range env.ledger.FaultReports(token) {
-		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
 	}
 	h.Unattributed = unattributed(env, start, end)
 }

@@ -235,7 +235,12 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	}
 	for i, f := range s.Faults.MCP {
 		if err := f.Validate(); err != nil {
-			fail([]any{"faults", "mcp", i}, "mcp fault: %v", err)
+			at := []any{"faults", "mcp", i}
+			var fe *ledger.FieldError
+			if errors.As(err, &fe) {
+				at = append(at, fe.Field)
+			}
+			fail(at, "mcp fault: %v", err)
 		}
 	}
 	known := rules.Names()

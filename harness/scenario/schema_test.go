@@ -197,7 +197,7 @@ func TestSchemaRejects(t *testing.T) {
 	v, root := loadSchema(t)
 	for _, f := range []string{"unknown-field", "wrong-type", "bad-duration", "bad-fault-duration", "unknown-endpoint", "unknown-rule", "unknown-fault", "bad-times", "upstream-key", "not-a-mapping", "unknown-tool",
 		"count-negative", "count-fraction", "count-unknown-bound", "count-bound-twice", "count-no-bound", "count-per-tool",
-		"targets-upstream-key", "targets-rules"} {
+		"targets-upstream-key", "targets-rules", "mcp-method-tool", "mcp-method-drop", "mcp-method-unknown"} {
 		t.Run(f, func(t *testing.T) {
 			if err := v.check(root, yamlToJSONValue(t, "testdata/bad/"+f+".yaml"), "$"); err == nil {
 				t.Errorf("schema accepts testdata/bad/%s.yaml", f)
@@ -213,7 +213,7 @@ func TestSchemaEnums(t *testing.T) {
 	}
 	s := string(b)
 	for _, want := range []string{`"chat"`, `"responses"`, `"messages"`, `"no-replay-after-dispatch"`, `"cancel-propagates"`,
-		`"follow_up"`, `"tool_call"`, `"commit_write_keyed"`, `"LedgerFault"`, `"UpstreamFault"`, `"readOnlyHint"`} {
+		`"follow_up"`, `"tool_call"`, `"commit_write_keyed"`, `"tools/list"`, `"LedgerFault"`, `"UpstreamFault"`, `"readOnlyHint"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("schema lacks %s", want)
 		}

@@ -405,9 +405,11 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 		ss[i] = &c
 	}
 	out := make([]*rules.Result, len(jobs))
+	// Isolated, as the cells with MCP faults run: the target starts fresh
+	// and its MCP session steps are the run's, to be mapped as points.
 	hs, err := run.Run(ctx, ss, run.Options{
 		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
-		Seed: e.opts.Seed, Now: e.opts.Now,
+		Seed: e.opts.Seed, Now: e.opts.Now, Isolate: true,
 	})
 	e.runs += len(jobs)
 	if err != nil {

@@ -28,7 +28,13 @@ func TestMap(t *testing.T) {
 			{Kind: "initial", Endpoint: "chat", Stream: true, Events: 4, ContentEvents: 2},
 			{Kind: "follow_up", Endpoint: "chat"},
 		},
-		MCP: []history.MCPEvent{{Kind: history.MCPCall, Tool: "commit_write"}, {Kind: history.MCPWrite, Tool: "commit_write"}},
+		MCP: []history.MCPEvent{
+			{Kind: history.MCPSession, Detail: "server/discover"}, {Kind: history.MCPSession, Detail: "initialize"},
+			{Kind: history.MCPSession, Detail: "GET"}, {Kind: history.MCPSession, Detail: "notifications/initialized"},
+			{Kind: history.MCPSession, Detail: "tools/list"},
+			{Kind: history.MCPCall, Tool: "commit_write"}, {Kind: history.MCPWrite, Tool: "commit_write"},
+			{Kind: history.MCPSessionRefused, Detail: "tools/list"}, {Kind: history.MCPSession, Detail: "tools/list"},
+		},
 	}
 	var got []string
 	for _, p := range Map(h) {
@@ -41,6 +47,10 @@ func TestMap(t *testing.T) {
 		"initial chat stream #1, right after the tool call",
 		"initial chat stream #1, before the terminal event",
 		"follow_up chat #1",
+		"mcp initialize #1",
+		"mcp tools/list #1",
+		"mcp tools/list #2", // refused steps count, as the ledger counts a fault's requests
+		"mcp tools/list #3",
 		"tools/call commit_write #1",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -389,5 +399,73 @@ func TestHangFailsOnlyItsCell(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+}
+
+// TestSessionStepsSwept maps the clean run's MCP session steps as points and
+// sweeps the session kinds there. Both gateways open their MCP session on
+// the first request and treat a failure to open it or to list the tools as
+// a failure before any dispatch, retried as transient: a step refused once
+// costs one retry and the request succeeds with one write; refused always,
+// every attempt fails and the app gets a 502 with nothing written, which no
+// rule can fault (nothing ran, so nothing could run twice).
+func TestSessionStepsSwept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps a base")
+	}
+	type cell struct {
+		Schedule string
+		Verdict  rules.Status
+		Writes   int
+		Statuses []int
+		Fired    int // how often the session fault refused its step
+	}
+	attempts := 1 + gateway.DefaultNumRetries
+	var want []cell
+	for _, point := range []string{"mcp initialize #1", "mcp tools/list #1"} {
+		for _, kind := range []string{"mcp-session-fail", "mcp-session-reset"} {
+			want = append(want,
+				cell{kind + " at " + point + " (once)", rules.Pass, 1, []int{200}, 1},
+				cell{kind + " at " + point + " (always)", rules.Unknown, 0, []int{502}, attempts})
+		}
+	}
+	kinds, err := SelectKinds([]string{"mcp-session-fail", "mcp-session-reset"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"builtin:guarded", "builtin:naive"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tg := parseTarget(t, name)
+			rep, err := Explore(context.Background(), bases(t, tg, "chat stream tool call"), Options{Target: tg, Kinds: kinds, Parallel: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var steps []string
+			for _, p := range rep.Bases[0].Points {
+				if p.Method != "" {
+					steps = append(steps, p.String())
+				}
+			}
+			if diff := cmp.Diff([]string{"mcp initialize #1", "mcp tools/list #1"}, steps); diff != "" {
+				t.Errorf("session step points (-want +got):\n%s", diff)
+			}
+			var got []cell
+			for _, c := range rep.Cells {
+				fired := 0
+				for _, f := range c.Result.History.Faults {
+					if f.Side == history.FaultMCP && f.Method != "" {
+						fired += f.Fired
+					}
+				}
+				got = append(got, cell{c.Schedule.String(), c.Verdict, c.Writes, c.Statuses, fired})
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+			if len(rep.Findings) > 0 {
+				t.Errorf("findings %v, want none", rep.Findings)
+			}
+		})
 	}
 }

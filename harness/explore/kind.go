@@ -31,9 +31,10 @@ type Kind struct {
 type pointShape int
 
 const (
-	atRequest  pointShape = iota // a model request, before any byte of its answer
-	atCut                        // an event boundary of a streamed answer
-	atToolCall                   // an MCP tools/call
+	atRequest     pointShape = iota // a model request, before any byte of its answer
+	atCut                           // an event boundary of a streamed answer
+	atToolCall                      // an MCP tools/call
+	atSessionStep                   // an MCP session step (initialize, tools/list)
 )
 
 // Settings are the durations some kinds use.
@@ -82,6 +83,12 @@ func Kinds() []Kind {
 			d.Linger = fault.Duration(s.Linger)
 			return upstream.Fault{Drop: d}
 		}},
+		{Name: "mcp-session-fail", Doc: "refuse the session step (initialize, tools/list) with 503, as a server still starting does", at: atSessionStep, mcp: func(Point, Settings) ledger.Fault {
+			return ledger.Fault{FailBeforeExecute: &ledger.FailBeforeExecute{Status: 503}}
+		}},
+		{Name: "mcp-session-reset", Doc: "reset the connection of the session step (initialize, tools/list)", at: atSessionStep, mcp: func(Point, Settings) ledger.Fault {
+			return ledger.Fault{FailBeforeExecute: &ledger.FailBeforeExecute{Reset: true}}
+		}},
 		{Name: "mcp-fail", Doc: "refuse the tools/call with 503 before it executes", at: atToolCall, mcp: func(Point, Settings) ledger.Fault {
 			return ledger.Fault{FailBeforeExecute: &ledger.FailBeforeExecute{Status: 503}}
 		}},
@@ -120,14 +127,17 @@ func (k Kind) applies(p Point) bool {
 		return p.Side == SideUpstream && !p.Cut
 	case atCut:
 		return p.Cut
+	case atSessionStep:
+		return p.Side == SideMCP && p.Method != ""
 	default:
-		return p.Side == SideMCP
+		return p.Side == SideMCP && p.Method == ""
 	}
 }
 
 // times returns the Times the sweep arms k at p with: the point's own
-// occurrence, and — at the first occurrence of a request, a named cut point
-// or a tool call — every occurrence, which a retrying target meets again.
+// occurrence, and — at the first occurrence of a request, a named cut point,
+// a session step or a tool call — every occurrence, which a retrying target
+// meets again.
 func (k Kind) times(p Point) []fault.Times {
 	once := fault.Times{Nth: p.Nth}
 	if p.Nth == 1 {

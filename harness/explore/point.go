@@ -2,7 +2,9 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
 )
 
@@ -13,20 +15,23 @@ const (
 )
 
 // Point is one place in a clean run of a base scenario where a fault can go:
-// a model request (the request itself, or a cut inside its streamed answer)
-// or an MCP tools/call.
+// a model request (the request itself, or a cut inside its streamed answer),
+// an MCP session step (initialize, tools/list) or an MCP tools/call.
 type Point struct {
 	// Side is upstream or mcp.
 	Side string `json:"side"`
 	// Kind (initial, follow_up), Endpoint and Stream describe a model
 	// request; Nth is its occurrence among the clean run's requests of that
-	// kind, endpoint and stream flag — or, on the mcp side, among the calls
-	// of Tool.
+	// kind, endpoint and stream flag — or, on the mcp side, among the
+	// requests of Method, or else the calls of Tool.
 	Kind     string `json:"kind,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
 	Stream   bool   `json:"stream,omitempty"`
-	Tool     string `json:"tool,omitempty"`
-	Nth      int    `json:"nth"`
+	// Method is the session step of an mcp point (see ledger.SessionMethods);
+	// "" for a tools/call of Tool.
+	Method string `json:"method,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Nth    int    `json:"nth"`
 	// Cut is true for a point inside a streamed answer: the cut comes after
 	// Event of its Events events (0 is right after the headers).
 	Cut    bool `json:"cut,omitempty"`
@@ -59,8 +64,11 @@ func (p Point) named() bool {
 }
 
 // String describes the point, for example "follow_up chat stream #1, right
-// after the tool call" or "tools/call commit_write #1".
+// after the tool call", "mcp initialize #1" or "tools/call commit_write #1".
 func (p Point) String() string {
+	if p.Side == SideMCP && p.Method != "" {
+		return fmt.Sprintf("mcp %s #%d", p.Method, p.Nth)
+	}
 	if p.Side == SideMCP {
 		return fmt.Sprintf("tools/call %s #%d", p.Tool, p.Nth)
 	}
@@ -77,7 +85,10 @@ func (p Point) String() string {
 
 // Map returns the fault points of a clean run, in the order the run met
 // them: each model request (and, for a streamed answer, each event boundary
-// in it), then each MCP tools/call.
+// in it), then each MCP session step the run owned (a target's initialize
+// and tools/list at the run's own ledger: see run.Options.Isolate), then
+// each MCP tools/call. A session step is counted as the ledger counts a
+// fault's requests: refused ones too.
 func Map(h *history.History) []Point {
 	var out []Point
 	seen := map[string]int{}
@@ -94,6 +105,13 @@ func Map(h *history.History) []Point {
 			c := p
 			c.Cut, c.Event, c.Events, c.ContentEvents = true, k, u.Events, u.ContentEvents
 			out = append(out, c)
+		}
+	}
+	steps := map[string]int{}
+	for _, e := range h.MCP {
+		if (e.Kind == history.MCPSession || e.Kind == history.MCPSessionRefused) && slices.Contains(ledger.SessionMethods(), e.Detail) {
+			steps[e.Detail]++
+			out = append(out, Point{Side: SideMCP, Method: e.Detail, Nth: steps[e.Detail]})
 		}
 	}
 	calls := map[string]int{}

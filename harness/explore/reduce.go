@@ -52,7 +52,7 @@ func class(base string, s Schedule, failed []string) string {
 	parts := []string{base, strings.Join(slices.Sorted(slices.Values(failed)), ",")}
 	for _, a := range s {
 		p := a.Point
-		parts = append(parts, fmt.Sprintf("%s %s %s %t %s %d", p.Side, p.Kind, p.Endpoint, p.Stream, p.Tool, p.Nth))
+		parts = append(parts, fmt.Sprintf("%s %s %s %t %s %s %d", p.Side, p.Kind, p.Endpoint, p.Stream, p.Method, p.Tool, p.Nth))
 	}
 	return strings.Join(parts, "\x00")
 }

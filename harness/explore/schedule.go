@@ -42,11 +42,11 @@ func (s Schedule) without(i int) Schedule {
 	return append(out, s[i+1:]...)
 }
 
-// sameRequest reports whether a and b go to the same model request or tool
-// call, where only the first to fire could act.
+// sameRequest reports whether a and b go to the same model request, session
+// step or tool call, where only the first to fire could act.
 func sameRequest(a, b Armed) bool {
 	pa, pb := a.Point, b.Point
-	return pa.Side == pb.Side && pa.Kind == pb.Kind && pa.Endpoint == pb.Endpoint && pa.Stream == pb.Stream && pa.Tool == pb.Tool && pa.Nth == pb.Nth
+	return pa.Side == pb.Side && pa.Kind == pb.Kind && pa.Endpoint == pb.Endpoint && pa.Stream == pb.Stream && pa.Method == pb.Method && pa.Tool == pb.Tool && pa.Nth == pb.Nth
 }
 
 // faults returns the upstream and MCP faults of the schedule.
@@ -56,7 +56,7 @@ func (s Schedule) faults(kinds map[string]Kind, set Settings) (ups []upstream.Fa
 		p := a.Point
 		if k.mcp != nil {
 			f := k.mcp(p, set)
-			f.Tool, f.Times = p.Tool, a.Times
+			f.Method, f.Tool, f.Times = p.Method, p.Tool, a.Times
 			mcp = append(mcp, f)
 			continue
 		}

@@ -23,8 +23,10 @@ type fakesEnv struct {
 }
 
 // startFakes starts a ledger and an upstream fake, at addrs where set and on
-// 127.0.0.1 port 0 otherwise.
-func startFakes(annotations map[string]ledger.Annotations, now func() time.Time, addrs target.FakeAddrs) (*fakesEnv, error) {
+// 127.0.0.1 port 0 otherwise. With owner set the ledger is that run token's
+// own: everything arriving at it belongs to the run (see runtoken.Handler),
+// its session steps included.
+func startFakes(annotations map[string]ledger.Annotations, now func() time.Time, addrs target.FakeAddrs, owner string) (*fakesEnv, error) {
 	l, err := ledger.New(ledger.Config{Annotations: annotations, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("starting the ledger: %w", err)
@@ -35,7 +37,11 @@ func startFakes(annotations map[string]ledger.Annotations, now func() time.Time,
 		return nil, fmt.Errorf("starting the upstream fake: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", l)
+	var mcp http.Handler = l
+	if owner != "" {
+		mcp = runtoken.Handler(owner, l)
+	}
+	mux.Handle("/mcp", mcp)
 	lsrv, lurl, err := loopback.Serve(addrs.MCP, mux)
 	if err != nil {
 		l.Close()

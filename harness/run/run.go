@@ -50,6 +50,11 @@ type Options struct {
 	OnHistory func(*history.History)
 	// Logger receives what the harness does; nil discards.
 	Logger *slog.Logger
+	// Isolate runs every scenario as an isolated one (see
+	// scenario.Scenario.Isolated): on fakes and an instance of its own, so
+	// the target's MCP session steps (initialize, tools/list) are the run's
+	// and recorded in its history. Runs start slower.
+	Isolate bool
 }
 
 // Run runs every scenario on every target it applies to (see Applies), as
@@ -163,7 +168,7 @@ type runner struct {
 func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, serial bool) error {
 	var shared, isolated []job
 	for _, j := range jobs {
-		if j.s.Isolated() {
+		if r.isolated(j) {
 			isolated = append(isolated, j)
 		} else {
 			shared = append(shared, j)
@@ -171,7 +176,7 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 	}
 	do := func(env *fakesEnv, instances map[target.Target]target.Instance) func(j job) (*history.History, error) {
 		return func(j job) (*history.History, error) {
-			if j.s.Isolated() {
+			if r.isolated(j) {
 				return runIsolated(ctx, j, r.opts, addrs)
 			}
 			return runOne(ctx, j, env, instances[j.t], r.opts), nil
@@ -185,7 +190,7 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 	instances := map[target.Target]target.Instance{}
 	if len(shared) > 0 {
 		var err error
-		if env, err = startFakes(nil, r.opts.Now, addrs); err != nil {
+		if env, err = startFakes(nil, r.opts.Now, addrs, ""); err != nil {
 			return err
 		}
 		for _, j := range shared {
@@ -213,6 +218,9 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 	}
 	return nil
 }
+
+// isolated reports whether j runs on fakes and an instance of its own.
+func (r *runner) isolated(j job) bool { return r.opts.Isolate || j.s.Isolated() }
 
 // pool runs jobs on up to parallel workers, longest expected wait first.
 func (r *runner) pool(ctx context.Context, jobs []job, parallel int, do func(job) (*history.History, error)) {
@@ -286,10 +294,12 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 }
 
 // runIsolated runs s on fakes and an instance of t of its own, for
-// scenarios that set ledger-global annotations or gateway knobs.
+// scenarios that set ledger-global annotations, gateway knobs or MCP faults.
+// The run owns its ledger: every MCP message arriving there, the target's
+// session steps included (from its start on), is the run's.
 func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddrs) (*history.History, error) {
 	s, t := j.s, j.t
-	env, err := startFakes(s.Annotations, opts.Now, addrs)
+	env, err := startFakes(s.Annotations, opts.Now, addrs, runToken(opts.Seed, s, t, j.rep))
 	if err != nil {
 		return nil, err
 	}

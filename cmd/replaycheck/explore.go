@@ -84,10 +84,11 @@ The sweep runs in a fixed order; --depth 2 adds every pair of faults on
 different requests and --random N adds N random schedules of two or three
 faults, both drawn with --seed, so the same seed gives the same sweep. A
 target that hangs or dies on one cell fails that cell and the sweep goes on;
-Ctrl-C stops it and reports what was found so far.
+Ctrl-C stops it and reports what was found so far (exit 130).
 
 Exit codes: 0 nothing found, 1 a finding (or a base that fails clean), 2 bad
-usage or input, 3 the harness or the target could not run, or an interrupt.`,
+usage or input, 3 the harness or the target could not run, 130 interrupted
+(the reports hold what was found so far).`,
 		Example: `  # where can the built-in naive gateway duplicate a write?
   replaycheck explore --target builtin:naive
 
@@ -205,7 +206,8 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		}
 	}
 	if rep.Interrupted {
-		return fmt.Errorf("explore interrupted: %d cells not run; the report holds what was found so far", rep.Unrun)
+		fmt.Fprintf(opts.ErrOut, "explore interrupted: %d cells not run; the report holds what was found so far\n", rep.Unrun)
+		return interrupted{cause: context.Cause(ctx)}
 	}
 	if len(rep.Findings) > 0 {
 		return errRulesBroken

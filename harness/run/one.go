@@ -51,11 +51,15 @@ func runOne(ctx context.Context, j job, env *fakesEnv, inst target.Instance, opt
 }
 
 // newHistory starts the history of a run of s on inst with token: what the
-// scenario asks and how the target is set up.
+// scenario asks and how the target is set up (nil inst: an instance that
+// did not start, set up as nothing).
 func newHistory(s *scenario.Scenario, t target.Target, inst target.Instance, token string, start time.Time) *history.History {
 	h := &history.History{
 		Scenario: s.Name, File: s.File, Tags: s.Tags, Target: t.Name(), Token: token, Entry: scenario.Entry(token),
-		Started: start.UTC().Format(time.RFC3339Nano), Expect: s.Expect, Setup: inst.Limits(),
+		Started: start.UTC().Format(time.RFC3339Nano), Expect: s.Expect,
+	}
+	if inst != nil {
+		h.Setup = inst.Limits()
 	}
 	for _, st := range s.Script().Steps {
 		if st.Call != "" {

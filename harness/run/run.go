@@ -48,6 +48,10 @@ type Options struct {
 	// OnHistory, when set, is called with each history as its run ends, one
 	// call at a time.
 	OnHistory func(*history.History)
+	// OnEvent, when set, is told what the runner does (targets starting,
+	// runs starting; see Event), for a progress display. It may be called
+	// from several goroutines at once.
+	OnEvent func(Event)
 	// Logger receives what the harness does; nil discards.
 	Logger *slog.Logger
 	// Isolate runs every scenario as an isolated one (see
@@ -62,8 +66,10 @@ type Options struct {
 // then target order, then run order. The runs of a repeated scenario run in
 // parallel like any others, each with a token of its own, and their
 // histories say which run they are (History.Repetition). A scenario
-// that hangs or fails ends as a history with Error set; Run itself fails only
-// when the harness cannot run (a fake or a target cannot start).
+// that hangs or fails ends as a history with Error set, and so does an
+// isolated scenario whose own target instance does not start; Run itself
+// fails only when the harness cannot run (a fake cannot start, or a target
+// instance that scenarios share does not).
 //
 // Targets whose fakes listen on fixed addresses, or whose started process
 // listens on a fixed port, run after the others, on fakes of their own: first
@@ -197,7 +203,7 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 			if _, ok := instances[j.t]; ok {
 				continue
 			}
-			inst, err := j.t.Start(ctx, env.urls, nil)
+			inst, err := startTarget(ctx, r.opts, j.t, "", env, nil)
 			if err != nil {
 				env.Close()
 				closeAll(instances)
@@ -238,6 +244,7 @@ func (r *runner) pool(ctx context.Context, jobs []job, parallel int, do func(job
 		go func() {
 			defer wg.Done()
 			for j := range work {
+				r.opts.event(Event{Kind: EventRunStarted, Target: j.t.Name(), Scenario: j.s.Name, Run: j.rep, At: r.opts.Now()})
 				h, err := do(j)
 				if h != nil {
 					r.opts.Logger.Debug("scenario run ended", "scenario", h.Scenario, "target", h.Target, "token", h.Token, "duration", h.Duration.D(), "error", h.Error)
@@ -296,17 +303,29 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 // runIsolated runs s on fakes and an instance of t of its own, for
 // scenarios that set ledger-global annotations, gateway knobs or MCP faults.
 // The run owns its ledger: every MCP message arriving there, the target's
-// session steps included (from its start on), is the run's.
+// session steps included (from its start on), is the run's. An instance
+// that does not start fails this run only: its history's Error holds the
+// start error with the target's last output; an interrupt during the start
+// is returned as an error.
 func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddrs) (*history.History, error) {
 	s, t := j.s, j.t
-	env, err := startFakes(s.Annotations, opts.Now, addrs, runToken(opts.Seed, s, t, j.rep))
+	token := runToken(opts.Seed, s, t, j.rep)
+	env, err := startFakes(s.Annotations, opts.Now, addrs, token)
 	if err != nil {
 		return nil, err
 	}
-	inst, err := t.Start(ctx, env.urls, s.Gateway)
+	begin := opts.Now()
+	inst, err := startTarget(ctx, opts, t, s.Name, env, s.Gateway)
 	if err != nil {
 		env.Close()
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		h := newHistory(s, t, nil, token, begin)
+		h.Repetition = j.rep
+		h.Error = err.Error()
+		h.Duration = history.Duration(opts.Now().Sub(begin))
+		return h, nil
 	}
 	h := runOne(ctx, j, env, inst, opts)
 	// The fakes first: closing the ledger ends calls a target left running,

@@ -7,7 +7,13 @@
 set -u
 MODE=$1
 RC=${RC:-replaycheck}
-D=$(mktemp -d); cd "$D"
+# A relative path (./bin/replaycheck) is taken from where the script was
+# started, before it moves into its scratch directory.
+case $RC in */*) RC=$(cd "$(dirname "$RC")" && pwd)/$(basename "$RC") ;; esac
+D=$(mktemp -d)
+# The scratch directory goes with the script, and so do the processes it started.
+trap 'kill ${GWPID:-} ${SERVE:-} 2>/dev/null; rm -rf "$D"' EXIT
+cd "$D"
 export LITELLM_MASTER_KEY=sk-seed-run
 UP=18765; MCP=18766; GW=14000
 # The ports are fixed, as in the seed: refuse to run next to anything already
@@ -58,4 +64,3 @@ echo "wc -l: $(wc -l < ledger.txt)"; sort upstream.log | uniq -c
 stop_gw
 kill -INT $SERVE; wait $SERVE
 echo "--- gateway banner:"; head -8 gw.out
-echo "--- files in $D"

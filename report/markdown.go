@@ -74,7 +74,7 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "%s\n\n", TotalLine(s))
+	fmt.Fprintf(&b, "%s\n\n", mdName(TotalLine(s)))
 	if lines := append(BaselineLines(s), NoteLines(s)...); len(lines) > 0 {
 		for _, l := range lines {
 			b.WriteString("- " + mdEscape(l) + "\n")
@@ -104,10 +104,10 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 	for k, n := range order {
 		r := s.Results[n]
 		c := r.Counts
-		cells := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
+		cells := []string{string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
 		if rep {
-			cells = slices.Insert(cells, 3, runsCell(r))
+			cells = slices.Insert(cells, 1, runsCell(r))
 		}
 		if s.Baseline != nil {
 			cells = append(cells, baselineCell(baselineOf(s, n)))
@@ -115,6 +115,7 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		for i := range cells {
 			cells[i] = mdEscape(cells[i])
 		}
+		cells = append([]string{mdName(r.History.Scenario), mdName(r.History.Target)}, cells...)
 		row := "| " + strings.Join(cells, " | ") + " |\n"
 		if rows.Len()+len(row) > budget {
 			rowsLeft = len(order) - k
@@ -197,7 +198,7 @@ func markdownDetails(s Suite, n int) string {
 	case bv != nil && bv.Status == baseline.New:
 		verdict += " (not in the baseline)"
 	}
-	fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdEscape(h.Scenario), mdEscape(h.Target), verdict)
+	fmt.Fprintf(&b, "\n### %s on %s: %s\n\n", mdName(h.Scenario), mdName(h.Target), verdict)
 	if run := shownRun(r); run != "" {
 		fmt.Fprintf(&b, "Checks and timeline of %s.\n\n", run)
 	}
@@ -212,7 +213,7 @@ func markdownDetails(s Suite, n int) string {
 	}
 	b.WriteString("\n<details><summary>timeline</summary>\n\n```\n")
 	for _, l := range Timeline(h) {
-		b.WriteString(l + "\n")
+		b.WriteString(TerminalText(l) + "\n")
 	}
 	if lines := UpstreamCounts(r); len(lines) > 0 {
 		b.WriteString("\nupstream (sort | uniq -c):\n")
@@ -224,7 +225,10 @@ func markdownDetails(s Suite, n int) string {
 	return b.String()
 }
 
+// mdEscape renders text (a message, a note) for a Markdown line or table
+// cell: on one line, its pipes escaped and its control characters escaped
+// as by TerminalText.
 func mdEscape(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
+	return TerminalText(strings.ReplaceAll(s, "\n", " "))
 }

@@ -109,6 +109,8 @@ func TestFormats(t *testing.T) {
 	checkGoldenFormats(t, fixture, []goldenFormat{
 		{"table.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{}) }},
 		{"table-verbose.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{Verbose: true}) }},
+		{"table-timelines.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{Timelines: true}) }},
+		{"table-quiet.golden", func(b *bytes.Buffer, s Suite) error { return WriteTable(b, s, TableOptions{Quiet: true}) }},
 		{"junit.golden.xml", func(b *bytes.Buffer, s Suite) error { return WriteJUnit(b, s) }},
 		{"report.golden.json", func(b *bytes.Buffer, s Suite) error { return WriteJSON(b, s) }},
 		{"summary.golden.md", func(b *bytes.Buffer, s Suite) error { return WriteMarkdown(b, s) }},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -14,16 +15,85 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
-// TableOptions shape the terminal report.
+// TableOptions shape the terminal report. The zero value writes the table,
+// the total and the failures' details.
 type TableOptions struct {
-	// Verbose prints every scenario's timeline, not only the failures'.
+	// Verbose (-v) adds one line for each passing result and the timelines
+	// of failures a baseline lists as known.
 	Verbose bool
+	// Timelines (-vv) writes every result's details and timeline, passing
+	// ones too; it implies Verbose.
+	Timelines bool
+	// Quiet leaves out the table, the notes and the timelines: the total
+	// line, the baseline's lines and each failure's checks, so that the
+	// output grows with the failures, not with the suite.
+	Quiet bool
+	// Width is the terminal's width in columns: the table's scenario and
+	// failed-checks cells are cut (…) to fit it where they can. 0 leaves
+	// the table as wide as its cells.
+	Width int
 }
 
 // WriteTable writes the terminal report: a table with one row per scenario
 // and target, the one-line total, and for each scenario that did not pass its
-// failed checks (expected versus observed) and a compact timeline.
+// failed checks (expected versus observed) and a compact timeline. Names and
+// output lines are made safe for a terminal (see TerminalText).
 func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
+	if opts.Timelines {
+		opts.Verbose = true
+	}
+	if !opts.Quiet {
+		if err := writeGrid(w, s, opts.Width); err != nil {
+			return err
+		}
+	}
+	var b strings.Builder
+	b.WriteString(TerminalText(TotalLine(s)) + "\n")
+	for _, l := range BaselineLines(s) {
+		b.WriteString(TerminalText(l) + "\n")
+	}
+	if !opts.Quiet {
+		for _, l := range NoteLines(s) {
+			b.WriteString(TerminalText(l) + "\n")
+		}
+	}
+	var passed []string
+	for i, r := range s.Results {
+		if r.Verdict == rules.Pass && !opts.Timelines {
+			if opts.Verbose && !opts.Quiet {
+				passed = append(passed, passLine(r))
+			}
+			continue
+		}
+		b.WriteString("\n")
+		bv := baselineOf(s, i)
+		// A known failure was accepted: its checks, and its timeline only on request.
+		timeline := opts.Verbose || bv == nil || bv.Status != baseline.Known
+		writeDetails(&b, r, bv, timeline && !opts.Quiet)
+	}
+	if len(passed) > 0 {
+		b.WriteString("\n")
+		for _, l := range passed {
+			b.WriteString(l + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// passLine renders a passing result on one line: what held and its counts.
+func passLine(r rules.Result) string {
+	h, c := r.History, r.Counts
+	line := fmt.Sprintf("PASS %s on %s: %s held; writes %d, upstream %d, MCP calls %d",
+		TerminalText(h.Scenario), TerminalText(h.Target), plural(len(r.Verdicts), "check"), c.Writes, c.Initial+c.FollowUp, c.MCPCalls)
+	if run := shownRun(r); run != "" {
+		line += " (" + run + ")"
+	}
+	return line + " in " + round(h.Duration.D())
+}
+
+// writeGrid writes the table of results, fitted to width columns (0: any).
+func writeGrid(w io.Writer, s Suite, width int) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
@@ -38,10 +108,10 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 	if s.Baseline != nil {
 		header = append(header, "BASELINE")
 	}
-	t.Header(header)
+	rows := make([][]string, 0, len(s.Results))
 	for i, r := range s.Results {
 		c := r.Counts
-		row := []string{r.History.Scenario, r.History.Target, string(r.Verdict), statuses(r),
+		row := []string{TerminalText(r.History.Scenario), TerminalText(r.History.Target), string(r.Verdict), statuses(r),
 			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
 		if rep {
 			row = slices.Insert(row, 3, runsCell(r))
@@ -49,6 +119,12 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 		if s.Baseline != nil {
 			row = append(row, baselineCell(baselineOf(s, i)))
 		}
+		rows = append(rows, row)
+	}
+	// The scenario and the failed checks are the cells that grow.
+	fitColumns(header, rows, width, 0, slices.Index(header, "FAILED"))
+	t.Header(header)
+	for _, row := range rows {
 		if err := t.Append(row); err != nil {
 			return fmt.Errorf("writing table: %w", err)
 		}
@@ -56,25 +132,56 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	var b strings.Builder
-	b.WriteString(TotalLine(s) + "\n")
-	for _, l := range BaselineLines(s) {
-		b.WriteString(l + "\n")
+	return nil
+}
+
+// minCut is the narrowest a cut column becomes.
+const minCut = 12
+
+// fitColumns cuts the cells of the columns shrink (widest first, each to no
+// less than minCut or its header) so that a table of header and rows drawn
+// with borders fits width columns; 0 means any width. A table that cannot
+// fit is cut as far as it can be.
+func fitColumns(header []string, rows [][]string, width int, shrink ...int) {
+	if width <= 0 {
+		return
 	}
-	for _, l := range NoteLines(s) {
-		b.WriteString(l + "\n")
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
 	}
-	for i, r := range s.Results {
-		if r.Verdict == rules.Pass && !opts.Verbose {
-			continue
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
-		b.WriteString("\n")
-		bv := baselineOf(s, i)
-		// A known failure was accepted: its checks, and its timeline only on request.
-		writeDetails(&b, r, bv, opts.Verbose || bv == nil || bv.Status != baseline.Known)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	// "│ cell " per column and the closing "│".
+	total := 3*len(widths) + 1
+	for _, w := range widths {
+		total += w
+	}
+	for total > width {
+		col, floor := -1, 0
+		for _, i := range shrink {
+			f := max(minCut, utf8.RuneCountInString(header[i]))
+			if i >= 0 && widths[i] > f && (col < 0 || widths[i] > widths[col]) {
+				col, floor = i, f
+			}
+		}
+		if col < 0 {
+			break
+		}
+		cut := min(total-width, widths[col]-floor)
+		widths[col] -= cut
+		total -= cut
+	}
+	for _, row := range rows {
+		for _, i := range shrink {
+			if i >= 0 && utf8.RuneCountInString(row[i]) > widths[i] {
+				row[i] = string([]rune(row[i])[:widths[i]-1]) + "…"
+			}
+		}
+	}
 }
 
 // writeDetails writes one result's checks that did not pass, marking those
@@ -89,9 +196,9 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 	case bv != nil && bv.Status == baseline.New:
 		head += " (not in the baseline)"
 	}
-	fmt.Fprintf(b, "%s %s on %s", head, h.Scenario, h.Target)
+	fmt.Fprintf(b, "%s %s on %s", head, TerminalText(h.Scenario), TerminalText(h.Target))
 	if h.File != "" {
-		fmt.Fprintf(b, " (%s)", h.File)
+		fmt.Fprintf(b, " (%s)", TerminalText(h.File))
 	}
 	fmt.Fprintf(b, " token %s", h.Token)
 	if run := shownRun(r); run != "" {
@@ -107,14 +214,14 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 		if v.Status != rules.Pass && known(bv, v.Check) {
 			note = " (in the baseline)"
 		}
-		fmt.Fprintf(b, "  %-4s %s: %s%s\n", mark, v.Check, v.Message, note)
+		fmt.Fprintf(b, "  %-4s %s: %s%s\n", mark, v.Check, indentLines(v.Message), note)
 	}
 	if !timeline {
 		return
 	}
 	b.WriteString("  timeline:\n")
 	for _, l := range Timeline(h) {
-		b.WriteString("    " + l + "\n")
+		b.WriteString("    " + TerminalText(l) + "\n")
 	}
 	if lines := UpstreamCounts(r); len(lines) > 0 {
 		b.WriteString("  upstream (sort | uniq -c):\n")
@@ -130,15 +237,15 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 			if lines := lastLines(o.text, 5); len(lines) > 0 {
 				fmt.Fprintf(b, "  client %s (last lines):\n", o.name)
 				for _, l := range lines {
-					b.WriteString("    | " + l + "\n")
+					b.WriteString("    | " + outputText(l) + "\n")
 				}
 			}
 		}
 	}
 	if len(h.TargetOutput) > 0 {
-		fmt.Fprintf(b, "  %s output during the run (last lines):\n", h.Target)
+		fmt.Fprintf(b, "  %s output during the run (last lines):\n", TerminalText(h.Target))
 		for _, l := range h.TargetOutput {
-			b.WriteString("    | " + l + "\n")
+			b.WriteString("    | " + outputText(l) + "\n")
 		}
 	}
 }
@@ -153,6 +260,16 @@ func NoteLines(s Suite) []string {
 		}
 	}
 	return out
+}
+
+// indentLines renders a message that spans lines (a start error with the
+// target's output) under its check, each line escaped for a terminal.
+func indentLines(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		lines[i] = outputText(l)
+	}
+	return strings.Join(lines, "\n       ")
 }
 
 // lastLines returns the last n non-empty lines of text.

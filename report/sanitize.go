@@ -57,15 +57,19 @@ func outputText(s string) string {
 	return TerminalText(ansiSequence.ReplaceAllString(s, ""))
 }
 
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
 // mdName renders a name (a scenario's, a target's) as literal Markdown text
 // on one line: control characters escaped as by TerminalText and every
 // character Markdown or HTML would read as markup backslash-escaped, so a
 // name renders as written and cannot open a link, a tag or a code span.
 func mdName(s string) string {
-	s = TerminalText(s)
+	rs := []rune(TerminalText(s))
 	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_[]<>|~&", r) {
+	for i, r := range rs {
+		// An underscore inside a word (fault_on) is not emphasis.
+		inWord := r == '_' && i > 0 && i < len(rs)-1 && wordRune(rs[i-1]) && wordRune(rs[i+1])
+		if strings.ContainsRune("\\`*_[]<>|~&", r) && !inWord {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)

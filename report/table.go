@@ -42,7 +42,7 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 	if opts.Timelines {
 		opts.Verbose = true
 	}
-	if !opts.Quiet {
+	if !opts.Quiet && len(s.Results) > 0 {
 		if err := writeGrid(w, s, opts.Width); err != nil {
 			return err
 		}

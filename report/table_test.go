@@ -165,3 +165,19 @@ func TestTerminalText(t *testing.T) {
 		})
 	}
 }
+
+func TestMDName(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{name: "underscore inside a word", in: "seed chat fault_on", want: "seed chat fault_on"},
+		{name: "emphasis", in: "_a_ *b*", want: `\_a\_ \*b\*`},
+		{name: "html and links", in: "<b>[x](y)", want: `\<b\>\[x\](y)`},
+		{name: "pipe and newline", in: "a|b\nc", want: `a\|b\\nc`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mdName(tt.in); got != tt.want {
+				t.Errorf("mdName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -85,8 +85,8 @@ func runBaseline(ctx context.Context, opts *baselineOptions) error {
 		}
 		where = opts.Output
 	}
-	if ro.Verbose {
-		if err := report.WriteTable(ro.Out, suite, report.TableOptions{Verbose: true}); err != nil {
+	if ro.Verbose > 0 {
+		if err := report.WriteTable(ro.Out, suite, report.TableOptions{Verbose: true, Timelines: ro.Verbose > 1}); err != nil {
 			return err
 		}
 	} else {

@@ -31,6 +31,8 @@ func TestRunRepeat(t *testing.T) {
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, out, errOut)
 			}
+			// The table on stdout, the progress lines on stderr.
+			out += errOut
 			for _, w := range tt.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q:\n%s", w, out)

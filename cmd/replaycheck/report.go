@@ -8,28 +8,70 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/report"
 )
 
-// reportFiles are the report files a command writes; "" writes none.
+// reportFiles are the report files a command writes; "" writes none, and
+// stdoutName ("-") writes that report to Stdout.
 type reportFiles struct {
 	JUnit    string
 	JSON     string
 	Markdown string
-	// Getenv reads the environment ($GITHUB_STEP_SUMMARY); nil means
-	// os.Getenv.
+	// Getenv reads the environment ($GITHUB_STEP_SUMMARY, $COLUMNS); nil
+	// means os.Getenv.
 	Getenv func(string) string
+	// Stdout receives the report named stdoutName; the command sets it.
+	Stdout io.Writer
 }
+
+// stdoutName is the report file name that means stdout.
+const stdoutName = "-"
 
 // addReportFlags adds --junit, --json and --markdown.
 func addReportFlags(cmd *cobra.Command, files *reportFiles) {
 	f := cmd.Flags()
-	f.StringVar(&files.JUnit, "junit", "", "write a JUnit XML report to FILE")
-	f.StringVar(&files.JSON, "json", "", "write the histories and verdicts as JSON to FILE")
-	f.StringVar(&files.Markdown, "markdown", "", "write a Markdown summary to FILE (appended when FILE is $GITHUB_STEP_SUMMARY)")
+	f.StringVar(&files.JUnit, "junit", "", "write a JUnit XML report to FILE (- for stdout)")
+	f.StringVar(&files.JSON, "json", "", "write the histories and verdicts as JSON to FILE (- for stdout)")
+	f.StringVar(&files.Markdown, "markdown", "", "write a Markdown summary to FILE (- for stdout; appended when FILE is $GITHUB_STEP_SUMMARY)")
+}
+
+// toStdout names the flag of the report written to stdout; "" for none.
+func (files reportFiles) toStdout() string {
+	for _, f := range files.named() {
+		if f.path == stdoutName {
+			return f.flag
+		}
+	}
+	return ""
+}
+
+// checkStdout refuses more than one report on stdout.
+func (files reportFiles) checkStdout() error {
+	var flags []string
+	for _, f := range files.named() {
+		if f.path == stdoutName {
+			flags = append(flags, f.flag+" -")
+		}
+	}
+	if len(flags) > 1 {
+		return asUsage(fmt.Errorf("%s: only one report can be written to stdout; give the others a FILE", strings.Join(flags, " and ")))
+	}
+	return nil
+}
+
+func (files reportFiles) named() []struct{ flag, path string } {
+	return []struct{ flag, path string }{{"--junit", files.JUnit}, {"--json", files.JSON}, {"--markdown", files.Markdown}}
+}
+
+func (files reportFiles) getenv() func(string) string {
+	if files.Getenv == nil {
+		return os.Getenv
+	}
+	return files.Getenv
 }
 
 // write renders suite into each requested file. JUnit and JSON replace
@@ -38,10 +80,7 @@ func addReportFlags(cmd *cobra.Command, files *reportFiles) {
 // appended to $GITHUB_STEP_SUMMARY, which other steps share, and capped so
 // that the file stays under GitHub's 1 MiB limit.
 func (files reportFiles) write(suite report.Suite) error {
-	getenv := files.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	getenv := files.getenv()
 	var errs []error
 	for _, out := range []struct {
 		path  string
@@ -58,17 +97,39 @@ func (files reportFiles) write(suite report.Suite) error {
 			errs = append(errs, err)
 			continue
 		}
+		if out.path == stdoutName {
+			errs = append(errs, files.writeStdout(b.Bytes()))
+			continue
+		}
 		if err := replaceFile(out.path, b.Bytes()); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if files.Markdown != "" {
+	if files.Markdown == stdoutName {
+		var b bytes.Buffer
+		if err := report.WriteMarkdown(&b, suite); err != nil {
+			errs = append(errs, err)
+		} else {
+			errs = append(errs, files.writeStdout(b.Bytes()))
+		}
+	} else if files.Markdown != "" {
 		if err := writeMarkdown(files.Markdown, isStepSummary(files.Markdown, getenv("GITHUB_STEP_SUMMARY")), suite); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("writing reports: %w", errors.Join(errs...))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("writing reports: %w", err)
+	}
+	return nil
+}
+
+// writeStdout writes a report to Stdout.
+func (files reportFiles) writeStdout(b []byte) error {
+	if files.Stdout == nil {
+		return errors.New("writing a report to stdout: no stdout")
+	}
+	if _, err := files.Stdout.Write(b); err != nil {
+		return fmt.Errorf("writing a report to stdout: %w", err)
 	}
 	return nil
 }
@@ -216,6 +277,14 @@ Exit codes:
 
 // runReportMerge reads, merges and writes the reports.
 func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
+	if err := opts.checkStdout(); err != nil {
+		return err
+	}
+	opts.Stdout = opts.Out
+	table := opts.Out
+	if opts.toStdout() != "" {
+		table = opts.ErrOut
+	}
 	suites := make([]report.Suite, len(opts.Inputs))
 	for i, path := range opts.Inputs {
 		s, err := readReport(path)
@@ -228,7 +297,7 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	if err := report.WriteTable(opts.Out, merged, report.TableOptions{Verbose: opts.Verbose}); err != nil {
+	if err := report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose}); err != nil {
 		return err
 	}
 	if err := opts.write(merged); err != nil {

@@ -180,8 +180,8 @@ func TestInterruptWritesReports(t *testing.T) {
 // earlier steps wrote to, and replaces any other file.
 func TestMarkdownStepSummary(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "saved.json")
-	if _, _, errOut := execute(t, "run", "../../scenarios/seed/no-fault-chat.yaml", "--json", saved); errOut != "" {
-		t.Fatal(errOut)
+	if code, _, errOut := execute(t, "run", "../../scenarios/seed/no-fault-chat.yaml", "--json", saved); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	const earlier = "## an earlier step\n"
 	tests := []struct {

@@ -27,11 +27,18 @@ Exit codes:
 		Example: `  # run the built-in suite on the built-in guarded gateway
   replaycheck run
 
+  # which replaycheck this is (as 'replaycheck version')
+  replaycheck --version
+
   # run the fakes standalone for a hand-made reproduction
   replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir .`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `replaycheck version` does.
+		Version: versionString(),
 	}
+	// Cobra parses it as a template: braces would be read as actions.
+	root.SetVersionTemplate(strings.NewReplacer("{{", `{{"{{"}}`).Replace(versionLine()))
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,8 +36,12 @@ type runOptions struct {
 	Shard    string
 	Filter   string
 	Tags     []string
-	Verbose  bool
-	Seed     string
+	// Verbose is how many -v were given: 1 adds a line per passing
+	// scenario, 2 every scenario's timeline.
+	Verbose int
+	// Quiet prints only the total line and the failures (-q).
+	Quiet bool
+	Seed  string
 	// Repeat multiplies every scenario's runs and allowed failures
 	// (--repeat); 0 means 1.
 	Repeat int
@@ -55,9 +58,15 @@ type runOptions struct {
 	ErrOut io.Writer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Terminal reports whether Out is a terminal (progress in place); nil
-	// means detect it.
+	// Terminal reports whether ErrOut is a terminal (progress in place);
+	// nil means detect it.
 	Terminal *bool
+	// Width is the terminal's width in columns for the table; 0 means
+	// detect it (none when the table does not go to a terminal).
+	Width int
+	// Heartbeat ticks the progress display's look at slow target starts and
+	// runs; nil means a ticker of tickEvery.
+	Heartbeat <-chan time.Time
 }
 
 func newRunCmd() *cobra.Command {
@@ -100,7 +109,20 @@ for every scenario (a scenario without repeat runs M times, none may fail).
 Reports show the rate ("3 of 20 runs failed: writes 2 (runs 4, 9, 17)") and
 the first failing run; the JSON report keeps every run's history.
 
-Reports: --junit, --json and --markdown are written whatever the outcome.
+Output: progress goes to stderr: a line per finished scenario run (in place
+on a terminal), and a heartbeat at most every 10s while a target takes more
+than 2s to start ("waiting for target litellm to be ready… 12s", then "target
+litellm ready in 12.3s") or a run more than 5s ("still running: …"). The
+table, the total line and the failures' checks and timelines go to stdout.
+-q leaves out the table and the per-scenario lines: the total line and the
+failures' checks, however large the suite (heartbeats stay). -v adds one line
+per passing scenario, -vv every scenario's timeline. On a terminal the table
+is cut to its width ($COLUMNS when set). Names are printed with control
+characters escaped (\n, \x1b).
+
+Reports: --junit, --json and --markdown are written whatever the outcome;
+FILE - writes that report to stdout instead (one report at most), and the
+table and total then go to stderr, so 'run --json - | jq' reads only JSON.
 A run that does not complete (exit 2, 3 or 130) writes them too, with what
 ended before it stopped and the error: a testcase with an <error> in JUnit,
 a banner in Markdown, the "abort" field in JSON; runs an interrupt cut short
@@ -108,6 +130,15 @@ are named there, not judged. --markdown "$GITHUB_STEP_SUMMARY" appends (other
 steps share that file) and every summary lists failures first and stays
 under GitHub's 1 MiB limit, counting the rows left out. Shards' JSON reports
 merge into one with 'replaycheck report merge'.
+
+Sharding: --shard I/N of fewer than N scenarios leaves some shards empty; an
+empty shard says "shard I/N selects no scenario", writes empty reports and
+exits 0, so a CI matrix may be larger than the suite.
+
+Isolated scenarios (gateway knobs, annotations, MCP faults) start a target
+instance of their own: one that does not start fails that scenario only,
+with the start error and the target's last output lines; a target instance
+that scenarios share and that does not start ends the run (exit 3).
 
 Exit codes:
   0    every rule held; with --baseline, every check that failed is listed
@@ -124,6 +155,9 @@ Exit codes:
 
   # one CI shard of three, with JUnit and a Markdown summary
   replaycheck run --shard 2/3 --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY"
+
+  # a large suite in CI: only the total and the failures, the JSON on stdout
+  replaycheck run -q --json - | jq '.results | length'
 
   # the seed scenarios on a proxy started from a target file, and on LiteLLM
   replaycheck run scenarios/seed --target targets/gateway-process.yaml
@@ -147,6 +181,8 @@ Exit codes:
 	addReportFlags(cmd, &opts.reportFiles)
 	f := cmd.Flags()
 	f.StringVar(&opts.Baseline, "baseline", "", "known failures (replaycheck baseline): fail only on new ones and on entries that now pass")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the total line and the failures' checks (no table, no line per scenario)")
+	cmd.MarkFlagsMutuallyExclusive("quiet", "verbose")
 	return cmd
 }
 
@@ -160,7 +196,7 @@ func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f.StringVar(&opts.Shard, "shard", "", "run shard I of N (I/N, 1-based) of the scenarios sorted by name")
 	f.StringVar(&opts.Filter, "filter", "", "run only scenarios whose name matches this regular expression")
 	f.StringArrayVar(&opts.Tags, "tag", nil, "run only scenarios with this tag (repeatable: any of them)")
-	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
+	f.CountVarP(&opts.Verbose, "verbose", "v", "-v: a line for each passing scenario too; -vv: every scenario's timeline")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the run tokens")
 	opts.Repeat = 1
 	f.Var((*runCount)(&opts.Repeat), "repeat", "run every scenario N times its own repeat (each run with its own token) and judge the rate; expect.allow_failures is multiplied too")
@@ -174,8 +210,9 @@ func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 func runRun(ctx context.Context, opts *runOptions) error {
 	var known *baseline.Baseline
 	var suite report.Suite
-	var err error
-	if opts.Baseline != "" {
+	err := opts.checkStdout()
+	opts.Stdout = opts.Out
+	if err == nil && opts.Baseline != "" {
 		b, lerr := baseline.Load(opts.Baseline)
 		if lerr != nil {
 			err = asUsage(lerr)
@@ -212,7 +249,7 @@ func reportAbort(opts *runOptions, suite report.Suite, known *baseline.Baseline,
 	}
 	var errs []error
 	if len(suite.Results) > 0 {
-		errs = append(errs, report.WriteTable(opts.Out, suite, report.TableOptions{Verbose: opts.Verbose}))
+		errs = append(errs, report.WriteTable(opts.tableOut(), suite, opts.tableOptions()))
 	}
 	errs = append(errs, opts.write(suite))
 	return errors.Join(append([]error{err}, errs...)...)
@@ -281,6 +318,12 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	}
 	picked := run.Select(all, sel)
 	if len(picked) == 0 {
+		whole := run.Select(all, run.Selection{Filter: sel.Filter, Tags: sel.Tags})
+		if sel.Shards > 1 && len(whole) > 0 {
+			// A CI matrix larger than the suite: this shard has nothing to do.
+			fmt.Fprintf(opts.tableOut(), "shard %d/%d selects no scenario (%d in the selection): nothing to run\n", sel.Shard, sel.Shards, len(whole))
+			return report.Suite{Run: runInfo(opts)}, nil
+		}
 		return report.Suite{}, asUsage(fmt.Errorf("no scenario matches the selection (%d loaded)", len(all)))
 	}
 	runs, err := plannedRuns(opts.Out, picked, targets, opts.Repeat)
@@ -288,6 +331,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 		return report.Suite{}, err
 	}
 	p := newProgress(opts, runs)
+	p.beat(opts.Heartbeat)
 	results := make(map[*history.History]rules.Result, runs)
 	// cut are the runs that ended after an interrupt: cut short by it, so
 	// not judged.
@@ -295,6 +339,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	start := opts.Now()
 	hs, err := run.Run(ctx, picked, run.Options{
 		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now, Repeat: opts.Repeat,
+		OnEvent: p.event,
 		// The runner calls this one at a time, as each run ends: each
 		// history is checked once, here, for the progress line and the suite.
 		OnHistory: func(h *history.History) {
@@ -376,7 +421,7 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 	if suite.Run == nil {
 		suite.Run = runInfo(opts)
 	}
-	if err := report.WriteTable(opts.Out, suite, report.TableOptions{Verbose: opts.Verbose}); err != nil {
+	if err := report.WriteTable(opts.tableOut(), suite, opts.tableOptions()); err != nil {
 		return err
 	}
 	if err := opts.write(suite); err != nil {
@@ -443,61 +488,20 @@ func durationSince(now func() time.Time, start time.Time) history.Duration {
 	return history.Duration(now().Sub(start))
 }
 
-// progress reports scenarios as they finish: in place on a terminal, one
-// plain line each otherwise.
-type progress struct {
-	mu       sync.Mutex
-	w        io.Writer
-	terminal bool
-	total    int
-	n        int
-	failed   int
+// tableOut is where the table and the total line go: stdout, or stderr
+// when a report is written to stdout (FILE -).
+func (opts *runOptions) tableOut() io.Writer {
+	if opts.reportFiles.toStdout() != "" {
+		return opts.ErrOut
+	}
+	return opts.Out
 }
 
-func newProgress(opts *runOptions, total int) *progress {
-	term := isTerminal(opts.Out)
-	if opts.Terminal != nil {
-		term = *opts.Terminal
+// tableOptions are the table's options from -q, -v and the terminal.
+func (opts *runOptions) tableOptions() report.TableOptions {
+	width := opts.Width
+	if width == 0 {
+		width = terminalWidth(opts.tableOut(), opts.getenv())
 	}
-	return &progress{w: opts.Out, terminal: term, total: total}
-}
-
-// done reports one finished, checked run; it is called one at a time.
-func (p *progress) done(r rules.Result) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.n++
-	h, v := r.History, r.Verdict
-	if v != rules.Pass {
-		p.failed++
-	}
-	if p.terminal {
-		fmt.Fprintf(p.w, "\r\033[K[%d/%d] %d not passing · %s %s", p.n, p.total, p.failed, v, h.Scenario)
-		return
-	}
-	run := ""
-	if rp := h.Repetition; rp != nil {
-		run = fmt.Sprintf(" run %d/%d", rp.Index, rp.Of)
-	}
-	fmt.Fprintf(p.w, "[%d/%d] %-7s %s on %s%s (%s)\n", p.n, p.total, v, h.Scenario, h.Target, run, h.Duration.D().Round(time.Millisecond))
-}
-
-func (p *progress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.terminal && p.n > 0 {
-		fmt.Fprint(p.w, "\r\033[K")
-	} else if p.n > 0 {
-		fmt.Fprintln(p.w)
-	}
-}
-
-// isTerminal reports whether w is a character device.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return report.TableOptions{Verbose: opts.Verbose >= 1, Timelines: opts.Verbose >= 2, Quiet: opts.Quiet, Width: width}
 }

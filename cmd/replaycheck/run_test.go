@@ -32,10 +32,14 @@ func TestRunSeedOnGuardedPasses(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"seed chat fault_on", "10 scenarios on builtin:guarded: 10 pass, 0 fail, 0 unknown", "[10/10]"} {
+	for _, want := range []string{"seed chat fault_on", "10 scenarios on builtin:guarded: 10 pass, 0 fail, 0 unknown"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// Progress goes to stderr.
+	if !strings.Contains(errOut, "[10/10]") || strings.Contains(out, "[10/10]") {
+		t.Errorf("progress lines not on stderr only:\nstdout:\n%s\nstderr:\n%s", out, errOut)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -15,10 +16,16 @@ func newVersionCmd() *cobra.Command {
 		Example: "  replaycheck version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "replaycheck %s %s/%s %s\n", versionString(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+			_, err := io.WriteString(cmd.OutOrStdout(), versionLine())
 			return err
 		},
 	}
+}
+
+// versionLine is what `replaycheck version` and `replaycheck --version`
+// print: "replaycheck VERSION OS/ARCH GOVERSION" and a newline.
+func versionLine() string {
+	return fmt.Sprintf("replaycheck %s %s/%s %s\n", versionString(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
 // versionString is replaycheck's version: the one set at build time, else

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/report"
+)
+
+// TestVersionFlag: --version prints what the version command prints.
+func TestVersionFlag(t *testing.T) {
+	code, flag, errOut := execute(t, "--version")
+	if code != exitOK {
+		t.Fatalf("--version: exit %d\n%s", code, errOut)
+	}
+	_, cmd, _ := execute(t, "version")
+	if flag != cmd || !strings.HasPrefix(flag, "replaycheck ") {
+		t.Errorf("--version printed %q, version printed %q", flag, cmd)
+	}
+}
+
+// TestRunOutputModes covers what run prints where: -q, -v, -vv, a report
+// on stdout (the table then on stderr) and an empty shard.
+func TestRunOutputModes(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "run.json")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		// stdout and stderr must hold want*, and not notWant*.
+		wantOut, notWantOut, wantErr, notWantErr []string
+		// stdoutIs parses stdout as a report format: json, junit, markdown.
+		stdoutIs string
+	}{
+		{
+			name: "quiet", args: []string{"run", "../../scenarios/seed", "--target", "builtin:naive", "-q"}, wantCode: exitRuleBroken,
+			wantOut:    []string{"10 scenarios on builtin:naive: 6 pass, 4 fail", "FAIL seed chat fault_on on builtin:naive", "FAIL writes: expected 1 write, observed 3"},
+			notWantOut: []string{"┌", "SCENARIO", "timeline:", "PASS "}, notWantErr: []string{"[1/10]", "[10/10]"},
+		},
+		{
+			name: "quiet and verbose", args: []string{"run", "../../scenarios/seed", "-q", "-v"}, wantCode: exitBadUsage,
+			wantErr: []string{"quiet", "verbose"},
+		},
+		{
+			name: "verbose: passes on one line", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "-v"}, wantCode: exitOK,
+			wantOut: []string{"PASS seed chat fault_on on builtin:guarded: ", "checks held; writes 1, upstream 2, MCP calls 1 in "}, notWantOut: []string{"timeline:"},
+		},
+		{
+			name: "-vv: every timeline", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "-vv"}, wantCode: exitOK,
+			wantOut: []string{"PASS seed chat fault_on on builtin:guarded (", "timeline:"},
+		},
+		{
+			name: "json on stdout", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--json", "-"}, wantCode: exitOK, stdoutIs: "json",
+			wantErr: []string{"┌", "1 scenario on builtin:guarded: 1 pass"},
+		},
+		{
+			name: "junit on stdout", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--junit", "-", "--json", js}, wantCode: exitOK, stdoutIs: "junit",
+			wantErr: []string{"1 scenario on builtin:guarded: 1 pass"},
+		},
+		{
+			name: "markdown on stdout", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--markdown", "-"}, wantCode: exitOK, stdoutIs: "markdown",
+			wantErr: []string{"1 scenario on builtin:guarded: 1 pass"},
+		},
+		{
+			name: "two reports on stdout", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--markdown", "-", "--json", "-"}, wantCode: exitBadUsage,
+			wantErr: []string{"--json - and --markdown -: only one report can be written to stdout"},
+		},
+		{
+			name: "empty shard", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--json", js}, wantCode: exitOK,
+			wantOut: []string{"shard 50/100 selects no scenario (10 in the selection): nothing to run", "0 scenarios: 0 pass, 0 fail, 0 unknown"},
+		},
+		{
+			name: "empty shard of an empty selection", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--filter", "no such scenario"}, wantCode: exitBadUsage,
+			wantErr: []string{"no scenario matches the selection"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			os.Remove(js)
+			code, out, errOut := execute(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, out, errOut)
+			}
+			check := func(where, text string, want, notWant []string) {
+				for _, w := range want {
+					if !strings.Contains(text, w) {
+						t.Errorf("%s lacks %q:\n%s", where, w, text)
+					}
+				}
+				for _, w := range notWant {
+					if strings.Contains(text, w) {
+						t.Errorf("%s holds %q:\n%s", where, w, text)
+					}
+				}
+			}
+			check("stdout", out, tt.wantOut, tt.notWantOut)
+			check("stderr", errOut, tt.wantErr, tt.notWantErr)
+			switch tt.stdoutIs {
+			case "json":
+				if s, err := report.ReadJSON(strings.NewReader(out)); err != nil || len(s.Results) != 1 {
+					t.Errorf("stdout is not the JSON report (%v):\n%s", err, out)
+				}
+			case "junit":
+				var v struct {
+					Tests int `xml:"tests,attr"`
+				}
+				if err := xml.Unmarshal([]byte(out), &v); err != nil || v.Tests != 1 {
+					t.Errorf("stdout is not the JUnit report (%v):\n%s", err, out)
+				}
+			case "markdown":
+				if !strings.HasPrefix(out, "## ✅ replaycheck\n") {
+					t.Errorf("stdout is not the Markdown summary:\n%s", out)
+				}
+			}
+			if _, err := os.Stat("-"); err == nil {
+				os.Remove("-")
+				t.Errorf("a file named - was written")
+			}
+			if tt.name == "empty shard" {
+				b, err := os.ReadFile(js)
+				var s report.Suite
+				if err == nil {
+					err = json.Unmarshal(b, &s)
+				}
+				if err != nil || len(s.Results) != 0 || s.Run == nil || s.Run.Shard != "50/100" {
+					t.Errorf("empty shard's JSON report (%v):\n%s", err, b)
+				}
+			}
+		})
+	}
+}
+
+// TestRunTableFitsWidth: the table is cut to the width given (the naive
+// seed's table is 160 columns wide uncut, 109 at the narrowest).
+func TestRunTableFitsWidth(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := runRun(t.Context(), &runOptions{
+		Paths: []string{"../../scenarios/seed"}, Targets: []string{"builtin:naive"}, Timeout: time.Minute, Seed: "t",
+		Out: &out, ErrOut: &errOut, Width: 120,
+	})
+	if exitCode(err) != exitRuleBroken {
+		t.Fatalf("runRun: %v\n%s", err, errOut.String())
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "│") && utf8.RuneCountInString(l) > 120 {
+			t.Errorf("table line of %d columns, want at most 120:\n%s", utf8.RuneCountInString(l), l)
+		}
+	}
+	if !strings.Contains(out.String(), "│ writes, ups… │") {
+		t.Errorf("the failed checks are not cut:\n%s", out.String())
+	}
+}
+
+// TestIsolatedTargetStartFails: an isolated scenario whose proxy does not
+// start fails alone (exit 1, its error and the proxy's output in the
+// reports, the other results kept); a shared proxy that does not start ends
+// the run with exit 3.
+func TestIsolatedTargetStartFails(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(broken, []byte(`kind: proxy
+name: broken
+url: http://127.0.0.1:{{port}}
+start: {command: [sh, -c, "echo fatal: cannot parse the config >&2; exit 3"]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "run.json")
+	tests := []struct {
+		name     string
+		paths    []string
+		wantCode int
+		// want maps "scenario on target" to its verdict in the JSON report.
+		want map[string]rules.Status
+	}{
+		{
+			name:     "isolated scenarios",
+			paths:    []string{"../../scenarios/mcp/cancel.yaml", "../../scenarios/seed/stream-drop-fallback.yaml"},
+			wantCode: exitRuleBroken,
+			want: map[string]rules.Status{
+				"mcp tool timeout cancels the call on builtin:guarded":   rules.Pass,
+				"seed chat stream drop with fallback on builtin:guarded": rules.Pass,
+				"mcp tool timeout cancels the call on broken":            rules.Fail,
+				"seed chat stream drop with fallback on broken":          rules.Fail,
+			},
+		},
+		{
+			name:     "a shared scenario",
+			paths:    []string{"../../scenarios/seed/fault-on-chat.yaml"},
+			wantCode: exitCannotRun,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"run", "--target", "builtin:guarded", "--target", broken, "--json", js}, tt.paths...)
+			code, out, errOut := execute(t, args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, out, errOut)
+			}
+			if tt.want == nil {
+				return
+			}
+			s, err := readReport(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]rules.Status{}
+			for _, r := range s.Results {
+				got[r.History.Scenario+" on "+r.History.Target] = r.Verdict
+				if r.History.Target == "broken" && !strings.Contains(r.History.Error, "fatal: cannot parse the config") {
+					t.Errorf("%s: error lacks the proxy's output:\n%s", r.History.Scenario, r.History.Error)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("results %v, want %v", got, tt.want)
+			}
+			for k, v := range tt.want {
+				if got[k] != v {
+					t.Errorf("%s: %s, want %s", k, got[k], v)
+				}
+			}
+			if !strings.Contains(out, "exited during start") {
+				t.Errorf("the table does not show the start error:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestProgressHeartbeat drives the progress display with a fake clock: a
+// slow target start is announced and its end reported, a fast one is not,
+// slow runs get one heartbeat line at most every beatEvery, quiet mode
+// prints no line per scenario, and names are escaped.
+func TestProgressHeartbeat(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	type step struct {
+		clock time.Duration
+		event *run.Event
+		beat  bool
+		done  string // a scenario run that ends
+	}
+	tests := []struct {
+		name  string
+		quiet bool
+		steps []step
+		want  []string
+	}{
+		{
+			name: "slow proxy start",
+			steps: []step{
+				{event: &run.Event{Kind: run.EventTargetStarting, Target: "litellm", At: at(0)}},
+				{clock: time.Second, beat: true},
+				{clock: 3 * time.Second, beat: true},
+				{clock: 5 * time.Second, beat: true},
+				{clock: 14 * time.Second, beat: true},
+				{event: &run.Event{Kind: run.EventTargetReady, Target: "litellm", At: at(15 * time.Second), Elapsed: 15300 * time.Millisecond}},
+			},
+			want: []string{"waiting for target litellm to be ready… 3s", "waiting for target litellm to be ready… 14s", "target litellm ready in 15.3s"},
+		},
+		{
+			name: "fast start, slow runs",
+			steps: []step{
+				{event: &run.Event{Kind: run.EventTargetStarting, Target: "builtin:guarded", At: at(0)}},
+				{event: &run.Event{Kind: run.EventTargetReady, Target: "builtin:guarded", At: at(0), Elapsed: time.Millisecond}},
+				{event: &run.Event{Kind: run.EventRunStarted, Target: "builtin:guarded", Scenario: "slow\x1b[2J", At: at(0)}},
+				{event: &run.Event{Kind: run.EventRunStarted, Target: "builtin:guarded", Scenario: "slower", At: at(-time.Second)}},
+				{clock: 4 * time.Second, beat: true},
+				{clock: 7 * time.Second, beat: true},
+				{clock: 12 * time.Second, beat: true},
+				{done: "slower"},
+				{clock: 17 * time.Second, beat: true},
+			},
+			want: []string{
+				"still running: 2 runs for more than 5s, the longest slower on builtin:guarded… 8s",
+				`[1/2] pass    slower on builtin:guarded`,
+				`still running: slow\x1b[2J on builtin:guarded… 17s`,
+			},
+		},
+		{
+			name:  "quiet",
+			quiet: true,
+			steps: []step{
+				{event: &run.Event{Kind: run.EventRunStarted, Target: "t", Scenario: "a", At: at(0)}},
+				{done: "a"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			clock := t0
+			term := false
+			p := newProgress(&runOptions{ErrOut: &out, Now: func() time.Time { return clock }, Terminal: &term, Quiet: tt.quiet}, 2)
+			for _, s := range tt.steps {
+				if s.clock != 0 {
+					clock = at(s.clock)
+				}
+				switch {
+				case s.event != nil:
+					p.event(*s.event)
+				case s.beat:
+					p.heartbeat()
+				case s.done != "":
+					p.done(rules.Result{Verdict: rules.Pass, History: &history.History{Scenario: s.done, Target: "builtin:guarded"}})
+				}
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				if l != "" {
+					got = append(got, l)
+				}
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(got[i], w) {
+					t.Errorf("line %d: %q, want %q…", i+1, got[i], w)
+				}
+			}
+		})
+	}
+}

@@ -65,6 +65,13 @@
 // dialect calls terminal). A request no entry matches is answered 404 in
 // the dialect's shape naming the closest entry and what differs, recorded
 // cassette_miss; or, with Config.Miss MissRelay, relayed and recorded.
+// Server.ArmCassette gives one run token a cassette of its own in place of
+// a script, as the harness does for a scenario's model: {cassette: FILE}.
+// A request that carries its run token is keyed with the token written as
+// {{token}} and the token kept beside the key (cassette.Request.Token), and
+// a replayed answer gets the replaying run's token where the recorded one
+// had its own, so a session recorded with one token replays in a run with
+// another.
 //
 // Adding a fault action is one file implementing the action interface plus
 // one row in actionTable (fault.go).

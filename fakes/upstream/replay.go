@@ -46,7 +46,11 @@ func checkReplay(cfg *Config) error {
 // cassetteRequest is the exchange's request as a cassette keys it: each
 // item of the dialect's conversation fields and the tool definitions,
 // hashed in a canonical form (object keys sorted, whitespace dropped), so a
-// client that orders keys differently still matches.
+// client that orders keys differently still matches. When the body carries
+// the exchange's run token, the token is hashed as cassette.TokenPlaceholder
+// and named in Token, so the same conversation matches in a run with
+// another token (a prompt with {{entry}}, the tool call and result that
+// repeat it).
 func (x *exchange) cassetteRequest() cassette.Request {
 	r := cassette.Request{
 		Dialect:  x.de.name,
@@ -56,12 +60,22 @@ func (x *exchange) cassetteRequest() cassette.Request {
 		Tools:    offeredNames(x.req.tools),
 		Messages: []string{},
 	}
+	if x.token != "" && bytes.Contains(x.body, []byte(x.token)) {
+		r.Token = x.token
+	}
+	canonical := func(raw string) []byte {
+		b := canonicalJSON(raw)
+		if r.Token != "" {
+			b = bytes.ReplaceAll(b, []byte(r.Token), []byte(cassette.TokenPlaceholder))
+		}
+		return b
+	}
 	root := gjson.ParseBytes(x.body)
 	var tools []byte
 	for _, f := range x.de.tools {
 		if v := root.Get(f); v.Exists() && v.Type != gjson.Null {
 			tools = append(tools, f...)
-			tools = append(tools, canonicalJSON(v.Raw)...)
+			tools = append(tools, canonical(v.Raw)...)
 		}
 	}
 	if len(tools) > 0 {
@@ -73,11 +87,11 @@ func (x *exchange) cassetteRequest() cassette.Request {
 		case !v.Exists() || v.Type == gjson.Null:
 		case v.IsArray():
 			v.ForEach(func(_, item gjson.Result) bool {
-				r.Messages = append(r.Messages, itemRole(item)+":"+shortHash(canonicalJSON(item.Raw)))
+				r.Messages = append(r.Messages, itemRole(item)+":"+shortHash(canonical(item.Raw)))
 				return true
 			})
 		default:
-			r.Messages = append(r.Messages, f+":"+shortHash(canonicalJSON(v.Raw)))
+			r.Messages = append(r.Messages, f+":"+shortHash(canonical(v.Raw)))
 		}
 	}
 	return r
@@ -115,14 +129,17 @@ func shortHash(b []byte) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// replay answers from the cassette: the recorded answer of the matching
-// entry, after the faults that fired, as the scripted answer would be. A
-// stream is written by writeStream, so a drop cuts it at the same points.
-func (s *Server) replay(x *exchange) {
-	e, src, err := s.cfg.Cassette.Find(x.cassetteRequest())
+// replay answers from player (Config.Cassette, or the run's own armed by
+// ArmCassette): the recorded answer of the matching entry, with the run's
+// token where the recorded request's was, after the faults that fired, as
+// the scripted answer would be. A stream is written by writeStream, so a
+// drop cuts it at the same points. With missRelay a request no entry
+// matches is relayed (Config.Miss).
+func (s *Server) replay(x *exchange, player *cassette.Player, missRelay bool) {
+	e, src, err := player.Find(x.cassetteRequest())
 	if err != nil {
 		var miss *cassette.MissError
-		if errors.As(err, &miss) && s.cfg.Miss == MissRelay {
+		if errors.As(err, &miss) && missRelay {
 			s.relay(x)
 			return
 		}
@@ -130,6 +147,10 @@ func (s *Server) replay(x *exchange) {
 		return
 	}
 	x.rec.Replayed = src.String()
+	if x.token != "" {
+		e.Answer = e.Answer.WithToken(e.Request.Token, x.token)
+	}
+	x.rec.ResponseID, x.rec.ToolCalls = recordedAnswer(e.Request.Dialect, &e.Answer)
 	a := &e.Answer
 	if s.cfg.ReplayTiming && !x.pace(time.Duration(a.HeadersMS)*time.Millisecond) {
 		return

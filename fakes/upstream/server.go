@@ -100,7 +100,10 @@ type Server struct {
 
 // runState is what the server keeps for one run token.
 type runState struct {
-	script   *Script
+	script *Script
+	// cassette, when set (ArmCassette), answers the run's requests instead
+	// of a script.
+	cassette *cassette.Player
 	faults   []*armedFault
 	counts   Counts
 	requests []Request
@@ -223,15 +226,16 @@ type Request struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Model is the model the request named.
 	Model string `json:"model,omitempty"`
-	// ToolCalls are the names of the tool calls answered (scripted mode),
-	// each as its offered name (see Offered).
+	// ToolCalls are the names of the tool calls answered (scripted and
+	// replayed answers), each as its offered name (see Offered).
 	ToolCalls []string `json:"tool_calls,omitempty"`
 	// Offered are the names of the tools the request offered, in its order:
 	// a tool's name, or "namespace.name" for a tool inside a Responses
 	// namespace tool (ledger.commit_write). Nil when it offered none.
 	Offered []string `json:"offered,omitempty"`
 	// ResponseID is the id of a scripted answer (chatcmpl-…, msg_…,
-	// resp_…), which names the run token and the request's number.
+	// resp_…), which names the run token and the request's number, or of a
+	// replayed one (the provider's id).
 	ResponseID string `json:"response_id,omitempty"`
 	// Events is the number of SSE events of a streamed scripted answer as
 	// the script renders it (also when a drop cut it short); 0 for a plain,
@@ -301,6 +305,11 @@ func New(cfg Config) (*Server, error) {
 // own matching occurrences for Times (a token's list counts only that token's
 // requests). The run's counts and records are kept.
 func (s *Server) Arm(token string, script *Script, faults []Fault) error {
+	return s.arm(token, script, nil, faults)
+}
+
+// arm is Arm, with player (nil for none) answering the token's requests.
+func (s *Server) arm(token string, script *Script, player *cassette.Player, faults []Fault) error {
 	if token != "" && !runtoken.Valid(token) {
 		return fmt.Errorf("arming upstream: %q is not a run token", token)
 	}
@@ -327,6 +336,7 @@ func (s *Server) Arm(token string, script *Script, faults []Fault) error {
 	}
 	st := s.run(token)
 	st.faults = armed
+	st.cassette = player
 	if script != nil {
 		c := Script{Steps: slices.Clone(script.Steps)}
 		st.script = &c
@@ -334,6 +344,24 @@ func (s *Server) Arm(token string, script *Script, faults []Fault) error {
 		st.script = nil
 	}
 	return nil
+}
+
+// ArmCassette sets the faults of one run token, like Arm, and has player
+// answer the run's model requests as recorded (see Config.Cassette), in
+// place of a script: a replayed answer carries the run's token where the
+// recorded request carried its own, faults apply to it as to a scripted
+// one, and a request no entry matches is a cassette_miss (never relayed).
+// Entries are served in the player's order; give each run a player of its
+// own (cassette.NewPlayer) so runs do not take each other's answers. Arm
+// for the token puts a script back.
+func (s *Server) ArmCassette(token string, player *cassette.Player, faults []Fault) error {
+	if !runtoken.Valid(token) {
+		return fmt.Errorf("arming upstream: %q is not a run token", token)
+	}
+	if player == nil {
+		return fmt.Errorf("arming upstream for %q: no cassette", token)
+	}
+	return s.arm(token, nil, player, faults)
 }
 
 // Counts returns the counts of one run token ("" = requests without a token).
@@ -468,6 +496,7 @@ func (s *Server) serveModelRequest(x *exchange) {
 		x.script = st.script
 	}
 	x.round = st.roundOf(x.token, &x.req)
+	player := st.cassette
 	f := flag
 	if f == nil {
 		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.stream)
@@ -497,8 +526,10 @@ func (s *Server) serveModelRequest(x *exchange) {
 		}
 	}
 	switch {
+	case player != nil:
+		s.replay(x, player, false)
 	case s.cfg.Cassette != nil:
-		s.replay(x)
+		s.replay(x, s.cfg.Cassette, s.cfg.Miss == MissRelay)
 	case s.cfg.Relay != "":
 		s.relay(x)
 	default:

@@ -44,7 +44,7 @@ type Entry struct {
 }
 
 // Request is the matching key of a recorded request. Two requests match
-// when every field is equal.
+// when every field but Token is equal.
 type Request struct {
 	// Dialect is chat, responses or messages.
 	Dialect string `json:"dialect"`
@@ -61,7 +61,17 @@ type Request struct {
 	// Messages are the conversation's items, each "role:hash": the system
 	// prompt or instructions first, then each message or input item.
 	Messages []string `json:"messages"`
+	// Token is the run token the request carried in its bytes (a prompt
+	// with {{entry}}), "" for none. The recorder hashes the items and the
+	// tool definitions with it written as {{token}}, so a later run with
+	// another token matches; a replay writes the later run's token where
+	// the answer has this one. Matching ignores it.
+	Token string `json:"token,omitempty"`
 }
+
+// TokenPlaceholder stands for the run token in the bytes a recorder hashes
+// (see Request.Token).
+const TokenPlaceholder = "{{token}}"
 
 // Answer is a provider's answer: a plain body, or SSE events when the
 // answer was a 200 event stream.
@@ -90,6 +100,33 @@ type Event struct {
 
 // Stream reports whether the answer is an event stream.
 func (a *Answer) Stream() bool { return a.Events != nil }
+
+// WithToken returns the answer with every occurrence of the run token from
+// replaced by to, in its body, its events and its headers: a recorded
+// answer as the run with token to gets it. An empty from, or from equal to
+// to, returns a unchanged.
+func (a Answer) WithToken(from, to string) Answer {
+	if from == "" || from == to {
+		return a
+	}
+	a.Body = strings.ReplaceAll(a.Body, from, to)
+	if a.Headers != nil {
+		h := make(map[string]string, len(a.Headers))
+		for k, v := range a.Headers {
+			h[k] = strings.ReplaceAll(v, from, to)
+		}
+		a.Headers = h
+	}
+	if a.Events != nil {
+		evs := make([]Event, len(a.Events))
+		for i, ev := range a.Events {
+			ev.Data = strings.ReplaceAll(ev.Data, from, to)
+			evs[i] = ev
+		}
+		a.Events = evs
+	}
+	return a
+}
 
 // HeaderKept reports whether a response header is recorded: the content
 // type, the retry advice (Retry-After, retry-after-ms, x-should-retry),

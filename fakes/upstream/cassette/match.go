@@ -70,11 +70,16 @@ func (p *Player) Find(req Request) (Entry, Source, error) {
 	return p.entries[i], p.sources[i], nil
 }
 
-// key is the request's identity for matching.
+// key is the request's identity for matching: every field but Token.
 func (r Request) key() string {
+	r.Token = ""
 	b, _ := json.Marshal(r) // a struct of strings, a bool and string slices: never fails
 	return string(b)
 }
+
+// Same reports whether two requests match each other (every field but
+// Token equal).
+func (r Request) Same(o Request) bool { return r.key() == o.key() }
 
 // MissError is a request that no entry matches. It names the closest entry
 // and what differs from it.

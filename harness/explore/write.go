@@ -13,7 +13,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
-	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
@@ -28,7 +27,7 @@ type scenarioFile struct {
 	Tags           []string                      `json:"tags"`
 	Request        *scenario.Request             `json:"request,omitempty"`
 	Requests       []scenario.Request            `json:"requests,omitempty"`
-	Model          *upstream.Script              `json:"model,omitempty"`
+	Model          *scenario.Model               `json:"model,omitempty"`
 	Annotations    map[string]ledger.Annotations `json:"annotations,omitempty"`
 	Gateway        *scenario.Gateway             `json:"gateway,omitempty"`
 	RetryAfterHint fault.Duration                `json:"retry_after_hint,omitzero"`
@@ -75,8 +74,17 @@ func (f Finding) YAML(target, seed string, set Settings) ([]byte, error) {
 		},
 		Expect: fileExpect{MaxAttempts: b.Expect.MaxAttempts, Rules: ruleNames(f.Failed)},
 	}
-	if len(b.Model.Steps) > 0 {
-		out.Model = &b.Model
+	if !b.Model.IsZero() {
+		m := b.Model
+		if f := m.CassetteFile(); f != "" {
+			// The finding is written elsewhere: name the cassette so that
+			// it loads from there.
+			if abs, err := filepath.Abs(f); err == nil {
+				f = abs
+			}
+			m.Cassette = f
+		}
+		out.Model = &m
 	}
 	if b.Expect.Client != nil {
 		out.Expect.Client = &history.ClientExpect{}

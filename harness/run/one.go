@@ -61,12 +61,8 @@ func newHistory(s *scenario.Scenario, t target.Target, inst target.Instance, tok
 	if inst != nil {
 		h.Setup = inst.Limits()
 	}
-	for _, st := range s.Script().Steps {
-		if st.Call != "" {
-			h.Setup.ToolCalls++
-			h.Setup.Tools = append(h.Setup.Tools, st.Call)
-		}
-	}
+	h.Setup.Tools = s.Model.Calls()
+	h.Setup.ToolCalls = len(h.Setup.Tools)
 	h.Setup.UpstreamFaults = rawJSON(s.Faults.Upstream)
 	h.Setup.MCPFaults = rawJSON(s.Faults.MCP)
 	h.Setup.Annotations = rawJSON(s.Annotations)
@@ -89,7 +85,8 @@ type armed struct {
 
 // arm renders s for h's token, adds the instance's notes and the target's
 // retry hint (see target.Noter, target.RetryHinter) to h, arms the upstream
-// fake with the model script and both fakes with the scenario's faults, and
+// fake with the model script or a player of its cassette of the run's own,
+// and both fakes with the scenario's faults, and
 // gives a client target addresses of the run's own (see target.Client).
 func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakesEnv, h *history.History) (*armed, error) {
 	token := h.Token
@@ -117,7 +114,12 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 		seq := out.OutputSeq()
 		a.output = func() []string { return out.OutputSince(seq) }
 	}
-	if err := env.upstream.Arm(token, &script, r.Faults.Upstream); err != nil {
+	if player := s.Model.Player(); player != nil {
+		err = env.upstream.ArmCassette(token, player, r.Faults.Upstream)
+	} else {
+		err = env.upstream.Arm(token, &script, r.Faults.Upstream)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("arming the upstream fake: %w", err)
 	}
 	if err := env.ledger.Arm(token, r.Faults.MCP); err != nil {

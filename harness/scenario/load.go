@@ -225,8 +225,11 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	if reflect.DeepEqual(s.Expect, history.Expect{AllowFailures: s.Expect.AllowFailures}) {
 		fail([]any{"expect"}, "scenario %q expects nothing: set expect with counts or rules", s.Name)
 	}
-	if err := s.Model.Validate(); err != nil {
+	if err := s.Model.Script.Validate(); err != nil {
 		fail([]any{"model"}, "model: %v", err)
+	}
+	if err := s.Model.load(file); err != nil {
+		fail([]any{"model", "cassette"}, "model: %v", err)
 	}
 	for i, f := range s.Faults.Upstream {
 		if err := f.Validate(); err != nil {

@@ -57,9 +57,10 @@ type Scenario struct {
 	// the prompt reaches it (as $REPLAYCHECK_PROMPT): a client sends what
 	// it sends (see ClientWarnings).
 	Requests []Request `yaml:"requests,omitempty" json:"requests,omitempty" jsonschema_description:"app requests sent one after the other; on a client target each is one run of its command"`
-	// Model is the fake model's script; empty is the seed's (call
-	// commit_write with {{entry}}, then say done).
-	Model upstream.Script `yaml:"model,omitempty" json:"model,omitempty" jsonschema_description:"the fake model's script; empty is the seed's (call commit_write with {{entry}}, then say done)"`
+	// Model answers the scenario's model requests: the fake model's script
+	// (empty is the seed's: call commit_write with {{entry}}, then say
+	// done), or a recorded cassette.
+	Model Model `yaml:"model,omitempty" json:"model,omitempty" jsonschema_description:"what answers the model requests: the fake model's script (a list of steps; empty is the seed's: call commit_write with {{entry}}, then say done), or {cassette: FILE}, a session recorded by serve --relay URL --record DIR (FILE relative to this scenario file), replayed with this run's token and the faults applied"`
 	// Faults are armed on the fakes for this scenario's run token only.
 	Faults Faults `yaml:"faults,omitempty" json:"faults,omitempty" jsonschema_description:"faults armed on the fakes for this scenario's run token only"`
 	// Annotations replace ledger tools' annotations (readOnlyHint,
@@ -165,12 +166,13 @@ func (s *Scenario) AllRequests() []Request {
 	return out
 }
 
-// Script returns the scenario's model script, the seed's when it has none.
+// Script returns the scenario's model script, the seed's when it has none
+// (also when a cassette answers instead; see Model).
 func (s *Scenario) Script() upstream.Script {
-	if len(s.Model.Steps) == 0 {
+	if len(s.Model.Script.Steps) == 0 {
 		return upstream.DefaultScript()
 	}
-	return s.Model
+	return s.Model.Script
 }
 
 // Runs returns how many times the scenario runs on each target: its Repeat,

@@ -91,13 +91,30 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 			},
 		}
 	case reflect.TypeFor[upstream.Script]():
-		step := (&jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}).Reflect(&upstream.Step{})
-		step.Version, step.ID = "", ""
-		return &jsonschema.Schema{Type: "array", Items: step,
-			Description: "the fake model's script: tool calls ({call, arguments}) then a final {say}"}
+		return scriptSchema()
+	case reflect.TypeFor[Model]():
+		return &jsonschema.Schema{
+			Description: "what answers the model requests: a script (a list of steps) or {cassette: FILE}",
+			OneOf: []*jsonschema.Schema{
+				scriptSchema(),
+				{Type: "object", Properties: props("cassette", &jsonschema.Schema{Type: "string", MinLength: ptr(uint64(1)),
+					Description: "a cassette file (or a directory of *.jsonl cassettes) recorded by serve --relay URL --record DIR, relative to this scenario file"}),
+					Required: []string{"cassette"}, AdditionalProperties: jsonschema.FalseSchema},
+			},
+		}
 	}
 	return nil
 }
+
+// scriptSchema is the schema of a script: a list of steps.
+func scriptSchema() *jsonschema.Schema {
+	step := (&jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}).Reflect(&upstream.Step{})
+	step.Version, step.ID = "", ""
+	return &jsonschema.Schema{Type: "array", Items: step,
+		Description: "the fake model's script: tool calls ({call, arguments}) then a final {say}"}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func props(name string, s *jsonschema.Schema) *orderedmap.OrderedMap[string, *jsonschema.Schema] {
 	p := jsonschema.NewProperties()

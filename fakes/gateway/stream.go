@@ -60,6 +60,12 @@ func (g *Gateway) streamAttempt(ctx context.Context, rs *requestState, at *attem
 
 // chatChunk is the part of a chat completion chunk the gateway reads.
 type chatChunk struct {
+	// Error is set on an error chunk, {"error":{"message","type",…}}, which
+	// ends a failed stream.
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
 	Choices []struct {
 		Delta struct {
 			Content   *string `json:"content"`
@@ -140,6 +146,15 @@ func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte,
 		var ch chatChunk
 		if err := json.Unmarshal(payload, &ch); err != nil {
 			return nil, badAnswer(path, fmt.Errorf("a stream chunk is not JSON: %w", err))
+		}
+		if ch.Error != nil {
+			// The upstream failed the stream after its 200 (a chat error
+			// chunk): a failure of the call, not a chunk for the app.
+			msg := ch.Error.Message
+			if msg == "" {
+				msg = "the model API stream failed"
+			}
+			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: msg, Type: ch.Error.Type, Body: payload}
 		}
 		if err := sink.data(payload); err != nil {
 			return nil, connectionFailure("answering the app", err)

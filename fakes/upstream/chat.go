@@ -312,3 +312,19 @@ func (chatDialect) terminal(ev sseEvent) bool {
 	})
 	return done
 }
+
+// streamError: a chunk carrying only an error object, as OpenAI sends when a
+// stream fails after it began: {"error":{"message","type","param","code"}}.
+func (chatDialect) streamError(e *StreamError, _ streamErrorAt) sseEvent {
+	typ := e.Type
+	if typ == "" {
+		typ = "server_error"
+	}
+	b := make([]byte, 0, 128)
+	b = append(b, `{"error":{"message":`...)
+	b = appendJSONString(b, e.message(typ))
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"param":null,"code":null}}`...)
+	return sseEvent{data: b}
+}

@@ -22,6 +22,9 @@ type dialect interface {
 	answer(dst []byte, a *answer, req *request) reply
 	// errorBody renders an error in the dialect's error shape.
 	errorBody(status int, message string) []byte
+	// streamError renders the dialect's in-stream error event for a
+	// stream_error fault at p.
+	streamError(e *StreamError, p streamErrorAt) sseEvent
 	// terminal reports whether a streamed event ends the answer (the event a
 	// tool_call drop cuts before, in relay mode).
 	terminal(ev sseEvent) bool

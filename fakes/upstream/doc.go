@@ -38,12 +38,24 @@
 // may linger: it flushes the events up to its cut, keeps the connection
 // open and silent for the linger, then cuts.
 //
+// Stream faults act at the points a drop can: after the headers, after N
+// events, or after the event completing the tool calls. stream_error ends
+// the 200 stream there with the dialect's own in-stream error (Anthropic
+// `event: error`, Responses response.failed or error, a chat error chunk);
+// stall holds it silent for a while or, forever, until the client leaves
+// or the server shuts down; dribble waits before each event; a drop after
+// elapsed cuts a stream still going a duration after its headers. Every
+// wait ends when the client leaves or the server's base context ends.
+// Relayed streams pass through as the provider sends them: Arm refuses
+// these faults in relay mode.
+//
 // Outcomes, logged per request as "PATH KIND OUTCOME" and counted as
 // "KIND OUTCOME": forwarded (a normal answer, scripted or relayed — so the
 // seed's `sort upstream.log | uniq -c` tables come out alike in both modes),
-// delayed (a normal answer after a delay fault alone), injected_<status>,
-// dropped_stream, reset, client_gone, bad_request, relay_failed and
-// cassette_miss. The outcome is recorded before the last byte of the
+// delayed (a normal answer held back by a delay, a dribble or a stall
+// that resumed), injected_<status>, dropped_stream, reset, client_gone,
+// bad_request, relay_failed, cassette_miss, stream_error and
+// stalled_stream. The outcome is recorded before the last byte of the
 // answer leaves, so a client that has seen its answer finds it counted.
 //
 // Relay mode sends each model call exactly once: a request that fails on

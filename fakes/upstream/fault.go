@@ -26,7 +26,8 @@ const (
 const (
 	// OutcomeForwarded is a normal answer, scripted or relayed.
 	OutcomeForwarded = "forwarded"
-	// OutcomeDelayed is a normal answer sent after a delay fault alone.
+	// OutcomeDelayed is a normal answer held back by a delay fault alone, a
+	// dribble, or a stall that resumed.
 	OutcomeDelayed = "delayed"
 	// OutcomeDroppedStream is a stream whose connection was closed mid-way.
 	OutcomeDroppedStream = "dropped_stream"
@@ -42,6 +43,12 @@ const (
 	// OutcomeCassetteMiss is a replayed request that no cassette entry
 	// matches (404, naming the closest entry).
 	OutcomeCassetteMiss = "cassette_miss"
+	// OutcomeStreamError is a 200 stream that a stream_error fault ended
+	// with the dialect's in-stream error event.
+	OutcomeStreamError = "stream_error"
+	// OutcomeStalledStream is a stream that a stall fault held forever:
+	// it went silent until the client left or the server shut down.
+	OutcomeStalledStream = "stalled_stream"
 )
 
 // OutcomeInjected is the outcome logged for an error response with status
@@ -51,9 +58,11 @@ func OutcomeInjected(status int) string { return "injected_" + strconv.Itoa(stat
 
 // Fault is one upstream fault: which requests it matches, how often it fires
 // (Times, counted per fault entry over its matching requests), and exactly one
-// action — Respond, Drop or Reset — or a Delay, which may also precede Respond
-// or Drop. A Drop only ever matches streamed requests; a Drop with
-// stream: false is a validation error.
+// action — Respond, Drop, StreamError, Stall or Reset — or a Delay, which may
+// also precede Respond, Drop, StreamError or Stall, or a Dribble, which may
+// pace Drop, StreamError or Stall. Drop, StreamError, Stall and Dribble only
+// ever match streamed requests; with stream: false they are a validation
+// error.
 type Fault struct {
 	// On is the request kind matched: initial, follow_up or any ("" = any).
 	On string `json:"on,omitempty" yaml:"on,omitempty" jsonschema:"enum=initial,enum=follow_up,enum=any" jsonschema_description:"request kind matched: initial, follow_up or any (default any)"`
@@ -67,6 +76,12 @@ type Fault struct {
 	Respond *Respond `json:"respond,omitempty" yaml:"respond,omitempty" jsonschema_description:"answer with an error status"`
 	// Drop closes a streamed answer's connection part-way.
 	Drop *Drop `json:"drop,omitempty" yaml:"drop,omitempty" jsonschema_description:"close a stream's connection part-way, optionally after lingering"`
+	// StreamError ends a 200 stream with the dialect's in-stream error event.
+	StreamError *StreamError `json:"stream_error,omitempty" yaml:"stream_error,omitempty" jsonschema_description:"end a streamed answer after HTTP 200 with the dialect's error event (Anthropic event: error, Responses response.failed or error, a chat error chunk)"`
+	// Stall holds a streamed answer silent at a point, for a while or forever.
+	Stall *Stall `json:"stall,omitempty" yaml:"stall,omitempty" jsonschema_description:"hold a stream silent at a point, then resume (for) or never (forever)"`
+	// Dribble waits this long before each event of a streamed answer.
+	Dribble *fault.Duration `json:"dribble,omitempty" yaml:"dribble,omitempty" jsonschema:"type=string" jsonschema_description:"wait this long before each event of a stream, e.g. 50ms (at most 1m); may pace drop, stream_error or stall"`
 	// Delay waits before answering (or before Respond or Drop).
 	Delay *fault.Duration `json:"delay,omitempty" yaml:"delay,omitempty" jsonschema:"type=string" jsonschema_description:"wait this long first, e.g. 2s"`
 	// Reset closes the connection with an RST before any byte is sent.
@@ -92,6 +107,9 @@ const (
 	DropAfterToolCall = "tool_call"
 	// DropAfterEvents closes the stream after Events events.
 	DropAfterEvents = "events"
+	// DropAfterElapsed closes the stream once Elapsed has passed since its
+	// headers, if it is still going (a drop only).
+	DropAfterElapsed = "elapsed"
 )
 
 // Drop is the action that closes a streamed answer's connection part-way, so
@@ -99,10 +117,14 @@ const (
 // answer has no more than Events events it completes normally (and the
 // fault does not count as fired).
 type Drop struct {
-	// After is the drop point: headers, tool_call or events.
-	After string `json:"after" yaml:"after" jsonschema:"enum=headers,enum=tool_call,enum=events" jsonschema_description:"where the stream is cut"`
+	// After is the drop point: headers, tool_call, events or elapsed.
+	After string `json:"after" yaml:"after" jsonschema:"enum=headers,enum=tool_call,enum=events,enum=elapsed" jsonschema_description:"where the stream is cut: after the headers, the tool call, N events, or a duration (elapsed)"`
 	// Events is the number of events sent before the cut (after: events).
 	Events int `json:"events,omitempty" yaml:"events,omitempty" jsonschema_description:"events sent before the cut, with after: events"`
+	// Elapsed is how long after its headers the stream is cut (after:
+	// elapsed), at most 10m. Only a stream still going then is cut: one
+	// paced by a dribble, or replayed with its timing.
+	Elapsed fault.Duration `json:"elapsed,omitzero" yaml:"elapsed,omitempty" jsonschema:"type=string" jsonschema_description:"with after: elapsed, cut the stream this long after its headers if it is still going (paced by dribble or replay timing), e.g. 1500ms"`
 	// Linger is how long the connection stays open, silent, after the events
 	// before the cut have been flushed; 0 cuts at once. The wait ends early
 	// when the client leaves or the server's base context ends; at most 10m.
@@ -143,6 +165,7 @@ func (f Fault) Validate() error {
 		return fmt.Errorf("times: %s must be positive", f.Times)
 	}
 	var named []string
+	var pacers []string
 	for _, a := range actionTable() {
 		act := a.get(&f)
 		if act == nil {
@@ -151,17 +174,21 @@ func (f Fault) Validate() error {
 		if err := act.validate(&f); err != nil {
 			return fmt.Errorf("%s: %w", a.name, err)
 		}
-		if a.name != "delay" {
+		if a.name == "delay" || a.name == "dribble" {
+			pacers = append(pacers, a.name)
+		} else {
 			named = append(named, a.name)
 		}
 	}
 	switch {
-	case len(named) == 0 && f.Delay == nil:
-		return fmt.Errorf("action: want one of respond, drop, delay or reset")
+	case len(named) == 0 && len(pacers) == 0:
+		return fmt.Errorf("action: want one of %s", strings.Join(actionNames(), ", "))
 	case len(named) > 1:
 		return fmt.Errorf("action: %s are exclusive; a fault has one action", strings.Join(named, " and "))
 	case f.Reset && f.Delay != nil:
 		return fmt.Errorf("delay: does not combine with reset")
+	case f.Dribble != nil && (f.Reset || f.Respond != nil):
+		return fmt.Errorf("dribble: paces a stream; it does not combine with %s", named[0])
 	}
 	return nil
 }
@@ -183,16 +210,40 @@ func (f Fault) String() string {
 	if f.Delay != nil {
 		b.WriteString(" delay " + f.Delay.String())
 	}
+	if f.Dribble != nil {
+		b.WriteString(" dribble " + f.Dribble.String())
+	}
 	switch {
 	case f.Respond != nil:
 		b.WriteString(" respond " + strconv.Itoa(f.Respond.Status))
 	case f.Drop != nil:
 		b.WriteString(" drop after " + f.Drop.After)
-		if f.Drop.After == DropAfterEvents {
+		switch f.Drop.After {
+		case DropAfterEvents:
 			b.WriteString(" " + strconv.Itoa(f.Drop.Events))
+		case DropAfterElapsed:
+			b.WriteString(" " + f.Drop.Elapsed.String())
 		}
 		if f.Drop.Linger > 0 {
 			b.WriteString(" linger " + f.Drop.Linger.String())
+		}
+	case f.StreamError != nil:
+		b.WriteString(" stream_error after " + f.StreamError.After)
+		if f.StreamError.After == DropAfterEvents {
+			b.WriteString(" " + strconv.Itoa(f.StreamError.Events))
+		}
+		if f.StreamError.Type != "" {
+			b.WriteString(" " + f.StreamError.Type)
+		}
+	case f.Stall != nil:
+		b.WriteString(" stall after " + f.Stall.After)
+		if f.Stall.After == DropAfterEvents {
+			b.WriteString(" " + strconv.Itoa(f.Stall.Events))
+		}
+		if f.Stall.Forever {
+			b.WriteString(" forever")
+		} else {
+			b.WriteString(" for " + f.Stall.For.String())
 		}
 	case f.Reset:
 		b.WriteString(" reset")
@@ -213,10 +264,26 @@ func (f *Fault) matches(kind, endpoint string, stream bool) bool {
 	if f.Stream != nil && *f.Stream != stream {
 		return false
 	}
-	if f.Drop != nil && !stream {
+	if !stream && f.streamOnly() {
 		return false
 	}
 	return true
+}
+
+// streamOnly reports whether f has an action that applies only to streams.
+func (f *Fault) streamOnly() bool {
+	return f.Drop != nil || f.StreamError != nil || f.Stall != nil || f.Dribble != nil
+}
+
+// delayAlone reports whether f's only action is its delay.
+func (f *Fault) delayAlone() bool {
+	return f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && f.Dribble == nil && !f.Reset
+}
+
+// dribbleAlone reports whether f's only action is its dribble (with or
+// without a delay).
+func (f *Fault) dribbleAlone() bool {
+	return f.Dribble != nil && f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && !f.Reset
 }
 
 // action is one fault action. Adding an action is one file implementing it
@@ -246,7 +313,8 @@ type actionEntry struct {
 }
 
 // actionTable lists the fault actions keyed by YAML name, in the order they
-// apply: a delay waits before the others.
+// apply: a delay waits before the others; a dribble, drop, stream_error or
+// stall only sets how the stream is written.
 func actionTable() []actionEntry {
 	return []actionEntry{
 		{"delay", func(f *Fault) action {
@@ -273,6 +341,24 @@ func actionTable() []actionEntry {
 			}
 			return dropAction{d: f.Drop}
 		}},
+		{"stream_error", func(f *Fault) action {
+			if f.StreamError == nil {
+				return nil
+			}
+			return streamErrorAction{e: f.StreamError}
+		}},
+		{"stall", func(f *Fault) action {
+			if f.Stall == nil {
+				return nil
+			}
+			return stallAction{s: f.Stall}
+		}},
+		{"dribble", func(f *Fault) action {
+			if f.Dribble == nil {
+				return nil
+			}
+			return dribbleAction{d: *f.Dribble}
+		}},
 	}
 }
 
@@ -297,9 +383,12 @@ type FaultReport struct {
 	// Fired counts the requests it acted on, as the client saw it: an
 	// error answered (respond), a connection reset, a stream actually cut (a
 	// drop whose cut point lies past the answer's last event, or whose
-	// request was refused first, acted on nothing), or — for a delay alone
-	// — an answer held back. A delay before respond or drop fires when that
-	// action does.
+	// request was refused first, acted on nothing; a drop after elapsed
+	// whose stream ended first, likewise), an error event sent
+	// (stream_error), a stream held at its point (stall; one whose point lies
+	// past the last event acted on nothing), or — for a delay or dribble
+	// alone — an answer held back. A delay or dribble before another action
+	// fires when that action does.
 	Fired int `json:"fired"`
 }
 

@@ -27,7 +27,7 @@ func (a delayAction) apply(x *exchange) bool {
 	if h := x.s.delayHook; h != nil {
 		h()
 	}
-	if f := x.fault; f.Respond == nil && f.Drop == nil && !f.Reset {
+	if x.fault.delayAlone() {
 		x.acted = true // a delay alone fires by holding the answer back
 	}
 	if !waitCtx(x.r.Context(), a.d.D()) {

@@ -11,17 +11,25 @@ const maxLinger = maxDelay
 type dropAction struct{ d *Drop }
 
 func (a dropAction) validate(f *Fault) error {
-	switch a.d.After {
-	case DropAfterHeaders, DropAfterToolCall:
-		if a.d.Events != 0 {
+	if a.d.After == DropAfterElapsed {
+		switch {
+		case a.d.Events != 0:
 			return fmt.Errorf("events: only with after: events")
+		case a.d.Elapsed <= 0:
+			return fmt.Errorf("elapsed: want a positive duration such as 1500ms with after: elapsed")
+		case a.d.Elapsed.D() > maxDelay:
+			return fmt.Errorf("elapsed: %s is over the %s limit", a.d.Elapsed, maxDelay)
 		}
-	case DropAfterEvents:
-		if a.d.Events < 1 {
-			return fmt.Errorf("events: want at least 1 with after: events")
+	} else {
+		if a.d.Elapsed != 0 {
+			return fmt.Errorf("elapsed: only with after: elapsed")
 		}
-	default:
-		return fmt.Errorf("after: %q is not headers, tool_call or events", a.d.After)
+		if err := validatePoint(a.d.After, a.d.Events); err != nil {
+			if a.d.After != DropAfterHeaders && a.d.After != DropAfterToolCall && a.d.After != DropAfterEvents {
+				return fmt.Errorf("after: %q is not headers, tool_call, events or elapsed", a.d.After)
+			}
+			return err
+		}
 	}
 	if a.d.Linger < 0 {
 		return fmt.Errorf("linger: %s must not be negative", a.d.Linger)
@@ -29,10 +37,7 @@ func (a dropAction) validate(f *Fault) error {
 	if a.d.Linger.D() > maxLinger {
 		return fmt.Errorf("linger: %s is over the %s limit", a.d.Linger, maxLinger)
 	}
-	if f.Stream != nil && !*f.Stream {
-		return fmt.Errorf("stream: a drop applies only to streamed requests; remove stream: false")
-	}
-	return nil
+	return streamOnly(f, "a drop")
 }
 
 func (a dropAction) apply(x *exchange) bool {

@@ -189,3 +189,20 @@ func (messagesDialect) errorBody(status int, message string) []byte {
 func (messagesDialect) terminal(ev sseEvent) bool {
 	return ev.name == "message_delta" || ev.name == "message_stop"
 }
+
+// streamError: Anthropic's `event: error` with
+// {"type":"error","error":{"type","message"}}, as sent after HTTP 200 when
+// the API is overloaded mid-stream.
+func (messagesDialect) streamError(e *StreamError, _ streamErrorAt) sseEvent {
+	typ := e.Type
+	if typ == "" {
+		typ = "overloaded_error"
+	}
+	b := make([]byte, 0, 128)
+	b = append(b, `{"type":"error","error":{"type":`...)
+	b = appendJSONString(b, typ)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, e.message(typ))
+	b = append(b, "}}"...)
+	return sseEvent{name: "error", data: b}
+}

@@ -193,17 +193,9 @@ func (s *Server) replay(x *exchange, player *cassette.Player, missRelay bool) {
 // client that leaves meanwhile is recorded client_gone and the connection
 // closed, as during a delay.
 func (x *exchange) pace(d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
 	wait := waitCtx
 	if x.s.replayWait != nil {
 		wait = x.s.replayWait
 	}
-	if !wait(x.r.Context(), d) {
-		x.finish(OutcomeClientGone, 0)
-		x.closeConn(false)
-		return false
-	}
-	return true
+	return x.pause(d, wait)
 }

@@ -333,3 +333,43 @@ func (responsesDialect) terminal(ev sseEvent) bool {
 	}
 	return false
 }
+
+// streamError: response.failed, whose response has status failed and an
+// error {"code","message"}; or (Event error) the bare error event
+// {"type":"error","code","message","param"}. Each carries the stream's next
+// sequence_number.
+func (responsesDialect) streamError(e *StreamError, p streamErrorAt) sseEvent {
+	code := e.Type
+	if code == "" {
+		code = "server_error"
+	}
+	b := make([]byte, 0, 768)
+	if e.Event == StreamErrorEvent {
+		b = append(b, `{"type":"error","sequence_number":`...)
+		b = strconv.AppendInt(b, int64(p.seq), 10)
+		b = append(b, `,"code":`...)
+		b = appendJSONString(b, code)
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, e.message(code))
+		b = append(b, `,"param":null}`...)
+		return sseEvent{name: StreamErrorEvent, data: b}
+	}
+	id := p.id
+	if id == "" {
+		id = "resp_failed"
+	}
+	b = append(b, `{"type":"response.failed","sequence_number":`...)
+	b = strconv.AppendInt(b, int64(p.seq), 10)
+	b = append(b, `,"response":{"id":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"object":"response","created_at":`...)
+	b = strconv.AppendInt(b, p.created, 10)
+	b = append(b, `,"status":"failed","background":false,"error":{"code":`...)
+	b = appendJSONString(b, code)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, e.message(code))
+	b = append(b, `},"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":`...)
+	b = appendJSONString(b, p.model)
+	b = append(b, `,"output":[],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":null,"summary":null},"store":false,"temperature":1.0,"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"top_p":1.0,"truncation":"disabled","usage":null,"user":null,"metadata":{}}}`...)
+	return sseEvent{name: StreamErrorFailed, data: b}
+}

@@ -25,7 +25,15 @@ func TestSchema(t *testing.T) {
 		`"additionalProperties":false,"type":"object"},"type":"array"},"faults"`,
 		`"on":{"type":"string","enum":["initial","follow_up","any"]`,
 		`"after":{"type":"string","enum":["headers","tool_call","events"]`,
+		`"after":{"type":"string","enum":["headers","tool_call","events","elapsed"]`,
 		`"delay":{"type":"string"`,
+		`"dribble":{"type":"string"`,
+		`"stream_error":{"properties":{"after"`,
+		`"type":{"type":"string","pattern":"^[a-z][a-z0-9_]*$"`,
+		`"event":{"type":"string","enum":["response.failed","error"]`,
+		`"stall":{"properties":{"after"`,
+		`"for":{"type":"string"`,
+		`"forever":{"type":"boolean"`,
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("schema lacks %s:\n%s", want, s)

@@ -214,7 +214,9 @@ type Request struct {
 	Endpoint string `json:"endpoint"`
 	// Kind is initial or follow_up.
 	Kind string `json:"kind"`
-	// Outcome is forwarded, delayed, injected_<status>, dropped_stream, reset, client_gone, bad_request or relay_failed.
+	// Outcome is forwarded, delayed, injected_<status>, dropped_stream,
+	// stream_error, stalled_stream, reset, client_gone, bad_request,
+	// relay_failed or cassette_miss.
 	Outcome string `json:"outcome"`
 	// Stream reports whether the request asked for a stream.
 	Stream bool `json:"stream"`
@@ -322,6 +324,11 @@ func (s *Server) arm(token string, script *Script, player *cassette.Player, faul
 	for i, f := range faults {
 		if err := f.Validate(); err != nil {
 			return fmt.Errorf("arming upstream for %q: faults[%d].%w", token, i, err)
+		}
+		if s.cfg.Relay != "" && s.cfg.Cassette == nil {
+			if name := relayUnsupported(&f); name != "" {
+				return fmt.Errorf("arming upstream for %q: faults[%d].%s: not available in relay mode (scripted and replayed streams only)", token, i, name)
+			}
 		}
 		armed[i] = &armedFault{Fault: f}
 	}
@@ -571,9 +578,15 @@ type exchange struct {
 	// armed is the armed fault picked for this request (nil for none or a
 	// flag file's); acted says its action took effect, so finish counts it
 	// as fired.
-	armed    *armedFault
-	acted    bool
-	cut      *Drop
+	armed *armedFault
+	acted bool
+	cut   *Drop
+	// streamErr, stall and dribble are what the fault does to a stream.
+	streamErr *StreamError
+	stall     *Stall
+	dribble   time.Duration
+	// deadline is when a drop after elapsed cuts the stream (zero = none).
+	deadline time.Time
 	delayed  bool
 	recorded bool
 	rec      Request
@@ -727,55 +740,175 @@ func (s *Server) answerScripted(x *exchange) {
 	x.writeStream(rep.events, rep.contentEnd)
 }
 
-// writeStream sends events as SSE, flushing each, cutting the connection
-// where the exchange's drop says.
+// relayUnsupported names the first action of f that relayed streams do not
+// support, or "" when there is none.
+func relayUnsupported(f *Fault) string {
+	switch {
+	case f.StreamError != nil:
+		return "stream_error"
+	case f.Stall != nil:
+		return "stall"
+	case f.Dribble != nil:
+		return "dribble"
+	case f.Drop != nil && f.Drop.After == DropAfterElapsed:
+		return "drop.after"
+	}
+	return ""
+}
+
+// writeStream sends events as SSE, flushing each, and does to the stream
+// what the exchange's fault says: paces it (dribble, replay timing), holds
+// it at a point (stall), ends it with the dialect's error event
+// (stream_error) or cuts the connection (drop). The outcome is recorded
+// before the first byte when it is known then; a stream paced by waits
+// records it once its last wait is over, before its last event.
 func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
-	cut := -1
-	if x.cut != nil {
-		switch x.cut.After {
+	// at returns the number of events sent before a point, or -1 when the
+	// point lies past the answer's last event.
+	at := func(after string, n int) int {
+		switch after {
 		case DropAfterHeaders:
-			cut = 0
+			return 0
 		case DropAfterToolCall:
-			cut = contentEnd
+			return contentEnd
 		case DropAfterEvents:
-			if x.cut.Events < len(events) {
-				cut = x.cut.Events
+			if n < len(events) {
+				return n
 			}
 		}
+		return -1
 	}
-	if cut >= 0 {
+	cut, errAt, stallAt := -1, -1, -1
+	if x.cut != nil {
+		if x.cut.After == DropAfterElapsed {
+			x.deadline = time.Now().Add(x.cut.Elapsed.D())
+		} else {
+			cut = at(x.cut.After, x.cut.Events)
+		}
+	}
+	if x.streamErr != nil {
+		errAt = at(x.streamErr.After, x.streamErr.Events)
+	}
+	if x.stall != nil {
+		stallAt = at(x.stall.After, x.stall.Events)
+	}
+	paced := x.dribble > 0 || !x.deadline.IsZero() || stallAt >= 0 && !x.stall.Forever
+	switch {
+	case cut >= 0:
 		x.finish(OutcomeDroppedStream, http.StatusOK)
-	} else {
+	case errAt >= 0:
+		x.acted = true
+		x.finish(OutcomeStreamError, http.StatusOK)
+	case stallAt >= 0 && x.stall.Forever:
+		x.acted = true
+		x.finish(OutcomeStalledStream, http.StatusOK)
+	case !paced:
 		x.finish(x.normalOutcome(), http.StatusOK)
 	}
 	setSSEHeaders(x.w.Header())
 	x.w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(x.w)
-	if cut == 0 {
-		_ = rc.Flush()
-		x.cutStream()
-		return
+	if cut == 0 || errAt == 0 || stallAt == 0 || paced {
+		_ = rc.Flush() // the client sees the 200 before the fault acts
 	}
 	bp := x.s.getBuf()
 	defer x.s.putBuf(bp)
 	buf := *bp
-	for i, ev := range events {
-		if x.gaps != nil && !x.pace(x.gaps[i]) {
+	defer func() { *bp = buf[:0] }()
+	for i := 0; ; i++ {
+		switch i {
+		case cut:
+			x.cutStream()
+			return
+		case errAt:
+			ev := x.de.d.streamError(x.streamErr, streamErrorAt{seq: i, id: x.rec.ResponseID, model: x.req.model, created: x.s.clock().Unix()})
+			buf = appendEvent(buf[:0], ev)
+			if _, err := x.w.Write(buf); err == nil {
+				_ = rc.Flush() // the stream ends here either way
+			}
+			return
+		case stallAt:
+			if !x.hold(x.stall) {
+				return
+			}
+		}
+		if i == len(events) {
 			break
 		}
-		buf = appendEvent(buf[:0], ev)
+		if x.dribble > 0 {
+			if x.fault.dribbleAlone() {
+				x.acted = true // a dribble alone fires by pacing the answer
+			}
+			if !x.pause(x.dribble, waitCtx) {
+				return
+			}
+			x.delayed = true
+		}
+		if x.gaps != nil && !x.pace(x.gaps[i]) {
+			return
+		}
+		if i == len(events)-1 && !x.recorded {
+			x.finish(x.normalOutcome(), http.StatusOK)
+		}
+		buf = appendEvent(buf[:0], events[i])
 		if _, err := x.w.Write(buf); err != nil {
-			break
+			return
 		}
 		if err := rc.Flush(); err != nil {
-			break
-		}
-		if i+1 == cut {
-			x.cutStream()
-			break
+			return
 		}
 	}
-	*bp = buf[:0]
+	if !x.recorded {
+		x.finish(x.normalOutcome(), http.StatusOK)
+	}
+}
+
+// hold stalls the stream at its point: for its duration, after which it
+// reports true and the stream resumes, or forever, until the client leaves
+// or the server shuts down (then the connection is closed).
+func (x *exchange) hold(st *Stall) bool {
+	x.acted = true
+	if st.Forever {
+		<-x.r.Context().Done() // the outcome was recorded before the first byte
+		x.closeConn(false)
+		return false
+	}
+	if !x.pause(st.For.D(), waitCtx) {
+		return false
+	}
+	x.delayed = true
+	return true
+}
+
+// pause waits d with wait before the stream goes on, and reports whether it
+// goes on. It ends the stream instead when the client leaves or the server
+// shuts down (recorded client_gone unless recorded already, and the
+// connection closed), or when a drop after elapsed comes first (recorded
+// dropped_stream, and cut as the drop says).
+func (x *exchange) pause(d time.Duration, wait func(ctx context.Context, d time.Duration) bool) bool {
+	if !x.deadline.IsZero() {
+		if left := time.Until(x.deadline); left <= d {
+			if left > 0 && !wait(x.r.Context(), left) {
+				x.finish(OutcomeClientGone, 0)
+				x.closeConn(false)
+				return false
+			}
+			x.finish(OutcomeDroppedStream, http.StatusOK)
+			x.cutStream()
+			return false
+		}
+	}
+	if d <= 0 {
+		return true
+	}
+	if !wait(x.r.Context(), d) {
+		x.finish(OutcomeClientGone, 0)
+		// The wait also ends when the server shuts down with the client
+		// still there: hang up, so it sees a cut, not a clean end.
+		x.closeConn(false)
+		return false
+	}
+	return true
 }
 
 func setSSEHeaders(h http.Header) {

@@ -71,7 +71,8 @@ type Options struct {
 	// Timeout bounds each run, as in run.Options.
 	Parallel int
 	Timeout  time.Duration
-	// Settings are the durations of the stall, slow and linger kinds; zero
+	// Settings are the durations of the stall, slow, linger and dribble
+	// kinds; zero
 	// fields take DefaultSettings.
 	Settings Settings
 	// Confirm is how many times a minimal failure is re-run; a failure that
@@ -294,6 +295,9 @@ func newExplorer(opts Options) *explorer {
 	}
 	if s.Linger <= 0 {
 		s.Linger = DefaultSettings.Linger
+	}
+	if s.Dribble <= 0 {
+		s.Dribble = DefaultSettings.Dribble
 	}
 	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}}
 	for _, k := range Kinds() {

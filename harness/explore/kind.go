@@ -35,20 +35,24 @@ const (
 	atCut                           // an event boundary of a streamed answer
 	atToolCall                      // an MCP tools/call
 	atSessionStep                   // an MCP session step (initialize, tools/list)
+	atStream                        // a streamed model request, before any byte of its answer
 )
 
 // Settings are the durations some kinds use.
 type Settings struct {
-	// Stall is how long the stall kind holds a model answer back.
+	// Stall is how long the stall kind holds a model answer back, and how
+	// long stream-stall holds a stream silent before it resumes.
 	Stall time.Duration `json:"stall"`
 	// Slow is how long the slow-tool kind holds a tool's answer back.
 	Slow time.Duration `json:"slow"`
 	// Linger is how long drop-linger keeps a cut stream open, silent.
 	Linger time.Duration `json:"linger"`
+	// Dribble is how long the dribble kind waits before each event.
+	Dribble time.Duration `json:"dribble"`
 }
 
 // DefaultSettings are the durations of the kinds unless told otherwise.
-var DefaultSettings = Settings{Stall: 5 * time.Second, Slow: time.Second, Linger: 500 * time.Millisecond}
+var DefaultSettings = Settings{Stall: 5 * time.Second, Slow: time.Second, Linger: 500 * time.Millisecond, Dribble: 50 * time.Millisecond}
 
 // Kinds returns the table of fault kinds, in sweep order. The slice is new
 // on every call.
@@ -82,6 +86,22 @@ func Kinds() []Kind {
 			d := drop(p)
 			d.Linger = fault.Duration(s.Linger)
 			return upstream.Fault{Drop: d}
+		}},
+		{Name: "stream-error", Doc: "end the 200 stream at this point with the dialect's in-stream error (overloaded_error, server_error)", at: atCut, upstream: func(p Point, _ Settings) upstream.Fault {
+			d := drop(p)
+			return upstream.Fault{StreamError: &upstream.StreamError{After: d.After, Events: d.Events, Message: "replaycheck explore: injected stream error"}}
+		}},
+		{Name: "stream-stall", Doc: "hold the stream silent at this point for --stall, then resume", Optional: true, at: atCut, upstream: func(p Point, s Settings) upstream.Fault {
+			d := drop(p)
+			return upstream.Fault{Stall: &upstream.Stall{After: d.After, Events: d.Events, For: fault.Duration(s.Stall)}}
+		}},
+		{Name: "stream-hang", Doc: "hold the stream silent at this point until the client gives up", Optional: true, at: atCut, upstream: func(p Point, _ Settings) upstream.Fault {
+			d := drop(p)
+			return upstream.Fault{Stall: &upstream.Stall{After: d.After, Events: d.Events, Forever: true}}
+		}},
+		{Name: "dribble", Doc: "wait --dribble before each event of the stream", Optional: true, at: atStream, upstream: func(_ Point, s Settings) upstream.Fault {
+			d := fault.Duration(s.Dribble)
+			return upstream.Fault{Dribble: &d}
 		}},
 		{Name: "mcp-session-fail", Doc: "refuse the session step (initialize, tools/list) with 503, as a server still starting does", at: atSessionStep, mcp: func(Point, Settings) ledger.Fault {
 			return ledger.Fault{FailBeforeExecute: &ledger.FailBeforeExecute{Status: 503}}
@@ -127,6 +147,8 @@ func (k Kind) applies(p Point) bool {
 		return p.Side == SideUpstream && !p.Cut
 	case atCut:
 		return p.Cut
+	case atStream:
+		return p.Side == SideUpstream && !p.Cut && p.Stream
 	case atSessionStep:
 		return p.Side == SideMCP && p.Method != ""
 	default:

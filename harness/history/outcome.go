@@ -16,7 +16,8 @@ type Outcome string
 const (
 	// OutcomeForwarded is a normal answer, scripted or relayed.
 	OutcomeForwarded Outcome = "forwarded"
-	// OutcomeDelayed is a normal answer sent after a delay fault alone.
+	// OutcomeDelayed is a normal answer held back by a delay fault alone, a
+	// dribble, or a stall that resumed.
 	OutcomeDelayed Outcome = "delayed"
 	// OutcomeDroppedStream is a stream whose connection was closed mid-way.
 	OutcomeDroppedStream Outcome = "dropped_stream"
@@ -30,13 +31,20 @@ const (
 	OutcomeRelayFailed Outcome = "relay_failed"
 	// OutcomeCassetteMiss is a replayed request no cassette entry matched.
 	OutcomeCassetteMiss Outcome = "cassette_miss"
+	// OutcomeStreamError is a 200 stream the upstream ended with its
+	// dialect's in-stream error event (stream_error).
+	OutcomeStreamError Outcome = "stream_error"
+	// OutcomeStalledStream is a stream the upstream held silent until the
+	// client left (a stall forever).
+	OutcomeStalledStream Outcome = "stalled_stream"
 )
 
 // NamedOutcomes returns the outcomes that are not injected statuses, in a
 // fixed order.
 func NamedOutcomes() []Outcome {
 	return []Outcome{OutcomeForwarded, OutcomeDelayed, OutcomeDroppedStream, OutcomeReset,
-		OutcomeClientGone, OutcomeBadRequest, OutcomeRelayFailed, OutcomeCassetteMiss}
+		OutcomeClientGone, OutcomeBadRequest, OutcomeRelayFailed, OutcomeCassetteMiss,
+		OutcomeStreamError, OutcomeStalledStream}
 }
 
 const injectedPrefix = "injected_"
@@ -65,12 +73,17 @@ func (o Outcome) Known() bool {
 	return injected || slices.Contains(NamedOutcomes(), o)
 }
 
-// Cut reports whether the upstream cut the answer: it dropped the stream or
-// reset the connection.
-func (o Outcome) Cut() bool { return o == OutcomeDroppedStream || o == OutcomeReset }
+// Cut reports whether the upstream broke the answer: it reset the
+// connection, or broke a stream after it began (see Dropped).
+func (o Outcome) Cut() bool { return o == OutcomeReset || o.Dropped() }
 
-// Dropped reports whether the upstream dropped a stream after it began.
-func (o Outcome) Dropped() bool { return o == OutcomeDroppedStream }
+// Dropped reports whether the upstream broke a stream after it began: it
+// dropped the connection, ended the stream with an error event, or stalled
+// it until the client gave up. Each leaves the client with part of an
+// answer and a failure a client may retry.
+func (o Outcome) Dropped() bool {
+	return o == OutcomeDroppedStream || o == OutcomeStreamError || o == OutcomeStalledStream
+}
 
 // MCPKind is the kind of an MCP event the ledger reported.
 type MCPKind string

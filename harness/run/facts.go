@@ -21,6 +21,8 @@ var upstreamOutcomes = map[string]history.Outcome{
 	upstream.OutcomeBadRequest:    history.OutcomeBadRequest,
 	upstream.OutcomeRelayFailed:   history.OutcomeRelayFailed,
 	upstream.OutcomeCassetteMiss:  history.OutcomeCassetteMiss,
+	upstream.OutcomeStreamError:   history.OutcomeStreamError,
+	upstream.OutcomeStalledStream: history.OutcomeStalledStream,
 }
 
 // mcpKinds maps the ledger's event kinds to the history's.

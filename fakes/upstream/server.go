@@ -325,7 +325,7 @@ func (s *Server) arm(token string, script *Script, player *cassette.Player, faul
 		if err := f.Validate(); err != nil {
 			return fmt.Errorf("arming upstream for %q: faults[%d].%w", token, i, err)
 		}
-		if s.cfg.Relay != "" && s.cfg.Cassette == nil {
+		if s.cfg.Relay != "" && s.cfg.Cassette == nil && player == nil {
 			if name := relayUnsupported(&f); name != "" {
 				return fmt.Errorf("arming upstream for %q: faults[%d].%s: not available in relay mode (scripted and replayed streams only)", token, i, name)
 			}

@@ -21,6 +21,7 @@ import (
 // JSON, for example:
 //
 //	{tool: commit_write, drop_after_execute: {}, times: once}
+//	{tool: commit_write, drop_after_execute: {after: headers}}
 //	{tool: commit_write, fail_before_execute: {status: 503}}
 //	{fail_before_execute: {reset: true}}
 //	{is_error: {message: "entry not found"}, times: 3}
@@ -41,8 +42,9 @@ type Fault struct {
 	// FailBeforeExecute refuses the request at the HTTP level; nothing is written.
 	FailBeforeExecute *FailBeforeExecute `json:"fail_before_execute,omitempty" yaml:"fail_before_execute,omitempty" jsonschema_description:"Refuse the request at the HTTP level (a status, 503 by default, or a reset connection); nothing is written."`
 	// DropAfterExecute executes and syncs the write, then closes the
-	// connection before any byte of the answer reaches the client.
-	DropAfterExecute *DropAfterExecute `json:"drop_after_execute,omitempty" yaml:"drop_after_execute,omitempty" jsonschema_description:"Execute and sync the write, then close the connection before any byte of the answer reaches the client: the ambiguous case."`
+	// connection before any byte of the answer reaches the client, or, with
+	// after: headers, before its JSON-RPC result.
+	DropAfterExecute *DropAfterExecute `json:"drop_after_execute,omitempty" yaml:"drop_after_execute,omitempty" jsonschema_description:"Execute and sync the write, then close the connection before any byte of the answer reaches the client (or, with after: headers, after its status line and headers, before the JSON-RPC result): the ambiguous case."`
 	// IsError answers with an MCP tool result with isError set; nothing is written.
 	IsError *IsError `json:"is_error,omitempty" yaml:"is_error,omitempty" jsonschema_description:"Answer with an MCP tool result with isError: true; nothing is written."`
 	// Delay holds the answer back this long after the tool ran, or until the
@@ -74,7 +76,9 @@ const (
 func SessionMethods() []string { return []string{MethodInitialize, MethodToolsList} }
 
 // FieldError is a validation error of a Fault that is about one of its
-// fields, so a caller can point at that field (a scenario file's line).
+// fields, so a caller can point at that field (a scenario file's line). A
+// field inside a fault kind's settings is a FieldError naming the kind whose
+// chain holds a FieldError naming the setting.
 type FieldError struct {
 	// Field is the YAML name of the field, such as "method".
 	Field string
@@ -89,7 +93,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // kind fills in its own part.
 type plan struct {
 	refuse  *FailBeforeExecute // refuse the POST at the HTTP level
-	drop    bool               // close the connection at the first byte of the answer
+	drop    dropPoint          // where to close the connection in the answer
 	isError *IsError           // answer isError instead of executing
 	delay   time.Duration      // hold the answer back after executing
 }
@@ -199,7 +203,12 @@ func (f *Fault) resolve() (string, action, error) {
 	}
 	if c, ok := act.(checker); ok {
 		if err := c.check(); err != nil {
-			return "", nil, fmt.Errorf("%s: %w", name, err)
+			err = fmt.Errorf("%s: %w", name, err)
+			var setting *FieldError
+			if errors.As(err, &setting) {
+				err = &FieldError{Field: name, Err: err}
+			}
+			return "", nil, err
 		}
 	}
 	return name, act, nil

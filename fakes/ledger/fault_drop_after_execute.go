@@ -1,9 +1,49 @@
 package ledger
 
-// DropAfterExecute lets the tool run (the write is executed and synced), then
-// closes the connection before any byte of the answer reaches the client: the
-// client cannot tell whether the write happened. It has no settings. When it
-// fires on a call in a JSON-RPC batch, the whole POST's answer is lost.
-type DropAfterExecute struct{}
+import "fmt"
 
-func (*DropAfterExecute) apply(p *plan) { p.drop = true }
+// DropAfterExecute lets the tool run (the write is executed and synced), then
+// closes the connection: with After unset, before any byte of the answer
+// reaches the client; with After DropAfterHeaders, once the answer's status
+// line and headers reached it (flushed, so an SSE answer's stream is open),
+// before the JSON-RPC result. Either way the client cannot tell whether the
+// write happened. When it fires on a call in a JSON-RPC batch, the whole
+// POST's answer is lost.
+type DropAfterExecute struct {
+	// After is where the answer is cut: "" before its first byte, or
+	// DropAfterHeaders after its status line and headers.
+	After string `json:"after,omitempty" yaml:"after,omitempty" jsonschema:"enum=,enum=headers" jsonschema_description:"Where the answer is cut: empty (default) before its first byte; headers after its status line and headers reached the client (an SSE stream is opened), before the JSON-RPC result."`
+}
+
+// DropAfterHeaders is the DropAfterExecute.After that cuts the answer after
+// its status line and headers.
+const DropAfterHeaders = "headers"
+
+func (d *DropAfterExecute) check() error {
+	switch d.After {
+	case "", DropAfterHeaders:
+		return nil
+	}
+	return &FieldError{Field: "after", Err: fmt.Errorf("after %q: want %s, or none to cut before any byte of the answer", d.After, DropAfterHeaders)}
+}
+
+func (d *DropAfterExecute) apply(p *plan) {
+	at := dropBeforeAnswer
+	if d.After == DropAfterHeaders {
+		at = dropAfterHeaders
+	}
+	p.drop = earlierDrop(p.drop, at)
+}
+
+// dropPoint is where drop_after_execute cuts a tool call's answer.
+type dropPoint int
+
+const (
+	dropNone         dropPoint = iota // the answer is not cut
+	dropAfterHeaders                  // after the status line and headers
+	dropBeforeAnswer                  // before any byte of the answer
+)
+
+// earlierDrop returns whichever of a and b cuts the answer earlier: a POST
+// whose calls disagree loses as much of its answer as any of them asks.
+func earlierDrop(a, b dropPoint) dropPoint { return max(a, b) }

@@ -27,6 +27,7 @@ func TestFaults(t *testing.T) {
 		wantFault   string // the fault event's detail; "" for none
 	}{
 		{"drop_after_execute", "{tool: commit_write, drop_after_execute: {}}", true, "", Counts{Calls: cw, Writes: 1}, "drop_after_execute"},
+		{"drop_after_execute after headers", "{tool: commit_write, drop_after_execute: {after: headers}}", true, "", Counts{Calls: cw, Writes: 1}, "drop_after_execute"},
 		{"fail_before_execute 503", "{tool: commit_write, fail_before_execute: {status: 503}}", true, "", Counts{Calls: cw}, "fail_before_execute"},
 		{"fail_before_execute default status", "{fail_before_execute: {}}", true, "", Counts{Calls: cw}, "fail_before_execute"},
 		{"fail_before_execute 429", "{fail_before_execute: {status: 429}}", true, "", Counts{Calls: cw}, "fail_before_execute"},
@@ -274,6 +275,7 @@ func TestArmRejectsBadFaults(t *testing.T) {
 		{"unknown method", []Fault{{Method: "tools/call", FailBeforeExecute: &FailBeforeExecute{}}}, `unknown method "tools/call"; want initialize or tools/list, or none for tools/call`},
 		{"method with tool", []Fault{{Method: MethodInitialize, Tool: ToolCommitWrite, FailBeforeExecute: &FailBeforeExecute{}}}, "method initialize with tool commit_write"},
 		{"method with drop", []Fault{{Method: MethodToolsList, DropAfterExecute: &DropAfterExecute{}}}, "method tools/list with drop_after_execute: a session step can only be refused"},
+		{"drop after body", []Fault{{DropAfterExecute: &DropAfterExecute{After: "body"}}}, `drop_after_execute: after "body": want headers, or none`},
 		{"method with is_error", []Fault{{Method: MethodToolsList, IsError: &IsError{}}}, "method tools/list with is_error"},
 		{"method with bad status", []Fault{{Method: MethodInitialize, FailBeforeExecute: &FailBeforeExecute{Status: 302}}}, "status 302"},
 	}
@@ -299,6 +301,9 @@ func TestParseFault(t *testing.T) {
 		wantErr string
 	}{
 		{"drop", "{tool: commit_write, drop_after_execute: {}, times: once}", Fault{Tool: ToolCommitWrite, DropAfterExecute: &DropAfterExecute{}, Times: onceTimes}, ""},
+		{"drop after headers", "{tool: commit_write, drop_after_execute: {after: headers}}", Fault{Tool: ToolCommitWrite, DropAfterExecute: &DropAfterExecute{After: DropAfterHeaders}}, ""},
+		{"drop after unknown", "{drop_after_execute: {after: result}}", Fault{}, `drop_after_execute: after "result": want headers`},
+		{"drop unknown setting", "{drop_after_execute: {at: headers}}", Fault{}, `unknown field "at"`},
 		{"fail status", "{tool: commit_write, fail_before_execute: {status: 503}}", Fault{Tool: ToolCommitWrite, FailBeforeExecute: &FailBeforeExecute{Status: 503}}, ""},
 		{"fail reset", "{fail_before_execute: {reset: true}}", Fault{FailBeforeExecute: &FailBeforeExecute{Reset: true}}, ""},
 		{"is_error", `{is_error: {message: "entry not found"}, times: 3}`, Fault{IsError: &IsError{Message: "entry not found"}, Times: countTimes(3)}, ""},

@@ -459,14 +459,14 @@ func (p *post) refusal() *FailBeforeExecute {
 	return nil
 }
 
-// drop reports whether drop_after_execute fired on any of p's calls.
-func (p *post) drop() bool {
+// drop returns where drop_after_execute cuts p's answer: the earliest cut
+// asked by any of p's calls, or dropNone.
+func (p *post) drop() dropPoint {
+	at := dropNone
 	for _, c := range p.calls {
-		if c.plan.drop {
-			return true
-		}
+		at = earlierDrop(at, c.plan.drop)
 	}
-	return false
+	return at
 }
 
 // refuse applies fail_before_execute to a whole POST: nothing reaches the
@@ -486,7 +486,8 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *post, f *Fail
 }
 
 // dropConnection applies drop_after_execute: the answer was swallowed, and
-// the connection is closed before any byte of it reached the client.
+// the connection is closed before any byte of it (or, with after: headers,
+// of its JSON-RPC result) reached the client.
 func (s *Server) dropConnection(w http.ResponseWriter, p *post) {
 	s.finishPost(p, callDropped, "drop_after_execute")
 	s.log.Info("ledger fault", "fault", "drop_after_execute", "calls", len(p.calls))
@@ -624,12 +625,13 @@ func callFrom(ctx context.Context, req *mcp.CallToolRequest) *call {
 
 // postWriter is the ResponseWriter the SDK answers a tool-call POST through.
 // It notices the first byte of the answer, and for drop_after_execute
-// swallows the answer so the wrapper can close the connection instead.
+// swallows the answer — whole, or all but its status line and headers — so
+// the wrapper can close the connection instead.
 type postWriter struct {
 	w    http.ResponseWriter
 	s    *Server
 	p    *post
-	drop bool
+	drop dropPoint
 
 	mu      sync.Mutex
 	status  int
@@ -641,12 +643,25 @@ func (pw *postWriter) Header() http.Header { return pw.w.Header() }
 func (pw *postWriter) WriteHeader(status int) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
+	pw.writeHeaderLocked(status)
+}
+
+// writeHeaderLocked records the answer's status and sends it on unless it is
+// swallowed; for drop_after_execute {after: headers} it also flushes it, so
+// the client sees the answer begin. pw.mu must be held.
+func (pw *postWriter) writeHeaderLocked(status int) {
 	if pw.status != 0 {
 		return
 	}
 	pw.status = status
-	if !pw.drop {
+	switch pw.drop {
+	case dropNone:
 		pw.w.WriteHeader(status)
+	case dropAfterHeaders:
+		pw.w.WriteHeader(status)
+		if err := http.NewResponseController(pw.w).Flush(); err != nil {
+			pw.s.log.Debug("ledger fault: flushing the headers before the drop", "err", err)
+		}
 	}
 }
 
@@ -655,10 +670,8 @@ func (pw *postWriter) Write(b []byte) (int, error) {
 	defer pw.mu.Unlock()
 	first := !pw.started
 	pw.started = true
-	if pw.status == 0 {
-		pw.status = http.StatusOK
-	}
-	if pw.drop {
+	pw.writeHeaderLocked(http.StatusOK)
+	if pw.drop != dropNone {
 		return len(b), nil
 	}
 	n, err := pw.w.Write(b)
@@ -672,7 +685,7 @@ func (pw *postWriter) Write(b []byte) (int, error) {
 func (pw *postWriter) FlushError() error {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
-	if pw.drop {
+	if pw.drop != dropNone {
 		return nil
 	}
 	return http.NewResponseController(pw.w).Flush()
@@ -685,7 +698,7 @@ func (pw *postWriter) Flush() { _ = pw.FlushError() }
 func (pw *postWriter) swallowed() bool {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
-	return pw.drop && pw.started
+	return pw.drop != dropNone && pw.started
 }
 
 // readPost reads a POST body within the body timeout: a read deadline on the

@@ -469,3 +469,45 @@ func TestSessionStepsSwept(t *testing.T) {
 		})
 	}
 }
+
+// TestDropMid sweeps only mcp-drop-mid: a tools/call answer cut after its
+// headers is as ambiguous as one cut before them, so a gateway that resends
+// on a disconnect replays the write, and guarded does not.
+func TestDropMid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps a base twice")
+	}
+	kinds, err := SelectKinds([]string{"mcp-drop-mid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "messages stream tool call"
+	resend := parseTarget(t, "builtin:"+string(gateway.MCPResendOnDisconnect))
+	rep, err := Explore(context.Background(), bases(t, resend, base), Options{Target: resend, Kinds: kinds, Parallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(rep.Findings, func(f Finding) bool { return !f.Flaky && slices.Contains(f.Failed, "no-replay-ambiguous-mcp") }) {
+		t.Errorf("no confirmed finding breaks no-replay-ambiguous-mcp on %s; findings: %v", resend.Name(), rep.Findings)
+	}
+	guarded := parseTarget(t, "builtin:guarded")
+	rep, err = Explore(context.Background(), bases(t, guarded, base), Options{Target: guarded, Kinds: kinds, Parallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := 0
+	for _, c := range rep.Cells {
+		if !strings.Contains(c.Schedule.String(), "mcp-drop-mid") {
+			continue
+		}
+		switch c.Verdict {
+		case rules.Fail:
+			t.Errorf("guarded: %s failed %v", c.Schedule, c.Failed)
+		case rules.Pass:
+			pass++
+		}
+	}
+	if pass == 0 {
+		t.Error("guarded: no mcp-drop-mid cell passed")
+	}
+}

@@ -118,6 +118,9 @@ func Kinds() []Kind {
 		{Name: "mcp-drop", Doc: "execute the tools/call, then drop the connection before the answer", at: atToolCall, mcp: func(Point, Settings) ledger.Fault {
 			return ledger.Fault{DropAfterExecute: &ledger.DropAfterExecute{}}
 		}},
+		{Name: "mcp-drop-mid", Doc: "execute the tools/call, send the answer's status line and headers, then drop the connection before the result", at: atToolCall, mcp: func(Point, Settings) ledger.Fault {
+			return ledger.Fault{DropAfterExecute: &ledger.DropAfterExecute{After: ledger.DropAfterHeaders}}
+		}},
 		{Name: "mcp-is-error", Doc: "answer the tools/call with isError instead of executing it", at: atToolCall, mcp: func(Point, Settings) ledger.Fault {
 			return ledger.Fault{IsError: &ledger.IsError{Message: "replaycheck explore: injected tool error"}}
 		}},

@@ -239,9 +239,15 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	for i, f := range s.Faults.MCP {
 		if err := f.Validate(); err != nil {
 			at := []any{"faults", "mcp", i}
-			var fe *ledger.FieldError
-			if errors.As(err, &fe) {
+			// A setting of a fault kind is a FieldError (the setting) in
+			// the chain of a FieldError (the kind).
+			for inner := err; ; {
+				var fe *ledger.FieldError
+				if !errors.As(inner, &fe) {
+					break
+				}
 				at = append(at, fe.Field)
+				inner = fe.Err
 			}
 			fail(at, "mcp fault: %v", err)
 		}

@@ -152,7 +152,8 @@ func TestRender(t *testing.T) {
 	if runtoken.Find([]byte(r2.Requests[1].Prompt)) != tok {
 		t.Errorf("prompt does not carry the token")
 	}
-	if len(r2.Faults.MCP) != 2 || r2.Faults.MCP[1].Delay == nil || r2.Faults.MCP[1].Delay.D().String() != "5s" {
+	if len(r2.Faults.MCP) != 3 || r2.Faults.MCP[1].Delay == nil || r2.Faults.MCP[1].Delay.D().String() != "5s" ||
+		r2.Faults.MCP[2].DropAfterExecute == nil || r2.Faults.MCP[2].DropAfterExecute.After != "headers" {
 		t.Errorf("rendered faults = %+v", r2.Faults)
 	}
 }

@@ -197,7 +197,7 @@ func TestSchemaRejects(t *testing.T) {
 	v, root := loadSchema(t)
 	for _, f := range []string{"unknown-field", "wrong-type", "bad-duration", "bad-fault-duration", "unknown-endpoint", "unknown-rule", "unknown-fault", "bad-times", "upstream-key", "not-a-mapping", "unknown-tool",
 		"count-negative", "count-fraction", "count-unknown-bound", "count-bound-twice", "count-no-bound", "count-per-tool",
-		"targets-upstream-key", "targets-rules", "mcp-method-tool", "mcp-method-drop", "mcp-method-unknown"} {
+		"targets-upstream-key", "targets-rules", "mcp-method-tool", "mcp-method-drop", "mcp-method-unknown", "mcp-drop-after"} {
 		t.Run(f, func(t *testing.T) {
 			if err := v.check(root, yamlToJSONValue(t, "testdata/bad/"+f+".yaml"), "$"); err == nil {
 				t.Errorf("schema accepts testdata/bad/%s.yaml", f)

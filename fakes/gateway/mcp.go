@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,10 +34,12 @@ const IdempotencyKeyField = "idempotency_key"
 // notifications/tools/list_changed arrives. The transport never reconnects a
 // stream (MaxRetries -1 covers the standalone stream as well as a call's), so
 // when the server ends it the session ends, and the next request opens a new
-// one and lists its tools anew.
+// one and lists its tools anew. Until the session's watcher sees it end, the
+// pool may still hand it out: a tools/call it refuses before sending goes
+// once on a new session, as one the server refused with 404 (errNotRun).
 type mcpPool struct {
 	url    string
-	client *http.Client // for the MCP transport: streamHeaderTimeout on GETs
+	client *http.Client // for the MCP transport: sendRecorder, streamHeaderTimeout on GETs
 	label  string
 	log    *slog.Logger
 
@@ -103,7 +106,7 @@ func newMCPPool(cfg Config) *mcpPool {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	client.Transport = streamHeaderTimeout{next: next, timeout: cfg.SessionTimeout}
+	client.Transport = sendRecorder{next: streamHeaderTimeout{next: next, timeout: cfg.SessionTimeout}}
 	return &mcpPool{url: cfg.MCP, client: &client, label: cfg.ServerLabel, log: cfg.Logger}
 }
 
@@ -137,6 +140,50 @@ func (t streamHeaderTimeout) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// errNotRun marks a tools/call error where the server cannot have run the
+// call: no HTTP request carried it (the session had ended and the SDK refused
+// the call), or the server answered its request 404 (a session it does not
+// know), which the SDK may report as the session's end rather than as
+// mcp.ErrSessionMissing when the session fails at the same time.
+var errNotRun = errors.New("the call did not run")
+
+// sendMark records what became of the HTTP requests made on a context: the
+// MCP transport's sendRecorder sets it. Safe for concurrent use.
+type sendMark struct {
+	sent    atomic.Bool // a request went out: the server may have it
+	refused atomic.Bool // a request was answered 404 Not Found
+}
+
+// notRun reports whether the server cannot have run what was sent on the
+// mark's context.
+func (m *sendMark) notRun() bool { return !m.sent.Load() || m.refused.Load() }
+
+type sendMarkKey struct{}
+
+// withSendMark returns ctx carrying a new mark, which every request the MCP
+// transport makes on it sets.
+func withSendMark(ctx context.Context) (context.Context, *sendMark) {
+	m := &sendMark{}
+	return context.WithValue(ctx, sendMarkKey{}, m), m
+}
+
+// sendRecorder is an http.RoundTripper that records in the sendMark of each
+// request's context that the request went out and whether it was answered
+// 404.
+type sendRecorder struct{ next http.RoundTripper }
+
+func (t sendRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	m, _ := req.Context().Value(sendMarkKey{}).(*sendMark)
+	if m != nil {
+		m.sent.Store(true)
+	}
+	resp, err := t.next.RoundTrip(req)
+	if m != nil && err == nil && resp.StatusCode == http.StatusNotFound {
+		m.refused.Store(true)
+	}
+	return resp, err
 }
 
 // cancelOnClose is a response body that releases its request's context when

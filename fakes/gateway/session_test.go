@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -240,5 +243,167 @@ func TestUnansweredStreamIsBounded(t *testing.T) {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close still waiting after 10s")
+	}
+}
+
+// logSignal is a slog.Handler that sends on ch each time a record with
+// message msg is logged (and drops it when nobody is listening).
+type logSignal struct {
+	msg string
+	ch  chan struct{}
+}
+
+func (h logSignal) Enabled(context.Context, slog.Level) bool { return true }
+func (h logSignal) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h logSignal) WithGroup(string) slog.Handler            { return h }
+func (h logSignal) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case h.ch <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// TestEndedSessionGetsNoCall: the server ends the session's standalone
+// stream (it closed, and a new one took its address), so the session ends;
+// while its end is still under way (its DELETE unanswered) the gateway still
+// hands it out, and the SDK refuses the call on it before sending anything.
+// The call did not run, so it goes once on a new session to the new server,
+// and the model gets its result rather than an unknown outcome.
+func TestEndedSessionGetsNoCall(t *testing.T) {
+	old, err := ledger.New(ledger.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { old.Close() })
+	var cur atomic.Pointer[ledger.Server]
+	cur.Store(old)
+	deleteSeen, release := make(chan struct{}, 1), make(chan struct{})
+	var releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // when the test failed early
+	ls := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			select {
+			case deleteSeen <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		cur.Load().ServeHTTP(w, r)
+	}))
+	model := &toolResultModel{}
+	us := httptest.NewServer(model)
+	sending := make(chan struct{}, 1)
+	g, err := New(Config{
+		Upstream: us.URL + "/v1", MCP: ls.URL + "/mcp",
+		Logger: slog.New(logSignal{msg: "mcp call sending", ch: sending}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		g.Close()
+		ls.Close()
+		us.Close()
+	})
+	chat := func() string {
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(seedBody(pathChat, seedAsk, false, false))))
+		if w.Code != http.StatusOK {
+			return fmt.Sprintf("status %d: %s", w.Code, w.Body)
+		}
+		model.mu.Lock()
+		defer model.mu.Unlock()
+		return model.results[len(model.results)-1]
+	}
+
+	if got := chat(); got != "recorded alpha" {
+		t.Fatalf("first request: the model was told %q", got)
+	}
+	<-sending // the first request's call
+	l2, err := ledger.New(ledger.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l2.Close() })
+	cur.Store(l2)
+	old.Close() // ends the session's standalone stream
+	select {
+	case <-deleteSeen: // the session has failed and is closing; it ends when its DELETE is answered
+	case <-time.After(10 * time.Second):
+		t.Fatal("no DELETE of the ended session after 10s")
+	}
+
+	told := make(chan string, 1)
+	go func() { told <- chat() }()
+	select {
+	case <-sending: // the gateway took the ended session for the call
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/call attempted after 10s")
+	}
+	releaseOnce.Do(func() { close(release) })
+	if got := <-told; got != "recorded alpha" {
+		t.Errorf("the model was told %q, want the call's result", got)
+	}
+	got := l2.Total()
+	if diff := cmp.Diff(map[string]int{ledger.ToolCommitWrite: 1}, got.Calls); diff != "" || got.Writes != 1 {
+		t.Errorf("new ledger: writes %d, calls (-want +got):\n%s", got.Writes, diff)
+	}
+	if n := old.Total().Calls[ledger.ToolCommitWrite]; n != 1 {
+		t.Errorf("old ledger: %d commit_write calls, want the first request's 1", n)
+	}
+}
+
+// TestNotRun: a failed call is marked as not run only when no request
+// carried it or the server answered 404; a request that went out and got
+// any other answer, or none, leaves the outcome unknown, and a timeout stays
+// a timeout.
+func TestNotRun(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/gone":
+			http.Error(w, "session not found", http.StatusNotFound)
+		case "/drop":
+			panic(http.ErrAbortHandler)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	client := &http.Client{Transport: sendRecorder{next: http.DefaultTransport}}
+	callErr := errors.New("connection closed")
+	tests := []struct {
+		name    string
+		path    string // "": no request made
+		err     error
+		wantRun bool // false: the result wraps errNotRun
+	}{
+		{name: "nothing sent", err: callErr},
+		{name: "answered 404", path: "/gone", err: callErr},
+		{name: "answered 200", path: "/ok", err: callErr, wantRun: true},
+		{name: "connection dropped", path: "/drop", err: callErr, wantRun: true},
+		{name: "timeout before sending", err: context.DeadlineExceeded, wantRun: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, mark := withSendMark(context.Background())
+			if tt.path != "" {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+tt.path, nil)
+				if resp, err := client.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+			got := notRun(tt.err, mark)
+			if !errors.Is(got, tt.err) {
+				t.Errorf("notRun(%v) = %v, which lost the call's error", tt.err, got)
+			}
+			if run := !errors.Is(got, errNotRun); run != tt.wantRun {
+				t.Errorf("notRun(%v) = %v; may have run %v, want %v", tt.err, got, run, tt.wantRun)
+			}
+		})
 	}
 }

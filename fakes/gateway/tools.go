@@ -97,12 +97,15 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 	if !tool.Keyed {
 		at.unkeyed++
 	}
+	log.Debug("mcp call sending", "session", s.cs.ID())
 	res, err := g.callTool(ctx, s, params)
-	if errors.Is(err, mcp.ErrSessionMissing) {
+	if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, errNotRun) {
 		// The server answered 404 for the session (it restarted or ended
-		// the session): it refused the call without running it, so the call
-		// goes once on a new session, whose tool list is fetched anew.
-		log.Info("mcp session gone; sending the call on a new session", "err", err)
+		// the session), or the session had ended before the call left the
+		// gateway (its standalone stream closed while it was still cached):
+		// either way the call did not run, so it goes once on a new session,
+		// whose tool list is fetched anew.
+		log.Info("mcp session gone before the call ran; sending it on a new session", "err", err)
 		g.pool.discard(s)
 		res, err = g.onNewSession(ctx, params)
 	}
@@ -156,11 +159,15 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 // call's context is cancelled at the timeout, which cancels it on the wire.
 // With NoCancelOnTimeout the call runs on a context the timeout does not
 // cancel: the gateway stops waiting and the call goes on (until Close).
+// An error where the server cannot have run the call wraps errNotRun; a
+// timeout never does.
 func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if !g.cfg.Bugs.Has(NoCancelOnTimeout) {
 		cctx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
 		defer cancel()
-		return s.cs.CallTool(cctx, params)
+		cctx, mark := withSendMark(cctx)
+		res, err := s.cs.CallTool(cctx, params)
+		return res, notRun(err, mark)
 	}
 	type outcome struct {
 		res *mcp.CallToolResult
@@ -175,6 +182,7 @@ func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallT
 	g.detached.Add(1)
 	g.detachMu.Unlock()
 	dctx, cancel := context.WithTimeout(g.detachCtx, detachLimit(g.cfg.ToolTimeout))
+	dctx, mark := withSendMark(dctx)
 	go func() {
 		defer g.detached.Done()
 		defer cancel()
@@ -185,12 +193,22 @@ func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallT
 	defer timer.Stop()
 	select {
 	case o := <-done:
-		return o.res, o.err
+		return o.res, notRun(o.err, mark)
 	case <-timer.C:
 		return nil, context.DeadlineExceeded
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// notRun wraps err, a failed call's error, with errNotRun when the server
+// cannot have run the call (see sendMark). A timeout or cancellation is left
+// as it is.
+func notRun(err error, mark *sendMark) error {
+	if err == nil || isContextErr(err) || !mark.notRun() {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errNotRun, err)
 }
 
 // detachLimit bounds how long a call left running by NoCancelOnTimeout may

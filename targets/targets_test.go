@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 )
 
 // Binaries built once for the package by TestMain.
@@ -262,22 +263,23 @@ func TestInterruptStopsGatewayProcess(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, replaycheckBin, "run", suite, "--target", "gateway-process.yaml", "--parallel", "2", "--timeout", "10m")
 	cmd.Env = append(os.Environ(), "REPLAYCHECK_GATEWAY_MODE=guarded")
-	stdout, err := cmd.StdoutPipe()
+	// Progress goes to stderr; the table and the failures to stdout.
+	progress, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var out syncbuf.Buffer
+	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { killGateways(t) })
 	// The quick scenario's progress line: the gateway is up and the slow
 	// scenario is in flight through it.
-	var out bytes.Buffer
-	sc := bufio.NewScanner(stdout)
+	var stderr bytes.Buffer
+	sc := bufio.NewScanner(progress)
 	for sc.Scan() {
-		out.WriteString(sc.Text() + "\n")
+		stderr.WriteString(sc.Text() + "\n")
 		if strings.Contains(sc.Text(), "quick on gateway-process-guarded") {
 			break
 		}
@@ -289,8 +291,8 @@ func TestInterruptStopsGatewayProcess(t *testing.T) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	rest, _ := io.ReadAll(stdout)
-	out.Write(rest)
+	rest, _ := io.ReadAll(progress)
+	stderr.Write(rest)
 	err = cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {

@@ -36,6 +36,8 @@ type exploreOptions struct {
 	Stall       time.Duration
 	Slow        time.Duration
 	Linger      time.Duration
+	Dribble     time.Duration
+	Confirm     int
 	Out         string
 	All         bool
 	JUnit       string
@@ -72,7 +74,8 @@ timeout and a fallback group); on a client target, one run of its command. A
 base that fails without any fault stops the sweep: nothing to explore until
 it passes clean.
 
-Fault kinds (--kinds, comma-separated; the default is every one but stall):
+Fault kinds (--kinds, comma-separated; the default is every one not marked
+"only when named"):
 ` + kindHelp() + `
 --fingerprint sweeps only the statuses and the reset, each on every attempt of
 each model request, and prints the target's retry policy: attempts (as the
@@ -124,6 +127,8 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.DurationVar(&opts.Stall, "stall", explore.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
 	f.DurationVar(&opts.Slow, "slow", explore.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")
 	f.DurationVar(&opts.Linger, "linger", explore.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut")
+	f.DurationVar(&opts.Dribble, "dribble", explore.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream")
+	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
 	f.StringVar(&opts.Out, "out", "", "write each confirmed finding as a scenario file in DIR")
 	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE")
@@ -140,7 +145,7 @@ func kindHelp() string {
 		if k.Optional {
 			opt = " (only when named)"
 		}
-		fmt.Fprintf(&b, "  %-16s %s%s\n", k.Name, k.Doc, opt)
+		fmt.Fprintf(&b, "  %-18s %s%s\n", k.Name, k.Doc, opt)
 	}
 	return b.String()
 }
@@ -220,7 +225,8 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 	xo := explore.Options{
 		Depth: opts.Depth, Fingerprint: opts.Fingerprint, Random: opts.Random, Seed: opts.Seed, MaxRuns: opts.MaxRuns, Parallel: opts.Parallel, Timeout: opts.Timeout,
-		Settings: explore.Settings{Stall: opts.Stall, Slow: opts.Slow, Linger: opts.Linger},
+		Settings: explore.Settings{Stall: opts.Stall, Slow: opts.Slow, Linger: opts.Linger, Dribble: opts.Dribble},
+		Confirm:  opts.Confirm,
 	}
 	switch {
 	case opts.Depth < 1 || opts.Depth > 2:
@@ -233,8 +239,10 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		return xo, fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel)
 	case opts.Timeout <= 0:
 		return xo, fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout)
-	case opts.Stall <= 0 || opts.Slow <= 0 || opts.Linger <= 0:
-		return xo, fmt.Errorf("--stall, --slow and --linger want positive durations")
+	case opts.Stall <= 0 || opts.Slow <= 0 || opts.Linger <= 0 || opts.Dribble <= 0:
+		return xo, fmt.Errorf("--stall, --slow, --linger and --dribble want positive durations")
+	case opts.Confirm < 1:
+		return xo, fmt.Errorf("--confirm %d: want 1 or more", opts.Confirm)
 	}
 	if len(opts.Kinds) > 0 || !opts.Fingerprint {
 		kinds, err := explore.SelectKinds(opts.Kinds)

@@ -89,6 +89,8 @@ func TestExploreBadInput(t *testing.T) {
 		{"kind", []string{"--kinds", "500,teapot"}, `fault kind "teapot": want one of 500`},
 		{"points", []string{"--points", "("}, "--points"},
 		{"shard", []string{"--shard", "4/3"}, "--shard"},
+		{"confirm", []string{"--confirm", "0"}, "--confirm 0: want 1 or more"},
+		{"dribble", []string{"--dribble", "0s"}, "--dribble want positive durations"},
 		{"base", []string{"no-such-base.yaml"}, "no-such-base.yaml"},
 		{"client base on a gateway", []string{"../../scenarios/clients/no-fault.yaml"}, "expects a client"},
 	}

@@ -12,6 +12,7 @@ require (
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/pb33f/ordered-map/v2 v2.3.1
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/cobra v1.10.2
 	github.com/tidwall/gjson v1.20.0
 )
@@ -50,5 +51,6 @@ require (
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )

@@ -26,7 +26,8 @@ func newSchemaCmd() *cobra.Command {
 		Long: `schema prints the JSON Schema of a scenario file, generated from the Go types
 the loader decodes into, with the endpoints, rule names, fault kinds and fault
 timings as enums. Point an editor's YAML support at it to complete and check
-scenario files.
+scenario files. The repository publishes it as schemas/scenario.schema.json
+(kept current by a test); it rejects what validate rejects within a file.
 
 With --target it prints the schema of a target file instead: one of kind
 proxy or kind client. The two are separate files because editors pick a

@@ -272,7 +272,23 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			}
 		}
 	}
+	// A status is judged as a number: a quoted "500" or a 700 would
+	// decode, pass here and fail every run.
+	checkStatus := func(c history.Counts, prefix ...any) {
+		if c.Status == nil {
+			return
+		}
+		at := append(slices.Clone(prefix), "status")
+		if v := yamlfile.Unwrap(yamlfile.At(n, at...)); v.Type() != ast.IntegerType {
+			fail(at, "status: want an HTTP status as a number such as 500, not a %s", strings.ToLower(v.Type().String()))
+			return
+		}
+		if *c.Status < 100 || *c.Status > 599 {
+			fail(at, "status: want an HTTP status from 100 to 599, got %d", *c.Status)
+		}
+	}
 	checkCounts(s.Expect.Counts, "expect")
+	checkStatus(s.Expect.Counts, "expect")
 	for _, p := range slices.Sorted(maps.Keys(s.Expect.Targets)) {
 		if _, err := path.Match(p, ""); err != nil {
 			fail([]any{"expect", "targets", p}, "targets: bad target name pattern %q: want a path.Match pattern such as builtin:* (%v)", p, err)
@@ -282,6 +298,7 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			fail([]any{"expect", "targets", p}, "targets %q expects nothing: set counts such as {upstream: {initial: 1}}", p)
 		}
 		checkCounts(c, "expect", "targets", p)
+		checkStatus(c, "expect", "targets", p)
 	}
 	// A tool the ledger does not serve would be counted or annotated as
 	// nothing: a misspelt name must not pass as a count of zero.

@@ -46,14 +46,14 @@ func TestModelCassette(t *testing.T) {
 		t.Errorf("Script() of a cassette model is not the seed's (-want +got):\n%s", d)
 	}
 
-	v, root := loadSchema(t)
+	sch := compileSchema(t)
 	for _, f := range []string{"testdata/cassette/replay.yaml", "testdata/good/seed.yaml"} {
-		if err := v.check(root, yamlToJSONValue(t, f), "$"); err != nil {
+		if err := sch.Validate(yamlToJSONValue(t, f)); err != nil {
 			t.Errorf("schema rejects %s: %v", f, err)
 		}
 	}
 	for _, f := range []string{"model-unknown-field", "model-scalar"} {
-		if err := v.check(root, yamlToJSONValue(t, "testdata/bad/"+f+".yaml"), "$"); err == nil {
+		if err := sch.Validate(yamlToJSONValue(t, "testdata/bad/"+f+".yaml")); err == nil {
 			t.Errorf("schema accepts testdata/bad/%s.yaml", f)
 		}
 	}

@@ -47,13 +47,13 @@ func TestRepeatAloneExpectsNothing(t *testing.T) {
 // TestSchemaRepeat checks the schema against repeat and allow_failures: it
 // accepts the example and rejects the bad values the loader rejects.
 func TestSchemaRepeat(t *testing.T) {
-	v, root := loadSchema(t)
-	if err := v.check(root, yamlToJSONValue(t, "testdata/repeat/flaky.yaml"), "$"); err != nil {
+	sch := compileSchema(t)
+	if err := sch.Validate(yamlToJSONValue(t, "testdata/repeat/flaky.yaml")); err != nil {
 		t.Errorf("schema rejects testdata/repeat/flaky.yaml: %v", err)
 	}
 	for _, f := range []string{"repeat-zero", "repeat-negative", "repeat-not-a-number", "allow-failures-negative"} {
 		t.Run(f, func(t *testing.T) {
-			if err := v.check(root, yamlToJSONValue(t, "testdata/bad/"+f+".yaml"), "$"); err == nil {
+			if err := sch.Validate(yamlToJSONValue(t, "testdata/bad/"+f+".yaml")); err == nil {
 				t.Errorf("schema accepts testdata/bad/%s.yaml", f)
 			}
 		})

@@ -59,13 +59,20 @@ func Schema() ([]byte, error) {
 	if cc, ok := defs["CallCount"]; ok && len(cc.OneOf) == 3 {
 		cc.OneOf[2].PropertyNames = &jsonschema.Schema{Enum: tools}
 	}
+	if sc, ok := defs["Scenario"]; ok {
+		requireRequest(sc)
+	}
 	ref := &jsonschema.Schema{Ref: "#/$defs/Scenario"}
+	// if/then/else rather than oneOf, so that a bad scenario is reported by
+	// its own errors, not as "want array".
 	root := &jsonschema.Schema{
 		Version:     jsonschema.Version,
 		ID:          SchemaID,
 		Title:       "replaycheck scenario file",
 		Description: "One scenario, or a list of scenarios.",
-		OneOf:       []*jsonschema.Schema{ref, {Type: "array", Items: ref}},
+		If:          &jsonschema.Schema{Type: "array"},
+		Then:        &jsonschema.Schema{Items: ref},
+		Else:        ref,
 		Definitions: defs,
 	}
 	b, err := json.MarshalIndent(root, "", "  ")
@@ -106,10 +113,29 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 	return nil
 }
 
+// requireRequest has the scenario schema sc want what the loader wants:
+// request or requests, not both, and one of them unless the scenario is a
+// client one (sets expect.client).
+func requireRequest(sc *jsonschema.Schema) {
+	sc.Not = &jsonschema.Schema{Required: []string{"request", "requests"},
+		Description: "request and requests are exclusive"}
+	sc.If = &jsonschema.Schema{Properties: props("expect", &jsonschema.Schema{Not: &jsonschema.Schema{Required: []string{"client"}}})}
+	sc.Then = &jsonschema.Schema{
+		Description: "a scenario that is not a client one (expect.client) needs request or requests",
+		AnyOf:       []*jsonschema.Schema{{Required: []string{"request"}}, {Required: []string{"requests"}}},
+	}
+}
+
 // scriptSchema is the schema of a script: a list of steps.
 func scriptSchema() *jsonschema.Schema {
 	step := (&jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}).Reflect(&upstream.Step{})
 	step.Version, step.ID = "", ""
+	// As Script.Validate: a step is a call or a say, and only a call takes
+	// arguments.
+	step.OneOf = []*jsonschema.Schema{
+		{Required: []string{"call"}, Not: &jsonschema.Schema{Required: []string{"say"}}},
+		{Required: []string{"say"}, Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"call"}}, {Required: []string{"arguments"}}}}},
+	}
 	return &jsonschema.Schema{Type: "array", Items: step,
 		Description: "the fake model's script: tool calls ({call, arguments}) then a final {say}"}
 }

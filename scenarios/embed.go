@@ -6,7 +6,7 @@ package scenarios
 
 import "embed"
 
-// FS holds the suite's YAML files under seed/, mcp/, retry/ and clients/.
+// FS holds the suite's YAML files under seed/, mcp/, retry/, clients/ and model/.
 //
-//go:embed seed mcp retry clients
+//go:embed seed mcp retry clients model
 var FS embed.FS

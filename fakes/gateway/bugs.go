@@ -21,6 +21,7 @@ const (
 	NoCancelOnTimeout       Bug = "no-cancel-on-timeout"
 	FreshKeyPerAttempt      Bug = "fresh-key-per-attempt"
 	RunToolsFromCutStream   Bug = "run-tools-from-cut-stream"
+	HideServedModel         Bug = "hide-served-model"
 )
 
 // BugInfo is one row of the switch table: a bug and what turning it on does.
@@ -41,6 +42,7 @@ func AllBugs() []BugInfo {
 		{NoCancelOnTimeout, "a tool call that exceeds the tool timeout is abandoned but left running on the wire (seed 004 #4); off: the call is cancelled on the wire"},
 		{FreshKeyPerAttempt, "keyed writes get a new idempotency key on every attempt; off: one key per logical action (request and tool call), reused on every attempt"},
 		{RunToolsFromCutStream, "a streamed model answer cut after its tool calls were complete, before its terminal event, has those tools run and the same model call sent again without their results, so the model asks again and they run twice (an agent that runs tool calls as they stream in); off: a cut stream is a failed call and none of its tool calls run"},
+		{HideServedModel, "the answer to the app names the model group it asked for, also when the upstream served another model in its place (a silent fallback, seed 004 #7); off: the answer names the model the upstream served (chat and Responses pass the upstream's model id through, Messages takes it from the final upstream answer)"},
 	}
 }
 

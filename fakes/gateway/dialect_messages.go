@@ -62,7 +62,13 @@ func anthropicMessage(req *appRequest, final *modelTurn) (*anthropicMsg, error) 
 		return nil, err
 	}
 	stop := "end_turn"
-	msg := &anthropicMsg{ID: "msg_" + strings.TrimPrefix(ro.ID, "resp_"), Type: "message", Role: "assistant", Model: req.Model,
+	// The message names the model that answered, as the upstream said; the
+	// app's model group only when the upstream named none.
+	model := servedModel(final.Raw)
+	if model == "" {
+		model = req.Model
+	}
+	msg := &anthropicMsg{ID: "msg_" + strings.TrimPrefix(ro.ID, "resp_"), Type: "message", Role: "assistant", Model: model,
 		Content: []anthropicBlock{}, StopReason: &stop}
 	if ro.Usage != nil {
 		msg.Usage = anthropicUsage{InputTokens: ro.Usage.InputTokens, OutputTokens: ro.Usage.OutputTokens}

@@ -171,6 +171,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Stream {
 		rs.sink = newSSESink(w)
+		if g.cfg.Bugs.Has(HideServedModel) {
+			rs.sink.group = req.Model
+		}
 		_, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
 			return g.streamAttempt(ctx, rs, at)
 		})
@@ -190,6 +193,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeJSONError(w, http.StatusBadGateway, "rendering the answer: "+err.Error(), "server_error", code(http.StatusBadGateway))
 		return
+	}
+	if g.cfg.Bugs.Has(HideServedModel) {
+		out = renameModel(out, req.Model)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)

@@ -20,6 +20,9 @@ type sseSink struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	started bool
+	// group, when set, replaces every model id the events name
+	// (HideServedModel).
+	group string
 }
 
 func newSSESink(w http.ResponseWriter) *sseSink {
@@ -212,6 +215,9 @@ type sseEvent struct {
 // event writes one named event and flushes it.
 func (s *sseSink) event(ev sseEvent) error {
 	s.start()
+	if s.group != "" {
+		ev.data = renameModel(ev.data, s.group)
+	}
 	var err error
 	if ev.name != "" {
 		_, err = fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", ev.name, ev.data)
@@ -345,6 +351,9 @@ func (g *Gateway) answerBufferedStream(w http.ResponseWriter, rs *requestState, 
 		}
 	}
 	sink := newSSESink(w)
+	if g.cfg.Bugs.Has(HideServedModel) {
+		sink.group = rs.req.Model
+	}
 	for _, ev := range events {
 		if err := sink.event(ev); err != nil {
 			g.cfg.Logger.Info("app went away during the answer", "request", rs.id, "err", err)

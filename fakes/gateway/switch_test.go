@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"reflect"
 	"slices"
 	"testing"
@@ -22,6 +23,9 @@ type observed struct {
 	Initial       int
 	FollowUp      int
 	Chunks        int // `data: {"id"` chunks of a streamed answer
+	// Models are the distinct model ids the app's answer named, in order
+	// (only where a scenario looks at them).
+	Models []string
 }
 
 // differing names the fields in which a and b differ.
@@ -47,6 +51,31 @@ func (r *rig) observe(statuses []int, chunks int) observed {
 	return observed{Statuses: statuses, Calls: l.CallsTotal(), Writes: l.Writes, Keys: l.Keys, Cancellations: l.Cancellations,
 		Initial: u.Initial, FollowUp: u.FollowUp, Chunks: chunks}
 }
+
+// answerModels returns the distinct model ids an answer names, in order: a
+// JSON body's, or each `data:` event's of a stream.
+func answerModels(body []byte) []string {
+	var out []string
+	note := func(data []byte) {
+		if m := servedModel(data); m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	if !bytes.Contains(body, []byte("data:")) {
+		note(body)
+		return out
+	}
+	for line := range bytes.Lines(body) {
+		if data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:")); ok {
+			note(bytes.TrimSpace(data))
+		}
+	}
+	return out
+}
+
+// serveFallback is an upstream that answers every request with another
+// model than the one asked for.
+func serveFallback() upstream.Fault { return upstream.Fault{ServeModel: "fallback-mini"} }
 
 func armUpstream(t *testing.T, r *rig, script *upstream.Script, faults ...upstream.Fault) {
 	t.Helper()
@@ -266,6 +295,84 @@ func TestEachSwitchAlone(t *testing.T) {
 			guarded:  observed{Statuses: []int{200}, Initial: 1, Chunks: 3},
 			switched: observed{Statuses: []int{200}, Initial: 1, Chunks: 3},
 			differ:   nil,
+		},
+		{
+			name: "chat answered by another model", bug: HideServedModel,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
+				o := r.observe([]int{status}, 0)
+				o.Models = answerModels(body)
+				return o
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
+			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
+			differ:   []string{"Models"},
+		},
+		{
+			name: "streamed chat answered by another model", bug: HideServedModel,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))
+				o := r.observe([]int{status}, 0)
+				o.Models = answerModels(body)
+				return o
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
+			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
+			differ:   []string{"Models"},
+		},
+		{
+			name: "responses answered by another model", bug: HideServedModel,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathResponses, seedBody(pathResponses, seedAsk, false, false))
+				o := r.observe([]int{status}, 0)
+				o.Models = answerModels(body)
+				return o
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
+			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
+			differ:   []string{"Models"},
+		},
+		{
+			name: "streamed responses answered by another model", bug: HideServedModel,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathResponses, seedBody(pathResponses, seedAsk, false, true))
+				o := r.observe([]int{status}, 0)
+				o.Models = answerModels(body)
+				return o
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
+			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
+			differ:   []string{"Models"},
+		},
+		{
+			name: "messages answered by another model", bug: HideServedModel,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathMessages, seedBody(pathMessages, seedAsk, false, false))
+				o := r.observe([]int{status}, 0)
+				o.Models = answerModels(body)
+				return o
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
+			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
+			differ:   []string{"Models"},
+		},
+		{
+			name: "streamed messages answered by another model", bug: HideServedModel,
+			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
+			run: func(t *testing.T, r *rig) observed {
+				status, body := r.post(pathMessages, seedBody(pathMessages, seedAsk, false, true))
+				o := r.observe([]int{status}, 0)
+				o.Models = answerModels(body)
+				return o
+			},
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
+			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
+			differ:   []string{"Models"},
 		},
 	}
 	covered := map[Bug]bool{}

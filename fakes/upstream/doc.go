@@ -49,6 +49,11 @@
 // Relayed streams pass through as the provider sends them: Arm refuses
 // these faults in relay mode.
 //
+// serve_model answers a scripted request normally but names another model
+// in the answer (chat `model`, Responses `response.model`, Messages
+// `message.model`, plain and streamed), as a silent provider fallback would;
+// the record's ServedModel says which model the answer named.
+//
 // Outcomes, logged per request as "PATH KIND OUTCOME" and counted as
 // "KIND OUTCOME": forwarded (a normal answer, scripted or relayed — so the
 // seed's `sort upstream.log | uniq -c` tables come out alike in both modes),

@@ -58,7 +58,7 @@ func OutcomeInjected(status int) string { return "injected_" + strconv.Itoa(stat
 
 // Fault is one upstream fault: which requests it matches, how often it fires
 // (Times, counted per fault entry over its matching requests), and exactly one
-// action — Respond, Drop, StreamError, Stall or Reset — or a Delay, which may
+// action — Respond, Drop, StreamError, Stall, Reset or ServeModel — or a Delay, which may
 // also precede Respond, Drop, StreamError or Stall, or a Dribble, which may
 // pace Drop, StreamError or Stall. Drop, StreamError, Stall and Dribble only
 // ever match streamed requests; with stream: false they are a validation
@@ -86,6 +86,9 @@ type Fault struct {
 	Delay *fault.Duration `json:"delay,omitempty" yaml:"delay,omitempty" jsonschema:"type=string" jsonschema_description:"wait this long first, e.g. 2s"`
 	// Reset closes the connection with an RST before any byte is sent.
 	Reset bool `json:"reset,omitempty" yaml:"reset,omitempty" jsonschema_description:"reset the connection before any byte"`
+	// ServeModel answers normally but names this model in the answer instead
+	// of the requested one (scripted answers only).
+	ServeModel string `json:"serve_model,omitempty" yaml:"serve_model,omitempty" jsonschema_description:"answer normally but name this model id in the answer instead of the requested one, as a silent fallback would (scripted answers)"`
 }
 
 // Respond is the action that answers with an error status.
@@ -247,6 +250,8 @@ func (f Fault) String() string {
 		}
 	case f.Reset:
 		b.WriteString(" reset")
+	case f.ServeModel != "":
+		b.WriteString(" serve_model " + f.ServeModel)
 	}
 	b.WriteString(" " + f.Times.String())
 	return b.String()
@@ -277,13 +282,13 @@ func (f *Fault) streamOnly() bool {
 
 // delayAlone reports whether f's only action is its delay.
 func (f *Fault) delayAlone() bool {
-	return f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && f.Dribble == nil && !f.Reset
+	return f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && f.Dribble == nil && !f.Reset && f.ServeModel == ""
 }
 
 // dribbleAlone reports whether f's only action is its dribble (with or
 // without a delay).
 func (f *Fault) dribbleAlone() bool {
-	return f.Dribble != nil && f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && !f.Reset
+	return f.Dribble != nil && f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && !f.Reset && f.ServeModel == ""
 }
 
 // action is one fault action. Adding an action is one file implementing it
@@ -359,6 +364,12 @@ func actionTable() []actionEntry {
 			}
 			return dribbleAction{d: *f.Dribble}
 		}},
+		{"serve_model", func(f *Fault) action {
+			if f.ServeModel == "" {
+				return nil
+			}
+			return serveModelAction{model: f.ServeModel}
+		}},
 	}
 }
 
@@ -386,7 +397,8 @@ type FaultReport struct {
 	// request was refused first, acted on nothing; a drop after elapsed
 	// whose stream ended first, likewise), an error event sent
 	// (stream_error), a stream held at its point (stall; one whose point lies
-	// past the last event acted on nothing), or — for a delay or dribble
+	// past the last event acted on nothing), a scripted answer naming
+	// another model (serve_model), or — for a delay or dribble
 	// alone — an answer held back. A delay or dribble before another action
 	// fires when that action does.
 	Fired int `json:"fired"`

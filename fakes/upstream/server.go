@@ -228,6 +228,10 @@ type Request struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Model is the model the request named.
 	Model string `json:"model,omitempty"`
+	// ServedModel is the model a scripted answer named: the requested one,
+	// or the one a serve_model fault put in its place ("" for an error,
+	// relayed or replayed answer).
+	ServedModel string `json:"served_model,omitempty"`
 	// ToolCalls are the names of the tool calls answered (scripted and
 	// replayed answers), each as its offered name (see Offered).
 	ToolCalls []string `json:"tool_calls,omitempty"`
@@ -596,6 +600,9 @@ type exchange struct {
 	// tape is the relayed answer being recorded (Config.Record); nil when
 	// none is, or when it can no longer be whole.
 	tape *tape
+	// serveModel is the model a serve_model fault has a scripted answer
+	// name instead of the requested one ("" = the requested one).
+	serveModel string
 }
 
 // normalOutcome is the outcome of an answer sent as the script or provider gave it.
@@ -722,6 +729,11 @@ func (s *Server) answerScripted(x *exchange) {
 		return
 	}
 	x.rec.ToolCalls = a.callNames()
+	if x.serveModel != "" {
+		a.model = x.serveModel
+		x.acted = true
+	}
+	x.rec.ServedModel = a.model
 	bp := s.getBuf()
 	defer s.putBuf(bp)
 	rep := x.de.d.answer(*bp, &a, &x.req)

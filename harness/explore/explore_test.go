@@ -163,6 +163,7 @@ func TestFindsEachSwitch(t *testing.T) {
 		{"builtin:" + string(gateway.NoCancelOnTimeout), "chat with a tool timeout", "cancel-propagates"},
 		{"builtin:" + string(gateway.FreshKeyPerAttempt), "chat keyed tool call", "keyed-retry-same-key"},
 		{"builtin:" + string(gateway.RunToolsFromCutStream), "chat stream tool call", "no-replay-after-dispatch"},
+		{"builtin:" + string(gateway.HideServedModel), "messages stream tool call", "model-honored"},
 	}
 	for _, info := range gateway.AllBugs() {
 		if !slices.ContainsFunc(tests, func(tt struct{ target, base, rule string }) bool { return tt.target == "builtin:"+string(info.Bug) }) {

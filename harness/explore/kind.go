@@ -103,6 +103,9 @@ func Kinds() []Kind {
 			d := fault.Duration(s.Dribble)
 			return upstream.Fault{Dribble: &d}
 		}},
+		{Name: "serve-model", Doc: "answer normally, but naming another model than requested (a silent fallback)", at: atRequest, upstream: func(Point, Settings) upstream.Fault {
+			return upstream.Fault{ServeModel: "replaycheck-fallback"}
+		}},
 		{Name: "mcp-session-fail", Doc: "refuse the session step (initialize, tools/list) with 503, as a server still starting does", at: atSessionStep, mcp: func(Point, Settings) ledger.Fault {
 			return ledger.Fault{FailBeforeExecute: &ledger.FailBeforeExecute{Status: 503}}
 		}},

@@ -134,6 +134,10 @@ type Exchange struct {
 	// ResponseIDs are the distinct response ids seen in the stream's chunks,
 	// in order of first appearance.
 	ResponseIDs []string `json:"response_ids,omitempty"`
+	// Models are the distinct model ids the answer named (chat `model`,
+	// Responses `response.model`, Messages `message.model`), in order of
+	// first appearance; nil when it named none.
+	Models []string `json:"models,omitempty"`
 	// Done reports that the stream carried its terminal event ([DONE],
 	// response.completed, message_stop).
 	Done bool `json:"done,omitempty"`
@@ -185,6 +189,10 @@ type UpstreamRequest struct {
 	// (Retry-After, retry-after-ms, x-should-retry).
 	Headers map[string]string `json:"headers,omitempty"`
 	Model   string            `json:"model,omitempty"`
+	// ServedModel is the model the upstream's scripted answer named: Model,
+	// or another one where the upstream served a fallback (serve_model);
+	// "" for an error, relayed or replayed answer.
+	ServedModel string `json:"served_model,omitempty"`
 	// ToolCalls is the number of tool calls in the upstream's answer.
 	ToolCalls int `json:"tool_calls,omitempty"`
 	// Offered are the names of the tools the request offered.

@@ -79,6 +79,7 @@ func All() []Rule {
 		retryAfterHonoredRule(),
 		boundedAttemptsRule(),
 		cancelPropagatesRule(),
+		modelHonoredRule(),
 	}
 }
 

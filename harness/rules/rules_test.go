@@ -20,6 +20,21 @@ func ms(n int) history.Duration { return history.Duration(time.Duration(n) * tim
 
 func intp(n int) *int { return &n }
 
+// rerouteLoop adds a tool loop from at whose upstream answers were asked for
+// gpt-asked and served by gpt-served, and answers the app naming claimed
+// ("" = naming no model).
+func rerouteLoop(h *history.History, at int, claimed string) {
+	h.Requests[0].Status = 200
+	if claimed != "" {
+		h.Requests[0].Models = []string{claimed}
+	}
+	for i, kind := range []string{"initial", "follow_up"} {
+		u := up(at+i, kind, "forwarded", 200)
+		u.Model, u.ServedModel = "gpt-asked", "gpt-served"
+		h.Upstream = append(h.Upstream, u)
+	}
+}
+
 // seedHistory is the seed's chat request: one tool call per request, one
 // client exchange from 0 to 100ms.
 func seedHistory(mut func(h *history.History)) *history.History {
@@ -386,6 +401,41 @@ func TestRules(t *testing.T) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(5, history.MCPResult, "commit_write", ""))
 		}), Unknown},
 		{"cancel: no slow call", "cancel-propagates", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
+		{"model: served model surfaced", "model-honored", seedHistory(func(h *history.History) {
+			rerouteLoop(h, 1, "gpt-served")
+		}), Pass},
+		{"model: requested model claimed", "model-honored", seedHistory(func(h *history.History) {
+			rerouteLoop(h, 1, "gpt-asked")
+		}), Fail},
+		{"model: group name claimed", "model-honored", seedHistory(func(h *history.History) {
+			rerouteLoop(h, 1, "repro-model")
+		}), Fail},
+		{"model: switched mid-conversation, earlier model claimed", "model-honored", seedHistory(func(h *history.History) {
+			h.Requests[0].Status, h.Requests[0].Models = 200, []string{"gpt-asked"}
+			a, b := up(1, "initial", "forwarded", 200), up(2, "follow_up", "forwarded", 200)
+			a.Model, a.ServedModel = "gpt-asked", "gpt-asked"
+			b.Model, b.ServedModel = "gpt-asked", "gpt-served"
+			h.Upstream = append(h.Upstream, a, b)
+		}), Fail},
+		{"model: switched in the second request, first model claimed", "model-honored", seedHistory(func(h *history.History) {
+			h.Requests[0].Status, h.Requests[0].Models = 200, []string{"gpt-asked"}
+			a := up(1, "initial", "forwarded", 200)
+			a.Model, a.ServedModel = "gpt-asked", "gpt-asked"
+			h.Upstream = append(h.Upstream, a)
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200, Models: []string{"gpt-asked"}})
+			b := up(201, "initial", "forwarded", 200)
+			b.Model, b.ServedModel = "gpt-asked", "gpt-served"
+			h.Upstream = append(h.Upstream, b)
+		}), Fail},
+		{"model: no reroute", "model-honored", seedHistory(func(h *history.History) {
+			h.Requests[0].Status, h.Requests[0].Models = 200, []string{"gpt-asked"}
+			a := up(1, "initial", "forwarded", 200)
+			a.Model, a.ServedModel = "gpt-asked", "gpt-asked"
+			h.Upstream = append(h.Upstream, a)
+		}), Unknown},
+		{"model: rerouted but the app's answer named no model", "model-honored", seedHistory(func(h *history.History) {
+			rerouteLoop(h, 1, "")
+		}), Unknown},
 	}
 	seen := map[string]map[Status]bool{}
 	for _, tt := range tests {

@@ -179,7 +179,7 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 	for _, u := range env.upstream.Requests(token) {
 		h.Upstream = append(h.Upstream, history.UpstreamRequest{
 			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: outcomeOf(u), Stream: u.Stream,
-			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ToolCalls: len(u.ToolCalls),
+			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ServedModel: u.ServedModel, ToolCalls: len(u.ToolCalls),
 			Offered: u.Offered, Unmatched: u.Unmatched, Events: u.Events, ContentEvents: u.ContentEvents, ResponseID: u.ResponseID,
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
@@ -89,6 +90,10 @@ func (s *sender) send(ctx context.Context, req Request) history.Exchange {
 	} else {
 		all, err := io.ReadAll(body)
 		x.Body = excerpt(all)
+		var v map[string]any
+		if json.Unmarshal(all, &v) == nil {
+			noteModel(v, &x)
+		}
 		if err != nil {
 			x.TransportError = describeTransport(err)
 		} else {
@@ -152,6 +157,7 @@ func classifyData(data []byte, event string, x *history.Exchange, seen map[strin
 		x.Done = true
 	}
 	x.DataChunks++
+	noteModel(v, x)
 	id, _ := v["id"].(string)
 	for _, k := range []string{"response", "message"} {
 		if m, ok := v[k].(map[string]any); ok && id == "" {
@@ -161,6 +167,21 @@ func classifyData(data []byte, event string, x *history.Exchange, seen map[strin
 	if id != "" && !seen[id] {
 		seen[id] = true
 		x.ResponseIDs = append(x.ResponseIDs, id)
+	}
+}
+
+// noteModel adds the model id an answer or chunk names to x.Models, unless
+// already there: chat's `model`, or the `model` of a Responses event's
+// `response` or a Messages event's `message`.
+func noteModel(v map[string]any, x *history.Exchange) {
+	m, _ := v["model"].(string)
+	for _, k := range []string{"response", "message"} {
+		if o, ok := v[k].(map[string]any); ok && m == "" {
+			m, _ = o["model"].(string)
+		}
+	}
+	if m != "" && !slices.Contains(x.Models, m) {
+		x.Models = append(x.Models, m)
 	}
 }
 

@@ -1,10 +1,14 @@
 package target
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
 func TestReadStream(t *testing.T) {
@@ -15,6 +19,12 @@ func TestReadStream(t *testing.T) {
 	}{
 		{"chat done", "data: {\"id\":\"a\",\"choices\":[]}\n\ndata: {\"id\":\"a\"}\n\ndata: [DONE]\n\n",
 			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"a"}}},
+		{"chat models", "data: {\"id\":\"a\",\"model\":\"m1\"}\n\ndata: {\"id\":\"a\",\"model\":\"m2\"}\n\ndata: {\"id\":\"a\",\"model\":\"m1\"}\n\ndata: [DONE]\n\n",
+			history.Exchange{DataChunks: 3, Done: true, CleanEnd: true, ResponseIDs: []string{"a"}, Models: []string{"m1", "m2"}}},
+		{"responses model", "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r1\",\"model\":\"gpt-x\"}}\n\nevent: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n",
+			history.Exchange{DataChunks: 2, CleanEnd: true, ResponseIDs: []string{"r1"}, Models: []string{"gpt-x"}}},
+		{"messages model", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\",\"model\":\"claude-x\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"m1"}, Models: []string{"claude-x"}}},
 		{"chat error after chunks", "data: {\"id\":\"a\"}\n\ndata: {\"id\":\"b\"}\n\ndata: {\"error\": {\"message\": \"cut\"}}\n\n",
 			history.Exchange{DataChunks: 2, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"a", "b"}}},
 		{"responses completed", "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r1\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r1\"}}\n\n",
@@ -28,8 +38,37 @@ func TestReadStream(t *testing.T) {
 			readStream(strings.NewReader(tt.body), &got)
 			got.Body = ""
 			if got.DataChunks != tt.want.DataChunks || got.ErrorEvents != tt.want.ErrorEvents || got.Done != tt.want.Done ||
-				got.CleanEnd != tt.want.CleanEnd || strings.Join(got.ResponseIDs, ",") != strings.Join(tt.want.ResponseIDs, ",") {
+				got.CleanEnd != tt.want.CleanEnd || strings.Join(got.ResponseIDs, ",") != strings.Join(tt.want.ResponseIDs, ",") ||
+				strings.Join(got.Models, ",") != strings.Join(tt.want.Models, ",") {
 				t.Errorf("(-want +got):\n-%+v\n+%+v", tt.want, got)
+			}
+		})
+	}
+}
+
+func TestSendNotesModelOfPlainAnswer(t *testing.T) {
+	tests := []struct {
+		name     string
+		endpoint scenario.Endpoint
+		body     string
+		want     []string
+	}{
+		{"chat", "chat", `{"id":"c1","model":"gpt-served","choices":[]}`, []string{"gpt-served"}},
+		{"responses", "responses", `{"id":"r1","object":"response","model":"gpt-served","output":[]}`, []string{"gpt-served"}},
+		{"messages", "messages", `{"id":"m1","type":"message","model":"claude-served","content":[]}`, []string{"claude-served"}},
+		{"error", "chat", `{"error":{"message":"no"}}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			t.Cleanup(srv.Close)
+			s := &sender{base: srv.URL, client: srv.Client(), body: seedBody}
+			got := s.send(context.Background(), Request{Request: scenario.Request{Endpoint: tt.endpoint}})
+			if strings.Join(got.Models, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("models (-want +got):\n-%q\n+%q", tt.want, got.Models)
 			}
 		})
 	}

@@ -292,17 +292,6 @@ func (r *Recorder) Close() error {
 	return errors.Join(errs...)
 }
 
-// Write writes entries as a cassette to w, one line each.
-func Write(w io.Writer, entries []Entry) error {
-	enc := encoder(w)
-	for i := range entries {
-		if err := enc.Encode(&entries[i]); err != nil {
-			return fmt.Errorf("cassette: %w", err)
-		}
-	}
-	return nil
-}
-
 // encoder writes one entry per line, leaving <, > and & as they are (the
 // bytes read back the same either way; these read better).
 func encoder(w io.Writer) *json.Encoder {

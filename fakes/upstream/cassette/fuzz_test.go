@@ -1,6 +1,7 @@
 package cassette
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		var b strings.Builder
-		if err := Write(&b, entries); err != nil {
+		if err := writeAll(&b, entries); err != nil {
 			t.Fatalf("writing loaded entries: %v", err)
 		}
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -53,4 +54,16 @@ func FuzzScrub(f *testing.F) {
 			t.Fatalf("secret %q survived in %q", secret, out)
 		}
 	})
+}
+
+// writeAll writes entries as a cassette to w, one line each, as the recorder
+// does.
+func writeAll(w io.Writer, entries []Entry) error {
+	enc := encoder(w)
+	for i := range entries {
+		if err := enc.Encode(&entries[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

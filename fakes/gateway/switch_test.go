@@ -109,7 +109,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
 		return r.observe([]int{status}, 0)
 	}
-	tests := []struct {
+	type switchCase struct {
 		name     string
 		bug      Bug
 		tweak    func(*Config)
@@ -118,7 +118,8 @@ func TestEachSwitchAlone(t *testing.T) {
 		guarded  observed
 		switched observed
 		differ   []string
-	}{
+	}
+	tests := []switchCase{
 		{
 			name: "follow-up 500 after the tool ran", bug: ReplayAfterDispatch,
 			arm:      func(t *testing.T, r *rig) { armUpstream(t, r, nil, followUp500()) },
@@ -296,84 +297,29 @@ func TestEachSwitchAlone(t *testing.T) {
 			switched: observed{Statuses: []int{200}, Initial: 1, Chunks: 3},
 			differ:   nil,
 		},
-		{
-			name: "chat answered by another model", bug: HideServedModel,
-			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
-			run: func(t *testing.T, r *rig) observed {
-				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
-				o := r.observe([]int{status}, 0)
-				o.Models = answerModels(body)
-				return o
-			},
-			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
-			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
-			differ:   []string{"Models"},
-		},
-		{
-			name: "streamed chat answered by another model", bug: HideServedModel,
-			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
-			run: func(t *testing.T, r *rig) observed {
-				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))
-				o := r.observe([]int{status}, 0)
-				o.Models = answerModels(body)
-				return o
-			},
-			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
-			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
-			differ:   []string{"Models"},
-		},
-		{
-			name: "responses answered by another model", bug: HideServedModel,
-			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
-			run: func(t *testing.T, r *rig) observed {
-				status, body := r.post(pathResponses, seedBody(pathResponses, seedAsk, false, false))
-				o := r.observe([]int{status}, 0)
-				o.Models = answerModels(body)
-				return o
-			},
-			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
-			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
-			differ:   []string{"Models"},
-		},
-		{
-			name: "streamed responses answered by another model", bug: HideServedModel,
-			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
-			run: func(t *testing.T, r *rig) observed {
-				status, body := r.post(pathResponses, seedBody(pathResponses, seedAsk, false, true))
-				o := r.observe([]int{status}, 0)
-				o.Models = answerModels(body)
-				return o
-			},
-			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
-			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
-			differ:   []string{"Models"},
-		},
-		{
-			name: "messages answered by another model", bug: HideServedModel,
-			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
-			run: func(t *testing.T, r *rig) observed {
-				status, body := r.post(pathMessages, seedBody(pathMessages, seedAsk, false, false))
-				o := r.observe([]int{status}, 0)
-				o.Models = answerModels(body)
-				return o
-			},
-			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
-			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
-			differ:   []string{"Models"},
-		},
-		{
-			name: "streamed messages answered by another model", bug: HideServedModel,
-			arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
-			run: func(t *testing.T, r *rig) observed {
-				status, body := r.post(pathMessages, seedBody(pathMessages, seedAsk, false, true))
-				o := r.observe([]int{status}, 0)
-				o.Models = answerModels(body)
-				return o
-			},
-			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
-			switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
-			differ:   []string{"Models"},
-		},
+	}
+	// Every dialect, plain and streamed: the upstream answers as another model.
+	for _, d := range []struct{ name, path string }{{"chat", pathChat}, {"responses", pathResponses}, {"messages", pathMessages}} {
+		path := d.path
+		for _, stream := range []bool{false, true} {
+			name := d.name + " answered by another model"
+			if stream {
+				name = "streamed " + name
+			}
+			tests = append(tests, switchCase{
+				name: name, bug: HideServedModel,
+				arm: func(t *testing.T, r *rig) { armUpstream(t, r, nil, serveFallback()) },
+				run: func(t *testing.T, r *rig) observed {
+					status, body := r.post(path, seedBody(path, seedAsk, false, stream))
+					o := r.observe([]int{status}, 0)
+					o.Models = answerModels(body)
+					return o
+				},
+				guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"fallback-mini"}},
+				switched: observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Models: []string{"repro-model"}},
+				differ:   []string{"Models"},
+			})
+		}
 	}
 	covered := map[Bug]bool{}
 	for _, tt := range tests {

@@ -178,20 +178,7 @@ func TestDropLingerPoints(t *testing.T) {
 // A client that leaves during a long linger ends it: the handler returns
 // rather than holding the connection for the full linger.
 func TestDropLingerEndsWithClient(t *testing.T) {
-	s, err := New(Config{Clock: fixedClock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := token(t)
-	if err := s.Arm(tok, nil, []Fault{mustFault(t, "{drop: {after: tool_call, linger: 10m}}")}); err != nil {
-		t.Fatal(err)
-	}
-	returned := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer close(returned)
-		s.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	_, srv, tok, returned := serveArmed(t, "{drop: {after: tool_call, linger: 10m}}")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan lingerResult, 1)
 	go func() { done <- lingerChat(ctx, srv.URL, tok, cancel) }() // leave once the tool call is complete
@@ -235,4 +222,25 @@ func TestDropLingerValidation(t *testing.T) {
 	if _, err := ParseFault("{drop: {after: tool_call, linger: -2s}}"); err == nil || !strings.Contains(err.Error(), "must not be negative") {
 		t.Errorf("negative linger: err = %v", err)
 	}
+}
+
+// serveArmed serves a new upstream fake with fault armed for a fresh run
+// token, for one request; returned is closed when its handler has returned.
+func serveArmed(t *testing.T, fault string) (*Server, *httptest.Server, string, <-chan struct{}) {
+	t.Helper()
+	s, err := New(Config{Clock: fixedClock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := token(t)
+	if err := s.Arm(tok, nil, []Fault{mustFault(t, fault)}); err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(returned)
+		s.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return s, srv, tok, returned
 }

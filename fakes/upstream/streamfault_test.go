@@ -207,20 +207,7 @@ func TestStallAndDribbleComplete(t *testing.T) {
 func TestStallForeverEndsWithClient(t *testing.T) {
 	for _, d := range lingerDialects {
 		t.Run(d.name, func(t *testing.T) {
-			s, err := New(Config{Clock: fixedClock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tok := token(t)
-			if err := s.Arm(tok, nil, []Fault{mustFault(t, "{stall: {after: tool_call, forever: true}}")}); err != nil {
-				t.Fatal(err)
-			}
-			returned := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				defer close(returned)
-				s.ServeHTTP(w, r)
-			}))
-			t.Cleanup(srv.Close)
+			s, srv, tok, returned := serveArmed(t, "{stall: {after: tool_call, forever: true}}")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var outcomes map[string]int

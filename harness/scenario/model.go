@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,8 +50,14 @@ var errModelShape = errors.New("want a list of steps such as [{call: commit_writ
 // UnmarshalYAML reads a list of steps or {cassette: FILE}
 // (github.com/goccy/go-yaml).
 func (m *Model) UnmarshalYAML(unmarshal func(any) error) error {
+	return m.decode(unmarshal)
+}
+
+// decode reads a Model with decode, which fills its argument from the same
+// document each time it is called: first to learn the form, then to read it.
+func (m *Model) decode(decode func(any) error) error {
 	var v any
-	if err := unmarshal(&v); err != nil {
+	if err := decode(&v); err != nil {
 		return err
 	}
 	switch v.(type) {
@@ -59,14 +66,14 @@ func (m *Model) UnmarshalYAML(unmarshal func(any) error) error {
 		return nil
 	case []any:
 		var s upstream.Script
-		if err := unmarshal(&s); err != nil {
+		if err := decode(&s); err != nil {
 			return err
 		}
 		*m = Model{Script: s}
 		return nil
 	case map[string]any:
 		var c modelCassette
-		if err := unmarshal(&c); err != nil {
+		if err := decode(&c); err != nil {
 			return err
 		}
 		*m = Model{Cassette: c.Cassette}
@@ -91,34 +98,18 @@ func (m Model) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m.Script)
 }
 
-// UnmarshalJSON reads a list of steps or {"cassette": FILE}.
+// UnmarshalJSON reads a list of steps or {"cassette": FILE}; a cassette
+// mapping with another field is an error.
 func (m *Model) UnmarshalJSON(b []byte) error {
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	switch v.(type) {
-	case nil:
-		*m = Model{}
-		return nil
-	case []any:
-		var s upstream.Script
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*m = Model{Script: s}
-		return nil
-	case map[string]any:
-		var c modelCassette
-		dec := json.NewDecoder(strings.NewReader(string(b)))
+	err := m.decode(func(v any) error {
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			return fmt.Errorf("model: %w", err)
-		}
-		*m = Model{Cassette: c.Cassette}
-		return nil
+		return dec.Decode(v)
+	})
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
 	}
-	return fmt.Errorf("model: %w", errModelShape)
+	return nil
 }
 
 // IsZero reports whether m is the seed's script (no steps, no cassette).

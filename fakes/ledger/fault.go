@@ -15,7 +15,8 @@ import (
 )
 
 // Fault is one fault armed on the ledger. Exactly one of the kind fields
-// (FailBeforeExecute, DropAfterExecute, IsError, Delay) is set. A fault acts
+// (FailBeforeExecute, DropAfterExecute, IsError, Delay, ChangeTools,
+// ExpireSession, Unauthorized) is set. A fault acts
 // on tools/call requests, or, with Method, on one session step (initialize
 // or tools/list), which only fail_before_execute can refuse. In YAML and
 // JSON, for example:
@@ -27,6 +28,9 @@ import (
 //	{is_error: {message: "entry not found"}, times: 3}
 //	{tool: commit_write, delay: 5s}
 //	{method: initialize, fail_before_execute: {}, times: once}
+//	{tool: commit_write, change_tools: {rename: commit_write, to: record_entry}, times: once}
+//	{tool: commit_write, expire_session: {after: execute}, times: once}
+//	{tool: commit_write, unauthorized: {}, times: always}
 type Fault struct {
 	// Method is the session step whose requests the fault applies to
 	// (MethodInitialize or MethodToolsList); "" applies it to tools/call
@@ -50,6 +54,15 @@ type Fault struct {
 	// Delay holds the answer back this long after the tool ran, or until the
 	// client cancels (which is counted).
 	Delay *fault.Duration `json:"delay,omitempty" yaml:"delay,omitempty" jsonschema:"type=string" jsonschema_description:"Hold the answer back this long (a Go duration such as 5s) after the tool ran, or until the client cancels."`
+	// ChangeTools changes the server's tool list after the tool ran, before
+	// the answer, and notifies every session (notifications/tools/list_changed).
+	ChangeTools *ChangeTools `json:"change_tools,omitempty" yaml:"change_tools,omitempty" jsonschema_description:"After the tool ran, before its answer, change the server's tool list (remove, rename or add a tool) and send every session notifications/tools/list_changed; the change lasts for the rest of the run."`
+	// ExpireSession makes the server forget the call's MCP session, before
+	// the call runs or, with after: execute, after it ran.
+	ExpireSession *ExpireSession `json:"expire_session,omitempty" yaml:"expire_session,omitempty" jsonschema_description:"Forget the call's MCP session, so its requests get 404 and the client must initialize anew: before the call runs (its POST gets 404, nothing is written), or with after: execute after it ran, closing the connection before the answer (the outcome is unknown to the client)."`
+	// Unauthorized refuses the call with 401 and a WWW-Authenticate
+	// challenge; nothing is written.
+	Unauthorized *Unauthorized `json:"unauthorized,omitempty" yaml:"unauthorized,omitempty" jsonschema_description:"Refuse the tools/call with 401 Unauthorized and WWW-Authenticate: Bearer error=\"invalid_token\" (an access token that expired mid-session); nothing is written, so one retry after re-authenticating is safe."`
 }
 
 // JSONSchemaExtend makes the JSON Schema of Fault (github.com/invopop/jsonschema)
@@ -92,10 +105,13 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // plan is what the faults that fired on one tools/call do to it. Each fault
 // kind fills in its own part.
 type plan struct {
-	refuse  *FailBeforeExecute // refuse the POST at the HTTP level
-	drop    dropPoint          // where to close the connection in the answer
-	isError *IsError           // answer isError instead of executing
-	delay   time.Duration      // hold the answer back after executing
+	refuse       *FailBeforeExecute // refuse the POST at the HTTP level
+	drop         dropPoint          // where to close the connection in the answer
+	isError      *IsError           // answer isError instead of executing
+	delay        time.Duration      // hold the answer back after executing
+	change       *ChangeTools       // change the tool list after executing
+	expire       expirePoint        // forget the session
+	unauthorized *Unauthorized      // refuse the POST with 401
 }
 
 // action is one fault kind's effect on a call. Each kind lives in its own
@@ -122,6 +138,12 @@ type faultKind struct {
 // and one row here.
 func faultKinds() []faultKind {
 	return []faultKind{
+		{"change_tools", func(f *Fault) action {
+			if f.ChangeTools == nil {
+				return nil
+			}
+			return f.ChangeTools
+		}},
 		{"delay", func(f *Fault) action {
 			if f.Delay == nil {
 				return nil
@@ -134,6 +156,12 @@ func faultKinds() []faultKind {
 			}
 			return f.DropAfterExecute
 		}},
+		{"expire_session", func(f *Fault) action {
+			if f.ExpireSession == nil {
+				return nil
+			}
+			return f.ExpireSession
+		}},
 		{"fail_before_execute", func(f *Fault) action {
 			if f.FailBeforeExecute == nil {
 				return nil
@@ -145,6 +173,12 @@ func faultKinds() []faultKind {
 				return nil
 			}
 			return f.IsError
+		}},
+		{"unauthorized", func(f *Fault) action {
+			if f.Unauthorized == nil {
+				return nil
+			}
+			return f.Unauthorized
 		}},
 	}
 }

@@ -313,8 +313,24 @@ func TestParseFault(t *testing.T) {
 		{"method with delay", "{method: initialize, delay: 1s}", Fault{}, "a session step can only be refused (fail_before_execute)"},
 		{"unknown method", "{method: ping, fail_before_execute: {}}", Fault{}, `unknown method "ping"`},
 		{"unknown kind", "{tool: commit_write, explode: {}}", Fault{}, `unknown field "explode"`},
-		{"unknown kind lists kinds", "{explode: {}}", Fault{}, "delay, drop_after_execute, fail_before_execute, is_error"},
+		{"unknown kind lists kinds", "{explode: {}}", Fault{}, "change_tools, delay, drop_after_execute, expire_session, fail_before_execute, is_error, unauthorized"},
 		{"unknown setting", "{fail_before_execute: {code: 503}}", Fault{}, `unknown field "code"`},
+		{"change remove", "{tool: commit_write, change_tools: {remove: commit_write}, times: once}", Fault{Tool: ToolCommitWrite, ChangeTools: &ChangeTools{Remove: ToolCommitWrite}, Times: onceTimes}, ""},
+		{"change rename", "{change_tools: {rename: commit_write, to: record_entry}}", Fault{ChangeTools: &ChangeTools{Rename: ToolCommitWrite, To: "record_entry"}}, ""},
+		{"change add", "{change_tools: {add: audit_note, like: read_ledger}}", Fault{ChangeTools: &ChangeTools{Add: "audit_note", Like: ToolReadLedger}}, ""},
+		{"change nothing", "{change_tools: {}}", Fault{}, "set exactly one of remove, rename or add"},
+		{"change two", "{change_tools: {remove: a, add: b}}", Fault{}, "set exactly one of remove, rename or add"},
+		{"rename without to", "{change_tools: {rename: commit_write}}", Fault{}, "rename needs to"},
+		{"to without rename", "{change_tools: {remove: commit_write, to: x}}", Fault{}, "set rename too"},
+		{"rename to itself", "{change_tools: {rename: x, to: x}}", Fault{}, "the same name as rename"},
+		{"like without add", "{change_tools: {remove: x, like: commit_write}}", Fault{}, "set add too"},
+		{"like unknown", "{change_tools: {add: x, like: delete_all}}", Fault{}, `like "delete_all"`},
+		{"bad tool name", `{change_tools: {add: "a b"}}`, Fault{}, `add "a b": want a tool name`},
+		{"expire before", "{tool: commit_write, expire_session: {}}", Fault{Tool: ToolCommitWrite, ExpireSession: &ExpireSession{}}, ""},
+		{"expire after", "{expire_session: {after: execute}, times: once}", Fault{ExpireSession: &ExpireSession{After: ExpireAfterExecute}, Times: onceTimes}, ""},
+		{"expire after unknown", "{expire_session: {after: answer}}", Fault{}, `expire_session: after "answer": want execute`},
+		{"unauthorized", "{tool: commit_write, unauthorized: {}, times: always}", Fault{Tool: ToolCommitWrite, Unauthorized: &Unauthorized{}}, ""},
+		{"unauthorized setting", "{unauthorized: {status: 403}}", Fault{}, `unknown field "status"`},
 		{"bad duration", "{delay: soon}", Fault{}, `duration "soon"`},
 		{"number duration", "{delay: 5}", Fault{}, "duration"},
 		{"negative duration", "{delay: -1s}", Fault{}, "must not be negative"},
@@ -351,12 +367,16 @@ func TestParseFault(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	want := []string{"delay", "drop_after_execute", "fail_before_execute", "is_error"}
+	want := []string{"change_tools", "delay", "drop_after_execute", "expire_session", "fail_before_execute", "is_error", "unauthorized"}
 	if diff := cmp.Diff(want, Kinds()); diff != "" {
 		t.Errorf("Kinds (-want +got):\n%s", diff)
 	}
 	for _, k := range want {
-		f, err := ParseFault(fmt.Sprintf("{%s: %s}", k, map[string]string{"delay": "1s"}[k]+map[bool]string{true: "{}"}[k != "delay"]))
+		settings := map[string]string{"delay": "1s", "change_tools": "{remove: read_ledger}"}[k]
+		if settings == "" {
+			settings = "{}"
+		}
+		f, err := ParseFault(fmt.Sprintf("{%s: %s}", k, settings))
 		if err != nil {
 			t.Fatalf("ParseFault for kind %s: %v", k, err)
 		}

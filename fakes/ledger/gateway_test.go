@@ -110,7 +110,7 @@ func TestGatewayOffersTheChangedToolList(t *testing.T) {
 	if diff := cmp.Diff(all[:2], chat()); diff != "" {
 		t.Errorf("after read_ledger was removed: offered tools (-want +got):\n%s", diff)
 	}
-	s.addTool(ToolReadLedger, Annotations{})
+	s.addTool(ToolReadLedger, ToolReadLedger, Annotations{})
 	waitChanged()
 	if diff := cmp.Diff(all, chat()); diff != "" {
 		t.Errorf("after read_ledger was added back: offered tools (-want +got):\n%s", diff)

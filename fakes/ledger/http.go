@@ -54,10 +54,11 @@ type call struct {
 	idText  string // JSON-RPC id as text
 	inKey   inflightKey
 	plan    plan
-	state   callState     // guarded by Server.mu
-	claimed bool          // a tool handler took it; guarded by Server.mu
-	outcome string        // result detail ("is_error", "dedup"); guarded by Server.mu
-	gone    chan struct{} // closed when the client gives up
+	state   callState          // guarded by Server.mu
+	claimed bool               // a tool handler took it; guarded by Server.mu
+	outcome string             // result detail ("is_error", "dedup"); guarded by Server.mu
+	gone    chan struct{}      // closed when the client gives up
+	session *mcp.ServerSession // the session a tool handler ran it on; nil before
 }
 
 // inflightKey finds an unanswered call from a cancel notice: the session and
@@ -213,6 +214,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, p, f)
 		return
 	}
+	if p.unauthorized() {
+		s.refuseUnauthorized(w, p)
+		return
+	}
+	if p.expire() == expireBeforeExecute {
+		s.expireBefore(w, p, session)
+		return
+	}
 	s.serveCalls(w, r, p)
 }
 
@@ -255,7 +264,7 @@ func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
 	}
 	s.mu.Unlock()
 	if pw.swallowed() {
-		s.dropConnection(w, p)
+		s.dropConnection(w, r, p)
 	}
 }
 
@@ -352,7 +361,11 @@ func (s *Server) receive(owner, session string, req *jsonrpc.Request) *call {
 	r := s.runLocked(c.token)
 	r.counts.Calls[c.tool]++
 	s.total.counts.Calls[c.tool]++
-	s.eventLocked(Event{Token: c.token, Kind: EventCall, Tool: c.tool, RequestID: c.idText})
+	detail := ""
+	if !s.offeredLocked(c.tool) {
+		detail = CallUnknownTool
+	}
+	s.eventLocked(Event{Token: c.token, Kind: EventCall, Tool: c.tool, RequestID: c.idText, Detail: detail})
 	lists := [][]*armed{s.global}
 	if c.token != "" {
 		lists = [][]*armed{r.faults, s.global}
@@ -459,12 +472,35 @@ func (p *post) refusal() *FailBeforeExecute {
 	return nil
 }
 
-// drop returns where drop_after_execute cuts p's answer: the earliest cut
-// asked by any of p's calls, or dropNone.
+// drop returns where drop_after_execute (or expire_session after execute,
+// which cuts before any byte) cuts p's answer: the earliest cut asked by any
+// of p's calls, or dropNone.
 func (p *post) drop() dropPoint {
 	at := dropNone
 	for _, c := range p.calls {
 		at = earlierDrop(at, c.plan.drop)
+		if c.plan.expire == expireAfterExecute {
+			at = earlierDrop(at, dropBeforeAnswer)
+		}
+	}
+	return at
+}
+
+// unauthorized reports whether an unauthorized fault fired on any of p's
+// calls.
+func (p *post) unauthorized() bool {
+	return slices.ContainsFunc(p.calls, func(c *call) bool { return c.plan.unauthorized != nil })
+}
+
+// expire returns when expire_session forgets p's session: before the calls
+// run when any of them asks that, else after, or expireNone.
+func (p *post) expire() expirePoint {
+	at := expireNone
+	for _, c := range p.calls {
+		if c.plan.expire == expireBeforeExecute {
+			return expireBeforeExecute
+		}
+		at = max(at, c.plan.expire)
 	}
 	return at
 }
@@ -487,11 +523,57 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, p *post, f *Fail
 
 // dropConnection applies drop_after_execute: the answer was swallowed, and
 // the connection is closed before any byte of it (or, with after: headers,
-// of its JSON-RPC result) reached the client.
-func (s *Server) dropConnection(w http.ResponseWriter, p *post) {
-	s.finishPost(p, callDropped, "drop_after_execute")
-	s.log.Info("ledger fault", "fault", "drop_after_execute", "calls", len(p.calls))
+// of its JSON-RPC result) reached the client. For expire_session after
+// execute the session is forgotten first.
+func (s *Server) dropConnection(w http.ResponseWriter, r *http.Request, p *post) {
+	fault := "drop_after_execute"
+	if p.expire() == expireAfterExecute {
+		fault = FaultExpireSessionAfterExecute
+		s.forget(r.Header.Get(sessionIDHeader))
+	}
+	s.finishPost(p, callDropped, fault)
+	s.log.Info("ledger fault", "fault", fault, "calls", len(p.calls))
 	abortConnection(w, false)
+}
+
+// refuseUnauthorized applies the unauthorized fault to a whole POST: 401 with
+// a WWW-Authenticate challenge and an OAuth error body; nothing reaches the
+// SDK, so nothing is written.
+func (s *Server) refuseUnauthorized(w http.ResponseWriter, p *post) {
+	s.finishPost(p, callRefused, FaultUnauthorized)
+	s.log.Info("ledger fault", "fault", FaultUnauthorized, "calls", len(p.calls))
+	w.Header().Set("WWW-Authenticate", unauthorizedChallenge)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = io.WriteString(w, `{"error":"invalid_token","error_description":"The access token expired"}`)
+}
+
+// expireBefore applies expire_session before the calls of p run: the session
+// is forgotten and the POST answered 404 Not Found, as the SDK answers a
+// session it does not know; nothing is written.
+func (s *Server) expireBefore(w http.ResponseWriter, p *post, session string) {
+	s.forget(session)
+	s.finishPost(p, callRefused, FaultExpireSession)
+	s.log.Info("ledger fault", "fault", FaultExpireSession, "calls", len(p.calls))
+	http.Error(w, "session not found", http.StatusNotFound)
+}
+
+// forget closes the SDK's session id, so later requests with it get 404.
+func (s *Server) forget(id string) {
+	if id == "" {
+		return
+	}
+	var found []*mcp.ServerSession
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			found = append(found, ss)
+		}
+	}
+	for _, ss := range found {
+		if err := ss.Close(); err != nil {
+			s.log.Debug("ledger: closing a forgotten session", "session", id, "err", err)
+		}
+	}
 }
 
 // abortConnection closes the connection under w before any answer, with a
@@ -613,12 +695,18 @@ func (s *Server) claim(req mcp.Request) *call {
 // as far as cancellation counting goes.
 func callFrom(ctx context.Context, req *mcp.CallToolRequest) *call {
 	if c, ok := ctx.Value(callKey{}).(*call); ok {
+		if req != nil {
+			c.session = req.Session
+		}
 		return c
 	}
 	c := &call{state: callAnswered, gone: make(chan struct{})}
 	if req != nil && req.Params != nil {
 		c.tool = req.Params.Name
 		c.token = runtoken.Find(req.Params.Arguments)
+	}
+	if req != nil {
+		c.session = req.Session
 	}
 	return c
 }

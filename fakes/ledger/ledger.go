@@ -31,8 +31,13 @@
 // to the POST. Protocol-level faults (is_error, delay) live in the tool
 // handlers. A fail_before_execute fault with a Method refuses a session step
 // (initialize, tools/list) in the wrapper instead, before the SDK sees it: a
-// late-connecting server, as a client that started before it meets it. To
-// add a fault kind: write fault_<name>.go with a type
+// late-connecting server, as a client that started before it meets it.
+// Mid-session faults: unauthorized refuses a call with 401 and a
+// WWW-Authenticate challenge, and expire_session forgets the call's session
+// (404 on its Mcp-Session-Id), both in the wrapper; change_tools changes the
+// tool list through the SDK after the tool ran, which notifies every session
+// (notifications/tools/list_changed), and a call of a tool no longer offered
+// is recorded as one (CallUnknownTool). To add a fault kind: write fault_<name>.go with a type
 // implementing action (and checker if it has settings), add its field to
 // Fault and its row to faultKinds, and act on its part of plan.
 package ledger
@@ -119,6 +124,11 @@ type Server struct {
 	dedup       map[string]*keyedWrite // commit_write_keyed results by key
 	inflight    map[inflightKey]*call  // unanswered calls by session and request id
 	changed     chan struct{}          // closed and replaced on every event
+	// tools maps each offered tool name to the ledger tool it works as
+	// (change_tools renames and adds tools).
+	tools map[string]string
+	// listSent counts the notifications/tools/list_changed sent per session.
+	listSent map[*mcp.ServerSession]uint64
 }
 
 // New returns a ledger server. It opens the ledger file when cfg.Path is set;
@@ -163,14 +173,17 @@ func New(cfg Config) (*Server, error) {
 		dedup:       map[string]*keyedWrite{},
 		inflight:    map[inflightKey]*call{},
 		changed:     make(chan struct{}),
+		tools:       baseTools(),
+		listSent:    map[*mcp.ServerSession]uint64{},
 	}
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
+	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)
 	for _, tool := range toolNames() {
-		s.addTool(tool, s.annotations[tool])
+		s.addTool(tool, tool, s.annotations[tool])
 	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:                    cfg.Stateless,
@@ -250,8 +263,16 @@ func (s *Server) SetAnnotations(tool string, a Annotations) {
 	}
 	s.mu.Lock()
 	s.annotations[tool] = a
+	var names []string
+	for name, base := range s.tools {
+		if base == tool {
+			names = append(names, name)
+		}
+	}
 	s.mu.Unlock()
-	s.addTool(tool, a)
+	for _, name := range names {
+		s.addTool(name, tool, a)
+	}
 }
 
 // Counts returns the counts of one run token; "" holds calls whose arguments
@@ -347,6 +368,11 @@ func (s *Server) eventLocked(e Event) {
 		r.events = append(r.events[:0], r.events[len(r.events)/2:]...)
 	}
 	r.events = append(r.events, e)
+	s.wakeLocked()
+}
+
+// wakeLocked wakes everything waiting on s.changed. s.mu must be held.
+func (s *Server) wakeLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
 }

@@ -58,6 +58,30 @@ const (
 	// for the run the step arrived for, or under "" (then only global
 	// faults apply).
 	EventSessionRefused = "session_refused"
+	// EventToolsChanged is a change of the server's tool list that a
+	// change_tools fault made: Tool is the tool, Detail ToolRemoved or
+	// ToolAdded (a rename is the old name removed and the new one added).
+	EventToolsChanged = "tools_changed"
+)
+
+// The Detail of an EventToolsChanged.
+const (
+	ToolRemoved = "removed"
+	ToolAdded   = "added"
+)
+
+// CallUnknownTool is the Detail of the EventCall of a tools/call for a tool
+// the server did not offer when it arrived (the SDK answers it with its
+// "unknown tool" error; nothing runs).
+const CallUnknownTool = "unknown_tool"
+
+// The Detail of the EventFault of the faults that forget a session or
+// refuse a call as unauthorized, and of change_tools.
+const (
+	FaultChangeTools               = "change_tools"
+	FaultExpireSession             = "expire_session"               // forgotten before the call ran
+	FaultExpireSessionAfterExecute = "expire_session_after_execute" // forgotten after it ran
+	FaultUnauthorized              = "unauthorized"
 )
 
 // FaultWriteFailed is the Detail of the EventFault, and of the EventResult,

@@ -2,16 +2,17 @@ package ledger
 
 // Reset forgets every run's counts, events and faults, the global faults, the
 // total and the idempotency keys seen (so a keyed write after it executes
-// again). The ledger file is kept as it is: its lines stay, and later writes
-// are appended. Calls in flight finish as they would have; what they record
+// again), and gives back the tool list a change_tools fault changed. The
+// ledger file is kept as it is: its lines stay, and later writes are
+// appended. Calls in flight finish as they would have; what they record
 // after the reset counts afresh.
 func (s *Server) Reset() {
+	s.restoreTools()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.runs = map[string]*run{}
 	s.total = newRun()
 	s.global = nil
 	s.dedup = map[string]*keyedWrite{}
-	close(s.changed) // WaitFor looks again
-	s.changed = make(chan struct{})
+	s.wakeLocked() // WaitFor looks again
 }

@@ -69,9 +69,10 @@ func defaultAnnotations(tool string) mcp.ToolAnnotations {
 	return a
 }
 
-// addTool registers (or replaces) one tool with its annotations.
-func (s *Server) addTool(tool string, over Annotations) {
-	a := defaultAnnotations(tool)
+// addTool registers (or replaces) the tool name, which works as the ledger
+// tool base (its description, input and handler), with base's annotations.
+func (s *Server) addTool(name, base string, over Annotations) {
+	a := defaultAnnotations(base)
 	if over.ReadOnly != nil {
 		a.ReadOnlyHint = *over.ReadOnly
 	}
@@ -82,22 +83,22 @@ func (s *Server) addTool(tool string, over Annotations) {
 		d := *over.Destructive
 		a.DestructiveHint = &d
 	}
-	switch tool {
+	switch base {
 	case ToolCommitWrite:
 		mcp.AddTool(s.mcp, &mcp.Tool{
-			Name:        tool,
+			Name:        name,
 			Description: "Append one entry to the ledger as one line.",
 			Annotations: &a,
 		}, s.commitWrite)
 	case ToolCommitWriteKeyed:
 		mcp.AddTool(s.mcp, &mcp.Tool{
-			Name:        tool,
+			Name:        name,
 			Description: "Append one entry to the ledger, only the first time idempotency_key is seen; later calls with that key return the first result.",
 			Annotations: &a,
 		}, s.commitWriteKeyed)
 	case ToolReadLedger:
 		mcp.AddTool(s.mcp, &mcp.Tool{
-			Name:        tool,
+			Name:        name,
 			Description: "Return every entry in the ledger, in write order.",
 			Annotations: &a,
 		}, s.readLedger)
@@ -240,9 +241,11 @@ func (s *Server) setOutcome(c *call, outcome string) {
 	s.mu.Unlock()
 }
 
-// hold applies the delay fault: it waits the delay after the tool ran, or
-// until the client gives up (counted) or the server closes.
+// hold applies what faults do after the tool ran, before its answer: the
+// change_tools fault's change, then the delay fault, which waits the delay,
+// or until the client gives up (counted) or the server closes.
 func (s *Server) hold(ctx context.Context, c *call) {
+	s.changeTools(ctx, c)
 	d := c.plan.delay
 	if d <= 0 {
 		return

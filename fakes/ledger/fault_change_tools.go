@@ -1,0 +1,79 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ChangeTools lets the tool run, then changes the server's tool list before
+// the call is answered: Remove takes a tool away, Rename offers a tool under
+// another name (To), Add offers a new tool that works like an existing one
+// (Like, commit_write when unset). The change goes through the SDK (its
+// AddTool and RemoveTools), which sends every session
+// notifications/tools/list_changed; the answer waits (bounded) until the
+// calling session's notification went out, so a client has it before it can
+// make its next request. The change is the server's, for every session and
+// run, and lasts until Reset. A tools/call of a tool the server no longer
+// offers gets the SDK's "unknown tool" error and runs nothing.
+type ChangeTools struct {
+	// Remove names the tool to take away.
+	Remove string `json:"remove,omitempty" yaml:"remove,omitempty" jsonschema_description:"Take this tool away (calls of it then get the MCP unknown-tool error)."`
+	// Rename names the tool to offer under the name To instead.
+	Rename string `json:"rename,omitempty" yaml:"rename,omitempty" jsonschema_description:"Offer this tool under the name in to instead (calls of the old name then get the MCP unknown-tool error)."`
+	// To is the new name of the Rename tool.
+	To string `json:"to,omitempty" yaml:"to,omitempty" jsonschema_description:"The new name of the rename tool."`
+	// Add names a new tool to offer, working like the tool Like.
+	Add string `json:"add,omitempty" yaml:"add,omitempty" jsonschema_description:"Offer a new tool under this name, working like the tool in like."`
+	// Like is the ledger tool an added tool works like; "" means commit_write.
+	Like string `json:"like,omitempty" yaml:"like,omitempty" jsonschema:"enum=,enum=commit_write,enum=commit_write_keyed,enum=read_ledger" jsonschema_description:"The ledger tool an added tool works like (commit_write when unset)."`
+}
+
+// toolName is what a changed tool's name may be.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+func (c *ChangeTools) check() error {
+	var set []string
+	for _, f := range []struct{ name, v string }{{"remove", c.Remove}, {"rename", c.Rename}, {"add", c.Add}} {
+		if f.v != "" {
+			set = append(set, f.name)
+		}
+	}
+	if len(set) != 1 {
+		return errors.New("set exactly one of remove, rename or add")
+	}
+	field := set[0]
+	for _, f := range []struct{ name, v string }{{field, c.Remove + c.Rename + c.Add}, {"to", c.To}} {
+		if f.v != "" && !toolName.MatchString(f.v) {
+			return &FieldError{Field: f.name, Err: fmt.Errorf("%s %q: want a tool name of 1 to 64 letters, digits, '_', '-' or '.'", f.name, f.v)}
+		}
+	}
+	switch {
+	case c.Rename != "" && c.To == "":
+		return &FieldError{Field: "rename", Err: errors.New("rename needs to: the tool's new name")}
+	case c.Rename == "" && c.To != "":
+		return &FieldError{Field: "to", Err: errors.New("to is the new name of a rename; set rename too")}
+	case c.Rename != "" && c.To == c.Rename:
+		return &FieldError{Field: "to", Err: fmt.Errorf("to %q: the same name as rename", c.To)}
+	case c.Like != "" && c.Add == "":
+		return &FieldError{Field: "like", Err: errors.New("like names the tool an added tool works like; set add too")}
+	case c.Like != "" && !isTool(c.Like):
+		return &FieldError{Field: "like", Err: fmt.Errorf("like %q: want one of %s", c.Like, strings.Join(toolNames(), ", "))}
+	}
+	return nil
+}
+
+func (c *ChangeTools) apply(p *plan) {
+	if p.change == nil {
+		p.change = c
+	}
+}
+
+// like returns the ledger tool an added tool works like.
+func (c *ChangeTools) like() string {
+	if c.Like == "" {
+		return ToolCommitWrite
+	}
+	return c.Like
+}

@@ -1,0 +1,154 @@
+package ledger
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// notifyWait bounds how long a change_tools answer waits for the calling
+// session's notifications/tools/list_changed to go out (the SDK sends it
+// 10ms after a change). A session without a stream for notifications gets
+// none, and its answer goes after this wait.
+const notifyWait = 2 * time.Second
+
+// methodToolListChanged is the notification the SDK sends when tools change.
+const methodToolListChanged = "notifications/tools/list_changed"
+
+// baseTools returns the tool list the server starts with: each ledger tool
+// under its own name.
+func baseTools() map[string]string {
+	m := map[string]string{}
+	for _, t := range toolNames() {
+		m[t] = t
+	}
+	return m
+}
+
+// offeredLocked reports whether the server offers the tool name. s.mu must
+// be held.
+func (s *Server) offeredLocked(name string) bool {
+	_, ok := s.tools[name]
+	return ok
+}
+
+// listChangedMiddleware counts the notifications/tools/list_changed the SDK
+// sends each session, once they were written to the session's stream.
+func (s *Server) listChangedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method == methodToolListChanged {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				s.mu.Lock()
+				s.listSent[ss]++
+				s.wakeLocked()
+				s.mu.Unlock()
+			}
+		}
+		return res, err
+	}
+}
+
+// changeTools applies c's change_tools fault after its tool ran: it changes
+// the tool list through the SDK, records the change, and waits (bounded by
+// notifyWait, the client giving up and Close) until c's session was sent
+// notifications/tools/list_changed.
+func (s *Server) changeTools(ctx context.Context, c *call) {
+	ch := c.plan.change
+	if ch == nil {
+		return
+	}
+	s.mu.Lock()
+	sent := s.listSent[c.session]
+	var removed []string
+	added := map[string]string{} // name → base
+	gone := ch.Remove + ch.Rename
+	switch {
+	case gone != "" && s.offeredLocked(gone):
+		removed = append(removed, gone)
+		if ch.Rename != "" {
+			added[ch.To] = s.tools[gone]
+		}
+	case ch.Add != "" && !s.offeredLocked(ch.Add):
+		added[ch.Add] = ch.like()
+	}
+	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: FaultChangeTools})
+	for _, name := range removed {
+		delete(s.tools, name)
+		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolRemoved})
+	}
+	for _, name := range slices.Sorted(maps.Keys(added)) {
+		s.tools[name] = added[name]
+		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolAdded})
+	}
+	annotations := maps.Clone(s.annotations)
+	s.mu.Unlock()
+	if len(removed)+len(added) == 0 {
+		s.log.Warn("ledger fault change_tools changed nothing: the tool to take away is not offered, or the one to add is", "fault", ch, "token", c.token)
+		return
+	}
+	s.log.Info("ledger fault", "fault", FaultChangeTools, "removed", removed, "added", slices.Sorted(maps.Keys(added)), "token", c.token)
+	if len(removed) > 0 {
+		s.mcp.RemoveTools(removed...)
+	}
+	for name, base := range added {
+		s.addTool(name, base, annotations[base])
+	}
+	if c.session != nil {
+		s.awaitListSent(ctx, c.session, sent)
+	}
+}
+
+// awaitListSent waits until ss was sent more list_changed notifications than
+// sent, or notifyWait passed, ctx ended or the server closes.
+func (s *Server) awaitListSent(ctx context.Context, ss *mcp.ServerSession, sent uint64) {
+	timer := time.NewTimer(notifyWait)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		n, changed := s.listSent[ss], s.changed
+		s.mu.Unlock()
+		if n > sent {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			s.log.Warn("ledger: no notifications/tools/list_changed went to the session in time (it has no stream for them)", "session", ss.ID(), "wait", notifyWait)
+			return
+		case <-ctx.Done():
+			return
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+// restoreTools gives back the tool list the server started with.
+func (s *Server) restoreTools() {
+	s.mu.Lock()
+	var removed []string
+	for name, base := range s.tools {
+		if name != base {
+			removed = append(removed, name)
+		}
+	}
+	var missing []string
+	for _, t := range toolNames() {
+		if !s.offeredLocked(t) {
+			missing = append(missing, t)
+		}
+	}
+	s.tools = baseTools()
+	annotations := maps.Clone(s.annotations)
+	s.mu.Unlock()
+	if len(removed) > 0 {
+		s.mcp.RemoveTools(removed...)
+	}
+	for _, t := range missing {
+		s.addTool(t, t, annotations[t])
+	}
+}

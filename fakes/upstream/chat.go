@@ -158,7 +158,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 		b = append(b, `}],"usage":`...)
 		b = append(b, usage...)
 		b = append(b, `,"system_fingerprint":null}`...)
-		return reply{id: id, body: b}
+		return reply{id: id, callIDs: chatCallIDs(a, req), body: b}
 	}
 
 	prefix := make([]byte, 0, 128)
@@ -229,7 +229,16 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 		events = append(events, sseEvent{data: b})
 	}
 	events = append(events, sseEvent{data: []byte("[DONE]")})
-	return reply{id: id, events: events, contentEnd: contentEnd}
+	return reply{id: id, callIDs: chatCallIDs(a, req), events: events, contentEnd: contentEnd}
+}
+
+// chatCallIDs returns the ids of a's tool calls; nil for a legacy
+// function_call, which has none.
+func chatCallIDs(a *answer, req *request) []string {
+	if req.legacy {
+		return nil
+	}
+	return a.callIDs("call_")
 }
 
 // appendChatHead opens a chat completion (object "chat.completion") or a

@@ -127,6 +127,7 @@ func TestChatSDK(t *testing.T) {
 			}
 			diff(t, "follow-up text", "done", text)
 			diff(t, "counts", oneCleanLoop(), s.Counts(tok))
+			checkCallIDs(t, s, tok, call.ID)
 			diff(t, "log", oneCleanLoopLog("/v1/chat/completions"), log.String())
 		})
 	}

@@ -195,6 +195,19 @@ func (a *answer) callNames() []string {
 	return out
 }
 
+// callIDs returns the ids of the answer's tool calls: prefix + token + "_"
+// + seq + "_" + i for each; nil when it makes none.
+func (a *answer) callIDs(prefix string) []string {
+	if len(a.calls) == 0 {
+		return nil
+	}
+	out := make([]string, len(a.calls))
+	for i := range a.calls {
+		out[i] = a.id(prefix, '_', i)
+	}
+	return out
+}
+
 // id returns prefix + token + sep + seq (+ sep + i when i >= 0).
 func (a *answer) id(prefix string, sep byte, i int) string {
 	b := make([]byte, 0, len(prefix)+len(a.idTok)+12)
@@ -213,7 +226,8 @@ func (a *answer) id(prefix string, sep byte, i int) string {
 // stream, where events[:contentEnd] complete the content (the tool calls)
 // and the rest are terminal.
 type reply struct {
-	id         string // the answer's id (chatcmpl-…, msg_…, resp_…)
+	id         string   // the answer's id (chatcmpl-…, msg_…, resp_…)
+	callIDs    []string // the ids of its tool calls, in order; nil when they have none
 	body       []byte
 	events     []sseEvent
 	contentEnd int

@@ -120,7 +120,7 @@ func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 		return append(b, "}}"...)
 	}
 	if !req.stream {
-		return reply{id: id, body: message(dst[:0], true)}
+		return reply{id: id, callIDs: a.callIDs("toolu_"), body: message(dst[:0], true)}
 	}
 	events := make([]sseEvent, 0, 4+7*len(a.calls))
 	emit := func(typ string, data []byte) { events = append(events, sseEvent{name: typ, data: data}) }
@@ -167,7 +167,7 @@ func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 	b = strconv.AppendInt(b, int64(outTokens), 10)
 	emit("message_delta", append(b, "}}"...))
 	emit("message_stop", []byte(`{"type":"message_stop"}`))
-	return reply{id: id, events: events, contentEnd: contentEnd}
+	return reply{id: id, callIDs: a.callIDs("toolu_"), events: events, contentEnd: contentEnd}
 }
 
 // appendToolUse appends a tool_use block whose input is the JSON object args.

@@ -105,6 +105,7 @@ func TestMessagesSDK(t *testing.T) {
 			diff(t, "follow-up text", "done", follow.Content[0].Text)
 			diff(t, "follow-up stop", anthropic.StopReasonEndTurn, follow.StopReason)
 			diff(t, "counts", oneCleanLoop(), s.Counts(tok))
+			checkCallIDs(t, s, tok, tu.ID)
 			diff(t, "log", oneCleanLoopLog("/v1/messages"), log.String())
 		})
 	}

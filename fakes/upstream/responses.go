@@ -165,7 +165,7 @@ func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 		return append(b, `,"user":null,"metadata":{}}`...)
 	}
 	if !req.stream {
-		return reply{id: respID, body: response(dst[:0], "completed", true)}
+		return reply{id: respID, callIDs: a.callIDs("call_"), body: response(dst[:0], "completed", true)}
 	}
 
 	events := make([]sseEvent, 0, 4+8*len(items))
@@ -264,7 +264,7 @@ func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 	}
 	contentEnd := len(events)
 	emit("response.completed", withResponse(response(make([]byte, 0, 1024), "completed", true)))
-	return reply{id: respID, events: events, contentEnd: contentEnd}
+	return reply{id: respID, callIDs: a.callIDs("call_"), events: events, contentEnd: contentEnd}
 }
 
 // appendResponsesCall appends a function_call or custom_tool_call item.

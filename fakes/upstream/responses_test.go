@@ -144,6 +144,7 @@ func TestResponsesSDK(t *testing.T) {
 			}
 			diff(t, "follow-up text", "done", text)
 			diff(t, "counts", oneCleanLoop(), s.Counts(tok))
+			checkCallIDs(t, s, tok, fc.CallID)
 			diff(t, "log", oneCleanLoopLog("/v1/responses"), log.String())
 		})
 	}

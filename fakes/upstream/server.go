@@ -235,6 +235,12 @@ type Request struct {
 	// ToolCalls are the names of the tool calls answered (scripted and
 	// replayed answers), each as its offered name (see Offered).
 	ToolCalls []string `json:"tool_calls,omitempty"`
+	// CallIDs are the ids of those tool calls (call_…, toolu_…), in the
+	// same order, for a scripted answer; nil when they carry none.
+	CallIDs []string `json:"call_ids,omitempty"`
+	// ResultIDs are the ids of the tool calls whose results a follow-up
+	// carries, in its order; nil when it names none.
+	ResultIDs []string `json:"result_ids,omitempty"`
 	// Offered are the names of the tools the request offered, in its order:
 	// a tool's name, or "namespace.name" for a tool inside a Responses
 	// namespace tool (ledger.commit_write). Nil when it offered none.
@@ -633,6 +639,7 @@ func (x *exchange) finish(outcome string, status int) {
 	rec.Stream = x.req.stream
 	rec.Status = status
 	rec.Model = x.req.model
+	rec.ResultIDs = x.req.resultIDs
 	if len(x.req.tools) > 0 {
 		rec.Offered = offeredNames(x.req.tools)
 	}
@@ -738,6 +745,7 @@ func (s *Server) answerScripted(x *exchange) {
 	defer s.putBuf(bp)
 	rep := x.de.d.answer(*bp, &a, &x.req)
 	x.rec.ResponseID = rep.id
+	x.rec.CallIDs = rep.callIDs
 	if !x.req.stream {
 		*bp = rep.body[:0]
 		x.finish(x.normalOutcome(), http.StatusOK)

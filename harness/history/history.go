@@ -195,6 +195,13 @@ type UpstreamRequest struct {
 	ServedModel string `json:"served_model,omitempty"`
 	// ToolCalls is the number of tool calls in the upstream's answer.
 	ToolCalls int `json:"tool_calls,omitempty"`
+	// Calls are the tool calls of the upstream's answer, in its order, with
+	// their ids where the answer gave them; nil when it made none or the
+	// history predates them.
+	Calls []ToolCall `json:"calls,omitempty"`
+	// ResultIDs are the ids of the tool calls whose results a follow-up
+	// carried; nil when it named none.
+	ResultIDs []string `json:"result_ids,omitempty"`
 	// Offered are the names of the tools the request offered.
 	Offered []string `json:"offered,omitempty"`
 	// ResponseID is the id the upstream gave its scripted answer; a client
@@ -208,6 +215,14 @@ type UpstreamRequest struct {
 	// Unmatched are the script's calls for this answer that matched no
 	// offered tool (so the answer did not make them).
 	Unmatched []string `json:"unmatched,omitempty"`
+}
+
+// ToolCall is one tool call a model answer made.
+type ToolCall struct {
+	// Tool is the tool's name as offered; ID the call's id (call_…,
+	// toolu_…), "" when the answer gave none.
+	Tool string `json:"tool"`
+	ID   string `json:"id,omitempty"`
 }
 
 // AskedWait returns the wait the upstream's answer asked for: retry-after-ms,

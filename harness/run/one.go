@@ -181,6 +181,7 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: outcomeOf(u), Stream: u.Stream,
 			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ServedModel: u.ServedModel, ToolCalls: len(u.ToolCalls),
 			Offered: u.Offered, Unmatched: u.Unmatched, Events: u.Events, ContentEvents: u.ContentEvents, ResponseID: u.ResponseID,
+			Calls: toolCalls(u.ToolCalls, u.CallIDs), ResultIDs: u.ResultIDs,
 		})
 	}
 	for _, e := range env.ledger.Events(token) {
@@ -202,6 +203,22 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
 	}
 	h.Unattributed = unattributed(env, start, end)
+}
+
+// toolCalls pairs an answer's tool call names with their ids (ids may be
+// fewer: a call without one gets "").
+func toolCalls(names, ids []string) []history.ToolCall {
+	if len(names) == 0 {
+		return nil
+	}
+	out := make([]history.ToolCall, len(names))
+	for i, n := range names {
+		out[i].Tool = n
+		if i < len(ids) {
+			out[i].ID = ids[i]
+		}
+	}
+	return out
 }
 
 // calledPaths returns the distinct model API paths of the upstream requests

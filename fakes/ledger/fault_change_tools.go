@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/invopop/jsonschema"
 )
 
 // ChangeTools lets the tool run, then changes the server's tool list before
@@ -19,18 +21,28 @@ import (
 // offers gets the SDK's "unknown tool" error and runs nothing.
 type ChangeTools struct {
 	// Remove names the tool to take away.
-	Remove string `json:"remove,omitempty" yaml:"remove,omitempty" jsonschema_description:"Take this tool away (calls of it then get the MCP unknown-tool error)."`
+	Remove string `json:"remove,omitempty" yaml:"remove,omitempty" jsonschema:"pattern=^[A-Za-z0-9_.-]+$,maxLength=64" jsonschema_description:"Take this tool away (calls of it then get the MCP unknown-tool error)."`
 	// Rename names the tool to offer under the name To instead.
-	Rename string `json:"rename,omitempty" yaml:"rename,omitempty" jsonschema_description:"Offer this tool under the name in to instead (calls of the old name then get the MCP unknown-tool error)."`
+	Rename string `json:"rename,omitempty" yaml:"rename,omitempty" jsonschema:"pattern=^[A-Za-z0-9_.-]+$,maxLength=64" jsonschema_description:"Offer this tool under the name in to instead (calls of the old name then get the MCP unknown-tool error)."`
 	// To is the new name of the Rename tool.
-	To string `json:"to,omitempty" yaml:"to,omitempty" jsonschema_description:"The new name of the rename tool."`
+	To string `json:"to,omitempty" yaml:"to,omitempty" jsonschema:"pattern=^[A-Za-z0-9_.-]+$,maxLength=64" jsonschema_description:"The new name of the rename tool."`
 	// Add names a new tool to offer, working like the tool Like.
-	Add string `json:"add,omitempty" yaml:"add,omitempty" jsonschema_description:"Offer a new tool under this name, working like the tool in like."`
+	Add string `json:"add,omitempty" yaml:"add,omitempty" jsonschema:"pattern=^[A-Za-z0-9_.-]+$,maxLength=64" jsonschema_description:"Offer a new tool under this name, working like the tool in like."`
 	// Like is the ledger tool an added tool works like; "" means commit_write.
 	Like string `json:"like,omitempty" yaml:"like,omitempty" jsonschema:"enum=,enum=commit_write,enum=commit_write_keyed,enum=read_ledger" jsonschema_description:"The ledger tool an added tool works like (commit_write when unset)."`
 }
 
-// toolName is what a changed tool's name may be.
+// JSONSchemaExtend makes the JSON Schema of ChangeTools require exactly one
+// of remove, rename and add, to with rename, and like only with add.
+func (ChangeTools) JSONSchemaExtend(s *jsonschema.Schema) {
+	for _, k := range []string{"remove", "rename", "add"} {
+		s.OneOf = append(s.OneOf, &jsonschema.Schema{Required: []string{k}})
+	}
+	s.DependentRequired = map[string][]string{"rename": {"to"}, "to": {"rename"}, "like": {"add"}}
+}
+
+// toolName is what a changed tool's name may be (the schema's pattern and
+// maxLength say the same).
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 func (c *ChangeTools) check() error {

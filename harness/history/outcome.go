@@ -107,7 +107,23 @@ const (
 	// fail_before_execute fault refused before the server handled it;
 	// Detail is its method. It stands instead of the step's MCPSession.
 	MCPSessionRefused MCPKind = "session_refused"
+	// MCPToolsChanged is a change of the server's tool list (a
+	// change_tools fault): Tool is the tool, Detail MCPToolRemoved or
+	// MCPToolAdded; the server sent its sessions
+	// notifications/tools/list_changed.
+	MCPToolsChanged MCPKind = "tools_changed"
 )
+
+// The Detail of an MCPToolsChanged event.
+const (
+	MCPToolRemoved = "removed"
+	MCPToolAdded   = "added"
+)
+
+// MCPCallUnknownTool is the Detail of an MCPCall for a tool the server did
+// not offer when the call arrived: it got the MCP unknown-tool error and ran
+// nothing.
+const MCPCallUnknownTool = "unknown_tool"
 
 // MCP fault names: the Detail of an MCPFault event, naming the fault that
 // fired (see MCPEvent.IsFault).
@@ -118,6 +134,14 @@ const (
 	MCPFaultIsError           = "is_error"
 	// MCPFaultWriteFailed is the ledger's own failure to persist a write.
 	MCPFaultWriteFailed = "write_failed"
+	MCPFaultChangeTools = "change_tools"
+	// MCPFaultExpireSession forgot the call's session before it ran (404).
+	MCPFaultExpireSession = "expire_session"
+	// MCPFaultExpireSessionAfterExecute forgot the call's session after it
+	// ran and closed the connection before the answer: the ambiguous case.
+	MCPFaultExpireSessionAfterExecute = "expire_session_after_execute"
+	// MCPFaultUnauthorized refused the call with 401.
+	MCPFaultUnauthorized = "unauthorized"
 )
 
 // MCPResultDedup is the Detail of an MCPResult event answered from an

@@ -34,6 +34,7 @@ var mcpKinds = map[string]history.MCPKind{
 	ledger.EventCancelled:      history.MCPCancelled,
 	ledger.EventSession:        history.MCPSession,
 	ledger.EventSessionRefused: history.MCPSessionRefused,
+	ledger.EventToolsChanged:   history.MCPToolsChanged,
 }
 
 // outcomeOf returns the history's outcome of a request the upstream fake

@@ -136,7 +136,7 @@ func TestFactsMapped(t *testing.T) {
 	t.Run("ledger fault names", func(t *testing.T) {
 		// A fault event's Detail is the fault's name, passed through as is.
 		names := slices.Collect(maps.Values(typedStrings(t, "../history", "MCPFault", func(typ string) bool { return typ == "" })))
-		for _, name := range append(ledger.Kinds(), ledger.FaultWriteFailed) {
+		for _, name := range append(ledger.Kinds(), ledger.FaultWriteFailed, ledger.FaultExpireSessionAfterExecute) {
 			e := history.MCPEvent{Kind: mcpKindOf(ledger.Event{Kind: ledger.EventFault}), Detail: name}
 			if !slices.Contains(names, name) || !e.IsFault(name) {
 				t.Errorf("ledger fault %q is not an MCP fault name of the history's", name)

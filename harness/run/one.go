@@ -308,6 +308,11 @@ func settle(ctx context.Context, l *ledger.Server, token string) {
 	_, _ = l.WaitFor(ctx, token, func(ledger.Counts) bool { return ended(l.Events(token)) })
 }
 
+// endingFaults are the ledger fault events that end a call: it is answered
+// by the fault instead of the SDK.
+var endingFaults = []string{"fail_before_execute", "drop_after_execute", ledger.FaultUnauthorized,
+	ledger.FaultExpireSession, ledger.FaultExpireSessionAfterExecute}
+
 // ended reports whether every call event has a terminal event.
 func ended(evs []ledger.Event) bool {
 	open := 0
@@ -316,7 +321,7 @@ func ended(evs []ledger.Event) bool {
 		case e.Kind == ledger.EventCall:
 			open++
 		case e.Kind == ledger.EventResult, e.Kind == ledger.EventCancelled,
-			e.Kind == ledger.EventFault && (e.Detail == "fail_before_execute" || e.Detail == "drop_after_execute"):
+			e.Kind == ledger.EventFault && slices.Contains(endingFaults, e.Detail):
 			open--
 		}
 	}

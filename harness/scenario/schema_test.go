@@ -97,6 +97,7 @@ func TestLoaderAndSchemaAgree(t *testing.T) {
 	for _, f := range []string{"unknown-field", "wrong-type", "bad-duration", "bad-fault-duration", "unknown-endpoint", "unknown-rule", "unknown-fault", "bad-times", "upstream-key", "not-a-mapping", "unknown-tool",
 		"count-negative", "count-fraction", "count-unknown-bound", "count-bound-twice", "count-no-bound", "count-per-tool",
 		"targets-upstream-key", "targets-rules", "mcp-method-tool", "mcp-method-drop", "mcp-method-unknown", "mcp-drop-after",
+		"mcp-change-tools-none", "mcp-change-tools-rename", "mcp-change-tools-name", "mcp-expire-after", "mcp-unauthorized-setting",
 		"status-string", "status-range", "targets-status-range", "step-call-and-say", "step-say-arguments", "no-request", "request-and-requests"} {
 		tests = append(tests, doc{name: f, file: "testdata/bad/" + f + ".yaml"})
 	}

@@ -311,6 +311,26 @@ func (h *History) Keys() []string {
 	return out
 }
 
+// ExchangeAt returns the index of the client exchange whose span holds t;
+// when none does, the last exchange that started before t (the one whose
+// aftermath t belongs to), or the first when t comes before every exchange;
+// -1 when there are no exchanges.
+func (h *History) ExchangeAt(t time.Duration) int {
+	last := -1
+	for i, x := range h.Requests {
+		if t >= x.Start.D() && t <= x.End.D() {
+			return i
+		}
+		if x.Start.D() <= t && (last < 0 || x.Start.D() >= h.Requests[last].Start.D()) {
+			last = i
+		}
+	}
+	if last < 0 && len(h.Requests) > 0 {
+		return 0
+	}
+	return last
+}
+
 // LogicalCalls is the number of tool calls the scenario asked for across all
 // its client requests: the script's calls times the number of requests.
 func (h *History) LogicalCalls() int { return h.Setup.ToolCalls * len(h.Requests) }

@@ -48,7 +48,7 @@ func cancelPropagates(h *history.History) Verdict {
 		if t := h.Setup.ToolTimeout.D(); t > 0 && at-c.start > t {
 			return true
 		}
-		i := exchangeAt(h, c.start)
+		i := h.ExchangeAt(c.start)
 		return i >= 0 && at > h.Requests[i].End.D()
 	}
 	cancelled, inTime, ranOn := 0, 0, 0

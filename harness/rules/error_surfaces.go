@@ -33,7 +33,7 @@ func errorSurfaces(h *history.History) Verdict {
 		if !failure(u) || u.At.D() < first {
 			continue
 		}
-		i := exchangeAt(h, u.At.D())
+		i := h.ExchangeAt(u.At.D())
 		if i < 0 {
 			return unknown(expected, "the client sent no request")
 		}
@@ -73,12 +73,12 @@ func errorSurfaces(h *history.History) Verdict {
 // success the client then gets is the model's, not an invented one.
 func retriedSafely(h *history.History, u history.UpstreamRequest, i int, ex []history.MCPEvent) bool {
 	for _, e := range ex {
-		if e.At.D() > u.At.D() && exchangeAt(h, e.At.D()) == i {
+		if e.At.D() > u.At.D() && h.ExchangeAt(e.At.D()) == i {
 			return false
 		}
 	}
 	for _, v := range h.Upstream {
-		if v.At.D() > u.At.D() && v.Kind == "follow_up" && !failure(v) && exchangeAt(h, v.At.D()) == i {
+		if v.At.D() > u.At.D() && v.Kind == "follow_up" && !failure(v) && h.ExchangeAt(v.At.D()) == i {
 			return true
 		}
 	}

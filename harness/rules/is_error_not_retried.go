@@ -41,7 +41,7 @@ func isErrorNotRetried(h *history.History) Verdict {
 	n := max(len(h.Requests), 1)
 	byExchange := make([][]history.MCPEvent, n)
 	for _, e := range h.Calls("") {
-		i := max(exchangeAt(h, e.At.D()), 0)
+		i := max(h.ExchangeAt(e.At.D()), 0)
 		byExchange[i] = append(byExchange[i], e)
 	}
 	for i, calls := range byExchange {

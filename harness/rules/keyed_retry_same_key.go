@@ -38,7 +38,7 @@ func keyedRetrySameKey(h *history.History) Verdict {
 		if !keyedTools[e.Tool] {
 			continue
 		}
-		i := max(exchangeAt(h, e.At.D()), 0)
+		i := max(h.ExchangeAt(e.At.D()), 0)
 		if e.Kind == history.MCPCall {
 			attempts[i]++
 			total++

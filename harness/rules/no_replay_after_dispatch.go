@@ -37,12 +37,12 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 	n := max(len(h.Requests), 1)
 	byExchange := make([][]history.MCPEvent, n)
 	for _, e := range ex {
-		i := max(exchangeAt(h, e.At.D()), 0)
+		i := max(h.ExchangeAt(e.At.D()), 0)
 		byExchange[i] = append(byExchange[i], e)
 	}
 	deduped := make([]int, n)
 	for i := range deduplicated(h) {
-		deduped[max(exchangeAt(h, h.MCP[i].At.D()), 0)]++
+		deduped[max(h.ExchangeAt(h.MCP[i].At.D()), 0)]++
 	}
 	worst := 0
 	for i, es := range byExchange {

@@ -40,7 +40,7 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 			continue
 		}
 		drops++
-		s := scope{exchangeAt(h, e.At.D()), e.Tool}
+		s := scope{h.ExchangeAt(e.At.D()), e.Tool}
 		if _, ok := first[s]; !ok {
 			first[s] = i
 			order = append(order, s)
@@ -54,7 +54,7 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	for _, s := range order {
 		before, after, afterDedup := 0, 0, 0
 		for j, c := range h.MCP {
-			if c.Kind != history.MCPCall || c.Tool != s.tool || exchangeAt(h, c.At.D()) != s.exchange {
+			if c.Kind != history.MCPCall || c.Tool != s.tool || h.ExchangeAt(c.At.D()) != s.exchange {
 				continue
 			}
 			switch {

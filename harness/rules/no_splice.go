@@ -35,7 +35,7 @@ func noSplice(h *history.History) Verdict {
 		if !dropped(u) {
 			continue
 		}
-		i := exchangeAt(h, u.At.D())
+		i := h.ExchangeAt(u.At.D())
 		if i < 0 || !h.Requests[i].Stream {
 			continue
 		}

@@ -29,10 +29,10 @@ func nonRetryableNotRetried(h *history.History) Verdict {
 		if !nonRetryable(u) {
 			continue
 		}
-		x := exchangeAt(h, u.At.D())
+		x := h.ExchangeAt(u.At.D())
 		again := 0
 		for _, v := range h.Upstream[i+1:] {
-			if v.Kind == u.Kind && exchangeAt(h, v.At.D()) == x {
+			if v.Kind == u.Kind && h.ExchangeAt(v.At.D()) == x {
 				again++
 			}
 		}

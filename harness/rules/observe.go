@@ -2,7 +2,6 @@ package rules
 
 import (
 	"strings"
-	"time"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 )
@@ -104,32 +103,12 @@ func byTool(es []history.MCPEvent) map[string]int {
 	return m
 }
 
-// exchangeAt returns the index of the client exchange whose span holds t;
-// when none does, the last exchange that started before t (the one whose
-// aftermath t belongs to), or the first when t comes before every exchange;
-// -1 when there are no exchanges.
-func exchangeAt(h *history.History, t time.Duration) int {
-	last := -1
-	for i, x := range h.Requests {
-		if t >= x.Start.D() && t <= x.End.D() {
-			return i
-		}
-		if x.Start.D() <= t && (last < 0 || x.Start.D() >= h.Requests[last].Start.D()) {
-			last = i
-		}
-	}
-	if last < 0 && len(h.Requests) > 0 {
-		return 0
-	}
-	return last
-}
-
 // upstreamIn returns the upstream requests made during exchange i (all of
 // them when i < 0).
 func upstreamIn(h *history.History, i int) []history.UpstreamRequest {
 	var out []history.UpstreamRequest
 	for _, u := range h.Upstream {
-		if i < 0 || exchangeAt(h, u.At.D()) == i {
+		if i < 0 || h.ExchangeAt(u.At.D()) == i {
 			out = append(out, u)
 		}
 	}

@@ -38,10 +38,10 @@ func retryAfterHonored(h *history.History) Verdict {
 			continue
 		}
 		asked++
-		x := exchangeAt(h, u.At.D())
+		x := h.ExchangeAt(u.At.D())
 		next := -1
 		for j := i + 1; j < len(h.Upstream); j++ {
-			if v := h.Upstream[j]; exchangeAt(h, v.At.D()) == x && v.Model == u.Model {
+			if v := h.Upstream[j]; h.ExchangeAt(v.At.D()) == x && v.Model == u.Model {
 				next = j
 				break
 			}

@@ -41,9 +41,9 @@ func retryBeforeDispatch(h *history.History) Verdict {
 		if before > 0 {
 			return unknown(expected, fmt.Sprintf("%s reached the MCP server before the upstream %s, so replay was not safe", plural(before, "tool call"), label(u)))
 		}
-		x, later := exchangeAt(h, u.At.D()), 0
+		x, later := h.ExchangeAt(u.At.D()), 0
 		for _, v := range h.Upstream[i+1:] {
-			if exchangeAt(h, v.At.D()) == x {
+			if h.ExchangeAt(v.At.D()) == x {
 				later++
 			}
 		}

@@ -641,13 +641,13 @@ func TestExchangeAt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := exchangeAt(h, ms(tt.at).D()); got != tt.want {
-				t.Errorf("exchangeAt(%dms) = %d, want %d", tt.at, got, tt.want)
+			if got := h.ExchangeAt(ms(tt.at).D()); got != tt.want {
+				t.Errorf("ExchangeAt(%dms) = %d, want %d", tt.at, got, tt.want)
 			}
 		})
 	}
-	if got := exchangeAt(&history.History{}, 0); got != -1 {
-		t.Errorf("exchangeAt with no exchanges = %d, want -1", got)
+	if got := (&history.History{}).ExchangeAt(0); got != -1 {
+		t.Errorf("ExchangeAt with no exchanges = %d, want -1", got)
 	}
 }
 

@@ -48,10 +48,10 @@ func ExampleWriteTable() {
 	// FAIL chat follow-up 500 on builtin:naive token rc0123456789
 	//   FAIL writes: expected 1 write, observed 2
 	//   timeline:
-	//           +0s  client   POST /v1/chat/completions
-	//           +0s  mcp      write commit_write alpha-rc0123456789
-	//           +0s  mcp      write commit_write alpha-rc0123456789
-	//           +0s  client   HTTP 500
+	//           +0s  app → target     POST /v1/chat/completions
+	//           +0s  ledger           wrote alpha-rc0123456789
+	//           +0s  ledger           wrote alpha-rc0123456789
+	//           +0s  target → app     HTTP 500
 }
 
 // WriteJSON saves the histories with their verdicts; ReadJSON loads them
@@ -95,7 +95,7 @@ func ExampleWriteJUnit() {
 	//       <property name="replaycheck.target" value="builtin:naive"></property>
 	//     </properties>
 	//     <testcase name="chat follow-up 500" classname="builtin:naive" time="0.000">
-	//       <failure message="writes: expected 1 write, observed 2" type="fail">FAIL chat follow-up 500 on builtin:naive token rc0123456789&#xA;  FAIL writes: expected 1 write, observed 2&#xA;  timeline:&#xA;          +0s  client   POST /v1/chat/completions&#xA;          +0s  mcp      write commit_write alpha-rc0123456789&#xA;          +0s  mcp      write commit_write alpha-rc0123456789&#xA;          +0s  client   HTTP 500&#xA;</failure>
+	//       <failure message="writes: expected 1 write, observed 2" type="fail">FAIL chat follow-up 500 on builtin:naive token rc0123456789&#xA;  FAIL writes: expected 1 write, observed 2&#xA;  timeline:&#xA;          +0s  app → target     POST /v1/chat/completions&#xA;          +0s  ledger           wrote alpha-rc0123456789&#xA;          +0s  ledger           wrote alpha-rc0123456789&#xA;          +0s  target → app     HTTP 500&#xA;</failure>
 	//     </testcase>
 	//   </testsuite>
 	// </testsuites>
@@ -122,10 +122,10 @@ func ExampleWriteMarkdown() {
 	// <details><summary>timeline</summary>
 	//
 	// ```
-	//       +0s  client   POST /v1/chat/completions
-	//       +0s  mcp      write commit_write alpha-rc0123456789
-	//       +0s  mcp      write commit_write alpha-rc0123456789
-	//       +0s  client   HTTP 500
+	//       +0s  app → target     POST /v1/chat/completions
+	//       +0s  ledger           wrote alpha-rc0123456789
+	//       +0s  ledger           wrote alpha-rc0123456789
+	//       +0s  target → app     HTTP 500
 	// ```
 	//
 	// </details>

@@ -211,8 +211,10 @@ func markdownDetails(s Suite, n int) string {
 			fmt.Fprintf(&b, "- **%s** `%s`: %s%s\n", v.Status, v.Check, mdEscape(v.Message), note)
 		}
 	}
-	b.WriteString("\n<details><summary>timeline</summary>\n\n```\n")
-	for _, l := range Timeline(h) {
+	lines := Timeline(h)
+	fence := codeFence(lines)
+	b.WriteString("\n<details><summary>timeline</summary>\n\n" + fence + "\n")
+	for _, l := range lines {
 		b.WriteString(TerminalText(l) + "\n")
 	}
 	if lines := UpstreamCounts(r); len(lines) > 0 {
@@ -221,8 +223,26 @@ func markdownDetails(s Suite, n int) string {
 			b.WriteString(l + "\n")
 		}
 	}
-	b.WriteString("```\n\n</details>\n")
+	b.WriteString(fence + "\n\n</details>\n")
 	return b.String()
+}
+
+// codeFence returns a Markdown code fence longer than any run of
+// backticks in lines (an answer's body may hold some), so none closes it.
+func codeFence(lines []string) string {
+	longest := 0
+	for _, l := range lines {
+		n := 0
+		for _, c := range l {
+			if c == '`' {
+				n++
+				longest = max(longest, n)
+			} else {
+				n = 0
+			}
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
 }
 
 // mdEscape renders text (a message, a note) for a Markdown line or table

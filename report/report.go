@@ -10,7 +10,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -166,77 +165,94 @@ func failedChecks(r rules.Result) string {
 	return strings.Join(parts, ", ")
 }
 
-// Timeline renders a history's events in time order, one line each: offset,
-// source and what happened.
+// Timeline renders a history's explained timeline (see Explain), one line
+// per step: offset, who sent to whom, and what; a model request names its
+// attempt, a tool call the model answer (and tool call id) that asked for it,
+// a repeated execution is marked REPLAY, an injected fault FAULT, and the
+// app's answer shows the start of its body. Explanations go on lines of
+// their own below their step.
 func Timeline(h *history.History) []string {
-	type ev struct {
-		at   time.Duration
-		seq  int
-		line string
-	}
-	var evs []ev
-	add := func(at time.Duration, src, text string) {
-		evs = append(evs, ev{at, len(evs), fmt.Sprintf("%9s  %-8s %s", "+"+round(at), src, text)})
-	}
-	for _, x := range h.Requests {
-		kind := ""
-		if x.Stream {
-			kind = " (stream)"
+	steps := Explain(h)
+	many := len(h.Requests) > 1
+	var out []string
+	for _, st := range steps {
+		out = append(out, fmt.Sprintf("%9s  %-16s %s", "+"+round(st.At), arrow(st), stepText(st, many)))
+		for _, n := range st.Notes {
+			out = append(out, fmt.Sprintf("%9s  %-16s ↳ %s", "", "", n))
 		}
-		if x.Client != nil {
-			called := "no model API call"
-			if len(x.Paths) > 0 {
-				called = "called " + strings.Join(x.Paths, ", ")
-			}
-			add(x.Start.D(), "client", "run of the client command ("+called+")")
-			continue
+		if st.Kind == StepAnswer && st.Body != "" {
+			out = append(out, fmt.Sprintf("%9s  %-16s ↳ body: %s", "", "", capText(oneLine(st.Body), timelineBodyCap)))
 		}
-		add(x.Start.D(), "client", "POST "+x.Path+kind)
-	}
-	for _, u := range h.Upstream {
-		text := u.Path + " " + u.Kind + " " + string(u.Outcome)
-		if u.Status != 0 && u.Status != 200 {
-			text += fmt.Sprintf(" (HTTP %d)", u.Status)
-		}
-		if ra := headerValue(u.Headers, "retry-after", "retry-after-ms", "x-should-retry"); ra != "" {
-			text += " " + ra
-		}
-		add(u.At.D(), "upstream", text)
-	}
-	for _, e := range h.MCP {
-		text := string(e.Kind)
-		if e.Tool != "" {
-			text += " " + e.Tool
-		}
-		switch {
-		case e.Kind == history.MCPWrite && e.Entry != "":
-			text += " " + e.Entry
-		case e.Detail != "":
-			text += " " + e.Detail
-		}
-		if e.Key != "" {
-			text += " key=" + e.Key
-		}
-		add(e.At.D(), "mcp", text)
-	}
-	for _, x := range h.Requests {
-		add(x.End.D(), "client", answer(x))
-	}
-	if u := h.Unattributed; u != nil {
-		add(h.Duration.D(), "fakes", fmt.Sprintf("no run owned %s and %s during this run: %s",
-			plural(u.Upstream, "model request"), plural(u.MCP, "tool call"), strings.Join(u.Samples, "; ")))
-	}
-	sort.SliceStable(evs, func(i, j int) bool {
-		if evs[i].at != evs[j].at {
-			return evs[i].at < evs[j].at
-		}
-		return evs[i].seq < evs[j].seq
-	})
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.line
 	}
 	return out
+}
+
+// timelineBodyCap caps the excerpt of the app's answer a timeline shows.
+const timelineBodyCap = 240
+
+// arrow renders who sent a step to whom: "target → model", or one party
+// for a note on its lifeline.
+func arrow(st Step) string {
+	if st.From == st.To {
+		return st.From.String()
+	}
+	return st.From.String() + " → " + st.To.String()
+}
+
+// stepText renders a step's label with what ties it to the run, marks
+// first: REPLAY on a repeated execution, FAULT where an injected fault hit.
+// many says the run made several app requests, so steps name theirs.
+func stepText(st Step, many bool) string {
+	var b strings.Builder
+	if st.Replay() {
+		fmt.Fprintf(&b, "REPLAY #%d (first ran at +%s): ", st.Execution, round(st.FirstAt))
+	}
+	if st.Fault != "" {
+		b.WriteString("FAULT " + st.Fault + ": ")
+	}
+	if many && st.Request > 0 && (st.Kind == StepRequest || st.Kind == StepAnswer || st.Kind == StepUpstream) {
+		fmt.Fprintf(&b, "request %d ", st.Request)
+	}
+	if st.Kind == StepUpstream {
+		fmt.Fprintf(&b, "attempt %d: ", st.Attempt)
+	}
+	b.WriteString(st.Label)
+	switch st.Kind {
+	case StepToolCall:
+		if t := causeText(st); t != "" {
+			b.WriteString(" [" + t + "]")
+		}
+	case StepModelAnswer:
+		fmt.Fprintf(&b, " [answer %d]", st.ModelCall)
+	}
+	return b.String()
+}
+
+// causeText says which model answer asked for a tool call: its id and
+// the answer's number and attempt; "" when no answer did.
+func causeText(st Step) string {
+	var from []string
+	if st.CallID != "" {
+		from = append(from, st.CallID)
+	}
+	if st.ModelCall > 0 {
+		from = append(from, fmt.Sprintf("from answer %d, attempt %d", st.ModelCall, st.Attempt))
+	}
+	return strings.Join(from, " ")
+}
+
+// oneLine joins text's lines with " ⏎ " so an excerpt stays on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ⏎ ")), " ")
+}
+
+// capText cuts s to at most n runes, saying how much it left out.
+func capText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("… (%d more characters)", len(r)-n)
 }
 
 // UpstreamCounts renders the seed's `sort upstream.log | uniq -c` view.

@@ -31,7 +31,7 @@ func TestTableOutputGrows(t *testing.T) {
 	}{
 		{name: "quiet", opts: TableOptions{Quiet: true}, min: 2, max: 10},
 		{name: "default", opts: TableOptions{}, min: 1000, max: 1040},
-		{name: "verbose", opts: TableOptions{Verbose: true}, min: 2000, max: 2040},
+		{name: "verbose", opts: TableOptions{Verbose: true}, min: 2000, max: 2050},
 		{name: "timelines", opts: TableOptions{Timelines: true}, min: 10000, max: 1 << 20},
 	}
 	for _, tt := range tests {

@@ -7,32 +7,52 @@ import (
 )
 
 // executions returns the tools/call requests the ledger executed (or began
-// to): calls that a fail_before_execute fault did not refuse, and that were
-// not answered from an earlier call with the same idempotency key (a keyed
-// re-send the server deduplicated runs nothing again).
+// to); see Executed.
 func executions(h *history.History) []history.MCPEvent {
-	refused := map[string]int{}
-	for _, e := range h.MCP {
-		if e.IsFault(history.MCPFaultFailBeforeExecute) {
-			refused[e.Tool]++
+	var out []history.MCPEvent
+	for _, i := range Executed(h) {
+		out = append(out, h.MCP[i])
+	}
+	return out
+}
+
+// Executed returns the indexes in h.MCP, in order, of the tools/call
+// requests the ledger executed (or began to): calls that no fault refused
+// before they ran (fail_before_execute, unauthorized, expire_session before
+// execute), of a tool the server offered, and that were not answered from an
+// earlier call with the same idempotency key (a keyed re-send the server
+// deduplicated runs nothing again). A fault event belongs to the last call
+// before it with its tool and request id.
+func Executed(h *history.History) []int {
+	refused := map[int]bool{}
+	last := map[string]int{}
+	for i, e := range h.MCP {
+		id := e.Tool + "\x00" + e.RequestID
+		switch {
+		case e.Kind == history.MCPCall:
+			last[id] = i
+		case refusedBefore(e):
+			if j, ok := last[id]; ok {
+				refused[j] = true
+			}
 		}
 	}
 	dedup := deduplicated(h)
-	var out []history.MCPEvent
+	var out []int
 	for i, e := range h.MCP {
-		if e.Kind != history.MCPCall {
+		if e.Kind != history.MCPCall || refused[i] || dedup[i] || e.Detail == history.MCPCallUnknownTool {
 			continue
 		}
-		if refused[e.Tool] > 0 {
-			refused[e.Tool]--
-			continue
-		}
-		if dedup[i] {
-			continue
-		}
-		out = append(out, e)
+		out = append(out, i)
 	}
 	return out
+}
+
+// refusedBefore reports whether e is a fault that answered a call before it
+// ran.
+func refusedBefore(e history.MCPEvent) bool {
+	return e.IsFault(history.MCPFaultFailBeforeExecute) || e.IsFault(history.MCPFaultUnauthorized) ||
+		e.IsFault(history.MCPFaultExpireSession)
 }
 
 // keyedTools returns the tools whose calls carry an idempotency key: a write
@@ -79,9 +99,9 @@ func deduplicated(h *history.History) map[int]bool {
 			o.wrote = true
 		case e.IsDedup():
 			o.dedup = true
-		case e.IsFault(history.MCPFaultDropAfterExecute):
+		case e.IsFault(history.MCPFaultDropAfterExecute) || e.IsFault(history.MCPFaultExpireSessionAfterExecute):
 			o.dropped = true
-		case e.IsFault(history.MCPFaultFailBeforeExecute) || e.IsFault(history.MCPFaultIsError):
+		case refusedBefore(e) || e.IsFault(history.MCPFaultIsError):
 			o.other = true // refused or answered isError: not a deduplicated answer
 		}
 	}

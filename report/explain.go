@@ -1,0 +1,437 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// Party is a lifeline of a run's sequence: the app (or client command),
+// the target under test, the model upstream and the ledger MCP server.
+type Party int
+
+// The parties, in the order the diagram draws them.
+const (
+	PartyApp Party = iota
+	PartyTarget
+	PartyModel
+	PartyLedger
+)
+
+// Parties are the lifelines in drawing order.
+var Parties = []Party{PartyApp, PartyTarget, PartyModel, PartyLedger}
+
+// String names the party as reports show it.
+func (p Party) String() string {
+	return [...]string{"app", "target", "model", "ledger"}[p]
+}
+
+// StepKind says what a Step is.
+type StepKind string
+
+// The kinds of step.
+const (
+	// StepRequest is the app's request to the target.
+	StepRequest StepKind = "request"
+	// StepUpstream is the target's request to the model upstream.
+	StepUpstream StepKind = "upstream"
+	// StepModelAnswer is the model upstream's answer to it.
+	StepModelAnswer StepKind = "model_answer"
+	// StepToolCall is a tools/call the ledger received.
+	StepToolCall StepKind = "tool_call"
+	// StepLedger is what the ledger did with a call: a write, a result, a
+	// fault, a cancellation.
+	StepLedger StepKind = "ledger"
+	// StepSession is an MCP session step (initialize, tools/list, …).
+	StepSession StepKind = "session"
+	// StepAnswer is the answer the app got.
+	StepAnswer StepKind = "answer"
+	// StepNote is a remark on one lifeline (traffic no run owned).
+	StepNote StepKind = "note"
+)
+
+// Step is one message of a run's explained timeline: an arrow From one
+// party To another (a note when they are the same), at an offset of the
+// run, with what ties it to the rest of the run.
+type Step struct {
+	At       time.Duration
+	From, To Party
+	Kind     StepKind
+	// Label is what the arrow says ("POST /v1/messages", "HTTP 500").
+	Label string
+	// Request is the app's request the step belongs to (1-based).
+	Request int
+	// Attempt is the target's attempt at the request's tool loop (1-based:
+	// each initial model request starts one) for a model request or answer
+	// and for a tool call the attempt's answer caused; 0 when none.
+	Attempt int
+	// Try counts a model request sent again within its attempt (2 for the
+	// first resend of a follow-up); 0 or 1 for the first.
+	Try int
+	// ModelCall is the model request's number in the run (1-based) for a
+	// model request or answer, and for a tool call the number of the model
+	// request whose answer asked for it; 0 when unknown.
+	ModelCall int
+	// CallID is the tool call's id (call_…, toolu_…) for a tool call and
+	// for the model answer that made it; "" when the answer gave none.
+	CallID string
+	// Execution is a tool call's place among the executions of one logical
+	// call (1 the first; 2 and up are replays); 0 when the call did not
+	// execute (refused, deduplicated by key) or is not a tool call.
+	Execution int
+	// FirstAt is when the logical call first executed, for a replay.
+	FirstAt time.Duration
+	// Fault names the injected fault that hit here; "" when none did.
+	Fault string
+	// Failed reports an error answer or a cut that no injected fault made.
+	Failed bool
+	// Notes explain the step (a gateway's dialect translation, a re-send).
+	Notes []string
+	// Body is an excerpt of the answer the app got (StepAnswer).
+	Body string
+}
+
+// Replay reports whether the step is a repeated execution of a tool call.
+func (s Step) Replay() bool { return s.Execution > 1 }
+
+// Explain returns h's timeline explained, in time order: the app's requests
+// and answers, the target's model requests (with their attempt, and the
+// dialect translation when the target spoke another API upstream) and their
+// answers, and the ledger's tool calls, each tied to the model answer that
+// asked for it, with repeated executions of one logical call numbered.
+func Explain(h *history.History) []Step {
+	var steps []Step
+	// Requests.
+	for i, x := range h.Requests {
+		st := Step{At: x.Start.D(), From: PartyApp, To: PartyTarget, Kind: StepRequest, Request: i + 1}
+		if x.Client != nil {
+			called := "no model API call"
+			if len(x.Paths) > 0 {
+				called = "called " + strings.Join(x.Paths, ", ")
+			}
+			st.Label = "run of the client command (" + called + ")"
+		} else {
+			st.Label = "POST " + x.Path
+			if x.Stream {
+				st.Label += " (stream)"
+			}
+		}
+		steps = append(steps, st)
+	}
+	// Model requests and answers.
+	var answers []*toolAnswer
+	attempts := map[int]int{}    // request -> attempts so far
+	tries := map[int]int{}       // request -> tries of the latest kind
+	lastKind := map[int]string{} // request -> kind of the latest model request
+	translated := map[int]bool{} // request -> translation explained
+	for n, u := range h.Upstream {
+		req := h.ExchangeAt(u.At.D()) + 1
+		switch {
+		case u.Kind != "follow_up" || attempts[req] == 0:
+			attempts[req]++
+			tries[req] = 1
+		case lastKind[req] == u.Kind:
+			tries[req]++
+		default:
+			tries[req] = 1
+		}
+		lastKind[req] = u.Kind
+		kind := strings.ReplaceAll(u.Kind, "_", "-")
+		up := Step{At: u.At.D(), From: PartyTarget, To: PartyModel, Kind: StepUpstream, Request: req,
+			Attempt: attempts[req], Try: tries[req], ModelCall: n + 1}
+		up.Label = "POST " + u.Path + " " + kind
+		if u.Stream {
+			up.Label += " (stream)"
+		}
+		if len(u.ResultIDs) > 0 {
+			up.Label += " with the result of " + strings.Join(u.ResultIDs, ", ")
+		}
+		if tries[req] > 1 {
+			up.Notes = append(up.Notes, fmt.Sprintf("sent again: try %d of this %s", tries[req], kind))
+		}
+		if req > 0 && req <= len(h.Requests) && !translated[req] {
+			if x := h.Requests[req-1]; x.Client == nil && x.Endpoint != "" && u.Endpoint != "" && x.Endpoint != u.Endpoint {
+				translated[req] = true
+				up.Notes = append(up.Notes, fmt.Sprintf("translated: the app sent %s (%s); the target asked the model in %s (%s)",
+					dialectName(x.Endpoint), x.Path, dialectName(u.Endpoint), u.Path))
+			}
+		}
+		steps = append(steps, up)
+		ans := Step{At: u.At.D(), From: PartyModel, To: PartyTarget, Kind: StepModelAnswer, Request: req,
+			Attempt: attempts[req], Try: tries[req], ModelCall: n + 1, Label: modelAnswer(u)}
+		if u.Fault != "" {
+			ans.Fault = u.Fault
+		} else if u.Failed() {
+			ans.Failed = true
+		}
+		steps = append(steps, ans)
+		if len(u.Calls) > 0 || u.ToolCalls > 0 {
+			answers = append(answers, &toolAnswer{u: u, used: make([]bool, max(len(u.Calls), u.ToolCalls)),
+				attempt: attempts[req], call: n + 1})
+		}
+	}
+	// Tool calls and what the ledger did with them.
+	perScript := map[string]int{}
+	for _, t := range h.Setup.Tools {
+		perScript[t]++
+	}
+	type logical struct {
+		runs  int
+		first time.Duration
+	}
+	runs := map[string]*logical{} // request and tool -> its executions so far
+	executed := map[int]bool{}
+	for _, i := range rules.Executed(h) {
+		executed[i] = true
+	}
+	for i, e := range h.MCP {
+		req := h.ExchangeAt(e.At.D()) + 1
+		switch e.Kind {
+		case history.MCPCall:
+			st := Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepToolCall, Request: req, Label: "tools/call " + e.Tool}
+			// The latest model answer before the call that asked for the tool.
+			for j := len(answers) - 1; j >= 0; j-- {
+				a := answers[j]
+				if a.u.At.D() > e.At.D() {
+					continue
+				}
+				idx, again := a.take(e.Tool)
+				if idx < 0 {
+					continue
+				}
+				st.Attempt, st.ModelCall = a.attempt, a.call
+				if idx < len(a.u.Calls) {
+					st.CallID = a.u.Calls[idx].ID
+				}
+				if again {
+					st.Notes = append(st.Notes, "the same tool call sent again")
+				}
+				break
+			}
+			switch {
+			case !executed[i] && dedupAnswered(h, i):
+				st.Notes = append(st.Notes, "answered from an earlier call with the same idempotency key: not run again")
+			case !executed[i]:
+				st.Notes = append(st.Notes, "refused before it ran")
+			default:
+				key := strconv.Itoa(req) + "\x00" + e.Tool
+				l := runs[key]
+				if l == nil {
+					l = &logical{first: e.At.D()}
+					runs[key] = l
+				}
+				l.runs++
+				per := max(perScript[e.Tool], 1)
+				st.Execution = l.runs
+				if l.runs > per {
+					st.Execution = l.runs - per + 1
+					st.FirstAt = l.first
+				} else if per > 1 {
+					st.Execution = 1
+				}
+			}
+			steps = append(steps, st)
+		case history.MCPSession, history.MCPSessionRefused:
+			label := "MCP " + e.Detail
+			if e.Kind == history.MCPSessionRefused {
+				label += " refused"
+			}
+			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepSession, Request: req, Label: strings.TrimSpace(label)})
+		case history.MCPCancelled:
+			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
+		default:
+			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req}
+			switch e.Kind {
+			case history.MCPWrite:
+				st.To = PartyLedger
+				st.Label = "wrote " + e.Entry
+			case history.MCPResult:
+				st.Label = "result"
+				if e.Detail != "" {
+					st.Label += " (" + e.Detail + ")"
+				}
+			case history.MCPFault:
+				st.Label = mcpFaultText(e.Detail)
+				st.Fault = e.Detail
+			default:
+				st.Label = string(e.Kind)
+				if e.Detail != "" {
+					st.Label += " " + e.Detail
+				}
+			}
+			if e.Key != "" {
+				st.Label += " key=" + e.Key
+			}
+			steps = append(steps, st)
+		}
+	}
+	// Answers.
+	for i, x := range h.Requests {
+		st := Step{At: x.End.D(), From: PartyTarget, To: PartyApp, Kind: StepAnswer, Request: i + 1, Label: answer(x)}
+		if x.Client != nil {
+			st.Body = strings.Join(lastLines(x.Client.Stdout, 5), "\n")
+		} else {
+			st.Body = x.Body
+		}
+		st.Failed = x.Status >= 400 || x.Status == 0 || x.TransportError != "" || x.ErrorEvents > 0 ||
+			x.Client != nil && (x.Client.Exit != 0 || x.Client.Killed)
+		steps = append(steps, st)
+	}
+	if u := h.Unattributed; u != nil {
+		steps = append(steps, Step{At: h.Duration.D(), From: PartyTarget, To: PartyTarget, Kind: StepNote,
+			Label: fmt.Sprintf("no run owned %s and %s during this run: %s",
+				plural(u.Upstream, "model request"), plural(u.MCP, "tool call"), strings.Join(u.Samples, "; "))})
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
+	return joinSessions(steps)
+}
+
+// joinSessions joins each run of consecutive MCP session steps into one
+// ("MCP session: initialize, notifications/initialized, tools/list").
+func joinSessions(steps []Step) []Step {
+	out := steps[:0]
+	for _, st := range steps {
+		if n := len(out); st.Kind == StepSession && n > 0 && out[n-1].Kind == StepSession {
+			out[n-1].Label += ", " + strings.TrimPrefix(st.Label, "MCP ")
+			continue
+		}
+		if st.Kind == StepSession {
+			st.Label = "MCP session: " + strings.TrimPrefix(st.Label, "MCP ")
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// toolAnswer is a model answer that asked for tool calls, and which of
+// them the ledger has seen.
+type toolAnswer struct {
+	u       history.UpstreamRequest
+	used    []bool
+	attempt int
+	call    int
+}
+
+// take marks the answer's first unused call of tool as used and returns
+// its index; when every call of tool was used, the last one again (a
+// re-send: again is true); -1 when the answer made no call of tool. An
+// answer that names its calls only by count (an older history) stands
+// for calls of any tool.
+func (a *toolAnswer) take(tool string) (idx int, again bool) {
+	idx = -1
+	for i := range a.used {
+		if i < len(a.u.Calls) && !sameTool(a.u.Calls[i].Tool, tool) {
+			continue
+		}
+		if !a.used[i] {
+			a.used[i] = true
+			return i, false
+		}
+		idx = i
+	}
+	return idx, idx >= 0
+}
+
+// sameTool reports whether offered, a tool's name as the model was offered
+// it (commit_write, ledger.commit_write, ledger-commit_write), names the
+// MCP tool tool.
+func sameTool(offered, tool string) bool {
+	if offered == tool {
+		return true
+	}
+	rest, ok := strings.CutSuffix(offered, tool)
+	if !ok || rest == "" {
+		return false
+	}
+	r := []rune(rest)
+	return !unicode.IsLetter(r[len(r)-1]) && !unicode.IsDigit(r[len(r)-1])
+}
+
+// dedupAnswered reports whether the ledger answered the tools/call event
+// h.MCP[i] as a duplicate of an earlier call with the same key.
+func dedupAnswered(h *history.History, i int) bool {
+	c := h.MCP[i]
+	for _, e := range h.MCP[i+1:] {
+		if e.Tool != c.Tool || e.RequestID != c.RequestID {
+			continue
+		}
+		if e.Kind == history.MCPCall {
+			return false
+		}
+		if e.IsDedup() {
+			return true
+		}
+	}
+	return false
+}
+
+// modelAnswer renders what the model upstream answered.
+func modelAnswer(u history.UpstreamRequest) string {
+	var parts []string
+	switch {
+	case u.Status == 0:
+		parts = append(parts, "no answer")
+	default:
+		parts = append(parts, "HTTP "+strconv.Itoa(u.Status))
+	}
+	if _, injected := u.Outcome.Injected(); u.Outcome != history.OutcomeForwarded && u.Outcome != "" && !injected {
+		parts = append(parts, strings.ReplaceAll(string(u.Outcome), "_", " "))
+	}
+	if len(u.Calls) > 0 {
+		calls := make([]string, len(u.Calls))
+		for i, c := range u.Calls {
+			calls[i] = c.Tool
+			if c.ID != "" {
+				calls[i] += " " + c.ID
+			}
+		}
+		parts = append(parts, "asks for "+strings.Join(calls, ", "))
+	} else if u.ToolCalls > 0 {
+		parts = append(parts, "asks for "+plural(u.ToolCalls, "tool call"))
+	}
+	if u.ServedModel != "" && u.ServedModel != u.Model {
+		parts = append(parts, "served "+u.ServedModel+" for "+u.Model)
+	}
+	if ra := headerValue(u.Headers, "retry-after", "retry-after-ms", "x-should-retry"); ra != "" {
+		parts = append(parts, ra)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mcpFaultText says what an MCP fault did to a call, for its arrow.
+func mcpFaultText(name string) string {
+	switch name {
+	case history.MCPFaultDropAfterExecute:
+		return "connection dropped after the tool ran"
+	case history.MCPFaultFailBeforeExecute:
+		return "refused before the tool ran"
+	case history.MCPFaultIsError:
+		return "isError result"
+	case history.MCPFaultDelay:
+		return "answer delayed"
+	case history.MCPFaultWriteFailed:
+		return "the write failed"
+	}
+	return "fault " + name
+}
+
+// dialectName names an API dialect for people.
+func dialectName(endpoint string) string {
+	switch endpoint {
+	case "chat":
+		return "OpenAI Chat Completions"
+	case "responses":
+		return "OpenAI Responses"
+	case "messages":
+		return "Anthropic Messages"
+	case "gemini":
+		return "Gemini generateContent"
+	}
+	return endpoint
+}

@@ -1,0 +1,275 @@
+package report
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// naiveRun is a real run of seed and MCP scenarios on builtin:naive, saved
+// with run --json (testdata/naive-run.json).
+func naiveRun(t testing.TB) Suite {
+	t.Helper()
+	f, err := os.Open("testdata/naive-run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// naiveResult returns the saved naive run's result of scenario.
+func naiveResult(t testing.TB, scenario string) rules.Result {
+	t.Helper()
+	for _, r := range naiveRun(t).Results {
+		if r.History.Scenario == scenario {
+			return r
+		}
+	}
+	t.Fatalf("no result of %q in testdata/naive-run.json", scenario)
+	return rules.Result{}
+}
+
+func stepsOf(steps []Step, kind StepKind) []Step {
+	var out []Step
+	for _, s := range steps {
+		if s.Kind == kind {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Seed 000 on the naive gateway: three loops, each a new attempt whose
+// model answer asks for the tool again; the second and third executions are
+// replays of the first, each tied to the answer (and call id) that asked.
+func TestExplainSeed000(t *testing.T) {
+	h := naiveResult(t, "seed messages fault_on").History
+	steps := Explain(h)
+
+	type up struct {
+		Attempt, Try, ModelCall int
+		Label                   string
+	}
+	var ups []up
+	for _, s := range stepsOf(steps, StepUpstream) {
+		ups = append(ups, up{s.Attempt, s.Try, s.ModelCall, s.Label})
+	}
+	ids := make([]string, 0, 3)
+	for _, u := range h.Upstream {
+		if len(u.Calls) == 1 {
+			ids = append(ids, u.Calls[0].ID)
+		}
+	}
+	if len(ids) != 3 {
+		t.Fatalf("the saved run's model answers made %d calls with ids, want 3", len(ids))
+	}
+	wantUps := []up{
+		{1, 1, 1, "POST /v1/responses initial"},
+		{1, 1, 2, "POST /v1/responses follow-up with the result of " + ids[0]},
+		{2, 1, 3, "POST /v1/responses initial"},
+		{2, 1, 4, "POST /v1/responses follow-up with the result of " + ids[1]},
+		{3, 1, 5, "POST /v1/responses initial"},
+		{3, 1, 6, "POST /v1/responses follow-up with the result of " + ids[2]},
+	}
+	if d := cmp.Diff(wantUps, ups); d != "" {
+		t.Errorf("model requests (-want +got):\n%s", d)
+	}
+
+	first := stepsOf(steps, StepUpstream)[0]
+	wantNote := "translated: the app sent Anthropic Messages (/v1/messages); the target asked the model in OpenAI Responses (/v1/responses)"
+	if !slices.Contains(first.Notes, wantNote) {
+		t.Errorf("first model request's notes %q lack %q", first.Notes, wantNote)
+	}
+	for _, s := range stepsOf(steps, StepUpstream)[1:] {
+		if len(s.Notes) > 0 {
+			t.Errorf("model request %d: notes %q, want the translation explained once", s.ModelCall, s.Notes)
+		}
+	}
+
+	type call struct {
+		CallID                        string
+		ModelCall, Attempt, Execution int
+		Replay                        bool
+	}
+	var calls []call
+	tc := stepsOf(steps, StepToolCall)
+	for _, s := range tc {
+		calls = append(calls, call{s.CallID, s.ModelCall, s.Attempt, s.Execution, s.Replay()})
+	}
+	wantCalls := []call{{ids[0], 1, 1, 1, false}, {ids[1], 3, 2, 2, true}, {ids[2], 5, 3, 3, true}}
+	if d := cmp.Diff(wantCalls, calls); d != "" {
+		t.Errorf("tool calls (-want +got):\n%s", d)
+	}
+	for _, s := range tc[1:] {
+		if s.FirstAt != tc[0].At {
+			t.Errorf("replay at %v: first ran at %v, want %v", s.At, s.FirstAt, tc[0].At)
+		}
+	}
+
+	var faults []int
+	for _, s := range stepsOf(steps, StepModelAnswer) {
+		if s.Fault != "" {
+			faults = append(faults, s.ModelCall)
+		}
+	}
+	if d := cmp.Diff([]int{2, 4, 6}, faults); d != "" {
+		t.Errorf("model answers an injected fault hit (-want +got):\n%s", d)
+	}
+
+	ans := stepsOf(steps, StepAnswer)
+	if len(ans) != 1 || !ans[0].Failed || !strings.Contains(ans[0].Body, "injected follow-up failure") || ans[0].Label != "HTTP 500" {
+		t.Errorf("the app's answer: %+v", ans)
+	}
+	if last := steps[len(steps)-1]; last.Kind != StepAnswer {
+		t.Errorf("last step is %s %q, want the app's answer", last.Kind, last.Label)
+	}
+}
+
+// Seed 001 on the naive gateway: the ledger's answer is cut after the tool
+// ran, and the gateway sends the same tool call (same id) again on a new
+// session: a replay, and the cut is marked where it hit.
+func TestExplainResentCall(t *testing.T) {
+	steps := Explain(naiveResult(t, "mcp ambiguous disconnect").History)
+	tc := stepsOf(steps, StepToolCall)
+	if len(tc) != 2 {
+		t.Fatalf("%d tool calls, want 2", len(tc))
+	}
+	if tc[0].CallID == "" || tc[1].CallID != tc[0].CallID {
+		t.Errorf("call ids %q and %q: want the same id twice", tc[0].CallID, tc[1].CallID)
+	}
+	if tc[0].Replay() || !tc[1].Replay() || tc[1].Execution != 2 {
+		t.Errorf("executions %d, %d: want 1, then a replay 2", tc[0].Execution, tc[1].Execution)
+	}
+	if !slices.Contains(tc[1].Notes, "the same tool call sent again") {
+		t.Errorf("re-sent call's notes %q", tc[1].Notes)
+	}
+	var cut []Step
+	for _, s := range stepsOf(steps, StepLedger) {
+		if s.Fault != "" {
+			cut = append(cut, s)
+		}
+	}
+	if len(cut) != 1 || cut[0].Fault != history.MCPFaultDropAfterExecute || cut[0].At < tc[0].At || cut[0].At > tc[1].At {
+		t.Errorf("ledger faults %+v: want one drop_after_execute between the two calls", cut)
+	}
+	if s := stepsOf(steps, StepSession); len(s) != 3 || !strings.HasPrefix(s[0].Label, "MCP session: ") {
+		t.Errorf("session steps %+v: want each run of session steps joined: the first session, the second, its DELETE", s)
+	}
+}
+
+// A call the ledger refused before it ran, or answered from an earlier call
+// with the same key, is not an execution: what follows is no replay.
+func TestExplainNotExecuted(t *testing.T) {
+	call := func(at float64, id string) history.MCPEvent {
+		return history.MCPEvent{At: ms(at), Kind: history.MCPCall, Tool: "commit_write_keyed", RequestID: id}
+	}
+	h := &history.History{
+		Setup:    history.Setup{ToolCalls: 1, Tools: []string{"commit_write_keyed"}},
+		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(20), Status: 200}},
+		MCP: []history.MCPEvent{
+			call(1, "1"),
+			{At: ms(1.1), Kind: history.MCPFault, Tool: "commit_write_keyed", RequestID: "1", Detail: history.MCPFaultFailBeforeExecute},
+			call(2, "2"),
+			{At: ms(2.1), Kind: history.MCPWrite, Tool: "commit_write_keyed", RequestID: "2", Entry: "alpha", Key: "k1"},
+			{At: ms(2.2), Kind: history.MCPResult, Tool: "commit_write_keyed", RequestID: "2"},
+			call(3, "3"),
+			{At: ms(3.1), Kind: history.MCPResult, Tool: "commit_write_keyed", RequestID: "3", Detail: history.MCPResultDedup},
+		},
+	}
+	var got []int
+	var notes [][]string
+	for _, s := range stepsOf(Explain(h), StepToolCall) {
+		got = append(got, s.Execution)
+		notes = append(notes, s.Notes)
+	}
+	if d := cmp.Diff([]int{0, 1, 0}, got); d != "" {
+		t.Errorf("executions (-want +got):\n%s", d)
+	}
+	if len(notes) != 3 || !slices.Contains(notes[0], "refused before it ran") || !strings.Contains(strings.Join(notes[2], ""), "same idempotency key") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// The -v timeline of seed 000 says it all in text: each model request's
+// attempt, each tool call's id and the answer that asked for it, the
+// replays and the faults marked, the translation, and the app's answer,
+// capped.
+func TestTimelineExplainsSeed000(t *testing.T) {
+	h := naiveResult(t, "seed messages fault_on").History
+	lines := Timeline(h)
+	text := strings.Join(lines, "\n")
+	count := func(sub string) int {
+		n := 0
+		for _, l := range lines {
+			if strings.Contains(l, sub) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, tt := range []struct {
+		sub  string
+		want int
+	}{
+		{"target → model   attempt 1: POST /v1/responses initial", 1},
+		{"target → model   attempt 2: POST /v1/responses initial", 1},
+		{"target → model   attempt 3: POST /v1/responses initial", 1},
+		{"tools/call commit_write [call_", 3},
+		{"REPLAY #2 (first ran at +", 1},
+		{"REPLAY #3 (first ran at +", 1},
+		{"REPLAY", 2},
+		{"model → target   FAULT follow_up respond 500 always: HTTP 500", 3},
+		{"↳ translated: the app sent Anthropic Messages (/v1/messages); the target asked the model in OpenAI Responses (/v1/responses)", 1},
+		{"target → app     HTTP 500", 1},
+		{"↳ body: {", 1},
+	} {
+		if got := count(tt.sub); got != tt.want {
+			t.Errorf("%d lines with %q, want %d:\n%s", got, tt.sub, tt.want, text)
+		}
+	}
+	// Each tool call names the id its model answer gave, on an earlier line.
+	for i, l := range lines {
+		_, rest, ok := strings.Cut(l, "tools/call commit_write [")
+		if !ok {
+			continue
+		}
+		id, _, _ := strings.Cut(rest, " ")
+		if !strings.Contains(strings.Join(lines[:i], "\n"), "asks for ledger-commit_write "+id) {
+			t.Errorf("tool call %s: no earlier model answer asks for it:\n%s", id, text)
+		}
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "↳ body:") && len([]rune(l)) > 60+timelineBodyCap {
+			t.Errorf("body line of %d characters, want it capped near %d: %s", len([]rune(l)), timelineBodyCap, l)
+		}
+	}
+}
+
+// An answer body with a code fence in it stays inside the Markdown
+// timeline's code block: the block's fence is longer.
+func TestMarkdownTimelineFence(t *testing.T) {
+	h := seedRun("builtin:naive", 2)
+	h.Requests[0].Body = "```\n# not a heading"
+	var b strings.Builder
+	if err := WriteMarkdown(&b, Suite{Results: []rules.Result{rules.Evaluate(h)}}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	open := strings.Index(out, "<details><summary>timeline</summary>\n\n````\n")
+	body := strings.Index(out, "↳ body: ``` ⏎ # not a heading")
+	end := strings.LastIndex(out, "\n````\n\n</details>")
+	if open < 0 || body < open || end < body {
+		t.Errorf("timeline block not fenced past the body's fence:\n%s", out)
+	}
+}

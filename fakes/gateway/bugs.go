@@ -13,15 +13,18 @@ type Bug string
 // The switches. Their behaviour is documented in [AllBugs]; mode "naive"
 // turns every one on.
 const (
-	ReplayAfterDispatch     Bug = "replay-after-dispatch"
-	StreamSplice            Bug = "stream-splice"
-	MCPResendOnDisconnect   Bug = "mcp-resend-on-disconnect"
-	BreakerCountsToolErrors Bug = "breaker-counts-tool-errors"
-	RetryEverything         Bug = "retry-everything"
-	NoCancelOnTimeout       Bug = "no-cancel-on-timeout"
-	FreshKeyPerAttempt      Bug = "fresh-key-per-attempt"
-	RunToolsFromCutStream   Bug = "run-tools-from-cut-stream"
-	HideServedModel         Bug = "hide-served-model"
+	ReplayAfterDispatch      Bug = "replay-after-dispatch"
+	StreamSplice             Bug = "stream-splice"
+	MCPResendOnDisconnect    Bug = "mcp-resend-on-disconnect"
+	BreakerCountsToolErrors  Bug = "breaker-counts-tool-errors"
+	RetryEverything          Bug = "retry-everything"
+	NoCancelOnTimeout        Bug = "no-cancel-on-timeout"
+	FreshKeyPerAttempt       Bug = "fresh-key-per-attempt"
+	RunToolsFromCutStream    Bug = "run-tools-from-cut-stream"
+	HideServedModel          Bug = "hide-served-model"
+	StaleToolList            Bug = "stale-tool-list"
+	MCPResendOnSessionExpiry Bug = "mcp-resend-on-session-expiry"
+	MCPRetryUnauthorized     Bug = "mcp-retry-unauthorized"
 )
 
 // BugInfo is one row of the switch table: a bug and what turning it on does.
@@ -43,6 +46,9 @@ func AllBugs() []BugInfo {
 		{FreshKeyPerAttempt, "keyed writes get a new idempotency key on every attempt; off: one key per logical action (request and tool call), reused on every attempt"},
 		{RunToolsFromCutStream, "a streamed model answer cut after its tool calls were complete, before its terminal event, has those tools run and the same model call sent again without their results, so the model asks again and they run twice (an agent that runs tool calls as they stream in); off: a cut stream is a failed call and none of its tool calls run"},
 		{HideServedModel, "the answer to the app names the model group it asked for, also when the upstream served another model in its place (a silent fallback, seed 004 #7); off: the answer names the model the upstream served (chat and Responses pass the upstream's model id through, Messages takes it from the final upstream answer)"},
+		{StaleToolList, "the MCP tool list is kept for the session's life: notifications/tools/list_changed is ignored, so the model is offered (and calls) tools the server removed or renamed (seed 004 #3); off: the list is dropped on the notification and listed anew, also between the rounds of one request"},
+		{MCPResendOnSessionExpiry, "a tools/call whose connection dropped is sent again on a new session when its session turned out to have ended (a ping fails: the server forgot it), taking the session's end for proof that the call did not run (seed 002's session-expired retry path); off: only a call the server refused with 404, or that never left the gateway, goes on a new session, once"},
+		{MCPRetryUnauthorized, "a tools/call the MCP server refused as unauthorized (401) also after the transport re-authorized and sent it again is sent again on new sessions, up to 3 more times (seed 004 #2: refresh once, then terminal); off: the model is told the call was refused and did not run"},
 	}
 }
 

@@ -23,7 +23,13 @@
 // MCP sessions: the gateway holds one shared client session per gateway,
 // opened by the first request that needs it and replaced when it ends; a
 // ClientSession is safe for concurrent use and each tools/call is its own
-// POST, so concurrent app requests share it. Close ends it.
+// POST, so concurrent app requests share it. Close ends it. Its tool list is
+// cached and listed anew after notifications/tools/list_changed (offered
+// afresh in every round of the tool loop). A tools/call goes again on a new
+// session only when it provably did not run: the server answered its own
+// request 404 (the session expired), or it never left the gateway. On a 401
+// the transport re-authenticates once and sends the request again (see
+// reauthorizer); a second refusal is told to the model, not retried.
 //
 // Retries: the router retries a whole attempt (the tool loop) up to
 // NumRetries times per model group, then falls back. Guarded, an attempt

@@ -38,7 +38,7 @@ func TestParseBugs(t *testing.T) {
 		{name: "naive", mode: "naive", want: all},
 		{name: "single switches", mode: "guarded", names: []string{"stream-splice", "retry-everything"}, want: Bugs{StreamSplice: true, RetryEverything: true}},
 		{name: "unknown mode", mode: "careless", wantErr: `unknown gateway mode "careless": want naive or guarded`},
-		{name: "unknown bug lists valid names", mode: "guarded", names: []string{"replay"}, wantErr: `unknown gateway bug "replay": valid names are replay-after-dispatch, stream-splice, mcp-resend-on-disconnect, breaker-counts-tool-errors, retry-everything, no-cancel-on-timeout, fresh-key-per-attempt, run-tools-from-cut-stream, hide-served-model`},
+		{name: "unknown bug lists valid names", mode: "guarded", names: []string{"replay"}, wantErr: `unknown gateway bug "replay": valid names are replay-after-dispatch, stream-splice, mcp-resend-on-disconnect, breaker-counts-tool-errors, retry-everything, no-cancel-on-timeout, fresh-key-per-attempt, run-tools-from-cut-stream, hide-served-model, stale-tool-list, mcp-resend-on-session-expiry, mcp-retry-unauthorized`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

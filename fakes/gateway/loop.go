@@ -49,7 +49,8 @@ func (g *Gateway) attempt(ctx context.Context, rs *requestState, at *attemptStat
 	})
 }
 
-// toolLoop runs the tool loop of one attempt: it offers the MCP tools,
+// toolLoop runs the tool loop of one attempt: it offers the MCP tools (the
+// current list in every round),
 // renders each model API call (stream asks for a streamed answer), gets the
 // model's turn from callModel and runs the gateway's tool calls of that
 // turn, until the model answers without calling them or maxToolRounds is
@@ -64,6 +65,14 @@ func (g *Gateway) toolLoop(ctx context.Context, rs *requestState, at *attemptSta
 	conv := rs.d.conversation(rs.req)
 	model := g.cfg.upstreamModel(at.group)
 	for round := 0; ; round++ {
+		if round > 0 && rs.req.UseMCP {
+			// The server may have changed its tools since the last round
+			// (notifications/tools/list_changed): offer the current list.
+			// A failure to list keeps the last one.
+			if fresh, err := g.listTools(ctx); err == nil {
+				tools = fresh
+			}
+		}
 		body, err := conv.body(model, tools, stream)
 		if err != nil {
 			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: "rendering the model API call: " + err.Error(), Err: err}

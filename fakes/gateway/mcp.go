@@ -42,6 +42,7 @@ type mcpPool struct {
 	client *http.Client // for the MCP transport: sendRecorder, streamHeaderTimeout on GETs
 	label  string
 	log    *slog.Logger
+	stale  bool // StaleToolList: notifications/tools/list_changed is ignored
 
 	mu     sync.Mutex
 	cur    *mcpSession
@@ -107,7 +108,7 @@ func newMCPPool(cfg Config) *mcpPool {
 		next = http.DefaultTransport
 	}
 	client.Transport = sendRecorder{next: streamHeaderTimeout{next: next, timeout: cfg.SessionTimeout}}
-	return &mcpPool{url: cfg.MCP, client: &client, label: cfg.ServerLabel, log: cfg.Logger}
+	return &mcpPool{url: cfg.MCP, client: &client, label: cfg.ServerLabel, log: cfg.Logger, stale: cfg.Bugs.Has(StaleToolList)}
 }
 
 // streamHeaderTimeout is an http.RoundTripper that gives up on a GET (a
@@ -149,11 +150,18 @@ func (t streamHeaderTimeout) RoundTrip(req *http.Request) (*http.Response, error
 // mcp.ErrSessionMissing when the session fails at the same time.
 var errNotRun = errors.New("the call did not run")
 
+// errUnauthorized marks a tools/call error where the server refused the
+// call with 401 Unauthorized or 403 Forbidden, also after the transport
+// re-authorized once and sent it again: the call did not run, and sending it
+// once more would meet the same refusal.
+var errUnauthorized = errors.New("the MCP server refused the call as unauthorized")
+
 // sendMark records what became of the HTTP requests made on a context: the
 // MCP transport's sendRecorder sets it. Safe for concurrent use.
 type sendMark struct {
-	sent    atomic.Bool // a request went out: the server may have it
-	refused atomic.Bool // a request was answered 404 Not Found
+	sent         atomic.Bool // a request went out: the server may have it
+	refused      atomic.Bool // a request was answered 404 Not Found
+	unauthorized atomic.Bool // the last answer was 401 or 403
 }
 
 // notRun reports whether the server cannot have run what was sent on the
@@ -180,8 +188,11 @@ func (t sendRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		m.sent.Store(true)
 	}
 	resp, err := t.next.RoundTrip(req)
-	if m != nil && err == nil && resp.StatusCode == http.StatusNotFound {
-		m.refused.Store(true)
+	if m != nil && err == nil {
+		if resp.StatusCode == http.StatusNotFound {
+			m.refused.Store(true)
+		}
+		m.unauthorized.Store(resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden)
 	}
 	return resp, err
 }
@@ -251,14 +262,19 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	s := &mcpSession{dead: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-gateway", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if p.stale {
+				p.log.Warn("mcp tool list changed; keeping the list this session started with", "server", p.label)
+				return
+			}
 			s.toolsChanged()
 			p.log.Info("mcp tool list changed; listing anew on the next request", "server", p.label)
 		},
 	})
 	transport := &mcp.StreamableClientTransport{
-		Endpoint:   p.url,
-		HTTPClient: p.client,
-		MaxRetries: -1, // never resume or re-send on the transport's own initiative
+		Endpoint:     p.url,
+		HTTPClient:   p.client,
+		MaxRetries:   -1, // never resume or re-send on the transport's own initiative
+		OAuthHandler: reauthorizer{label: p.label, log: p.log},
 	}
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {

@@ -297,6 +297,50 @@ func TestEachSwitchAlone(t *testing.T) {
 			switched: observed{Statuses: []int{200}, Initial: 1, Chunks: 3},
 			differ:   nil,
 		},
+		{
+			name: "tool renamed after the first request's call", bug: StaleToolList,
+			arm: func(t *testing.T, r *rig) {
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once,
+					ChangeTools: &ledger.ChangeTools{Rename: ledger.ToolCommitWrite, To: "record_entry"}})
+			},
+			run: func(t *testing.T, r *rig) observed {
+				var statuses []int
+				for range 2 {
+					status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
+					statuses = append(statuses, status)
+				}
+				return r.observe(statuses, 0)
+			},
+			// Guarded offers record_entry, which the script's commit_write
+			// does not match: the model answers done. The stale list offers
+			// commit_write, whose call gets the unknown-tool error.
+			guarded:  observed{Statuses: []int{200, 200}, Calls: 1, Writes: 1, Initial: 2, FollowUp: 1},
+			switched: observed{Statuses: []int{200, 200}, Calls: 2, Writes: 1, Initial: 2, FollowUp: 2},
+			differ:   []string{"Calls", "FollowUp"},
+		},
+		{
+			name: "session expired after the tool ran", bug: MCPResendOnSessionExpiry,
+			arm: func(t *testing.T, r *rig) {
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once,
+					ExpireSession: &ledger.ExpireSession{After: ledger.ExpireAfterExecute}})
+			},
+			run:      oneChat,
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
+			name: "tools/call refused as unauthorized for good", bug: MCPRetryUnauthorized,
+			arm: func(t *testing.T, r *rig) {
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Unauthorized: &ledger.Unauthorized{}})
+			},
+			run: oneChat,
+			// The transport re-authorizes once and sends the call again;
+			// the switch then sends it on 3 new sessions, each twice.
+			guarded:  observed{Statuses: []int{200}, Calls: 2, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 8, Initial: 1, FollowUp: 1},
+			differ:   []string{"Calls"},
+		},
 	}
 	// Every dialect, plain and streamed: the upstream answers as another model.
 	for _, d := range []struct{ name, path string }{{"chat", pathChat}, {"responses", pathResponses}, {"messages", pathMessages}} {

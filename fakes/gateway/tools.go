@@ -99,13 +99,30 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 	}
 	log.Debug("mcp call sending", "session", s.cs.ID())
 	res, err := g.callTool(ctx, s, params)
-	if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, errNotRun) {
-		// The server answered 404 for the session (it restarted or ended
-		// the session), or the session had ended before the call left the
-		// gateway (its standalone stream closed while it was still cached):
-		// either way the call did not run, so it goes once on a new session,
-		// whose tool list is fetched anew.
+	if errors.Is(err, errNotRun) {
+		// The server answered the call's own request 404 for the session
+		// (it restarted or ended the session), or the session had ended
+		// before the call left the gateway (its standalone stream closed
+		// while it was still cached): either way the call did not run, so it
+		// goes once on a new session, whose tool list is fetched anew. A
+		// session that ended after the call was sent proves nothing.
 		log.Info("mcp session gone before the call ran; sending it on a new session", "err", err)
+		g.pool.discard(s)
+		res, err = g.onNewSession(ctx, params)
+	}
+	for retry := 0; errors.Is(err, errUnauthorized) && g.cfg.Bugs.Has(MCPRetryUnauthorized) && retry < unauthorizedRetries; retry++ {
+		log.Warn("mcp call unauthorized; reconnecting and sending it again", "err", err)
+		g.pool.discard(s)
+		res, err = g.resend(ctx, params)
+	}
+	if errors.Is(err, errUnauthorized) {
+		g.pool.discard(s) // the transport failed the session
+		g.breaker.reset() // the server answered
+		log.Warn("mcp call refused as unauthorized after re-authenticating once; not sent again", "err", err)
+		return fmt.Sprintf("MCP server '%s' refused the call %s as unauthorized, also after the gateway re-authenticated once; the call did not run and was not sent again. (%v)", label, c.Name, err)
+	}
+	if err != nil && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnSessionExpiry) && g.sessionEnded(ctx, s) {
+		log.Warn("mcp call connection lost and its session ended; taking the call as not run and sending it on a new session", "err", err)
 		g.pool.discard(s)
 		res, err = g.onNewSession(ctx, params)
 	}
@@ -202,13 +219,32 @@ func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallT
 }
 
 // notRun wraps err, a failed call's error, with errNotRun when the server
-// cannot have run the call (see sendMark). A timeout or cancellation is left
-// as it is.
+// cannot have run the call (see sendMark), or with errUnauthorized when the
+// server's last answer refused it as unauthorized. A timeout or cancellation
+// is left as it is.
 func notRun(err error, mark *sendMark) error {
-	if err == nil || isContextErr(err) || !mark.notRun() {
+	switch {
+	case err == nil || isContextErr(err):
 		return err
+	case mark.sent.Load() && mark.unauthorized.Load():
+		return fmt.Errorf("%w: %w", errUnauthorized, err)
+	case mark.notRun():
+		return fmt.Errorf("%w: %w", errNotRun, err)
 	}
-	return fmt.Errorf("%w: %w", errNotRun, err)
+	return err
+}
+
+// unauthorizedRetries is how many times MCPRetryUnauthorized sends a call
+// the server refused as unauthorized again, each on a new session.
+const unauthorizedRetries = 3
+
+// sessionEnded reports whether the server no longer knows s: a ping on it
+// fails (within the session timeout). It is MCPResendOnSessionExpiry's
+// check.
+func (g *Gateway) sessionEnded(ctx context.Context, s *mcpSession) bool {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.SessionTimeout)
+	defer cancel()
+	return s.cs.Ping(ctx, nil) != nil
 }
 
 // detachLimit bounds how long a call left running by NoCancelOnTimeout may

@@ -156,8 +156,11 @@ func mcpActivity(h *history.History) string {
 }
 
 // unmatchedCalls names the script's calls that matched no offered tool, with
-// the tools the requests offered; "" when every call matched.
+// the tools the requests offered; "" when every call matched. A call of a
+// tool that a change_tools fault removed, renamed or added before the request
+// is not named: a target that offers the changed list does not offer it.
 func unmatchedCalls(h *history.History) string {
+	changed := changedTools(h)
 	var missed, offered []string
 	anyOffered := false
 	for _, u := range h.Upstream {
@@ -171,6 +174,9 @@ func unmatchedCalls(h *history.History) string {
 			continue
 		}
 		for _, t := range u.Unmatched {
+			if at, ok := changed[t]; ok && u.At >= at {
+				continue
+			}
 			missed = appendNew(missed, t)
 		}
 		for _, t := range u.Offered {
@@ -195,6 +201,18 @@ func unmatchedCalls(h *history.History) string {
 		return fmt.Sprintf("the script's call %s matched no offered tool; offered: %s%s", missed[0], list, hint)
 	}
 	return fmt.Sprintf("the script's calls %s matched no offered tool; offered: %s%s", joinAnd(missed), list, hint)
+}
+
+// changedTools returns the tools a change_tools fault removed or added, with
+// the time of their first change.
+func changedTools(h *history.History) map[string]history.Duration {
+	out := map[string]history.Duration{}
+	for _, e := range h.MCP {
+		if _, seen := out[e.Tool]; e.Kind == history.MCPToolsChanged && !seen {
+			out[e.Tool] = e.At
+		}
+	}
+	return out
 }
 
 // unattributedNote is the note a verdict carries when traffic no run could

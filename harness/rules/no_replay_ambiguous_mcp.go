@@ -10,7 +10,9 @@ func noReplayAmbiguousMCPRule() Rule {
 	return Rule{
 		Name: "no-replay-ambiguous-mcp",
 		Doc: "A tools/call whose connection dropped after the server executed it (the outcome is unknown to " +
-			"the client) is not sent again, whatever idempotentHint or readOnlyHint the tool advertises. The one " +
+			"the client) is not sent again, whatever idempotentHint or readOnlyHint the tool advertises; also when " +
+			"the server forgot the session with it (expire_session after execute): the client must initialize a new " +
+			"session, and must not take the session's end as proof that the call did not run. The one " +
 			"exception is a keyed write re-sent with the same idempotency key that the server deduplicates (answers " +
 			"from the first call, writing nothing): that re-send passes; an unkeyed re-send, or one with a new key " +
 			"that writes again, fails. Judged per client request and tool, beyond the calls of that tool the script " +
@@ -22,8 +24,15 @@ func noReplayAmbiguousMCPRule() Rule {
 	}
 }
 
+// ambiguous reports whether e is a fault that left a tools/call's outcome
+// unknown to the client: it ran, and the connection closed before the answer
+// (drop_after_execute, or expire_session after execute).
+func ambiguous(e history.MCPEvent) bool {
+	return e.IsFault(history.MCPFaultDropAfterExecute) || e.IsFault(history.MCPFaultExpireSessionAfterExecute)
+}
+
 // noReplayAmbiguousMCP finds, for each client exchange and tool, the first
-// drop_after_execute fault and counts the calls of that tool that followed it
+// ambiguous fault (see ambiguous) and counts the calls of that tool that followed it
 // in the exchange beyond the calls of that tool the script still had to make
 // (a script may call a tool more than once); a re-send the server answered
 // from an earlier call with the same idempotency key is not a replay.
@@ -36,7 +45,7 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	var order []scope
 	drops := 0
 	for i, e := range h.MCP {
-		if !e.IsFault(history.MCPFaultDropAfterExecute) {
+		if !ambiguous(e) {
 			continue
 		}
 		drops++

@@ -80,6 +80,8 @@ func All() []Rule {
 		boundedAttemptsRule(),
 		cancelPropagatesRule(),
 		modelHonoredRule(),
+		noStaleToolCallRule(),
+		reauthAtMostOnceRule(),
 	}
 }
 

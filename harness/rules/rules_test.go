@@ -83,6 +83,14 @@ func keyedWrite(at int, key string) history.MCPEvent {
 	return w
 }
 
+// renamedInFirst makes h two client requests (0–100ms, 200–300ms) whose
+// first ran commit_write, after which the server renamed it record_entry.
+func renamedInFirst(h *history.History) {
+	h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+	loop(h, 1, "forwarded", 200)
+	h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "commit_write", history.MCPToolRemoved), mcp(2, history.MCPToolsChanged, "record_entry", history.MCPToolAdded))
+}
+
 // answerIDs gives the upstream requests of h, in order, the answer ids ids.
 func answerIDs(h *history.History, ids ...string) {
 	for i, id := range ids {
@@ -247,6 +255,22 @@ func TestRules(t *testing.T) {
 			loop(h, 1, "forwarded", 200)
 			h.MCP = append(h.MCP, mcp(2, history.MCPFault, "commit_write", "drop_after_execute"), mcp(3, history.MCPCall, "commit_write", ""), mcp(3, history.MCPWrite, "commit_write", ""))
 		}), Fail},
+		{"ambiguous: session expired after execute, not re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPWrite, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", history.MCPFaultExpireSessionAfterExecute),
+				mcp(3, history.MCPSession, "", "initialize"))
+		}), Pass},
+		{"ambiguous: session expired after execute, re-sent on a new session", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPWrite, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", history.MCPFaultExpireSessionAfterExecute),
+				mcp(3, history.MCPSession, "", "initialize"), mcpID(4, history.MCPCall, "commit_write", "", "2"), mcpID(4, history.MCPWrite, "commit_write", "", "2"))
+		}), Fail},
+		{"dispatch: a call refused with 404 for an expired session did not run", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", history.MCPFaultExpireSession),
+				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(2, history.MCPWrite, "commit_write", "", "2"))
+		}), Pass},
+		{"dispatch: a call of an unknown tool did not run", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", history.MCPCallUnknownTool),
+				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(2, history.MCPWrite, "commit_write", "", "2"))
+		}), Pass},
 		{"ambiguous: the script's second call is not a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			h.Setup.ToolCalls, h.Setup.Tools = 2, []string{"commit_write", "commit_write"}
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPWrite, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", "drop_after_execute"),
@@ -436,6 +460,50 @@ func TestRules(t *testing.T) {
 		{"model: rerouted but the app's answer named no model", "model-honored", seedHistory(func(h *history.History) {
 			rerouteLoop(h, 1, "")
 		}), Unknown},
+
+		{"stale: the later request calls the renamed tool's new name", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			renamedInFirst(h)
+			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
+			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"), mcp(203, history.MCPCall, "record_entry", ""), mcp(203, history.MCPWrite, "record_entry", ""))
+		}), Pass},
+		{"stale: the later request calls the old name", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			renamedInFirst(h)
+			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
+			h.MCP = append(h.MCP, mcp(203, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
+		}), Fail},
+		{"stale: an unknown-tool call in the request of the change is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			renamedInFirst(h)
+			h.MCP = append(h.MCP, mcp(50, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
+			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
+		}), Pass},
+		{"stale: no later request", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "commit_write", history.MCPToolRemoved))
+		}), Unknown},
+		{"stale: the list did not change", "no-stale-tool-call", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
+
+		{"reauth: refused once, sent again once", "reauth-at-most-once", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcpID(1, history.MCPCall, "commit_write", "", "1"), mcpID(1, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, "1"),
+				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(2, history.MCPWrite, "commit_write", "", "2"))
+		}), Pass},
+		{"reauth: refused twice, given up", "reauth-at-most-once", seedHistory(func(h *history.History) {
+			for i := range 2 {
+				id := string(rune('1' + i))
+				h.MCP = append(h.MCP, mcpID(1+i, history.MCPCall, "commit_write", "", id), mcpID(1+i, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, id))
+			}
+		}), Pass},
+		{"reauth: the script's second call after a refusal and its retry", "reauth-at-most-once", seedHistory(func(h *history.History) {
+			h.Setup.ToolCalls, h.Setup.Tools = 2, []string{"commit_write", "commit_write"}
+			h.MCP = append(h.MCP, mcpID(1, history.MCPCall, "commit_write", "", "1"), mcpID(1, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, "1"),
+				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(3, history.MCPCall, "commit_write", "", "3"))
+		}), Pass},
+		{"reauth: sent again and again", "reauth-at-most-once", seedHistory(func(h *history.History) {
+			for i := range 4 {
+				id := string(rune('1' + i))
+				h.MCP = append(h.MCP, mcpID(1+i, history.MCPCall, "commit_write", "", id), mcpID(1+i, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, id))
+			}
+		}), Fail},
+		{"reauth: nothing refused", "reauth-at-most-once", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 	}
 	seen := map[string]map[Status]bool{}
 	for _, tt := range tests {

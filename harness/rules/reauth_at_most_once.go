@@ -1,0 +1,73 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/harness/history"
+)
+
+func reauthAtMostOnceRule() Rule {
+	return Rule{
+		Name: "reauth-at-most-once",
+		Doc: "A tools/call the MCP server refused with 401 Unauthorized did not run, so sending it again after " +
+			"re-authenticating is safe — once: beyond the calls of that tool the script still had to make, at most one " +
+			"more tools/call of the tool follows the first refusal in the client request. A second refusal is terminal: " +
+			"the target must tell the model (or the app) that the call was refused and did not run, not re-authenticate " +
+			"and send it again and again. Judged per client request and tool. Cannot judge when no call was refused " +
+			"as unauthorized.",
+		Seed: "004 #2: \"On 401, or an MCP 403 insufficient_scope, refresh or re-authorize once, then treat a second failure " +
+			"as terminal\"; refresh_auth_once_then_terminal: [401, insufficient_scope_403]",
+		Check: reauthAtMostOnce,
+	}
+}
+
+// reauthAtMostOnce finds, for each client exchange and tool, the first call
+// refused as unauthorized and counts the calls of that tool from it on,
+// beyond the calls of that tool the script still had to make.
+func reauthAtMostOnce(h *history.History) Verdict {
+	const expected = "each tools/call refused as unauthorized sent again at most once (after re-authenticating)"
+	type scope struct {
+		exchange int
+		tool     string
+	}
+	first := map[scope]history.Duration{}
+	var order []scope
+	refusals := 0
+	for _, e := range h.MCP {
+		if !e.IsFault(history.MCPFaultUnauthorized) {
+			continue
+		}
+		refusals++
+		s := scope{h.ExchangeAt(e.At.D()), e.Tool}
+		if _, ok := first[s]; !ok {
+			first[s] = e.At
+			order = append(order, s)
+		}
+	}
+	if refusals == 0 {
+		return unknown(expected, "no tools/call was refused as unauthorized")
+	}
+	worst, worstTool := 0, ""
+	for _, s := range order {
+		before, from := 0, 0
+		for _, c := range h.Calls(s.tool) {
+			if h.ExchangeAt(c.At.D()) != s.exchange {
+				continue
+			}
+			// The refused call itself is the last call before its fault.
+			if c.At <= first[s] {
+				before++
+			} else {
+				from++
+			}
+		}
+		from, before = from+1, max(before-1, 0)
+		left := max(countOf(h.Setup.Tools, s.tool, 1)-before, 0)
+		if resent := max(from-left, 0); resent > worst || worstTool == "" {
+			worst, worstTool = resent, s.tool
+		}
+	}
+	observed := fmt.Sprintf("%s refused as unauthorized; %s of %s sent again after the first refusal",
+		plural(refusals, "tools/call"), plural(worst, "call"), worstTool)
+	return judged(worst <= 1, expected, observed)
+}

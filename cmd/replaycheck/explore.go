@@ -121,9 +121,10 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.IntVar(&opts.Random, "random", 0, "add N random schedules of two or three faults, drawn with --seed")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sampled pairs, the random schedules and the run tokens")
 	f.IntVar(&opts.MaxRuns, "max-runs", explore.DefaultMaxRuns, "bound on the sweep's runs (single faults first, then pairs, then random schedules)")
-	f.StringVar(&opts.Shard, "shard", "", "run shard I of N (I/N, 1-based) of the sweep's cells")
-	f.IntVar(&opts.Parallel, "parallel", 0, "runs at once (default 8 per CPU: the runs mostly wait)")
-	f.DurationVar(&opts.Timeout, "timeout", 30*time.Second, "deadline of each run")
+	f.Var((*shardFlag)(&opts.Shard), "shard", "run shard I of N (1-based) of the sweep's cells")
+	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once (default 8 per CPU: the runs mostly wait)")
+	opts.Timeout = 30 * time.Second
+	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
 	f.DurationVar(&opts.Stall, "stall", explore.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
 	f.DurationVar(&opts.Slow, "slow", explore.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")
 	f.DurationVar(&opts.Linger, "linger", explore.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut")
@@ -134,6 +135,13 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE")
 	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE")
 	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
+	bindEnv(cmd, "target", "parallel", "timeout", "shard", "seed", "junit", "json", "markdown")
+	cmd.ValidArgsFunction = completeScenarioPaths
+	complete(cmd, "target", completeTarget)
+	complete(cmd, "kinds", completeKinds)
+	for _, name := range []string{"points", "depth", "random", "seed", "max-runs", "shard", "parallel", "timeout", "stall", "slow", "linger", "dribble", "confirm"} {
+		complete(cmd, name, noCompletion)
+	}
 	return cmd
 }
 
@@ -235,10 +243,6 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		return xo, fmt.Errorf("--random %d: want 0 or more", opts.Random)
 	case opts.MaxRuns < 1:
 		return xo, fmt.Errorf("--max-runs %d: want 1 or more", opts.MaxRuns)
-	case opts.Parallel < 0:
-		return xo, fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel)
-	case opts.Timeout <= 0:
-		return xo, fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout)
 	case opts.Stall <= 0 || opts.Slow <= 0 || opts.Linger <= 0 || opts.Dribble <= 0:
 		return xo, fmt.Errorf("--stall, --slow, --linger and --dribble want positive durations")
 	case opts.Confirm < 1:

@@ -58,10 +58,15 @@ need fakes and a target of their own, and their file.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Filter, "filter", "", "only scenarios whose name matches this regular expression")
+	f.Var((*patternFlag)(&opts.Filter), "filter", "only scenarios whose name matches this regular expression")
 	f.StringArrayVar(&opts.Tags, "tag", nil, "only scenarios with this tag (repeatable: any of them)")
-	f.StringVar(&opts.Shard, "shard", "", "only shard I of N (I/N, 1-based)")
+	f.Var((*shardFlag)(&opts.Shard), "shard", "only shard I of N (1-based)")
 	f.BoolVar(&opts.JSON, "json", false, "print the selected scenarios as a JSON array, for tools built on top")
+	bindEnv(cmd, "filter", "tag", "shard")
+	cmd.ValidArgsFunction = completeScenarioPaths
+	complete(cmd, "tag", completeTag)
+	complete(cmd, "filter", noCompletion)
+	complete(cmd, "shard", noCompletion)
 	return cmd
 }
 

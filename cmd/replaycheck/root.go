@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,10 @@ Exit codes:
 		newServeCmd(),
 		newGatewayCmd(),
 	)
+	root.Long += "\n\n" + envHelp(root)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		return applyEnv(cmd.Flags(), os.LookupEnv)
+	}
 	return root
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -183,6 +182,8 @@ Exit codes:
 	f.StringVar(&opts.Baseline, "baseline", "", "known failures (replaycheck baseline): fail only on new ones and on entries that now pass")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the total line and the failures' checks (no table, no line per scenario)")
 	cmd.MarkFlagsMutuallyExclusive("quiet", "verbose")
+	bindEnv(cmd, "junit", "json", "markdown", "baseline")
+	complete(cmd, "baseline", completeFiles("yaml", "yml"))
 	return cmd
 }
 
@@ -191,10 +192,11 @@ Exit codes:
 func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.Targets, "target", []string{"builtin:guarded"}, "target to run on: builtin:NAME or a target FILE (repeatable)")
-	f.IntVar(&opts.Parallel, "parallel", 0, "scenario runs at once (default the number of CPUs)")
-	f.DurationVar(&opts.Timeout, "timeout", run.DefaultTimeout, "deadline of each scenario run")
-	f.StringVar(&opts.Shard, "shard", "", "run shard I of N (I/N, 1-based) of the scenarios sorted by name")
-	f.StringVar(&opts.Filter, "filter", "", "run only scenarios whose name matches this regular expression")
+	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "scenario runs at once (default the number of CPUs)")
+	opts.Timeout = run.DefaultTimeout
+	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each scenario run")
+	f.Var((*shardFlag)(&opts.Shard), "shard", "run shard I of N (1-based) of the scenarios sorted by name")
+	f.Var((*patternFlag)(&opts.Filter), "filter", "run only scenarios whose name matches this regular expression")
 	f.StringArrayVar(&opts.Tags, "tag", nil, "run only scenarios with this tag (repeatable: any of them)")
 	f.CountVarP(&opts.Verbose, "verbose", "v", "-v: a line for each passing scenario too; -vv: every scenario's timeline")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the run tokens")
@@ -202,6 +204,14 @@ func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f.Var((*runCount)(&opts.Repeat), "repeat", "run every scenario N times its own repeat (each run with its own token) and judge the rate; expect.allow_failures is multiplied too")
 	f.StringArrayVar(&opts.Recheck, "recheck", nil, "re-check the histories of a saved --json FILE instead of running (one file; merge shards with 'report merge')")
 	f.BoolVar(&opts.KeepRunDirs, "keep-run-dirs", false, "keep each client run's scratch directory ({{run_dir}}); the JSON report names it")
+	bindEnv(cmd, "target", "parallel", "timeout", "shard", "filter", "tag", "seed", "repeat")
+	cmd.ValidArgsFunction = completeScenarioPaths
+	complete(cmd, "target", completeTarget)
+	complete(cmd, "tag", completeTag)
+	complete(cmd, "recheck", completeFiles("json"))
+	for _, name := range []string{"parallel", "timeout", "shard", "filter", "seed", "repeat"} {
+		complete(cmd, name, noCompletion)
+	}
 }
 
 // runRun loads, selects and runs the scenarios, checks them (against the
@@ -298,12 +308,6 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	sel, err := selection(opts)
 	if err != nil {
 		return report.Suite{}, asUsage(err)
-	}
-	if opts.Parallel < 0 {
-		return report.Suite{}, asUsage(fmt.Errorf("--parallel %d: want 0 (the number of CPUs) or more", opts.Parallel))
-	}
-	if opts.Timeout <= 0 {
-		return report.Suite{}, asUsage(fmt.Errorf("--timeout %s: want a positive duration", opts.Timeout))
 	}
 	if opts.Repeat < 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("--repeat %d: %s", opts.Repeat, runCountWant))
@@ -462,13 +466,11 @@ func parseSelection(filter string, tags []string, shard string) (run.Selection, 
 		sel.Filter = re
 	}
 	if shard != "" {
-		i, n, ok := strings.Cut(shard, "/")
-		si, err1 := strconv.Atoi(i)
-		sn, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || sn < 1 || si < 1 || si > sn {
-			return sel, fmt.Errorf("--shard %q: want I/N with 1 <= I <= N, for example 2/3", shard)
+		i, n, err := parseShard(shard)
+		if err != nil {
+			return sel, fmt.Errorf("--shard %q: %w", shard, err)
 		}
-		sel.Shard, sel.Shards = si, sn
+		sel.Shard, sel.Shards = i, n
 	}
 	return sel, nil
 }

@@ -53,6 +53,8 @@ exit 0.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Targets, "target", nil, "check this target file (repeatable)")
+	cmd.ValidArgsFunction = completeScenarioPaths
+	complete(cmd, "target", completeFiles("yaml", "yml"))
 	return cmd
 }
 

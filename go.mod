@@ -15,6 +15,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/cobra v1.10.2
 	github.com/tidwall/gjson v1.20.0
+	golang.org/x/net v0.60.0
 )
 
 require (

@@ -83,7 +83,8 @@ type Step struct {
 	CallID string
 	// Execution is a tool call's place among the executions of one logical
 	// call (1 the first; 2 and up are replays); 0 when the call did not
-	// execute (refused, deduplicated by key) or is not a tool call.
+	// execute (refused, deduplicated by key) or is not a tool call. A
+	// ledger step (a write, a result) has its call's.
 	Execution int
 	// FirstAt is when the logical call first executed, for a replay.
 	FirstAt time.Duration
@@ -98,7 +99,7 @@ type Step struct {
 }
 
 // Replay reports whether the step is a repeated execution of a tool call.
-func (s Step) Replay() bool { return s.Execution > 1 }
+func (s Step) Replay() bool { return s.Kind == StepToolCall && s.Execution > 1 }
 
 // Explain returns h's timeline explained, in time order: the app's requests
 // and answers, the target's model requests (with their attempt, and the
@@ -186,6 +187,7 @@ func Explain(h *history.History) []Step {
 		first time.Duration
 	}
 	runs := map[string]*logical{} // request and tool -> its executions so far
+	callExec := map[string]int{}  // tool and request id -> the call's execution
 	executed := map[int]bool{}
 	for _, i := range rules.Executed(h) {
 		executed[i] = true
@@ -236,6 +238,7 @@ func Explain(h *history.History) []Step {
 					st.Execution = 1
 				}
 			}
+			callExec[e.Tool+"\x00"+e.RequestID] = st.Execution
 			steps = append(steps, st)
 		case history.MCPSession, history.MCPSessionRefused:
 			label := "MCP " + e.Detail
@@ -246,11 +249,15 @@ func Explain(h *history.History) []Step {
 		case history.MCPCancelled:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
 		default:
-			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req}
+			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req,
+				Execution: callExec[e.Tool+"\x00"+e.RequestID]}
 			switch e.Kind {
 			case history.MCPWrite:
 				st.To = PartyLedger
 				st.Label = "wrote " + e.Entry
+				if st.Execution > 1 {
+					st.Label += " (replay #" + strconv.Itoa(st.Execution) + ")"
+				}
 			case history.MCPResult:
 				st.Label = "result"
 				if e.Detail != "" {

@@ -68,6 +68,7 @@ func New(cfg Config) (*Gateway, error) {
 		now:       time.Now,
 		sleep:     sleepCtx,
 	}
+	g.pool.relist = g.relist
 	g.instance = strconv.FormatInt(g.now().UnixNano(), 36)
 	g.breaker = &breaker{label: cfg.ServerLabel, threshold: BreakerThreshold, cooldown: cfg.BreakerCooldown, now: func() time.Time { return g.now() }}
 	g.detachCtx, g.detachCancel = context.WithCancel(context.Background())

@@ -43,6 +43,9 @@ type mcpPool struct {
 	label  string
 	log    *slog.Logger
 	stale  bool // StaleToolList: notifications/tools/list_changed is ignored
+	// relist lists a session's tools anew after the server said they
+	// changed; run in a goroutine of its own (counted in wg).
+	relist func(s *mcpSession)
 
 	mu     sync.Mutex
 	cur    *mcpSession
@@ -267,7 +270,17 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 				return
 			}
 			s.toolsChanged()
-			p.log.Info("mcp tool list changed; listing anew on the next request", "server", p.label)
+			p.log.Info("mcp tool list changed; listing anew", "server", p.label)
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.closed || p.relist == nil {
+				return
+			}
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				p.relist(s)
+			}()
 		},
 	})
 	transport := &mcp.StreamableClientTransport{
@@ -338,6 +351,24 @@ func (g *Gateway) listTools(ctx context.Context) ([]modelTool, error) {
 	}
 	s.storeTools(tools, gen)
 	return tools, nil
+}
+
+// relist lists the tools of s anew, bounded by SessionTimeout, unless a
+// request listed them since they changed; a failure leaves the list to the
+// next request.
+func (g *Gateway) relist(s *mcpSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.SessionTimeout)
+	defer cancel()
+	tools, gen := s.cachedTools()
+	if tools != nil {
+		return
+	}
+	tools, err := g.fetchTools(ctx, s)
+	if err != nil {
+		g.cfg.Logger.Debug("mcp tools not listed after list_changed; the next request lists them", "err", err)
+		return
+	}
+	s.storeTools(tools, gen)
 }
 
 // fetchTools lists the tools of s with tools/list, following cursors.

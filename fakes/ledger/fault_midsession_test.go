@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -29,8 +30,20 @@ func TestChangeToolsNotifiesTheClient(t *testing.T) {
 			const tok = "rc00000000c1"
 			mustArm(t, s, tok, "{tool: commit_write, change_tools: {rename: commit_write, to: record_entry}, times: once}")
 			changed := make(chan struct{}, 4)
+			var relisted sync.WaitGroup
+			var cs *mcp.ClientSession
 			c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, &mcp.ClientOptions{
-				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+				// Like the gateway, list the tools again on the notification.
+				ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+					changed <- struct{}{}
+					relisted.Add(1)
+					go func() {
+						defer relisted.Done()
+						lctx, cancel := contextT()
+						defer cancel()
+						_, _ = req.Session.ListTools(lctx, nil)
+					}()
+				},
 			})
 			ctx, cancel := contextT()
 			defer cancel()
@@ -38,14 +51,22 @@ func TestChangeToolsNotifiesTheClient(t *testing.T) {
 			if protocol != "" {
 				opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 			}
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts)
+			var err error
+			cs, err = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = cs.Close() })
+			t.Cleanup(func() { _ = cs.Close(); relisted.Wait() })
 
 			if _, err := callTool(t, cs, ToolCommitWrite, map[string]any{"entry": "one " + tok}); err != nil {
 				t.Fatalf("the call that changes the list: %v", err)
+			}
+			// The answer waited for the client's tools/list after the notification.
+			s.mu.Lock()
+			listed := s.listed[cs.ID()]
+			s.mu.Unlock()
+			if listed == 0 {
+				t.Error("the call was answered before the client listed the tools again")
 			}
 			select {
 			case <-changed:

@@ -176,8 +176,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if req.IsCall() && slices.Contains(SessionMethods(), req.Method) {
-			if f := s.sessionStep(owner, req.Method); f != nil && stepRefusal == nil {
+			f := s.sessionStep(owner, req.Method)
+			if f != nil && stepRefusal == nil {
 				stepRefusal, stepMethod = f, req.Method
+			}
+			if f == nil && req.Method == MethodToolsList && session != "" {
+				s.noteListed(session)
 			}
 			continue
 		}

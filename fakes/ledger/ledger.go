@@ -129,6 +129,8 @@ type Server struct {
 	tools map[string]string
 	// listSent counts the notifications/tools/list_changed sent per session.
 	listSent map[*mcp.ServerSession]uint64
+	// listed counts the tools/list requests per session id.
+	listed map[string]uint64
 }
 
 // New returns a ledger server. It opens the ledger file when cfg.Path is set;
@@ -175,6 +177,7 @@ func New(cfg Config) (*Server, error) {
 		changed:     make(chan struct{}),
 		tools:       baseTools(),
 		listSent:    map[*mcp.ServerSession]uint64{},
+		listed:      map[string]uint64{},
 	}
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}

@@ -11,9 +11,11 @@ import (
 
 // notifyWait bounds how long a change_tools answer waits for the calling
 // session's notifications/tools/list_changed to go out (the SDK sends it
-// 10ms after a change). A session without a stream for notifications gets
-// none, and its answer goes after this wait.
-const notifyWait = 2 * time.Second
+// 10ms after a change) and for the session to list the tools again. A client
+// that lists only when it next needs the tools (or never) gets its answer
+// after this wait; one that lists on the notification gets it at once, so
+// its next request is sure to offer the new list.
+const notifyWait = time.Second
 
 // methodToolListChanged is the notification the SDK sends when tools change.
 const methodToolListChanged = "notifications/tools/list_changed"
@@ -63,6 +65,10 @@ func (s *Server) changeTools(ctx context.Context, c *call) {
 	}
 	s.mu.Lock()
 	sent := s.listSent[c.session]
+	var listed uint64
+	if c.session != nil {
+		listed = s.listed[c.session.ID()]
+	}
 	var removed []string
 	added := map[string]string{} // name → base
 	gone := ch.Remove + ch.Rename
@@ -98,26 +104,35 @@ func (s *Server) changeTools(ctx context.Context, c *call) {
 		s.addTool(name, base, annotations[base])
 	}
 	if c.session != nil {
-		s.awaitListSent(ctx, c.session, sent)
+		s.awaitRelist(ctx, c.session, sent, listed)
 	}
 }
 
-// awaitListSent waits until ss was sent more list_changed notifications than
-// sent, or notifyWait passed, ctx ended or the server closes.
-func (s *Server) awaitListSent(ctx context.Context, ss *mcp.ServerSession, sent uint64) {
+// noteListed counts a tools/list request of the session id.
+func (s *Server) noteListed(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listed[id]++
+	s.wakeLocked()
+}
+
+// awaitRelist waits until ss was sent more list_changed notifications than
+// sent and then listed the tools more often than listed, or notifyWait
+// passed, ctx ended or the server closes.
+func (s *Server) awaitRelist(ctx context.Context, ss *mcp.ServerSession, sent, listed uint64) {
 	timer := time.NewTimer(notifyWait)
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
-		n, changed := s.listSent[ss], s.changed
+		n, l, changed := s.listSent[ss], s.listed[ss.ID()], s.changed
 		s.mu.Unlock()
-		if n > sent {
+		if n > sent && l > listed {
 			return
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
-			s.log.Warn("ledger: no notifications/tools/list_changed went to the session in time (it has no stream for them)", "session", ss.ID(), "wait", notifyWait)
+			s.log.Info("ledger: the session did not list the tools again after list_changed; answering", "session", ss.ID(), "notified", n > sent, "wait", notifyWait)
 			return
 		case <-ctx.Done():
 			return

@@ -13,9 +13,10 @@ func noStaleToolCallRule() Rule {
 			"announced with notifications/tools/list_changed), the target's later client requests call only tools the " +
 			"server offers: a tools/call of a tool it removed (the server answers it with the MCP unknown-tool error) " +
 			"means the target kept a stale list and offered the model a tool that is gone. The target must drop its " +
-			"cached list on the notification and list the tools again before it offers them. Calls in the request " +
-			"during which the list changed are not judged (the notification may still be on its way). Cannot judge " +
-			"when the list did not change, or no model request followed in a later client request.",
+			"cached list on the notification and list the tools again before it offers them. The notification is " +
+			"asynchronous, so calls in the request during which the list changed are not judged, nor, when the target " +
+			"listed the tools again after the change, calls before that listing. Cannot judge when the list did not " +
+			"change, or no model request followed in a later client request.",
 		Seed: "004 #3: \"The tool registry is treated as immutable for the life of a subagent, while MCP servers connect " +
 			"asynchronously and their tool lists can change\"; \"Re-run tools/list and update every live subagent's toolset when " +
 			"the notification arrives\"",
@@ -24,7 +25,8 @@ func noStaleToolCallRule() Rule {
 }
 
 // noStaleToolCall finds the first tool list change and judges the tools/call
-// requests of the client exchanges after the one it happened in.
+// requests of the client exchanges after the one it happened in, from the
+// target's first tools/list after the change on when there is one.
 func noStaleToolCall(h *history.History) Verdict {
 	const expected = "no tools/call of a tool the server no longer offers in a client request after its tool list changed"
 	first := -1
@@ -57,7 +59,7 @@ func noStaleToolCall(h *history.History) Verdict {
 		switch {
 		case e.Kind == history.MCPSession && e.Detail == "tools/list":
 			lists++
-		case e.Kind == history.MCPCall && h.ExchangeAt(e.At.D()) > during:
+		case e.Kind == history.MCPCall && h.ExchangeAt(e.At.D()) > during && (lists > 0 || !listedAfter(h, changedAt)):
 			calls++
 			if e.Detail == history.MCPCallUnknownTool {
 				stale++
@@ -70,4 +72,14 @@ func noStaleToolCall(h *history.History) Verdict {
 		return judged(false, expected, fmt.Sprintf("%s of %s the server no longer offered (%s)", plural(stale, "tools/call"), capped(staleTools), listed))
 	}
 	return judged(true, expected, fmt.Sprintf("%s in later requests, none of a removed tool (%s)", plural(calls, "tools/call"), listed))
+}
+
+// listedAfter reports whether the target sent a tools/list at or after at.
+func listedAfter(h *history.History, at history.Duration) bool {
+	for _, e := range h.MCP {
+		if e.At >= at && e.Kind == history.MCPSession && e.Detail == "tools/list" {
+			return true
+		}
+	}
+	return false
 }

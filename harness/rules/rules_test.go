@@ -476,6 +476,16 @@ func TestRules(t *testing.T) {
 			h.MCP = append(h.MCP, mcp(50, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
 		}), Pass},
+		{"stale: a call before the target listed the tools again is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			renamedInFirst(h)
+			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
+			h.MCP = append(h.MCP, mcp(202, history.MCPCall, "commit_write", history.MCPCallUnknownTool), mcp(203, history.MCPSession, "", "tools/list"))
+		}), Pass},
+		{"stale: the old name called after listing again", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			renamedInFirst(h)
+			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
+			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"), mcp(203, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
+		}), Fail},
 		{"stale: no later request", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "commit_write", history.MCPToolRemoved))

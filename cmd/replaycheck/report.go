@@ -21,6 +21,9 @@ type reportFiles struct {
 	JUnit    string
 	JSON     string
 	Markdown string
+	// HTML is the self-contained HTML report with each run's sequence
+	// diagram (--html).
+	HTML string
 	// Getenv reads the environment ($GITHUB_STEP_SUMMARY, $COLUMNS); nil
 	// means os.Getenv.
 	Getenv func(string) string
@@ -37,6 +40,7 @@ func addReportFlags(cmd *cobra.Command, files *reportFiles) {
 	f.StringVar(&files.JUnit, "junit", "", "write a JUnit XML report to FILE (- for stdout)")
 	f.StringVar(&files.JSON, "json", "", "write the histories and verdicts as JSON to FILE (- for stdout)")
 	f.StringVar(&files.Markdown, "markdown", "", "write a Markdown summary to FILE (- for stdout; appended when FILE is $GITHUB_STEP_SUMMARY)")
+	f.StringVar(&files.HTML, "html", "", "write a self-contained HTML report with each scenario's sequence diagram to FILE (- for stdout)")
 }
 
 // toStdout names the flag of the report written to stdout; "" for none.
@@ -64,7 +68,7 @@ func (files reportFiles) checkStdout() error {
 }
 
 func (files reportFiles) named() []struct{ flag, path string } {
-	return []struct{ flag, path string }{{"--junit", files.JUnit}, {"--json", files.JSON}, {"--markdown", files.Markdown}}
+	return []struct{ flag, path string }{{"--junit", files.JUnit}, {"--json", files.JSON}, {"--markdown", files.Markdown}, {"--html", files.HTML}}
 }
 
 func (files reportFiles) getenv() func(string) string {
@@ -74,8 +78,8 @@ func (files reportFiles) getenv() func(string) string {
 	return files.Getenv
 }
 
-// write renders suite into each requested file. JUnit and JSON replace
-// their file whole (a temporary file renamed over it, so a failed write
+// write renders suite into each requested file. JUnit, JSON and HTML
+// replace their file whole (a temporary file renamed over it, so a failed write
 // leaves no truncated report); the Markdown summary does too, but is
 // appended to $GITHUB_STEP_SUMMARY, which other steps share, and capped so
 // that the file stays under GitHub's 1 MiB limit.
@@ -88,6 +92,7 @@ func (files reportFiles) write(suite report.Suite) error {
 	}{
 		{files.JUnit, report.WriteJUnit},
 		{files.JSON, report.WriteJSON},
+		{files.HTML, report.WriteHTML},
 	} {
 		if out.path == "" {
 			continue
@@ -246,8 +251,9 @@ func newReportMergeCmd() *cobra.Command {
 		Short: "Merge the JSON reports of sharded runs into one report",
 		Long: `merge joins the JSON reports of sharded runs (run --shard I/N --json FILE) into
 one suite, as if one run had produced it, and writes it as the terminal table
-and as any of --junit, --json and --markdown. The saved verdicts are kept (use
-run --recheck on the merged JSON to check the histories again); the totals
+and as any of --junit, --json, --markdown and --html (each scenario's
+sequence diagram, drawn from the saved histories). The saved verdicts are
+kept (use run --recheck on the merged JSON to check the histories again); the totals
 count every shard's results. A scenario on a target found in two reports is
 refused: merge reports of disjoint shards of one suite. Reports judged
 against a baseline merge only with reports judged against the same file.
@@ -262,7 +268,7 @@ Exit codes:
   3  a shard's run did not complete (the merged report says why)`,
 		Example: `  # the reports of three CI shards as one JUnit file and one summary
   replaycheck report merge shard-1.json shard-2.json shard-3.json \
-    --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY" --json run.json`,
+    --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY" --json run.json --html report.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,16 +16,16 @@ import (
 	"github.com/replaycheck/replaycheck/report"
 )
 
-// reportPaths are the three report files of one command run.
-type reportPaths struct{ junit, json, md string }
+// reportPaths are the four report files of one command run.
+type reportPaths struct{ junit, json, md, html string }
 
 func newReportPaths(t *testing.T) reportPaths {
 	dir := t.TempDir()
-	return reportPaths{filepath.Join(dir, "junit.xml"), filepath.Join(dir, "run.json"), filepath.Join(dir, "summary.md")}
+	return reportPaths{filepath.Join(dir, "junit.xml"), filepath.Join(dir, "run.json"), filepath.Join(dir, "summary.md"), filepath.Join(dir, "report.html")}
 }
 
 func (p reportPaths) args() []string {
-	return []string{"--junit", p.junit, "--json", p.json, "--markdown", p.md}
+	return []string{"--junit", p.junit, "--json", p.json, "--markdown", p.md, "--html", p.html}
 }
 
 // junitErrors parses a JUnit file and returns its total counts and the
@@ -105,6 +106,11 @@ func TestReportsWrittenWhenTheRunCannotStart(t *testing.T) {
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, out, errOut)
 			}
+			page, err := os.ReadFile(p.html)
+			if title := "<title>replaycheck: " + strings.TrimPrefix(tt.wantMD, "## ⚠️ replaycheck: ") + "</title>"; err != nil || !strings.Contains(string(page), title) ||
+				!strings.Contains(string(page), `<div class="banner">`) || !strings.Contains(html.UnescapeString(string(page)), tt.want) {
+				t.Errorf("HTML (%v) lacks %s or the banner with %q", err, title, tt.want)
+			}
 			_, _, errs := junitErrors(t, p.junit)
 			if len(errs) != 1 || !strings.HasPrefix(errs[0], string(tt.wantKind)+": ") || !strings.Contains(errs[0], tt.want) {
 				t.Errorf("JUnit errors %q, want one %s error with %q", errs, tt.wantKind, tt.want)
@@ -153,7 +159,7 @@ func TestInterruptWritesReports(t *testing.T) {
 	// pool had handed out meanwhile is cut short, the rest never start.
 	err := runRun(ctx, &runOptions{
 		Paths: []string{"../../scenarios/seed"}, Targets: []string{"builtin:guarded"}, Parallel: 1, Timeout: time.Minute, Seed: "replaycheck",
-		reportFiles: reportFiles{JUnit: p.junit, JSON: p.json, Markdown: p.md}, Out: out, ErrOut: out,
+		reportFiles: reportFiles{JUnit: p.junit, JSON: p.json, Markdown: p.md, HTML: p.html}, Out: out, ErrOut: out,
 	})
 	if code := exitCode(err); code != exitInterrupted || !strings.Contains(err.Error(), "interrupted: terminated signal received") {
 		t.Fatalf("exit %d (%v), want %d with the signal", code, err, exitInterrupted)
@@ -173,6 +179,10 @@ func TestInterruptWritesReports(t *testing.T) {
 	md, err := os.ReadFile(p.md)
 	if err != nil || !strings.HasPrefix(string(md), "## ⚠️ replaycheck: interrupted") {
 		t.Errorf("Markdown (%v) lacks the interrupted banner:\n%s", err, md)
+	}
+	page, err := os.ReadFile(p.html)
+	if err != nil || !strings.Contains(string(page), "<title>replaycheck: interrupted</title>") || strings.Count(string(page), `<details class="result"`) != ended {
+		t.Errorf("HTML (%v) lacks the interrupted title or a section per run that ended (%d)", err, ended)
 	}
 }
 
@@ -275,6 +285,10 @@ func TestReportMerge(t *testing.T) {
 	}
 	if md, err := os.ReadFile(p.md); err != nil || !strings.HasPrefix(string(md), "## ❌ replaycheck") {
 		t.Errorf("merged Markdown (%v):\n%s", err, md)
+	}
+	// The merged HTML draws every shard's histories.
+	if page, err := os.ReadFile(p.html); err != nil || strings.Count(string(page), `<svg class="seq"`) != 10 || strings.Count(string(page), `<details class="result" id="r`) != 10 {
+		t.Errorf("merged HTML (%v): want 10 sections, each with its diagram", err)
 	}
 	// The merged report re-checks to the same verdicts.
 	if code, out, _ := execute(t, "run", "--recheck", p.json); code != exitRuleBroken || !strings.Contains(out, "6 pass, 4 fail") {

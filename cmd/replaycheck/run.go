@@ -130,6 +130,13 @@ steps share that file) and every summary lists failures first and stays
 under GitHub's 1 MiB limit, counting the rows left out. Shards' JSON reports
 merge into one with 'replaycheck report merge'.
 
+HTML report: --html FILE is written like them (also on exit 2, 3 and 130):
+one self-contained page (no script, nothing fetched) with a summary table and
+each scenario's timeline as a sequence diagram of the app, the target, the
+model upstream and the ledger, the injected fault marked where it hit and
+every repeated execution of a tool call in red; passing scenarios are
+collapsed. It is the picture to attach to a bug report.
+
 Sharding: --shard I/N of fewer than N scenarios leaves some shards empty; an
 empty shard says "shard I/N selects no scenario", writes empty reports and
 exits 0, so a CI matrix may be larger than the suite.
@@ -164,6 +171,9 @@ Exit codes:
 
   # run every scenario 20 times: a duplicate in any run fails it
   replaycheck run scenarios/seed --repeat 20
+
+  # the seed scenarios on the naive gateway as an HTML report with sequence diagrams
+  replaycheck run scenarios/seed --target builtin:naive --html report.html
 
   # re-check a saved run with the current rules
   replaycheck run --recheck run.json

@@ -91,7 +91,7 @@ func WriteHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 			steps := Explain(r.History)
 			d := drawSequence(r.History, steps)
 			sec.Diagram = &d
-			sec.Answers = appAnswers(steps)
+			sec.Answers = appAnswers(steps, len(r.History.Requests) > 1)
 		} else {
 			p.Undrawn++
 		}
@@ -119,14 +119,18 @@ func rowIndex(id string) int {
 	return n - 1
 }
 
-// appAnswers returns the answers the app got, with their bodies capped.
-func appAnswers(steps []Step) []htmlAnswer {
+// appAnswers returns the answers the app got, with their bodies capped;
+// many says the run made several requests, so each answer names its own.
+func appAnswers(steps []Step, many bool) []htmlAnswer {
 	var out []htmlAnswer
 	for _, st := range steps {
 		if st.Kind != StepAnswer {
 			continue
 		}
-		a := htmlAnswer{Request: st.Request, At: "+" + round(st.At), Label: st.Label, Failed: st.Failed, Body: TerminalTextKeepLines(st.Body)}
+		a := htmlAnswer{At: "+" + round(st.At), Label: st.Label, Failed: st.Failed, Body: TerminalTextKeepLines(st.Body)}
+		if many {
+			a.Request = st.Request
+		}
 		if r := []rune(a.Body); len(r) > htmlBodyCap {
 			a.Body, a.Cut = string(r[:htmlBodyCap]), len(r)-htmlBodyCap
 		}
@@ -188,6 +192,8 @@ type htmlSection struct {
 type htmlCheck struct{ Status, Check, Message, Note string }
 
 type htmlAnswer struct {
+	// Request is the app's request the answer is to; 0 when the run made
+	// only one.
 	Request   int
 	At, Label string
 	Failed    bool

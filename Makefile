@@ -1,14 +1,14 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients
+.PHONY: build test bench bench-relay fuzz lint clients chromium
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
-# test installs the real agent clients (make clients) and runs every test;
-# -race needs cgo and a C compiler (gcc).
-test: clients
+# test installs the real agent clients (make clients) and Chromium (make
+# chromium) and runs every test; -race needs cgo and a C compiler (gcc).
+test: clients chromium
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
@@ -21,6 +21,20 @@ clients:
 	  npm ci --prefix targets/clients --no-audit --no-fund; \
 	else \
 	  echo "make clients: npm not found; skipping (targets/realclients_test.go will skip the real clients)"; \
+	fi
+
+# chromium installs Debian's chromium for the HTML report's browser test
+# (report/html_browser_test.go) when it is missing and apt-get can run as
+# root; otherwise it says so and the test skips. It never fails the build.
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+	  :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make chromium: installing Debian's chromium (a few minutes)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	    || echo "make chromium: apt-get failed; the HTML report's browser test will skip"; \
+	else \
+	  echo "make chromium: chromium not found and cannot install it (needs root and apt-get); the HTML report's browser test will skip"; \
 	fi
 
 bench:

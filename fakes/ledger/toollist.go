@@ -108,12 +108,43 @@ func (s *Server) changeTools(ctx context.Context, c *call) {
 	}
 }
 
+// maxTrackedSessions bounds the sessions whose tools/list requests and
+// list_changed notifications are counted; past it, the counts of sessions
+// the SDK no longer holds are dropped, so a long serve stays bounded.
+const maxTrackedSessions = 256
+
 // noteListed counts a tools/list request of the session id.
 func (s *Server) noteListed(id string) {
+	var live map[string]bool
+	if s.trackedSessions() > maxTrackedSessions {
+		live = map[string]bool{}
+		for ss := range s.mcp.Sessions() {
+			live[ss.ID()] = true
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if live != nil {
+		for k := range s.listed {
+			if !live[k] {
+				delete(s.listed, k)
+			}
+		}
+		for ss := range s.listSent {
+			if !live[ss.ID()] {
+				delete(s.listSent, ss)
+			}
+		}
+	}
 	s.listed[id]++
 	s.wakeLocked()
+}
+
+// trackedSessions returns how many sessions' counts are kept.
+func (s *Server) trackedSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(len(s.listed), len(s.listSent))
 }
 
 // awaitRelist waits until ss was sent more list_changed notifications than

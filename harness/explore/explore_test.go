@@ -164,6 +164,9 @@ func TestFindsEachSwitch(t *testing.T) {
 		{"builtin:" + string(gateway.FreshKeyPerAttempt), "chat keyed tool call", "keyed-retry-same-key"},
 		{"builtin:" + string(gateway.RunToolsFromCutStream), "chat stream tool call", "no-replay-after-dispatch"},
 		{"builtin:" + string(gateway.HideServedModel), "messages stream tool call", "model-honored"},
+		{"builtin:" + string(gateway.StaleToolList), "chat two requests", "no-stale-tool-call"},
+		{"builtin:" + string(gateway.MCPResendOnSessionExpiry), "messages stream tool call", "no-replay-ambiguous-mcp"},
+		{"builtin:" + string(gateway.MCPRetryUnauthorized), "chat stream tool call", "reauth-at-most-once"},
 	}
 	for _, info := range gateway.AllBugs() {
 		if !slices.ContainsFunc(tests, func(tt struct{ target, base, rule string }) bool { return tt.target == "builtin:"+string(info.Bug) }) {

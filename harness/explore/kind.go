@@ -131,6 +131,18 @@ func Kinds() []Kind {
 			d := fault.Duration(s.Slow)
 			return ledger.Fault{Delay: &d}
 		}},
+		{Name: "mcp-expire", Doc: "forget the tools/call's MCP session before it executes (404 on its session id)", at: atToolCall, mcp: func(Point, Settings) ledger.Fault {
+			return ledger.Fault{ExpireSession: &ledger.ExpireSession{}}
+		}},
+		{Name: "mcp-expire-after", Doc: "execute the tools/call, then forget its MCP session and close the connection before the answer", at: atToolCall, mcp: func(Point, Settings) ledger.Fault {
+			return ledger.Fault{ExpireSession: &ledger.ExpireSession{After: ledger.ExpireAfterExecute}}
+		}},
+		{Name: "mcp-unauthorized", Doc: "refuse the tools/call with 401 and WWW-Authenticate (an expired token) before it executes", at: atToolCall, mcp: func(Point, Settings) ledger.Fault {
+			return ledger.Fault{Unauthorized: &ledger.Unauthorized{}}
+		}},
+		{Name: "mcp-rename", Doc: "execute the tools/call, then rename its tool (TOOL_v2) and notify tools/list_changed before the answer", at: atToolCall, mcp: func(p Point, _ Settings) ledger.Fault {
+			return ledger.Fault{ChangeTools: &ledger.ChangeTools{Rename: p.Tool, To: p.Tool + "_v2"}}
+		}},
 	}
 }
 

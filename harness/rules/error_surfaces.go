@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 )
@@ -9,7 +10,7 @@ import (
 func errorSurfacesRule() Rule {
 	return Rule{
 		Name: "error-surfaces",
-		Doc: "When a model call fails after a tool call reached the MCP server (so replay would be unsafe), " +
+		Doc: "When a model call fails after a tool call of the same client request reached the MCP server (so replay would be unsafe), " +
 			"the client gets an explicit error — an error status, an SSE error event or a cut stream — never a " +
 			"hang and never an invented success. A success after the target retried the follow-up call alone " +
 			"(no tool ran again) is the model's answer and passes. Cannot judge when no upstream failure followed a dispatched call.",
@@ -20,22 +21,24 @@ func errorSurfacesRule() Rule {
 	}
 }
 
-// errorSurfaces finds the first upstream failure after the first executed
-// tool call and judges the client exchange it happened in.
+// errorSurfaces finds the first upstream failure that followed an executed
+// tool call of the same client exchange and judges that exchange.
 func errorSurfaces(h *history.History) Verdict {
 	const expected = "an explicit error to the client"
 	ex := executions(h)
 	if len(ex) == 0 {
 		return unknown(expected, "no tool call reached the MCP server")
 	}
-	first := ex[0].At.D()
 	for _, u := range h.Upstream {
-		if !failure(u) || u.At.D() < first {
+		if !failure(u) {
 			continue
 		}
 		i := h.ExchangeAt(u.At.D())
 		if i < 0 {
 			return unknown(expected, "the client sent no request")
+		}
+		if !slices.ContainsFunc(ex, func(e history.MCPEvent) bool { return e.At.D() <= u.At.D() && h.ExchangeAt(e.At.D()) == i }) {
+			continue
 		}
 		x := h.Requests[i]
 		exp := fmt.Sprintf("an explicit error to the client after the dispatched tool call and the upstream %s", label(u))

@@ -10,8 +10,8 @@ func reauthAtMostOnceRule() Rule {
 	return Rule{
 		Name: "reauth-at-most-once",
 		Doc: "A tools/call the MCP server refused with 401 Unauthorized did not run, so sending it again after " +
-			"re-authenticating is safe — once: beyond the calls of that tool the script still had to make, at most one " +
-			"more tools/call of the tool follows the first refusal in the client request. A second refusal is terminal: " +
+			"re-authenticating is safe — once per logical call: from the first refusal on, the client request sends at " +
+			"most two tools/call requests of the tool for each call of it the script still had to make. A second refusal is terminal: " +
 			"the target must tell the model (or the app) that the call was refused and did not run, not re-authenticate " +
 			"and send it again and again. Judged per client request and tool. Cannot judge when no call was refused " +
 			"as unauthorized.",
@@ -22,8 +22,8 @@ func reauthAtMostOnceRule() Rule {
 }
 
 // reauthAtMostOnce finds, for each client exchange and tool, the first call
-// refused as unauthorized and counts the calls of that tool from it on,
-// beyond the calls of that tool the script still had to make.
+// refused as unauthorized and counts the calls of that tool from it on:
+// each call of that tool the script still had to make may go twice.
 func reauthAtMostOnce(h *history.History) Verdict {
 	const expected = "each tools/call refused as unauthorized sent again at most once (after re-authenticating)"
 	type scope struct {
@@ -47,7 +47,7 @@ func reauthAtMostOnce(h *history.History) Verdict {
 	if refusals == 0 {
 		return unknown(expected, "no tools/call was refused as unauthorized")
 	}
-	worst, worstTool := 0, ""
+	worst, worstTool, observed := 0, "", ""
 	for _, s := range order {
 		before, from := 0, 0
 		for _, c := range h.Calls(s.tool) {
@@ -62,12 +62,12 @@ func reauthAtMostOnce(h *history.History) Verdict {
 			}
 		}
 		from, before = from+1, max(before-1, 0)
-		left := max(countOf(h.Setup.Tools, s.tool, 1)-before, 0)
-		if resent := max(from-left, 0); resent > worst || worstTool == "" {
-			worst, worstTool = resent, s.tool
+		left := max(countOf(h.Setup.Tools, s.tool, 1)-before, 1)
+		if over := from - 2*left; over > worst || worstTool == "" {
+			worst, worstTool = over, s.tool
+			observed = fmt.Sprintf("%s refused as unauthorized; %s of %s from the first refusal on, for %s",
+				plural(refusals, "tools/call"), plural(from, "call"), s.tool, plural(left, "logical call"))
 		}
 	}
-	observed := fmt.Sprintf("%s refused as unauthorized; %s of %s sent again after the first refusal",
-		plural(refusals, "tools/call"), plural(worst, "call"), worstTool)
-	return judged(worst <= 1, expected, observed)
+	return judged(worst <= 0, expected, observed)
 }

@@ -461,6 +461,12 @@ func TestRules(t *testing.T) {
 			rerouteLoop(h, 1, "")
 		}), Unknown},
 
+		{"surfaces: a failure in a later request than the tool call is not judged", "error-surfaces", seedHistory(func(h *history.History) {
+			h.Requests[0].Status = 200
+			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+			loop(h, 1, "forwarded", 200)
+			h.Upstream = append(h.Upstream, up(201, "initial", "injected_500", 500), up(202, "initial", "forwarded", 200))
+		}), Unknown},
 		{"stale: the later request calls the renamed tool's new name", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
@@ -513,6 +519,13 @@ func TestRules(t *testing.T) {
 				h.MCP = append(h.MCP, mcpID(1+i, history.MCPCall, "commit_write", "", id), mcpID(1+i, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, id))
 			}
 		}), Fail},
+		{"reauth: four logical calls, each refused twice", "reauth-at-most-once", seedHistory(func(h *history.History) {
+			h.Setup.ToolCalls, h.Setup.Tools = 4, []string{"commit_write", "commit_write", "commit_write", "commit_write"}
+			for i := range 8 {
+				id := string(rune('a' + i))
+				h.MCP = append(h.MCP, mcpID(1+i, history.MCPCall, "commit_write", "", id), mcpID(1+i, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, id))
+			}
+		}), Pass},
 		{"reauth: nothing refused", "reauth-at-most-once", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 	}
 	seen := map[string]map[Status]bool{}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -80,8 +78,8 @@ func runBaseline(ctx context.Context, opts *baselineOptions) error {
 			return fmt.Errorf("writing baseline: %w", err)
 		}
 	} else {
-		if err := writeAtomically(opts.Output, buf.Bytes()); err != nil {
-			return err
+		if err := replaceFile(opts.Output, buf.Bytes()); err != nil {
+			return fmt.Errorf("writing baseline: %w", err)
 		}
 		where = opts.Output
 	}
@@ -95,31 +93,6 @@ func runBaseline(ctx context.Context, opts *baselineOptions) error {
 	t := suite.Totals()
 	fmt.Fprintf(ro.Out, "baseline: %s from %s written to %s\n",
 		countOf(len(b.Entries), "entry", "entries"), countOf(t.Fail+t.Unknown, "failing scenario run", "failing scenario runs"), where)
-	return nil
-}
-
-// writeAtomically replaces path with data, so that a failed write leaves the
-// old file whole.
-func writeAtomically(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing baseline: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
 	return nil
 }
 

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -203,6 +203,9 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if err := report.WriteExploreTable(opts.Stdout, rep, report.ExploreOptions{All: opts.All}); err != nil {
 		return err
 	}
+	// A report that cannot be written does not hide the outcome (an
+	// interrupt, a finding): it is joined to it.
+	var werrs []error
 	for _, out := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -214,18 +217,17 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		if out.path == "" {
 			continue
 		}
-		if err := writeReport(out.path, out.write); err != nil {
-			return err
-		}
+		werrs = append(werrs, writeReport(out.path, out.write))
 	}
+	werr := errors.Join(werrs...)
 	if rep.Interrupted {
 		fmt.Fprintf(opts.ErrOut, "explore interrupted: %d cells not run; the report holds what was found so far\n", rep.Unrun)
-		return interrupted{cause: context.Cause(ctx)}
+		return errors.Join(interrupted{cause: context.Cause(ctx)}, werr)
 	}
 	if len(rep.Findings) > 0 {
-		return errRulesBroken
+		return errors.Join(errRulesBroken, werr)
 	}
-	return nil
+	return werr
 }
 
 // exploreSettings turns the flags into explore options, naming the first
@@ -272,20 +274,14 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 	return xo, nil
 }
 
-// writeReport creates path and writes a report to it.
+// writeReport writes a report to path through a temporary file
+// (replaceFile), so that a failed write leaves no truncated report.
 func writeReport(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if err := write(f); err != nil {
-		f.Close()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return replaceFile(path, b.Bytes())
 }
 
 // exploreProgress shows the sweep's progress: in place on a terminal (done

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,7 +16,9 @@ func main() {
 	err := newRootCmd(os.Stdin, os.Stdout, os.Stderr).ExecuteContext(ctx)
 	stop()
 	code := exitCode(err)
-	if err != nil && !errors.Is(err, errRulesBroken) {
+	// A bare errRulesBroken was told by the report; joined to another
+	// error (a report that could not be written), that one is printed.
+	if err != nil && err != errRulesBroken {
 		fmt.Fprintln(os.Stderr, "replaycheck:", err)
 	}
 	os.Exit(code)

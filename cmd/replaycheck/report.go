@@ -306,13 +306,12 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	if err := report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose}); err != nil {
 		return err
 	}
-	if err := opts.write(merged); err != nil {
-		return err
-	}
+	// As in run, a report that cannot be written does not hide the verdict.
+	werr := opts.write(merged)
 	if merged.Abort != nil {
-		return fmt.Errorf("a run did not complete: %s", merged.Abort.Error)
+		return errors.Join(fmt.Errorf("a run did not complete: %s", merged.Abort.Error), werr)
 	}
-	return verdictOutcome(merged)
+	return errors.Join(verdictOutcome(merged), werr)
 }
 
 // readReport reads a JSON report saved by run --json.

@@ -128,7 +128,9 @@ a banner in Markdown, the "abort" field in JSON; runs an interrupt cut short
 are named there, not judged. --markdown "$GITHUB_STEP_SUMMARY" appends (other
 steps share that file) and every summary lists failures first and stays
 under GitHub's 1 MiB limit, counting the rows left out. Shards' JSON reports
-merge into one with 'replaycheck report merge'.
+merge into one with 'replaycheck report merge'. A report replaces its file
+through a temporary file in the same directory: a write that fails (a full
+disk) leaves the old file as it was, never a truncated one, and is printed.
 
 HTML report: --html FILE is written like them (also on exit 2, 3 and 130):
 one self-contained page (no script, nothing fetched) with a summary table and
@@ -151,7 +153,9 @@ Exit codes:
   1    a rule was broken, or a check could not judge (unknown is not a pass);
        with --baseline, a failure it does not list or an entry that now passes
   2    bad usage or a bad scenario or target file
-  3    the harness or the target could not run (a proxy that does not start)
+  3    the harness or the target could not run (a proxy that does not start),
+       or every rule held but a report could not be written (a broken rule
+       still exits 1 when a report cannot be written)
   130  interrupted (Ctrl-C or SIGTERM); the reports hold what ended`,
 		Example: `  # the built-in suite on the built-in guarded gateway (the main job)
   replaycheck run
@@ -426,7 +430,9 @@ func recheck(path string) (report.Suite, error) {
 
 // emit writes the terminal report and the requested files, and turns the
 // verdicts into the command's outcome: with a baseline (known not nil), only
-// new failures and stale entries fail it.
+// new failures and stale entries fail it. A report that cannot be written
+// is joined to the verdict, not put in its place: a broken rule still exits
+// 1, and only a run whose rules all held exits 3 for it.
 func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error {
 	if known != nil {
 		o := baseline.Check(*known, suite.Results)
@@ -438,10 +444,7 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 	if err := report.WriteTable(opts.tableOut(), suite, opts.tableOptions()); err != nil {
 		return err
 	}
-	if err := opts.write(suite); err != nil {
-		return err
-	}
-	return verdictOutcome(suite)
+	return errors.Join(verdictOutcome(suite), opts.write(suite))
 }
 
 // verdictOutcome turns a suite's verdicts into a command's outcome:

@@ -35,8 +35,9 @@ type workflow struct {
 // N equal to the matrix size, Go set up from go.mod, the suite run with
 // --junit, --json and --markdown "$GITHUB_STEP_SUMMARY", and the JUnit and
 // JSON files uploaded also when the run failed; then a merge job, also after
-// a failed shard, that downloads every shard's reports and merges their JSON
-// with report merge.
+// a failed shard, that downloads every shard's reports, merges their JSON
+// with report merge into JUnit, Markdown and HTML, and uploads the HTML
+// report with the merged JUnit and JSON.
 func TestCIWorkflowExample(t *testing.T) {
 	src, err := os.ReadFile("../../examples/ci/replaycheck.yml")
 	if err != nil {
@@ -91,7 +92,7 @@ func TestCIWorkflowExample(t *testing.T) {
 	if merge.Needs != "replaycheck" || merge.If != "${{ !cancelled() }}" {
 		t.Errorf("merge job needs %q if %q, want the shards, also after a failed one", merge.Needs, merge.If)
 	}
-	var download, merged bool
+	var download, merged, uploaded bool
 	for _, s := range merge.Steps {
 		switch {
 		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
@@ -104,11 +105,13 @@ func TestCIWorkflowExample(t *testing.T) {
 				}
 			}
 			merged = strings.Contains(s.Run, "report merge run-*.json") && strings.Contains(s.Run, "--junit junit.xml") &&
-				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`)
+				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`) && strings.Contains(s.Run, "--html report.html")
+		case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
+			uploaded = s.With["path"] == "junit.xml\nrun.json\nreport.html\n" && s.If == "${{ !cancelled() }}"
 		}
 	}
-	if !download || !merged {
-		t.Errorf("merge job downloads every shard's reports %v, merges their JSON %v", download, merged)
+	if !download || !merged || !uploaded {
+		t.Errorf("merge job downloads every shard's reports %v, merges their JSON into JUnit, Markdown and HTML %v, uploads them also after a failure %v", download, merged, uploaded)
 	}
 }
 

@@ -8,15 +8,16 @@ import (
 )
 
 // classify returns the kind of a model request body for a dialect (chat,
-// responses or messages): KindFollowUp when it carries a tool result — a chat
-// message of role tool or function, a Responses *_call_output input item
-// (or an mcp_call with its output), a Messages user block of type
-// tool_result — else KindInitial. A body that is not a JSON object is an
+// responses, messages or gemini): KindFollowUp when it carries a tool
+// result — a chat message of role tool or function, a Responses
+// *_call_output input item (or an mcp_call with its output), a Messages
+// user block of type tool_result, a Gemini functionResponse part — else
+// KindInitial. A body that is not a JSON object is an
 // error. It never panics. Tests use it to judge the dialects' parsers.
 func classify(endpoint string, body []byte) (string, error) {
 	de, ok := dialectByName(endpoint)
 	if !ok {
-		return "", fmt.Errorf("classify: unknown endpoint %q; want chat, responses or messages", endpoint)
+		return "", fmt.Errorf("classify: unknown endpoint %q; want chat, responses, messages or gemini", endpoint)
 	}
 	req, err := de.d.parse(body)
 	if err != nil {
@@ -50,6 +51,12 @@ func TestClassify(t *testing.T) {
 		{"messages initial", "messages", `{"messages":[{"role":"user","content":"hi"}]}`, KindInitial, false},
 		{"messages tool_result", "messages", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`, KindFollowUp, false},
 		{"messages tool_result from assistant", "messages", `{"messages":[{"role":"assistant","content":[{"type":"tool_result"}]}]}`, KindInitial, false},
+		{"gemini initial", "gemini", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, KindInitial, false},
+		{"gemini functionCall only", "gemini", `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}]}`, KindInitial, false},
+		{"gemini functionResponse", "gemini", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"ok"}}}]}]}`, KindFollowUp, false},
+		{"gemini snake_case", "gemini", `{"contents":[{"role":"function","parts":[{"function_response":{"name":"f","response":{}}}]}]}`, KindFollowUp, false},
+		{"gemini functionResponse null", "gemini", `{"contents":[{"parts":[{"functionResponse":null}]}]}`, KindInitial, false},
+		{"gemini contents not array", "gemini", `{"contents":{"parts":[]}}`, "", true},
 		{"not JSON", "chat", `{`, "", true},
 		{"not object", "messages", `"x"`, "", true},
 		{"unknown endpoint", "embeddings", `{}`, "", true},
@@ -76,6 +83,9 @@ func TestRounds(t *testing.T) {
 		{"chat two parallel results are one round", "chat", `{"messages":[{"role":"user"},{"role":"assistant"},{"role":"tool"},{"role":"tool"}]}`, 1},
 		{"chat two rounds", "chat", `{"messages":[{"role":"user"},{"role":"assistant"},{"role":"tool"},{"role":"assistant"},{"role":"tool"}]}`, 2},
 		{"responses two rounds", "responses", `{"input":[{"type":"function_call"},{"type":"function_call_output"},{"type":"function_call"},{"type":"function_call_output"}]}`, 2},
+		{"gemini two parallel results are one round", "gemini", `{"contents":[{"role":"user","parts":[{"text":"x"}]},{"role":"model","parts":[{"functionCall":{}},{"functionCall":{}}]},{"role":"user","parts":[{"functionResponse":{}},{"functionResponse":{}}]}]}`, 1},
+		{"gemini results in consecutive contents are one round", "gemini", `{"contents":[{"role":"user","parts":[{"functionResponse":{}}]},{"role":"user","parts":[{"functionResponse":{}}]}]}`, 1},
+		{"gemini two rounds", "gemini", `{"contents":[{"role":"user","parts":[{"functionResponse":{}}]},{"role":"model","parts":[{"functionCall":{}}]},{"role":"user","parts":[{"functionResponse":{}}]}]}`, 2},
 		{"messages two rounds", "messages", `{"messages":[{"role":"user","content":[{"type":"tool_result"}]},{"role":"assistant","content":"x"},{"role":"user","content":[{"type":"tool_result"},{"type":"tool_result"}]}]}`, 2},
 	}
 	for _, tt := range tests {

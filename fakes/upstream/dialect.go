@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -30,9 +31,28 @@ type dialect interface {
 	terminal(ev sseEvent) bool
 }
 
+// routed is a dialect whose requests name the model and the stream in the
+// URL path, not the body (Gemini): its path in the table is a pattern, and
+// route says which requests are its own.
+type routed interface {
+	// route reports whether u is one of the dialect's model requests, and
+	// what its path says.
+	route(u *url.URL) (pathCall, bool)
+}
+
+// pathCall is what a routed dialect's request path says.
+type pathCall struct {
+	model  string
+	stream bool
+	// bad is the message of a request the fake refuses for its path.
+	bad string
+}
+
 // dialectEntry is one row of the dialect table.
 type dialectEntry struct {
-	name string // YAML name: chat, responses, messages
+	name string // YAML name: chat, responses, messages, gemini
+	// path is the URL path of the dialect's requests; for a routed dialect,
+	// the pattern of its paths.
 	path string
 	d    dialect
 	// conversation are the top-level fields of a request that hold the
@@ -49,6 +69,7 @@ func dialectTable() []dialectEntry {
 		{"chat", "/v1/chat/completions", chatDialect{}, []string{"messages"}, []string{"tools", "functions"}},
 		{"responses", "/v1/responses", responsesDialect{}, []string{"instructions", "previous_response_id", "input"}, []string{"tools"}},
 		{"messages", "/v1/messages", messagesDialect{}, []string{"system", "messages"}, []string{"tools"}},
+		{"gemini", "/v1beta/models/{model}:generateContent", geminiDialect{}, []string{"systemInstruction", "system_instruction", "contents"}, []string{"tools"}},
 	}
 }
 
@@ -62,13 +83,19 @@ func dialectByName(name string) (dialectEntry, bool) {
 	return dialectEntry{}, false
 }
 
-func (s *Server) dialectForPath(path string) (dialectEntry, bool) {
+// dialectFor returns the dialect whose model requests u addresses, and what
+// a routed dialect's path says of the request.
+func (s *Server) dialectFor(u *url.URL) (dialectEntry, pathCall, bool) {
 	for _, de := range s.dialects {
-		if de.path == path {
-			return de, true
+		if r, ok := de.d.(routed); ok {
+			if c, ok := r.route(u); ok {
+				return de, c, true
+			}
+		} else if de.path == u.Path {
+			return de, pathCall{}, true
 		}
 	}
-	return dialectEntry{}, false
+	return dialectEntry{}, pathCall{}, false
 }
 
 // request is what the fake reads from a model request.

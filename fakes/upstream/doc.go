@@ -1,8 +1,11 @@
 // Package upstream is the faulting model upstream: an http.Handler that
-// stands in for the model API in three dialects — OpenAI Chat Completions
-// (/v1/chat/completions), OpenAI Responses (/v1/responses) and Anthropic
-// Messages (/v1/messages) — each plain and streamed (SSE), each with tool
-// calls.
+// stands in for the model API in four dialects — OpenAI Chat Completions
+// (/v1/chat/completions), OpenAI Responses (/v1/responses), Anthropic
+// Messages (/v1/messages) and the Gemini API
+// (/v1beta/models/{model}:generateContent and
+// :streamGenerateContent?alt=sse, also under /v1/) — each plain and
+// streamed (SSE), each with tool calls. Gemini names the model and the
+// stream in the path: its dialect is routed (it claims its paths itself).
 //
 // In scripted mode (the default) it is a deterministic fake model: an initial
 // request is answered with the tool calls of the run's Script, a follow-up (a
@@ -41,7 +44,10 @@
 // Stream faults act at the points a drop can: after the headers, after N
 // events, or after the event completing the tool calls. stream_error ends
 // the 200 stream there with the dialect's own in-stream error (Anthropic
-// `event: error`, Responses response.failed or error, a chat error chunk);
+// `event: error`, Responses response.failed or error, a chat error chunk,
+// a Gemini data chunk {"error":{"code","message","status"}} — the shape
+// the Gemini API sends mid-stream and google.golang.org/genai's
+// iterateResponseStream reads as an APIError);
 // stall holds it silent for a while or, forever, until the client leaves
 // or the server shuts down; dribble waits before each event; a drop after
 // elapsed cuts a stream still going a duration after its headers. Every
@@ -51,7 +57,7 @@
 //
 // serve_model answers a scripted request normally but names another model
 // in the answer (chat `model`, Responses `response.model`, Messages
-// `message.model`, plain and streamed), as a silent provider fallback would;
+// `message.model`, Gemini `modelVersion`, plain and streamed), as a silent provider fallback would;
 // the record's ServedModel says which model the answer named.
 //
 // Outcomes, logged per request as "PATH KIND OUTCOME" and counted as
@@ -74,7 +80,8 @@
 // exchange whose answer arrived whole is appended to a cassette, keyed by
 // the request's dialect, kind, model, stream flag, tool names, and hashes
 // of the tool definitions and of each conversation item (the dialect
-// table's conversation fields), with the request's credentials scrubbed
+// table's conversation fields), with the request's credentials (its
+// Authorization, x-api-key or x-goog-api-key header, a ?key= query) scrubbed
 // from the answer. With Config.Cassette the fake answers from the cassette
 // instead of the script or the relay, after the faults that fire, and a
 // replayed stream goes through the scripted stream writer, so a drop cuts
@@ -96,8 +103,12 @@
 // Adding a dialect (a model API) is a checklist; the fakes do not import the
 // harness, so each side names dialects in a table of its own:
 //   - fakes/upstream/NAME.go: a type implementing dialect (parse, answer,
-//     errorBody, terminal), and NAME_test.go judged by the provider's
-//     official SDK;
+//     errorBody, streamError, terminal) — and routed, when its paths name
+//     the model or the stream (gemini.go) — and NAME_test.go judged by the
+//     provider's official SDK, the dialect added to sawDialects and
+//     lingerDialects, and a FuzzParseNAME;
+//   - fakes/upstream/recorded.go: where a recorded answer names its id and
+//     its calls;
 //   - fakes/upstream/dialect.go: one row in dialectTable (YAML name, path,
 //     the fields holding the conversation and the tools, for cassettes);
 //   - fakes/upstream/fault.go: the name in the enum of Fault.Endpoint's

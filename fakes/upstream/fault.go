@@ -66,8 +66,8 @@ func OutcomeInjected(status int) string { return "injected_" + strconv.Itoa(stat
 type Fault struct {
 	// On is the request kind matched: initial, follow_up or any ("" = any).
 	On string `json:"on,omitempty" yaml:"on,omitempty" jsonschema:"enum=initial,enum=follow_up,enum=any" jsonschema_description:"request kind matched: initial, follow_up or any (default any)"`
-	// Endpoint is the dialect matched: chat, responses or messages ("" = any).
-	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" jsonschema:"enum=chat,enum=responses,enum=messages" jsonschema_description:"dialect matched: chat, responses or messages (default any)"`
+	// Endpoint is the dialect matched: chat, responses, messages or gemini ("" = any).
+	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" jsonschema:"enum=chat,enum=responses,enum=messages,enum=gemini" jsonschema_description:"dialect matched: chat, responses, messages or gemini (default any)"`
 	// Stream matches streamed (true) or non-streamed (false) requests; nil matches both.
 	Stream *bool `json:"stream,omitempty" yaml:"stream,omitempty" jsonschema_description:"match only streamed (true) or non-streamed (false) requests"`
 	// Times says on which matching occurrences the fault fires (zero = always).
@@ -77,7 +77,7 @@ type Fault struct {
 	// Drop closes a streamed answer's connection part-way.
 	Drop *Drop `json:"drop,omitempty" yaml:"drop,omitempty" jsonschema_description:"close a stream's connection part-way, optionally after lingering"`
 	// StreamError ends a 200 stream with the dialect's in-stream error event.
-	StreamError *StreamError `json:"stream_error,omitempty" yaml:"stream_error,omitempty" jsonschema_description:"end a streamed answer after HTTP 200 with the dialect's error event (Anthropic event: error, Responses response.failed or error, a chat error chunk)"`
+	StreamError *StreamError `json:"stream_error,omitempty" yaml:"stream_error,omitempty" jsonschema_description:"end a streamed answer after HTTP 200 with the dialect's error event (Anthropic event: error, Responses response.failed or error, a chat or Gemini error chunk)"`
 	// Stall holds a streamed answer silent at a point, for a while or forever.
 	Stall *Stall `json:"stall,omitempty" yaml:"stall,omitempty" jsonschema_description:"hold a stream silent at a point, then resume (for) or never (forever)"`
 	// Dribble waits this long before each event of a streamed answer.
@@ -161,7 +161,7 @@ func (f Fault) Validate() error {
 	}
 	if f.Endpoint != "" {
 		if _, ok := dialectByName(f.Endpoint); !ok {
-			return fmt.Errorf("endpoint: %q is not chat, responses or messages", f.Endpoint)
+			return fmt.Errorf("endpoint: %q is not chat, responses, messages or gemini", f.Endpoint)
 		}
 	}
 	if f.Times.Count < 0 || f.Times.Nth < 0 {

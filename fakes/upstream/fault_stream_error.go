@@ -16,8 +16,9 @@ const (
 // StreamError is the action that ends a streamed answer, after HTTP 200
 // and the events before its point, with the dialect's in-stream error: an
 // Anthropic `event: error` ({"type":"error","error":{"type","message"}}),
-// a Responses response.failed (or error) event, or a chat chunk
-// {"error":{"message","type","param","code"}}. The stream then ends
+// a Responses response.failed (or error) event, a chat chunk
+// {"error":{"message","type","param","code"}}, or a Gemini data chunk
+// {"error":{"code","message","status"}}. The stream then ends
 // cleanly, with no terminal event. When the point lies past the answer's
 // last event the answer completes normally (and the fault does not count
 // as fired).
@@ -27,9 +28,10 @@ type StreamError struct {
 	// Events is the number of events sent before the error (after: events).
 	Events int `json:"events,omitempty" yaml:"events,omitempty" jsonschema_description:"events sent before the error, with after: events"`
 	// Type is the error type (Anthropic error.type, OpenAI error.type, the
-	// Responses error code); "" = overloaded_error for messages,
-	// server_error for chat and responses.
-	Type string `json:"type,omitempty" yaml:"type,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"error type, e.g. overloaded_error, api_error, rate_limit_error, server_error (default overloaded_error for messages, server_error for chat and responses)"`
+	// Responses error code, Gemini's status in lower case, whose HTTP code
+	// goes with it); "" = overloaded_error for messages, server_error for
+	// chat and responses, unavailable (503) for gemini.
+	Type string `json:"type,omitempty" yaml:"type,omitempty" jsonschema:"pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"error type, e.g. overloaded_error, api_error, rate_limit_error, server_error; for gemini the status in lower case, e.g. unavailable, resource_exhausted, internal (default overloaded_error for messages, server_error for chat and responses, unavailable for gemini)"`
 	// Message is the error message; "" = "Overloaded" for overloaded_error,
 	// else "injected stream error".
 	Message string `json:"message,omitempty" yaml:"message,omitempty" jsonschema_description:"error message (default Overloaded for overloaded_error, else injected stream error)"`

@@ -21,13 +21,15 @@ var fuzzSeeds = []string{
 	`[]`, `{`, `"`, `{"messages":"x"}`, `{"input":{"a":1}}`, "",
 	`{"tools":[{"type":"function","function":{"name":"a__commit_write"}},{"type":"function","function":{"name":"b__commit_write"}}],"messages":[]}`,
 	`{"tools":[{"name":"ledger_commit_write"},{"name":"mcp__ledger__commit_write_keyed"},{"name":"commit_write"},{"name":"x:read_ledger"}]}`,
+	`{"contents":[{"role":"user","parts":[{"text":"with entry a"}]},{"role":"model","parts":[{"functionCall":{"id":"fc_1","name":"commit_write","args":{"entry":"a"}}}]},{"role":"user","parts":[{"functionResponse":{"id":"fc_1","name":"commit_write","response":{"output":"ok"}}}]}],"tools":[{"functionDeclarations":[{"name":"commit_write"},{"name":"ledger__commit_write"}]},{"googleSearch":{}}],"systemInstruction":{"parts":[{"text":"s"}]}}`,
+	`{"contents":[{"parts":[{"function_response":{"name":"f"}},{"text":1}]},{"role":"model"},7],"tools":[{"function_declarations":[{"name":""},{}]},[]]}`,
 	`{"tools":[{"type":"namespace","name":"mcp__ledger__","tools":[{"type":"function","name":"commit_write"}]},{"type":"namespace","name":"b","tools":[{"type":"function","name":"commit_write"}]},{"type":"function","name":"ledger/commit_write"}]}`,
 }
 
 // FuzzClassify: any bytes, any endpoint; never panics, and agrees with the parser.
 func FuzzClassify(f *testing.F) {
 	for _, s := range fuzzSeeds {
-		for _, e := range []string{"chat", "responses", "messages"} {
+		for _, e := range []string{"chat", "responses", "messages", "gemini"} {
 			f.Add(e, []byte(s))
 		}
 	}
@@ -178,6 +180,7 @@ func checkMatch(t *testing.T, tools []tool, call string) {
 func FuzzParseChat(f *testing.F)      { fuzzDialect(f, "chat") }
 func FuzzParseResponses(f *testing.F) { fuzzDialect(f, "responses") }
 func FuzzParseMessages(f *testing.F)  { fuzzDialect(f, "messages") }
+func FuzzParseGemini(f *testing.F)    { fuzzDialect(f, "gemini") }
 
 // FuzzValidJSON: validJSON agrees with encoding/json's json.Valid.
 func FuzzValidJSON(f *testing.F) {
@@ -205,7 +208,8 @@ func FuzzServeHTTP(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	paths := []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens", "/v1/models"}
+	paths := []string{"/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens", "/v1/models",
+		"/v1beta/models/m:generateContent", "/v1beta/models/m:streamGenerateContent?alt=sse", "/v1beta/models/m:countTokens", "/v1beta/models"}
 	f.Fuzz(func(t *testing.T, p uint8, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, paths[int(p)%len(paths)], bytes.NewReader(body))
 		w := httptest.NewRecorder()

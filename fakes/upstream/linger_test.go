@@ -91,6 +91,7 @@ var lingerDialects = []struct {
 	{"chat", lingerChat},
 	{"responses", lingerResponses},
 	{"messages", lingerMessages},
+	{"gemini", lingerGemini},
 }
 
 // A lingering tool_call drop flushes the complete tool call, holds the

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -84,4 +85,70 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	b := append([]byte(`{"input_tokens":`), strconv.Itoa(len(body)/4+1)...)
 	writeJSON(w, http.StatusOK, append(b, '}'))
+}
+
+// isGeminiModelRequest reports whether path is a Gemini model method the
+// fake serves (generateContent, streamGenerateContent, countTokens).
+func isGeminiModelRequest(path string) bool {
+	_, ok := parseGeminiPath(path)
+	return ok
+}
+
+// isGeminiAncillary reports whether path is a Gemini call that is not a
+// model request: the model list or one model (GET /v1beta/models,
+// /v1beta/models/{model}), or :countTokens.
+func isGeminiAncillary(path string) bool {
+	if c, ok := parseGeminiPath(path); ok {
+		return c.method == "countTokens"
+	}
+	id, found := strings.CutPrefix(path, "/v1beta/models")
+	return found && (id == "" || id[0] == '/' && !strings.ContainsAny(id[1:], "/:"))
+}
+
+// serveGemini answers the Gemini model list (GET /v1beta/models), one model
+// (GET /v1beta/models/{model}) and POST …:countTokens, in the Gemini API's
+// shapes, with an estimate of a quarter token per body byte. These are not
+// model requests: neither counted nor logged.
+func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
+	method := http.MethodGet
+	_, count := parseGeminiPath(r.URL.Path)
+	if count {
+		method = http.MethodPost
+	}
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		writeJSON(w, http.StatusMethodNotAllowed, geminiErrorBody(http.StatusMethodNotAllowed, geminiStatus(http.StatusMethodNotAllowed), r.URL.Path+" takes "+method+", not "+r.Method))
+		return
+	}
+	if count {
+		body, err := readBody(r, w, s.maxBody, nil)
+		if err == nil && !json.Valid(body) {
+			err = fmt.Errorf("%s: unparsable request body: not valid JSON", r.URL.Path)
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, geminiErrorBody(http.StatusBadRequest, geminiStatus(http.StatusBadRequest), err.Error()))
+			return
+		}
+		n := strconv.Itoa(len(body)/4 + 1)
+		writeJSON(w, http.StatusOK, []byte(`{"totalTokens":`+n+`,"promptTokensDetails":[{"modality":"TEXT","tokenCount":`+n+`}]}`))
+		return
+	}
+	id := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1beta/models"), "/")
+	one := id != ""
+	if !one {
+		id = FakeModel
+	}
+	b := make([]byte, 0, 512)
+	if !one {
+		b = append(b, `{"models":[`...)
+	}
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, "models/"+id)
+	b = append(b, `,"version":"001","displayName":`...)
+	b = appendJSONString(b, id)
+	b = append(b, `,"description":"replaycheck's faulting fake model","inputTokenLimit":1048576,"outputTokenLimit":65536,"supportedGenerationMethods":["generateContent","countTokens"],"temperature":1,"topP":0.95,"topK":64,"maxTemperature":2,"thinking":false}`...)
+	if !one {
+		b = append(b, "]}"...)
+	}
+	writeJSON(w, http.StatusOK, b)
 }

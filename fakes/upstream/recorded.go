@@ -50,6 +50,10 @@ func recordedAnswer(dialect string, a *cassette.Answer) (id string, calls []stri
 			idPath = "message.id"
 			callsPath = `[content_block]|#(type=="tool_use")#.name`
 		}
+	case "gemini":
+		// Each streamed chunk is a whole response: its calls are its own.
+		idPath = "responseId"
+		callsPath = "candidates.0.content.parts.#.functionCall.name"
 	default:
 		return "", nil
 	}

@@ -26,6 +26,7 @@ var relayHeaders = [...]string{
 	"Authorization", "Api-Key", "X-Api-Key",
 	"Anthropic-Version", "Anthropic-Beta", "Anthropic-Dangerous-Direct-Browser-Access",
 	"Openai-Organization", "Openai-Project", "Openai-Beta", "Idempotency-Key",
+	"X-Goog-Api-Key", "X-Goog-Api-Client", "X-Goog-User-Project",
 }
 
 // hopHeaders are response headers not copied back to the client.

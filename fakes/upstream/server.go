@@ -70,8 +70,9 @@ type Config struct {
 }
 
 // Server is the upstream fake: an http.Handler answering /v1/chat/completions,
-// /v1/responses and /v1/messages (plus GET /v1/models and
-// /v1/messages/count_tokens), mounted at "/". It is safe for concurrent use;
+// /v1/responses, /v1/messages and /v1beta/models/{model}:generateContent
+// (plus GET /v1/models, /v1/messages/count_tokens, GET /v1beta/models and
+// :countTokens), mounted at "/". It is safe for concurrent use;
 // Arm may be called while it serves.
 type Server struct {
 	cfg       Config
@@ -208,9 +209,10 @@ type Request struct {
 	Time time.Time `json:"time"`
 	// Token is the run token found in the body, "" when none.
 	Token string `json:"token,omitempty"`
-	// Path is the URL path, e.g. /v1/chat/completions.
+	// Path is the URL path (never its query, which may hold a key), e.g.
+	// /v1/chat/completions.
 	Path string `json:"path"`
-	// Endpoint is the dialect: chat, responses or messages.
+	// Endpoint is the dialect: chat, responses, messages or gemini.
 	Endpoint string `json:"endpoint"`
 	// Kind is initial or follow_up.
 	Kind string `json:"kind"`
@@ -438,7 +440,14 @@ func (s *Server) run(token string) *runState {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
-	case path == "/v1/models" || len(path) > len("/v1/models/") && path[:len("/v1/models/")] == "/v1/models/":
+	case isGeminiAncillary(path):
+		if s.cfg.Relay != "" {
+			s.relayAncillary(w, r)
+			return
+		}
+		s.serveGemini(w, r)
+		return
+	case path == "/v1/models" || len(path) > len("/v1/models/") && path[:len("/v1/models/")] == "/v1/models/" && !isGeminiModelRequest(path):
 		if s.cfg.Relay != "" {
 			s.relayAncillary(w, r)
 			return
@@ -453,9 +462,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveCountTokens(w, r)
 		return
 	}
-	de, ok := s.dialectForPath(path)
+	de, call, ok := s.dialectFor(r.URL)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, openAIErrorBody(http.StatusNotFound, "no such endpoint: "+r.Method+" "+path))
+		msg := "no such endpoint: " + r.Method + " " + path
+		if strings.HasPrefix(path, "/v1beta/") {
+			writeJSON(w, http.StatusNotFound, geminiErrorBody(http.StatusNotFound, "NOT_FOUND", msg))
+			return
+		}
+		writeJSON(w, http.StatusNotFound, openAIErrorBody(http.StatusNotFound, msg))
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -482,8 +496,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x.req, err = de.d.parse(body)
+	if call.model != "" {
+		x.req.model, x.req.stream = call.model, call.stream
+	}
 	if err != nil {
 		x.writeError(OutcomeBadRequest, http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err), nil)
+		return
+	}
+	if call.bad != "" {
+		x.writeError(OutcomeBadRequest, http.StatusBadRequest, call.bad, nil)
 		return
 	}
 	if x.req.followUp {

@@ -106,6 +106,7 @@ var sawDialects = []struct {
 	{"chat", sawChat},
 	{"responses", sawResponses},
 	{"messages", sawMessages},
+	{"gemini", sawGemini},
 }
 
 // A stream_error sends HTTP 200, the events before its point, then the
@@ -181,7 +182,7 @@ func TestStallAndDribbleComplete(t *testing.T) {
 		"{stall: {after: tool_call, for: 20ms}}",
 		"{stall: {after: headers, for: 1ms}}",
 		"{dribble: 1ms}",
-		"{dribble: 1ms, stall: {after: events, events: 2, for: 1ms}}",
+		"{dribble: 1ms, stall: {after: events, events: 1, for: 1ms}}",
 	} {
 		for _, d := range sawDialects {
 			t.Run(d.name+" "+fault, func(t *testing.T) {

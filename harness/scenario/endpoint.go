@@ -2,12 +2,14 @@ package scenario
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/invopop/jsonschema"
 )
 
-// Endpoint is an app-facing API dialect: chat, responses or messages. It is
+// Endpoint is an app-facing API dialect: chat, responses, messages or
+// gemini. It is
 // the harness's one name for a dialect: scenario validation, target files'
 // bodies, the JSON Schema and the app requests the harness sends
 // (harness/target) all read the endpoints table.
@@ -23,28 +25,36 @@ const (
 	Chat      Endpoint = "chat"
 	Responses Endpoint = "responses"
 	Messages  Endpoint = "messages"
+	Gemini    Endpoint = "gemini"
 )
 
 // endpointSpec is one row of the endpoints table.
 type endpointSpec struct {
 	name Endpoint
-	// path is the URL path app requests of this dialect go to.
+	// path is the URL path app requests of this dialect go to; with
+	// inPath, a pattern naming {model} and {method}.
 	path string
 	// prompt sets the fields that carry a user prompt on an app request
 	// body of this dialect.
 	prompt func(body map[string]any, prompt string)
+	// inPath: the dialect names the model and the stream in the URL path
+	// (Gemini's /v1beta/models/{model}:{method}), not in the body.
+	inPath bool
 }
 
 // endpoints is the table of endpoints, keyed by their YAML names, in the
 // order they are listed; the first is the default (see AllRequests).
 func endpoints() []endpointSpec {
 	return []endpointSpec{
-		{Chat, "/v1/chat/completions", userMessage},
-		{Responses, "/v1/responses", func(body map[string]any, prompt string) { body["input"] = prompt }},
+		{Chat, "/v1/chat/completions", userMessage, false},
+		{Responses, "/v1/responses", func(body map[string]any, prompt string) { body["input"] = prompt }, false},
 		{Messages, "/v1/messages", func(body map[string]any, prompt string) {
 			body["max_tokens"] = 1024
 			userMessage(body, prompt)
-		}},
+		}, false},
+		{Gemini, "/v1beta/models/{model}:{method}", func(body map[string]any, prompt string) {
+			body["contents"] = []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": prompt}}}}
+		}, true},
 	}
 }
 
@@ -73,8 +83,8 @@ func Endpoints() []Endpoint {
 	return out
 }
 
-// EndpointNames lists the endpoints for messages: "chat, responses or
-// messages".
+// EndpointNames lists the endpoints for messages: "chat, responses,
+// messages or gemini".
 func EndpointNames() string {
 	var names []string
 	for _, e := range Endpoints() {
@@ -92,8 +102,25 @@ func orList(items []string) string {
 	return strings.Join(items[:last], ", ") + " or " + items[last]
 }
 
-// Path returns the URL path of the endpoint; an unknown one is chat's.
-func (e Endpoint) Path() string { return e.spec().path }
+// Path returns the URL path of a request of the endpoint for model,
+// streamed or not (an unknown endpoint is chat): the fixed path of chat,
+// responses and messages; for gemini /v1beta/models/MODEL:generateContent,
+// or :streamGenerateContent?alt=sse streamed.
+func (e Endpoint) Path(model string, stream bool) string {
+	s := e.spec()
+	if !s.inPath {
+		return s.path
+	}
+	method := "generateContent"
+	if stream {
+		method = "streamGenerateContent?alt=sse"
+	}
+	return strings.NewReplacer("{model}", url.PathEscape(model), "{method}", method).Replace(s.path)
+}
+
+// InPath reports whether the endpoint names the model and the stream in
+// its URL path (Path), not in the request body.
+func (e Endpoint) InPath() bool { return e.spec().inPath }
 
 // SetPrompt sets the fields that carry prompt as the user's message on an
 // app request body of the endpoint (an unknown one as chat).

@@ -22,11 +22,15 @@ func TestEndpointsTable(t *testing.T) {
 			if !e.Valid() {
 				t.Errorf("%s is not Valid", e)
 			}
-			if prev, dup := paths[e.Path()]; dup {
-				t.Errorf("%s and %s share the path %s", prev, e, e.Path())
+			path := e.Path(DefaultModelGroup, false)
+			if prev, dup := paths[path]; dup {
+				t.Errorf("%s and %s share the path %s", prev, e, path)
 			}
-			paths[e.Path()] = e
-			body := map[string]any{"model": DefaultModelGroup}
+			paths[path] = e
+			body := map[string]any{}
+			if !e.InPath() {
+				body["model"] = DefaultModelGroup
+			}
 			e.SetPrompt(body, DefaultPrompt)
 			b, err := json.Marshal(body)
 			if err != nil {
@@ -38,7 +42,7 @@ func TestEndpointsTable(t *testing.T) {
 			}
 			srv := httptest.NewServer(fake)
 			t.Cleanup(srv.Close)
-			resp, err := http.Post(srv.URL+e.Path(), "application/json", bytes.NewReader(b))
+			resp, err := http.Post(srv.URL+path, "application/json", bytes.NewReader(b))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,12 +57,36 @@ func TestEndpointsTable(t *testing.T) {
 			if got := fake.Total(); got.Initial != 1 || got.FollowUp != 0 {
 				t.Errorf("the upstream fake counts %s as %d initial, %d follow-up; want 1 initial", b, got.Initial, got.FollowUp)
 			}
+			tok := fake.Tokens()
+			if len(tok) != 1 || fake.Requests(tok[0])[0].Endpoint != string(e) || fake.Requests(tok[0])[0].Model != DefaultModelGroup {
+				t.Errorf("the upstream fake records %s at %s as %+v; want endpoint %s, model %s", b, path, fake.Requests(tok[0]), e, DefaultModelGroup)
+			}
 		})
 	}
-	if Endpoint("gemini").Valid() || Endpoint("").Valid() {
+	if Endpoint("embeddings").Valid() || Endpoint("").Valid() {
 		t.Error("an endpoint outside the table is Valid")
 	}
-	if got, want := EndpointNames(), "chat, responses or messages"; got != want {
+	if got, want := EndpointNames(), "chat, responses, messages or gemini"; got != want {
 		t.Errorf("EndpointNames() = %q, want %q", got, want)
+	}
+}
+
+// Gemini names the model and the stream in its path.
+func TestEndpointPath(t *testing.T) {
+	for _, tt := range []struct {
+		e      Endpoint
+		model  string
+		stream bool
+		want   string
+	}{
+		{Chat, "m", true, "/v1/chat/completions"},
+		{Messages, "m", false, "/v1/messages"},
+		{Gemini, "gemini-2.5-flash", false, "/v1beta/models/gemini-2.5-flash:generateContent"},
+		{Gemini, "gemini-2.5-flash", true, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"},
+		{Gemini, "a/b", false, "/v1beta/models/a%2Fb:generateContent"},
+	} {
+		if got := tt.e.Path(tt.model, tt.stream); got != tt.want {
+			t.Errorf("%s.Path(%q, %v) = %q, want %q", tt.e, tt.model, tt.stream, got, tt.want)
+		}
 	}
 }

@@ -31,17 +31,25 @@ var seedTools = []any{map[string]any{"type": "mcp", "server_label": "ledger", "s
 // seedBody builds the seed's request body for the endpoint, with the extra
 // body fields of the request on top.
 func seedBody(r Request) map[string]any {
-	model := r.Model
-	if model == "" {
-		model = scenario.DefaultModelGroup
+	model := requestModel(r)
+	body := map[string]any{}
+	if !r.Endpoint.InPath() { // gemini names them in the path; the seed's MCP tools entry is LiteLLM's, for OpenAI bodies
+		body["model"], body["tools"] = model, seedTools
+		if r.Stream {
+			body["stream"] = true
+		}
 	}
-	body := map[string]any{"model": model, "tools": seedTools}
 	r.Endpoint.SetPrompt(body, r.Prompt)
-	if r.Stream {
-		body["stream"] = true
-	}
 	maps.Copy(body, r.Body)
 	return body
+}
+
+// requestModel is the model an app request names.
+func requestModel(r Request) string {
+	if r.Model == "" {
+		return scenario.DefaultModelGroup
+	}
+	return r.Model
 }
 
 // sender posts app requests to a base URL and reads their answers.
@@ -58,7 +66,7 @@ func (s *sender) endpoint() (string, http.Header) { return s.base, s.header }
 
 // send posts req and reads the whole answer into an Exchange.
 func (s *sender) send(ctx context.Context, req Request) history.Exchange {
-	x := history.Exchange{Endpoint: string(req.Endpoint), Path: req.Endpoint.Path(), Stream: req.Stream}
+	x := history.Exchange{Endpoint: string(req.Endpoint), Path: req.Endpoint.Path(requestModel(req), req.Stream), Stream: req.Stream}
 	b, err := json.Marshal(s.body(req))
 	if err != nil {
 		x.TransportError = fmt.Sprintf("encoding the request body: %v", err)
@@ -153,12 +161,15 @@ func classifyData(data []byte, event string, x *history.Exchange, seen map[strin
 		x.ErrorEvents++
 		return
 	}
-	if typ == "response.completed" || typ == "message_stop" {
+	if typ == "response.completed" || typ == "message_stop" || geminiFinished(v) {
 		x.Done = true
 	}
 	x.DataChunks++
 	noteModel(v, x)
 	id, _ := v["id"].(string)
+	if id == "" {
+		id, _ = v["responseId"].(string) // gemini
+	}
 	for _, k := range []string{"response", "message"} {
 		if m, ok := v[k].(map[string]any); ok && id == "" {
 			id, _ = m["id"].(string)
@@ -170,11 +181,26 @@ func classifyData(data []byte, event string, x *history.Exchange, seen map[strin
 	}
 }
 
+// geminiFinished reports whether a Gemini chunk is its stream's terminal
+// one: its candidate carries a finishReason.
+func geminiFinished(v map[string]any) bool {
+	c, _ := v["candidates"].([]any)
+	if len(c) == 0 {
+		return false
+	}
+	first, _ := c[0].(map[string]any)
+	reason, _ := first["finishReason"].(string)
+	return reason != ""
+}
+
 // noteModel adds the model id an answer or chunk names to x.Models, unless
-// already there: chat's `model`, or the `model` of a Responses event's
-// `response` or a Messages event's `message`.
+// already there: chat's `model`, Gemini's `modelVersion`, or the `model` of
+// a Responses event's `response` or a Messages event's `message`.
 func noteModel(v map[string]any, x *history.Exchange) {
 	m, _ := v["model"].(string)
+	if m == "" {
+		m, _ = v["modelVersion"].(string)
+	}
 	for _, k := range []string{"response", "message"} {
 		if o, ok := v[k].(map[string]any); ok && m == "" {
 			m, _ = o["model"].(string)

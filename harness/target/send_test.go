@@ -29,6 +29,10 @@ func TestReadStream(t *testing.T) {
 			history.Exchange{DataChunks: 2, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"a", "b"}}},
 		{"responses completed", "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r1\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r1\"}}\n\n",
 			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"r1"}}},
+		{"gemini finished", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\"}}],\"role\":\"model\"},\"index\":0}],\"modelVersion\":\"gemini-x\",\"responseId\":\"g1\"}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"modelVersion\":\"gemini-x\",\"responseId\":\"g1\"}\n\n",
+			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"g1"}, Models: []string{"gemini-x"}}},
+		{"gemini error chunk", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]},\"index\":0}],\"responseId\":\"g1\"}\n\ndata: {\"error\":{\"code\":503,\"message\":\"overloaded\",\"status\":\"UNAVAILABLE\"}}\n\n",
+			history.Exchange{DataChunks: 1, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"g1"}}},
 		{"messages error event", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\"}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\n",
 			history.Exchange{DataChunks: 1, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"m1"}}},
 	}
@@ -56,6 +60,7 @@ func TestSendNotesModelOfPlainAnswer(t *testing.T) {
 		{"chat", "chat", `{"id":"c1","model":"gpt-served","choices":[]}`, []string{"gpt-served"}},
 		{"responses", "responses", `{"id":"r1","object":"response","model":"gpt-served","output":[]}`, []string{"gpt-served"}},
 		{"messages", "messages", `{"id":"m1","type":"message","model":"claude-served","content":[]}`, []string{"claude-served"}},
+		{"gemini", "gemini", `{"candidates":[],"modelVersion":"gemini-served","responseId":"g1"}`, []string{"gemini-served"}},
 		{"error", "chat", `{"error":{"message":"no"}}`, nil},
 	}
 	for _, tt := range tests {

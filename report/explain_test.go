@@ -40,6 +40,17 @@ func naiveResult(t testing.TB, scenario string) rules.Result {
 	return rules.Result{}
 }
 
+// countWhere counts the lines for which match(line, s) holds.
+func countWhere(lines []string, match func(line, s string) bool, s string) int {
+	n := 0
+	for _, l := range lines {
+		if match(l, s) {
+			n++
+		}
+	}
+	return n
+}
+
 func stepsOf(steps []Step, kind StepKind) []Step {
 	var out []Step
 	for _, s := range steps {
@@ -209,15 +220,7 @@ func TestTimelineExplainsSeed000(t *testing.T) {
 	h := naiveResult(t, "seed messages fault_on").History
 	lines := Timeline(h)
 	text := strings.Join(lines, "\n")
-	count := func(sub string) int {
-		n := 0
-		for _, l := range lines {
-			if strings.Contains(l, sub) {
-				n++
-			}
-		}
-		return n
-	}
+	count := func(sub string) int { return countWhere(lines, strings.Contains, sub) }
 	for _, tt := range []struct {
 		sub  string
 		want int

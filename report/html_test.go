@@ -143,15 +143,7 @@ func TestHTMLReport(t *testing.T) {
 		texts = append(texts, text(n))
 	}
 	all := strings.Join(texts, "\n")
-	count := func(prefix string) int {
-		n := 0
-		for _, s := range texts {
-			if strings.HasPrefix(s, prefix) {
-				n++
-			}
-		}
-		return n
-	}
+	count := func(prefix string) int { return countWhere(texts, strings.HasPrefix, prefix) }
 	for _, tt := range []struct {
 		prefix string
 		want   int

@@ -20,10 +20,13 @@ const (
 	DefaultSessionTimeout  = 30 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
 	DefaultUpstreamTimeout = 60 * time.Second
-	DefaultBackoffBase     = 2 * time.Millisecond
-	DefaultBackoffCap      = 50 * time.Millisecond
-	DefaultBackoffBudget   = 2 * time.Second
-	DefaultBreakerCooldown = 60 * time.Second
+	// DefaultStreamIdleTimeout is below the harness's default scenario
+	// deadline (30s), so a stalled stream is an error the app sees, not a hang.
+	DefaultStreamIdleTimeout = 10 * time.Second
+	DefaultBackoffBase       = 2 * time.Millisecond
+	DefaultBackoffCap        = 50 * time.Millisecond
+	DefaultBackoffBudget     = 2 * time.Second
+	DefaultBreakerCooldown   = 60 * time.Second
 	// BreakerThreshold is the number of consecutive strikes that open the
 	// per-server circuit breaker.
 	BreakerThreshold = 3
@@ -67,6 +70,10 @@ type Config struct {
 	// UpstreamTimeout bounds one model API call. 0 means
 	// DefaultUpstreamTimeout.
 	UpstreamTimeout time.Duration
+	// StreamIdleTimeout gives up on a streamed model answer that sends
+	// nothing for this long (a stalled stream): the call fails as a cut
+	// stream. 0 means DefaultStreamIdleTimeout.
+	StreamIdleTimeout time.Duration
 	// Backoff shapes the router's waits between retries.
 	Backoff Backoff
 	// BreakerCooldown is how long an open circuit breaker refuses calls. 0
@@ -140,6 +147,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.UpstreamTimeout <= 0 {
 		cfg.UpstreamTimeout = DefaultUpstreamTimeout
+	}
+	if cfg.StreamIdleTimeout <= 0 {
+		cfg.StreamIdleTimeout = DefaultStreamIdleTimeout
 	}
 	if cfg.Backoff.Base <= 0 {
 		cfg.Backoff.Base = DefaultBackoffBase

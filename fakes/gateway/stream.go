@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // sseSink is the app's open server-sent-events answer. started is set once
@@ -82,8 +84,10 @@ type chatChunk struct {
 }
 
 // openStream sends one streamed model API call, bounded by UpstreamTimeout,
-// and returns a line scanner over its event stream. The caller calls
-// closeStream when done: it closes the answer and ends the call's context.
+// and returns a line scanner over its event stream, which ends with an
+// error when the stream sends nothing for StreamIdleTimeout. The caller
+// calls closeStream when done: it closes the answer and ends the call's
+// context.
 func (g *Gateway) openStream(ctx context.Context, path string, body []byte) (sc *bufio.Scanner, closeStream func(), err error) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.UpstreamTimeout)
 	resp, err := g.postUpstream(ctx, path, body, true)
@@ -91,7 +95,9 @@ func (g *Gateway) openStream(ctx context.Context, path string, body []byte) (sc 
 		cancel()
 		return nil, nil, err
 	}
+	idle := newIdleReader(resp.Body, g.cfg.StreamIdleTimeout, cancel)
 	closeStream = func() {
+		idle.stop()
 		resp.Body.Close()
 		cancel()
 	}
@@ -99,10 +105,42 @@ func (g *Gateway) openStream(ctx context.Context, path string, body []byte) (sc 
 		closeStream()
 		return nil, nil, badAnswer(path, fmt.Errorf("a streamed call was answered with Content-Type %q", mt))
 	}
-	sc = bufio.NewScanner(resp.Body)
+	sc = bufio.NewScanner(idle)
 	sc.Buffer(make([]byte, 0, 64<<10), maxSSELine)
 	return sc, closeStream, nil
 }
+
+// idleReader reads a streamed answer and gives up on it, by cancelling its
+// call, when no byte came for idle; its read error then says so.
+type idleReader struct {
+	r     io.Reader
+	idle  time.Duration
+	timer *time.Timer
+	fired atomic.Bool
+}
+
+func newIdleReader(r io.Reader, idle time.Duration, cancel context.CancelFunc) *idleReader {
+	ir := &idleReader{r: r, idle: idle}
+	ir.timer = time.AfterFunc(idle, func() {
+		ir.fired.Store(true)
+		cancel()
+	})
+	return ir
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	n, err := ir.r.Read(p)
+	if n > 0 && !ir.fired.Load() {
+		ir.timer.Reset(ir.idle)
+	}
+	if err != nil && ir.fired.Load() {
+		err = fmt.Errorf("the model API stream sent nothing for %s (stream idle timeout): %w", ir.idle, err)
+	}
+	return n, err
+}
+
+// stop ends the idle timer.
+func (ir *idleReader) stop() { ir.timer.Stop() }
 
 // cutStream is a streamed model answer that ended before its terminal event:
 // a connection failure of the call. calls are the tool calls it had completed

@@ -65,6 +65,7 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		setup.Fallbacks = len(knobs.Fallbacks) > 0
 		cfg.ToolTimeout = knobs.ToolTimeout.D()
 		setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
+		cfg.StreamIdleTimeout = knobs.StreamIdleTimeout.D()
 	}
 	gw, err := gateway.New(cfg)
 	if err != nil {

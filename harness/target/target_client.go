@@ -175,7 +175,7 @@ func (t *client) Start(_ context.Context, f Fakes, knobs *scenario.Gateway) (Ins
 	}
 	if t.via != nil {
 		inst.knobs = knobs
-	} else if knobs != nil && (knobs.NumRetries != nil || len(knobs.Fallbacks) > 0 || knobs.ToolTimeout > 0) {
+	} else if knobs != nil && (knobs.NumRetries != nil || len(knobs.Fallbacks) > 0 || knobs.ToolTimeout > 0 || knobs.StreamIdleTimeout > 0) {
 		inst.notes = append(inst.notes, "the scenario's gateway knobs do not apply to client target "+t.name)
 	}
 	return inst, nil

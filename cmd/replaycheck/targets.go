@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
@@ -32,24 +34,36 @@ func resolveTargets(args []string, opts target.TargetFileOptions) ([]target.Targ
 // plannedRuns counts the scenario runs (each (scenario, target) pair as many
 // times as run.Runs says with --repeat repeat) and says on w how many pairs
 // are skipped: a scenario with client expectations runs on client targets
-// only, and a client target runs only those.
+// only, a client target runs only those, and a target that serves some
+// endpoints only (the built-in gateway has no gemini) skips scenarios
+// sending others.
 func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []target.Target, repeat int) (int, error) {
 	n, skipped := 0, 0
+	var unserved []string // "target: endpoint", once each
 	for _, s := range picked {
 		for _, t := range targets {
 			if run.Applies(s, t) {
 				runs, _ := run.Runs(s, repeat)
 				n += runs
-			} else {
-				skipped++
+				continue
+			}
+			skipped++
+			if e := target.Unserved(t, s.AllRequests()); e != "" && !target.IsClient(t) && s.Expect.Client == nil {
+				if u := t.Name() + " does not serve " + string(e); !slices.Contains(unserved, u) {
+					unserved = append(unserved, u)
+				}
 			}
 		}
 	}
+	why := "scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)"
+	if len(unserved) > 0 {
+		why += "; " + strings.Join(unserved, ", ") + " (a client target can: scenarios/clients)"
+	}
 	if n == 0 {
-		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)"))
+		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: %s", why))
 	}
 	if skipped > 0 {
-		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: scenarios with expect.client run on client targets only, and client targets run only those\n", skipped); err != nil {
+		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: %s\n", skipped, why); err != nil {
 			return 0, err
 		}
 	}

@@ -27,6 +27,7 @@ func TestRunTargetFiles(t *testing.T) {
 	}
 	bad := write("bad.yaml", "kind: proxy\nurll: http://127.0.0.1:4000\n")
 	kind := write("kind.yaml", "kind: lambda\n")
+	geminiScenario := write("gemini.yaml", "name: gemini app request\nrequest: {endpoint: gemini}\nexpect: {writes: 1}\n")
 	missing := write("missing.yaml", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [/nonexistent/litellm, --port, \"{{port}}\"]}\n")
 	tests := []struct {
 		name     string
@@ -40,6 +41,7 @@ func TestRunTargetFiles(t *testing.T) {
 		{"same name twice", []string{"run", "../../scenarios/seed", "--target", missing, "--target", missing}, exitBadUsage, []string{`target name "missing" is also the name of --target`}},
 		{"start command not found", []string{"run", "../../scenarios/seed", "--target", missing}, exitCannotRun, []string{"starting target missing", `command "/nonexistent/litellm" not found`}},
 		{"client scenarios on builtin", []string{"run", "../../scenarios/clients"}, exitBadUsage, []string{"no selected scenario applies to the targets"}},
+		{"gemini on builtin", []string{"run", geminiScenario}, exitBadUsage, []string{"no selected scenario applies to the targets", "builtin:guarded does not serve gemini"}},
 		{"validate bad target files", []string{"validate", "--target", "../../targets/agent.yaml", "--target", bad, "--target", kind}, exitBadUsage, []string{"bad.yaml:2:1:", "kind.yaml:1:7:", "2 bad target files"}},
 	}
 	for _, tt := range tests {

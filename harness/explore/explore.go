@@ -244,6 +244,8 @@ func Applicable(bases []*scenario.Scenario, t target.Target) error {
 		case run.Applies(b, t):
 		case target.IsClient(t):
 			return fmt.Errorf("base scenario %q: target %s is a client, which runs only client scenarios (with expect.client)", b.Name, t.Name())
+		case b.Expect.Client == nil:
+			return fmt.Errorf("base scenario %q sends endpoint %s, which target %s does not serve", b.Name, target.Unserved(t, b.AllRequests()), t.Name())
 		default:
 			return fmt.Errorf("base scenario %q expects a client (expect.client), but target %s is not one", b.Name, t.Name())
 		}

@@ -146,9 +146,14 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 // expects something of a client (expect.client) runs on client targets
 // only, and a client target runs only those (the others describe app
 // requests, gateway knobs and guardrails that a client writes itself or
-// does not have).
+// does not have); and a scenario whose app requests use an endpoint the
+// target does not serve (gemini on the built-in gateway) does not run on
+// it (target.Unserved).
 func Applies(s *scenario.Scenario, t target.Target) bool {
-	return (s.Expect.Client != nil) == target.IsClient(t)
+	if target.IsClient(t) {
+		return s.Expect.Client != nil
+	}
+	return s.Expect.Client == nil && target.Unserved(t, s.AllRequests()) == ""
 }
 
 type job struct {

@@ -43,6 +43,16 @@ func parseBuiltin(spec string) (Target, error) {
 // Name returns "builtin:SPEC".
 func (b *builtin) Name() string { return b.name }
 
+// Serves reports whether the gateway has a front end for e: chat,
+// responses and messages, not gemini.
+func (b *builtin) Serves(e scenario.Endpoint) bool {
+	switch string(e) {
+	case gateway.EndpointChat, gateway.EndpointResponses, gateway.EndpointMessages:
+		return true
+	}
+	return false
+}
+
 // Start starts a gateway on its own loopback listener.
 func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
 	transport := &http.Transport{MaxIdleConnsPerHost: 64}

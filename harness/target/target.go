@@ -150,6 +150,31 @@ func targetKinds() []targetKind {
 	}
 }
 
+// EndpointServer is a Target that serves app requests of some endpoints
+// only. Implemented by the built-in gateway (chat, responses and messages:
+// it has no Gemini front end). A Target that is not one is taken to serve
+// every endpoint; proxy targets find out from the answers.
+type EndpointServer interface {
+	Target
+	// Serves reports whether the target serves app requests of endpoint e.
+	Serves(e scenario.Endpoint) bool
+}
+
+// Unserved returns the first endpoint of requests that t does not serve,
+// "" when it serves them all.
+func Unserved(t Target, requests []scenario.Request) scenario.Endpoint {
+	es, ok := t.(EndpointServer)
+	if !ok {
+		return ""
+	}
+	for _, r := range requests {
+		if !es.Serves(r.Endpoint) {
+			return r.Endpoint
+		}
+	}
+	return ""
+}
+
 // IsClient reports whether t is a client target, whose scenario runs are runs
 // of a command rather than HTTP requests.
 func IsClient(t Target) bool {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
@@ -107,7 +108,7 @@ func WriteHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 			p.Rows[i].Baseline = baselineCell(baselineOf(s, rowIndex(p.Rows[i].ID)))
 		}
 	}
-	if err := htmlTemplate.Execute(w, p); err != nil {
+	if err := htmlTemplate().Execute(w, p); err != nil {
 		return fmt.Errorf("writing HTML report: %w", err)
 	}
 	return nil
@@ -201,7 +202,11 @@ type htmlAnswer struct {
 	Cut       int
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+// htmlTemplate is parsed on first use, not at start-up: every command
+// would pay for it.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Parse(htmlSource))
+})
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">

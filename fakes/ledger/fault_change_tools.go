@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 )
@@ -42,8 +43,9 @@ func (ChangeTools) JSONSchemaExtend(s *jsonschema.Schema) {
 }
 
 // toolName is what a changed tool's name may be (the schema's pattern and
-// maxLength say the same).
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+// maxLength say the same). It is compiled on first use: its {1,64} makes it
+// the costliest expression of replaycheck's start-up.
+var toolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 
 func (c *ChangeTools) check() error {
 	var set []string
@@ -57,7 +59,7 @@ func (c *ChangeTools) check() error {
 	}
 	field := set[0]
 	for _, f := range []struct{ name, v string }{{field, c.Remove + c.Rename + c.Add}, {"to", c.To}} {
-		if f.v != "" && !toolName.MatchString(f.v) {
+		if f.v != "" && !toolName().MatchString(f.v) {
 			return &FieldError{Field: f.name, Err: fmt.Errorf("%s %q: want a tool name of 1 to 64 letters, digits, '_', '-' or '.'", f.name, f.v)}
 		}
 	}

@@ -20,9 +20,11 @@ const (
 	DefaultSessionTimeout  = 30 * time.Second
 	DefaultBodyTimeout     = 30 * time.Second
 	DefaultUpstreamTimeout = 60 * time.Second
-	// DefaultStreamIdleTimeout is below the harness's default scenario
-	// deadline (30s), so a stalled stream is an error the app sees, not a hang.
-	DefaultStreamIdleTimeout = 10 * time.Second
+	// DefaultStreamIdleTimeout is short enough that a request whose every
+	// attempt (three by default) meets a silent stream still ends within the
+	// harness's default scenario deadline (30s): an error the app sees, not
+	// a hang.
+	DefaultStreamIdleTimeout = 5 * time.Second
 	DefaultBackoffBase       = 2 * time.Millisecond
 	DefaultBackoffCap        = 50 * time.Millisecond
 	DefaultBackoffBudget     = 2 * time.Second

@@ -134,7 +134,7 @@ type Gateway struct {
 	ToolTimeout fault.Duration `yaml:"tool_timeout,omitempty" json:"tool_timeout,omitempty" jsonschema_description:"bound of one MCP tool call, e.g. 100ms"`
 	// StreamIdleTimeout gives up on a streamed model answer that sends
 	// nothing for this long.
-	StreamIdleTimeout fault.Duration `yaml:"stream_idle_timeout,omitempty" json:"stream_idle_timeout,omitempty" jsonschema_description:"give up on a streamed model answer that sends nothing for this long, e.g. 500ms (default 10s)"`
+	StreamIdleTimeout fault.Duration `yaml:"stream_idle_timeout,omitempty" json:"stream_idle_timeout,omitempty" jsonschema_description:"give up on a streamed model answer that sends nothing for this long, e.g. 500ms (default 5s)"`
 	// Isolated runs the scenario on a target of its own even without other
 	// knobs, for state the target keeps across requests (a circuit breaker).
 	Isolated bool `yaml:"isolated,omitempty" json:"isolated,omitempty" jsonschema_description:"run on a target of its own even without other knobs"`

@@ -1,0 +1,12 @@
+// Module hello is the cobra hello-world that BenchmarkStartup compares
+// replaycheck's start time with; it uses replaycheck's cobra version.
+module hello
+
+go 1.26
+
+require github.com/spf13/cobra v1.10.2
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

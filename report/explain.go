@@ -197,6 +197,9 @@ func Explain(h *history.History) []Step {
 		switch e.Kind {
 		case history.MCPCall:
 			st := Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepToolCall, Request: req, Label: "tools/call " + e.Tool}
+			if e.Detail == history.MCPCallUnknownTool {
+				st.Label += " (a tool the server did not offer)"
+			}
 			// The latest model answer before the call that asked for the tool.
 			for j := len(answers) - 1; j >= 0; j-- {
 				a := answers[j]
@@ -266,6 +269,8 @@ func Explain(h *history.History) []Step {
 			case history.MCPFault:
 				st.Label = mcpFaultText(e.Detail)
 				st.Fault = e.Detail
+			case history.MCPToolsChanged:
+				st.Label = "tool list changed: " + e.Tool + " " + e.Detail
 			default:
 				st.Label = string(e.Kind)
 				if e.Detail != "" {
@@ -424,6 +429,14 @@ func mcpFaultText(name string) string {
 		return "answer delayed"
 	case history.MCPFaultWriteFailed:
 		return "the write failed"
+	case history.MCPFaultChangeTools:
+		return "tool list changed"
+	case history.MCPFaultExpireSession:
+		return "session expired before the tool ran (404)"
+	case history.MCPFaultExpireSessionAfterExecute:
+		return "session expired after the tool ran, connection closed"
+	case history.MCPFaultUnauthorized:
+		return "refused: 401 unauthorized"
 	}
 	return "fault " + name
 }

@@ -276,3 +276,35 @@ func TestMarkdownTimelineFence(t *testing.T) {
 		t.Errorf("timeline block not fenced past the body's fence:\n%s", out)
 	}
 }
+
+// What the ledger did is said in words, each injected fault marked.
+func TestExplainLedgerSteps(t *testing.T) {
+	h := &history.History{
+		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(10), Status: 200}},
+		MCP: []history.MCPEvent{
+			{At: ms(1), Kind: history.MCPToolsChanged, Tool: "commit_write", Detail: history.MCPToolRemoved},
+			{At: ms(2), Kind: history.MCPCall, Tool: "commit_write", RequestID: "3", Detail: history.MCPCallUnknownTool},
+			{At: ms(3), Kind: history.MCPFault, Tool: "commit_write", RequestID: "3", Detail: history.MCPFaultExpireSessionAfterExecute},
+			{At: ms(4), Kind: history.MCPFault, Tool: "commit_write", RequestID: "4", Detail: history.MCPFaultUnauthorized},
+		},
+	}
+	type step struct {
+		Kind         StepKind
+		Label, Fault string
+	}
+	var got []step
+	for _, s := range Explain(h) {
+		if s.Kind == StepLedger || s.Kind == StepToolCall {
+			got = append(got, step{s.Kind, s.Label, s.Fault})
+		}
+	}
+	want := []step{
+		{StepLedger, "tool list changed: commit_write removed", ""},
+		{StepToolCall, "tools/call commit_write (a tool the server did not offer)", ""},
+		{StepLedger, "session expired after the tool ran, connection closed", history.MCPFaultExpireSessionAfterExecute},
+		{StepLedger, "refused: 401 unauthorized", history.MCPFaultUnauthorized},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("ledger steps (-want +got):\n%s", d)
+	}
+}

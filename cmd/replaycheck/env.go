@@ -59,12 +59,14 @@ func applyEnv(flags *pflag.FlagSet, lookup func(string) (string, bool)) error {
 	return asUsage(errors.Join(errs...))
 }
 
-// envHelp is the root help's section on the variables the commands under
-// root bind: each one with the commands whose flag it sets.
-func envHelp(root *cobra.Command) string {
+// describeEnv adds to the help of root the variables the commands under it
+// bind, each with the commands whose flag it sets, and to the help of each
+// of those commands the names of its variables.
+func describeEnv(root *cobra.Command) {
 	var names []string
 	flag, commands := map[string]string{}, map[string][]string{}
 	for _, c := range root.Commands() {
+		var own []string
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			if v := f.Annotations[envAnnotation]; len(v) > 0 {
 				if _, seen := commands[v[0]]; !seen {
@@ -72,12 +74,18 @@ func envHelp(root *cobra.Command) string {
 				}
 				flag[v[0]] = f.Name
 				commands[v[0]] = append(commands[v[0]], c.Name())
+				own = append(own, v[0])
 			}
 		})
+		if len(own) > 0 {
+			c.Long += "\n\nEnvironment (see 'replaycheck --help'): these variables set the flags\nof the same name the command line does not give:\n" + strings.TrimSuffix(wrap(strings.Join(own, ", "), 78, "  "), "\n")
+		}
 	}
 	slices.Sort(names)
 	var b strings.Builder
-	b.WriteString(`Environment:
+	b.WriteString(`
+
+Environment:
   REPLAYCHECK_<FLAG> sets --<flag> when the command line does not give it
   (the command line wins; an empty variable is unset; a repeatable flag
   takes a comma-separated list). The keys in $REPLAYCHECK_MASTER_KEY
@@ -86,5 +94,5 @@ func envHelp(root *cobra.Command) string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %-24s --%s of %s\n", n, flag[n], strings.Join(commands[n], ", "))
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	root.Long += strings.TrimSuffix(b.String(), "\n")
 }

@@ -116,4 +116,9 @@ func TestEnvHelp(t *testing.T) {
 	if strings.Contains(out, "value-from-the-environment") {
 		t.Errorf("help shows a variable's value:\n%s", out)
 	}
+	// Each command's help names its own variables.
+	_, out, _ = execute(t, "list", "--help")
+	if !strings.Contains(out, "the command line does not give:\n  REPLAYCHECK_FILTER, REPLAYCHECK_SHARD, REPLAYCHECK_TAG\n") {
+		t.Errorf("list help lacks its variables:\n%s", out)
+	}
 }

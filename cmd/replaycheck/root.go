@@ -57,7 +57,7 @@ Exit codes:
 		newServeCmd(),
 		newGatewayCmd(),
 	)
-	root.Long += "\n\n" + envHelp(root)
+	describeEnv(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		return applyEnv(cmd.Flags(), os.LookupEnv)
 	}

@@ -45,9 +45,9 @@
 // events, or after the event completing the tool calls. stream_error ends
 // the 200 stream there with the dialect's own in-stream error (Anthropic
 // `event: error`, Responses response.failed or error, a chat error chunk,
-// a Gemini data chunk {"error":{"code","message","status"}} — the shape
-// the Gemini API sends mid-stream and google.golang.org/genai's
-// iterateResponseStream reads as an APIError);
+// Gemini's {"error":{"code","message","status"}} object, pretty-printed
+// outside the event-stream format, as the Gemini API sends it mid-stream
+// and Google's SDKs read it);
 // stall holds it silent for a while or, forever, until the client leaves
 // or the server shuts down; dribble waits before each event; a drop after
 // elapsed cuts a stream still going a duration after its headers. Every

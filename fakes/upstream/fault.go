@@ -77,7 +77,7 @@ type Fault struct {
 	// Drop closes a streamed answer's connection part-way.
 	Drop *Drop `json:"drop,omitempty" yaml:"drop,omitempty" jsonschema_description:"close a stream's connection part-way, optionally after lingering"`
 	// StreamError ends a 200 stream with the dialect's in-stream error event.
-	StreamError *StreamError `json:"stream_error,omitempty" yaml:"stream_error,omitempty" jsonschema_description:"end a streamed answer after HTTP 200 with the dialect's error event (Anthropic event: error, Responses response.failed or error, a chat or Gemini error chunk)"`
+	StreamError *StreamError `json:"stream_error,omitempty" yaml:"stream_error,omitempty" jsonschema_description:"end a streamed answer after HTTP 200 with the dialect's error event (Anthropic event: error, Responses response.failed or error, a chat error chunk, Gemini's raw error object)"`
 	// Stall holds a streamed answer silent at a point, for a while or forever.
 	Stall *Stall `json:"stall,omitempty" yaml:"stall,omitempty" jsonschema_description:"hold a stream silent at a point, then resume (for) or never (forever)"`
 	// Dribble waits this long before each event of a streamed answer.

@@ -17,8 +17,9 @@ const (
 // and the events before its point, with the dialect's in-stream error: an
 // Anthropic `event: error` ({"type":"error","error":{"type","message"}}),
 // a Responses response.failed (or error) event, a chat chunk
-// {"error":{"message","type","param","code"}}, or a Gemini data chunk
-// {"error":{"code","message","status"}}. The stream then ends
+// {"error":{"message","type","param","code"}}, or Gemini's error object
+// {"error":{"code","message","status"}}, pretty-printed outside the
+// event-stream format as the Gemini API sends it. The stream then ends
 // cleanly, with no terminal event. When the point lies past the answer's
 // last event the answer completes normally (and the fault does not count
 // as fired).

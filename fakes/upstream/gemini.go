@@ -281,12 +281,25 @@ func (geminiDialect) terminal(ev sseEvent) bool {
 	return gjson.GetBytes(ev.data, "candidates.0.finishReason").Type == gjson.String
 }
 
-// streamError: a data chunk holding only the Google error object,
-// {"error":{"code","message","status"}}, which the API sends when a stream
-// fails after HTTP 200 and which google.golang.org/genai
-// (iterateResponseStream) and @google/genai turn into an API error. Type is
+// streamError: the Google error object, pretty-printed and outside the
+// event-stream format (no "data:"), as the Gemini API sends it when a
+// stream fails after HTTP 200 and some chunks:
+//
+//	{
+//	  "error": {
+//	    "code": 503,
+//	    "message": "The model is overloaded. Please try again later.",
+//	    "status": "UNAVAILABLE"
+//	  }
+//	}
+//
+// (an alt=sse stream captured in vercel/ai issue 5217, "breaking the SSE
+// format"; googleapis/js-genai issue 461). Google's SDKs read it as the
+// API's error: @google/genai (JS) a network read that parses as an error
+// object, google.golang.org/genai a block between blank lines that does
+// (iterateResponseStream), each as an API error with the code. Type is
 // the status in lower case (unavailable, resource_exhausted, internal, …);
-// "" = unavailable (503), the API's "model is overloaded".
+// "" = unavailable, code 503.
 func (geminiDialect) streamError(e *StreamError, _ streamErrorAt) sseEvent {
 	typ := e.Type
 	if typ == "" {
@@ -299,5 +312,13 @@ func (geminiDialect) streamError(e *StreamError, _ streamErrorAt) sseEvent {
 			code = s.code
 		}
 	}
-	return sseEvent{data: geminiErrorBody(code, status, e.message(typ))}
+	b := make([]byte, 0, 128)
+	b = append(b, "{\n  \"error\": {\n    \"code\": "...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, ",\n    \"message\": "...)
+	b = appendJSONString(b, e.message(typ))
+	b = append(b, ",\n    \"status\": "...)
+	b = appendJSONString(b, status)
+	b = append(b, "\n  }\n}"...)
+	return sseEvent{data: b, raw: true}
 }

@@ -533,3 +533,21 @@ func TestGeminiRecordReplay(t *testing.T) {
 		t.Errorf("replayed stream record %+v", reqs[2])
 	}
 }
+
+// A stream_error on Gemini ends the 200 stream with the error object as the
+// API sends it mid-stream: pretty-printed, outside the event-stream format.
+func TestGeminiStreamErrorBytes(t *testing.T) {
+	s, srv, _ := newFake(t, Config{})
+	tok := token(t)
+	if err := s.Arm(tok, nil, []Fault{mustFault(t, "{stream_error: {after: tool_call, type: resource_exhausted, message: Quota exceeded}}")}); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"contents":[{"role":"user","parts":[{"text":"` + prompt(tok) + `"}]}],"tools":[{"functionDeclarations":[{"name":"commit_write"}]}]}`
+	status, got, _ := post(t, srv.URL+geminiPath(true)+"?alt=sse", body)
+	diff(t, "status", 200, status)
+	cut := strings.Index(got, "\n\n") + 2
+	if !strings.HasPrefix(got, `data: {"candidates":[{"content":{"parts":[{"functionCall":`) || cut < 2 {
+		t.Fatalf("stream %q", got)
+	}
+	diff(t, "error object", "{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Quota exceeded\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n", got[cut:])
+}

@@ -962,10 +962,17 @@ func setSSEHeaders(h http.Header) {
 type sseEvent struct {
 	name string
 	data []byte
+	// raw sends data as it is, then a line end, outside the event-stream
+	// format: how the Gemini API sends an error in the middle of a stream.
+	raw bool
 }
 
-// appendEvent appends ev as SSE: one data line per line of its data.
+// appendEvent appends ev as SSE: one data line per line of its data (or,
+// raw, the data and a line end).
 func appendEvent(dst []byte, ev sseEvent) []byte {
+	if ev.raw {
+		return append(append(dst, ev.data...), '\n')
+	}
 	if ev.name != "" {
 		dst = append(dst, "event: "...)
 		dst = append(dst, ev.name...)

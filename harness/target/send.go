@@ -138,8 +138,11 @@ func readStream(body io.Reader, x *history.Exchange) {
 				kept.WriteByte('\n')
 			}
 		}
-		if ev.Data != nil {
+		switch {
+		case ev.Data != nil:
 			classifyData(bytes.TrimSpace(ev.Data), ev.Name, x, seen)
+		case isErrorObject(ev.Raw):
+			x.ErrorEvents++ // Gemini sends a mid-stream error outside the format
 		}
 	}
 	x.Body = excerpt(kept.Bytes())
@@ -179,6 +182,17 @@ func classifyData(data []byte, event string, x *history.Exchange, seen map[strin
 		seen[id] = true
 		x.ResponseIDs = append(x.ResponseIDs, id)
 	}
+}
+
+// isErrorObject reports whether a block without data is a JSON object
+// holding "error": the Gemini API's error in the middle of a stream.
+func isErrorObject(raw []byte) bool {
+	var v map[string]json.RawMessage
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	_, ok := v["error"]
+	return ok
 }
 
 // geminiFinished reports whether a Gemini chunk is its stream's terminal

@@ -31,8 +31,10 @@ func TestReadStream(t *testing.T) {
 			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"r1"}}},
 		{"gemini finished", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\"}}],\"role\":\"model\"},\"index\":0}],\"modelVersion\":\"gemini-x\",\"responseId\":\"g1\"}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"modelVersion\":\"gemini-x\",\"responseId\":\"g1\"}\n\n",
 			history.Exchange{DataChunks: 2, Done: true, CleanEnd: true, ResponseIDs: []string{"g1"}, Models: []string{"gemini-x"}}},
-		{"gemini error chunk", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]},\"index\":0}],\"responseId\":\"g1\"}\n\ndata: {\"error\":{\"code\":503,\"message\":\"overloaded\",\"status\":\"UNAVAILABLE\"}}\n\n",
+		{"gemini error object", "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]},\"index\":0}],\"responseId\":\"g1\"}\n\n{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"overloaded\",\n    \"status\": \"UNAVAILABLE\"\n  }\n}\n",
 			history.Exchange{DataChunks: 1, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"g1"}}},
+		{"not an error object", "data: {\"id\":\"a\"}\n\n{\"errors\": 1}\n\n: keep-alive\n\n",
+			history.Exchange{DataChunks: 1, CleanEnd: true, ResponseIDs: []string{"a"}}},
 		{"messages error event", "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\"}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\n",
 			history.Exchange{DataChunks: 1, ErrorEvents: 1, CleanEnd: true, ResponseIDs: []string{"m1"}}},
 	}

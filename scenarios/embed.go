@@ -1,12 +1,14 @@
 // Package scenarios embeds the shipped scenario suite, so `replaycheck run`
 // works from any directory: seed/ (seed 000), mcp/ (seeds 001, 002 and 004
-// #4), retry/ (seeds 003 and 004) and clients/ (client targets only: they
-// expect a command's exit code and output, and are skipped on other targets).
+// #4), retry/ (seeds 003 and 004), model/ (004 #7), clients/ (client targets
+// only: they expect a command's exit code and output, and are skipped on
+// other targets) and gemini/ (client targets on the Gemini API).
 package scenarios
 
 import "embed"
 
-// FS holds the suite's YAML files under seed/, mcp/, retry/, clients/ and model/.
+// FS holds the suite's YAML files under seed/, mcp/, retry/, clients/,
+// model/ and gemini/.
 //
-//go:embed seed mcp retry clients model
+//go:embed seed mcp retry clients model gemini
 var FS embed.FS

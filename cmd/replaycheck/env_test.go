@@ -106,6 +106,7 @@ func TestEnvHelp(t *testing.T) {
 		"REPLAYCHECK_TARGET       --target of baseline, explore, run",
 		"REPLAYCHECK_TAG          --tag of baseline, list, run",
 		"REPLAYCHECK_JSON         --json of explore, run",
+		"REPLAYCHECK_HTML         --html of explore, run",
 		"REPLAYCHECK_BASELINE", "REPLAYCHECK_FILTER", "REPLAYCHECK_JUNIT", "REPLAYCHECK_MARKDOWN",
 		"REPLAYCHECK_PARALLEL", "REPLAYCHECK_REPEAT", "REPLAYCHECK_SEED", "REPLAYCHECK_SHARD", "REPLAYCHECK_TIMEOUT",
 	} {

@@ -43,6 +43,7 @@ type exploreOptions struct {
 	JUnit       string
 	JSON        string
 	Markdown    string
+	HTML        string
 
 	Stdout io.Writer
 	ErrOut io.Writer
@@ -135,7 +136,8 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE")
 	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE")
 	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
-	bindEnv(cmd, "target", "parallel", "timeout", "shard", "seed", "junit", "json", "markdown")
+	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report (each cell's sequence diagram, failing cells first) to FILE")
+	bindEnv(cmd, "target", "parallel", "timeout", "shard", "seed", "junit", "json", "markdown", "html")
 	cmd.ValidArgsFunction = completeScenarioPaths
 	complete(cmd, "target", completeTarget)
 	complete(cmd, "kinds", completeKinds)
@@ -213,6 +215,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		{opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, report.ExploreSuite(rep)) }},
 		{opts.JSON, func(w io.Writer) error { return report.WriteExploreJSON(w, rep) }},
 		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep) }},
+		{opts.HTML, func(w io.Writer) error { return report.WriteHTML(w, report.ExploreSuite(rep)) }},
 	} {
 		if out.path == "" {
 			continue

@@ -14,12 +14,14 @@ import (
 
 // TestExploreNaiveWritesFindings explores the seed's no-fault chat scenario on
 // the naive gateway: exit 1, the duplicate write found and written as a
-// scenario that loads, and every report file.
+// scenario that loads, and every report file (the HTML one with a sequence
+// diagram per cell, failing cells first, the replay marked).
 func TestExploreNaiveWritesFindings(t *testing.T) {
 	dir := t.TempDir()
 	found, js, junit, md := filepath.Join(dir, "found"), filepath.Join(dir, "explore.json"), filepath.Join(dir, "explore.xml"), filepath.Join(dir, "explore.md")
+	page := filepath.Join(dir, "explore.html")
 	code, out, errOut := execute(t, "explore", "../../scenarios/seed/no-fault-chat.yaml", "--target", "builtin:naive",
-		"--kinds", "500,mcp-drop", "--out", found, "--json", js, "--junit", junit, "--markdown", md)
+		"--kinds", "500,mcp-drop", "--out", found, "--json", js, "--junit", junit, "--markdown", md, "--html", page)
 	if code != exitRuleBroken {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
@@ -64,6 +66,17 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 	m, err := os.ReadFile(md)
 	if err != nil || !strings.Contains(string(m), "replaycheck explore") || !strings.Contains(string(m), "Minimal fault schedule") {
 		t.Errorf("Markdown report (err %v):\n%s", err, m)
+	}
+	h, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(h), `<svg class="seq"`); n != len(rep.Cells) {
+		t.Errorf("HTML report: %d diagrams, want one per cell (%d)", n, len(rep.Cells))
+	}
+	first, _, _ := strings.Cut(string(h)[strings.Index(string(h), `<details class="result"`):], "</details>")
+	if !strings.Contains(first, `<span class="verdict fail">fail</span>`) || !strings.Contains(first, "REPLAY #2") {
+		t.Errorf("HTML report: the first cell is not a failure with its replay marked:\n%.3000s", first)
 	}
 }
 

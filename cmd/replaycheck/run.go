@@ -196,7 +196,7 @@ Exit codes:
 	f.StringVar(&opts.Baseline, "baseline", "", "known failures (replaycheck baseline): fail only on new ones and on entries that now pass")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the total line and the failures' checks (no table, no line per scenario)")
 	cmd.MarkFlagsMutuallyExclusive("quiet", "verbose")
-	bindEnv(cmd, "junit", "json", "markdown", "baseline")
+	bindEnv(cmd, "junit", "json", "markdown", "html", "baseline")
 	complete(cmd, "baseline", completeFiles("yaml", "yml"))
 	return cmd
 }

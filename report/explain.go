@@ -107,8 +107,23 @@ func (s Step) Replay() bool { return s.Kind == StepToolCall && s.Execution > 1 }
 // answers, and the ledger's tool calls, each tied to the model answer that
 // asked for it, with repeated executions of one logical call numbered.
 func Explain(h *history.History) []Step {
+	steps := requestSteps(h)
+	model, answers := modelSteps(h)
+	steps = append(steps, model...)
+	steps = append(steps, ledgerSteps(h, answers)...)
+	steps = append(steps, answerSteps(h)...)
+	if u := h.Unattributed; u != nil {
+		steps = append(steps, Step{At: h.Duration.D(), From: PartyTarget, To: PartyTarget, Kind: StepNote,
+			Label: fmt.Sprintf("no run owned %s and %s during this run: %s",
+				plural(u.Upstream, "model request"), plural(u.MCP, "tool call"), strings.Join(u.Samples, "; "))})
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
+	return joinSessions(steps)
+}
+
+// requestSteps are the app's requests to the target.
+func requestSteps(h *history.History) []Step {
 	var steps []Step
-	// Requests.
 	for i, x := range h.Requests {
 		st := Step{At: x.Start.D(), From: PartyApp, To: PartyTarget, Kind: StepRequest, Request: i + 1}
 		if x.Client != nil {
@@ -125,8 +140,31 @@ func Explain(h *history.History) []Step {
 		}
 		steps = append(steps, st)
 	}
-	// Model requests and answers.
-	var answers []*toolAnswer
+	return steps
+}
+
+// answerSteps are the answers the app got.
+func answerSteps(h *history.History) []Step {
+	var steps []Step
+	for i, x := range h.Requests {
+		st := Step{At: x.End.D(), From: PartyTarget, To: PartyApp, Kind: StepAnswer, Request: i + 1, Label: answer(x)}
+		if c := x.Client; c != nil {
+			st.Body = strings.Join(lastLines(c.Stdout, 5), "\n")
+			st.Failed = c.Exit != 0 || c.Killed || c.Error != ""
+		} else {
+			st.Body = x.Body
+			st.Failed = x.Status >= 400 || x.Status == 0 || x.TransportError != "" || x.ErrorEvents > 0
+		}
+		steps = append(steps, st)
+	}
+	return steps
+}
+
+// modelSteps are the target's model requests and the upstream's answers,
+// each request numbered with its attempt and try, the first that speaks
+// another API than the app's explained; answers are those that asked for
+// tool calls, for ledgerSteps to tie the calls to.
+func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 	attempts := map[int]int{}    // request -> attempts so far
 	tries := map[int]int{}       // request -> tries of the latest kind
 	lastKind := map[int]string{} // request -> kind of the latest model request
@@ -163,7 +201,6 @@ func Explain(h *history.History) []Step {
 					dialectName(x.Endpoint), x.Path, dialectName(u.Endpoint), u.Path))
 			}
 		}
-		steps = append(steps, up)
 		ans := Step{At: u.At.D(), From: PartyModel, To: PartyTarget, Kind: StepModelAnswer, Request: req,
 			Attempt: attempts[req], Try: tries[req], ModelCall: n + 1, Label: modelAnswer(u)}
 		if u.Fault != "" {
@@ -171,13 +208,20 @@ func Explain(h *history.History) []Step {
 		} else if u.Failed() {
 			ans.Failed = true
 		}
-		steps = append(steps, ans)
+		steps = append(steps, up, ans)
 		if len(u.Calls) > 0 || u.ToolCalls > 0 {
 			answers = append(answers, &toolAnswer{u: u, used: make([]bool, max(len(u.Calls), u.ToolCalls)),
 				attempt: attempts[req], call: n + 1})
 		}
 	}
-	// Tool calls and what the ledger did with them.
+	return steps, answers
+}
+
+// ledgerSteps are the ledger's events: each tool call tied to the latest
+// model answer before it that asked for its tool (answers, in order) and
+// numbered among the executions of its logical call, MCP sessions, and
+// what the ledger did with each call, a write with its call's number.
+func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 	perScript := map[string]int{}
 	for _, t := range h.Setup.Tools {
 		perScript[t]++
@@ -192,6 +236,7 @@ func Explain(h *history.History) []Step {
 	for _, i := range rules.Executed(h) {
 		executed[i] = true
 	}
+	var steps []Step
 	for i, e := range h.MCP {
 		req := h.ExchangeAt(e.At.D()) + 1
 		switch e.Kind {
@@ -200,25 +245,7 @@ func Explain(h *history.History) []Step {
 			if e.Detail == history.MCPCallUnknownTool {
 				st.Label += " (a tool the server did not offer)"
 			}
-			// The latest model answer before the call that asked for the tool.
-			for j := len(answers) - 1; j >= 0; j-- {
-				a := answers[j]
-				if a.u.At.D() > e.At.D() {
-					continue
-				}
-				idx, again := a.take(e.Tool)
-				if idx < 0 {
-					continue
-				}
-				st.Attempt, st.ModelCall = a.attempt, a.call
-				if idx < len(a.u.Calls) {
-					st.CallID = a.u.Calls[idx].ID
-				}
-				if again {
-					st.Notes = append(st.Notes, "the same tool call sent again")
-				}
-				break
-			}
+			causedBy(&st, answers, e)
 			switch {
 			case !executed[i] && dedupAnswered(h, i):
 				st.Notes = append(st.Notes, "answered from an earlier call with the same idempotency key: not run again")
@@ -232,13 +259,9 @@ func Explain(h *history.History) []Step {
 					runs[key] = l
 				}
 				l.runs++
-				per := max(perScript[e.Tool], 1)
-				st.Execution = l.runs
-				if l.runs > per {
-					st.Execution = l.runs - per + 1
-					st.FirstAt = l.first
-				} else if per > 1 {
-					st.Execution = 1
+				st.Execution = 1
+				if per := max(perScript[e.Tool], 1); l.runs > per {
+					st.Execution, st.FirstAt = l.runs-per+1, l.first
 				}
 			}
 			callExec[e.Tool+"\x00"+e.RequestID] = st.Execution
@@ -252,56 +275,66 @@ func Explain(h *history.History) []Step {
 		case history.MCPCancelled:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
 		default:
-			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req,
-				Execution: callExec[e.Tool+"\x00"+e.RequestID]}
-			switch e.Kind {
-			case history.MCPWrite:
-				st.To = PartyLedger
-				st.Label = "wrote " + e.Entry
-				if st.Execution > 1 {
-					st.Label += " (replay #" + strconv.Itoa(st.Execution) + ")"
-				}
-			case history.MCPResult:
-				st.Label = "result"
-				if e.Detail != "" {
-					st.Label += " (" + e.Detail + ")"
-				}
-			case history.MCPFault:
-				st.Label = mcpFaultText(e.Detail)
-				st.Fault = e.Detail
-			case history.MCPToolsChanged:
-				st.Label = "tool list changed: " + e.Tool + " " + e.Detail
-			default:
-				st.Label = string(e.Kind)
-				if e.Detail != "" {
-					st.Label += " " + e.Detail
-				}
-			}
-			if e.Key != "" {
-				st.Label += " key=" + e.Key
-			}
-			steps = append(steps, st)
+			steps = append(steps, ledgerStep(e, req, callExec[e.Tool+"\x00"+e.RequestID]))
 		}
 	}
-	// Answers.
-	for i, x := range h.Requests {
-		st := Step{At: x.End.D(), From: PartyTarget, To: PartyApp, Kind: StepAnswer, Request: i + 1, Label: answer(x)}
-		if x.Client != nil {
-			st.Body = strings.Join(lastLines(x.Client.Stdout, 5), "\n")
-		} else {
-			st.Body = x.Body
+	return steps
+}
+
+// causedBy ties the tool call st (of event e) to the latest model answer
+// before it that asked for e's tool: its number, attempt and call id.
+func causedBy(st *Step, answers []*toolAnswer, e history.MCPEvent) {
+	for j := len(answers) - 1; j >= 0; j-- {
+		a := answers[j]
+		if a.u.At.D() > e.At.D() {
+			continue
 		}
-		st.Failed = x.Status >= 400 || x.Status == 0 || x.TransportError != "" || x.ErrorEvents > 0 ||
-			x.Client != nil && (x.Client.Exit != 0 || x.Client.Killed)
-		steps = append(steps, st)
+		idx, again := a.take(e.Tool)
+		if idx < 0 {
+			continue
+		}
+		st.Attempt, st.ModelCall = a.attempt, a.call
+		if idx < len(a.u.Calls) {
+			st.CallID = a.u.Calls[idx].ID
+		}
+		if again {
+			st.Notes = append(st.Notes, "the same tool call sent again")
+		}
+		return
 	}
-	if u := h.Unattributed; u != nil {
-		steps = append(steps, Step{At: h.Duration.D(), From: PartyTarget, To: PartyTarget, Kind: StepNote,
-			Label: fmt.Sprintf("no run owned %s and %s during this run: %s",
-				plural(u.Upstream, "model request"), plural(u.MCP, "tool call"), strings.Join(u.Samples, "; "))})
+}
+
+// ledgerStep is what the ledger did with a call (a write, a result, a
+// fault), in app request req; exec is the call's execution number.
+func ledgerStep(e history.MCPEvent, req, exec int) Step {
+	st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req, Execution: exec}
+	switch e.Kind {
+	case history.MCPWrite:
+		st.To = PartyLedger
+		st.Label = "wrote " + e.Entry
+		if exec > 1 {
+			st.Label += " (replay #" + strconv.Itoa(exec) + ")"
+		}
+	case history.MCPResult:
+		st.Label = "result"
+		if e.Detail != "" {
+			st.Label += " (" + e.Detail + ")"
+		}
+	case history.MCPFault:
+		st.Label = mcpFaultText(e.Detail)
+		st.Fault = e.Detail
+	case history.MCPToolsChanged:
+		st.Label = "tool list changed: " + e.Tool + " " + e.Detail
+	default:
+		st.Label = string(e.Kind)
+		if e.Detail != "" {
+			st.Label += " " + e.Detail
+		}
 	}
-	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At < steps[j].At })
-	return joinSessions(steps)
+	if e.Key != "" {
+		st.Label += " key=" + e.Key
+	}
+	return st
 }
 
 // joinSessions joins each run of consecutive MCP session steps into one

@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -306,5 +307,28 @@ func TestExplainLedgerSteps(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ledger steps (-want +got):\n%s", d)
+	}
+}
+
+// A client command's answer is its exit and the end of its output; it
+// failed when it did not exit 0.
+func TestExplainClientAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		exit       int
+		wantFailed bool
+	}{{0, false}, {1, true}} {
+		h := &history.History{Requests: []history.Exchange{{Start: ms(0), End: ms(5), Paths: []string{"/v1/messages"},
+			Client: &history.ClientRun{Exit: tt.exit, Stdout: "one\ntwo\n"}}}}
+		var got []Step
+		for _, s := range Explain(h) {
+			got = append(got, Step{Kind: s.Kind, Label: s.Label, Body: s.Body, Failed: s.Failed})
+		}
+		want := []Step{
+			{Kind: StepRequest, Label: "run of the client command (called /v1/messages)"},
+			{Kind: StepAnswer, Label: "client exit " + strconv.Itoa(tt.exit), Body: "one\ntwo", Failed: tt.wantFailed},
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("exit %d (-want +got):\n%s", tt.exit, d)
+		}
 	}
 }

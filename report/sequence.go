@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -89,13 +90,13 @@ func drawSequence(h *history.History, steps []Step) svgDiagram {
 		}
 		y = d.step(st, y, many)
 	}
+	// The lifelines, as long as the steps, go behind the arrows.
+	lives := make([]svgLine, 0, len(Parties)+len(d.Lines))
 	for _, p := range Parties {
 		x := lifelineX(p)
-		d.Lines = append(d.Lines, svgLine{X1: x, Y1: 54, X2: x, Y2: y + 6, Class: "life"})
+		lives = append(lives, svgLine{X1: x, Y1: 54, X2: x, Y2: y + 6, Class: "life"})
 	}
-	// Lifelines go behind everything else drawn with lines.
-	n := len(Parties)
-	d.Lines = append(d.Lines[len(d.Lines)-n:], d.Lines[:len(d.Lines)-n]...)
+	d.Lines = append(lives, d.Lines...)
 	d.Height = y + 14
 	return d
 }
@@ -256,7 +257,7 @@ func appSub(h *history.History) string {
 		if x.Client != nil {
 			p = "client command"
 		}
-		if p != "" && !contains(paths, p) {
+		if p != "" && !slices.Contains(paths, p) {
 			paths = append(paths, p)
 		}
 	}
@@ -267,7 +268,7 @@ func appSub(h *history.History) string {
 func upstreamSub(h *history.History) string {
 	var paths []string
 	for _, u := range h.Upstream {
-		if !contains(paths, u.Path) {
+		if !slices.Contains(paths, u.Path) {
 			paths = append(paths, u.Path)
 		}
 	}
@@ -275,15 +276,6 @@ func upstreamSub(h *history.History) string {
 		return "no request"
 	}
 	return TerminalText(strings.Join(paths, ", "))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // wrap breaks s into lines of at most width characters at spaces; a word

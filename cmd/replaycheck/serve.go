@@ -64,9 +64,10 @@ func newServeCmd() *cobra.Command {
 reproduction, as the rig of seed 000 did with a Python forwarder and a FastMCP
 server:
 
-  upstream  the model API (/v1/chat/completions, /v1/responses, /v1/messages),
-            scripted by default: it calls the ledger tool once with the entry the
-            prompt names, then answers "done"; --relay forwards to a real provider
+  upstream  the model API (/v1/chat/completions, /v1/responses, /v1/messages,
+            /v1beta/models/MODEL:generateContent), scripted by default: it
+            calls the ledger tool once with the entry the prompt names, then
+            answers "done"; --relay forwards to a real provider
   ledger    an MCP server (Streamable HTTP at /mcp) whose commit_write appends
             one line per write to --ledger, synced before it answers
 

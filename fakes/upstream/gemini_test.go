@@ -291,34 +291,8 @@ func TestGeminiAncillary(t *testing.T) {
 	diff(t, "total", Counts{Outcomes: map[string]int{}}, s.Total())
 }
 
-// sawGemini streams the seed's request with google.golang.org/genai.
-func sawGemini(ctx context.Context, url, tok string) sdkSaw {
-	c, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: url}})
-	if err != nil {
-		return sdkSaw{failure: err.Error()}
-	}
-	var s sdkSaw
-	for r, err := range c.Models.GenerateContentStream(ctx, geminiModel, geminiContents(tok), geminiConfig("commit_write")) {
-		if err != nil {
-			var ae genai.APIError
-			if errors.As(err, &ae) {
-				s.failure = fmt.Sprintf("genai.APIError: code %d, status %s: %s", ae.Code, ae.Status, ae.Message)
-			} else {
-				s.failure = "other: " + err.Error()
-			}
-			break
-		}
-		if calls := r.FunctionCalls(); len(calls) == 1 && calls[0].Args["entry"] == "alpha-"+tok {
-			s.complete = true
-		}
-		if len(r.Candidates) > 0 && r.Candidates[0].FinishReason != "" {
-			s.terminal = true
-		}
-	}
-	return s
-}
-
-// lingerGemini is sawGemini for the linger tests.
+// lingerGemini streams the seed's request with google.golang.org/genai and
+// calls complete once, as soon as the client holds the complete call.
 func lingerGemini(ctx context.Context, url, tok string, complete func()) lingerResult {
 	c, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: url}})
 	if err != nil {
@@ -341,10 +315,25 @@ func lingerGemini(ctx context.Context, url, tok string, complete func()) lingerR
 	return r
 }
 
+// sawGemini is lingerGemini as an sdkSaw: an API error with its code,
+// status and message.
+func sawGemini(ctx context.Context, url, tok string) sdkSaw {
+	r := lingerGemini(ctx, url, tok, func() {})
+	s := sdkSaw{complete: r.complete, terminal: r.terminal}
+	var ae genai.APIError
+	switch {
+	case errors.As(r.err, &ae):
+		s.failure = fmt.Sprintf("genai.APIError: code %d, status %s: %s", ae.Code, ae.Status, ae.Message)
+	case r.err != nil:
+		s.failure = "other: " + r.err.Error()
+	}
+	return s
+}
+
 // Every upstream fault on Gemini, as google.golang.org/genai sees it.
 // Status faults arrive as a genai.APIError with the status's google.rpc
 // name; a stream_error arrives the same way from inside the 200 stream
-// (the SDK reads a data chunk holding an error object as the error); a
+// (the SDK reads the API's raw error object between chunks as the error); a
 // cut stream, a reset and a stall the client gives up on arrive as
 // transport errors; a delay, a dribble and a stall that resumes leave the
 // answer whole; serve_model changes the modelVersion the SDK reports.

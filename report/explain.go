@@ -24,8 +24,8 @@ const (
 	PartyLedger
 )
 
-// Parties are the lifelines in drawing order.
-var Parties = []Party{PartyApp, PartyTarget, PartyModel, PartyLedger}
+// parties are the lifelines in drawing order.
+var parties = []Party{PartyApp, PartyTarget, PartyModel, PartyLedger}
 
 // String names the party as reports show it.
 func (p Party) String() string {

@@ -128,7 +128,7 @@ func appAnswers(steps []Step, many bool) []htmlAnswer {
 		if st.Kind != StepAnswer {
 			continue
 		}
-		a := htmlAnswer{At: "+" + round(st.At), Label: st.Label, Failed: st.Failed, Body: TerminalTextKeepLines(st.Body)}
+		a := htmlAnswer{At: "+" + round(st.At), Label: st.Label, Failed: st.Failed, Body: terminalLines(st.Body)}
 		if many {
 			a.Request = st.Request
 		}
@@ -140,9 +140,9 @@ func appAnswers(steps []Step, many bool) []htmlAnswer {
 	return out
 }
 
-// TerminalTextKeepLines is TerminalText line by line: line breaks are kept,
+// terminalLines is TerminalText line by line: line breaks are kept,
 // other control characters escaped.
-func TerminalTextKeepLines(s string) string {
+func terminalLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = TerminalText(strings.TrimSuffix(l, "\r"))

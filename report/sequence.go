@@ -71,7 +71,7 @@ func drawSequence(h *history.History, steps []Step) svgDiagram {
 		PartyModel:  {"model upstream", upstreamSub(h)},
 		PartyLedger: {"ledger", "MCP server"},
 	}
-	for _, p := range Parties {
+	for _, p := range parties {
 		x := lifelineX(p)
 		d.Rects = append(d.Rects, svgRect{X: x - seqHeadW/2, Y: 8, W: seqHeadW, H: 46, R: 6, Class: "lifebox"})
 		d.Texts = append(d.Texts,
@@ -91,8 +91,8 @@ func drawSequence(h *history.History, steps []Step) svgDiagram {
 		y = d.step(st, y, many)
 	}
 	// The lifelines, as long as the steps, go behind the arrows.
-	lives := make([]svgLine, 0, len(Parties)+len(d.Lines))
-	for _, p := range Parties {
+	lives := make([]svgLine, 0, len(parties)+len(d.Lines))
+	for _, p := range parties {
 		x := lifelineX(p)
 		lives = append(lives, svgLine{X1: x, Y1: 54, X2: x, Y2: y + 6, Class: "life"})
 	}

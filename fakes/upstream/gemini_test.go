@@ -540,3 +540,33 @@ func TestGeminiStreamErrorBytes(t *testing.T) {
 	}
 	diff(t, "error object", "{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Quota exceeded\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n", got[cut:])
 }
+
+// A relayed Gemini stream that ends in the API's error object reaches the
+// client as it came and is not recorded: the answer failed.
+func TestGeminiRelayedErrorNotRecorded(t *testing.T) {
+	for _, ending := range []string{"\n", "\n\n"} {
+		mt := httpmock.NewMockTransport()
+		body := "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}],\"role\":\"model\"},\"index\":0}]}\n\n{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"The model is overloaded. Please try again later.\",\n    \"status\": \"UNAVAILABLE\"\n  }\n}" + ending
+		mt.RegisterResponder("POST", provider+geminiPath(true), func(*http.Request) (*http.Response, error) {
+			resp := httpmock.NewStringResponse(http.StatusOK, body)
+			resp.Header.Set("Content-Type", "text/event-stream")
+			return resp, nil
+		})
+		rec, err := cassette.Create(t.TempDir() + "/gemini.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, srv, _ := newFake(t, Config{Relay: provider, Client: &http.Client{Transport: mt}, Record: rec})
+		_, got, _ := post(t, srv.URL+geminiPath(true)+"?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+		srv.Close()
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		diff(t, "relayed", body, got)
+		raw, err := os.ReadFile(rec.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		diff(t, "cassette", "", string(raw))
+	}
+}

@@ -290,6 +290,8 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 			x.tape = nil // the stream ended mid-event: not a whole answer
 		case ev.Data != nil: // comments and keep-alives are not kept
 			x.tape.event(ev.Name, ev.Data, s.clock())
+		case bytes.HasPrefix(bytes.TrimSpace(ev.Raw), []byte("{")):
+			x.tape = nil // an object outside the format (Gemini's mid-stream error): the answer failed
 		}
 		if cutTool && x.de.d.terminal(sseEvent{name: ev.Name, data: ev.Data}) {
 			x.finish(OutcomeDroppedStream, http.StatusOK)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // workflow is the part of a GitHub Actions workflow the CI example relies on.
@@ -32,7 +34,8 @@ type workflow struct {
 }
 
 // TestCIWorkflowExample checks the shipped workflow: one job per shard with
-// N equal to the matrix size, Go set up from go.mod, the suite run with
+// N equal to the matrix size, Go set up from go.mod, the user's target file
+// (TARGET, one that loads) with its gateway installed, the suite run on it with
 // --junit, --json and --markdown "$GITHUB_STEP_SUMMARY", and the JUnit and
 // JSON files uploaded also when the run failed; then a merge job, also after
 // a failed shard, that downloads every shard's reports, merges their JSON
@@ -59,11 +62,24 @@ func TestCIWorkflowExample(t *testing.T) {
 			t.Errorf("matrix shard %d is %d, want 1..N", i, s)
 		}
 	}
-	var setupGo, run, upload bool
+	// The user's own system is under test: a target file of the repository
+	// that loads with the job's environment, and the gateway it starts is
+	// installed by the job.
+	expr := regexp.MustCompile(`\$\{\{[^}]*\}\}`) // what Actions expands, such as ${{ github.run_id }}
+	for k, v := range job.Env {
+		t.Setenv(k, expr.ReplaceAllString(v, "1"))
+	}
+	tf := job.Env["TARGET"]
+	if _, err := target.LoadTargetFile("../../"+tf, target.TargetFileOptions{}); err != nil {
+		t.Errorf("TARGET %q: %v", tf, err)
+	}
+	var setupGo, run, upload, install bool
 	for _, s := range job.Steps {
 		switch {
 		case strings.HasPrefix(s.Uses, "actions/setup-go@"):
 			setupGo = s.With["go-version-file"] == "go.mod"
+		case strings.HasPrefix(s.Run, "pip install 'litellm[proxy]'"):
+			install = true
 		case strings.Contains(s.Run, " run "):
 			runCmd, _, _ := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}).Find([]string{"run"})
 			for _, f := range regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z-]*)`).FindAllStringSubmatch(s.Run, -1) {
@@ -71,7 +87,8 @@ func TestCIWorkflowExample(t *testing.T) {
 					t.Errorf("the workflow passes --%s, which replaycheck run does not have", f[1])
 				}
 			}
-			run = strings.Contains(s.Run, `--junit "junit-${{ matrix.shard }}.xml"`) &&
+			run = strings.Contains(s.Run, `--target "$TARGET"`) &&
+				strings.Contains(s.Run, `--junit "junit-${{ matrix.shard }}.xml"`) &&
 				strings.Contains(s.Run, `--json "run-${{ matrix.shard }}.json"`) &&
 				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`) &&
 				strings.Contains(s.Run, `--shard "${{ matrix.shard }}/$SHARDS"`) &&
@@ -81,8 +98,8 @@ func TestCIWorkflowExample(t *testing.T) {
 				s.With["name"] == "replaycheck-shard-${{ matrix.shard }}" && s.If == "${{ !cancelled() }}"
 		}
 	}
-	if !setupGo || !run || !upload {
-		t.Errorf("setup-go from go.mod %v, run with reports %v, upload after failures %v", setupGo, run, upload)
+	if !setupGo || !install || !run || !upload {
+		t.Errorf("setup-go from go.mod %v, the target's gateway installed %v, run on $TARGET with reports %v, upload after failures %v", setupGo, install, run, upload)
 	}
 
 	merge, ok := w.Jobs["merge"]

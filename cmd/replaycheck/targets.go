@@ -55,15 +55,15 @@ func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []target.Targ
 			}
 		}
 	}
-	why := "scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)"
+	also := ""
 	if len(unserved) > 0 {
-		why += "; " + strings.Join(unserved, ", ") + " (a client target can: scenarios/clients)"
+		also = "; " + strings.Join(unserved, ", ") + " (a client target can: scenarios/clients)"
 	}
 	if n == 0 {
-		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: %s", why))
+		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)%s", also))
 	}
 	if skipped > 0 {
-		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: %s\n", skipped, why); err != nil {
+		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: scenarios with expect.client run on client targets only, and client targets run only those%s\n", skipped, also); err != nil {
 			return 0, err
 		}
 	}

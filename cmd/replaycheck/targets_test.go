@@ -59,6 +59,28 @@ func TestRunTargetFiles(t *testing.T) {
 	}
 }
 
+// A scenario sending an endpoint the built-in gateway does not serve is
+// skipped there, and the run says why; the others run.
+func TestRunSkipsUnservedEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"gemini.yaml": "name: gemini app request\nrequest: {endpoint: gemini}\nexpect: {writes: 1}\n",
+		"chat.yaml":   "name: chat app request\nrequest: {endpoint: chat}\nexpect: {writes: 1}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := execute(t, "run", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitOK, out, errOut)
+	}
+	want := "skipping 1 scenario runs: scenarios with expect.client run on client targets only, and client targets run only those; builtin:guarded does not serve gemini"
+	if !strings.Contains(out+errOut, want) || !strings.Contains(out+errOut, "chat app request") || strings.Contains(out+errOut, "[1/2]") {
+		t.Errorf("output lacks %q, or ran the gemini scenario:\n%s%s", want, out, errOut)
+	}
+}
+
 func TestSchemaTarget(t *testing.T) {
 	code, out, errOut := execute(t, "schema", "--target")
 	if code != exitOK {

@@ -3,33 +3,99 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
-// limitFileSize makes every write of this process past max bytes of a
-// regular file fail (EFBIG), as a full disk makes it fail, until the test
-// ends; the Go runtime ignores the SIGXFSZ that comes with it. No test runs
-// in parallel with the caller.
-func limitFileSize(t *testing.T, max uint64) {
-	t.Helper()
+// TestMain lets the test binary run replaycheck on a full disk
+// (fullDiskEnv): a child process, so that the file size limit does not
+// also fail the writes of the test binary itself (go test's log).
+func TestMain(m *testing.M) {
+	if args := os.Getenv(fullDiskEnv); args != "" {
+		os.Exit(fullDiskChild(args))
+	}
+	os.Exit(m.Run())
+}
+
+// fullDiskEnv holds the JSON arguments of a replaycheck run on a full disk.
+const fullDiskEnv = "REPLAYCHECK_TEST_FULL_DISK_ARGS"
+
+// fullDiskResult is what a run on a full disk ended with.
+type fullDiskResult struct {
+	Code   int
+	Err    string
+	Output string
+}
+
+// fullDiskChild makes every write of this process past 256 bytes of a
+// regular file fail (EFBIG), as a full disk makes it fail — the Go runtime
+// ignores the SIGXFSZ that comes with it — runs replaycheck with args and
+// prints the fullDiskResult as JSON on stdout, a pipe.
+func fullDiskChild(args string) int {
+	var argv []string
+	if err := json.Unmarshal([]byte(args), &argv); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Skipf("getrlimit: %v", err)
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
-	limit := syscall.Rlimit{Cur: max, Max: old.Max}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
-		t.Skipf("setrlimit: %v", err)
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 256, Max: old.Max}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
-	t.Cleanup(func() {
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-			t.Errorf("restoring the file size limit: %v", err)
+	var out strings.Builder
+	root := newRootCmd(strings.NewReader(""), &out, &out)
+	root.SetArgs(argv)
+	var r fullDiskResult
+	if err := root.Execute(); err != nil {
+		r.Code, r.Err = exitCode(err), err.Error()
+		// main prints an error unless it is the bare verdict, which the
+		// table already told.
+		if err == errRulesBroken {
+			r.Err = ""
 		}
-	})
+	}
+	r.Output = out.String()
+	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// runOnFullDisk runs replaycheck with args in a child process on a full disk.
+func runOnFullDisk(t *testing.T, args []string) fullDiskResult {
+	t.Helper()
+	argv, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fullDiskEnv+"="+string(argv))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the full-disk child: %v\n%s", err, stderr.String())
+	}
+	var r fullDiskResult
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		t.Fatalf("the full-disk child printed %q: %v\n%s", stdout, err, stderr.String())
+	}
+	return r
 }
 
 // TestReportsOnAFullDisk: a report that cannot be written whole keeps the
@@ -59,18 +125,12 @@ func TestReportsOnAFullDisk(t *testing.T) {
 				}
 				args = append(args, f.flag, path)
 			}
-			limitFileSize(t, 256)
-			var out strings.Builder
-			root := newRootCmd(strings.NewReader(""), &out, &out)
-			root.SetArgs(args)
-			err := root.Execute()
-			if code := exitCode(err); code != tt.want {
-				t.Errorf("exit %d (%v), want %d\n%s", code, err, tt.want, out.String())
+			r := runOnFullDisk(t, args)
+			if r.Code != tt.want {
+				t.Errorf("exit %d (%v), want %d\n%s", r.Code, r.Err, tt.want, r.Output)
 			}
-			// main prints an error unless it is the bare verdict, which the
-			// table already told.
-			if err == nil || err == errRulesBroken || !strings.Contains(err.Error(), "file too large") {
-				t.Errorf("error %v, want the write error (joined to the verdict)", err)
+			if !strings.Contains(r.Err, "file too large") {
+				t.Errorf("error %q, want the write error (joined to the verdict)", r.Err)
 			}
 			for path, want := range old {
 				if b, err := os.ReadFile(path); err != nil || string(b) != want {

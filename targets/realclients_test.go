@@ -32,6 +32,10 @@ type realClient struct {
 	// followUps is the follow-up model calls in the scenarios with faults:
 	// the client's own retry policy, with the retry hint the scenarios set.
 	followUpsOnce, followUpsAlways int
+	// exitOnce is the client's exit code in "client follow-up 500 once":
+	// 0 after its retry, 1 for a client that makes none and reports the
+	// error.
+	exitOnce int
 	// timeout is the run's --timeout, for a client slower than the default
 	// deadline; "" = the default.
 	timeout string
@@ -41,8 +45,12 @@ type realClient struct {
 	gemini map[string]string
 }
 
-// geminiPath is the path Gemini clients call.
-const geminiPath = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+// geminiPath is the path streamed Gemini clients call, geminiUnaryPath the
+// one unstreamed ones call.
+const (
+	geminiPath      = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+	geminiUnaryPath = "/v1beta/models/gemini-2.5-flash:generateContent"
+)
 
 var realClients = []realClient{
 	{
@@ -98,6 +106,29 @@ var realClients = []realClient{
 			"gemini stream error on the follow-up": "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=2 paths=[" + geminiPath + "]",
 			// A cut stream is not retried: it reports the socket error.
 			"gemini follow-up stream cut": "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[" + geminiPath + "]",
+		},
+	},
+	{
+		file:  "google-genai.yaml",
+		needs: []string{"clients/google-genai.mjs", "clients/node_modules/@google/genai/package.json", "clients/node_modules/@modelcontextprotocol/sdk/package.json"}, node: true,
+		offered: "commit_write", endpoint: geminiUnaryPath,
+		// The SDK retries nothing unless httpOptions.retryOptions is set:
+		// the 500 ends the run with the SDK's ApiError. The Gemini
+		// scenarios' faults are on streams, which it does not call.
+		followUpsOnce: 1, followUpsAlways: 1, exitOnce: 1,
+	},
+	{
+		file:  "google-genai-stream.yaml",
+		needs: []string{"clients/google-genai.mjs", "clients/node_modules/@google/genai/package.json", "clients/node_modules/@modelcontextprotocol/sdk/package.json"}, node: true,
+		offered: "commit_write", endpoint: geminiPath,
+		followUpsOnce: 1, followUpsAlways: 1, exitOnce: 1,
+		gemini: map[string]string{
+			// It reports the API's error object (ApiError, status
+			// UNAVAILABLE) and the cut (TypeError: terminated) and exits
+			// 1; its automatic continuation re-opens a stream only from a
+			// continuationToken, which the API did not send.
+			"gemini stream error on the follow-up": "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[" + geminiPath + "]",
+			"gemini follow-up stream cut":          "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[" + geminiPath + "]",
 		},
 	},
 }
@@ -176,8 +207,9 @@ type savedRun struct {
 
 // TestRealClients runs scenarios/clients on each shipped target of a real
 // client (Claude Code, Codex CLI, an OpenAI Agents SDK agent, an AI SDK
-// agent on Chat Completions and on Gemini, Gemini CLI), and
-// scenarios/gemini on the Gemini ones, unmodified and with its own prompt, inside a network namespace
+// agent on Chat Completions and on Gemini, Gemini CLI, a @google/genai agent
+// unstreamed and streamed), and scenarios/gemini on the streamed Gemini
+// ones, unmodified and with its own prompt, inside a network namespace
 // that has only loopback, so the fakes and the client talk over it and
 // nothing can leave. Every run is attributed by the addresses it was given:
 // one write per scenario, every rule passes, the error surfaces as the
@@ -237,7 +269,7 @@ func TestRealClients(t *testing.T) {
 			}
 			want := map[string]string{
 				"client no fault":             fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[%s]", c.endpoint),
-				"client follow-up 500 once":   fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.followUpsOnce, c.endpoint),
+				"client follow-up 500 once":   fmt.Sprintf("pass exit=%d writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.exitOnce, c.followUpsOnce, c.endpoint),
 				"client follow-up 500 always": fmt.Sprintf("pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.followUpsAlways, c.endpoint),
 			}
 			maps.Copy(want, c.gemini)

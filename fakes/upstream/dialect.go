@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/replaycheck/replaycheck/internal/toolname"
 )
 
 // dialect is one model API: how its requests are read and its answers and
@@ -436,21 +438,7 @@ func toolMatches(t *tool, call string, exact bool) bool {
 		ns := t.namespace
 		return ns != "" && len(call) == len(ns)+1+len(t.name) && strings.HasPrefix(call, ns) && call[len(ns)] == '.' && strings.HasSuffix(call, t.name)
 	}
-	prefix, ok := strings.CutSuffix(t.name, call)
-	if !ok || len(prefix) < 2 {
-		// The prefix is a separator after at least one character.
-		return false
-	}
-	switch prefix[len(prefix)-1] {
-	case '-', '.', '/', ':':
-		return true
-	case '_':
-		if prefix[len(prefix)-2] == '_' { // "__": a server name must precede it
-			return len(prefix) > 2
-		}
-		return strings.IndexByte(call, '_') >= 0
-	}
-	return false
+	return toolname.Prefixed(t.name, call)
 }
 
 // openAIErrorBody is the OpenAI error shape {"error":{"message","type","param","code"}}.

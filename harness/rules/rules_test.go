@@ -91,6 +91,20 @@ func renamedInFirst(h *history.History) {
 	h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "commit_write", history.MCPToolRemoved), mcp(2, history.MCPToolsChanged, "record_entry", history.MCPToolAdded))
 }
 
+// addedInFirst makes h two client requests (0–100ms, 200–300ms) whose
+// first ran commit_write, after which the server added record_entry.
+func addedInFirst(h *history.History) {
+	h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
+	loop(h, 1, "forwarded", 200)
+	h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "record_entry", history.MCPToolAdded))
+}
+
+// offering is u offering the tools names.
+func offering(u history.UpstreamRequest, names ...string) history.UpstreamRequest {
+	u.Offered = names
+	return u
+}
+
 // answerIDs gives the upstream requests of h, in order, the answer ids ids.
 func answerIDs(h *history.History, ids ...string) {
 	for i, id := range ids {
@@ -480,12 +494,13 @@ func TestRules(t *testing.T) {
 		{"stale: an unknown-tool call in the request of the change is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.MCP = append(h.MCP, mcp(50, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
-			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
+			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-read_ledger", "ledger-record_entry"))
 		}), Pass},
 		{"stale: a call before the target listed the tools again is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
 			h.MCP = append(h.MCP, mcp(202, history.MCPCall, "commit_write", history.MCPCallUnknownTool), mcp(203, history.MCPSession, "", "tools/list"))
+			h.Upstream = append(h.Upstream, offering(up(204, "initial", "forwarded", 200), "ledger-record_entry"))
 		}), Pass},
 		{"stale: the old name called after listing again", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
@@ -495,6 +510,42 @@ func TestRules(t *testing.T) {
 		{"stale: no later request", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "commit_write", history.MCPToolRemoved))
+		}), Unknown},
+		{"stale: the later request offers the renamed tool's new name, and a tool whose name ends like the old one", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			renamedInFirst(h)
+			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-commit_write_keyed", "ledger-record_entry"))
+		}), Pass},
+		{"stale: the later request still offers the renamed tool's old name", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			renamedInFirst(h)
+			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-commit_write", "ledger-record_entry"))
+		}), Fail},
+		{"stale: the later request offers the added tool", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			addedInFirst(h)
+			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "mcp__ledger__commit_write", "mcp__ledger__record_entry"))
+		}), Pass},
+		{"stale: the later request does not offer the added tool", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			addedInFirst(h)
+			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "mcp__ledger__commit_write"))
+		}), Fail},
+		{"stale: the added tool missing from the request of the change is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			addedInFirst(h)
+			h.Upstream[1] = offering(h.Upstream[1], "ledger-commit_write")
+			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-commit_write", "ledger-record_entry"))
+		}), Pass},
+		{"stale: a request before the target listed the tools again is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			addedInFirst(h)
+			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-commit_write"))
+			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"))
+			h.Upstream = append(h.Upstream, offering(up(203, "initial", "forwarded", 200), "ledger-commit_write", "ledger-record_entry"))
+		}), Pass},
+		{"stale: the added tool not offered after listing again", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			addedInFirst(h)
+			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"))
+			h.Upstream = append(h.Upstream, offering(up(203, "initial", "forwarded", 200), "ledger-commit_write"))
+		}), Fail},
+		{"stale: later requests offered no tools and called none", "no-stale-tool-call", seedHistory(func(h *history.History) {
+			addedInFirst(h)
+			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
 		}), Unknown},
 		{"stale: the list did not change", "no-stale-tool-call", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 

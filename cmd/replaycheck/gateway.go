@@ -38,7 +38,10 @@ type gatewayOptions struct {
 	Fallbacks   []string
 	MasterKey   string
 	ToolTimeout time.Duration
-	Verbose     bool
+	// StreamIdleTimeout gives up on a streamed model answer that sends
+	// nothing for this long.
+	StreamIdleTimeout time.Duration
+	Verbose           bool
 	// Config is a YAML file of flag values (--config); flags given on the
 	// command line win over it.
 	Config string
@@ -78,7 +81,10 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
   # guarded except for one bug
   replaycheck gateway --bug stream-splice --fallback repro-model=backup-model
 
-  # settings from a file (upstream, mcp, mode, bugs, num_retries, fallbacks, tool_timeout)
+  # give up on a model stream that goes silent for 2s (a stall fault) instead of 5s
+  replaycheck gateway --stream-idle-timeout 2s
+
+  # settings from a file (upstream, mcp, mode, bugs, num_retries, fallbacks, tool_timeout, stream_idle_timeout)
   replaycheck gateway --config gateway.yaml --addr 127.0.0.1:4001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -99,8 +105,10 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
 	f.StringArrayVar(&opts.Fallbacks, "fallback", nil, "model group fallback GROUP=FALLBACK (repeatable)")
 	f.StringVar(&opts.MasterKey, "master-key", "", "require Authorization: Bearer KEY (default $"+envMasterKey+")")
 	f.DurationVar(&opts.ToolTimeout, "tool-timeout", gateway.DefaultToolTimeout, "timeout of one MCP tool call")
+	f.DurationVar(&opts.StreamIdleTimeout, "stream-idle-timeout", gateway.DefaultStreamIdleTimeout,
+		"give up on a streamed model answer that sends nothing for this long (e.g. 500ms); the request then fails over or errors like a cut stream")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every request and router decision to stderr")
-	f.StringVar(&opts.Config, "config", "", "YAML file of flag values: upstream, mcp, mode, bugs, num_retries, fallbacks {GROUP: FALLBACK}, tool_timeout (flags win)")
+	f.StringVar(&opts.Config, "config", "", "YAML file of flag values: upstream, mcp, mode, bugs, num_retries, fallbacks {GROUP: FALLBACK}, tool_timeout, stream_idle_timeout (flags win)")
 	return cmd
 }
 
@@ -110,13 +118,14 @@ const maxGatewayFileSize = 1 << 20
 // gatewayFile is a gateway config file (--config): flag values in YAML, so
 // that a harness can render one from a template.
 type gatewayFile struct {
-	Upstream    string            `yaml:"upstream"`
-	MCP         string            `yaml:"mcp"`
-	Mode        string            `yaml:"mode"`
-	Bugs        []string          `yaml:"bugs"`
-	NumRetries  *int              `yaml:"num_retries"`
-	Fallbacks   map[string]string `yaml:"fallbacks"`
-	ToolTimeout fault.Duration    `yaml:"tool_timeout"`
+	Upstream          string            `yaml:"upstream"`
+	MCP               string            `yaml:"mcp"`
+	Mode              string            `yaml:"mode"`
+	Bugs              []string          `yaml:"bugs"`
+	NumRetries        *int              `yaml:"num_retries"`
+	Fallbacks         map[string]string `yaml:"fallbacks"`
+	ToolTimeout       fault.Duration    `yaml:"tool_timeout"`
+	StreamIdleTimeout fault.Duration    `yaml:"stream_idle_timeout"`
 }
 
 // applyGatewayFile fills the options from opts.Config where the flag was not
@@ -150,6 +159,9 @@ func applyGatewayFile(opts *gatewayOptions, changed func(flag string) bool) erro
 	}
 	if g.ToolTimeout > 0 && !changed("tool-timeout") {
 		opts.ToolTimeout = g.ToolTimeout.D()
+	}
+	if g.StreamIdleTimeout > 0 && !changed("stream-idle-timeout") {
+		opts.StreamIdleTimeout = g.StreamIdleTimeout.D()
 	}
 	if len(g.Fallbacks) > 0 && !changed("fallback") {
 		opts.Fallbacks = nil
@@ -196,6 +208,9 @@ func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
 	if opts.ToolTimeout <= 0 {
 		return gateway.Config{}, asUsage(fmt.Errorf("--tool-timeout %s: want a positive duration", opts.ToolTimeout))
 	}
+	if opts.StreamIdleTimeout <= 0 {
+		return gateway.Config{}, asUsage(fmt.Errorf("--stream-idle-timeout %s: want a positive duration, e.g. 500ms", opts.StreamIdleTimeout))
+	}
 	fallbacks := map[string]string{}
 	for _, fb := range opts.Fallbacks {
 		from, to, ok := strings.Cut(fb, "=")
@@ -217,13 +232,14 @@ func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
 		key = getenv(envMasterKey)
 	}
 	cfg := gateway.Config{
-		Upstream:    opts.Upstream,
-		MCP:         opts.MCP,
-		Bugs:        bugs,
-		NumRetries:  retries,
-		Fallbacks:   fallbacks,
-		MasterKey:   key,
-		ToolTimeout: opts.ToolTimeout,
+		Upstream:          opts.Upstream,
+		MCP:               opts.MCP,
+		Bugs:              bugs,
+		NumRetries:        retries,
+		Fallbacks:         fallbacks,
+		MasterKey:         key,
+		ToolTimeout:       opts.ToolTimeout,
+		StreamIdleTimeout: opts.StreamIdleTimeout,
 	}
 	if opts.Verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(opts.ErrOut, nil))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -51,7 +52,7 @@ func TestRunGatewayServesAndStops(t *testing.T) {
 	ready := make(chan string, 1)
 	opts := &gatewayOptions{
 		Addr: "127.0.0.1:0", Upstream: upURL, MCP: mcpURL, Mode: "naive", NumRetries: 2,
-		Fallbacks: []string{"repro-model=backup-model"}, ToolTimeout: 5 * time.Second,
+		Fallbacks: []string{"repro-model=backup-model"}, ToolTimeout: 5 * time.Second, StreamIdleTimeout: gateway.DefaultStreamIdleTimeout,
 		Out: &out, ErrOut: &errOut, Verbose: true,
 		Getenv: func(k string) string {
 			if k == envMasterKey {
@@ -153,6 +154,7 @@ func TestRunGatewayErrors(t *testing.T) {
 		{"bad upstream", []string{"gateway", "--upstream", "127.0.0.1:8765"}, exitBadUsage, "upstream URL"},
 		{"addr without port", []string{"gateway", "--addr", "localhost"}, exitBadUsage, `--addr "localhost": want HOST:PORT`},
 		{"addr port out of range", []string{"gateway", "--addr", "127.0.0.1:99999"}, exitBadUsage, `--addr "127.0.0.1:99999": port "99999": want a number from 0 to 65535`},
+		{"zero stream idle timeout", []string{"gateway", "--stream-idle-timeout", "0s"}, exitBadUsage, "--stream-idle-timeout 0s: want a positive duration"},
 		{"stray argument", []string{"gateway", "now"}, exitBadUsage, "unknown command"},
 		{"busy port", []string{"gateway", "--addr", busy.Addr().String()}, exitCannotRun, "address " + busy.Addr().String() + " is already in use"},
 	}
@@ -174,6 +176,81 @@ func TestRunGatewayErrors(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tt.wantMsg)
 			}
 		})
+	}
+}
+
+// TestGatewayStreamIdleTimeout: --stream-idle-timeout reaches the gateway:
+// a model stream that goes silent after its first event is given up after
+// that long, and the error the app gets names it.
+func TestGatewayStreamIdleTimeout(t *testing.T) {
+	_, mcpURL, _ := startFakes(t)
+	silent := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","model":"repro-model","choices":[{"index":0,"delta":{"role":"assistant","content":"do"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-silent:
+		case <-time.After(30 * time.Second):
+		}
+	}))
+	defer up.Close()
+	defer close(silent)
+
+	// The banner, printed once the gateway listens, names its address.
+	pr, pw := io.Pipe()
+	var errOut syncbuf.Buffer
+	root := newRootCmd(strings.NewReader(""), pw, &errOut)
+	root.SetArgs([]string{"gateway", "--addr", "127.0.0.1:0", "--upstream", up.URL + "/v1", "--mcp", mcpURL, "--num-retries", "0", "--stream-idle-timeout", "150ms"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- root.ExecuteContext(ctx)
+		pw.Close()
+	}()
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "replaycheck gateway listening on http://"); ok {
+				listening <- addr
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-listening:
+	case err := <-done:
+		t.Fatalf("the gateway returned before listening: %v\n%s", err, errOut.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("gateway not ready")
+	}
+	body := `{"model":"repro-model","stream":true,"messages":[{"role":"user","content":"Say done."}]}`
+	reqCtx, reqCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer reqCancel()
+	req, _ := http.NewRequestWithContext(reqCtx, http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("reading the answer: %v (got %q)", err, b)
+	}
+	if want := "sent nothing for 150ms (stream idle timeout)"; !strings.Contains(string(b), want) {
+		t.Errorf("answer %d %q does not say %q", resp.StatusCode, b, want)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("gateway: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the gateway did not stop after ctx was cancelled")
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
@@ -144,5 +146,52 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	_, err = LoadTargetFile("litellm.yaml", TargetFileOptions{Getenv: func(string) string { return "" }})
 	if err == nil || !strings.Contains(err.Error(), "litellm.yaml:18:18:") || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
 		t.Errorf("without LITELLM_MASTER_KEY: %v", err)
+	}
+}
+
+// TestGatewayProcessRendersKnobs renders targets/gateway-process.yaml's
+// config the way a run would: the fakes' URLs, and each gateway knob a
+// scenario sets under the key `replaycheck gateway --config` reads.
+func TestGatewayProcessRendersKnobs(t *testing.T) {
+	t.Chdir(filepath.Join("..", "..", "targets"))
+	tg, err := LoadTargetFile("gateway-process.yaml", TargetFileOptions{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakes := Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
+	type gatewayConfig struct {
+		Upstream          string            `yaml:"upstream"`
+		MCP               string            `yaml:"mcp"`
+		NumRetries        *int              `yaml:"num_retries"`
+		ToolTimeout       string            `yaml:"tool_timeout"`
+		StreamIdleTimeout string            `yaml:"stream_idle_timeout"`
+		Fallbacks         map[string]string `yaml:"fallbacks"`
+	}
+	one := 1
+	tests := []struct {
+		name  string
+		knobs *scenario.Gateway
+		want  gatewayConfig
+	}{
+		{name: "no knobs", want: gatewayConfig{Upstream: fakes.Upstream, MCP: fakes.MCP}},
+		{name: "every knob", knobs: &scenario.Gateway{NumRetries: &one, Fallbacks: map[string]string{"repro-model": "backup-model"},
+			ToolTimeout: fault.Duration(100 * time.Millisecond), StreamIdleTimeout: fault.Duration(500 * time.Millisecond)},
+			want: gatewayConfig{Upstream: fakes.Upstream, MCP: fakes.MCP, NumRetries: &one, ToolTimeout: "100ms", StreamIdleTimeout: "500ms",
+				Fallbacks: map[string]string{"repro-model": "backup-model"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := planStart(tg, fakes, tt.knobs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got gatewayConfig
+			if err := yaml.UnmarshalWithOptions([]byte(plan.Config), &got, yaml.Strict()); err != nil {
+				t.Fatalf("rendered config is not the gateway's YAML: %v\n%s", err, plan.Config)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("config (-want +got):\n%s\n%s", diff, plan.Config)
+			}
+		})
 	}
 }

@@ -16,21 +16,22 @@ import (
 // Template variables of target files, written {{name}} (Go text/template
 // syntax, so {{if fallbacks}}…{{end}} and {{range}} work too).
 const (
-	varUpstreamURL  = "upstream_url"  // the model API fake's base URL, with /v1
-	varUpstreamRoot = "upstream_root" // the same without /v1 (Anthropic-style base URLs)
-	varMCPURL       = "mcp_url"       // the ledger's Streamable HTTP URL
-	varUpstreamAddr = "upstream_addr" // host:port of the model API fake
-	varMCPAddr      = "mcp_addr"      // host:port of the ledger
-	varPort         = "port"          // a free loopback port for a started proxy
-	varConfig       = "config"        // the rendered config file's path
-	varReplaycheck  = "replaycheck"   // the replaycheck binary
-	varNumRetries   = "num_retries"   // the scenario's num_retries knob, "" when unset
-	varFallbacks    = "fallbacks"     // the scenario's fallbacks knob, a map
-	varToolTimeout  = "tool_timeout"  // the scenario's tool_timeout knob, "" when unset
-	varPrompt       = "prompt"        // a client run's rendered prompt
-	varToken        = "token"         // a client run's run token
-	varEntry        = "entry"         // a client run's ledger entry
-	varRunDir       = "run_dir"       // a client run's fresh scratch directory
+	varUpstreamURL  = "upstream_url"        // the model API fake's base URL, with /v1
+	varUpstreamRoot = "upstream_root"       // the same without /v1 (Anthropic-style base URLs)
+	varMCPURL       = "mcp_url"             // the ledger's Streamable HTTP URL
+	varUpstreamAddr = "upstream_addr"       // host:port of the model API fake
+	varMCPAddr      = "mcp_addr"            // host:port of the ledger
+	varPort         = "port"                // a free loopback port for a started proxy
+	varConfig       = "config"              // the rendered config file's path
+	varReplaycheck  = "replaycheck"         // the replaycheck binary
+	varNumRetries   = "num_retries"         // the scenario's num_retries knob, "" when unset
+	varFallbacks    = "fallbacks"           // the scenario's fallbacks knob, a map
+	varToolTimeout  = "tool_timeout"        // the scenario's tool_timeout knob, "" when unset
+	varStreamIdle   = "stream_idle_timeout" // the scenario's stream_idle_timeout knob, "" when unset
+	varPrompt       = "prompt"              // a client run's rendered prompt
+	varToken        = "token"               // a client run's run token
+	varEntry        = "entry"               // a client run's ledger entry
+	varRunDir       = "run_dir"             // a client run's fresh scratch directory
 )
 
 // templateVars are the values target file templates are rendered with.
@@ -38,6 +39,7 @@ type templateVars struct {
 	UpstreamURL, MCPURL         string
 	Port, Config, Replaycheck   string
 	NumRetries, ToolTimeout     string
+	StreamIdleTimeout           string
 	Fallbacks                   map[string]string
 	Prompt, Token, Entry        string
 	RunDir                      string
@@ -59,6 +61,9 @@ func newTemplateVars(f Fakes, knobs *scenario.Gateway, replaycheck string) templ
 		}
 		if knobs.ToolTimeout > 0 {
 			v.ToolTimeout = knobs.ToolTimeout.D().String()
+		}
+		if knobs.StreamIdleTimeout > 0 {
+			v.StreamIdleTimeout = knobs.StreamIdleTimeout.D().String()
 		}
 	}
 	return v
@@ -84,6 +89,7 @@ func (v templateVars) funcs(names []string) template.FuncMap {
 		varNumRetries:   func() string { return v.NumRetries },
 		varFallbacks:    func() map[string]string { return v.Fallbacks },
 		varToolTimeout:  func() string { return v.ToolTimeout },
+		varStreamIdle:   func() string { return v.StreamIdleTimeout },
 		varPrompt:       func() string { return v.Prompt },
 		varToken:        func() string { return v.Token },
 		varEntry:        func() string { return v.Entry },
@@ -99,7 +105,7 @@ func (v templateVars) funcs(names []string) template.FuncMap {
 // Variable sets: which variables a part of a target file may use.
 var (
 	fakeVars   = []string{varUpstreamURL, varUpstreamRoot, varMCPURL, varUpstreamAddr, varMCPAddr}
-	knobVars   = []string{varNumRetries, varFallbacks, varToolTimeout}
+	knobVars   = []string{varNumRetries, varFallbacks, varToolTimeout, varStreamIdle}
 	proxyVars  = concat(fakeVars, knobVars, []string{varPort, varReplaycheck})
 	startVars  = concat(proxyVars, []string{varConfig})
 	clientVars = concat(fakeVars, []string{varPrompt, varToken, varEntry, varRunDir, varReplaycheck})

@@ -52,6 +52,9 @@ const (
 	geminiUnaryPath = "/v1beta/models/gemini-2.5-flash:generateContent"
 )
 
+// googleGenAINeeds is what the @google/genai agent needs, streamed or not.
+var googleGenAINeeds = []string{"clients/google-genai.mjs", "clients/node_modules/@google/genai/package.json", "clients/node_modules/@modelcontextprotocol/sdk/package.json"}
+
 var realClients = []realClient{
 	{
 		file:  "claude-code.yaml",
@@ -110,7 +113,7 @@ var realClients = []realClient{
 	},
 	{
 		file:  "google-genai.yaml",
-		needs: []string{"clients/google-genai.mjs", "clients/node_modules/@google/genai/package.json", "clients/node_modules/@modelcontextprotocol/sdk/package.json"}, node: true,
+		needs: googleGenAINeeds, node: true,
 		offered: "commit_write", endpoint: geminiUnaryPath,
 		// The SDK retries nothing unless httpOptions.retryOptions is set:
 		// the 500 ends the run with the SDK's ApiError. The Gemini
@@ -119,7 +122,7 @@ var realClients = []realClient{
 	},
 	{
 		file:  "google-genai-stream.yaml",
-		needs: []string{"clients/google-genai.mjs", "clients/node_modules/@google/genai/package.json", "clients/node_modules/@modelcontextprotocol/sdk/package.json"}, node: true,
+		needs: googleGenAINeeds, node: true,
 		offered: "commit_write", endpoint: geminiPath,
 		followUpsOnce: 1, followUpsAlways: 1, exitOnce: 1,
 		gemini: map[string]string{

@@ -67,7 +67,8 @@ type Counts struct {
 // counts with those of every Targets pattern that matches target laid over
 // them, patterns in lexical order (a later one wins). A count a matching
 // block sets replaces the general one of the same name; upstream counts are
-// replaced key by key, mcp.calls as a whole. e is not changed.
+// replaced key by key, mcp.calls as a whole and mcp.unknown_tool_calls on
+// its own. e is not changed.
 func (e Expect) For(target string) Counts {
 	c := e.Counts
 	c.Upstream = maps.Clone(e.Upstream)
@@ -94,8 +95,18 @@ func (e Expect) For(target string) Counts {
 			c.Upstream = map[string]Count{}
 		}
 		maps.Copy(c.Upstream, o.Upstream)
-		if o.MCP != nil && o.MCP.Calls != nil {
-			c.MCP = o.MCP
+		if o.MCP != nil {
+			m := MCPExpect{}
+			if c.MCP != nil {
+				m = *c.MCP
+			}
+			if o.MCP.Calls != nil {
+				m.Calls = o.MCP.Calls
+			}
+			if o.MCP.UnknownToolCalls != nil {
+				m.UnknownToolCalls = o.MCP.UnknownToolCalls
+			}
+			c.MCP = &m
 		}
 	}
 	return c
@@ -300,6 +311,9 @@ type MCPExpect struct {
 	// Calls is the number of tools/call requests the server received: a
 	// count for all tools, or a map from tool name to count.
 	Calls *CallCount `yaml:"calls,omitempty" json:"calls,omitempty" jsonschema_description:"tools/call requests received: a count (a number or {min, max}), or a map from tool name to count"`
+	// UnknownToolCalls is the number of tools/call requests of a tool the
+	// server did not offer when they arrived (MCPCallUnknownTool).
+	UnknownToolCalls *Count `yaml:"unknown_tool_calls,omitempty" json:"unknown_tool_calls,omitempty" jsonschema_description:"tools/call requests of a tool the server did not offer when they arrived (a removed or renamed tool, or one it never had): the MCP unknown-tool error answered them and nothing ran"`
 }
 
 // CallCount is a number of tools/call requests, either in total or per tool.

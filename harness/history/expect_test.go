@@ -99,6 +99,7 @@ func TestExpectFor(t *testing.T) {
 			"builtin:*":       {Status: ptr(500), Upstream: map[string]Count{"initial": *Exactly(1), "follow_up injected_500": *Exactly(1)}},
 			"builtin:naive":   {Writes: Exactly(3)},
 			"litellm":         {Upstream: map[string]Count{"initial": *between(1, 2)}, MCP: &MCPExpect{Calls: &CallCount{Total: *Exactly(2)}}},
+			"agent":           {MCP: &MCPExpect{UnknownToolCalls: Exactly(0)}},
 			"builtin:[broken": {Writes: Exactly(9)},
 		},
 	}
@@ -107,7 +108,11 @@ func TestExpectFor(t *testing.T) {
 		target string
 		want   Counts
 	}{
-		{"no pattern matches", "agent", e.Counts},
+		{"no pattern matches", "claude", e.Counts},
+		{"mcp.unknown_tool_calls is laid over mcp.calls", "agent", Counts{
+			Writes: Exactly(1), Upstream: e.Upstream,
+			MCP: &MCPExpect{Calls: e.MCP.Calls, UnknownToolCalls: Exactly(0)},
+		}},
 		{"builtin:* lays its counts over the general ones, key by key", "builtin:guarded", Counts{
 			Status: ptr(500), Writes: Exactly(1), MCP: e.MCP,
 			Upstream: map[string]Count{"initial": *Exactly(1), "follow_up": *atLeast(1), "follow_up injected_500": *Exactly(1)},

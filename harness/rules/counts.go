@@ -72,6 +72,15 @@ func counts(h *history.History) []Verdict {
 			}
 		}
 	}
+	if e.MCP != nil {
+		unknownTool := 0
+		for _, c := range h.Calls("") {
+			if c.Detail == history.MCPCallUnknownTool {
+				unknownTool++
+			}
+		}
+		eq("mcp.unknown_tool_calls", e.MCP.UnknownToolCalls, unknownTool, "tools/call")
+	}
 	chunks, errs := 0, 0
 	for _, x := range h.Requests {
 		chunks += x.DataChunks

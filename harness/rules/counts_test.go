@@ -68,6 +68,18 @@ func TestCountBounds(t *testing.T) {
 			},
 		},
 		{
+			name:   "a target block sets mcp.unknown_tool_calls and keeps mcp.calls",
+			target: "builtin:naive",
+			expect: history.Expect{
+				Counts:  history.Counts{MCP: &history.MCPExpect{Calls: &history.CallCount{Total: *history.Exactly(3)}, UnknownToolCalls: history.Exactly(0)}},
+				Targets: map[string]history.Counts{"builtin:*": {MCP: &history.MCPExpect{UnknownToolCalls: history.Exactly(1)}}},
+			},
+			want: map[string]string{
+				"mcp.calls":              "pass: expected 3 tools/calls, observed 3",
+				"mcp.unknown_tool_calls": "fail: expected 1 tools/call, observed 0",
+			},
+		},
+		{
 			name:   "a block for other targets is not checked",
 			target: "litellm",
 			expect: history.Expect{
@@ -97,6 +109,25 @@ func TestCountBounds(t *testing.T) {
 				t.Errorf("count verdicts (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestUnknownToolCallsCount: mcp.unknown_tool_calls counts only the calls
+// the server answered with the unknown-tool error.
+func TestUnknownToolCallsCount(t *testing.T) {
+	h := seedHistory(func(h *history.History) {
+		renamedInFirst(h)
+		h.MCP = append(h.MCP, mcp(203, history.MCPCall, "commit_write", history.MCPCallUnknownTool), mcp(204, history.MCPCall, "record_entry", ""))
+		h.Expect = history.Expect{Counts: history.Counts{MCP: &history.MCPExpect{UnknownToolCalls: atMost(0)}}}
+	})
+	var got []string
+	for _, v := range Check(h) {
+		if v.Kind == KindCount {
+			got = append(got, v.Check+" "+string(v.Status)+": "+v.Message)
+		}
+	}
+	if diff := cmp.Diff([]string{"mcp.unknown_tool_calls fail: expected 0 tools/calls, observed 1"}, got); diff != "" {
+		t.Errorf("count verdicts (-want +got):\n%s", diff)
 	}
 }
 

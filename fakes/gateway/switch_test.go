@@ -26,6 +26,9 @@ type observed struct {
 	// Models are the distinct model ids the app's answer named, in order
 	// (only where a scenario looks at them).
 	Models []string
+	// Offered are the tools the last model request offered (only where a
+	// scenario looks at them).
+	Offered []string
 }
 
 // differing names the fields in which a and b differ.
@@ -317,6 +320,32 @@ func TestEachSwitchAlone(t *testing.T) {
 			guarded:  observed{Statuses: []int{200, 200}, Calls: 1, Writes: 1, Initial: 2, FollowUp: 1},
 			switched: observed{Statuses: []int{200, 200}, Calls: 2, Writes: 1, Initial: 2, FollowUp: 2},
 			differ:   []string{"Calls", "FollowUp"},
+		},
+		{
+			name: "tool added after the first request's call", bug: StaleToolList,
+			arm: func(t *testing.T, r *rig) {
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once,
+					ChangeTools: &ledger.ChangeTools{Add: "record_entry"}})
+			},
+			run: func(t *testing.T, r *rig) observed {
+				var statuses []int
+				for range 2 {
+					status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
+					statuses = append(statuses, status)
+				}
+				o := r.observe(statuses, 0)
+				if reqs := r.upstream.Requests(""); len(reqs) > 0 {
+					o.Offered = reqs[len(reqs)-1].Offered
+				}
+				return o
+			},
+			// The script calls commit_write in both requests; only what
+			// the second one offers differs: the stale list lacks record_entry.
+			guarded: observed{Statuses: []int{200, 200}, Calls: 2, Writes: 2, Initial: 2, FollowUp: 2,
+				Offered: []string{"ledger-commit_write", "ledger-commit_write_keyed", "ledger-read_ledger", "ledger-record_entry"}},
+			switched: observed{Statuses: []int{200, 200}, Calls: 2, Writes: 2, Initial: 2, FollowUp: 2,
+				Offered: []string{"ledger-commit_write", "ledger-commit_write_keyed", "ledger-read_ledger"}},
+			differ: []string{"Offered"},
 		},
 		{
 			name: "session expired after the tool ran", bug: MCPResendOnSessionExpiry,

@@ -43,6 +43,11 @@ type realClient struct {
 	// scenarios/gemini shows on it, as "VERDICT exit=N …" lines like the
 	// client scenarios'; a "fail" is a finding the scenario proves.
 	gemini map[string]string
+	// mcp is what the MCP fault scenarios of scenarios/clients show on a
+	// client that differs from the usual: the call not sent again after an
+	// ambiguous session expiry, the 401 not retried without credentials to
+	// refresh, the tool's error told to the model and exit 0.
+	mcp map[string]string
 }
 
 // geminiPath is the path streamed Gemini clients call, geminiUnaryPath the
@@ -54,6 +59,16 @@ const (
 
 // googleGenAINeeds is what the @google/genai agent needs, streamed or not.
 var googleGenAINeeds = []string{"clients/google-genai.mjs", "clients/node_modules/@google/genai/package.json", "clients/node_modules/@modelcontextprotocol/sdk/package.json"}
+
+// googleGenAIMCP is what the MCP fault scenarios show on the @google/genai
+// agent at path: mcpToTool throws the MCP client's error, which ends the run
+// (exit 1) before any follow-up.
+func googleGenAIMCP(path string) map[string]string {
+	return map[string]string{
+		"client mcp session expired after the call ran": "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[" + path + "]",
+		"client mcp tools/call refused 401":             "pass exit=1 writes=0 mcp_calls=1 initial=1 follow_ups=0 paths=[" + path + "]",
+	}
+}
 
 var realClients = []realClient{
 	{
@@ -76,6 +91,10 @@ var realClients = []realClient{
 		needs: []string{"clients/openai-agents.mjs", "clients/node_modules/@openai/agents/package.json"}, node: true,
 		offered: "commit_write", endpoint: "/v1/responses",
 		followUpsOnce: 2, followUpsAlways: 3,
+		mcp: map[string]string{
+			// The lost session ends the run with the MCP client's error.
+			"client mcp session expired after the call ran": "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses]",
+		},
 	},
 	{
 		file:  "ai-sdk.yaml",
@@ -119,12 +138,14 @@ var realClients = []realClient{
 		// the 500 ends the run with the SDK's ApiError. The Gemini
 		// scenarios' faults are on streams, which it does not call.
 		followUpsOnce: 1, followUpsAlways: 1, exitOnce: 1,
+		mcp: googleGenAIMCP(geminiUnaryPath),
 	},
 	{
 		file:  "google-genai-stream.yaml",
 		needs: googleGenAINeeds, node: true,
 		offered: "commit_write", endpoint: geminiPath,
 		followUpsOnce: 1, followUpsAlways: 1, exitOnce: 1,
+		mcp: googleGenAIMCP(geminiPath),
 		gemini: map[string]string{
 			// It reports the API's error object (ApiError, status
 			// UNAVAILABLE) and the cut (TypeError: terminated) and exits
@@ -215,9 +236,11 @@ type savedRun struct {
 // ones, unmodified and with its own prompt, inside a network namespace
 // that has only loopback, so the fakes and the client talk over it and
 // nothing can leave. Every run is attributed by the addresses it was given:
-// one write per scenario, every rule passes, the error surfaces as the
-// client's non-zero exit, no traffic is left unattributed, and the model calls
-// show the client's own retry policy. A client that is not installed (make
+// one write per scenario (none when the ledger refused the call with 401),
+// every rule passes, the error surfaces as the client's non-zero exit, no
+// traffic is left unattributed, and the model calls show the client's own
+// retry policy; the MCP fault scenarios show that no client sends a call
+// again after its session was lost once the tool had run. A client that is not installed (make
 // clients) or a machine without unprivileged user namespaces skips.
 func TestRealClients(t *testing.T) {
 	if testing.Short() {
@@ -274,7 +297,12 @@ func TestRealClients(t *testing.T) {
 				"client no fault":             fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[%s]", c.endpoint),
 				"client follow-up 500 once":   fmt.Sprintf("pass exit=%d writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.exitOnce, c.followUpsOnce, c.endpoint),
 				"client follow-up 500 always": fmt.Sprintf("pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.followUpsAlways, c.endpoint),
+				// The call is not sent again after the session was lost
+				// once it had run, nor after a 401 it cannot answer.
+				"client mcp session expired after the call ran": fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[%s]", c.endpoint),
+				"client mcp tools/call refused 401":             fmt.Sprintf("pass exit=0 writes=0 mcp_calls=1 initial=1 follow_ups=1 paths=[%s]", c.endpoint),
 			}
+			maps.Copy(want, c.mcp)
 			maps.Copy(want, c.gemini)
 			got := map[string]string{}
 			for _, r := range saved.Results {

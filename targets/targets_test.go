@@ -212,6 +212,13 @@ func TestAgentTargets(t *testing.T) {
 		"client follow-up 500 once on agent-naive":   "pass writes=1 follow_ups=2 exit=0",
 		"client follow-up 500 always on agent":       "pass writes=1 follow_ups=3 exit=1",
 		"client follow-up 500 always on agent-naive": "fail writes=3 follow_ups=9 exit=1",
+		// The SDK reports the lost session; the naive wrapper runs the
+		// whole tool loop again and writes twice.
+		"client mcp session expired after the call ran on agent":       "pass writes=1 follow_ups=0 exit=1",
+		"client mcp session expired after the call ran on agent-naive": "fail writes=2 follow_ups=1 exit=0",
+		// The refused call never ran: the wrapper's one retry is allowed.
+		"client mcp tools/call refused 401 on agent":       "pass writes=0 follow_ups=0 exit=1",
+		"client mcp tools/call refused 401 on agent-naive": "pass writes=1 follow_ups=1 exit=0",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s\n%s", diff, out)

@@ -12,8 +12,8 @@ test: clients chromium
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
-# codex.yaml, openai-agents.yaml, ai-sdk.yaml, ai-sdk-google.yaml and
-# gemini-cli.yaml run, pinned by
+# codex.yaml, openai-agents.yaml, ai-sdk.yaml, ai-sdk-google.yaml,
+# gemini-cli.yaml and google-genai(-stream).yaml run, pinned by
 # targets/clients/package-lock.json (the linux-x64 native binaries of Claude
 # Code and Codex come as npm optional dependencies). Their tests in
 # targets/realclients_test.go skip while they are not installed.

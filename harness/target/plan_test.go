@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,9 +144,21 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	if _, err := os.Stat("custom_guardrail.py"); err != nil {
 		t.Errorf("the guardrail module the config names is not next to it: %v", err)
 	}
+	// The error points at the header's value holding ${LITELLM_MASTER_KEY},
+	// wherever the file has it.
+	src, err := os.ReadFile("litellm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	line := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  Authorization: Bearer ${LITELLM_MASTER_KEY}") }) + 1
+	if line == 0 {
+		t.Fatal("litellm.yaml has no Authorization header with ${LITELLM_MASTER_KEY}")
+	}
+	at := fmt.Sprintf("litellm.yaml:%d:%d:", line, strings.Index(lines[line-1], "Bearer")+1)
 	_, err = LoadTargetFile("litellm.yaml", TargetFileOptions{Getenv: func(string) string { return "" }})
-	if err == nil || !strings.Contains(err.Error(), "litellm.yaml:18:18:") || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
-		t.Errorf("without LITELLM_MASTER_KEY: %v", err)
+	if err == nil || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
+		t.Errorf("without LITELLM_MASTER_KEY: %v, want it at %s", err, at)
 	}
 }
 

@@ -1,0 +1,103 @@
+package target
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+var update = flag.Bool("update", false, "rewrite schemas/target.schema.json")
+
+// targetSchemaFile is the published target schema, kept equal to
+// TargetSchema().
+const targetSchemaFile = "../../schemas/target.schema.json"
+
+// TestTargetSchemaFileCurrent checks that the published target schema is
+// TargetSchema(); go test ./harness/target -update rewrites it.
+func TestTargetSchemaFileCurrent(t *testing.T) {
+	want, err := TargetSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(targetSchemaFile, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(targetSchemaFile)
+	if err != nil {
+		t.Fatalf("%v (run go test ./harness/target -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is stale; run go test ./harness/target -update (or replaycheck schema --target > schemas/target.schema.json)", targetSchemaFile)
+	}
+}
+
+// TestShippedYAMLNamesItsSchema checks that every shipped scenario and
+// target file starts with the YAML language server's modeline naming its
+// published schema by a path that resolves from the file, and that each
+// target file is valid under that schema (the scenario files are checked
+// against theirs in package scenario).
+func TestShippedYAMLNamesItsSchema(t *testing.T) {
+	const modeline = "# yaml-language-server: $schema="
+	b, err := TargetSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("target.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	targetSchema, err := c.Compile("target.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []struct{ glob, schema string }{
+		{"../../scenarios/*/*.yaml", "../../schemas/scenario.schema.json"},
+		{"../../targets/*.yaml", targetSchemaFile},
+	} {
+		files, err := filepath.Glob(set.glob)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v, %d files", set.glob, err, len(files))
+		}
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(string(src), "\n")
+			rel, ok := strings.CutPrefix(first, modeline)
+			if !ok {
+				t.Errorf("%s: first line %q, want %s%s", f, first, modeline, "<path of its schema>")
+				continue
+			}
+			if got := filepath.Join(filepath.Dir(f), rel); got != filepath.Clean(set.schema) {
+				t.Errorf("%s: the modeline names %s, which is %s from here; want %s", f, rel, got, set.schema)
+			}
+			if set.schema != targetSchemaFile {
+				continue
+			}
+			j, err := yaml.YAMLToJSON(src)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if err := targetSchema.Validate(v); err != nil {
+				t.Errorf("%s: not valid under the target schema: %v", f, err)
+			}
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
@@ -25,28 +24,16 @@ type sdkSaw struct {
 	failure string
 }
 
-// sawChat streams the seed's chat request with openai-go.
+// sawChat is lingerChat as an sdkSaw: openai-go's stream error.
 func sawChat(ctx context.Context, url, tok string) sdkSaw {
-	stream := openaiClient(url).Chat.Completions.NewStreaming(ctx, chatParams(tok, "commit_write"))
-	var acc openai.ChatCompletionAccumulator
-	var s sdkSaw
-	for stream.Next() {
-		ch := stream.Current()
-		acc.AddChunk(ch)
-		if len(ch.Choices) > 0 && ch.Choices[0].FinishReason != "" {
-			s.terminal = true
-		}
-		if len(acc.Choices) > 0 && len(acc.Choices[0].Message.ToolCalls) == 1 &&
-			acc.Choices[0].Message.ToolCalls[0].Function.Arguments == `{"entry":"alpha-`+tok+`"}` {
-			s.complete = true
-		}
-	}
+	r := lingerChat(ctx, url, tok, func() {})
+	s := sdkSaw{complete: r.complete, terminal: r.terminal}
 	var se *ssestream.StreamError
-	switch err := stream.Err(); {
-	case errors.As(err, &se):
+	switch {
+	case errors.As(r.err, &se):
 		s.failure = "ssestream.StreamError: " + se.Message
-	case err != nil:
-		s.failure = "other: " + err.Error()
+	case r.err != nil:
+		s.failure = "other: " + r.err.Error()
 	}
 	return s
 }
@@ -74,27 +61,17 @@ func sawResponses(ctx context.Context, url, tok string) sdkSaw {
 	return s
 }
 
-// sawMessages streams the seed's Messages request with anthropic-sdk-go.
+// sawMessages is lingerMessages as an sdkSaw: anthropic-sdk-go's API error
+// with its status and type.
 func sawMessages(ctx context.Context, url, tok string) sdkSaw {
-	stream := anthropicClient(url).Messages.NewStreaming(ctx, messagesParams(tok, "commit_write"))
-	var msg anthropic.Message
-	var s sdkSaw
-	for stream.Next() {
-		ev := stream.Current()
-		_ = msg.Accumulate(ev)
-		switch ev.Type {
-		case "message_delta", "message_stop":
-			s.terminal = true
-		case "content_block_stop":
-			s.complete = len(msg.Content) == 1 && string(msg.Content[0].AsToolUse().Input) == `{"entry":"alpha-`+tok+`"}`
-		}
-	}
+	r := lingerMessages(ctx, url, tok, func() {})
+	s := sdkSaw{complete: r.complete, terminal: r.terminal}
 	var ae *anthropic.Error
-	switch err := stream.Err(); {
-	case errors.As(err, &ae):
+	switch {
+	case errors.As(r.err, &ae):
 		s.failure = fmt.Sprintf("anthropic.Error: status %d, type %s: %s", ae.StatusCode, ae.Type(), ae.Message)
-	case err != nil:
-		s.failure = "other: " + err.Error()
+	case r.err != nil:
+		s.failure = "other: " + r.err.Error()
 	}
 	return s
 }

@@ -79,47 +79,33 @@ func runSession(t *testing.T, url, tok string) []string {
 	for _, stream := range []bool{false, true} {
 		// Chat Completions.
 		p := chatParams(tok, "commit_write")
-		var msg openai.ChatCompletionMessage
-		if stream {
+		// chat sends p, plain or streamed, and returns the answer's message.
+		chat := func(what string) openai.ChatCompletionMessage {
+			if !stream {
+				r, err := oc.Chat.Completions.New(ctx, p)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				return r.Choices[0].Message
+			}
 			s := oc.Chat.Completions.NewStreaming(ctx, p)
 			var acc openai.ChatCompletionAccumulator
 			for s.Next() {
 				acc.AddChunk(s.Current())
 			}
 			if err := s.Err(); err != nil {
-				t.Fatalf("chat stream: %v", err)
+				t.Fatalf("%s stream: %v", what, err)
 			}
-			msg = acc.Choices[0].Message
-		} else {
-			r, err := oc.Chat.Completions.New(ctx, p)
-			if err != nil {
-				t.Fatalf("chat: %v", err)
-			}
-			msg = r.Choices[0].Message
+			return acc.Choices[0].Message
 		}
+		msg := chat("chat")
 		if len(msg.ToolCalls) != 1 {
 			t.Fatalf("chat: want one tool call, got %+v", msg)
 		}
 		call := msg.ToolCalls[0]
 		seen = append(seen, fmt.Sprintf("chat stream=%t: call %s %s %s", stream, call.ID, call.Function.Name, call.Function.Arguments))
 		p.Messages = append(p.Messages, msg.ToParam(), openai.ToolMessage("written", call.ID))
-		if stream {
-			s := oc.Chat.Completions.NewStreaming(ctx, p)
-			var acc openai.ChatCompletionAccumulator
-			for s.Next() {
-				acc.AddChunk(s.Current())
-			}
-			if err := s.Err(); err != nil {
-				t.Fatalf("chat follow-up stream: %v", err)
-			}
-			msg = acc.Choices[0].Message
-		} else {
-			r, err := oc.Chat.Completions.New(ctx, p)
-			if err != nil {
-				t.Fatalf("chat follow-up: %v", err)
-			}
-			msg = r.Choices[0].Message
-		}
+		msg = chat("chat follow-up")
 		seen = append(seen, fmt.Sprintf("chat stream=%t: say %q", stream, msg.Content))
 
 		// Responses.

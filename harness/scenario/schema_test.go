@@ -12,9 +12,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// schemaFile is the published scenario schema, kept equal to Schema().
-const schemaFile = "../../schemas/scenario.schema.json"
-
 // compileSchema compiles Schema() with santhosh-tekuri/jsonschema, the
 // judge of what the schema accepts.
 func compileSchema(t *testing.T) *jsonschema.Schema {
@@ -169,30 +166,6 @@ func TestSchemaErrorsName(t *testing.T) {
 				t.Errorf("schema error does not name the problem (want %q):\n%s", tt.want, got)
 			}
 		})
-	}
-}
-
-// TestSchemaFileCurrent checks that the published schema file is Schema();
-// go test ./harness/scenario -update rewrites it.
-func TestSchemaFileCurrent(t *testing.T) {
-	want, err := Schema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(schemaFile), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(schemaFile, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := os.ReadFile(schemaFile)
-	if err != nil {
-		t.Fatalf("%v (run go test ./harness/scenario -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale; run go test ./harness/scenario -update (or replaycheck schema > schemas/scenario.schema.json)", schemaFile)
 	}
 }
 

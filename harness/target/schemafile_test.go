@@ -10,32 +10,42 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
-var update = flag.Bool("update", false, "rewrite schemas/target.schema.json")
+var update = flag.Bool("update", false, "rewrite the published schemas in schemas/")
 
-// targetSchemaFile is the published target schema, kept equal to
-// TargetSchema().
-const targetSchemaFile = "../../schemas/target.schema.json"
+// The published schemas, kept equal to scenario.Schema() and TargetSchema().
+const (
+	scenarioSchemaFile = "../../schemas/scenario.schema.json"
+	targetSchemaFile   = "../../schemas/target.schema.json"
+)
 
-// TestTargetSchemaFileCurrent checks that the published target schema is
-// TargetSchema(); go test ./harness/target -update rewrites it.
-func TestTargetSchemaFileCurrent(t *testing.T) {
-	want, err := TargetSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(targetSchemaFile, want, 0o644); err != nil {
+// TestSchemaFilesCurrent checks that the published schemas are what
+// replaycheck schema and replaycheck schema --target print; go test
+// ./harness/target -update rewrites them.
+func TestSchemaFilesCurrent(t *testing.T) {
+	for file, schema := range map[string]func() ([]byte, error){
+		scenarioSchemaFile: scenario.Schema,
+		targetSchemaFile:   TargetSchema,
+	} {
+		want, err := schema()
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	got, err := os.ReadFile(targetSchemaFile)
-	if err != nil {
-		t.Fatalf("%v (run go test ./harness/target -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale; run go test ./harness/target -update (or replaycheck schema --target > schemas/target.schema.json)", targetSchemaFile)
+		if *update {
+			if err := os.WriteFile(file, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("%v (run go test ./harness/target -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale; run go test ./harness/target -update", file)
+		}
 	}
 }
 
@@ -63,7 +73,7 @@ func TestShippedYAMLNamesItsSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, set := range []struct{ glob, schema string }{
-		{"../../scenarios/*/*.yaml", "../../schemas/scenario.schema.json"},
+		{"../../scenarios/*/*.yaml", scenarioSchemaFile},
 		{"../../targets/*.yaml", targetSchemaFile},
 	} {
 		files, err := filepath.Glob(set.glob)

@@ -3,9 +3,10 @@ package ledger
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
+
+	"github.com/replaycheck/replaycheck/internal/linefile"
 )
 
 // errClosed is returned by writes after the ledger was closed.
@@ -15,10 +16,10 @@ var errClosed = errors.New("ledger is closed")
 // them to it. Writes to a file are grouped: one writer goroutine takes every
 // line queued while the previous group was being synced, writes them with
 // one write and one fsync, and only then wakes their callers. A line is never
-// acknowledged before it is synced.
+// acknowledged before it is synced, and a group that fails is cut back off
+// the file (linefile), so the file holds exactly the acknowledged lines.
 type journal struct {
-	path string
-	file *os.File // nil keeps the ledger in memory only
+	file *linefile.File // nil keeps the ledger in memory only
 
 	mu      sync.Mutex
 	lines   []string // synced lines, in file order
@@ -41,12 +42,12 @@ type batch struct {
 // openJournal opens the ledger file at path for appending (creating it), or
 // keeps the ledger in memory when path is "".
 func openJournal(path string) (*journal, error) {
-	j := &journal{path: path, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	j := &journal{wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if path == "" {
 		close(j.done)
 		return j, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := linefile.Open(path, linefile.Options{Sync: true})
 	if err != nil {
 		return nil, fmt.Errorf("opening ledger file: %w", err)
 	}
@@ -135,11 +136,8 @@ func (j *journal) writer() {
 }
 
 func (j *journal) writeSync(buf []byte) error {
-	if _, err := j.file.Write(buf); err != nil {
-		return fmt.Errorf("writing ledger file %s: %w", j.path, err)
-	}
-	if err := j.file.Sync(); err != nil {
-		return fmt.Errorf("syncing ledger file %s: %w", j.path, err)
+	if err := j.file.Append(buf); err != nil {
+		return fmt.Errorf("ledger file: %w", err)
 	}
 	return nil
 }
@@ -170,7 +168,7 @@ func (j *journal) close() error {
 	}
 	<-j.done
 	if err := j.file.Close(); err != nil {
-		return fmt.Errorf("closing ledger file %s: %w", j.path, err)
+		return fmt.Errorf("ledger file: %w", err)
 	}
 	return nil
 }

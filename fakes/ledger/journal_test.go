@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/fulldisk"
 )
 
 func TestJournalGroupsAndNumbersLines(t *testing.T) {
@@ -145,5 +148,56 @@ func TestWriteThatCannotBePersisted(t *testing.T) {
 				t.Errorf("entries %q, want none", s.Entries())
 			}
 		})
+	}
+}
+
+// TestLedgerFileOnAFullDisk: a commit_write the disk cannot take whole
+// answers isError "nothing was recorded" and leaves the ledger file exactly
+// as it was — no half line for the next write to be glued to — so once space
+// comes back the next write is a line of its own, and the file, the entries
+// and the counts agree.
+func TestLedgerFileOnAFullDisk(t *testing.T) {
+	if !fulldisk.Child(t, 256) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "ledger.txt")
+	s, url := newLedger(t, Config{Path: path})
+	cs := connect(t, url, "")
+	commit := func(entry string) *mcp.CallToolResult {
+		t.Helper()
+		res, err := callTool(t, cs, ToolCommitWrite, map[string]any{"entry": entry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := strings.Repeat("a", 99)
+	if res := commit(first); res.IsError {
+		t.Fatalf("first write: %q", text(res))
+	}
+	// 100 bytes are written, 156 fit: 200 bytes do not.
+	lost := strings.Repeat("b", 199)
+	if res := commit(lost); !res.IsError || !strings.Contains(text(res), "nothing was recorded") || !strings.Contains(text(res), "file too large") {
+		t.Errorf("write past the limit: isError=%v %q, want isError saying nothing was recorded and why", res.IsError, text(res))
+	}
+	if got := fileLines(t, path); !slices.Equal(got, []string{first}) {
+		t.Errorf("after the failed write the file holds %q, want only %q", got, first)
+	}
+	fulldisk.Free(t)
+	if res := commit("c"); res.IsError {
+		t.Fatalf("write once space came back: %q", text(res))
+	}
+	want := []string{first, "c"}
+	if got := fileLines(t, path); !slices.Equal(got, want) {
+		t.Errorf("file %q, want %q", got, want)
+	}
+	if got := s.Entries(); !slices.Equal(got, want) {
+		t.Errorf("entries %q, want %q", got, want)
+	}
+	if c := s.Total(); c.Writes != 2 || c.WriteFailures != 1 {
+		t.Errorf("writes %d, write failures %d; want 2 and 1", c.Writes, c.WriteFailures)
+	}
+	if l := s.File().Loss(); l.Written != 2 || l.Lost != 1 {
+		t.Errorf("file loss %+v, want 2 lines written, 1 lost", l)
 	}
 }

@@ -55,6 +55,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/linefile"
 )
 
 // DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is 0.
@@ -322,6 +324,10 @@ func (s *Server) Events(token string) []Event {
 	}
 	return nil
 }
+
+// File returns the ledger file, whose Loss counts the lines it wrote and
+// lost; nil when the ledger is in memory only.
+func (s *Server) File() *linefile.File { return s.journal.file }
 
 // Entries returns every ledger line written by this server, in write order
 // (the order of the file).

@@ -167,6 +167,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.sdk.ServeHTTP(w, r)
 		return
 	}
+	if session == "" && !s.stateless && s.maxSessions > 0 && opensSession(msgs) {
+		release, ok := s.admitSession(w, msgs)
+		if !ok {
+			return
+		}
+		defer release()
+	}
 	var p *post
 	var stepRefusal *FailBeforeExecute // a session step was refused
 	var stepMethod string
@@ -649,6 +656,11 @@ func (s *Server) unknownMethod(w http.ResponseWriter, req *jsonrpc.Request) {
 // wrapper received, through the header the wrapper set on its POST.
 func (s *Server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == MethodInitialize && !s.stateless {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				s.openedSession(ss)
+			}
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}

@@ -87,6 +87,13 @@ type Config struct {
 	BodyTimeout time.Duration
 	// Now is the clock for event times; nil means time.Now.
 	Now func() time.Time
+	// SessionTimeout closes an MCP session that received no request for
+	// this long (its standalone GET stream does not count); 0 never does.
+	SessionTimeout time.Duration
+	// MaxSessions caps the open MCP sessions: past it an initialize is
+	// refused (503 with a JSON-RPC error saying why) until one ends; 0 sets
+	// no cap.
+	MaxSessions int
 }
 
 // Annotations are the hints a tool advertises in tools/list. A nil field
@@ -106,6 +113,12 @@ type Server struct {
 	maxBody     int64
 	bodyTimeout time.Duration
 	stateless   bool
+
+	sessionTimeout  time.Duration
+	maxSessions     int
+	admit           sync.Mutex // held while a session opens under maxSessions
+	sessionsRefused atomic.Int64
+	sessionsLive    atomic.Int64 // initialized sessions not closed yet
 
 	mcp     *mcp.Server
 	sdk     http.Handler // the SDK's Streamable HTTP handler
@@ -170,16 +183,19 @@ func New(cfg Config) (*Server, error) {
 		bodyTimeout: bodyTimeout,
 		stateless:   cfg.Stateless,
 		journal:     j,
-		closing:     make(chan struct{}),
-		runs:        map[string]*run{},
-		total:       newRun(),
-		annotations: maps.Clone(cfg.Annotations),
-		dedup:       map[string]*keyedWrite{},
-		inflight:    map[inflightKey]*call{},
-		changed:     make(chan struct{}),
-		tools:       baseTools(),
-		listSent:    map[*mcp.ServerSession]uint64{},
-		listed:      map[string]uint64{},
+
+		sessionTimeout: cfg.SessionTimeout,
+		maxSessions:    cfg.MaxSessions,
+		closing:        make(chan struct{}),
+		runs:           map[string]*run{},
+		total:          newRun(),
+		annotations:    maps.Clone(cfg.Annotations),
+		dedup:          map[string]*keyedWrite{},
+		inflight:       map[inflightKey]*call{},
+		changed:        make(chan struct{}),
+		tools:          baseTools(),
+		listSent:       map[*mcp.ServerSession]uint64{},
+		listed:         map[string]uint64{},
 	}
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}
@@ -195,6 +211,7 @@ func New(cfg Config) (*Server, error) {
 		Logger:                       log,
 		MaxRequestBodyBytes:          maxBody,
 		PropagateRequestCancellation: true,
+		SessionTimeout:               cfg.SessionTimeout,
 	})
 	return s, nil
 }

@@ -174,8 +174,8 @@ func (f *File) Loss() Loss {
 	return Loss{Path: f.path, Written: f.written, Lost: f.lost, Err: f.err}
 }
 
-// Close closes the file; later appends fail and count as lost. Closing
-// twice returns nil.
+// Close syncs (a regular file) and closes the file; later appends fail and
+// count as lost. Closing twice returns nil.
 func (f *File) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -183,7 +183,14 @@ func (f *File) Close() error {
 		return nil
 	}
 	f.closed = true
-	if err := f.f.Close(); err != nil {
+	var err error
+	if f.regular {
+		err = f.f.Sync()
+	}
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("closing %s: %w", f.path, err)
 	}
 	return nil

@@ -32,6 +32,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/replaycheck/replaycheck/internal/linefile"
 )
 
 // Entry is one recorded exchange: the request as the matcher keys it and
@@ -225,14 +227,14 @@ func (e *Entry) validate() error {
 	return nil
 }
 
-// Recorder appends entries to one cassette file. It is safe for
-// concurrent use; Close reports the first failed write.
+// Recorder appends entries to one cassette file, each whole or not at all
+// (a failed write is cut back off the file, so the cassette stays readable
+// and a later entry starts a line of its own). It is safe for concurrent
+// use; Close reports the first failed write.
 type Recorder struct {
 	mu   sync.Mutex
-	f    *os.File
-	path string
+	f    *linefile.File
 	line int
-	err  error
 }
 
 // Create creates a new cassette file (it must not exist) and its directory.
@@ -240,56 +242,46 @@ func Create(path string) (*Recorder, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := linefile.Open(path, linefile.Options{New: true})
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
-	return &Recorder{f: f, path: path}, nil
+	return &Recorder{f: f}, nil
 }
 
 // Path returns the file the recorder writes.
-func (r *Recorder) Path() string { return r.path }
+func (r *Recorder) Path() string { return r.f.Path() }
 
-// Add appends e as one line and returns where it was written. After a
-// failed write every Add fails with the same error.
+// File returns the cassette file, whose Loss counts the entries written and
+// lost.
+func (r *Recorder) File() *linefile.File { return r.f }
+
+// Add appends e as one line and returns where it was written. A failed
+// write loses e only; a later Add is tried anew.
 func (r *Recorder) Add(e Entry) (Source, error) {
 	var buf bytes.Buffer
 	if err := encoder(&buf).Encode(&e); err != nil {
-		return Source{}, fmt.Errorf("cassette %s: encoding entry: %w", r.path, err)
+		return Source{}, fmt.Errorf("cassette %s: encoding entry: %w", r.Path(), err)
 	}
-	b := buf.Bytes()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.err != nil {
-		return Source{}, r.err
-	}
-	if r.f == nil {
-		return Source{}, fmt.Errorf("cassette %s: recorder closed", r.path)
-	}
-	if _, err := r.f.Write(b); err != nil {
-		r.err = fmt.Errorf("cassette %s: %w", r.path, err)
-		return Source{}, r.err
+	if err := r.f.Append(buf.Bytes()); err != nil {
+		return Source{}, fmt.Errorf("cassette: %w", err)
 	}
 	r.line++
-	return Source{File: r.path, Line: r.line}, nil
+	return Source{File: r.Path(), Line: r.line}, nil
 }
 
-// Close syncs and closes the file; it returns the first failed write, if any.
+// Close closes the file; it returns the first failed write, if any.
 func (r *Recorder) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.f == nil {
-		return r.err
-	}
-	errs := []error{r.err}
-	if err := r.f.Sync(); err != nil {
-		errs = append(errs, fmt.Errorf("cassette %s: %w", r.path, err))
+	var first error
+	if l := r.f.Loss(); l.Err != nil {
+		first = fmt.Errorf("cassette: %d of %d entries lost: %w", l.Lost, l.Written+l.Lost, l.Err)
 	}
 	if err := r.f.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("cassette %s: %w", r.path, err))
+		return errors.Join(first, fmt.Errorf("cassette: %w", err))
 	}
-	r.f = nil
-	return errors.Join(errs...)
+	return first
 }
 
 // encoder writes one entry per line, leaving <, > and & as they are (the

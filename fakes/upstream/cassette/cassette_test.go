@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/fulldisk"
 )
 
 func req(model string, messages ...string) Request {
@@ -178,5 +180,46 @@ func TestRoundTrip(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad+":2: ") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Load(%s) = %v, want %s:2 and %q", tt.line, err, bad, tt.want)
 		}
+	}
+}
+
+// TestRecorderOnAFullDisk: an entry the disk cannot take whole is lost
+// alone — the cassette still loads, with no torn line — and Close names the
+// loss; once space comes back the next entry is recorded on its own line.
+func TestRecorderOnAFullDisk(t *testing.T) {
+	if !fulldisk.Child(t, 1024) {
+		return
+	}
+	dir := t.TempDir()
+	r, err := Create(filepath.Join(dir, "s.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := Entry{Request: req("m", "user:a"), Answer: Answer{Status: 200, Body: "ok"}}
+	big := Entry{Request: req("m", "user:b"), Answer: Answer{Status: 200, Body: strings.Repeat("x", 2000)}}
+	if _, err := r.Add(small); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Add(big); err == nil || !strings.Contains(err.Error(), "file too large") {
+		t.Errorf("adding past the limit: %v, want the write error", err)
+	}
+	if got, _, err := Load(dir); err != nil || len(got) != 1 {
+		t.Errorf("after the lost entry the cassette loads %d entries (%v), want the first alone", len(got), err)
+	}
+	fulldisk.Free(t)
+	later := Entry{Request: req("m", "user:c"), Answer: Answer{Status: 200, Body: "later"}}
+	src, err := r.Add(later)
+	if err != nil || src.Line != 2 {
+		t.Errorf("adding once space came back: line %d, %v; want line 2", src.Line, err)
+	}
+	if err := r.Close(); err == nil || !strings.Contains(err.Error(), "1 of 3 entries lost") {
+		t.Errorf("Close: %v, want it to name the lost entry", err)
+	}
+	got, _, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]Entry{small, later}, got); d != "" {
+		t.Errorf("entries (-want +got):\n%s", d)
 	}
 }

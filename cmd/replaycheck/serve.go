@@ -23,6 +23,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/linefile"
 )
 
 // serveOptions are the flags of `replaycheck serve`.
@@ -47,6 +48,11 @@ type serveOptions struct {
 	Cassette     string
 	Miss         string
 	ReplayTiming bool
+
+	// SessionTimeout and MaxSessions bound the ledger's MCP sessions
+	// (--mcp-session-timeout, --mcp-max-sessions).
+	SessionTimeout time.Duration
+	MaxSessions    int
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -133,6 +139,8 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringVar(&opts.Relay, "relay", "", "relay model requests to this provider base URL (e.g. https://api.openai.com)")
 	f.StringVar(&opts.FlagsDir, "flags-dir", "", "directory of the seed's flag files fault_on, fault_once, drop_stream")
 	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
+	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
+	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
 	f.StringVar(&opts.Script, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
@@ -146,14 +154,52 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	return cmd
 }
 
+// The defaults of --mcp-session-timeout and --mcp-max-sessions: an
+// abandoned session lasts ten minutes, and at most 1024 are kept (about 14
+// MB), however many initialize calls come.
+const (
+	defaultSessionTimeout = 10 * time.Minute
+	defaultMaxSessions    = 1024
+)
+
 // servedFakes are the two fakes built from the options.
 type servedFakes struct {
 	upstream  *upstream.Server
 	ledger    *ledger.Server
 	upFaults  []upstream.Fault
 	mcpFaults []ledger.Fault
-	log       *os.File           // the upstream log file, or nil
+	log       *linefile.File     // the upstream log file, or nil
 	recorder  *cassette.Recorder // the cassette being recorded, or nil
+}
+
+// servedFile is a file serve appends to, with what the user calls it.
+type servedFile struct {
+	what string // "ledger file", "upstream log", "cassette"
+	file *linefile.File
+}
+
+// files returns the files the fakes append to.
+func (fk *servedFakes) files() []servedFile {
+	var out []servedFile
+	if fk.ledger != nil && fk.ledger.File() != nil {
+		out = append(out, servedFile{"ledger file", fk.ledger.File()})
+	}
+	if fk.log != nil {
+		out = append(out, servedFile{"upstream log", fk.log})
+	}
+	if fk.recorder != nil {
+		out = append(out, servedFile{"cassette", fk.recorder.File()})
+	}
+	return out
+}
+
+// linefiles returns the files the fakes append to, for the control API.
+func (fk *servedFakes) linefiles() []*linefile.File {
+	var out []*linefile.File
+	for _, f := range fk.files() {
+		out = append(out, f.file)
+	}
+	return out
 }
 
 // buildFakes turns the options into the two fakes; every error is the
@@ -161,6 +207,12 @@ type servedFakes struct {
 func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	if opts.Every < 0 {
 		return nil, asUsage(fmt.Errorf("--every %s: want a positive interval, or 0 for none", opts.Every))
+	}
+	if opts.SessionTimeout < 0 {
+		return nil, asUsage(fmt.Errorf("--mcp-session-timeout %s: want a positive duration, or 0 for never", opts.SessionTimeout))
+	}
+	if opts.MaxSessions < 0 {
+		return nil, asUsage(fmt.Errorf("--mcp-max-sessions %d: want a positive number, or 0 for no cap", opts.MaxSessions))
 	}
 	fk := &servedFakes{}
 	for _, s := range opts.UpstreamFaults {
@@ -209,7 +261,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner)}
 	if opts.UpstreamLog != "" {
-		f, err := os.OpenFile(opts.UpstreamLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		f, err := linefile.Open(opts.UpstreamLog, linefile.Options{})
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--upstream-log: %w", err))
 		}
@@ -231,7 +283,8 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		return nil, asUsage(fmt.Errorf("--upstream-fault: %w", err))
 	}
 	fk.upstream = u
-	l, err := ledger.New(ledger.Config{Path: opts.Ledger, Stateless: opts.Stateless, Logger: slog.New(inner)})
+	l, err := ledger.New(ledger.Config{Path: opts.Ledger, Stateless: opts.Stateless, Logger: slog.New(inner),
+		SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions})
 	if err != nil {
 		fk.close()
 		return nil, asUsage(fmt.Errorf("--ledger: %w", err))
@@ -297,7 +350,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
 	}
 	upMux := http.NewServeMux()
-	upMux.Handle(control.Prefix, (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key}).Handler())
+	upMux.Handle(control.Prefix, (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles()}).Handler())
 	upMux.Handle("/", fk.upstream)
 	servers := []*http.Server{
 		{Handler: upMux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
@@ -310,6 +363,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	upURL := "http://" + upLn.Addr().String() + "/v1"
 	mcpURL := "http://" + mcpLn.Addr().String() + "/mcp"
 	printServeBanner(opts, upURL, mcpURL, key, fk)
+	watched := watchFiles(base, opts.ErrOut, fk.files())
 	if opts.Ready != nil {
 		opts.Ready(upURL, mcpURL)
 	}
@@ -346,6 +400,8 @@ loop:
 		}
 	}
 	closeErr := fk.close()
+	<-watched
+	sayUnfired(opts.ErrOut, fk)
 	if serveErr != nil {
 		return serveErr
 	}
@@ -353,7 +409,10 @@ loop:
 		return tableErr
 	}
 	if closeErr != nil {
-		return fmt.Errorf("serve: %w", closeErr)
+		closeErr = fmt.Errorf("serve: %w", closeErr)
+	}
+	if err := errors.Join(closeErr, lostLines(fk.files())); err != nil {
+		return err
 	}
 	fmt.Fprintln(opts.Out, "serve stopped")
 	return nil
@@ -439,7 +498,7 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
 			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures)})
 	}
-	counts := control.CountsOf(fk.upstream, fk.ledger)
+	counts := control.CountsOf(fk.upstream, fk.ledger, fk.linefiles()...)
 	for _, rc := range counts.Runs {
 		name := rc.Token
 		if name == "" {
@@ -454,6 +513,18 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 		return fmt.Errorf("writing count table: %w", err)
 	}
 	if err := t.Render(); err != nil {
+		return fmt.Errorf("writing count table: %w", err)
+	}
+	var b strings.Builder
+	for _, f := range fk.files() {
+		if l := f.file.Loss(); l.Lost > 0 {
+			fmt.Fprintf(&b, "LOST LINES: %s %s: %d of %d (%v)\n", f.what, l.Path, l.Lost, l.Written+l.Lost, l.Err)
+		}
+	}
+	if ss := counts.MCPSessions; ss.Refused > 0 {
+		fmt.Fprintf(&b, "MCP SESSIONS: %d open, %d initialize refused at --mcp-max-sessions %d\n", ss.Live, ss.Refused, ss.Max)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing count table: %w", err)
 	}
 	return nil

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/syncbuf"
 )
 
 // serveOut collects runServe's output and signals each count table.
@@ -343,12 +345,14 @@ func equalCells(got, want []string) bool {
 }
 
 // TestServeCountsFailedWrites: a write the ledger file cannot take (a full
-// disk: /dev/full) is counted in the table's FAILED WRITES, not as a write.
+// disk: /dev/full) is counted in the table's FAILED WRITES, not as a write,
+// said on stderr at once, and makes serve exit 3.
 func TestServeCountsFailedWrites(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full here")
 	}
-	_, mcpURL, out, stop := startServe(t, &serveOptions{Ledger: "/dev/full"})
+	var errOut syncbuf.Buffer
+	_, mcpURL, out, stop := startServe(t, &serveOptions{Ledger: "/dev/full", ErrOut: &errOut})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
@@ -360,8 +364,11 @@ func TestServeCountsFailedWrites(t *testing.T) {
 		t.Errorf("commit_write on a full disk: %v, %+v; want an isError result", err, res)
 	}
 	cs.Close()
-	if err := stop(); err != nil {
-		t.Fatalf("runServe: %v", err)
+	if err := stop(); exitCode(err) != exitCannotRun || !strings.Contains(fmt.Sprint(err), "ledger file /dev/full: 1 of 1 lines could not be written") {
+		t.Errorf("runServe: %v (exit %d), want exit 3 naming the lost line", err, exitCode(err))
+	}
+	if !strings.Contains(errOut.String(), "ledger file /dev/full: a line could not be written") {
+		t.Errorf("stderr lacks the notice:\n%s", errOut.String())
 	}
 	got := out.String()
 	var total []string

@@ -6,7 +6,8 @@
 // Every route is under Prefix:
 //
 //	GET    /_replaycheck/health          200 {"status":"ok"} once the fakes serve
-//	GET    /_replaycheck/counts          counts per run token and in total
+//	GET    /_replaycheck/counts          counts per run token and in total, lines files lost,
+//	                                     faults that never fired, the ledger's MCP sessions
 //	POST   /_replaycheck/faults          arm faults: {run, upstream: [...], mcp: [...]}
 //	DELETE /_replaycheck/faults[?run=T]  clear the faults of all runs, or of run T
 //	POST   /_replaycheck/reset           forget counts, events and faults (the ledger file stays)
@@ -32,6 +33,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
@@ -49,6 +51,9 @@ type API struct {
 	Upstream *upstream.Server
 	Ledger   *ledger.Server
 	Key      string
+	// Files are the files the fakes append to (ledger file, upstream log,
+	// cassette being recorded), whose lost lines GET counts reports.
+	Files []*linefile.File
 }
 
 // Handler returns the API's handler, to be mounted at Prefix.
@@ -105,11 +110,41 @@ type RunCounts struct {
 type Counts struct {
 	Runs  []RunCounts `json:"runs"`
 	Total RunCounts   `json:"total"`
+	// WriteErrors lists the files that lost lines (a full disk); empty when
+	// every line was written.
+	WriteErrors []WriteError `json:"write_errors"`
+	// UnfiredFaults lists the armed faults, global and per run, that have
+	// not acted on any request (yet): one that matched requests it could not
+	// act on says so by its matched count.
+	UnfiredFaults []UnfiredFault `json:"unfired_faults"`
+	// MCPSessions are the ledger's open MCP sessions and the initializes
+	// refused at its cap.
+	MCPSessions ledger.Sessions `json:"mcp_sessions"`
+}
+
+// WriteError is what one file lost: lines whose append failed (each is
+// absent from the file, never torn) and the first error.
+type WriteError struct {
+	File    string `json:"file"`
+	Written int    `json:"written"`
+	Lost    int    `json:"lost"`
+	Error   string `json:"error"`
+}
+
+// UnfiredFault is an armed fault that has not fired: Upstream or MCP holds
+// it, in the shape POST faults takes, for Run ("" = every request).
+type UnfiredFault struct {
+	Run      string          `json:"run"`
+	Upstream *upstream.Fault `json:"upstream,omitempty"`
+	MCP      *ledger.Fault   `json:"mcp,omitempty"`
+	// Matched counts the requests it matched without acting on them.
+	Matched int `json:"matched"`
 }
 
 // CountsOf returns the counts of every run token either fake has seen, in
-// token order, and the total.
-func CountsOf(u *upstream.Server, l *ledger.Server) Counts {
+// token order, the total, what files lost, the faults that did not fire and
+// the ledger's sessions.
+func CountsOf(u *upstream.Server, l *ledger.Server, files ...*linefile.File) Counts {
 	tokens := u.Tokens()
 	for _, t := range l.Tokens() {
 		if !slices.Contains(tokens, t) {
@@ -117,7 +152,8 @@ func CountsOf(u *upstream.Server, l *ledger.Server) Counts {
 		}
 	}
 	slices.Sort(tokens)
-	out := Counts{Runs: []RunCounts{}, Total: RunCounts{Token: "", Upstream: u.Total(), MCP: l.Total()}}
+	out := Counts{Runs: []RunCounts{}, Total: RunCounts{Token: "", Upstream: u.Total(), MCP: l.Total()},
+		WriteErrors: writeErrors(files), UnfiredFaults: unfired(u, l, tokens), MCPSessions: l.Sessions()}
 	for _, t := range tokens {
 		rc := RunCounts{Token: t, Upstream: u.Counts(t), MCP: l.Counts(t)}
 		if rc.Upstream.Initial+rc.Upstream.FollowUp+rc.MCP.CallsTotal()+rc.MCP.Messages+rc.MCP.WriteFailures == 0 {
@@ -128,8 +164,38 @@ func CountsOf(u *upstream.Server, l *ledger.Server) Counts {
 	return out
 }
 
+func writeErrors(files []*linefile.File) []WriteError {
+	out := []WriteError{}
+	for _, f := range files {
+		if l := f.Loss(); l.Err != nil {
+			out = append(out, WriteError{File: l.Path, Written: l.Written, Lost: l.Lost, Error: l.Err.Error()})
+		}
+	}
+	return out
+}
+
+// unfired returns the faults armed globally and for tokens that did not
+// fire, upstream first.
+func unfired(u *upstream.Server, l *ledger.Server, tokens []string) []UnfiredFault {
+	out := []UnfiredFault{}
+	runs := append([]string{""}, slices.DeleteFunc(slices.Clone(tokens), func(t string) bool { return t == "" })...)
+	for _, run := range runs {
+		for _, r := range u.FaultReports(run) {
+			if r.Fired == 0 {
+				out = append(out, UnfiredFault{Run: run, Upstream: &r.Fault, Matched: r.Matched})
+			}
+		}
+		for _, r := range l.FaultReports(run) {
+			if r.Fired == 0 {
+				out = append(out, UnfiredFault{Run: run, MCP: &r.Fault, Matched: r.Matched})
+			}
+		}
+	}
+	return out
+}
+
 func (a *API) counts(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, CountsOf(a.Upstream, a.Ledger))
+	writeJSON(w, http.StatusOK, CountsOf(a.Upstream, a.Ledger, a.Files...))
 }
 
 // FaultRequest is the body of POST faults, in YAML or JSON: the faults of

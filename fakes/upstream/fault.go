@@ -269,14 +269,15 @@ func (f *Fault) matches(kind, endpoint string, stream bool) bool {
 	if f.Stream != nil && *f.Stream != stream {
 		return false
 	}
-	if !stream && f.streamOnly() {
+	if !stream && f.StreamOnly() {
 		return false
 	}
 	return true
 }
 
-// streamOnly reports whether f has an action that applies only to streams.
-func (f *Fault) streamOnly() bool {
+// StreamOnly reports whether f has an action that applies only to streams
+// (drop, stream_error, stall, dribble): it matches streamed requests only.
+func (f *Fault) StreamOnly() bool {
 	return f.Drop != nil || f.StreamError != nil || f.Stall != nil || f.Dribble != nil
 }
 

@@ -47,8 +47,8 @@ func (t *tape) event(name string, data []byte, at time.Time) {
 
 // saveTape writes the exchange's recorded answer to the cassette, keyed by
 // its request, with the request's credentials scrubbed from it; under
-// MissRelay later requests match it at once. A failed write is logged (the
-// recorder's Close returns it too); the answer goes on either way.
+// MissRelay later requests match it at once. A failed write is logged (and
+// counted by the recorder's File); the answer goes on either way.
 func (x *exchange) saveTape() {
 	e := x.tape.entry
 	x.tape = nil

@@ -54,7 +54,7 @@ type Config struct {
 	// Record, when set, receives every relayed exchange whose answer came
 	// whole (not cut by a fault, the provider or the client), with the
 	// request's credentials scrubbed from the answer; it needs Relay. Its
-	// write errors are logged to Logger and returned by its Close. The
+	// write errors are logged to Logger and counted by its File's Loss. The
 	// caller closes it after the server has stopped.
 	Record *cassette.Recorder
 	// Cassette, when set, answers model requests from recorded exchanges

@@ -230,7 +230,7 @@ func (e *Entry) validate() error {
 // Recorder appends entries to one cassette file, each whole or not at all
 // (a failed write is cut back off the file, so the cassette stays readable
 // and a later entry starts a line of its own). It is safe for concurrent
-// use; Close reports the first failed write.
+// use; File().Loss() counts the entries lost.
 type Recorder struct {
 	mu   sync.Mutex
 	f    *linefile.File
@@ -272,16 +272,13 @@ func (r *Recorder) Add(e Entry) (Source, error) {
 	return Source{File: r.Path(), Line: r.line}, nil
 }
 
-// Close closes the file; it returns the first failed write, if any.
+// Close syncs and closes the file. The entries lost to failed writes are
+// not its error: each Add returned its own, and File().Loss() counts them.
 func (r *Recorder) Close() error {
-	var first error
-	if l := r.f.Loss(); l.Err != nil {
-		first = fmt.Errorf("cassette: %d of %d entries lost: %w", l.Lost, l.Written+l.Lost, l.Err)
-	}
 	if err := r.f.Close(); err != nil {
-		return errors.Join(first, fmt.Errorf("cassette: %w", err))
+		return fmt.Errorf("cassette: %w", err)
 	}
-	return first
+	return nil
 }
 
 // encoder writes one entry per line, leaving <, > and & as they are (the

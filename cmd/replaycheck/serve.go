@@ -94,6 +94,15 @@ the other MCP messages such as initialize and tools/list, and writes that could
 not be persisted) is printed every
 --every and on Ctrl-C or SIGTERM, which stop serve cleanly.
 
+Every line of the ledger file, the upstream log and a recorded cassette is
+written whole or not at all. A write that fails (a full disk) is said at once
+on stderr, once per file, counted under the table (LOST LINES) and in
+/_replaycheck/counts (write_errors), and makes serve exit 3. A fault armed and
+never fired is said on stderr when serve stops, and listed in counts
+(unfired_faults). MCP sessions idle for --mcp-session-timeout are closed, and
+past --mcp-max-sessions open ones an initialize is refused with 503 until one
+ends (counts: mcp_sessions).
+
 A control API on the upstream's port (loopback clients only; --control-key or
 $REPLAYCHECK_CONTROL_KEY requires a bearer key) switches faults and reads counts
 while serve runs, for hand reproductions and test suites in any language (see

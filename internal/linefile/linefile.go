@@ -32,8 +32,8 @@ type File struct {
 	regular bool // only a regular file can be cut back
 
 	mu sync.Mutex
-	// good is the size of the file once its last successful append ended;
-	// cut says a failed append may have left bytes past it.
+	// good is the size of the file before the append that failed to be cut
+	// back, when cut is set; that is tried again before the next append.
 	good int64
 	cut  bool
 	// open says the file does not end with a line break (a line torn by
@@ -64,7 +64,6 @@ func Open(path string, o Options) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if lf.regular = fi.Mode().IsRegular(); lf.regular && fi.Size() > 0 {
-		lf.good = fi.Size()
 		last, err := lastByte(path, fi.Size())
 		if err != nil {
 			f.Close()
@@ -115,6 +114,15 @@ func (f *File) Append(p []byte) error {
 	if f.open {
 		p = append([]byte{'\n'}, p...)
 	}
+	if f.regular {
+		// The size now, not the one this File last wrote: other
+		// programs may append to the file too.
+		fi, err := f.f.Stat()
+		if err != nil {
+			return f.fail(lines, err)
+		}
+		f.good = fi.Size()
+	}
 	n, err := f.f.Write(p)
 	if err == nil && f.sync {
 		err = f.f.Sync()
@@ -128,7 +136,6 @@ func (f *File) Append(p []byte) error {
 		}
 		return f.fail(lines, err)
 	}
-	f.good += int64(n)
 	f.open = false
 	f.written += lines
 	return nil
@@ -137,7 +144,9 @@ func (f *File) Append(p []byte) error {
 // fail counts lines as lost to err and returns err naming the file. f.mu
 // must be held.
 func (f *File) fail(lines int, err error) error {
-	err = fmt.Errorf("appending to %s: %w", f.path, err)
+	if pe := (*os.PathError)(nil); !errors.As(err, &pe) {
+		err = fmt.Errorf("appending to %s: %w", f.path, err)
+	}
 	f.lost += lines
 	if f.err == nil {
 		f.err = err

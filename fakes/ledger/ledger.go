@@ -37,7 +37,9 @@
 // (404 on its Mcp-Session-Id), both in the wrapper; change_tools changes the
 // tool list through the SDK after the tool ran, which notifies every session
 // (notifications/tools/list_changed), and a call of a tool no longer offered
-// is recorded as one (CallUnknownTool). To add a fault kind: write fault_<name>.go with a type
+// is recorded as one (CallUnknownTool). Sessions are bounded on request:
+// Config.SessionTimeout closes idle ones and Config.MaxSessions refuses an
+// initialize past the cap (Server.Sessions counts both). To add a fault kind: write fault_<name>.go with a type
 // implementing action (and checker if it has settings), add its field to
 // Fault and its row to faultKinds, and act on its part of plan.
 package ledger

@@ -1,14 +1,15 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients chromium
+.PHONY: build test bench bench-relay fuzz lint clients chromium jq
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
-# test installs the real agent clients (make clients) and Chromium (make
-# chromium) and runs every test; -race needs cgo and a C compiler (gcc).
-test: clients chromium
+# test installs the real agent clients (make clients), Chromium (make
+# chromium) and jq (make jq) and runs every test; -race needs cgo and a C
+# compiler (gcc).
+test: clients chromium jq
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
@@ -36,6 +37,21 @@ chromium:
 	    || echo "make chromium: apt-get failed; the HTML report's browser test will skip"; \
 	else \
 	  echo "make chromium: chromium not found and cannot install it (needs root and apt-get); the HTML report's browser test will skip"; \
+	fi
+
+# jq installs Debian's jq, which a README command pipes a report into
+# (cmd/replaycheck/readme_test.go runs the README's commands), when it is
+# missing and apt-get can run as root; otherwise it says so and that command
+# is skipped. It never fails the build.
+jq:
+	@if command -v jq >/dev/null 2>&1; then \
+	  :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make jq: installing Debian's jq"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq; } \
+	    || echo "make jq: apt-get failed; the README's jq command will be skipped"; \
+	else \
+	  echo "make jq: jq not found and cannot install it (needs root and apt-get); the README's jq command will be skipped"; \
 	fi
 
 bench:

@@ -10,6 +10,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // compileSchema compiles Schema() with santhosh-tekuri/jsonschema, the
@@ -20,15 +22,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("schema is not JSON: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(SchemaID, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(SchemaID)
+	sch, err := yamlfile.CompileSchema(SchemaID, b)
 	if err != nil {
 		t.Fatalf("schema does not compile: %v", err)
 	}

@@ -1,14 +1,15 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients chromium
+.PHONY: build test bench bench-relay fuzz lint clients chromium jq
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
-# test installs the real agent clients (make clients) and Chromium (make
-# chromium) and runs every test; -race needs cgo and a C compiler (gcc).
-test: clients chromium
+# test installs the real agent clients (make clients), Chromium (make
+# chromium) and jq (make jq) and runs every test; -race needs cgo and a C
+# compiler (gcc).
+test: clients chromium jq
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
@@ -25,18 +26,29 @@ clients:
 	fi
 
 # chromium installs Debian's chromium for the HTML report's browser test
-# (report/html_browser_test.go) when it is missing and apt-get can run as
-# root; otherwise it says so and the test skips. It never fails the build.
+# (report/html_browser_test.go); jq installs Debian's jq, which a README
+# command pipes a report into (cmd/replaycheck/readme_test.go runs the
+# README's commands). Each installs its package when it is missing and
+# apt-get can run as root; otherwise it says so and the test skips. Neither
+# ever fails the build.
 chromium:
-	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
-	  :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "make chromium: installing Debian's chromium (a few minutes)"; \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
-	    || echo "make chromium: apt-get failed; the HTML report's browser test will skip"; \
+	$(call debian_package,chromium,chromium chromium-browser,the HTML report's browser test)
+
+jq:
+	$(call debian_package,jq,jq,the README's jq command)
+
+# debian_package PACKAGE,COMMANDS,TEST installs Debian's PACKAGE when none of
+# COMMANDS is on PATH (see chromium and jq).
+define debian_package
+	@for c in $(2); do command -v $$c >/dev/null 2>&1 && exit 0; done; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "make $(1): installing Debian's $(1)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1); } \
+	    || echo "make $(1): apt-get failed; $(3) will skip"; \
 	else \
-	  echo "make chromium: chromium not found and cannot install it (needs root and apt-get); the HTML report's browser test will skip"; \
+	  echo "make $(1): $(1) not found and cannot install it (needs root and apt-get); $(3) will skip"; \
 	fi
+endef
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

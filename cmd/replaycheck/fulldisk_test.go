@@ -14,16 +14,20 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the test binary run replaycheck on a full disk
 // (fullDiskEnv): a child process, so that the file size limit does not
-// also fail the writes of the test binary itself (go test's log).
+// also fail the writes of the test binary itself (go test's log). It also
+// puts replaycheck (this package's main) on PATH for the README's commands
+// (TestREADMECommands): testscript runs the test binary under that name.
 func TestMain(m *testing.M) {
 	if args := os.Getenv(fullDiskEnv); args != "" {
 		os.Exit(fullDiskChild(args))
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, map[string]func(){"replaycheck": main})
 }
 
 // fullDiskEnv holds the JSON arguments of a replaycheck run on a full disk.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 )
@@ -89,6 +90,53 @@ type Fault struct {
 	// ServeModel answers normally but names this model in the answer instead
 	// of the requested one (scripted answers only).
 	ServeModel string `json:"serve_model,omitempty" yaml:"serve_model,omitempty" jsonschema_description:"answer normally but name this model id in the answer instead of the requested one, as a silent fallback would (scripted answers)"`
+}
+
+// JSONSchemaExtend makes the JSON Schema of Fault (github.com/invopop/jsonschema)
+// want what Validate wants of its actions: at least one, at most one besides
+// delay and dribble, no delay with reset, no dribble with reset or respond,
+// and no stream-only action (drop, stream_error, stall, dribble) with
+// stream: false.
+func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
+	// set is the schema of a fault that uses action name: reset: false and
+	// serve_model: "" use none.
+	set := func(name string) *jsonschema.Schema {
+		sub := &jsonschema.Schema{Required: []string{name}}
+		switch name {
+		case "reset":
+			sub.Properties = jsonschema.NewProperties()
+			sub.Properties.Set(name, &jsonschema.Schema{Const: true})
+		case "serve_model":
+			sub.Properties = jsonschema.NewProperties()
+			one := uint64(1)
+			sub.Properties.Set(name, &jsonschema.Schema{MinLength: &one})
+		}
+		return sub
+	}
+	both := func(a, b *jsonschema.Schema) *jsonschema.Schema {
+		return &jsonschema.Schema{AllOf: []*jsonschema.Schema{a, b}}
+	}
+	var named []string
+	for _, name := range actionNames() {
+		s.AnyOf = append(s.AnyOf, set(name))
+		if name != "delay" && name != "dribble" {
+			named = append(named, name)
+		}
+	}
+	var refused []*jsonschema.Schema
+	for i, a := range named {
+		for _, b := range named[i+1:] {
+			refused = append(refused, both(set(a), set(b)))
+		}
+	}
+	notStreamed := &jsonschema.Schema{Required: []string{"stream"}, Properties: jsonschema.NewProperties()}
+	notStreamed.Properties.Set("stream", &jsonschema.Schema{Const: false})
+	refused = append(refused, both(set("delay"), set("reset")), both(set("dribble"), set("reset")), both(set("dribble"), set("respond")))
+	for _, name := range []string{"drop", "stream_error", "stall", "dribble"} {
+		refused = append(refused, both(notStreamed, set(name)))
+	}
+	s.Not = &jsonschema.Schema{AnyOf: refused,
+		Description: "one action (delay may precede it, dribble pace a stream), and stream-only actions not with stream: false"}
 }
 
 // Respond is the action that answers with an error status.

@@ -123,8 +123,10 @@ func LoadFS(fsys fs.FS, root, prefix string) ([]*Scenario, error) {
 }
 
 // Parse decodes the scenarios in src, which was read from file, strictly: an
-// unknown field, a wrong type, a bad duration, an unknown fault, rule,
-// endpoint or template variable is an *Error at its line and column. A
+// unknown field, a wrong type (a quoted "500" for a number, 123 for a
+// string: what the published schema refuses, it refuses), a bad duration, an
+// unknown fault, rule, endpoint or template variable is an *Error at its line
+// and column. A
 // scenario with a problem is left out; the others are returned.
 func Parse(file string, src []byte) ([]*Scenario, ErrorList) {
 	errs := checkTemplates(file, src)
@@ -159,6 +161,10 @@ func Parse(file string, src []byte) ([]*Scenario, ErrorList) {
 		}
 		if verrs := validate(file, src, n, s); len(verrs) > 0 {
 			errs = append(errs, verrs...)
+			continue
+		}
+		if serrs := checkSchema(file, src, n); len(serrs) > 0 {
+			errs = append(errs, serrs...)
 			continue
 		}
 		s.Warnings = clientWarnings(file, src, n, s)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // compileSchema compiles Schema() with santhosh-tekuri/jsonschema, the
@@ -20,15 +22,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("schema is not JSON: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(SchemaID, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(SchemaID)
+	sch, err := yamlfile.CompileSchema(SchemaID, b)
 	if err != nil {
 		t.Fatalf("schema does not compile: %v", err)
 	}
@@ -95,7 +89,11 @@ func TestLoaderAndSchemaAgree(t *testing.T) {
 		"count-negative", "count-fraction", "count-unknown-bound", "count-bound-twice", "count-no-bound", "count-per-tool",
 		"targets-upstream-key", "targets-rules", "mcp-method-tool", "mcp-method-drop", "mcp-method-unknown", "mcp-drop-after",
 		"mcp-change-tools-none", "mcp-change-tools-rename", "mcp-change-tools-name", "mcp-expire-after", "mcp-unauthorized-setting",
-		"status-string", "status-range", "targets-status-range", "step-call-and-say", "step-say-arguments", "no-request", "request-and-requests"} {
+		"status-string", "status-range", "targets-status-range", "step-call-and-say", "step-say-arguments", "no-request", "request-and-requests",
+		// Strict typing (issue 18 item 16): a quoted number is a string, a
+		// number is no string; and a fault has one action.
+		"fault-status-string", "mcp-status-string", "name-number", "tag-number", "step-say-number",
+		"fault-two-actions", "fault-no-action", "fault-reset-false", "fault-delay-reset", "fault-drop-not-streamed", "empty-fault"} {
 		tests = append(tests, doc{name: f, file: "testdata/bad/" + f + ".yaml"})
 	}
 	for _, tt := range tests {

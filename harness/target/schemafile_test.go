@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the published schemas in schemas/")
@@ -60,15 +61,7 @@ func TestShippedYAMLNamesItsSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("target.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	targetSchema, err := c.Compile("target.schema.json")
+	targetSchema, err := yamlfile.CompileSchema(TargetSchemaID, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,17 +90,66 @@ func TestShippedYAMLNamesItsSchema(t *testing.T) {
 			if set.schema != targetSchemaFile {
 				continue
 			}
-			j, err := yaml.YAMLToJSON(src)
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if err := targetSchema.Validate(v); err != nil {
+			if err := targetSchema.Validate(jsonValue(t, f, src)); err != nil {
 				t.Errorf("%s: not valid under the target schema: %v", f, err)
 			}
 		}
+	}
+}
+
+// jsonValue reads the YAML src of file as the JSON value a schema validator
+// sees.
+func jsonValue(t *testing.T, file string, src []byte) any {
+	t.Helper()
+	j, err := yaml.YAMLToJSON(src)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return v
+}
+
+// TestTargetLoaderAndSchemaAgree feeds target files to the loader and to the
+// published schema: a value of the wrong type that the decoder would convert
+// (a number for a name, a quoted number for a count) is refused by both, at
+// the value; a ${NAME} where a number goes is accepted by both; an empty
+// file is refused by both, without a panic.
+func TestTargetLoaderAndSchemaAgree(t *testing.T) {
+	sch, err := compiledTargetSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, src, err string
+	}{
+		{"ok", "kind: client\ncommand: [sh, -c, 'true']\nnum_retries: ${RETRIES:-2}\n", ""},
+		{"name a number", "kind: client\nname: 123\ncommand: [sh, -c, 'true']\n",
+			"t.yaml:2:7: name: want string, got number 123 (the target schema)"},
+		{"count a string", "kind: client\ncommand: [sh, -c, 'true']\nnum_retries: \"2\"\n",
+			`t.yaml:3:14: num_retries: want integer, got string "2" (the target schema)`},
+		{"argument a number", "kind: client\ncommand: [sleep, 1]\n",
+			"t.yaml:2:18: command[1]: want string, got number 1 (the target schema)"},
+		{"empty", "# nothing\n", "t.yaml: a target file needs a kind: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, loadErr := ParseTargetFile("t.yaml", []byte(tt.src), TargetFileOptions{Getenv: func(string) string { return "" }, Replaycheck: "/bin/false"})
+			schemaErr := sch.Validate(jsonValue(t, "t.yaml", []byte(tt.src)))
+			if tt.err == "" {
+				if loadErr != nil || schemaErr != nil {
+					t.Fatalf("loader: %v; schema: %v; want both to accept it", loadErr, schemaErr)
+				}
+				return
+			}
+			if loadErr == nil || schemaErr == nil {
+				t.Fatalf("loader: %v; schema: %v; want both to refuse it", loadErr, schemaErr)
+			}
+			if first, _, _ := strings.Cut(loadErr.Error(), "\n"); !strings.HasPrefix(first, tt.err) {
+				t.Errorf("loader error %q, want %q", first, tt.err)
+			}
+		})
 	}
 }

@@ -97,6 +97,10 @@ func ParseTargetFile(path string, src []byte, opts TargetFileOptions) (Target, e
 	if err != nil {
 		return nil, err
 	}
+	// The file as written, ${NAME} references and all (expandEnv replaces
+	// them in the tree), is what the published schema and an editor judge;
+	// its errors are reported when the loader finds none of its own.
+	schemaErrs := checkTargetSchema(path, src, body)
 	f := &targetSource{path: path, src: src, opts: opts, fromEnv: map[ast.Node]bool{}, expanded: map[ast.Node]ast.Node{}}
 	if f.root, err = f.expandEnv(body, true); err != nil {
 		return nil, err
@@ -109,7 +113,14 @@ func ParseTargetFile(path string, src []byte, opts TargetFileOptions) (Target, e
 	var names []string
 	for _, k := range fileKinds() {
 		if k.name == kind {
-			return k.load(f)
+			t, err := k.load(f)
+			if err != nil {
+				return nil, err
+			}
+			if len(schemaErrs) > 0 {
+				return nil, schemaErrs
+			}
+			return t, nil
 		}
 		names = append(names, k.name+" ("+k.doc+")")
 	}

@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
+	"github.com/goccy/go-yaml/ast"
 	"github.com/invopop/jsonschema"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // TargetSchemaID is the $id of the target file schema.
@@ -46,6 +50,38 @@ func TargetSchema() ([]byte, error) {
 		return nil, fmt.Errorf("target schema: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// targetSchemaOnce holds TargetSchema() compiled, for checkTargetSchema (a
+// function rather than a sync.OnceValues variable: loading a target file is
+// part of what TargetSchema reflects on).
+var targetSchemaOnce struct {
+	sync.Once
+	sch *validator.Schema
+	err error
+}
+
+func compiledTargetSchema() (*validator.Schema, error) {
+	targetSchemaOnce.Do(func() {
+		b, err := TargetSchema()
+		if err != nil {
+			targetSchemaOnce.err = err
+			return
+		}
+		targetSchemaOnce.sch, targetSchemaOnce.err = yamlfile.CompileSchema(TargetSchemaID, b)
+	})
+	return targetSchemaOnce.sch, targetSchemaOnce.err
+}
+
+// checkTargetSchema checks the body n of a target file that loaded against
+// the published schema, so that what the schema refuses (name: 123, a
+// quoted "2" for num_retries) the loader refuses too, at the value.
+func checkTargetSchema(file string, src []byte, n ast.Node) yamlfile.ErrorList {
+	sch, err := compiledTargetSchema()
+	if err != nil {
+		return yamlfile.ErrorList{{File: file, Msg: err.Error()}}
+	}
+	return yamlfile.SchemaErrors(file, src, n, sch, "the target schema")
 }
 
 // envRefPattern matches a string with a ${NAME} or ${NAME:-default}

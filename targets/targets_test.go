@@ -326,8 +326,10 @@ func killGateways(t *testing.T) {
 // fakeLiteLLM stands in for the `litellm` command: it checks what
 // targets/litellm.yaml hands LiteLLM (the rendered config next to
 // custom_guardrail.py, the dummy OpenAI key, the master key) and serves the
-// config's model API, MCP server, num_retries and fallbacks with
-// `replaycheck gateway` in FAKE_LITELLM_MODE.
+// config's model API, MCP server, num_retries and fallbacks with the
+// replaycheck binary (%[1]q) as `replaycheck gateway` in a mode (%[2]q).
+// They are written into the script: the harness passes a proxy no
+// variable of its environment the target file does not name.
 const fakeLiteLLM = `#!/bin/sh
 set -e
 while [ $# -gt 0 ]; do
@@ -346,8 +348,8 @@ mcp=$(awk '/^mcp_servers:/ {f=1} f && /url:/ {print $2; exit}' "$config")
 retries=$(awk '/num_retries:/ {print $2; exit}' "$config")
 fallbacks=$(sed -n 's/.*{"\([^"]*\)": \["\([^"]*\)"\]}.*/--fallback=\1=\2/p' "$config")
 echo "fake litellm on port $port: upstream $upstream, mcp $mcp, num_retries $retries, fallbacks [$fallbacks]"
-REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY exec "$REPLAYCHECK_BIN" gateway --addr "127.0.0.1:$port" \
-  --upstream "$upstream" --mcp "$mcp" --num-retries "$retries" --mode "$FAKE_LITELLM_MODE" $fallbacks
+REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY exec %[1]q gateway --addr "127.0.0.1:$port" \
+  --upstream "$upstream" --mcp "$mcp" --num-retries "$retries" --mode %[2]q $fallbacks
 `
 
 // TestLiteLLMTargetWiring runs the README's LiteLLM command (the seed suite
@@ -358,10 +360,6 @@ REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY exec "$REPLAYCHECK_BIN" gateway --add
 // shows its Before counts; the master key appears nowhere and no rendered
 // config is left next to the template.
 func TestLiteLLMTargetWiring(t *testing.T) {
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "litellm"), []byte(fakeLiteLLM), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	const key = "sk-litellm-wiring-secret-5150"
 	tests := []struct {
 		mode     string
@@ -383,9 +381,14 @@ func TestLiteLLMTargetWiring(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
+			bin := t.TempDir()
+			if err := os.WriteFile(filepath.Join(bin, "litellm"), []byte(fmt.Sprintf(fakeLiteLLM, replaycheckBin, tt.mode)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// Left by an interrupted run before this test: not this run's.
+			before, _ := filepath.Glob(".replaycheck-*")
 			code, out := replaycheck(t, []string{
-				"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-				"LITELLM_MASTER_KEY=" + key, "REPLAYCHECK_BIN=" + replaycheckBin, "FAKE_LITELLM_MODE=" + tt.mode,
+				"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "LITELLM_MASTER_KEY=" + key,
 			}, "run", "scenarios/seed", "--target", "targets/litellm.yaml", "--timeout", "120s", "--parallel", "4")
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
@@ -398,8 +401,8 @@ func TestLiteLLMTargetWiring(t *testing.T) {
 			if strings.Contains(out, key) {
 				t.Errorf("the master key appears in the output")
 			}
-			if left, _ := filepath.Glob(".replaycheck-*"); len(left) > 0 {
-				t.Errorf("rendered configs left next to the template: %v", left)
+			if left, _ := filepath.Glob(".replaycheck-*"); len(left) > len(before) {
+				t.Errorf("rendered configs left next to the template: %v (%v before the run)", left, before)
 			}
 			if left := gatewayProcesses(t); len(left) > 0 {
 				t.Errorf("processes left running:\n%s", strings.Join(left, "\n"))

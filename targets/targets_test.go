@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // Binaries built once for the package by TestMain.
@@ -230,9 +232,52 @@ func TestAgentTargets(t *testing.T) {
 
 // TestShippedTargetsLoad loads every shipped target file.
 func TestShippedTargetsLoad(t *testing.T) {
-	files, err := filepath.Glob("*.yaml")
-	if err != nil || len(files) < 4 {
-		t.Fatalf("target files: %v, %v", files, err)
+	loadShipped(t, "*.yaml")
+}
+
+// TestShippedTargetsIgnoreLeftovers copies the target files to a directory
+// with a rendered gateway config an interrupted run left there: the shipped
+// files are found and load without it.
+func TestShippedTargetsIgnoreLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	files, err := filepath.Glob("*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || fi.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const leftover = ".replaycheck-4711-gateway-config.yaml"
+	if err := os.WriteFile(filepath.Join(dir, leftover), []byte("upstream: http://127.0.0.1:1/v1\nmcp: http://127.0.0.1:2/mcp\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := filepath.Glob(filepath.Join(dir, "*.yaml")); !slices.Contains(all, filepath.Join(dir, leftover)) {
+		t.Fatalf("*.yaml does not match %s: the test proves nothing", leftover)
+	}
+	got := loadShipped(t, filepath.Join(dir, "*.yaml"))
+	if slices.Contains(got, filepath.Join(dir, leftover)) {
+		t.Errorf("the shipped files include the leftover %s", leftover)
+	}
+	if want := targettest.Shipped(t, "*.yaml"); len(got) != len(want) {
+		t.Errorf("%d files in the copy, %d shipped", len(got), len(want))
+	}
+}
+
+// loadShipped loads every shipped target file glob matches (see
+// targettest.Shipped) and returns their paths.
+func loadShipped(t *testing.T, glob string) []string {
+	files := targettest.Shipped(t, glob)
+	if len(files) < 4 {
+		t.Fatalf("target files: %v", files)
 	}
 	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
 	names := map[string]string{}
@@ -247,6 +292,7 @@ func TestShippedTargetsLoad(t *testing.T) {
 		}
 		names[tg.Name()] = f
 	}
+	return files
 }
 
 // TestInterruptStopsGatewayProcess sends SIGINT (Ctrl-C) to a real

@@ -456,3 +456,136 @@ func TestLiteLLMTargetWiring(t *testing.T) {
 		})
 	}
 }
+
+// TestClientGetsNoCredentials runs a client target that prints its whole
+// environment (and a key of its own) with credentials in replaycheck's
+// environment: none reaches the client, none appears in the JSON report;
+// the variable the file's pass_env names does reach it, and a secret one it
+// names reaches it but is masked in the report, as is the key it printed.
+func TestClientGetsNoCredentials(t *testing.T) {
+	creds := map[string]string{
+		"GEMINI_API_KEY":        "AIzaSyDgemini0123456789abcdefghijklmnop",
+		"GOOGLE_API_KEY":        "AIzaSyDgoogle0123456789abcdefghijklmnop",
+		"ANTHROPIC_AUTH_TOKEN":  "anthropic-auth-token-4711-secret",
+		"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"GITHUB_TOKEN":          "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+	}
+	const (
+		passed      = "passed-through-value"
+		passedToken = "service-token-0815-secret"
+		ownKey      = "sk-proj-Zx81Kq03Lm55Tt77Pp99"
+	)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "env.yaml")
+	if err := os.WriteFile(file, []byte(`kind: client
+command: [sh, -c, 'env; [ -n "$MY_SERVICE_TOKEN" ] && echo has-service-token; echo own key `+ownKey+`']
+pass_env: [REPLAYCHECK_TEST_PASSED, MY_SERVICE_TOKEN]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"REPLAYCHECK_TEST_PASSED=" + passed, "MY_SERVICE_TOKEN=" + passedToken}
+	for k, v := range creds {
+		env = append(env, k+"="+v)
+	}
+	js := filepath.Join(dir, "run.json")
+	_, out := replaycheck(t, env, "run", "scenarios/clients", "--filter", "^client no fault$", "--target", file, "--json", js)
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatalf("no JSON report: %v\n%s", err, out)
+	}
+	var saved struct {
+		Results []struct {
+			History struct {
+				Requests []struct {
+					Client *struct{ Stdout, Stderr string } `json:"client"`
+				} `json:"requests"`
+			} `json:"history"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Results) != 1 || len(saved.Results[0].History.Requests) != 1 || saved.Results[0].History.Requests[0].Client == nil {
+		t.Fatalf("want one client run in the report:\n%s", b)
+	}
+	stdout := saved.Results[0].History.Requests[0].Client.Stdout
+	for k, v := range creds {
+		if strings.Contains(stdout, k+"=") {
+			t.Errorf("the client got %s", k)
+		}
+		if strings.Contains(string(b), v) || strings.Contains(out, v) {
+			t.Errorf("the value of %s is in the report or the output", k)
+		}
+	}
+	for _, want := range []string{"REPLAYCHECK_TEST_PASSED=" + passed, "MY_SERVICE_TOKEN=***", "has-service-token", "own key ***"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the client's output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, secret := range []string{passedToken, ownKey} {
+		if strings.Contains(string(b), secret) || strings.Contains(out, secret) {
+			t.Errorf("%q is in the report or the output", secret)
+		}
+	}
+}
+
+// TestClientThatCannotStart runs client targets whose command cannot run:
+// one not found in PATH, and Claude Code's target without `make clients`
+// (its shell does not find node_modules/.bin/claude and exits 127). Each
+// ends with exit 3, naming the command and how to install it; no rule is
+// said to be broken.
+func TestClientThatCannotStart(t *testing.T) {
+	claude, err := os.ReadFile("claude-code.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		file  string
+		src   string
+		mkdir string // a directory the file needs, relative to it
+		want  []string
+	}{
+		{
+			name: "not in PATH",
+			file: "missing.yaml",
+			src:  "kind: client\ncommand: [no-such-agent-4711, --flag]\ninstall: go install example.com/no-such-agent-4711@latest\n",
+			want: []string{`command "no-such-agent-4711" not found in PATH`, "install it with: go install example.com/no-such-agent-4711@latest"},
+		},
+		{
+			name:  "claude-code without make clients",
+			file:  "claude-code.yaml",
+			src:   string(claude),
+			mkdir: "clients",
+			want:  []string{"client claude-code could not run: its command sh exited with code 127:", "node_modules/.bin/claude", "not found", "install it with: make clients"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.mkdir != "" {
+				if err := os.Mkdir(filepath.Join(dir, tt.mkdir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			file := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(file, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out := replaycheck(t, nil, "run", "scenarios/clients", "--target", file, "--parallel", "2")
+			if code != 3 {
+				t.Errorf("exit %d, want 3 (the target could not run)\n%s", code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, bad := range []string{"a replay rule was broken", "FAIL "} {
+				if strings.Contains(out, bad) {
+					t.Errorf("output says %q:\n%s", bad, out)
+				}
+			}
+		})
+	}
+}

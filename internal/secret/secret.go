@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // MinLen is the shortest secret Scrub replaces: a shorter value would mangle
@@ -33,8 +34,11 @@ func Name(name string) bool {
 // keyPattern matches what may be a provider API key, whole or masked
 // ("Incorrect API key provided: sk-proj-****abcd"): OpenAI and Anthropic
 // (sk-…), Google (AIza…), GitHub (ghp_…, github_pat_…) and AWS access key
-// ids (AKIA…). looksLikeKey decides on the sk- ones.
-var keyPattern = regexp.MustCompile(`sk-[A-Za-z0-9_\-*]{8,}|AIza[0-9A-Za-z_\-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)
+// ids (AKIA…). looksLikeKey decides on the sk- ones. It is compiled on first
+// use, not at the program's start.
+var keyPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`sk-[A-Za-z0-9_\-*]{8,}|AIza[0-9A-Za-z_\-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)
+})
 
 // looksLikeKey reports whether a keyPattern match is a key rather than a
 // word ("sk-learn-compatible"): an sk- key has a digit, or a mask's "*".
@@ -53,7 +57,7 @@ func Scrub(s string, secrets []string, mark string) string {
 			s = strings.ReplaceAll(s, v, mark)
 		}
 	}
-	return keyPattern.ReplaceAllStringFunc(s, func(m string) string {
+	return keyPattern().ReplaceAllStringFunc(s, func(m string) string {
 		if looksLikeKey(m) {
 			return mark
 		}

@@ -89,7 +89,11 @@ func startProcess(c command) (*process, error) {
 	newGroup(cmd)
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
-		return nil, &CannotRunError{Command: argv[0], Err: fmt.Errorf("starting %q: %w", argv[0], err)}
+		err = fmt.Errorf("starting %q: %w", argv[0], err)
+		if notRunnable(err) {
+			return nil, &CannotRunError{Command: argv[0], Err: err}
+		}
+		return nil, err
 	}
 	p := &process{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{}), unguard: guardGroup(cmd.Process.Pid, c.leftovers)}
 	go func() {
@@ -122,6 +126,13 @@ func (e *CannotRunError) Error() string {
 }
 
 func (e *CannotRunError) Unwrap() error { return e.Err }
+
+// notRunnable reports whether err of starting a command says the file
+// cannot run: missing (also its script's interpreter), not permitted, or no
+// program (exec format error); not a lack of resources.
+func notRunnable(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC)
+}
 
 // checkDir reports a working directory that does not exist or is not a
 // directory; field names where the target file sets it.

@@ -530,20 +530,26 @@ pass_env: [REPLAYCHECK_TEST_PASSED, MY_SERVICE_TOKEN]
 }
 
 // TestClientThatCannotStart runs client targets whose command cannot run:
-// one not found in PATH, and Claude Code's target without `make clients`
-// (its shell does not find node_modules/.bin/claude and exits 127). Each
-// ends with exit 3, naming the command and how to install it; no rule is
-// said to be broken.
+// one not found in PATH, and Claude Code's and the AI SDK agent's targets
+// without `make clients` (Claude Code's shell does not find
+// node_modules/.bin/claude and exits 127; node does not find the agent's
+// packages). Each ends with exit 3, naming the command and how to install
+// it; no rule is said to be broken.
 func TestClientThatCannotStart(t *testing.T) {
-	claude, err := os.ReadFile("claude-code.yaml")
-	if err != nil {
-		t.Fatal(err)
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
 	tests := []struct {
 		name  string
 		file  string
 		src   string
-		mkdir string // a directory the file needs, relative to it
+		mkdir string            // a directory the file needs, relative to it
+		extra map[string]string // files copied there, by name
+		node  bool              // needs node on PATH
 		want  []string
 	}{
 		{
@@ -555,16 +561,33 @@ func TestClientThatCannotStart(t *testing.T) {
 		{
 			name:  "claude-code without make clients",
 			file:  "claude-code.yaml",
-			src:   string(claude),
+			src:   read("claude-code.yaml"),
 			mkdir: "clients",
 			want:  []string{"client claude-code could not run: its command sh exited with code 127:", "node_modules/.bin/claude", "not found", "install it with: make clients"},
+		},
+		{
+			name:  "ai-sdk without make clients",
+			file:  "ai-sdk.yaml",
+			src:   read("ai-sdk.yaml"),
+			mkdir: "clients",
+			extra: map[string]string{"ai-sdk.mjs": read("clients/ai-sdk.mjs")},
+			node:  true,
+			want:  []string{"client ai-sdk could not run: its command node exited with code 1:", "ERR_MODULE_NOT_FOUND", "install it with: make clients"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if _, err := exec.LookPath("node"); tt.node && err != nil {
+				t.Skip("node is not on PATH")
+			}
 			dir := t.TempDir()
 			if tt.mkdir != "" {
 				if err := os.Mkdir(filepath.Join(dir, tt.mkdir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, body := range tt.extra {
+				if err := os.WriteFile(filepath.Join(dir, tt.mkdir, name), []byte(body), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -257,8 +258,9 @@ func (i *clientInstance) Notes() []string { return i.notes }
 // deadline (ctx's or the file's timeout) the command's process group is
 // stopped (SIGTERM, SIGKILL after stop_grace); TimedOut is then set and
 // TransportError says so. A command that is not found or not executable,
-// also a program its shell did not find (exit 126 or 127 saying so), is a
-// *CannotRunError, kept for CannotRun.
+// also a program its shell did not find (exit 126 or 127 saying so) or a
+// Node.js package it imports (see notFound), is a *CannotRunError, kept for
+// CannotRun.
 func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange {
 	// The client chooses what to call; Paths records it after the run.
 	x := history.Exchange{}
@@ -390,16 +392,31 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 // program: not found, or not executable.
 var notFoundLine = regexp.MustCompile(`(?i)(not found|no such file or directory|permission denied|cannot execute[^:]*)\s*$`)
 
+// nodeModuleMissing matches the code Node.js prints when a program's import
+// names a package or file that is not installed.
+var nodeModuleMissing = regexp.MustCompile(`^\s*code: '(ERR_MODULE_NOT_FOUND|MODULE_NOT_FOUND)'`)
+
 // notFound reports whether a command that exited with code, stderr its last
-// lines, could not run the program it was to run: exit 126 (not executable)
-// or 127 (not found), as shells and env(1) end then, with the last line
-// saying so. That line is returned.
+// lines, could not run the program it was to run, and returns the line that
+// says so: exit 126 (not executable) or 127 (not found), as shells and env(1)
+// end then, with the last line saying so; or Node.js failing on a package or
+// module that is not installed (npm ci was not run).
 func notFound(code int, stderr []string) (string, bool) {
-	if code != 126 && code != 127 || len(stderr) == 0 {
+	if code == 0 || len(stderr) == 0 {
 		return "", false
 	}
-	last := strings.TrimSpace(stderr[len(stderr)-1])
-	return last, notFoundLine.MatchString(last)
+	if last := strings.TrimSpace(stderr[len(stderr)-1]); (code == 126 || code == 127) && notFoundLine.MatchString(last) {
+		return last, true
+	}
+	if !slices.ContainsFunc(stderr, nodeModuleMissing.MatchString) {
+		return "", false
+	}
+	for _, l := range stderr {
+		if strings.Contains(l, "Cannot find package") || strings.Contains(l, "Cannot find module") {
+			return strings.TrimSpace(l), true
+		}
+	}
+	return "a package it imports is not installed", true
 }
 
 // masked replaces a secret in what the harness shows of a target.

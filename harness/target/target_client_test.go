@@ -38,6 +38,9 @@ func TestClientCannotRun(t *testing.T) {
 		{name: "shell: not found", command: `[sh, -c, 'exec ./node_modules/.bin/agent']`, want: "its command sh exited with code 127: "},
 		{name: "shell: not executable", command: `[sh, -c, 'exec ./not-executable']`, want: "exited with code 126"},
 		{name: "the client's own 127", command: `[sh, -c, 'echo failed >&2; exit 127']`, wantExit: 127},
+		{name: "node: a package not installed", command: `[sh, -c, 'printf "%s\n" "Error [ERR_MODULE_NOT_FOUND]: Cannot find package ''ai'' imported from /x/a.mjs" "    at packageResolve (x)" "  code: ''ERR_MODULE_NOT_FOUND''" "}" "" "Node.js v20" >&2; exit 1']`,
+			want: "its command sh exited with code 1: Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'ai' imported from /x/a.mjs"},
+		{name: "node: the client's own error", command: `[sh, -c, 'echo "Error: 500 Internal Server Error" >&2; exit 1']`, wantExit: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

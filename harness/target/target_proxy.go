@@ -191,6 +191,9 @@ func loadProxy(f *targetSource) (Target, error) {
 			t.config = string(b)
 			t.configName = strings.TrimSuffix(filepath.Base(path), ".tmpl")
 		}
+		if s.ConfigDir != "" && s.Config == "" {
+			return nil, f.errorf([]any{"start", "config_dir"}, "config_dir without config: there is no config to render")
+		}
 		if s.ConfigDir != "" {
 			dir := s.ConfigDir
 			if !filepath.IsAbs(dir) {
@@ -202,8 +205,8 @@ func loadProxy(f *targetSource) (Target, error) {
 			if err != nil {
 				return nil, f.errorf([]any{"start", "config_dir"}, "config_dir %s: %v", dir, err)
 			}
-			if err := checkDir(abs, "start.config_dir"); err != nil {
-				return nil, f.errorf([]any{"start", "config_dir"}, "%v", err)
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return nil, f.errorf([]any{"start", "config_dir"}, "config_dir %s is no directory to render the config into", abs)
 			}
 			t.configDir = abs
 		}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // Binaries built once for the package by TestMain.
@@ -230,9 +232,52 @@ func TestAgentTargets(t *testing.T) {
 
 // TestShippedTargetsLoad loads every shipped target file.
 func TestShippedTargetsLoad(t *testing.T) {
-	files, err := filepath.Glob("*.yaml")
-	if err != nil || len(files) < 4 {
-		t.Fatalf("target files: %v, %v", files, err)
+	loadShipped(t, "*.yaml")
+}
+
+// TestShippedTargetsIgnoreLeftovers copies the target files to a directory
+// with a rendered gateway config an interrupted run left there: the shipped
+// files are found and load without it.
+func TestShippedTargetsIgnoreLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	files, err := filepath.Glob("*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || fi.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const leftover = ".replaycheck-4711-gateway-config.yaml"
+	if err := os.WriteFile(filepath.Join(dir, leftover), []byte("upstream: http://127.0.0.1:1/v1\nmcp: http://127.0.0.1:2/mcp\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := filepath.Glob(filepath.Join(dir, "*.yaml")); !slices.Contains(all, filepath.Join(dir, leftover)) {
+		t.Fatalf("*.yaml does not match %s: the test proves nothing", leftover)
+	}
+	got := loadShipped(t, filepath.Join(dir, "*.yaml"))
+	if slices.Contains(got, filepath.Join(dir, leftover)) {
+		t.Errorf("the shipped files include the leftover %s", leftover)
+	}
+	if want := targettest.Shipped(t, "*.yaml"); len(got) != len(want) {
+		t.Errorf("%d files in the copy, %d shipped", len(got), len(want))
+	}
+}
+
+// loadShipped loads every shipped target file glob matches (see
+// targettest.Shipped) and returns their paths.
+func loadShipped(t *testing.T, glob string) []string {
+	files := targettest.Shipped(t, glob)
+	if len(files) < 4 {
+		t.Fatalf("target files: %v", files)
 	}
 	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
 	names := map[string]string{}
@@ -247,6 +292,7 @@ func TestShippedTargetsLoad(t *testing.T) {
 		}
 		names[tg.Name()] = f
 	}
+	return files
 }
 
 // TestInterruptStopsGatewayProcess sends SIGINT (Ctrl-C) to a real
@@ -326,8 +372,10 @@ func killGateways(t *testing.T) {
 // fakeLiteLLM stands in for the `litellm` command: it checks what
 // targets/litellm.yaml hands LiteLLM (the rendered config next to
 // custom_guardrail.py, the dummy OpenAI key, the master key) and serves the
-// config's model API, MCP server, num_retries and fallbacks with
-// `replaycheck gateway` in FAKE_LITELLM_MODE.
+// config's model API, MCP server, num_retries and fallbacks with the
+// replaycheck binary (%[1]q) as `replaycheck gateway` in a mode (%[2]q).
+// They are written into the script: the harness passes a proxy no
+// variable of its environment the target file does not name.
 const fakeLiteLLM = `#!/bin/sh
 set -e
 while [ $# -gt 0 ]; do
@@ -346,8 +394,8 @@ mcp=$(awk '/^mcp_servers:/ {f=1} f && /url:/ {print $2; exit}' "$config")
 retries=$(awk '/num_retries:/ {print $2; exit}' "$config")
 fallbacks=$(sed -n 's/.*{"\([^"]*\)": \["\([^"]*\)"\]}.*/--fallback=\1=\2/p' "$config")
 echo "fake litellm on port $port: upstream $upstream, mcp $mcp, num_retries $retries, fallbacks [$fallbacks]"
-REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY exec "$REPLAYCHECK_BIN" gateway --addr "127.0.0.1:$port" \
-  --upstream "$upstream" --mcp "$mcp" --num-retries "$retries" --mode "$FAKE_LITELLM_MODE" $fallbacks
+REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY exec %[1]q gateway --addr "127.0.0.1:$port" \
+  --upstream "$upstream" --mcp "$mcp" --num-retries "$retries" --mode %[2]q $fallbacks
 `
 
 // TestLiteLLMTargetWiring runs the README's LiteLLM command (the seed suite
@@ -358,10 +406,6 @@ REPLAYCHECK_MASTER_KEY=$LITELLM_MASTER_KEY exec "$REPLAYCHECK_BIN" gateway --add
 // shows its Before counts; the master key appears nowhere and no rendered
 // config is left next to the template.
 func TestLiteLLMTargetWiring(t *testing.T) {
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "litellm"), []byte(fakeLiteLLM), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	const key = "sk-litellm-wiring-secret-5150"
 	tests := []struct {
 		mode     string
@@ -383,9 +427,14 @@ func TestLiteLLMTargetWiring(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
+			bin := t.TempDir()
+			if err := os.WriteFile(filepath.Join(bin, "litellm"), []byte(fmt.Sprintf(fakeLiteLLM, replaycheckBin, tt.mode)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// Left by an interrupted run before this test: not this run's.
+			before, _ := filepath.Glob(".replaycheck-*")
 			code, out := replaycheck(t, []string{
-				"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-				"LITELLM_MASTER_KEY=" + key, "REPLAYCHECK_BIN=" + replaycheckBin, "FAKE_LITELLM_MODE=" + tt.mode,
+				"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "LITELLM_MASTER_KEY=" + key,
 			}, "run", "scenarios/seed", "--target", "targets/litellm.yaml", "--timeout", "120s", "--parallel", "4")
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
@@ -398,11 +447,167 @@ func TestLiteLLMTargetWiring(t *testing.T) {
 			if strings.Contains(out, key) {
 				t.Errorf("the master key appears in the output")
 			}
-			if left, _ := filepath.Glob(".replaycheck-*"); len(left) > 0 {
-				t.Errorf("rendered configs left next to the template: %v", left)
+			if left, _ := filepath.Glob(".replaycheck-*"); len(left) > len(before) {
+				t.Errorf("rendered configs left next to the template: %v (%v before the run)", left, before)
 			}
 			if left := gatewayProcesses(t); len(left) > 0 {
 				t.Errorf("processes left running:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
+// TestClientGetsNoCredentials runs a client target that prints its whole
+// environment (and a key of its own) with credentials in replaycheck's
+// environment: none reaches the client, none appears in the JSON report;
+// the variable the file's pass_env names does reach it, and a secret one it
+// names reaches it but is masked in the report, as is the key it printed.
+func TestClientGetsNoCredentials(t *testing.T) {
+	creds := map[string]string{
+		"GEMINI_API_KEY":        "AIzaSyDgemini0123456789abcdefghijklmnop",
+		"GOOGLE_API_KEY":        "AIzaSyDgoogle0123456789abcdefghijklmnop",
+		"ANTHROPIC_AUTH_TOKEN":  "anthropic-auth-token-4711-secret",
+		"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"GITHUB_TOKEN":          "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+	}
+	const (
+		passed      = "passed-through-value"
+		passedToken = "service-token-0815-secret"
+		ownKey      = "sk-proj-Zx81Kq03Lm55Tt77Pp99"
+	)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "env.yaml")
+	if err := os.WriteFile(file, []byte(`kind: client
+command: [sh, -c, 'env; [ -n "$MY_SERVICE_TOKEN" ] && echo has-service-token; echo own key `+ownKey+`']
+pass_env: [REPLAYCHECK_TEST_PASSED, MY_SERVICE_TOKEN]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"REPLAYCHECK_TEST_PASSED=" + passed, "MY_SERVICE_TOKEN=" + passedToken}
+	for k, v := range creds {
+		env = append(env, k+"="+v)
+	}
+	js := filepath.Join(dir, "run.json")
+	_, out := replaycheck(t, env, "run", "scenarios/clients", "--filter", "^client no fault$", "--target", file, "--json", js)
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatalf("no JSON report: %v\n%s", err, out)
+	}
+	var saved struct {
+		Results []struct {
+			History struct {
+				Requests []struct {
+					Client *struct{ Stdout, Stderr string } `json:"client"`
+				} `json:"requests"`
+			} `json:"history"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if len(saved.Results) != 1 || len(saved.Results[0].History.Requests) != 1 || saved.Results[0].History.Requests[0].Client == nil {
+		t.Fatalf("want one client run in the report:\n%s", b)
+	}
+	stdout := saved.Results[0].History.Requests[0].Client.Stdout
+	for k, v := range creds {
+		if strings.Contains(stdout, k+"=") {
+			t.Errorf("the client got %s", k)
+		}
+		if strings.Contains(string(b), v) || strings.Contains(out, v) {
+			t.Errorf("the value of %s is in the report or the output", k)
+		}
+	}
+	for _, want := range []string{"REPLAYCHECK_TEST_PASSED=" + passed, "MY_SERVICE_TOKEN=***", "has-service-token", "own key ***"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the client's output lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, secret := range []string{passedToken, ownKey} {
+		if strings.Contains(string(b), secret) || strings.Contains(out, secret) {
+			t.Errorf("%q is in the report or the output", secret)
+		}
+	}
+}
+
+// TestClientThatCannotStart runs client targets whose command cannot run:
+// one not found in PATH, and Claude Code's and the AI SDK agent's targets
+// without `make clients` (Claude Code's shell does not find
+// node_modules/.bin/claude and exits 127; node does not find the agent's
+// packages). Each ends with exit 3, naming the command and how to install
+// it; no rule is said to be broken.
+func TestClientThatCannotStart(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name  string
+		file  string
+		src   string
+		mkdir string            // a directory the file needs, relative to it
+		extra map[string]string // files copied there, by name
+		node  bool              // needs node on PATH
+		want  []string
+	}{
+		{
+			name: "not in PATH",
+			file: "missing.yaml",
+			src:  "kind: client\ncommand: [no-such-agent-4711, --flag]\ninstall: go install example.com/no-such-agent-4711@latest\n",
+			want: []string{`command "no-such-agent-4711" not found in PATH`, "install it with: go install example.com/no-such-agent-4711@latest"},
+		},
+		{
+			name:  "claude-code without make clients",
+			file:  "claude-code.yaml",
+			src:   read("claude-code.yaml"),
+			mkdir: "clients",
+			want:  []string{"client claude-code could not run: its command sh exited with code 127:", "node_modules/.bin/claude", "not found", "install it with: make clients"},
+		},
+		{
+			name:  "ai-sdk without make clients",
+			file:  "ai-sdk.yaml",
+			src:   read("ai-sdk.yaml"),
+			mkdir: "clients",
+			extra: map[string]string{"ai-sdk.mjs": read("clients/ai-sdk.mjs")},
+			node:  true,
+			want:  []string{"client ai-sdk could not run: its command node exited with code 1:", "ERR_MODULE_NOT_FOUND", "install it with: make clients"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := exec.LookPath("node"); tt.node && err != nil {
+				t.Skip("node is not on PATH")
+			}
+			dir := t.TempDir()
+			if tt.mkdir != "" {
+				if err := os.Mkdir(filepath.Join(dir, tt.mkdir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, body := range tt.extra {
+				if err := os.WriteFile(filepath.Join(dir, tt.mkdir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			file := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(file, []byte(tt.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out := replaycheck(t, nil, "run", "scenarios/clients", "--target", file, "--parallel", "2")
+			if code != 3 {
+				t.Errorf("exit %d, want 3 (the target could not run)\n%s", code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, bad := range []string{"a replay rule was broken", "FAIL "} {
+				if strings.Contains(out, bad) {
+					t.Errorf("output says %q:\n%s", bad, out)
+				}
 			}
 		})
 	}

@@ -68,8 +68,10 @@ type Options struct {
 // histories say which run they are (History.Repetition). A scenario
 // that hangs or fails ends as a history with Error set, and so does an
 // isolated scenario whose own target instance does not start; Run itself
-// fails only when the harness cannot run (a fake cannot start, or a target
-// instance that scenarios share does not).
+// fails only when the harness cannot run (a fake cannot start, a target
+// instance that scenarios share does not, or a target finds it cannot run
+// at all, see target.Unrunnable: then no further run starts, and the run
+// that found it has no history).
 //
 // Targets whose fakes listen on fixed addresses, or whose started process
 // listens on a fixed port, run after the others, on fakes of their own: first
@@ -124,7 +126,7 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	}
 	err := r.group(ctx, free, target.FakeAddrs{}, false)
 	for _, t := range order {
-		if err != nil || ctx.Err() != nil {
+		if err != nil || ctx.Err() != nil || r.failed() {
 			break
 		}
 		addrs, _ := target.PlacementOf(t)
@@ -190,7 +192,12 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 			if r.isolated(j) {
 				return runIsolated(ctx, j, r.opts, addrs)
 			}
-			return runOne(ctx, j, env, instances[j.t], r.opts), nil
+			inst := instances[j.t]
+			h := runOne(ctx, j, env, inst, r.opts)
+			if err := cannotRun(inst); err != nil {
+				return nil, err
+			}
+			return h, nil
 		}
 	}
 	first := jobs
@@ -226,6 +233,23 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 	}
 	if serial {
 		r.pool(ctx, isolated, 1, do(nil, nil))
+	}
+	return nil
+}
+
+// failed reports whether a run found that the harness or a target cannot
+// run: no further run starts.
+func (r *runner) failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.harnessErr != nil
+}
+
+// cannotRun returns the error of an instance that found its target cannot
+// run at all (target.Unrunnable), nil otherwise.
+func cannotRun(inst target.Instance) error {
+	if u, ok := inst.(target.Unrunnable); ok {
+		return u.CannotRun()
 	}
 	return nil
 }
@@ -267,7 +291,7 @@ func (r *runner) pool(ctx context.Context, jobs []job, parallel int, do func(job
 		}()
 	}
 	for _, j := range order {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || r.failed() {
 			break
 		}
 		work <- j
@@ -337,6 +361,9 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 	// so the target's own close need not wait for them.
 	env.Close()
 	inst.Close()
+	if err := cannotRun(inst); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
 // Bounds of the processes the harness starts.
@@ -20,6 +23,8 @@ const (
 	outputLines = 40
 	// outputLineBytes bounds one kept line.
 	outputLineBytes = 512
+	// outputBytes bounds what is kept of a proxy's output.
+	outputBytes = outputLines * outputLineBytes
 	// defaultStopGrace is how long a stopped process group gets between
 	// SIGTERM and SIGKILL.
 	defaultStopGrace = 5 * time.Second
@@ -32,8 +37,8 @@ const (
 
 // process is a command started in a process group of its own, so that it is
 // stopped with everything it started — also when the harness itself is
-// killed (on Unix; elsewhere see process_other.go). Its stdout and stderr go
-// to out.
+// killed (on Unix; elsewhere see process_other.go). Proxies and clients are
+// both run as one.
 type process struct {
 	cmd  *exec.Cmd
 	pgid int
@@ -45,36 +50,88 @@ type process struct {
 	unguard func()
 }
 
-// startProcess starts argv in dir with env (the whole environment), in a new
-// process group, its output written to out. argv[0] is looked up in PATH
-// unless it contains a slash.
-func startProcess(argv, env []string, dir string, out *ring) (*process, error) {
+// command is what startProcess runs.
+type command struct {
+	// argv is the command line; argv[0] is looked up in PATH unless it
+	// contains a slash, else taken relative to dir.
+	argv []string
+	// env is the whole environment.
+	env []string
+	// dir is the working directory; "" is the harness's.
+	dir string
+	// stdout and stderr receive the output; they may be the same writer.
+	stdout, stderr io.Writer
+	// leftovers are files and directories the command's run leaves (a
+	// rendered config, a scratch directory): the watchdog removes them
+	// should the harness die before it removed them itself.
+	leftovers []string
+}
+
+// startProcess starts c in a new process group, watched by a watchdog. A
+// command that is not found or not executable is a *CannotRunError.
+func startProcess(c command) (*process, error) {
+	argv := c.argv
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
 	}
-	if err := checkDir(dir, "start.dir"); err != nil {
+	if err := checkDir(c.dir, "start.dir"); err != nil {
 		return nil, err
 	}
-	path, err := resolveCommand(argv[0], dir)
+	path, err := resolveCommand(argv[0], c.dir)
 	if err != nil {
-		return nil, err
+		return nil, &CannotRunError{Command: argv[0], Err: err}
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = c.env
+	cmd.Dir = c.dir
+	cmd.Stdout, cmd.Stderr = c.stdout, c.stderr
 	newGroup(cmd)
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %q: %w", argv[0], err)
+		err = fmt.Errorf("starting %q: %w", argv[0], err)
+		if notRunnable(err) {
+			return nil, &CannotRunError{Command: argv[0], Err: err}
+		}
+		return nil, err
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{}), unguard: guardGroup(cmd.Process.Pid)}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{}), unguard: guardGroup(cmd.Process.Pid, c.leftovers)}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// CannotRunError is a target whose command could not run at all: it is not
+// found or not executable. The target's setup is wrong, not a replay rule
+// (the run stops, exit 3). Its message says what did not run and how to
+// install it; the caller names the target.
+type CannotRunError struct {
+	// Command is the command that did not run (argv[0]).
+	Command string
+	// Install says how to install the command; "" when the target file
+	// does not.
+	Install string
+	// Err says what went wrong.
+	Err error
+}
+
+func (e *CannotRunError) Error() string {
+	how := "; install it, or fix the command in the target file"
+	if e.Install != "" {
+		how = "; install it with: " + e.Install
+	}
+	return e.Err.Error() + how
+}
+
+func (e *CannotRunError) Unwrap() error { return e.Err }
+
+// notRunnable reports whether err of starting a command says the file
+// cannot run: missing (also its script's interpreter), not permitted, or no
+// program (exec format error); not a lack of resources.
+func notRunnable(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC)
 }
 
 // checkDir reports a working directory that does not exist or is not a
@@ -172,106 +229,110 @@ func (p *process) stopGroup(grace time.Duration) error {
 	return err
 }
 
-// ring keeps the last lines written to it, with secrets masked. It is safe
-// for concurrent use.
-type ring struct {
+// output keeps the end of what a process writes, up to max bytes, and
+// scrubs it when read: the secrets it was made with, and anything shaped like
+// an API key (secret.Scrub), become "***". It is safe for concurrent use.
+type output struct {
 	mu      sync.Mutex
-	lines   []string
-	next    int
-	full    bool
-	partial []byte
+	max     int
+	b       []byte
+	cut     bool   // bytes were dropped from the front
+	lines   uint64 // newlines written
 	secrets []string
-	seq     uint64
 }
 
-// newRing returns a ring of n lines that masks every secret (values of
-// headers and of the environment the file sets) as "***".
-func newRing(n int, secrets []string) *ring {
-	var keep []string
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			keep = append(keep, s)
+// newOutput returns an output that keeps max bytes and masks secrets.
+func newOutput(max int, secrets []string) *output {
+	return &output{max: max, secrets: secrets}
+}
+
+// Write keeps the end of what was written.
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.lines += uint64(bytes.Count(p, []byte{'\n'}))
+	if len(p) >= o.max {
+		o.b = append(o.b[:0], p[len(p)-o.max:]...)
+		o.cut = true
+		return len(p), nil
+	}
+	o.b = append(o.b, p...)
+	if over := len(o.b) - o.max; over > 0 {
+		o.b = append(o.b[:0], o.b[over:]...)
+		o.cut = true
+	}
+	return len(p), nil
+}
+
+// text is what is kept, scrubbed; a line cut at the front is left out (a
+// secret in it would be cut too, and not recognised), unless it is all
+// there is. Call it with o.mu held.
+func (o *output) text() string {
+	b := o.b
+	if o.cut {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
 		}
 	}
-	return &ring{lines: make([]string, n), secrets: keep}
+	return secret.Scrub(strings.ToValidUTF8(string(b), "?"), o.secrets, masked)
 }
 
-// Write splits b into lines and keeps the last ones.
-func (r *ring) Write(b []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := len(b)
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			r.partial = append(r.partial, b...)
-			if len(r.partial) > outputLineBytes {
-				r.add(r.partial)
-				r.partial = r.partial[:0]
-			}
-			break
-		}
-		r.add(append(r.partial, b[:i]...))
-		r.partial = r.partial[:0]
-		b = b[i+1:]
-	}
-	return n, nil
-}
-
-func (r *ring) add(line []byte) {
-	line = bytes.TrimRight(line, "\r")
-	if len(line) > outputLineBytes {
-		line = append(line[:outputLineBytes:outputLineBytes], "…"...)
-	}
-	r.lines[r.next] = r.mask(line)
-	r.next = (r.next + 1) % len(r.lines)
-	r.full = r.full || r.next == 0
-	r.seq++
-}
-
-func (r *ring) mask(line []byte) string {
-	s := strings.ToValidUTF8(string(line), "?")
-	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, "***")
+// String returns what is kept, starting with "…" when the front was cut.
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.text()
+	if o.cut {
+		return "…" + s
 	}
 	return s
 }
 
 // Seq is the number of lines written so far.
-func (r *ring) Seq() uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.seq
+func (o *output) Seq() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lines
 }
 
-// Since returns the kept lines written after the seq-th, oldest first.
-func (r *ring) Since(seq uint64) []string {
-	all := r.Lines()
-	r.mu.Lock()
-	n := r.seq - seq
-	if len(r.partial) > 0 {
+// Lines returns the last outputLines kept lines, oldest first, with any
+// unfinished last line; each is cut at outputLineBytes.
+func (o *output) Lines() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lastLines(outputLines)
+}
+
+// Since returns the kept lines written after the seq-th, oldest first (at
+// most outputLines), with any unfinished last line.
+func (o *output) Since(seq uint64) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := o.lines - seq
+	if len(o.b) > 0 && o.b[len(o.b)-1] != '\n' {
 		n++
 	}
-	r.mu.Unlock()
-	if n < uint64(len(all)) {
-		all = all[uint64(len(all))-n:]
-	}
-	return all
+	return o.lastLines(int(min(n, outputLines)))
 }
 
-// Lines returns the kept lines, oldest first, with any unfinished last line.
-func (r *ring) Lines() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	if r.full {
-		out = append(out, r.lines[r.next:]...)
+// lastLines returns the last n kept lines; call it with o.mu held.
+func (o *output) lastLines(n int) []string {
+	s := strings.TrimSuffix(o.text(), "\n")
+	if s == "" || n <= 0 {
+		return nil
 	}
-	out = append(out, r.lines[:r.next]...)
-	if len(r.partial) > 0 {
-		out = append(out, r.mask(r.partial))
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
-	return out
+	for i, l := range lines {
+		l = strings.TrimRight(l, "\r")
+		if len(l) > outputLineBytes {
+			l = strings.ToValidUTF8(l[:outputLineBytes], "") + "…"
+		}
+		lines[i] = l
+	}
+	return lines
 }
 
 // tail renders the last lines for an error message.

@@ -14,8 +14,9 @@ import (
 // command started in turn are left to it. A proxy or client that spawns
 // children should be wrapped so that they end with it.
 
-// guardGroup has no group to guard; release does nothing.
-func guardGroup(int) (release func()) { return func() {} }
+// guardGroup has no group to guard and no watchdog to remove leftovers;
+// release does nothing.
+func guardGroup(int, []string) (release func()) { return func() {} }
 
 // newGroup does nothing: there are no process groups here.
 func newGroup(*exec.Cmd) {}

@@ -21,18 +21,20 @@ func newGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// guardGroup starts a watchdog that SIGKILLs process group pgid when this
-// process dies without stopping it (kill -9, a crash): a shell, in a group
-// of its own, that blocks reading a pipe only this process holds open, and
-// kills the group when the read ends. The returned release stops the
-// watchdog without letting it act; call it once the group is gone. Without
-// a shell, there is no watchdog and release does nothing.
-func guardGroup(pgid int) (release func()) {
+// guardGroup starts a watchdog that SIGKILLs process group pgid, and then
+// removes leftovers, when this process dies without stopping it (kill -9, a
+// crash): a shell, in a group of its own, that blocks reading a pipe only
+// this process holds open, and acts when the read ends. The returned release
+// stops the watchdog without letting it act; call it once the group is gone.
+// Without a shell, there is no watchdog and release does nothing.
+func guardGroup(pgid int, leftovers []string) (release func()) {
 	r, w, err := os.Pipe() // close-on-exec: no other child inherits w
 	if err != nil {
 		return func() {}
 	}
-	cmd := exec.Command("/bin/sh", "-c", `read x; kill -s KILL -- -"$1" 2>/dev/null`, "replaycheck-guard", strconv.Itoa(pgid))
+	args := append([]string{"-c", `read x; kill -s KILL -- -"$1" 2>/dev/null; shift; [ $# -eq 0 ] || rm -rf -- "$@"`,
+		"replaycheck-guard", strconv.Itoa(pgid)}, leftovers...)
+	cmd := exec.Command("/bin/sh", args...)
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // out of the group it guards
 	err = cmd.Start()

@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/targettest"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -69,9 +70,9 @@ func TestShippedYAMLNamesItsSchema(t *testing.T) {
 		{"../../scenarios/*/*.yaml", scenarioSchemaFile},
 		{"../../targets/*.yaml", targetSchemaFile},
 	} {
-		files, err := filepath.Glob(set.glob)
-		if err != nil || len(files) == 0 {
-			t.Fatalf("%s: %v, %d files", set.glob, err, len(files))
+		files := targettest.Shipped(t, set.glob)
+		if len(files) == 0 {
+			t.Fatalf("%s: no files", set.glob)
 		}
 		for _, f := range files {
 			src, err := os.ReadFile(f)

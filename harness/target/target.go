@@ -7,7 +7,7 @@
 //
 // Package run schedules scenario runs on targets; what it needs of a target
 // beyond Target and Instance it finds through the optional interfaces
-// Client, Placer, RetryHinter, Noter and OutputTail, and a client target's
+// Client, Placer, RetryHinter, Noter, OutputTail and Unrunnable, and a client target's
 // via finds a base URL through Reachable.
 package target
 
@@ -111,6 +111,16 @@ type OutputTail interface {
 	// OutputSince returns the kept lines written after mark seq, oldest
 	// first.
 	OutputSince(seq uint64) []string
+}
+
+// Unrunnable is an Instance that can find out, while it runs, that its
+// target cannot run at all: a *CannotRunError (a client's command, or the
+// program its shell runs, is not found or not executable). Implemented by
+// client instances. The runner asks after each run on the instance; a run
+// that ends so is not judged, and the suite stops with the error (exit 3).
+type Unrunnable interface {
+	// CannotRun returns the first such error; nil while there is none.
+	CannotRun() error
 }
 
 // Reachable is an Instance that apps reach at a base URL: the built-in

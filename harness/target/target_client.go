@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
 // clientOutputBytes bounds what is kept of a client's stdout and of its
@@ -45,11 +47,21 @@ type ClientFile struct {
 	// ANTHROPIC_BASE_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY,
 	// REPLAYCHECK_MCP_URL, REPLAYCHECK_PROMPT, REPLAYCHECK_TOKEN); it wins.
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"environment added (wins over the harness's); values may use ${ENV} and the same templates and are never shown"`
+	// PassEnv names variables of the harness's environment the command gets
+	// as they are, beyond the few every process gets (PATH, HOME, the
+	// locale, TMPDIR, TERM, TZ, USER, LOGNAME, SHELL).
+	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty" jsonschema_description:"variables of replaycheck's environment passed to the command as they are; nothing else is but PATH, HOME, USER, LOGNAME, SHELL, TERM, TZ, TMPDIR, LANG, LANGUAGE and LC_* (an unset name is left out; values of secret-named ones are masked in the output)"`
+	// Install says how to install the command, for the error when it is
+	// not found or not executable.
+	Install string `yaml:"install,omitempty" json:"install,omitempty" jsonschema_description:"how to install the command, shown when it is not found or not executable, e.g. make clients"`
 	// Dir is the working directory, relative to the target file.
 	Dir string `yaml:"dir,omitempty" json:"dir,omitempty" jsonschema_description:"working directory, relative to the target file (default: the target file's directory)"`
 	// Timeout bounds one run of the command; zero leaves only the scenario's
 	// deadline.
-	Timeout fault.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" jsonschema_description:"deadline of one run; past it the command's process group is killed (default: the scenario's deadline)"`
+	Timeout fault.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" jsonschema_description:"deadline of one run; past it the command's process group is stopped (default: the scenario's deadline)"`
+	// StopGrace is the time between SIGTERM and SIGKILL of a command past
+	// its deadline.
+	StopGrace fault.Duration `yaml:"stop_grace,omitempty" json:"stop_grace,omitempty" jsonschema_description:"time between SIGTERM and SIGKILL of the command's process group past its deadline (default 5s)"`
 	// NumRetries is the retries the client is configured with, for the rules
 	// that need it; nil is unknown.
 	NumRetries *int `yaml:"num_retries,omitempty" json:"num_retries,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries the client makes of one model call, for bounded-attempts (default unknown)"`
@@ -68,6 +80,7 @@ var (
 	_ Placer      = (*client)(nil)
 	_ RetryHinter = (*client)(nil)
 	_ Noter       = (*clientInstance)(nil)
+	_ Unrunnable  = (*clientInstance)(nil)
 )
 
 // client is a client target loaded from a file.
@@ -110,6 +123,9 @@ func loadClient(f *targetSource) (Target, error) {
 	}
 	if c.NumRetries != nil && *c.NumRetries < 0 {
 		return nil, f.errorf([]any{"num_retries"}, "num_retries %d: want 0 or more", *c.NumRetries)
+	}
+	if err := checkPassEnv(f, c.PassEnv, "pass_env"); err != nil {
+		return nil, err
 	}
 	t.secrets = append(t.secrets, f.secrets...)
 	t.spec = c
@@ -166,7 +182,7 @@ func (t *client) Start(_ context.Context, f Fakes, knobs *scenario.Gateway) (Ins
 	}
 	if argv0 := t.spec.Command[0]; !strings.Contains(argv0, "{{") {
 		if _, err := resolveCommand(argv0, t.spec.Dir); err != nil {
-			return nil, fmt.Errorf("starting client target %s: %w", t.name, err)
+			return nil, fmt.Errorf("starting client target %s: %w", t.name, t.cannotRun(&CannotRunError{Command: argv0, Err: err}))
 		}
 	}
 	inst := &clientInstance{t: t, fakes: f, setup: history.Setup{NumRetries: -1}}
@@ -190,6 +206,12 @@ func (t *client) Placement() (FakeAddrs, bool) {
 	return FakeAddrs{}, excl
 }
 
+// cannotRun sets the file's install hint on e.
+func (t *client) cannotRun(e *CannotRunError) *CannotRunError {
+	e.Install = t.spec.Install
+	return e
+}
+
 // clientInstance runs a client target's command against a pair of fakes.
 type clientInstance struct {
 	t     *client
@@ -197,6 +219,32 @@ type clientInstance struct {
 	knobs *scenario.Gateway // for the via proxy
 	setup history.Setup
 	notes []string
+
+	mu        sync.Mutex
+	cannotRun error // the first *CannotRunError a run found
+}
+
+// CannotRun returns the first *CannotRunError a run of the command found.
+func (i *clientInstance) CannotRun() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.cannotRun
+}
+
+// failed records err as the run's Error, and as the instance's CannotRun
+// when it is a *CannotRunError.
+func (i *clientInstance) failed(x *history.Exchange, err error) history.Exchange {
+	var cr *CannotRunError
+	if errors.As(err, &cr) {
+		i.mu.Lock()
+		if i.cannotRun == nil {
+			i.cannotRun = err
+		}
+		i.mu.Unlock()
+	}
+	x.TransportError = mask(err.Error(), i.t.secrets)
+	x.Client.Error = x.TransportError
+	return *x
 }
 
 func (i *clientInstance) Limits() history.Setup { return i.setup }
@@ -208,7 +256,11 @@ func (i *clientInstance) Notes() []string { return i.notes }
 
 // Send runs the command once for req and records its outcome. Past the
 // deadline (ctx's or the file's timeout) the command's process group is
-// killed; TimedOut is then set and TransportError says so.
+// stopped (SIGTERM, SIGKILL after stop_grace); TimedOut is then set and
+// TransportError says so. A command that is not found or not executable,
+// also a program its shell did not find (exit 126 or 127 saying so) or a
+// Node.js package it imports (see notFound), is a *CannotRunError, kept for
+// CannotRun.
 func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange {
 	// The client chooses what to call; Paths records it after the run.
 	x := history.Exchange{}
@@ -220,29 +272,25 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	}
 	runDir, err := os.MkdirTemp("", "replaycheck-run-")
 	if err != nil {
-		x.TransportError = fmt.Sprintf("client %s: making its run directory: %v", i.t.name, err)
-		run.Error = x.TransportError
-		return x
+		return i.failed(&x, fmt.Errorf("client %s: making its run directory: %w", i.t.name, err))
 	}
+	var leftovers []string
 	if i.t.keepRunDirs {
 		run.RunDir = runDir
 	} else {
 		defer os.RemoveAll(runDir)
+		leftovers = append(leftovers, runDir)
 	}
 	keys := map[string]string{"OPENAI_API_KEY": DummyOpenAIKey, "ANTHROPIC_API_KEY": DummyAnthropicKey}
 	if i.t.via != nil {
 		proxy, err := i.t.via.Start(ctx, fakes, i.knobs)
 		if err != nil {
-			x.TransportError = fmt.Sprintf("client %s: starting its via proxy %s: %v", i.t.name, i.t.via.Name(), err)
-			run.Error = x.TransportError
-			return x
+			return i.failed(&x, fmt.Errorf("client %s: starting its via proxy %s: %w", i.t.name, i.t.via.Name(), err))
 		}
 		defer proxy.Close()
 		ep, ok := proxy.(Reachable)
 		if !ok {
-			x.TransportError = fmt.Sprintf("client %s: %s has no base URL to put a client in front of", i.t.name, i.t.via.Name())
-			run.Error = x.TransportError
-			return x
+			return i.failed(&x, fmt.Errorf("client %s: %s has no base URL to put a client in front of", i.t.name, i.t.via.Name()))
 		}
 		base, header := ep.BaseURL()
 		fakes.Upstream = strings.TrimRight(base, "/") + "/v1"
@@ -254,11 +302,13 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	v.Prompt, v.Token, v.Entry, v.RunDir = req.Prompt, req.Token, scenario.Entry(req.Token), runDir
 	argv, err := renderArgs(i.t.spec.Command, clientVars, v)
 	if err != nil {
-		x.TransportError = fmt.Sprintf("rendering the command of %s: %v", i.t.name, err)
-		run.Error = x.TransportError
-		return x
+		return i.failed(&x, fmt.Errorf("rendering the command of %s: %w", i.t.name, err))
 	}
-	env := clientEnv(clientEnv(os.Environ(), loopbackNoProxy()), map[string]string{
+	if len(argv) == 0 || argv[0] == "" {
+		return i.failed(&x, errors.New("the command of "+i.t.name+" rendered empty"))
+	}
+	parent := os.Environ()
+	env := setEnv(processEnv(parent, i.t.spec.PassEnv), map[string]string{
 		"OPENAI_BASE_URL":     fakes.Upstream,
 		"ANTHROPIC_BASE_URL":  v.root,
 		"OPENAI_API_KEY":      keys["OPENAI_API_KEY"],
@@ -271,11 +321,9 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	for k, val := range i.t.spec.Env {
 		r, err := render(val, clientVars, v)
 		if err != nil {
-			x.TransportError = fmt.Sprintf("rendering env %s of %s: %v", k, i.t.name, err)
-			run.Error = x.TransportError
-			return x
+			return i.failed(&x, fmt.Errorf("rendering env %s of %s: %w", k, i.t.name, err))
 		}
-		env = clientEnv(env, map[string]string{k: r})
+		env = setEnv(env, map[string]string{k: r})
 	}
 	limit := i.t.spec.Timeout.D()
 	rctx := ctx
@@ -284,42 +332,36 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		rctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	stdout := &tailBuffer{max: clientOutputBytes}
-	stderr := &tailBuffer{max: clientOutputBytes}
-	if len(argv) == 0 {
-		x.TransportError = "the command of " + i.t.name + " rendered empty"
-		run.Error = x.TransportError
-		return x
+	secrets := append(parentSecrets(parent), i.t.secrets...)
+	stdout := newOutput(clientOutputBytes, secrets)
+	stderr := newOutput(clientOutputBytes, secrets)
+	p, err := startProcess(command{argv: argv, env: env, dir: i.t.spec.Dir, stdout: stdout, stderr: stderr, leftovers: leftovers})
+	var cr *CannotRunError
+	if errors.As(err, &cr) {
+		return i.failed(&x, fmt.Errorf("client %s could not run: %w", i.t.name, i.t.cannotRun(cr)))
 	}
-	path, err := resolveCommand(argv[0], i.t.spec.Dir)
 	if err != nil {
-		x.TransportError = fmt.Sprintf("client %s: %v", i.t.name, err)
-		run.Error = x.TransportError
-		return x
+		return i.failed(&x, fmt.Errorf("client %s: %w", i.t.name, err))
 	}
-	cmd := exec.CommandContext(rctx, path, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	cmd.Env = env
-	cmd.Dir = i.t.spec.Dir
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	newGroup(cmd)
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid, cmd.Process) }
-	cmd.WaitDelay = pipeGrace
-	if err := cmd.Start(); err != nil {
-		x.TransportError = fmt.Sprintf("client %s: starting %q: %v", i.t.name, argv[0], err)
-		run.Error = x.TransportError
-		return x
+	killed := false
+	select {
+	case <-p.Done():
+	case <-rctx.Done():
+		select {
+		case <-p.Done():
+		default:
+			killed = true
+		}
 	}
-	pgid := cmd.Process.Pid
-	werr := cmd.Wait()
 	// Whatever the command left running in its group goes with it.
-	_ = killGroup(pgid, cmd.Process)
-	_ = waitGroupGone(pgid, goneGrace)
-	run.Stdout = mask(stdout.String(), i.t.secrets)
-	run.Stderr = mask(stderr.String(), i.t.secrets)
-	killed := rctx.Err() != nil && werr != nil
-	switch {
-	case killed:
+	grace := i.t.spec.StopGrace.D()
+	if grace <= 0 {
+		grace = defaultStopGrace
+	}
+	_ = p.Stop(grace)
+	run.Stdout, run.Stderr = stdout.String(), stderr.String()
+	x.Body = excerpt([]byte(lastText(run.Stdout)))
+	if killed {
 		run.Killed = true
 		x.TimedOut = true
 		deadline := "the scenario's deadline"
@@ -329,94 +371,64 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			deadline = "the run's interruption"
 		}
+		lines := append(stdout.Lines(), stderr.Lines()...)
 		x.TransportError = fmt.Sprintf("client %s did not exit before %s; its process group was killed%s",
-			i.t.name, deadline, tail(i.t.name, lastLines(run.Stdout+run.Stderr, 10)))
-	default:
-		run.Exit = cmd.ProcessState.ExitCode()
-		x.CleanEnd = run.Exit == 0
-		if run.Exit != 0 {
-			x.TransportError = fmt.Sprintf("client exited with code %d", run.Exit)
-		}
+			i.t.name, deadline, tail(i.t.name, lines[max(0, len(lines)-10):]))
+		return x
 	}
-	x.Body = excerpt([]byte(lastText(run.Stdout)))
+	run.Exit = p.ExitCode()
+	if line, ok := notFound(run.Exit, stderr.Lines()); ok {
+		err := fmt.Errorf("its command %s exited with code %d: %s", argv[0], run.Exit, line)
+		return i.failed(&x, fmt.Errorf("client %s could not run: %w", i.t.name, i.t.cannotRun(&CannotRunError{Command: argv[0], Err: err})))
+	}
+	x.CleanEnd = run.Exit == 0
+	if run.Exit != 0 {
+		x.TransportError = fmt.Sprintf("client exited with code %d", run.Exit)
+	}
 	return x
 }
 
-// loopbackNoProxy keeps a target's traffic to the fakes away from any HTTP
-// proxy the environment names.
-func loopbackNoProxy() map[string]string {
-	return map[string]string{"NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1"}
-}
+// notFoundLine matches what a shell or env(1) prints when it cannot run a
+// program: not found, or not executable.
+var notFoundLine = regexp.MustCompile(`(?i)(not found|no such file or directory|permission denied|cannot execute[^:]*)\s*$`)
 
-// clientEnv returns env with the variables in set replaced or added.
-func clientEnv(env []string, set map[string]string) []string {
-	out := make([]string, 0, len(env)+len(set))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
-			out = append(out, kv)
+// nodeModuleMissing matches the code Node.js prints when a program's import
+// names a package or file that is not installed.
+var nodeModuleMissing = regexp.MustCompile(`^\s*code: '(ERR_MODULE_NOT_FOUND|MODULE_NOT_FOUND)'`)
+
+// notFound reports whether a command that exited with code, stderr its last
+// lines, could not run the program it was to run, and returns the line that
+// says so: exit 126 (not executable) or 127 (not found), as shells and env(1)
+// end then, with the last line saying so; or Node.js failing on a package or
+// module that is not installed (npm ci was not run).
+func notFound(code int, stderr []string) (string, bool) {
+	if code == 0 || len(stderr) == 0 {
+		return "", false
+	}
+	if last := strings.TrimSpace(stderr[len(stderr)-1]); (code == 126 || code == 127) && notFoundLine.MatchString(last) {
+		return last, true
+	}
+	if !slices.ContainsFunc(stderr, nodeModuleMissing.MatchString) {
+		return "", false
+	}
+	for _, l := range stderr {
+		if strings.Contains(l, "Cannot find package") || strings.Contains(l, "Cannot find module") {
+			return strings.TrimSpace(l), true
 		}
 	}
-	for k, v := range set {
-		out = append(out, k+"="+v)
-	}
-	return out
+	return "a package it imports is not installed", true
 }
 
-// mask replaces every secret (of at least 4 bytes) in s with "***".
-func mask(s string, secrets []string) string {
-	for _, secret := range secrets {
-		if len(secret) >= 4 {
-			s = strings.ReplaceAll(s, secret, "***")
-		}
-	}
-	return s
-}
+// masked replaces a secret in what the harness shows of a target.
+const masked = "***"
 
-func lastLines(s string, n int) []string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) == 1 && lines[0] == "" {
-		return nil
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
-}
+// mask replaces in s every secret (of secret.MinLen bytes or more) and
+// anything shaped like an API key with masked.
+func mask(s string, secrets []string) string { return secret.Scrub(s, secrets, masked) }
 
 func lastText(s string) string {
 	if len(s) > excerptBytes {
 		return s[len(s)-excerptBytes:]
-	}
-	return s
-}
-
-// tailBuffer keeps the last max bytes written to it. It is safe for
-// concurrent use.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-	cut bool
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-		t.cut = true
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.ToValidUTF8(string(t.b), "?")
-	if t.cut {
-		return "…" + s
 	}
 	return s
 }

@@ -52,6 +52,9 @@ type ProxyFile struct {
 	NumRetries *int `yaml:"num_retries,omitempty" json:"num_retries,omitempty" jsonschema:"minimum=0" jsonschema_description:"retries the proxy is configured with, for bounded-attempts (default unknown)"`
 	// RetryAfterHint adds retry-after-ms and Retry-After to injected errors.
 	RetryAfterHint fault.Duration `yaml:"retry_after_hint,omitempty" json:"retry_after_hint,omitempty" jsonschema_description:"add retry-after-ms/Retry-After of this duration to injected error responses (changes the behaviour under test; reported)"`
+	// Install says how to install the start command, for the error when it
+	// is not found or not executable.
+	Install string `yaml:"install,omitempty" json:"install,omitempty" jsonschema_description:"how to install start.command, shown when it is not found or not executable, e.g. pip install 'litellm[proxy]'"`
 }
 
 // ProxyStart is how the harness starts a proxy.
@@ -61,10 +64,16 @@ type ProxyStart struct {
 	Command []string `yaml:"command" json:"command" jsonschema:"minItems=1" jsonschema_description:"argv, e.g. [litellm, --config, \"{{config}}\", --port, \"{{port}}\"]; an argument rendering to several lines becomes several, an empty one is dropped"`
 	// Config is a template file (relative to the target file) rendered into
 	// a temporary file whose path is {{config}}.
-	Config string `yaml:"config,omitempty" json:"config,omitempty" jsonschema_description:"config template file, relative to the target file; rendered next to it into a temporary file whose path is {{config}}, removed at the end"`
+	Config string `yaml:"config,omitempty" json:"config,omitempty" jsonschema_description:"config template file, relative to the target file; rendered into a temporary file whose path is {{config}}, removed at the end"`
+	// ConfigDir is where the rendered config is written, relative to the
+	// target file; empty is a temporary directory of the start's own.
+	ConfigDir string `yaml:"config_dir,omitempty" json:"config_dir,omitempty" jsonschema_description:"directory the rendered config is written into (as .replaycheck-N-NAME), relative to the target file, for a config that names files by paths relative to itself (a LiteLLM custom guardrail module): e.g. . (default: a temporary directory of its own)"`
 	// Env is added to the proxy's environment (values may use ${ENV} and
 	// templates; they are never shown).
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"environment added for the proxy; values are never shown"`
+	// PassEnv names variables of the harness's environment the proxy gets
+	// as they are, as a client's pass_env.
+	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty" jsonschema_description:"variables of replaycheck's environment passed to the proxy as they are; nothing else is but PATH, HOME, USER, LOGNAME, SHELL, TERM, TZ, TMPDIR, LANG, LANGUAGE and LC_* (an unset name is left out; values of secret-named ones are masked in the output)"`
 	// Dir is the working directory, relative to the target file.
 	Dir string `yaml:"dir,omitempty" json:"dir,omitempty" jsonschema_description:"working directory, relative to the target file (default: the target file's directory)"`
 	// Ready is the readiness probe.
@@ -105,7 +114,7 @@ type proxy struct {
 	dir         string
 	config      string // the config template's text
 	configName  string // the config template's base name
-	configDir   string // the config template's directory
+	configDir   string // where the config is rendered; "" is a temporary directory
 	replaycheck string
 	secrets     []string
 	fixedPort   bool // the URL names a port of its own (no {{port}})
@@ -181,13 +190,28 @@ func loadProxy(f *targetSource) (Target, error) {
 			}
 			t.config = string(b)
 			t.configName = strings.TrimSuffix(filepath.Base(path), ".tmpl")
+		}
+		if s.ConfigDir != "" && s.Config == "" {
+			return nil, f.errorf([]any{"start", "config_dir"}, "config_dir without config: there is no config to render")
+		}
+		if s.ConfigDir != "" {
+			dir := s.ConfigDir
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(t.dir, dir)
+			}
 			// Absolute: {{config}} is handed to a proxy that runs in
 			// start.dir, not in the harness's working directory.
-			abs, err := filepath.Abs(path)
+			abs, err := filepath.Abs(dir)
 			if err != nil {
-				return nil, f.errorf([]any{"start", "config"}, "config template %s: %v", path, err)
+				return nil, f.errorf([]any{"start", "config_dir"}, "config_dir %s: %v", dir, err)
 			}
-			t.configDir = filepath.Dir(abs)
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return nil, f.errorf([]any{"start", "config_dir"}, "config_dir %s is no directory to render the config into", abs)
+			}
+			t.configDir = abs
+		}
+		if err := checkPassEnv(f, s.PassEnv, "start", "pass_env"); err != nil {
+			return nil, err
 		}
 		if !filepath.IsAbs(s.Dir) {
 			s.Dir = filepath.Join(t.dir, s.Dir)
@@ -243,7 +267,7 @@ func (t *proxy) RetryAfterHint() time.Duration { return t.spec.RetryAfterHint.D(
 // until it is ready.
 func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
 	v := newTemplateVars(f, knobs, t.replaycheck)
-	inst := &proxyInstance{name: t.name, setup: history.Setup{NumRetries: -1}, secrets: t.secrets}
+	inst := &proxyInstance{name: t.name, setup: history.Setup{NumRetries: -1}, secrets: append(parentSecrets(os.Environ()), t.secrets...)}
 	if t.spec.NumRetries != nil {
 		inst.setup.NumRetries = *t.spec.NumRetries
 	}
@@ -322,6 +346,7 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 		inst.Close()
 		return fmt.Errorf("starting target %s: %s%s", t.name, msg, tail(t.name, lines))
 	}
+	var leftovers []string
 	if addr, ok := listeningAt(base); ok {
 		return fail("its address %s is already taken by another process (a proxy left running?); stop it or change the target's url", addr)
 	}
@@ -330,13 +355,23 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 		if err != nil {
 			return fail("rendering config template: %v", err)
 		}
-		// Next to its template, so that files the config names by a relative
-		// path (a LiteLLM custom guardrail module) are found.
-		file, err := os.CreateTemp(t.configDir, ".replaycheck-*-"+t.configName)
+		dir := t.configDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "replaycheck-proxy-")
+			if err != nil {
+				return fail("making a directory for the rendered config: %v", err)
+			}
+			inst.tempDir, dir = tmp, tmp
+			leftovers = append(leftovers, tmp)
+		}
+		file, err := os.CreateTemp(dir, ".replaycheck-*-"+t.configName)
 		if err != nil {
 			return fail("writing the rendered config: %v", err)
 		}
 		inst.configPath = file.Name()
+		if inst.tempDir == "" {
+			leftovers = append(leftovers, inst.configPath)
+		}
 		_, werr := file.WriteString(rendered)
 		if cerr := file.Close(); werr == nil {
 			werr = cerr
@@ -350,21 +385,27 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 	if err != nil {
 		return fail("rendering start.command: %v", err)
 	}
-	env := clientEnv(os.Environ(), loopbackNoProxy())
+	parent := os.Environ()
+	env := processEnv(parent, s.PassEnv)
 	for k, val := range s.Env {
 		r, err := render(val, startVars, v)
 		if err != nil {
 			return fail("rendering start.env.%s: %v", k, err)
 		}
-		env = append(env, k+"="+r)
+		env = setEnv(env, map[string]string{k: r})
 	}
-	dir := s.Dir
-	inst.out = newRing(outputLines, t.secrets)
+	inst.out = newOutput(outputBytes, inst.secrets)
 	inst.grace = s.StopGrace.D()
 	if inst.grace <= 0 {
 		inst.grace = defaultStopGrace
 	}
-	p, err := startProcess(argv, env, dir, inst.out)
+	p, err := startProcess(command{argv: argv, env: env, dir: s.Dir, stdout: inst.out, stderr: inst.out, leftovers: leftovers})
+	var cr *CannotRunError
+	if errors.As(err, &cr) {
+		inst.Close()
+		cr.Install = t.spec.Install
+		return fmt.Errorf("starting target %s: %w", t.name, cr)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -458,9 +499,10 @@ type proxyInstance struct {
 	setup      history.Setup
 	sender     *sender
 	proc       *process
-	out        *ring
+	out        *output
 	grace      time.Duration
 	configPath string
+	tempDir    string // holds the rendered config; "" when it is elsewhere
 	notes      []string
 	secrets    []string // masked in what the answers show
 }
@@ -487,7 +529,8 @@ func (i *proxyInstance) Limits() history.Setup { return i.setup }
 // BaseURL is the proxy's rendered URL and the file's headers.
 func (i *proxyInstance) BaseURL() (string, http.Header) { return i.sender.endpoint() }
 
-// Close stops the proxy's process group and removes the rendered config.
+// Close stops the proxy's process group and removes the rendered config and
+// its temporary directory.
 func (i *proxyInstance) Close() error {
 	var errs []error
 	if i.proc != nil {
@@ -497,6 +540,11 @@ func (i *proxyInstance) Close() error {
 	}
 	if i.configPath != "" {
 		if err := os.Remove(i.configPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if i.tempDir != "" {
+		if err := os.RemoveAll(i.tempDir); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // TestProxyStartAndStop starts the helper proxy directly: the rendered
@@ -63,4 +66,73 @@ func TestProxyConfigPathFromAnotherDirectory(t *testing.T) {
 	if p := inst.(*proxyInstance).configPath; !filepath.IsAbs(p) {
 		t.Errorf("{{config}} is %q, not an absolute path", p)
 	}
+}
+
+// TestProxyConfigDir starts the helper proxy with a rendered config: by
+// default it is written into a temporary directory of the start's own and
+// nothing appears next to the target file; with start.config_dir it is
+// written there (next to the template, for files the config names by a
+// relative path). Close removes both.
+func TestProxyConfigDir(t *testing.T) {
+	tests := []struct {
+		name      string
+		configDir string // the start.config_dir line, "" for none
+		nextTo    bool   // rendered in the target file's directory
+	}{
+		{name: "default: a temporary directory", nextTo: false},
+		{name: "config_dir next to the template", configDir: ".", nextTo: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, extra := targettest.ProxyFile(t, "guarded")
+			if tt.configDir != "" {
+				src = strings.Replace(src, "  config: proxy.json.tmpl\n", "  config: proxy.json.tmpl\n  config_dir: "+tt.configDir+"\n", 1)
+			}
+			tg, dir := targettest.WriteTarget(t, src, extra, func(path string) (Target, error) {
+				return LoadTargetFile(path, TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+			})
+			before := dirNames(t, dir)
+			inst, err := tg.Start(ctxFor(t), testFakes(t), nil)
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			pi := inst.(*proxyInstance)
+			if got := filepath.Dir(pi.configPath) == dir; got != tt.nextTo {
+				t.Errorf("rendered config %s: in the target file's directory %s is %v, want %v", pi.configPath, dir, got, tt.nextTo)
+			}
+			if !tt.nextTo {
+				if d := cmp.Diff(before, dirNames(t, dir)); d != "" {
+					t.Errorf("the start wrote next to the target file (-before +after):\n%s", d)
+				}
+			}
+			if err := inst.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if _, err := os.Stat(pi.configPath); !os.IsNotExist(err) {
+				t.Errorf("rendered config still there: %v", err)
+			}
+			if pi.tempDir != "" {
+				if _, err := os.Stat(pi.tempDir); !os.IsNotExist(err) {
+					t.Errorf("the config's temporary directory is still there: %v", err)
+				}
+			}
+			if d := cmp.Diff(before, dirNames(t, dir)); d != "" {
+				t.Errorf("the target file's directory changed (-before +after):\n%s", d)
+			}
+		})
+	}
+}
+
+// dirNames lists the names in dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

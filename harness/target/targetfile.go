@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -141,7 +141,7 @@ type targetSource struct {
 	root ast.Node
 	opts TargetFileOptions
 	// secrets are the values of secret-named ${NAME} references in the file
-	// (see secretName), masked wherever the target's output is shown.
+	// (see secret.Name), masked wherever the target's output is shown.
 	secrets []string
 	// fromEnv holds the scalar nodes that took something from the
 	// environment.
@@ -270,7 +270,7 @@ func (f *targetSource) expandScalar(n *ast.StringNode, at ast.Node, retype bool)
 		f.fromEnv[x] = true
 	}
 	for _, name := range refs {
-		if v := f.opts.Getenv(name); v != "" && secretName.MatchString(name) {
+		if v := f.opts.Getenv(name); v != "" && secret.Name(name) {
 			f.secrets = append(f.secrets, v)
 		}
 	}
@@ -296,9 +296,6 @@ func typedScalar(tk *token.Token) ast.Node {
 	}
 	return ast.String(tk)
 }
-
-// secretName matches environment variable names that hold secrets.
-var secretName = regexp.MustCompile(`(?i)key|token|secret|passw|credential`)
 
 // takesEnv says whether the scalar at path took something from the
 // environment (a secret when it is an env value).

@@ -91,6 +91,19 @@ func WriteTarget[T any](t testing.TB, src string, extra map[string]string, load 
 	return tg, dir
 }
 
+// Shipped returns the files glob matches but hidden ones (a name starting
+// with "."): what a run leaves next to a template, such as a rendered
+// config (.replaycheck-N-litellm-config.yaml) an interrupted run could not
+// remove, is not a shipped file.
+func Shipped(t testing.TB, glob string) []string {
+	t.Helper()
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(files, func(f string) bool { return strings.HasPrefix(filepath.Base(f), ".") })
+}
+
 // ProxyFile is a proxy target file that starts the test binary's proxy
 // helper (the built-in gateway in mode, guarded or naive) with a rendered
 // JSON config, and the config template it names.

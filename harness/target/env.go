@@ -1,0 +1,110 @@
+package target
+
+import (
+	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/secret"
+)
+
+// baseEnv are the variables of the harness's environment that every process
+// it starts (a proxy, a client) gets: what a program needs to run at all,
+// and nothing that may hold a credential. A target file adds its own with env
+// and pass_env. On Windows the names are those the system itself needs.
+var baseEnv = [...]string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TZ", "TMPDIR", "LANG", "LANGUAGE",
+	"SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
+}
+
+// baseEnvPrefixes are the prefixes of further names every process gets: the
+// locale's categories.
+var baseEnvPrefixes = [...]string{"LC_"}
+
+// minEnvSecret is the shortest value of a secret-named variable of the
+// harness's environment that is masked in a target's output: shorter ones
+// ("1", "true") are no credentials and masking them would mangle the output.
+const minEnvSecret = 8
+
+// processEnv returns the environment a target's process starts from: the
+// variables of parent (KEY=VALUE) that baseEnv names or pass names (the
+// target file's pass_env; a name not set is left out), and loopbackNoProxy.
+// The caller adds the harness's and the file's own variables (setEnv).
+func processEnv(parent []string, pass []string) []string {
+	var out []string
+	for _, kv := range parent {
+		k, _, _ := strings.Cut(kv, "=")
+		if baseVar(k) || containsFold(pass, k) {
+			out = append(out, kv)
+		}
+	}
+	return setEnv(out, loopbackNoProxy())
+}
+
+// baseVar reports whether every process gets variable k (baseEnv).
+func baseVar(k string) bool {
+	if containsFold(baseEnv[:], k) {
+		return true
+	}
+	for _, p := range baseEnvPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether names holds k, ignoring case (Windows
+// spells Path, SystemRoot).
+func containsFold(names []string, k string) bool {
+	for _, n := range names {
+		if strings.EqualFold(n, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// parentSecrets returns the values of the secret-named variables of parent
+// (see secret.Name) of minEnvSecret bytes or more: a target's output is
+// scrubbed of them, whether or not the target got them.
+func parentSecrets(parent []string) []string {
+	var out []string
+	for _, kv := range parent {
+		k, v, _ := strings.Cut(kv, "=")
+		if len(v) >= minEnvSecret && secret.Name(k) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// loopbackNoProxy keeps a target's traffic to the fakes away from any HTTP
+// proxy the environment names.
+func loopbackNoProxy() map[string]string {
+	return map[string]string{"NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1"}
+}
+
+// setEnv returns env with the variables in set replaced or added.
+func setEnv(env []string, set map[string]string) []string {
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// checkPassEnv checks the names of a pass_env list, at path in f: each is
+// a variable name (not empty, no "=").
+func checkPassEnv(f *targetSource, names []string, path ...any) error {
+	for i, n := range names {
+		if n == "" || strings.ContainsAny(n, "=\x00") {
+			return f.errorf(append(path, i), "pass_env: %q is not a variable name", n)
+		}
+	}
+	return nil
+}

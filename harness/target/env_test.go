@@ -1,0 +1,48 @@
+package target
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestProcessEnv: a target's process gets the allow-listed variables and
+// those pass_env names, never the others (credentials among them), with the
+// loopback kept off any proxy; the values of secret-named variables are what
+// its output is scrubbed of.
+func TestProcessEnv(t *testing.T) {
+	parent := []string{
+		"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_ALL=C", "TMPDIR=/tmp/u", "Path=C:\\bin",
+		"GITHUB_TOKEN=ghp_secret_value_1", "AWS_SECRET_ACCESS_KEY=aws-secret-value", "GEMINI_API_KEY=short",
+		"HTTP_PROXY=http://proxy:3128", "GOPATH=/go", "MY_TOKEN=passed-token-value",
+	}
+	tests := []struct {
+		name string
+		pass []string
+		want []string
+	}{
+		{
+			name: "the allow-list",
+			want: []string{"HOME=/home/u", "LANG=C.UTF-8", "LC_ALL=C", "NO_PROXY=127.0.0.1,localhost,::1", "PATH=/usr/bin", "Path=C:\\bin", "TMPDIR=/tmp/u", "no_proxy=127.0.0.1,localhost,::1"},
+		},
+		{
+			name: "with pass_env",
+			pass: []string{"GOPATH", "MY_TOKEN", "UNSET_VAR"},
+			want: []string{"GOPATH=/go", "HOME=/home/u", "LANG=C.UTF-8", "LC_ALL=C", "MY_TOKEN=passed-token-value", "NO_PROXY=127.0.0.1,localhost,::1", "PATH=/usr/bin", "Path=C:\\bin", "TMPDIR=/tmp/u", "no_proxy=127.0.0.1,localhost,::1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := processEnv(parent, tt.pass)
+			slices.Sort(got)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("processEnv (-want +got):\n%s", d)
+			}
+		})
+	}
+	want := []string{"ghp_secret_value_1", "aws-secret-value", "passed-token-value"}
+	if d := cmp.Diff(want, parentSecrets(parent)); d != "" {
+		t.Errorf("parentSecrets (-want +got):\n%s", d)
+	}
+}

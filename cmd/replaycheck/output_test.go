@@ -17,6 +17,31 @@ import (
 	"github.com/replaycheck/replaycheck/report"
 )
 
+// TestVerboseIsNotVersion: -v is --verbose wherever a command takes it and a
+// usage error (exit 2) elsewhere, never the version; "replaycheck -v run"
+// is refused, not a version printed with exit 0.
+func TestVerboseIsNotVersion(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"before the command", []string{"-v", "run", "../../scenarios/seed/no-fault-chat.yaml"}, exitBadUsage, "-v is --verbose, given after the command name"},
+		{"alone", []string{"-v"}, exitBadUsage, "the version is --version or 'replaycheck version'"},
+		{"on a command without it", []string{"list", "-v"}, exitBadUsage, "replaycheck list does not take it"},
+		{"run -v", []string{"run", "../../scenarios/seed/no-fault-chat.yaml", "-v"}, exitOK, "PASS seed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tt.args...)
+			if code != tt.wantCode || !strings.Contains(out+errOut, tt.want) || strings.Contains(out, "replaycheck "+versionString()+" ") {
+				t.Errorf("exit %d, want %d and %q, no version line\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, tt.want, out, errOut)
+			}
+		})
+	}
+}
+
 // TestVersionFlag: --version prints what the version command prints.
 func TestVersionFlag(t *testing.T) {
 	code, flag, errOut := execute(t, "--version")
@@ -78,7 +103,18 @@ func TestRunOutputModes(t *testing.T) {
 		},
 		{
 			name: "empty shard", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--json", js}, wantCode: exitOK,
-			wantOut: []string{"shard 50/100 selects no scenario (10 in the selection): nothing to run", "0 scenarios: 0 pass, 0 fail, 0 unknown"},
+			wantOut: []string{"0 scenarios: 0 pass, 0 fail, 0 unknown"},
+			wantErr: []string{"shard 50/100 selects no scenario (10 in the selection run on the targets): nothing to run"},
+		},
+		{
+			// The README's CI command: the skip notice of the client
+			// scenario goes to stderr, stdout is the JSON report alone.
+			name: "quiet json on stdout with a skipped scenario", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "-q", "--json", "-"},
+			wantCode: exitOK, stdoutIs: "json", wantErr: []string{"skipping 1 scenario run:"},
+		},
+		{
+			name: "empty shard's json on stdout", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--json", "-"}, wantCode: exitOK, stdoutIs: "empty json",
+			wantErr: []string{"shard 50/100 selects no scenario"},
 		},
 		{
 			name: "empty shard of an empty selection", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--filter", "no such scenario"}, wantCode: exitBadUsage,
@@ -107,9 +143,13 @@ func TestRunOutputModes(t *testing.T) {
 			check("stdout", out, tt.wantOut, tt.notWantOut)
 			check("stderr", errOut, tt.wantErr, tt.notWantErr)
 			switch tt.stdoutIs {
-			case "json":
-				if s, err := report.ReadJSON(strings.NewReader(out)); err != nil || len(s.Results) != 1 {
-					t.Errorf("stdout is not the JSON report (%v):\n%s", err, out)
+			case "json", "empty json":
+				want := 1
+				if tt.stdoutIs == "empty json" {
+					want = 0
+				}
+				if s, err := report.ReadJSON(strings.NewReader(out)); err != nil || !json.Valid([]byte(out)) || len(s.Results) != want {
+					t.Errorf("stdout is not the JSON report of %d results (%v):\n%s", want, err, out)
 				}
 			case "junit":
 				var v struct {

@@ -274,7 +274,7 @@ func reportAbort(opts *runOptions, suite report.Suite, known *baseline.Baseline,
 	}
 	var errs []error
 	if len(suite.Results) > 0 {
-		errs = append(errs, report.WriteTable(opts.tableOut(), suite, opts.tableOptions()))
+		errs = append(errs, tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions())))
 	}
 	errs = append(errs, opts.write(suite))
 	return errors.Join(append([]error{err}, errs...)...)
@@ -485,7 +485,7 @@ func recheck(path string) (report.Suite, error) {
 			continue
 		}
 		if r.Repeat.Omitted > 0 {
-			return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: %s on %s ran %d times and the report keeps the histories of %d (a long repeat keeps the first %d and the run shown): re-checking needs every run",
+			return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: %s on %s ran %d times and the report keeps the histories of %d (a long repeat keeps the first %d and the first of each verdict): re-checking needs every run",
 				path, r.History.Scenario, r.History.Target, r.Repeat.Runs, len(r.Repeat.Results), rules.KeptRuns))
 		}
 		// A repeated scenario: every run again, then the runs together.
@@ -503,8 +503,9 @@ func recheck(path string) (report.Suite, error) {
 // emit writes the terminal report and the requested files, and turns the
 // verdicts into the command's outcome: with a baseline (known not nil), only
 // new failures and stale entries fail it. A report that cannot be written
-// is joined to the verdict, not put in its place: a broken rule still exits
-// 1, and only a run whose rules all held exits 3 for it.
+// (the table too: stdout on a full disk) is joined to the verdict, not put
+// in its place: a broken rule still exits 1, and only a run whose rules all
+// held exits 3 for it.
 func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error {
 	if known != nil {
 		o := baseline.Check(*known, suite.Results)
@@ -513,10 +514,8 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 	if suite.Run == nil {
 		suite.Run = runInfo(opts)
 	}
-	if err := report.WriteTable(opts.tableOut(), suite, opts.tableOptions()); err != nil {
-		return err
-	}
-	return errors.Join(verdictOutcome(suite), opts.write(suite))
+	terr := tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions()))
+	return errors.Join(verdictOutcome(suite), terr, opts.write(suite))
 }
 
 // verdictOutcome turns a suite's verdicts into a command's outcome:

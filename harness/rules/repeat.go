@@ -39,7 +39,8 @@ type Repeat struct {
 	Failures []RepeatFailure `json:"failures,omitempty"`
 	// Results are the runs' own results, in run order, each with its
 	// history: what --recheck judges again. A long repeat keeps the first
-	// KeptRuns runs and the run shown; Omitted counts the runs left out.
+	// KeptRuns runs and the first of each verdict; Omitted counts the runs
+	// left out.
 	Results []Result `json:"results"`
 	Omitted int      `json:"omitted,omitempty"`
 }
@@ -75,8 +76,8 @@ func (f RepeatFailure) String() string {
 
 // KeptRuns bounds the runs whose own result, with its history, a repeated
 // scenario's Result keeps in Repeat.Results: the first KeptRuns runs, and
-// the run it shows; the others are only counted (Repeat.Omitted), so a long
-// repeat does not hold every history.
+// the first run of each verdict (one is the run shown); the others are only
+// counted (Repeat.Omitted), so a long repeat does not hold every history.
 const KeptRuns = 100
 
 // Aggregate judges the runs of one repeated scenario on one target together:

@@ -25,7 +25,7 @@ type listOptions struct {
 	// as run shards them.
 	Targets []string
 	JSON    bool
-	Out    io.Writer
+	Out     io.Writer
 }
 
 // listedScenario is one scenario of `list --json`.

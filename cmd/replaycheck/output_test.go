@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -368,6 +370,44 @@ func TestProgressHeartbeat(t *testing.T) {
 				if !strings.HasPrefix(got[i], w) {
 					t.Errorf("line %d: %q, want %q…", i+1, got[i], w)
 				}
+			}
+		})
+	}
+}
+
+// failingWriter fails every write, as stdout on a full disk (/dev/full).
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestExitCodeWhenStdoutFails: a broken rule exits 1 whatever happens to
+// stdout, a run whose rules held exits 3 when its table or report cannot be
+// written, and the write error is said either way.
+func TestExitCodeWhenStdoutFails(t *testing.T) {
+	saved := filepath.Join(t.TempDir(), "naive.json")
+	if code, out, errOut := execute(t, "run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive", "--json", saved); code != exitRuleBroken {
+		t.Fatalf("saving a failing run: exit %d\n%s%s", code, out, errOut)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"broken rule, table", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive"}, exitRuleBroken},
+		{"broken rule, quiet", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive", "-q"}, exitRuleBroken},
+		{"broken rule, json on stdout", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive", "--json", "-"}, exitRuleBroken},
+		{"rules held", []string{"run", "../../scenarios/seed/fault-on-chat.yaml"}, exitCannotRun},
+		{"merge of a broken rule", []string{"report", "merge", saved}, exitRuleBroken},
+		{"recheck of a broken rule", []string{"run", "--recheck", saved}, exitRuleBroken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			root := newRootCmd(strings.NewReader(""), failingWriter{}, &errOut)
+			root.SetArgs(tt.args)
+			err := root.ExecuteContext(context.Background())
+			if code := exitCode(err); code != tt.wantCode || err == nil || !strings.Contains(err.Error(), "no space left on device") {
+				t.Errorf("exit %d, want %d and the write error; error %v\nstderr:\n%s", code, tt.wantCode, err, errOut.String())
 			}
 		})
 	}

@@ -128,6 +128,15 @@ func (files reportFiles) write(suite report.Suite) error {
 	return nil
 }
 
+// tableError names a failed write of the terminal report (the table and the
+// total line); nil stays nil.
+func tableError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("writing the table: %w", err)
+}
+
 // writeStdout writes a report to Stdout.
 func (files reportFiles) writeStdout(b []byte) error {
 	if files.Stdout == nil {
@@ -303,11 +312,8 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	if err := report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose}); err != nil {
-		return err
-	}
 	// As in run, a report that cannot be written does not hide the verdict.
-	werr := opts.write(merged)
+	werr := errors.Join(tableError(report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose})), opts.write(merged))
 	if merged.Abort != nil {
 		return errors.Join(fmt.Errorf("a run did not complete: %s", merged.Abort.Error), werr)
 	}

@@ -412,3 +412,44 @@ func TestExitCodeWhenStdoutFails(t *testing.T) {
 		})
 	}
 }
+
+// TestUnjudgedRunSaysSo: a run whose only non-pass is unknown (an armed
+// fault that never fired) exits 1 saying it could not judge which run, not
+// that a rule broke; and that fault is upstream fault 1 in the check's
+// text, the JSON report and the HTML report alike.
+func TestUnjudgedRunSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	f, js, page := filepath.Join(dir, "unfired.yaml"), filepath.Join(dir, "run.json"), filepath.Join(dir, "run.html")
+	src := `name: a fault that never fires
+request: {endpoint: chat}
+faults:
+  upstream: [{on: follow_up, stream: true, respond: {status: 500}, times: always}]
+expect:
+  writes: 1
+  rules: [no-replay-after-dispatch]
+`
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	root := newRootCmd(strings.NewReader(""), &out, &errOut)
+	root.SetArgs([]string{"run", f, "--json", js, "--html", page})
+	err := root.ExecuteContext(context.Background())
+	if code := exitCode(err); code != exitRuleBroken || err == nil {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitRuleBroken, out.String(), errOut.String())
+	}
+	if want := "no replay rule was broken, but replaycheck could not judge 1 scenario run: a fault that never fires on builtin:guarded"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "a replay rule was broken") {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if text := out.String(); !strings.Contains(text, "cannot judge: upstream fault 1 {on: follow_up") || strings.Contains(text, "fault 0") {
+		t.Errorf("the check does not name upstream fault 1:\n%s", text)
+	}
+	s, rerr := readReport(js)
+	if rerr != nil || len(s.Results) != 1 || len(s.Results[0].History.Faults) != 1 || s.Results[0].History.Faults[0].Index != 1 {
+		t.Fatalf("JSON report (%v): want one fault of index 1", rerr)
+	}
+	b, rerr := os.ReadFile(page)
+	if rerr != nil || !strings.Contains(string(b), "upstream fault 1 ") || strings.Contains(string(b), "fault 0") {
+		t.Errorf("HTML report (%v) does not name upstream fault 1", rerr)
+	}
+}

@@ -519,8 +519,9 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 }
 
 // verdictOutcome turns a suite's verdicts into a command's outcome:
-// errRulesBroken when a result failed or could not judge, or, judged
-// against a baseline, when a failure is new or an entry stale.
+// errRulesBroken when a result failed, couldNotJudge (exit 1 too) when
+// none failed but some could not judge, or, judged against a baseline,
+// errRulesBroken when a failure is new or an entry stale.
 func verdictOutcome(suite report.Suite) error {
 	if suite.Baseline != nil {
 		if suite.Baseline.Broken() {
@@ -529,8 +530,17 @@ func verdictOutcome(suite report.Suite) error {
 		return nil
 	}
 	t := suite.Totals()
-	if t.Fail > 0 || t.Unknown > 0 {
+	if t.Fail > 0 {
 		return errRulesBroken
+	}
+	if t.Unknown > 0 {
+		var runs []string
+		for _, r := range suite.Results {
+			if r.Verdict == rules.Unknown && r.History != nil {
+				runs = append(runs, report.TerminalText(r.History.Scenario)+" on "+report.TerminalText(r.History.Target))
+			}
+		}
+		return couldNotJudge{runs}
 	}
 	return nil
 }

@@ -90,6 +90,11 @@ faults, both drawn with --seed, so the same seed gives the same sweep. A
 target that hangs or dies on one cell fails that cell and the sweep goes on;
 Ctrl-C stops it and reports what was found so far (exit 130).
 
+Reports: --junit, --json, --markdown and --html FILE; FILE - writes that
+report to stdout (one at most) and the table then goes to stderr, so
+'explore --json - | jq' reads only JSON. 'report merge' joins run reports, not
+a sweep's shards.
+
 Exit codes: 0 nothing found, 1 a finding (or a base that fails clean), 2 bad
 usage or input, 3 the harness or the target could not run, 130 interrupted
 (the reports hold what was found so far).`,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/run"
@@ -451,5 +453,66 @@ expect:
 	b, rerr := os.ReadFile(page)
 	if rerr != nil || !strings.Contains(string(b), "upstream fault 1 ") || strings.Contains(string(b), "fault 0") {
 		t.Errorf("HTML report (%v) does not name upstream fault 1", rerr)
+	}
+}
+
+// TestReportOnStdoutIsAlone: every command that writes a report to stdout
+// (FILE -, or baseline's default) writes it alone there; the table, the
+// total and notices (a skipped client scenario) go to stderr.
+func TestReportOnStdoutIsAlone(t *testing.T) {
+	saved := filepath.Join(t.TempDir(), "run.json")
+	if code, out, errOut := execute(t, "run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive", "--json", saved); code != exitRuleBroken {
+		t.Fatalf("saving a run: exit %d\n%s%s", code, out, errOut)
+	}
+	isJSON := func(b string) error {
+		if !json.Valid([]byte(b)) {
+			return fmt.Errorf("not JSON")
+		}
+		return nil
+	}
+	isJUnit := func(b string) error {
+		var v struct {
+			XMLName xml.Name
+		}
+		if err := xml.NewDecoder(strings.NewReader(b)).Decode(&v); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(strings.TrimSpace(b), "<?xml") {
+			return fmt.Errorf("does not start with the XML header")
+		}
+		return nil
+	}
+	isBaseline := func(b string) error {
+		bl, err := baseline.Parse("stdout", []byte(b))
+		if err == nil && len(bl.Entries) == 0 {
+			err = fmt.Errorf("no entries")
+		}
+		return err
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		parse    func(string) error
+	}{
+		{"run --json -", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive", "--json", "-"}, exitRuleBroken, isJSON},
+		{"run --junit -", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive", "--junit", "-"}, exitRuleBroken, isJUnit},
+		{"baseline", []string{"baseline", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive"}, exitOK, isBaseline},
+		{"report merge --json -", []string{"report", "merge", saved, "--json", "-"}, exitRuleBroken, isJSON},
+		{"report merge --junit -", []string{"report", "merge", saved, "--junit", "-"}, exitRuleBroken, isJUnit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, out, errOut)
+			}
+			if err := tt.parse(out); err != nil || strings.Contains(out, "skipping") || strings.Contains(out, "on builtin:naive: ") {
+				t.Errorf("stdout is not the report alone (%v):\n%s", err, out)
+			}
+			if !strings.Contains(errOut, "on builtin:naive") {
+				t.Errorf("stderr lacks the total:\n%s", errOut)
+			}
+		})
 	}
 }

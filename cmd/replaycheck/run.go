@@ -107,10 +107,13 @@ the runs fail (default 0: every run must pass); it is unknown when runs that
 could not be judged might have taken it over that. --repeat M multiplies both
 for every scenario (a scenario without repeat runs M times, none may fail).
 Reports show the rate ("3 of 20 runs failed: writes 2 (runs 4, 9, 17)") and
-the first failing run; the JSON report keeps every run's history.
+the first failing run; the JSON report keeps every run's history, up to the
+first 100 runs of a scenario and the first of each verdict (the others are
+judged and counted; --recheck refuses such a report). More than 1,000,000
+scenario runs in all (--repeat × repeat × targets) is refused (exit 2).
 
 Output: progress goes to stderr: a line per finished scenario run (in place
-on a terminal), and a heartbeat at most every 10s while a target takes more
+on a terminal), notices (scenario runs skipped), and a heartbeat at most every 10s while a target takes more
 than 2s to start ("waiting for target litellm to be ready… 12s", then "target
 litellm ready in 12.3s") or a run more than 5s ("still running: …"). The
 table, the total line and the failures' checks and timelines go to stdout.
@@ -140,9 +143,11 @@ model upstream and the ledger, the injected fault marked where it hit and
 every repeated execution of a tool call in red; passing scenarios are
 collapsed. It is the picture to attach to a bug report.
 
-Sharding: --shard I/N of fewer than N scenarios leaves some shards empty; an
-empty shard says "shard I/N selects no scenario", writes empty reports and
-exits 0, so a CI matrix may be larger than the suite.
+Sharding: --shard I/N splits the selected scenarios that run on the targets,
+sorted by name (list --shard I/N --target T shows a shard). Fewer than N
+leave some shards empty; an empty shard says "shard I/N selects no
+scenario" on stderr, writes empty reports and exits 0, so a CI matrix may be
+larger than the suite.
 
 Isolated scenarios (gateway knobs, annotations, MCP faults) start a target
 instance of their own: one that does not start fails that scenario only,
@@ -151,7 +156,8 @@ that scenarios share and that does not start ends the run (exit 3).
 
 Exit codes:
   0    every rule held; with --baseline, every check that failed is listed
-  1    a rule was broken, or a check could not judge (unknown is not a pass);
+  1    a rule was broken, or a check could not judge (unknown is not a pass;
+       with no rule broken, the last line says which runs could not judge);
        with --baseline, a failure it does not list or an entry that now passes
   2    bad usage or a bad scenario or target file
   3    the harness or the target could not run (a proxy that does not start),

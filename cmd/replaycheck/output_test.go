@@ -377,6 +377,18 @@ func TestProgressHeartbeat(t *testing.T) {
 	}
 }
 
+// savedNaiveRun runs the scenarios at paths on builtin:naive, where a rule
+// breaks, and returns the path of its JSON report.
+func savedNaiveRun(t *testing.T, paths ...string) string {
+	t.Helper()
+	saved := filepath.Join(t.TempDir(), "naive.json")
+	args := append(append([]string{"run"}, paths...), "--target", "builtin:naive", "--json", saved)
+	if code, out, errOut := execute(t, args...); code != exitRuleBroken {
+		t.Fatalf("saving a failing run: exit %d\n%s%s", code, out, errOut)
+	}
+	return saved
+}
+
 // failingWriter fails every write, as stdout on a full disk (/dev/full).
 type failingWriter struct{}
 
@@ -386,10 +398,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 // stdout, a run whose rules held exits 3 when its table or report cannot be
 // written, and the write error is said either way.
 func TestExitCodeWhenStdoutFails(t *testing.T) {
-	saved := filepath.Join(t.TempDir(), "naive.json")
-	if code, out, errOut := execute(t, "run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive", "--json", saved); code != exitRuleBroken {
-		t.Fatalf("saving a failing run: exit %d\n%s%s", code, out, errOut)
-	}
+	saved := savedNaiveRun(t, "../../scenarios/seed/fault-on-chat.yaml")
 	tests := []struct {
 		name     string
 		args     []string
@@ -460,10 +469,7 @@ expect:
 // (FILE -, or baseline's default) writes it alone there; the table, the
 // total and notices (a skipped client scenario) go to stderr.
 func TestReportOnStdoutIsAlone(t *testing.T) {
-	saved := filepath.Join(t.TempDir(), "run.json")
-	if code, out, errOut := execute(t, "run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive", "--json", saved); code != exitRuleBroken {
-		t.Fatalf("saving a run: exit %d\n%s%s", code, out, errOut)
-	}
+	saved := savedNaiveRun(t, "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml")
 	isJSON := func(b string) error {
 		if !json.Valid([]byte(b)) {
 			return fmt.Errorf("not JSON")

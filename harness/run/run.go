@@ -66,9 +66,10 @@ type Options struct {
 
 // Run runs every scenario on every target it applies to (see Applies), as
 // many times as Runs says, and returns their histories in scenario order,
-// then target order, then run order (none with Forget). The runs of a repeated scenario run in
-// parallel like any others, each with a token of its own, and their
-// histories say which run they are (History.Repetition). A scenario
+// then target order, then run order (none with Forget). The runs of a
+// repeated scenario run in parallel like any others, each with a token of
+// its own, and their histories say which run they are (History.Repetition),
+// each made only as a worker takes it. A scenario
 // that hangs or fails ends as a history with Error set, and so does an
 // isolated scenario whose own target instance does not start; Run itself
 // fails only when the harness cannot run (a fake cannot start, or a target

@@ -154,7 +154,7 @@ func terminalLines(s string) string {
 func faultLines(h *history.History) []string {
 	var out []string
 	for _, f := range h.Faults {
-		what := f.Side + " fault " + strconv.Itoa(f.Index+1)
+		what := f.Side + " fault " + strconv.Itoa(f.Index)
 		if f.Method != "" {
 			what += " (" + f.Method + ")"
 		}

@@ -6,6 +6,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -111,11 +112,26 @@ func WriteJSON(w io.Writer, s Suite) error {
 	return nil
 }
 
-// ReadJSON reads a suite written by WriteJSON.
+// ErrExploreReport is what ReadJSON returns (errors.Is) for the JSON report
+// of an explore sweep, which is not a run's.
+var ErrExploreReport = errors.New("an explore report (explore --json), not a run report (run --json)")
+
+// ReadJSON reads a suite written by WriteJSON; an explore sweep's report is
+// refused (ErrExploreReport).
 func ReadJSON(r io.Reader) (Suite, error) {
-	var s Suite
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
-		return s, fmt.Errorf("reading JSON report: %w", err)
+	// Cells and bases are an explore report's, which would otherwise read as
+	// a run of no results.
+	var in struct {
+		Suite
+		Cells json.RawMessage `json:"cells"`
+		Bases json.RawMessage `json:"bases"`
+	}
+	if err := json.NewDecoder(r).Decode(&in); err != nil {
+		return Suite{}, fmt.Errorf("reading JSON report: %w", err)
+	}
+	s := in.Suite
+	if in.Cells != nil || in.Bases != nil {
+		return s, fmt.Errorf("reading JSON report: %w", ErrExploreReport)
 	}
 	if s.Version != FormatVersion {
 		return s, fmt.Errorf("reading JSON report: format version %d, want %d", s.Version, FormatVersion)

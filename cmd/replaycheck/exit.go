@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 )
 
 // Exit codes, documented in the root command's help and the README.
@@ -37,6 +39,26 @@ func (e interrupted) Unwrap() error        { return e.cause }
 // errRulesBroken is returned by commands whose report already told the user
 // which rules broke; main prints nothing more for it.
 var errRulesBroken = errors.New("a replay rule was broken")
+
+// couldNotJudge is the outcome of a run where no rule broke but checks could
+// not judge (unknown is never a pass: exit 1, as errRulesBroken). Runs names
+// the scenario runs, "SCENARIO on TARGET".
+type couldNotJudge struct{ runs []string }
+
+// maxNamedUnjudged bounds the runs couldNotJudge names.
+const maxNamedUnjudged = 10
+
+func (e couldNotJudge) Error() string {
+	names := e.runs
+	more := ""
+	if len(names) > maxNamedUnjudged {
+		names, more = names[:maxNamedUnjudged], fmt.Sprintf(" and %d more", len(e.runs)-maxNamedUnjudged)
+	}
+	return fmt.Sprintf("no replay rule was broken, but replaycheck could not judge %s: %s%s (see their checks above)",
+		countOf(len(e.runs), "scenario run", "scenario runs"), strings.Join(names, "; "), more)
+}
+
+func (e couldNotJudge) Is(target error) bool { return target == errRulesBroken }
 
 // usageError marks an error as the user's input being wrong (exit 2).
 type usageError struct{ err error }

@@ -90,6 +90,11 @@ faults, both drawn with --seed, so the same seed gives the same sweep. A
 target that hangs or dies on one cell fails that cell and the sweep goes on;
 Ctrl-C stops it and reports what was found so far (exit 130).
 
+Reports: --junit, --json, --markdown and --html FILE; FILE - writes that
+report to stdout (one at most) and the table then goes to stderr, so
+'explore --json - | jq' reads only JSON. 'report merge' joins run reports, not
+a sweep's shards.
+
 Exit codes: 0 nothing found, 1 a finding (or a base that fails clean), 2 bad
 usage or input, 3 the harness or the target could not run, 130 interrupted
 (the reports hold what was found so far).`,
@@ -133,10 +138,10 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
 	f.StringVar(&opts.Out, "out", "", "write each confirmed finding as a scenario file in DIR")
 	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
-	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE")
-	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE")
-	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE")
-	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report (each cell's sequence diagram, failing cells first) to FILE")
+	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE (- for stdout)")
+	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE (- for stdout)")
+	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE (- for stdout)")
+	f.StringVar(&opts.HTML, "html", "", "write a self-contained HTML report (each cell's sequence diagram, failing cells first) to FILE (- for stdout)")
 	bindEnv(cmd, "target", "parallel", "timeout", "shard", "seed", "junit", "json", "markdown", "html")
 	cmd.ValidArgsFunction = completeScenarioPaths
 	complete(cmd, "target", completeTarget)
@@ -166,6 +171,15 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	// FILE - writes that report to stdout, and the table goes to stderr.
+	files := reportFiles{JUnit: opts.JUnit, JSON: opts.JSON, Markdown: opts.Markdown, HTML: opts.HTML, Stdout: opts.Stdout}
+	if err := files.checkStdout(); err != nil {
+		return err
+	}
+	table := opts.Stdout
+	if files.toStdout() != "" {
+		table = opts.ErrOut
+	}
 	ts, err := resolveTargets([]string{opts.Target}, target.TargetFileOptions{})
 	if err != nil {
 		return err
@@ -192,7 +206,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	var clean *explore.BaseFailedError
 	switch {
 	case errors.As(err, &clean):
-		fmt.Fprintln(opts.Stdout, err)
+		fmt.Fprintln(table, err)
 		return errRulesBroken
 	case err != nil:
 		return fmt.Errorf("exploring %s: %w", xo.Target.Name(), err)
@@ -202,12 +216,9 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 			return err
 		}
 	}
-	if err := report.WriteExploreTable(opts.Stdout, rep, report.ExploreOptions{All: opts.All}); err != nil {
-		return err
-	}
-	// A report that cannot be written does not hide the outcome (an
-	// interrupt, a finding): it is joined to it.
-	var werrs []error
+	// A report that cannot be written (the table too) does not hide the
+	// outcome (an interrupt, a finding): it is joined to it.
+	werrs := []error{tableError(report.WriteExploreTable(table, rep, report.ExploreOptions{All: opts.All}))}
 	for _, out := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -217,10 +228,18 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep) }},
 		{opts.HTML, func(w io.Writer) error { return report.WriteHTML(w, report.ExploreSuite(rep)) }},
 	} {
-		if out.path == "" {
-			continue
+		switch out.path {
+		case "":
+		case stdoutName:
+			var b bytes.Buffer
+			if err := out.write(&b); err != nil {
+				werrs = append(werrs, fmt.Errorf("writing a report to stdout: %w", err))
+			} else {
+				werrs = append(werrs, files.writeStdout(b.Bytes()))
+			}
+		default:
+			werrs = append(werrs, writeReport(out.path, out.write))
 		}
-		werrs = append(werrs, writeReport(out.path, out.write))
 	}
 	werr := errors.Join(werrs...)
 	if rep.Interrupted {

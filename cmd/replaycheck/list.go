@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // listOptions are the flags of `replaycheck list`.
@@ -20,8 +21,11 @@ type listOptions struct {
 	Filter string
 	Tags   []string
 	Shard  string
-	JSON   bool
-	Out    io.Writer
+	// Targets, when given, keeps the scenarios that run on them, sharded
+	// as run shards them.
+	Targets []string
+	JSON    bool
+	Out     io.Writer
 }
 
 // listedScenario is one scenario of `list --json`.
@@ -46,10 +50,12 @@ func newListCmd() *cobra.Command {
 		Short: "List the scenarios a run would select",
 		Long: `list prints the scenarios that 'replaycheck run' with the same paths, --filter,
 --tag and --shard would run: name, tags, the rules they check, whether they
-need fakes and a target of their own, and their file.`,
+need fakes and a target of their own, and their file. run shards the
+scenarios that run on its targets: give list the same --target (run's
+default is builtin:guarded) to list the shard run runs.`,
 		Example: `  replaycheck list
   replaycheck list --tag bug:replay-after-dispatch
-  replaycheck list --shard 1/3
+  replaycheck list --shard 1/3 --target builtin:guarded
   replaycheck list --json | jq -r '.[].name'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -61,10 +67,12 @@ need fakes and a target of their own, and their file.`,
 	f.Var((*patternFlag)(&opts.Filter), "filter", "only scenarios whose name matches this regular expression")
 	f.StringArrayVar(&opts.Tags, "tag", nil, "only scenarios with this tag (repeatable: any of them)")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "only shard I of N (1-based)")
+	f.StringArrayVar(&opts.Targets, "target", nil, "only scenarios that run on this target, sharded as run shards them (repeatable)")
 	f.BoolVar(&opts.JSON, "json", false, "print the selected scenarios as a JSON array, for tools built on top")
 	bindEnv(cmd, "filter", "tag", "shard")
 	cmd.ValidArgsFunction = completeScenarioPaths
 	complete(cmd, "tag", completeTag)
+	complete(cmd, "target", completeTarget)
 	complete(cmd, "filter", noCompletion)
 	complete(cmd, "shard", noCompletion)
 	return cmd
@@ -75,6 +83,9 @@ func runList(_ context.Context, opts *listOptions) error {
 	sel, err := parseSelection(opts.Filter, opts.Tags, opts.Shard)
 	if err != nil {
 		return asUsage(err)
+	}
+	if sel.Targets, err = resolveTargets(opts.Targets, target.TargetFileOptions{}); err != nil {
+		return err
 	}
 	all, err := loadSuite(opts.Paths)
 	if err != nil {

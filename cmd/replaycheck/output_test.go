@@ -2,20 +2,49 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/report"
 )
+
+// TestVerboseIsNotVersion: -v is --verbose wherever a command takes it and a
+// usage error (exit 2) elsewhere, never the version; "replaycheck -v run"
+// is refused, not a version printed with exit 0.
+func TestVerboseIsNotVersion(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{"before the command", []string{"-v", "run", "../../scenarios/seed/no-fault-chat.yaml"}, exitBadUsage, "-v is --verbose, given after the command name"},
+		{"alone", []string{"-v"}, exitBadUsage, "the version is --version or 'replaycheck version'"},
+		{"on a command without it", []string{"list", "-v"}, exitBadUsage, "replaycheck list does not take it"},
+		{"run -v", []string{"run", "../../scenarios/seed/no-fault-chat.yaml", "-v"}, exitOK, "PASS seed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tt.args...)
+			if code != tt.wantCode || !strings.Contains(out+errOut, tt.want) || strings.Contains(out, "replaycheck "+versionString()+" ") {
+				t.Errorf("exit %d, want %d and %q, no version line\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, tt.want, out, errOut)
+			}
+		})
+	}
+}
 
 // TestVersionFlag: --version prints what the version command prints.
 func TestVersionFlag(t *testing.T) {
@@ -78,7 +107,18 @@ func TestRunOutputModes(t *testing.T) {
 		},
 		{
 			name: "empty shard", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--json", js}, wantCode: exitOK,
-			wantOut: []string{"shard 50/100 selects no scenario (10 in the selection): nothing to run", "0 scenarios: 0 pass, 0 fail, 0 unknown"},
+			wantOut: []string{"0 scenarios: 0 pass, 0 fail, 0 unknown"},
+			wantErr: []string{"shard 50/100 selects no scenario (10 in the selection run on the targets): nothing to run"},
+		},
+		{
+			// The README's CI command: the skip notice of the client
+			// scenario goes to stderr, stdout is the JSON report alone.
+			name: "quiet json on stdout with a skipped scenario", args: []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "-q", "--json", "-"},
+			wantCode: exitOK, stdoutIs: "json", wantErr: []string{"skipping 1 scenario run:"},
+		},
+		{
+			name: "empty shard's json on stdout", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--json", "-"}, wantCode: exitOK, stdoutIs: "empty json",
+			wantErr: []string{"shard 50/100 selects no scenario"},
 		},
 		{
 			name: "empty shard of an empty selection", args: []string{"run", "../../scenarios/seed", "--shard", "50/100", "--filter", "no such scenario"}, wantCode: exitBadUsage,
@@ -107,9 +147,13 @@ func TestRunOutputModes(t *testing.T) {
 			check("stdout", out, tt.wantOut, tt.notWantOut)
 			check("stderr", errOut, tt.wantErr, tt.notWantErr)
 			switch tt.stdoutIs {
-			case "json":
-				if s, err := report.ReadJSON(strings.NewReader(out)); err != nil || len(s.Results) != 1 {
-					t.Errorf("stdout is not the JSON report (%v):\n%s", err, out)
+			case "json", "empty json":
+				want := 1
+				if tt.stdoutIs == "empty json" {
+					want = 0
+				}
+				if s, err := report.ReadJSON(strings.NewReader(out)); err != nil || !json.Valid([]byte(out)) || len(s.Results) != want {
+					t.Errorf("stdout is not the JSON report of %d results (%v):\n%s", want, err, out)
 				}
 			case "junit":
 				var v struct {
@@ -328,6 +372,152 @@ func TestProgressHeartbeat(t *testing.T) {
 				if !strings.HasPrefix(got[i], w) {
 					t.Errorf("line %d: %q, want %q…", i+1, got[i], w)
 				}
+			}
+		})
+	}
+}
+
+// savedNaiveRun runs the scenarios at paths on builtin:naive, where a rule
+// breaks, and returns the path of its JSON report.
+func savedNaiveRun(t *testing.T, paths ...string) string {
+	t.Helper()
+	saved := filepath.Join(t.TempDir(), "naive.json")
+	args := append(append([]string{"run"}, paths...), "--target", "builtin:naive", "--json", saved)
+	if code, out, errOut := execute(t, args...); code != exitRuleBroken {
+		t.Fatalf("saving a failing run: exit %d\n%s%s", code, out, errOut)
+	}
+	return saved
+}
+
+// failingWriter fails every write, as stdout on a full disk (/dev/full).
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestExitCodeWhenStdoutFails: a broken rule exits 1 whatever happens to
+// stdout, a run whose rules held exits 3 when its table or report cannot be
+// written, and the write error is said either way.
+func TestExitCodeWhenStdoutFails(t *testing.T) {
+	saved := savedNaiveRun(t, "../../scenarios/seed/fault-on-chat.yaml")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"broken rule, table", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive"}, exitRuleBroken},
+		{"broken rule, quiet", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive", "-q"}, exitRuleBroken},
+		{"broken rule, json on stdout", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive", "--json", "-"}, exitRuleBroken},
+		{"rules held", []string{"run", "../../scenarios/seed/fault-on-chat.yaml"}, exitCannotRun},
+		{"merge of a broken rule", []string{"report", "merge", saved}, exitRuleBroken},
+		{"recheck of a broken rule", []string{"run", "--recheck", saved}, exitRuleBroken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			root := newRootCmd(strings.NewReader(""), failingWriter{}, &errOut)
+			root.SetArgs(tt.args)
+			err := root.ExecuteContext(context.Background())
+			if code := exitCode(err); code != tt.wantCode || err == nil || !strings.Contains(err.Error(), "no space left on device") {
+				t.Errorf("exit %d, want %d and the write error; error %v\nstderr:\n%s", code, tt.wantCode, err, errOut.String())
+			}
+		})
+	}
+}
+
+// TestUnjudgedRunSaysSo: a run whose only non-pass is unknown (an armed
+// fault that never fired) exits 1 saying it could not judge which run, not
+// that a rule broke; and that fault is upstream fault 1 in the check's
+// text, the JSON report and the HTML report alike.
+func TestUnjudgedRunSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	f, js, page := filepath.Join(dir, "unfired.yaml"), filepath.Join(dir, "run.json"), filepath.Join(dir, "run.html")
+	src := `name: a fault that never fires
+request: {endpoint: chat}
+faults:
+  upstream: [{on: follow_up, stream: true, respond: {status: 500}, times: always}]
+expect:
+  writes: 1
+  rules: [no-replay-after-dispatch]
+`
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	root := newRootCmd(strings.NewReader(""), &out, &errOut)
+	root.SetArgs([]string{"run", f, "--json", js, "--html", page})
+	err := root.ExecuteContext(context.Background())
+	if code := exitCode(err); code != exitRuleBroken || err == nil {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitRuleBroken, out.String(), errOut.String())
+	}
+	if want := "no replay rule was broken, but replaycheck could not judge 1 scenario run: a fault that never fires on builtin:guarded"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "a replay rule was broken") {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if text := out.String(); !strings.Contains(text, "cannot judge: upstream fault 1 {on: follow_up") || strings.Contains(text, "fault 0") {
+		t.Errorf("the check does not name upstream fault 1:\n%s", text)
+	}
+	s, rerr := readReport(js)
+	if rerr != nil || len(s.Results) != 1 || len(s.Results[0].History.Faults) != 1 || s.Results[0].History.Faults[0].Index != 1 {
+		t.Fatalf("JSON report (%v): want one fault of index 1", rerr)
+	}
+	b, rerr := os.ReadFile(page)
+	if rerr != nil || !strings.Contains(string(b), "upstream fault 1 ") || strings.Contains(string(b), "fault 0") {
+		t.Errorf("HTML report (%v) does not name upstream fault 1", rerr)
+	}
+}
+
+// TestReportOnStdoutIsAlone: every command that writes a report to stdout
+// (FILE -, or baseline's default) writes it alone there; the table, the
+// total and notices (a skipped client scenario) go to stderr.
+func TestReportOnStdoutIsAlone(t *testing.T) {
+	saved := savedNaiveRun(t, "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml")
+	isJSON := func(b string) error {
+		if !json.Valid([]byte(b)) {
+			return fmt.Errorf("not JSON")
+		}
+		return nil
+	}
+	isJUnit := func(b string) error {
+		var v struct {
+			XMLName xml.Name
+		}
+		if err := xml.NewDecoder(strings.NewReader(b)).Decode(&v); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(strings.TrimSpace(b), "<?xml") {
+			return fmt.Errorf("does not start with the XML header")
+		}
+		return nil
+	}
+	isBaseline := func(b string) error {
+		bl, err := baseline.Parse("stdout", []byte(b))
+		if err == nil && len(bl.Entries) == 0 {
+			err = fmt.Errorf("no entries")
+		}
+		return err
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		parse    func(string) error
+	}{
+		{"run --json -", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive", "--json", "-"}, exitRuleBroken, isJSON},
+		{"run --junit -", []string{"run", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive", "--junit", "-"}, exitRuleBroken, isJUnit},
+		{"baseline", []string{"baseline", "../../scenarios/seed/fault-on-chat.yaml", "../../scenarios/clients/no-fault.yaml", "--target", "builtin:naive"}, exitOK, isBaseline},
+		{"report merge --json -", []string{"report", "merge", saved, "--json", "-"}, exitRuleBroken, isJSON},
+		{"report merge --junit -", []string{"report", "merge", saved, "--junit", "-"}, exitRuleBroken, isJUnit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, out, errOut)
+			}
+			if err := tt.parse(out); err != nil || strings.Contains(out, "skipping") || strings.Contains(out, "on builtin:naive: ") {
+				t.Errorf("stdout is not the report alone (%v):\n%s", err, out)
+			}
+			if !strings.Contains(errOut, "on builtin:naive") {
+				t.Errorf("stderr lacks the total:\n%s", errOut)
 			}
 		})
 	}

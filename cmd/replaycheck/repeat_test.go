@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
 // TestRunRepeat runs the seed's fault_on case with --repeat on both built-in
@@ -112,5 +116,65 @@ func TestRunRepeatBadInput(t *testing.T) {
 				t.Errorf("exit %d, want %d and %q\n%s%s", code, exitBadUsage, tt.want, out, errOut)
 			}
 		})
+	}
+}
+
+// TestRunRepeatBound: a run of more than run.MaxRuns scenario runs is a
+// usage error naming --repeat, the bound and the scenario's repeat, before
+// anything runs; a product that overflows an int is no exception.
+func TestRunRepeatBound(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "four.yaml")
+	if err := os.WriteFile(f, []byte("name: four\nrequest: {endpoint: chat}\nrepeat: 4\nexpect: {writes: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a large --repeat", []string{"run", "../../scenarios/seed", "--repeat", "100000000"}, []string{"more than 1000000 scenario runs", "--repeat 100000000", "lower --repeat"}},
+		{"a product past an int", []string{"run", f, "--repeat", "2305843009213693952"}, []string{"more than 1000000 scenario runs", "the largest repeat is 4, of \"four\" (" + f + ":1)"}},
+		{"just past the bound", []string{"run", f, "--repeat", "250001"}, []string{"more than 1000000 scenario runs"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, tt.args...)
+			if code != exitBadUsage {
+				t.Fatalf("exit %d, want %d\n%s%s", code, exitBadUsage, out, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("error lacks %q:\n%s", w, errOut)
+				}
+			}
+			if strings.Contains(errOut, "[1/") {
+				t.Errorf("runs started:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// TestRunLongRepeatKeepsFewRuns: a scenario repeated more than
+// rules.KeptRuns times is judged on every run, its JSON report keeps the
+// first KeptRuns runs' histories and counts the others, and --recheck of it
+// is refused, saying why, rather than judging fewer runs.
+func TestRunLongRepeatKeepsFewRuns(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "run.json")
+	n := rules.KeptRuns + 20
+	code, out, errOut := execute(t, "run", "../../scenarios/seed/no-fault-chat.yaml", "--repeat", strconv.Itoa(n), "--json", js, "--parallel", "8")
+	if code != exitOK || !strings.Contains(errOut, fmt.Sprintf("[%d/%d]", n, n)) {
+		t.Fatalf("exit %d, want 0 and the progress of every run\n%s%s", code, out, errOut)
+	}
+	suite, err := readReport(js)
+	if err != nil || len(suite.Results) != 1 || suite.Results[0].Repeat == nil {
+		t.Fatalf("report: %v, %d results", err, len(suite.Results))
+	}
+	rep := suite.Results[0].Repeat
+	if rep.Runs != n || rep.Passed != n || len(rep.Results) != rules.KeptRuns || rep.Omitted != n-rules.KeptRuns {
+		t.Errorf("repeat: %d runs, %d passed, %d kept, %d omitted; want %d, %d, %d, %d", rep.Runs, rep.Passed, len(rep.Results), rep.Omitted, n, n, rules.KeptRuns, n-rules.KeptRuns)
+	}
+	code, out, errOut = execute(t, "run", "--recheck", js)
+	if want := fmt.Sprintf("ran %d times and the report keeps the histories of %d", n, rules.KeptRuns); code != exitBadUsage || !strings.Contains(errOut, want) {
+		t.Errorf("recheck: exit %d, want %d and %q\n%s%s", code, exitBadUsage, want, out, errOut)
 	}
 }

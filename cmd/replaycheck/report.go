@@ -128,6 +128,15 @@ func (files reportFiles) write(suite report.Suite) error {
 	return nil
 }
 
+// tableError names a failed write of the terminal report (the table and the
+// total line); nil stays nil.
+func tableError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("writing the table: %w", err)
+}
+
 // writeStdout writes a report to Stdout.
 func (files reportFiles) writeStdout(b []byte) error {
 	if files.Stdout == nil {
@@ -264,7 +273,8 @@ Exit codes:
   0  every rule held in every report
   1  a rule was broken, or a check could not judge; with a baseline, a
      failure it does not list or an entry that now passes
-  2  bad usage, a report that cannot be read, or a scenario in two reports
+  2  bad usage, a report that cannot be read or is not a run's (an explore
+     report), reports that hold no result, or a scenario in two reports
   3  a shard's run did not complete (the merged report says why)`,
 		Example: `  # the reports of three CI shards as one JUnit file and one summary
   replaycheck report merge shard-1.json shard-2.json shard-3.json \
@@ -294,6 +304,9 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	suites := make([]report.Suite, len(opts.Inputs))
 	for i, path := range opts.Inputs {
 		s, err := readReport(path)
+		if errors.Is(err, report.ErrExploreReport) {
+			return asUsage(fmt.Errorf("%w: report merge joins the reports of run --shard; an explore sweep's shards are not merged", err))
+		}
 		if err != nil {
 			return asUsage(err)
 		}
@@ -303,11 +316,13 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	if err := report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose}); err != nil {
-		return err
+	if len(merged.Results) == 0 && merged.Abort == nil {
+		// Only empty shards, or files that are not what run --json writes:
+		// no green from nothing.
+		return asUsage(fmt.Errorf("merging reports: no result in %s: nothing to merge (were they written by run --json of shards that ran scenarios?)", countOf(len(opts.Inputs), "report", "reports")))
 	}
 	// As in run, a report that cannot be written does not hide the verdict.
-	werr := opts.write(merged)
+	werr := errors.Join(tableError(report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose})), opts.write(merged))
 	if merged.Abort != nil {
 		return errors.Join(fmt.Errorf("a run did not complete: %s", merged.Abort.Error), werr)
 	}

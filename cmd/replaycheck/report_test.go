@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"html"
@@ -295,11 +296,33 @@ func TestReportMerge(t *testing.T) {
 		t.Errorf("recheck of the merged report: exit %d\n%s", code, out)
 	}
 
+	// An explore sweep's shards, their JSON on stdout (nothing else there),
+	// and a run's empty shard.
+	var sweeps []string
+	for _, shard := range []string{"1/2", "2/2"} {
+		code, out, errOut := execute(t, "explore", "../../scenarios/seed/no-fault-chat.yaml", "--target", "builtin:naive", "--kinds", "500", "--shard", shard, "--json", "-")
+		if code != exitRuleBroken && code != exitOK || !json.Valid([]byte(out)) || !strings.Contains(errOut, "explore on builtin:naive") {
+			t.Fatalf("explore --shard %s --json -: exit %d, stdout not the JSON alone\nstdout:\n%s\nstderr:\n%s", shard, code, out, errOut)
+		}
+		js := filepath.Join(dir, "explore-"+shard[:1]+".json")
+		if err := os.WriteFile(js, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sweeps = append(sweeps, js)
+	}
+	empty := filepath.Join(dir, "empty.json")
+	if code, out, errOut := execute(t, "run", "../../scenarios/seed", "--shard", "99/100", "--json", empty); code != exitOK {
+		t.Fatalf("empty shard: exit %d\n%s%s", code, out, errOut)
+	}
+
 	bad := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"explore shards", []string{"report", "merge", sweeps[0], sweeps[1]}, sweeps[0] + ": reading JSON report: an explore report (explore --json), not a run report"},
+		{"recheck of an explore report", []string{"run", "--recheck", sweeps[0]}, "an explore report"},
+		{"empty shards only", []string{"report", "merge", empty, empty}, "no result in 2 reports: nothing to merge"},
 		{"a scenario in two reports", []string{"report", "merge", shards[0], shards[1], shards[0]}, "is in both " + shards[0] + " and " + shards[0]},
 		{"no such report", []string{"report", "merge", filepath.Join(dir, "nope.json")}, "nope.json"},
 		{"no report", []string{"report", "merge"}, "requires at least 1 arg"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -33,8 +34,11 @@ Exit codes:
 
   # run the fakes standalone for a hand-made reproduction
   replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir .`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage: true,
+		// Flags before the command name are the root's: "replaycheck -v run" is
+		// refused as -v, not read as "run" being its value.
+		TraverseChildren: true,
+		SilenceErrors:    true,
 		// --version prints what `replaycheck version` does.
 		Version: versionString(),
 	}
@@ -43,7 +47,19 @@ Exit codes:
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return asUsage(err) })
+	// --version has no -v: -v is --verbose wherever a command has one (and
+	// before its name, as in "replaycheck -v run"), an unknown flag elsewhere.
+	root.Flags().Bool("version", false, "print the version of replaycheck (as 'replaycheck version')")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if strings.Contains(err.Error(), "unknown shorthand flag: 'v'") {
+			where := c.CommandPath() + " does not take it"
+			if !c.HasParent() {
+				where = "given after the command name, as in 'replaycheck run -v'"
+			}
+			err = fmt.Errorf("%w (-v is --verbose, %s; the version is --version or 'replaycheck version')", err, where)
+		}
+		return asUsage(err)
+	})
 	root.AddCommand(
 		newRunCmd(),
 		newReportCmd(),

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,10 +107,13 @@ the runs fail (default 0: every run must pass); it is unknown when runs that
 could not be judged might have taken it over that. --repeat M multiplies both
 for every scenario (a scenario without repeat runs M times, none may fail).
 Reports show the rate ("3 of 20 runs failed: writes 2 (runs 4, 9, 17)") and
-the first failing run; the JSON report keeps every run's history.
+the first failing run; the JSON report keeps every run's history, up to the
+first 100 runs of a scenario and the first of each verdict (the others are
+judged and counted; --recheck refuses such a report). More than 1,000,000
+scenario runs in all (--repeat × repeat × targets) is refused (exit 2).
 
 Output: progress goes to stderr: a line per finished scenario run (in place
-on a terminal), and a heartbeat at most every 10s while a target takes more
+on a terminal), notices (scenario runs skipped), and a heartbeat at most every 10s while a target takes more
 than 2s to start ("waiting for target litellm to be ready… 12s", then "target
 litellm ready in 12.3s") or a run more than 5s ("still running: …"). The
 table, the total line and the failures' checks and timelines go to stdout.
@@ -139,9 +143,11 @@ model upstream and the ledger, the injected fault marked where it hit and
 every repeated execution of a tool call in red; passing scenarios are
 collapsed. It is the picture to attach to a bug report.
 
-Sharding: --shard I/N of fewer than N scenarios leaves some shards empty; an
-empty shard says "shard I/N selects no scenario", writes empty reports and
-exits 0, so a CI matrix may be larger than the suite.
+Sharding: --shard I/N splits the selected scenarios that run on the targets,
+sorted by name (list --shard I/N --target T shows a shard). Fewer than N
+leave some shards empty; an empty shard says "shard I/N selects no
+scenario" on stderr, writes empty reports and exits 0, so a CI matrix may be
+larger than the suite.
 
 Isolated scenarios (gateway knobs, annotations, MCP faults) start a target
 instance of their own: one that does not start fails that scenario only,
@@ -150,7 +156,8 @@ that scenarios share and that does not start ends the run (exit 3).
 
 Exit codes:
   0    every rule held; with --baseline, every check that failed is listed
-  1    a rule was broken, or a check could not judge (unknown is not a pass);
+  1    a rule was broken, or a check could not judge (unknown is not a pass;
+       with no rule broken, the last line says which runs could not judge);
        with --baseline, a failure it does not list or an entry that now passes
   2    bad usage or a bad scenario or target file
   3    the harness or the target could not run (a proxy that does not start),
@@ -273,7 +280,7 @@ func reportAbort(opts *runOptions, suite report.Suite, known *baseline.Baseline,
 	}
 	var errs []error
 	if len(suite.Results) > 0 {
-		errs = append(errs, report.WriteTable(opts.tableOut(), suite, opts.tableOptions()))
+		errs = append(errs, tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions())))
 	}
 	errs = append(errs, opts.write(suite))
 	return errors.Join(append([]error{err}, errs...)...)
@@ -334,73 +341,140 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if err != nil {
 		return report.Suite{}, asUsage(err)
 	}
-	picked := run.Select(all, sel)
-	if len(picked) == 0 {
-		whole := run.Select(all, run.Selection{Filter: sel.Filter, Tags: sel.Tags})
-		if sel.Shards > 1 && len(whole) > 0 {
-			// A CI matrix larger than the suite: this shard has nothing to do.
-			fmt.Fprintf(opts.tableOut(), "shard %d/%d selects no scenario (%d in the selection): nothing to run\n", sel.Shard, sel.Shards, len(whole))
-			return report.Suite{Run: runInfo(opts)}, nil
-		}
+	whole := run.Select(all, run.Selection{Filter: sel.Filter, Tags: sel.Tags})
+	if len(whole) == 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("no scenario matches the selection (%d loaded)", len(all)))
 	}
-	runs, err := plannedRuns(opts.Out, picked, targets, opts.Repeat)
-	if err != nil {
+	if err := checkApplies(opts.ErrOut, whole, targets); err != nil {
 		return report.Suite{}, err
+	}
+	// Shards split the scenarios that run on the targets.
+	sel.Targets = targets
+	picked := run.Select(all, sel)
+	if len(picked) == 0 {
+		// A CI matrix larger than the suite: this shard has nothing to do.
+		fmt.Fprintf(opts.ErrOut, "shard %d/%d selects no scenario (%d in the selection run on the targets): nothing to run\n",
+			sel.Shard, sel.Shards, len(run.Select(all, run.Selection{Filter: sel.Filter, Tags: sel.Tags, Targets: targets})))
+		return report.Suite{Run: runInfo(opts)}, nil
+	}
+	runs, err := run.Count(picked, targets, opts.Repeat)
+	if err != nil {
+		return report.Suite{}, asUsage(fmt.Errorf("%w: lower --repeat or the scenario's repeat", err))
 	}
 	p := newProgress(opts, runs)
 	p.beat(opts.Heartbeat)
-	results := make(map[*history.History]rules.Result, runs)
-	// cut are the runs that ended after an interrupt: cut short by it, so
-	// not judged.
-	cut := map[*history.History]bool{}
+	c := newCollector(picked, targets)
 	start := opts.Now()
-	hs, err := run.Run(ctx, picked, run.Options{
+	_, err = run.Run(ctx, picked, run.Options{
 		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now, Repeat: opts.Repeat,
 		OnEvent: p.event,
 		// The runner calls this one at a time, as each run ends: each
-		// history is checked once, here, for the progress line and the suite.
+		// history is checked once, here, for the progress line and the
+		// suite, and only what the reports need is kept.
 		OnHistory: func(h *history.History) {
 			if ctx.Err() != nil {
-				cut[h] = true
+				c.cutShort(h)
 				return
 			}
 			r := rules.Evaluate(h)
-			results[h] = r
+			c.add(r)
 			p.done(r)
 		},
+		Forget: true,
 	})
 	p.finish()
-	suite := report.Suite{Wall: durationSince(opts.Now, start), Run: runInfo(opts)}
-	var cutShort []report.RunRef
-	for _, h := range hs {
-		if h == nil {
-			continue
-		}
-		if cut[h] {
-			ref := report.RunRef{Scenario: h.Scenario, Target: h.Target, File: h.File}
-			if h.Repetition != nil {
-				ref.Run = h.Repetition.Index
-			}
-			cutShort = append(cutShort, ref)
-			continue
-		}
-		r, ok := results[h]
-		if !ok {
-			return suite, fmt.Errorf("running the suite: the run of %s on %s ended unreported", h.Scenario, h.Target)
-		}
-		suite.Results = append(suite.Results, r)
-	}
-	// The runs of a repeated scenario are judged together.
-	suite.Results = rules.Combine(suite.Results)
+	suite := report.Suite{Wall: durationSince(opts.Now, start), Run: runInfo(opts), Results: c.results()}
 	if cause := context.Cause(ctx); ctx.Err() != nil {
-		suite.Abort = &report.Abort{CutShort: cutShort, NotStarted: runs - len(results) - len(cut)}
+		suite.Abort = &report.Abort{CutShort: c.cutRuns(), NotStarted: runs - c.ended - len(c.cut)}
 		return suite, interrupted{cause}
 	}
 	if err != nil {
 		return suite, fmt.Errorf("running the suite: %w", err)
 	}
 	return suite, nil
+}
+
+// collector keeps the results of a run's scenario runs as they end: each
+// (scenario, target) pair's result, or the tally of a repeated one's runs,
+// in scenario order, then target order.
+type collector struct {
+	order []pairKey
+	// single holds the result of a pair that runs once; tally the runs of
+	// a repeated one.
+	single map[pairKey]*rules.Result
+	tally  map[pairKey]*rules.Tally
+	// ended counts the runs judged; cut are those an interrupt cut short.
+	ended int
+	cut   []report.RunRef
+}
+
+type pairKey struct{ scenario, target string }
+
+func newCollector(picked []*scenario.Scenario, targets []target.Target) *collector {
+	c := &collector{single: map[pairKey]*rules.Result{}, tally: map[pairKey]*rules.Tally{}}
+	for _, s := range picked {
+		for _, t := range targets {
+			if run.Applies(s, t) {
+				c.order = append(c.order, pairKey{s.Name, t.Name()})
+			}
+		}
+	}
+	return c
+}
+
+// add keeps a judged run.
+func (c *collector) add(r rules.Result) {
+	c.ended++
+	h := r.History
+	k := pairKey{h.Scenario, h.Target}
+	if h.Repetition == nil {
+		c.single[k] = &r
+		return
+	}
+	t, ok := c.tally[k]
+	if !ok {
+		t = rules.NewTally(h.Repetition.AllowFailures)
+		c.tally[k] = t
+	}
+	t.Add(h.Repetition.Index, r)
+}
+
+// cutShort names a run that ended after an interrupt, not judged.
+func (c *collector) cutShort(h *history.History) {
+	ref := report.RunRef{Scenario: h.Scenario, Target: h.Target, File: h.File}
+	if h.Repetition != nil {
+		ref.Run = h.Repetition.Index
+	}
+	c.cut = append(c.cut, ref)
+}
+
+// results are the kept results in order; a repeated pair's runs judged
+// together.
+func (c *collector) results() []rules.Result {
+	var out []rules.Result
+	for _, k := range c.order {
+		if r, ok := c.single[k]; ok {
+			out = append(out, *r)
+		} else if t, ok := c.tally[k]; ok {
+			out = append(out, t.Result())
+		}
+	}
+	return out
+}
+
+// cutRuns are the runs an interrupt cut short, in the results' order.
+func (c *collector) cutRuns() []report.RunRef {
+	pos := make(map[pairKey]int, len(c.order))
+	for i, k := range c.order {
+		pos[k] = i
+	}
+	slices.SortStableFunc(c.cut, func(a, b report.RunRef) int {
+		if d := pos[pairKey{a.Scenario, a.Target}] - pos[pairKey{b.Scenario, b.Target}]; d != 0 {
+			return d
+		}
+		return a.Run - b.Run
+	})
+	return c.cut
 }
 
 // recheck re-runs the checker over the histories of a saved JSON report (the
@@ -415,6 +489,10 @@ func recheck(path string) (report.Suite, error) {
 		if r.Repeat == nil {
 			out.Results = append(out.Results, rules.Evaluate(r.History))
 			continue
+		}
+		if r.Repeat.Omitted > 0 {
+			return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: %s on %s ran %d times and the report keeps the histories of %d (a long repeat keeps the first %d and the first of each verdict): re-checking needs every run",
+				path, r.History.Scenario, r.History.Target, r.Repeat.Runs, len(r.Repeat.Results), rules.KeptRuns))
 		}
 		// A repeated scenario: every run again, then the runs together.
 		for i, run := range r.Repeat.Results {
@@ -431,8 +509,9 @@ func recheck(path string) (report.Suite, error) {
 // emit writes the terminal report and the requested files, and turns the
 // verdicts into the command's outcome: with a baseline (known not nil), only
 // new failures and stale entries fail it. A report that cannot be written
-// is joined to the verdict, not put in its place: a broken rule still exits
-// 1, and only a run whose rules all held exits 3 for it.
+// (the table too: stdout on a full disk) is joined to the verdict, not put
+// in its place: a broken rule still exits 1, and only a run whose rules all
+// held exits 3 for it.
 func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error {
 	if known != nil {
 		o := baseline.Check(*known, suite.Results)
@@ -441,15 +520,14 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 	if suite.Run == nil {
 		suite.Run = runInfo(opts)
 	}
-	if err := report.WriteTable(opts.tableOut(), suite, opts.tableOptions()); err != nil {
-		return err
-	}
-	return errors.Join(verdictOutcome(suite), opts.write(suite))
+	terr := tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions()))
+	return errors.Join(verdictOutcome(suite), terr, opts.write(suite))
 }
 
 // verdictOutcome turns a suite's verdicts into a command's outcome:
-// errRulesBroken when a result failed or could not judge, or, judged
-// against a baseline, when a failure is new or an entry stale.
+// errRulesBroken when a result failed, couldNotJudge (exit 1 too) when
+// none failed but some could not judge, or, judged against a baseline,
+// errRulesBroken when a failure is new or an entry stale.
 func verdictOutcome(suite report.Suite) error {
 	if suite.Baseline != nil {
 		if suite.Baseline.Broken() {
@@ -458,8 +536,17 @@ func verdictOutcome(suite report.Suite) error {
 		return nil
 	}
 	t := suite.Totals()
-	if t.Fail > 0 || t.Unknown > 0 {
+	if t.Fail > 0 {
 		return errRulesBroken
+	}
+	if t.Unknown > 0 {
+		var runs []string
+		for _, r := range suite.Results {
+			if r.Verdict == rules.Unknown && r.History != nil {
+				runs = append(runs, report.TerminalText(r.History.Scenario)+" on "+report.TerminalText(r.History.Target))
+			}
+		}
+		return couldNotJudge{runs}
 	}
 	return nil
 }

@@ -5,13 +5,20 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/scenarios"
 )
 
 // execute runs the root command with args and returns its exit code and output.
@@ -232,5 +239,53 @@ func TestProgressInPlaceOnATerminal(t *testing.T) {
 	}
 	if strings.Contains(s, "[1/2] pass") {
 		t.Errorf("plain progress lines on a terminal:\n%q", s)
+	}
+}
+
+// TestRunEveryShardOfAHundred runs every shard I/100 of the built-in suite on
+// the guarded gateway: a shard past the end of the suite is empty and exits
+// 0, the others exit 0 or 1 as their results say, and together the shards
+// run every scenario that runs on the target exactly once.
+func TestRunEveryShardOfAHundred(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built-in suite in 100 shards")
+	}
+	all, err := scenario.LoadFS(scenarios.FS, ".", "builtin:scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guarded, err := resolveTargets([]string{"builtin:guarded"}, target.TargetFileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, s := range all {
+		if run.Applies(s, guarded[0]) {
+			want[s.Name] = 1
+		}
+	}
+	dir := t.TempDir()
+	got := map[string]int{}
+	for i := 1; i <= 100; i++ {
+		js := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		shard := fmt.Sprintf("%d/100", i)
+		code, out, errOut := execute(t, "run", "--shard", shard, "--json", js)
+		suite, err := readReport(js)
+		if err != nil {
+			t.Fatalf("--shard %s: exit %d, %v\n%s%s", shard, code, err, out, errOut)
+		}
+		wantCode := exitOK
+		if tt := suite.Totals(); tt.Fail+tt.Unknown > 0 {
+			wantCode = exitRuleBroken
+		}
+		if code != wantCode {
+			t.Errorf("--shard %s: exit %d, want %d for its %d results\n%s%s", shard, code, wantCode, len(suite.Results), out, errOut)
+		}
+		for _, r := range suite.Results {
+			got[r.History.Scenario]++
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scenarios run by the shards (-want +got):\n%s", diff)
 	}
 }

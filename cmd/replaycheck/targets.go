@@ -31,20 +31,19 @@ func resolveTargets(args []string, opts target.TargetFileOptions) ([]target.Targ
 	return out, nil
 }
 
-// plannedRuns counts the scenario runs (each (scenario, target) pair as many
-// times as run.Runs says with --repeat repeat) and says on w how many pairs
-// are skipped: a scenario with client expectations runs on client targets
-// only, a client target runs only those, and a target that serves some
-// endpoints only (the built-in gateway has no gemini) skips scenarios
-// sending others.
-func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []target.Target, repeat int) (int, error) {
-	n, skipped := 0, 0
+// checkApplies says on w how many (scenario, target) pairs of whole, the
+// selection before sharding, are skipped: a scenario with client
+// expectations runs on client targets only, a client target runs only
+// those, and a target that serves some endpoints only (the built-in gateway
+// has no gemini) skips scenarios sending others. None that applies is the
+// user's error.
+func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Target) error {
+	applies, skipped := 0, 0
 	var unserved []string // "target: endpoint", once each
-	for _, s := range picked {
+	for _, s := range whole {
 		for _, t := range targets {
 			if run.Applies(s, t) {
-				runs, _ := run.Runs(s, repeat)
-				n += runs
+				applies++
 				continue
 			}
 			skipped++
@@ -59,13 +58,11 @@ func plannedRuns(w io.Writer, picked []*scenario.Scenario, targets []target.Targ
 	if len(unserved) > 0 {
 		also = "; " + strings.Join(unserved, ", ") + " (a client target can: scenarios/clients)"
 	}
-	if n == 0 {
-		return 0, asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)%s", also))
+	if applies == 0 {
+		return asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)%s", also))
 	}
 	if skipped > 0 {
-		if _, err := fmt.Fprintf(w, "skipping %d scenario runs: scenarios with expect.client run on client targets only, and client targets run only those%s\n", skipped, also); err != nil {
-			return 0, err
-		}
+		fmt.Fprintf(w, "skipping %s: scenarios with expect.client run on client targets only, and client targets run only those%s\n", countOf(skipped, "scenario run", "scenario runs"), also)
 	}
-	return n, nil
+	return nil
 }

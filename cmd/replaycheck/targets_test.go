@@ -75,7 +75,7 @@ func TestRunSkipsUnservedEndpoint(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, want %d\n%s%s", code, exitOK, out, errOut)
 	}
-	want := "skipping 1 scenario runs: scenarios with expect.client run on client targets only, and client targets run only those; builtin:guarded does not serve gemini"
+	want := "skipping 1 scenario run: scenarios with expect.client run on client targets only, and client targets run only those; builtin:guarded does not serve gemini"
 	if !strings.Contains(out+errOut, want) || !strings.Contains(out+errOut, "chat app request") || strings.Contains(out+errOut, "[1/2]") {
 		t.Errorf("output lacks %q, or ran the gemini scenario:\n%s%s", want, out, errOut)
 	}

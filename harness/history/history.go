@@ -66,8 +66,9 @@ const (
 
 // FaultReport is what became of one armed fault in a run.
 type FaultReport struct {
-	// Side is upstream or mcp; Index the fault's position in the scenario's
-	// list for that side.
+	// Side is upstream or mcp; Index the fault's place in the scenario's
+	// list for that side, from 1 as a person counts (upstream fault 1 is
+	// faults.upstream[0]), as every report numbers it.
 	Side  string `json:"side"`
 	Index int    `json:"index"`
 	// Fault is the fault as armed.

@@ -52,7 +52,7 @@ func passBlockers(h *history.History) []string {
 	return out
 }
 
-// unfired names faults that never fired: "upstream fault 0 {on: follow_up,
+// unfired names faults that never fired: "upstream fault 1 {on: follow_up,
 // respond: {status: 500}} never fired (it matched no request)".
 func unfired(fs []history.FaultReport) string {
 	parts := make([]string, len(fs))

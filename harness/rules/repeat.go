@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,9 +37,12 @@ type Repeat struct {
 	// Failures group the failed runs by what failed, in order of first
 	// occurrence.
 	Failures []RepeatFailure `json:"failures,omitempty"`
-	// Results are every run's own result, in run order, each with its
-	// history: what --recheck judges again.
+	// Results are the runs' own results, in run order, each with its
+	// history: what --recheck judges again. A long repeat keeps the first
+	// KeptRuns runs and the first of each verdict; Omitted counts the runs
+	// left out.
 	Results []Result `json:"results"`
+	Omitted int      `json:"omitted,omitempty"`
 }
 
 // RepeatFailure is one way runs of a repeated scenario failed, and which
@@ -70,58 +74,109 @@ func (f RepeatFailure) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// KeptRuns bounds the runs whose own result, with its history, a repeated
+// scenario's Result keeps in Repeat.Results: the first KeptRuns runs, and
+// the first run of each verdict (one is the run shown); the others are only
+// counted (Repeat.Omitted), so a long repeat does not hold every history.
+const KeptRuns = 100
+
 // Aggregate judges the runs of one repeated scenario on one target together:
 // runs are their results (from Evaluate) in run order, of which at most
-// allowFailures may fail. The verdict is fail when more than allowFailures
-// runs failed, pass when at most allowFailures runs did not pass (failed or
-// could not be judged) and one passed, and unknown otherwise: the runs that
-// could not be judged might have failed, so the rate is not known (every run
-// unknown is the plain case). The Result carries a "repeat" verdict with the
-// rate, then the checks, history and counts of the run that shows the
-// verdict (see Repeat.Shown), and every run in Repeat.Results. No runs is an
-// unknown Result without a history.
+// allowFailures may fail. It is a Tally given every run in turn.
 func Aggregate(runs []Result, allowFailures int) Result {
-	rep := &Repeat{Runs: len(runs), AllowFailures: allowFailures, Results: runs}
-	firstOf := map[Status]int{}
+	t := NewTally(allowFailures)
 	for i, r := range runs {
-		switch r.Verdict {
-		case Pass:
-			rep.Passed++
-		case Fail:
-			rep.Failed++
-			rep.addFailure(i+1, r.Verdicts)
-		default:
-			rep.Unknown++
-		}
-		if r.History != nil {
-			rep.Duration += r.History.Duration
-		}
-		if _, ok := firstOf[r.Verdict]; !ok {
-			firstOf[r.Verdict] = i
-		}
+		t.Add(i+1, r)
 	}
+	return t.Result()
+}
+
+// Tally judges the runs of one repeated scenario on one target as they end,
+// in any order, keeping only what the Result needs: the counts, the failed
+// runs' numbers, the first KeptRuns runs and the first run of each verdict.
+// The zero value is not ready; use NewTally. It is not safe for concurrent
+// use.
+type Tally struct {
+	rep   Repeat
+	first map[Status]int // run number of the first run of each verdict
+	kept  map[int]Result // by run number
+}
+
+// NewTally returns a Tally of runs of which at most allowFailures may fail.
+func NewTally(allowFailures int) *Tally {
+	return &Tally{rep: Repeat{AllowFailures: allowFailures}, first: map[Status]int{}, kept: map[int]Result{}}
+}
+
+// Add counts run n (from 1) with result r.
+func (t *Tally) Add(n int, r Result) {
+	rep := &t.rep
+	rep.Runs++
+	switch r.Verdict {
+	case Pass:
+		rep.Passed++
+	case Fail:
+		rep.Failed++
+		rep.addFailure(n, r.Verdicts)
+	default:
+		rep.Unknown++
+	}
+	if r.History != nil {
+		rep.Duration += r.History.Duration
+	}
+	if f, seen := t.first[r.Verdict]; !seen || n < f {
+		if seen && f > KeptRuns {
+			delete(t.kept, f)
+		}
+		t.first[r.Verdict] = n
+		t.kept[n] = r
+	} else if n <= KeptRuns {
+		t.kept[n] = r
+	}
+}
+
+// Result is the runs judged together. The verdict is fail when more than
+// allowFailures runs failed, pass when at most allowFailures runs did not
+// pass (failed or could not be judged) and one passed, and unknown
+// otherwise: the runs that could not be judged might have failed, so the
+// rate is not known (every run unknown is the plain case). The Result
+// carries a "repeat" verdict with the rate, then the checks, history and
+// counts of the run that shows the verdict (see Repeat.Shown), and the kept
+// runs in Repeat.Results. No runs is an unknown Result without a history.
+func (t *Tally) Result() Result {
+	rep := t.rep
+	rep.Failures = slices.Clone(rep.Failures)
+	for i := range rep.Failures {
+		rep.Failures[i].Runs = slices.Sorted(slices.Values(rep.Failures[i].Runs))
+	}
+	slices.SortStableFunc(rep.Failures, func(a, b RepeatFailure) int { return a.Runs[0] - b.Runs[0] })
+	nums := slices.Sorted(maps.Keys(t.kept))
+	rep.Results = make([]Result, len(nums))
+	for i, n := range nums {
+		rep.Results[i] = t.kept[n]
+	}
+	rep.Omitted = rep.Runs - len(nums)
 	status := Unknown
 	switch {
-	case rep.Failed > allowFailures:
+	case rep.Failed > rep.AllowFailures:
 		status = Fail
-	case rep.Passed > 0 && rep.Failed+rep.Unknown <= allowFailures:
+	case rep.Passed > 0 && rep.Failed+rep.Unknown <= rep.AllowFailures:
 		status = Pass
 	}
 	v := Verdict{Check: CheckRepeat, Kind: KindRepeat, Status: status, Expected: rep.expected(), Observed: rep.observed(status)}
 	v.Message = message(status, v.Expected, v.Observed)
-	out := Result{Verdict: status, Repeat: rep, Verdicts: []Verdict{v}}
-	shown, ok := firstOf[status]
+	out := Result{Verdict: status, Repeat: &rep, Verdicts: []Verdict{v}}
+	shown, ok := t.first[status]
 	if !ok {
 		// Unknown with no unknown run: more failures than allowed once the
 		// unknown runs count, which needs unknown runs; or no runs at all.
-		shown, ok = firstOf[Unknown]
+		shown, ok = t.first[Unknown]
 	}
-	if !ok && len(runs) > 0 {
-		shown, ok = 0, true
+	if !ok && len(nums) > 0 {
+		shown, ok = nums[0], true
 	}
 	if ok {
-		s := runs[shown]
-		rep.Shown = shown + 1
+		s := t.kept[shown]
+		rep.Shown = shown
 		out.History, out.Counts = s.History, s.Counts
 		out.Verdicts = append(out.Verdicts, s.Verdicts...)
 	}

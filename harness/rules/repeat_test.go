@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -139,5 +140,51 @@ func TestCombine(t *testing.T) {
 	}
 	if got[2].Repeat == nil || got[2].Verdict != Pass || got[2].History.Target != "builtin:other" {
 		t.Errorf("race on builtin:other = %s %+v, want pass", got[2].Verdict, got[2].Repeat)
+	}
+}
+
+// TestTallyKeepsFewRuns adds the 1,000 runs of a repeated scenario in
+// reverse order, runs 500 and 900 failing and run 700 not judged: the
+// result counts every run but keeps only the first KeptRuns runs and the
+// first run of each verdict (the first failure is shown), and is the result Aggregate gives of the
+// same runs in order, but for the runs it leaves out.
+func TestTallyKeepsFewRuns(t *testing.T) {
+	const n = 1000
+	writes := make([]int, n)
+	for i := range writes {
+		writes[i] = 1
+	}
+	writes[499], writes[899], writes[699] = 2, 3, -1
+	runs := runsOf(0, writes...)
+	tally := NewTally(0)
+	for i := n; i >= 1; i-- {
+		tally.Add(i, runs[i-1])
+	}
+	got := tally.Result()
+	rep := got.Repeat
+	if rep.Runs != n || rep.Passed != n-3 || rep.Failed != 2 || rep.Unknown != 1 || got.Verdict != Fail {
+		t.Fatalf("tally: %d runs, %d passed, %d failed, %d unknown, verdict %s", rep.Runs, rep.Passed, rep.Failed, rep.Unknown, got.Verdict)
+	}
+	if rep.Shown != 500 || got.History != runs[499].History {
+		t.Errorf("shows run %d, want the first failure, run 500", rep.Shown)
+	}
+	var kept []int
+	for _, r := range rep.Results {
+		kept = append(kept, r.History.Repetition.Index)
+	}
+	var want []int
+	for i := 1; i <= KeptRuns; i++ {
+		want = append(want, i)
+	}
+	want = append(want, 500, 700)
+	if diff := cmp.Diff(want, kept); diff != "" || rep.Omitted != n-len(want) {
+		t.Errorf("omits %d runs, want %d; kept runs (-want +got):\n%s", rep.Omitted, n-len(want), diff)
+	}
+	whole := Aggregate(runs, 0)
+	if diff := cmp.Diff(whole.Verdicts, got.Verdicts); diff != "" {
+		t.Errorf("verdicts differ from Aggregate's (-aggregate +tally):\n%s", diff)
+	}
+	if want := "writes 2 (run 500); writes 3 (run 900); 1 could not be judged"; !strings.Contains(got.Verdicts[0].Observed, want) {
+		t.Errorf("observed %q, want it to hold %q", got.Verdicts[0].Observed, want)
 	}
 }

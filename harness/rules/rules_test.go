@@ -823,13 +823,13 @@ func TestRunFactsHoldPass(t *testing.T) {
 	}{
 		{"an upstream fault that never fired holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			messagesStream(h)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
-		}), Unknown, "cannot judge: upstream fault 0 {on: follow_up, respond: {status: 500}, times: always} never fired (it matched no request): " +
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
+		}), Unknown, "cannot judge: upstream fault 1 {on: follow_up, respond: {status: 500}, times: always} never fired (it matched no request): " +
 			"the target sent 2 initial requests and no follow-up (/v1/messages, streamed); " +
 			"without that the rule would pass: expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1)", nil, nil},
 		{"a fault that fired lets the rule pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "injected_500", 500)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 1, 1)}
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 1, 1)}
 		}), Pass, "expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1)", nil, nil},
 		{"a history without fault reports is judged as before", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
@@ -838,62 +838,62 @@ func TestRunFactsHoldPass(t *testing.T) {
 		{"a failure stays a failure when the fault never fired", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			loop(h, 10, "forwarded", 200)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
 		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2)", nil, nil},
 		{"an unknown stays unknown with its own reason", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
 		}), Unknown, "cannot judge: no tools/call connection was dropped after execution", nil, nil},
 		{"a fault that matched but did not fire", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503), up(2, "initial", "forwarded", 200), up(3, "follow_up", "forwarded", 200))
 			h.Faults = []history.FaultReport{
-				faultReport(history.FaultUpstream, 0, `{"on":"initial","respond":{"status":503},"times":"once"}`, 1, 1),
-				faultReport(history.FaultUpstream, 1, `{"on":"initial","respond":{"status":429},"times":{"nth":3}}`, 2, 0),
+				faultReport(history.FaultUpstream, 1, `{"on":"initial","respond":{"status":503},"times":"once"}`, 1, 1),
+				faultReport(history.FaultUpstream, 2, `{"on":"initial","respond":{"status":429},"times":{"nth":3}}`, 2, 0),
 			}
-		}), Unknown, "", []string{"upstream fault 1 {on: initial, respond: {status: 429}, times: {nth: 3}} never fired (it matched 2 requests and fired on none): " +
-			"the target sent 2 initial requests and 1 follow-up (/v1/chat/completions, not streamed)"}, []string{"upstream fault 0"}},
+		}), Unknown, "", []string{"upstream fault 2 {on: initial, respond: {status: 429}, times: {nth: 3}} never fired (it matched 2 requests and fired on none): " +
+			"the target sent 2 initial requests and 1 follow-up (/v1/chat/completions, not streamed)"}, []string{"upstream fault 1"}},
 		{"an MCP fault on a tool never called", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500), up(3, "initial", "forwarded", 200))
 			h.MCP = append(h.MCP, mcp(0, history.MCPSession, "", "initialize"), mcp(0, history.MCPSession, "", "tools/list"), mcp(0, history.MCPSession, "", "tools/list"))
-			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 0, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
-		}), Unknown, "", []string{"cannot judge: mcp fault 0 {tool: commit_write, drop_after_execute: {}} never fired (it matched no tools/call): " +
+			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 1, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
+		}), Unknown, "", []string{"cannot judge: mcp fault 1 {tool: commit_write, drop_after_execute: {}} never fired (it matched no tools/call): " +
 			"the target made no tools/call (session: initialize, tools/list); without that the rule would pass: expected a retry"}, nil},
 		{"a session step fault that matched no step", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.MCP = append([]history.MCPEvent{mcp(0, history.MCPSessionRefused, "", "initialize"), mcp(0, history.MCPSession, "", "initialize")}, h.MCP...)
-			r := faultReport(history.FaultMCP, 0, `{"method":"tools/list","fail_before_execute":{}}`, 0, 0)
+			r := faultReport(history.FaultMCP, 1, `{"method":"tools/list","fail_before_execute":{}}`, 0, 0)
 			r.Method = "tools/list"
 			h.Faults = []history.FaultReport{r}
-		}), Unknown, "", []string{"cannot judge: mcp fault 0 {method: tools/list, fail_before_execute: {}} never fired (it matched no tools/list request): " +
+		}), Unknown, "", []string{"cannot judge: mcp fault 1 {method: tools/list, fail_before_execute: {}} never fired (it matched no tools/list request): " +
 			"the target called commit_write ×1; without that"}, nil},
 		{"a refused session step is named", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500), up(3, "initial", "forwarded", 200))
 			h.MCP = append(h.MCP, mcp(0, history.MCPSessionRefused, "", "initialize"), mcp(0, history.MCPSession, "", "initialize"))
-			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 0, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
+			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 1, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
 		}), Unknown, "", []string{"the target made no tools/call (session: initialize refused, initialize)"}, nil},
 		{"an MCP fault while other tools were called", "cancel-propagates", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPCancelled, "commit_write", ""),
 				mcp(60, history.MCPCall, "read_ledger", ""), mcp(61, history.MCPCall, "read_ledger", ""))
 			h.Faults = []history.FaultReport{
-				faultReport(history.FaultMCP, 0, `{"tool":"commit_write","delay":"3s"}`, 1, 1),
-				faultReport(history.FaultMCP, 1, `{"tool":"commit_write_keyed","is_error":{"message":"entry not found"}}`, 0, 0),
+				faultReport(history.FaultMCP, 1, `{"tool":"commit_write","delay":"3s"}`, 1, 1),
+				faultReport(history.FaultMCP, 2, `{"tool":"commit_write_keyed","is_error":{"message":"entry not found"}}`, 0, 0),
 			}
-		}), Unknown, "", []string{`mcp fault 1 {tool: commit_write_keyed, is_error: {message: "entry not found"}} never fired (it matched no tools/call): ` +
+		}), Unknown, "", []string{`mcp fault 2 {tool: commit_write_keyed, is_error: {message: "entry not found"}} never fired (it matched no tools/call): ` +
 			"the target called commit_write ×1, read_ledger ×2"}, nil},
 		{"faults on both sides that never fired", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.Faults = []history.FaultReport{
-				faultReport(history.FaultUpstream, 0, followUp500, 0, 0),
-				faultReport(history.FaultUpstream, 1, `{"on":"initial","drop":{"after":"headers"}}`, 0, 0),
-				faultReport(history.FaultMCP, 0, `{"tool":"read_ledger","delay":"1s"}`, 0, 0),
+				faultReport(history.FaultUpstream, 1, followUp500, 0, 0),
+				faultReport(history.FaultUpstream, 2, `{"on":"initial","drop":{"after":"headers"}}`, 0, 0),
+				faultReport(history.FaultMCP, 1, `{"tool":"read_ledger","delay":"1s"}`, 0, 0),
 			}
 		}), Unknown, "", []string{
-			"upstream fault 0 {on: follow_up, respond: {status: 500}, times: always} (it matched no request) and upstream fault 1 {on: initial, drop: {after: headers}} (it matched no request) never fired: the target sent 1 initial request and 1 follow-up (/v1/chat/completions, not streamed); ",
-			"mcp fault 0 {tool: read_ledger, delay: 1s} never fired (it matched no tools/call): the target called commit_write ×1; ",
+			"upstream fault 1 {on: follow_up, respond: {status: 500}, times: always} (it matched no request) and upstream fault 2 {on: initial, drop: {after: headers}} (it matched no request) never fired: the target sent 1 initial request and 1 follow-up (/v1/chat/completions, not streamed); ",
+			"mcp fault 1 {tool: read_ledger, delay: 1s} never fired (it matched no tools/call): the target called commit_write ×1; ",
 		}, nil},
 		{"no model request at all", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""))
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 0, followUp500, 0, 0)}
+			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
 		}), Unknown, "", []string{"never fired (it matched no request): the target sent no model request; "}, nil},
 		{"a script call that matched no offered tool holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
@@ -943,7 +943,7 @@ func TestRunFactsHoldPass(t *testing.T) {
 		{"keyed re-send after a drop: why it passes", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
 			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
-			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 0, `{"tool":"commit_write_keyed","times":"once","drop_after_execute":{}}`, 2, 1)}
+			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 1, `{"tool":"commit_write_keyed","times":"once","drop_after_execute":{}}`, 2, 1)}
 		}), Pass, "expected no tools/call re-sent after 1 dropped connection, unless re-sent with the same idempotency key and deduplicated by the server, " +
 			"observed 1 re-sent with the same idempotency key and deduplicated by the server (1 write, 1 idempotency key)", nil, nil},
 		{"keyed re-send with a new key: why it fails", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {

@@ -197,12 +197,16 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 		}
 	}
 	for i, f := range env.upstream.FaultReports(token) {
-		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i + 1, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
 	}
 	for i, f := range env.ledger.FaultReports(token) {
-		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
+		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i + 1, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
 	}
 	h.Unattributed = unattributed(env, start, end)
+	// The history holds what the run needs: the fakes, which a long repeat
+	// shares across all its runs, let go of it.
+	env.upstream.Forget(token)
+	env.ledger.Forget(token)
 }
 
 // toolCalls pairs an answer's tool call names with their ids (ids may be

@@ -48,6 +48,9 @@ type Options struct {
 	// OnHistory, when set, is called with each history as its run ends, one
 	// call at a time.
 	OnHistory func(*history.History)
+	// Forget keeps no history once OnHistory has had it: Run returns none,
+	// and a long repeat holds only what OnHistory keeps.
+	Forget bool
 	// OnEvent, when set, is told what the runner does (targets starting,
 	// runs starting; see Event), for a progress display. It may be called
 	// from several goroutines at once.
@@ -63,15 +66,17 @@ type Options struct {
 
 // Run runs every scenario on every target it applies to (see Applies), as
 // many times as Runs says, and returns their histories in scenario order,
-// then target order, then run order. The runs of a repeated scenario run in
-// parallel like any others, each with a token of its own, and their
-// histories say which run they are (History.Repetition). A scenario
+// then target order, then run order (none with Forget). The runs of a
+// repeated scenario run in parallel like any others, each with a token of
+// its own, and their histories say which run they are (History.Repetition),
+// each made only as a worker takes it. A scenario
 // that hangs or fails ends as a history with Error set, and so does an
 // isolated scenario whose own target instance does not start; Run itself
 // fails only when the harness cannot run (a fake cannot start, a target
 // instance that scenarios share does not, or a target finds it cannot run
 // at all, see target.Unrunnable: then no further run starts, and the run
-// that found it has no history).
+// that found it has no history), or, before anything runs, when there are
+// more than MaxRuns runs (a *TooManyRunsError).
 //
 // Targets whose fakes listen on fixed addresses, or whose started process
 // listens on a fixed port, run after the others, on fakes of their own: first
@@ -89,42 +94,47 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	var jobs []job
+	total, err := Count(scenarios, opts.Targets, opts.Repeat)
+	if err != nil {
+		return nil, err
+	}
+	// A pair is a scenario on a target; its runs become jobs only as the
+	// workers take them, so a long repeat holds no job list.
+	var pairs []pair
+	next := 0
 	for _, s := range scenarios {
 		for _, t := range opts.Targets {
 			if !Applies(s, t) {
 				continue
 			}
 			n, allow := Runs(s, opts.Repeat)
-			if n == 1 {
-				jobs = append(jobs, job{s: s, t: t, i: len(jobs)})
-				continue
-			}
-			for k := 1; k <= n; k++ {
-				jobs = append(jobs, job{s: s, t: t, i: len(jobs), rep: &history.Repetition{Index: k, Of: n, AllowFailures: allow}})
-			}
+			pairs = append(pairs, pair{s: s, t: t, first: next, n: n, allow: allow})
+			next += n
 		}
 	}
-	out := make([]*history.History, len(jobs))
-	if len(jobs) == 0 {
+	var out []*history.History
+	if !opts.Forget {
+		out = make([]*history.History, total)
+	}
+	if total == 0 {
 		return out, nil
 	}
 	r := &runner{opts: opts, out: out}
 	// Groups: the targets that share port-0 fakes, then each exclusive target.
-	var free []job
-	exclusive := map[target.Target][]job{}
+	var free []pair
+	exclusive := map[target.Target][]pair{}
 	var order []target.Target
-	for _, j := range jobs {
-		if _, excl := target.PlacementOf(j.t); !excl {
-			free = append(free, j)
+	for _, p := range pairs {
+		if _, excl := target.PlacementOf(p.t); !excl {
+			free = append(free, p)
 			continue
 		}
-		if _, ok := exclusive[j.t]; !ok {
-			order = append(order, j.t)
+		if _, ok := exclusive[p.t]; !ok {
+			order = append(order, p.t)
 		}
-		exclusive[j.t] = append(exclusive[j.t], j)
+		exclusive[p.t] = append(exclusive[p.t], p)
 	}
-	err := r.group(ctx, free, target.FakeAddrs{}, false)
+	err = r.group(ctx, free, target.FakeAddrs{}, false)
 	for _, t := range order {
 		if err != nil || ctx.Err() != nil || r.failed() {
 			break
@@ -167,6 +177,24 @@ type job struct {
 	rep *history.Repetition
 }
 
+// pair is a scenario on a target and its runs: n of them, of which allow may
+// fail, the first of index first among all of Run's.
+type pair struct {
+	s        *scenario.Scenario
+	t        target.Target
+	first, n int
+	allow    int
+}
+
+// job returns the k-th run (from 1) of p.
+func (p pair) job(k int) job {
+	j := job{s: p.s, t: p.t, i: p.first + k - 1}
+	if p.n > 1 {
+		j.rep = &history.Repetition{Index: k, Of: p.n, AllowFailures: p.allow}
+	}
+	return j
+}
+
 // runner runs groups of jobs and collects their histories.
 type runner struct {
 	opts       Options
@@ -178,18 +206,18 @@ type runner struct {
 // group runs jobs on one pair of fakes at addrs (port 0 where empty) and one
 // instance per target. Isolated scenarios get fakes and an instance of their
 // own: alongside the shared ones, or, when serial, after them one at a time.
-func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, serial bool) error {
-	var shared, isolated []job
-	for _, j := range jobs {
-		if r.isolated(j) {
-			isolated = append(isolated, j)
+func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs, serial bool) error {
+	var shared, isolated []pair
+	for _, p := range pairs {
+		if r.isolated(p.s) {
+			isolated = append(isolated, p)
 		} else {
-			shared = append(shared, j)
+			shared = append(shared, p)
 		}
 	}
 	do := func(env *fakesEnv, instances map[target.Target]target.Instance) func(j job) (*history.History, error) {
 		return func(j job) (*history.History, error) {
-			if r.isolated(j) {
+			if r.isolated(j.s) {
 				return runIsolated(ctx, j, r.opts, addrs)
 			}
 			inst := instances[j.t]
@@ -200,7 +228,7 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 			return h, nil
 		}
 	}
-	first := jobs
+	first := pairs
 	if serial {
 		first = shared
 	}
@@ -211,17 +239,17 @@ func (r *runner) group(ctx context.Context, jobs []job, addrs target.FakeAddrs, 
 		if env, err = startFakes(nil, r.opts.Now, addrs, ""); err != nil {
 			return err
 		}
-		for _, j := range shared {
-			if _, ok := instances[j.t]; ok {
+		for _, p := range shared {
+			if _, ok := instances[p.t]; ok {
 				continue
 			}
-			inst, err := startTarget(ctx, r.opts, j.t, "", env, nil)
+			inst, err := startTarget(ctx, r.opts, p.t, "", env, nil)
 			if err != nil {
 				env.Close()
 				closeAll(instances)
 				return err
 			}
-			instances[j.t] = inst
+			instances[p.t] = inst
 		}
 	}
 	r.pool(ctx, first, r.opts.Parallel, do(env, instances))
@@ -254,21 +282,26 @@ func cannotRun(inst target.Instance) error {
 	return nil
 }
 
-// isolated reports whether j runs on fakes and an instance of its own.
-func (r *runner) isolated(j job) bool { return r.opts.Isolate || j.s.Isolated() }
+// isolated reports whether s runs on fakes and an instance of its own.
+func (r *runner) isolated(s *scenario.Scenario) bool { return r.opts.Isolate || s.Isolated() }
 
-// pool runs jobs on up to parallel workers, longest expected wait first.
-func (r *runner) pool(ctx context.Context, jobs []job, parallel int, do func(job) (*history.History, error)) {
-	if len(jobs) == 0 {
+// pool runs the runs of pairs on up to parallel workers, longest expected
+// wait first.
+func (r *runner) pool(ctx context.Context, pairs []pair, parallel int, do func(job) (*history.History, error)) {
+	runs := 0
+	for _, p := range pairs {
+		runs += p.n
+	}
+	if runs == 0 {
 		return
 	}
 	// Longest first: a scenario that must wait (a Retry-After, a slow tool)
 	// starts early, so the others fill the other workers meanwhile.
-	order := slices.Clone(jobs)
+	order := slices.Clone(pairs)
 	sort.SliceStable(order, func(a, b int) bool { return expectedWait(order[a].s) > expectedWait(order[b].s) })
 	work := make(chan job)
 	var wg sync.WaitGroup
-	for range min(parallel, len(jobs)) {
+	for range min(parallel, runs) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -282,7 +315,9 @@ func (r *runner) pool(ctx context.Context, jobs []job, parallel int, do func(job
 				if err != nil && r.harnessErr == nil {
 					r.harnessErr = err
 				}
-				r.out[j.i] = h
+				if r.out != nil {
+					r.out[j.i] = h
+				}
 				if h != nil && r.opts.OnHistory != nil {
 					r.opts.OnHistory(h)
 				}
@@ -290,11 +325,14 @@ func (r *runner) pool(ctx context.Context, jobs []job, parallel int, do func(job
 			}
 		}()
 	}
-	for _, j := range order {
-		if ctx.Err() != nil || r.failed() {
-			break
+feed:
+	for _, p := range order {
+		for k := 1; k <= p.n; k++ {
+			if ctx.Err() != nil || r.failed() {
+				break feed
+			}
+			work <- p.job(k)
 		}
-		work <- j
 	}
 	close(work)
 	wg.Wait()
@@ -379,6 +417,10 @@ type Selection struct {
 	Filter *regexp.Regexp
 	// Tags, when not empty, keeps scenarios that have any of them.
 	Tags []string
+	// Targets, when not empty, keeps scenarios that apply to any of them
+	// (see Applies), before sharding: the shards split the scenarios that
+	// run, so an empty shard is one past the end of the suite.
+	Targets []target.Target
 	// Shard (1-based) of Shards keeps a deterministic slice of the
 	// scenarios sorted by name; Shards 0 keeps all.
 	Shard, Shards int
@@ -392,6 +434,9 @@ func Select(all []*scenario.Scenario, sel Selection) []*scenario.Scenario {
 			continue
 		}
 		if len(sel.Tags) > 0 && !slices.ContainsFunc(sel.Tags, func(t string) bool { return slices.Contains(s.Tags, t) }) {
+			continue
+		}
+		if len(sel.Targets) > 0 && !slices.ContainsFunc(sel.Targets, func(t target.Target) bool { return Applies(s, t) }) {
 			continue
 		}
 		kept = append(kept, s)

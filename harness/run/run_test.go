@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
@@ -58,6 +59,12 @@ func TestSelect(t *testing.T) {
 		}
 		all = append(all, &scenario.Scenario{Name: n, Tags: tags})
 	}
+	// c is a client scenario: it does not run on the built-in gateway.
+	all[3].Expect.Client = &history.ClientExpect{}
+	guarded, err := target.ResolveTarget("builtin:guarded", target.TargetFileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	names := func(ss []*scenario.Scenario) string {
 		var out []string
 		for _, s := range ss {
@@ -77,6 +84,9 @@ func TestSelect(t *testing.T) {
 		{"shard 1/2", Selection{Shard: 1, Shards: 2}, "a,c,e"},
 		{"shard 2/2", Selection{Shard: 2, Shards: 2}, "d,b"},
 		{"shard after filter", Selection{Filter: regexp.MustCompile("[^a]"), Shard: 1, Shards: 2}, "d,b"},
+		{"targets", Selection{Targets: []target.Target{guarded}}, "d,b,a,e"},
+		{"shard 1/2 of what runs on the targets", Selection{Targets: []target.Target{guarded}, Shard: 1, Shards: 2}, "d,a"},
+		{"shard 2/2 of what runs on the targets", Selection{Targets: []target.Target{guarded}, Shard: 2, Shards: 2}, "b,e"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

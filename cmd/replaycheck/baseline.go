@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/report"
 )
 
@@ -78,7 +79,7 @@ func runBaseline(ctx context.Context, opts *baselineOptions) error {
 			return fmt.Errorf("writing baseline: %w", err)
 		}
 	} else {
-		if err := replaceFile(opts.Output, buf.Bytes()); err != nil {
+		if err := atomicfile.Replace(opts.Output, buf.Bytes()); err != nil {
 			return fmt.Errorf("writing baseline: %w", err)
 		}
 		where = opts.Output

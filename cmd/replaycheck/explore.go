@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/explore"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/report"
 )
 
@@ -303,7 +304,7 @@ func writeReport(path string, write func(io.Writer) error) error {
 	if err := write(&b); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return replaceFile(path, b.Bytes())
+	return atomicfile.Replace(path, b.Bytes())
 }
 
 // exploreProgress shows the sweep's progress: in place on a terminal (done

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/report"
 )
 
@@ -106,7 +107,7 @@ func (files reportFiles) write(suite report.Suite) error {
 			errs = append(errs, files.writeStdout(b.Bytes()))
 			continue
 		}
-		if err := replaceFile(out.path, b.Bytes()); err != nil {
+		if err := atomicfile.Replace(out.path, b.Bytes()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -171,7 +172,7 @@ func writeMarkdown(path string, appending bool, suite report.Suite) error {
 		if err := report.WriteMarkdown(&b, suite); err != nil {
 			return err
 		}
-		return replaceFile(path, b.Bytes())
+		return atomicfile.Replace(path, b.Bytes())
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -198,30 +199,6 @@ func writeMarkdown(path string, appending bool, suite report.Suite) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// replaceFile replaces path with data through a temporary file in its
-// directory, so that a reader never sees a truncated file.
-func replaceFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 )
 
 // scenarioFile is the shape of a scenario file a finding is written as, in
@@ -161,7 +162,7 @@ func WriteFindings(dir string, rep *Report) error {
 			name = fmt.Sprintf("%s-%d", name, n)
 		}
 		path := filepath.Join(dir, name+".yaml")
-		if err := os.WriteFile(path, y, 0o644); err != nil {
+		if err := atomicfile.Replace(path, y); err != nil {
 			return fmt.Errorf("writing finding: %w", err)
 		}
 		f.File = path

@@ -17,6 +17,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
 // Suite is the outcome of one run of a suite: one Result per scenario and
@@ -114,7 +115,14 @@ func WriteJSON(w io.Writer, s Suite) error {
 // ReadJSON reads a suite written by WriteJSON.
 func ReadJSON(r io.Reader) (Suite, error) {
 	var s Suite
-	if err := json.NewDecoder(r).Decode(&s); err != nil {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return s, fmt.Errorf("reading JSON report: %w", err)
+	}
+	if err := nesting.CheckJSON("JSON report", b); err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("reading JSON report: %w", err)
 	}
 	if s.Version != FormatVersion {

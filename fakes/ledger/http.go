@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -137,6 +138,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgs, batch, err := peek(body)
+	if err == nil {
+		err = nesting.CheckJSON("body", body)
+	}
 	if err != nil {
 		http.Error(w, fmt.Sprintf("ledger %s: unparsable JSON-RPC body: %v", r.URL.Path, err), http.StatusBadRequest)
 		return

@@ -32,6 +32,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
 // Entry is one recorded exchange: the request as the matcher keys it and
@@ -192,6 +194,10 @@ func loadFile(file string) ([]Entry, []Source, error) {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
+		}
+		if ne := nesting.JSON(line, nesting.Max); ne != nil {
+			indent := bytes.Index(sc.Bytes(), line)
+			return nil, nil, fmt.Errorf("cassette %s:%d:%d: %w", file, n, indent+ne.Col, ne)
 		}
 		var e Entry
 		dec := json.NewDecoder(bytes.NewReader(line))

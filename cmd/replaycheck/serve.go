@@ -23,6 +23,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/loopback"
 )
 
 // serveOptions are the flags of `replaycheck serve`.
@@ -89,7 +90,8 @@ not be persisted) is printed every
 --every and on Ctrl-C or SIGTERM, which stop serve cleanly.
 
 A control API on the upstream's port (loopback clients only; --control-key or
-$REPLAYCHECK_CONTROL_KEY requires a bearer key) switches faults and reads counts
+$REPLAYCHECK_CONTROL_KEY requires a bearer key; a POST or DELETE says Content-Type:
+application/json or application/yaml; web pages are refused) switches faults and reads counts
 while serve runs, for hand reproductions and test suites in any language (see
 examples/control for Python and TypeScript):
   GET    /_replaycheck/health          ready
@@ -117,7 +119,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
   replaycheck serve --cassette cassettes/ --upstream-fault '{on: initial, drop: {after: tool_call}}'
 
   # switch a fault on while it runs, then read the counts
-  curl -s localhost:8765/_replaycheck/faults -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
+  curl -s localhost:8765/_replaycheck/faults -H 'Content-Type: application/json' -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
   curl -s localhost:8765/_replaycheck/counts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -291,14 +293,14 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	defer cancelBase()
 	baseCtx := func(net.Listener) context.Context { return base }
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", fk.ledger)
+	mux.Handle("/mcp", loopback.Guard("MCP server", fk.ledger))
 	key := opts.ControlKey
 	if key == "" {
 		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
 	}
 	upMux := http.NewServeMux()
 	upMux.Handle(control.Prefix, (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key}).Handler())
-	upMux.Handle("/", fk.upstream)
+	upMux.Handle("/", loopback.Guard("model API", fk.upstream))
 	servers := []*http.Server{
 		{Handler: upMux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},

@@ -123,7 +123,8 @@ type yamlScan struct {
 	// pending is what the line before ended with when no node followed
 	// it: a sequence entry's "-" (a mapping the next line starts at the
 	// same column goes under it in goccy/go-yaml) or an anchor or a tag
-	// (any collection the next line starts goes under it).
+	// (any collection the next line starts goes under it). After either,
+	// the next line closes no collection, whatever its indentation.
 	pending pending
 }
 
@@ -185,7 +186,7 @@ func (s *yamlScan) line(b []byte, n int) *Error {
 		s.block = s.block[:0]
 		return s.blockScan(b, skipSpace(b, 3), n, -1, true)
 	}
-	for len(s.block) > 0 && s.block[len(s.block)-1].col > indent {
+	for s.pending == noPending && len(s.block) > 0 && s.block[len(s.block)-1].col > indent {
 		s.block = s.block[:len(s.block)-1]
 	}
 	if more {
@@ -230,6 +231,11 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 		}
 		switch {
 		case (c == '-' || c == '?' || c == ':') && endsToken(b, pos+1):
+			if c == ':' {
+				// A value with no key on its line: goccy/go-yaml may make
+				// the scalar before it a key, so it counts as a level.
+				first = -1
+			}
 			if err := s.open(pos, c == '-', first, n); err != nil {
 				return err
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // serveOptions are the flags of `replaycheck serve`.
@@ -181,7 +182,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	var script upstream.Script
 	if opts.Script != "" {
-		b, err := os.ReadFile(opts.Script)
+		b, err := yamlfile.ReadFile(opts.Script, maxScriptSize)
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--script: %w", err))
 		}
@@ -360,6 +361,9 @@ loop:
 	fmt.Fprintln(opts.Out, "serve stopped")
 	return nil
 }
+
+// maxScriptSize bounds a --script file.
+const maxScriptSize = 1 << 20
 
 // checkAddr reports an address that no listener could take: it must be
 // host:port with a port from 0 to 65535 (0 picks a free one).

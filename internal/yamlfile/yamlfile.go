@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
@@ -12,12 +11,14 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/replaycheck/replaycheck/internal/inputfile"
 	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
-// ReadFile reads the file at path, refusing one larger than limit bytes.
+// ReadFile reads the file at path, refusing one larger than limit bytes
+// and, before opening it, one that is not a regular file (see inputfile).
 func ReadFile(path string, limit int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/replaycheck/replaycheck/internal/inputfile"
 	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
@@ -181,7 +182,7 @@ func Load(path string) ([]Entry, []Source, error) {
 }
 
 func loadFile(file string) ([]Entry, []Source, error) {
-	f, err := os.Open(file)
+	f, err := inputfile.Open(file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cassette: %w", err)
 	}

@@ -247,3 +247,22 @@ func TestWebPagesRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileNesting posts fault bodies nested far past nesting.Max (80 KB
+// took serve from 66 MB to 2.5 GB): each is a 400 at the place the limit
+// was crossed, and nothing is armed.
+func TestHostileNesting(t *testing.T) {
+	for _, size := range []int{80_000, 1_000_000} {
+		r := newRig(t, "")
+		var p Problem
+		if code := r.do(t, "POST", Prefix+"faults", "upstream: "+strings.Repeat("[", size), nil, &p); code != 400 {
+			t.Fatalf("%d bytes: status %d, want 400: %+v", size, code, p)
+		}
+		if want := (Problem{Error: "nests deeper than 100 levels (lists and mappings inside each other)", Line: 1, Column: 110}); p != want {
+			t.Errorf("%d bytes: problem %+v, want %+v", size, p, want)
+		}
+		if len(r.up.FaultReports("")) != 0 {
+			t.Errorf("a refused body armed %v", r.up.FaultReports(""))
+		}
+	}
+}

@@ -186,7 +186,10 @@ func (s *yamlScan) line(b []byte, n int) *Error {
 		s.block = s.block[:0]
 		return s.blockScan(b, skipSpace(b, 3), n, -1, true)
 	}
-	for s.pending == noPending && len(s.block) > 0 && s.block[len(s.block)-1].col > indent {
+	// A line opening with ": " closes nothing either: goccy/go-yaml may
+	// make the scalar before it, however indented, a key.
+	value := b[indent] == ':' && endsToken(b, indent+1)
+	for s.pending == noPending && !value && len(s.block) > 0 && s.block[len(s.block)-1].col > indent {
 		s.block = s.block[:len(s.block)-1]
 	}
 	if more {
@@ -245,7 +248,9 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			if c == '-' {
 				ends = pendingEntry
 			}
-		case c == '&' || c == '!':
+		case c == '&' || c == '!' || c == '*' && endsToken(b, pos+1):
+			// Properties, or an alias without a name (goccy/go-yaml takes
+			// one as a property).
 			pos = skipSpace(b, skipToken(b, pos))
 			ends = pendingProps
 			continue

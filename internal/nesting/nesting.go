@@ -71,7 +71,7 @@ func JSON(src []byte, max int) *Error {
 // YAML returns an *Error when src, a stream of YAML documents, nests
 // deeper than max, else nil. It does not validate src.
 func YAML(src []byte, max int) *Error {
-	s := &yamlScan{max: max, blockParent: noBlock, plainParent: noBlock}
+	s := &yamlScan{max: max, blockParent: noBlock, blockIndent: noBlock, plainParent: noBlock}
 	line := 1
 	for start := 0; start <= len(src); line++ {
 		end := start
@@ -116,6 +116,9 @@ type yamlScan struct {
 	// block scalar ("|" or ">") whose content lines are being skipped: the
 	// lines indented deeper, and blank lines.
 	blockParent int
+	// blockIndent is the indentation of the block scalar's first line,
+	// noBlock before it: a line indented less ends the scalar.
+	blockIndent int
 	// plainParent, when not noBlock, is the indentation of the parent of a
 	// plain scalar that ended its line: a line indented deeper goes on
 	// with it.
@@ -144,10 +147,16 @@ func (s *yamlScan) depth() int { return len(s.block) + s.flow }
 func (s *yamlScan) line(b []byte, n int) *Error {
 	indent := skipSpace(b, 0)
 	if s.blockParent != noBlock {
-		if indent == len(b) || (indent > s.blockParent && !docMarker(b)) {
+		switch {
+		case indent == len(b):
+			return nil // a blank line of the block scalar
+		case s.blockIndent == noBlock && indent > s.blockParent && !docMarker(b):
+			s.blockIndent = indent // its first line sets its indentation
+			return nil
+		case s.blockIndent != noBlock && indent >= s.blockIndent && !docMarker(b):
 			return nil
 		}
-		s.blockParent = noBlock
+		s.blockParent, s.blockIndent = noBlock, noBlock
 	}
 	pos := 0
 	if s.quote != 0 {

@@ -104,8 +104,10 @@ type yamlScan struct {
 	max int
 	// block holds the open block collections, outermost first.
 	block []level
-	// flow is the depth of open flow collections.
-	flow int
+	// flow is the depth of open flow collections, opened their opening
+	// brackets.
+	flow   int
+	opened []byte
 	// quote is the quote character of a quoted scalar that goes on past
 	// the end of the line, or 0.
 	quote byte
@@ -340,13 +342,17 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 		case c == '#' && (pos == 0 || isSpace(b[pos-1])):
 			return len(b), nil
 		case c == '[' || c == '{':
+			s.opened = append(s.opened, c)
 			if s.flow++; s.depth() > s.max {
 				return 0, &Error{Line: n, Col: pos + 1, Max: s.max}
 			}
 			s.atNode, afterValue = true, false
 		case c == ']' || c == '}':
-			if s.flow > 0 {
+			// A bracket that closes no open collection of its kind
+			// closes nothing, as in goccy/go-yaml.
+			if s.flow > 0 && s.opened[s.flow-1] == c-2 {
 				s.flow--
+				s.opened = s.opened[:s.flow]
 			}
 			s.atNode, afterValue = false, true
 			if s.flow == 0 {

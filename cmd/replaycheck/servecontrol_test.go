@@ -161,3 +161,34 @@ func TestServeRefusesWebPages(t *testing.T) {
 		})
 	}
 }
+
+// TestServeRefusesDeepBodies: serve's model API and MCP server refuse a
+// request body nested past nesting.Max with 400 at the place the limit was
+// crossed, before decoding it.
+func TestServeRefusesDeepBodies(t *testing.T) {
+	upURL, mcpURL, _, stop := startServe(t, &serveOptions{})
+	defer stop()
+	deep := strings.Repeat("[", 1_000_000)
+	for _, tt := range []struct{ name, url, body, want string }{
+		{name: "model API", url: upURL + "/chat/completions", body: `{"model":"m","messages":` + deep, want: "request body:1:124: nests deeper than 100 levels"},
+		{name: "MCP server", url: mcpURL, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + deep, want: "body:1:155: nests deeper than 100 levels"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", tt.url, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tt.want) {
+				t.Errorf("got %d %.300s, want 400 with %q", res.StatusCode, b, tt.want)
+			}
+		})
+	}
+}

@@ -137,9 +137,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("ledger %s: reading request body: %v", r.URL.Path, err), http.StatusBadRequest)
 		return
 	}
-	msgs, batch, err := peek(body)
+	err = nesting.CheckJSON("body", body)
+	var msgs []jsonrpc.Message
+	var batch bool
 	if err == nil {
-		err = nesting.CheckJSON("body", body)
+		msgs, batch, err = peek(body)
 	}
 	if err != nil {
 		http.Error(w, fmt.Sprintf("ledger %s: unparsable JSON-RPC body: %v", r.URL.Path, err), http.StatusBadRequest)

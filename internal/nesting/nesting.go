@@ -105,7 +105,7 @@ type yamlScan struct {
 	// block holds the open block collections, outermost first.
 	block []level
 	// flow is the depth of open flow collections, opened their opening
-	// brackets.
+	// brackets (or pairMark).
 	flow   int
 	opened []byte
 	// quote is the quote character of a quoted scalar that goes on past
@@ -350,6 +350,9 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 		case c == ']' || c == '}':
 			// A bracket that closes no open collection of its kind
 			// closes nothing, as in goccy/go-yaml.
+			if c == ']' {
+				s.closePair()
+			}
 			if s.flow > 0 && s.opened[s.flow-1] == c-2 {
 				s.flow--
 				s.opened = s.opened[:s.flow]
@@ -359,8 +362,16 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 				return pos + 1, nil
 			}
 		case c == ',':
+			s.closePair()
 			s.atNode, afterValue = true, false
 		case c == ':' && (afterValue || endsToken(b, pos+1)), c == '?' && endsToken(b, pos+1):
+			if s.opened[s.flow-1] == '[' {
+				// "[a: b]": a mapping of one pair in a sequence.
+				s.opened = append(s.opened, pairMark)
+				if s.flow++; s.depth() > s.max {
+					return 0, &Error{Line: n, Col: pos + 1, Max: s.max}
+				}
+			}
 			s.atNode, afterValue = true, false
 		case (c == '\'' || c == '"') && s.atNode:
 			s.quote = c
@@ -375,6 +386,19 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 		pos++
 	}
 	return pos, nil
+}
+
+// pairMark stands in yamlScan.opened for the mapping of one pair that a
+// ": " in a flow sequence opens, until the entry ends.
+const pairMark = 'p'
+
+// closePair ends the mapping of one pair of the innermost flow sequence's
+// entry, if one is open.
+func (s *yamlScan) closePair() {
+	if s.flow > 0 && s.opened[s.flow-1] == pairMark {
+		s.flow--
+		s.opened = s.opened[:s.flow]
+	}
 }
 
 // closeQuote finds the end of the quoted scalar of s.quote in b from pos;

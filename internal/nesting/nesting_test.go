@@ -107,6 +107,7 @@ var yamlCases = []struct {
 	{name: "multi-line flow", src: "a: [\n  [1,\n   {b: 'x,\n  ]'}]\n]\n", want: 4},
 	{name: "pretty JSON", src: "{\n  \"a\": {\n    \"b\": [1]\n  }\n}\n", want: 3},
 	{name: "JSON-like key", src: "{\"a\":[1]}", want: 2},
+	{name: "pairs in a flow sequence", src: "[a: [b: c], d]", want: 4},
 	{name: "anchors and tags", src: "a: &x !!seq\n  - &y [1]\nb: *x\n", want: 3},
 }
 

@@ -216,7 +216,7 @@ func (s *yamlScan) line(b []byte, n int) *Error {
 // node.
 func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 	seg := pos // where the node that a ": " would make a key starts
-	plain, ends := false, noPending
+	plain, ends, bare := false, noPending, false
 	for pos < len(b) {
 		c := b[pos]
 		if c == ' ' || c == '\t' || c == '\r' {
@@ -261,7 +261,9 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			}
 		case c == '&' || c == '!' || c == '*' && endsToken(b, pos+1):
 			// Properties, or an alias without a name (goccy/go-yaml takes
-			// one as a property).
+			// one as a property). After an anchor without a name,
+			// goccy/go-yaml may put the next line under the line's node.
+			bare = bare || c == '&' && endsToken(b, pos+1)
 			pos = skipSpace(b, skipToken(b, pos))
 			ends = pendingProps
 			continue
@@ -288,7 +290,7 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			pos++
 		}
 	}
-	if s.pending = noPending; atNode {
+	if s.pending = noPending; atNode || bare {
 		s.pending = ends
 	}
 	if plain {

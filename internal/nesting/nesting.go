@@ -259,6 +259,20 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			if c == '-' {
 				ends = pendingEntry
 			}
+		case c == '&' && pos+1 < len(b) && (b[pos+1] == '\'' || b[pos+1] == '"'):
+			// goccy/go-yaml reads an anchor's name as the token after
+			// "&": here a quoted scalar, which may go on past the line.
+			s.quote = b[pos+1]
+			if pos = s.closeQuote(b, pos+2); pos < 0 {
+				return nil
+			}
+			pos = skipSpace(b, pos)
+			ends = pendingProps
+			continue
+		case c == '&' && pos+1 < len(b) && (b[pos+1] == '[' || b[pos+1] == '{'):
+			pos++ // the name is a flow collection, scanned as one
+			ends = pendingProps
+			continue
 		case c == '&' || c == '!' || c == '*' && endsToken(b, pos+1):
 			// Properties, or an alias without a name (goccy/go-yaml takes
 			// one as a property). After an anchor without a name,

@@ -135,6 +135,7 @@ func TestTooDeep(t *testing.T) {
 		{name: "YAML flow mappings", scan: YAML, src: strings.Repeat("{a: ", 200), want: &Error{Line: 1, Col: 401, Max: Max}},
 		{name: "YAML compact sequences", scan: YAML, src: "a:\n" + strings.Repeat("- ", 200), want: &Error{Line: 2, Col: 199, Max: Max}},
 		{name: "YAML block mappings", scan: YAML, src: staircase(200), want: &Error{Line: 101, Col: 101, Max: Max}},
+		{name: "YAML after an anchor named by a quoted scalar", scan: YAML, src: "tags: &\"0 \"\n" + strings.Repeat("- ", 200), want: &Error{Line: 2, Col: 199, Max: Max}},
 		{name: "JSON", scan: JSON, src: "{\"a\": \"[[[\",\n \"b\": " + strings.Repeat("[", 200), want: &Error{Line: 2, Col: 106, Max: Max}},
 	}
 	for _, tt := range tests {

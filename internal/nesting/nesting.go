@@ -217,6 +217,10 @@ func (s *yamlScan) line(b []byte, n int) *Error {
 func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 	seg := pos // where the node that a ": " would make a key starts
 	plain, ends, bare := false, noPending, false
+	// fresh is whether a quoted scalar or flow collection has just ended:
+	// goccy/go-yaml reads what follows it as a new token, so an
+	// indicator, a bracket or a quote there opens what it opens.
+	fresh := !atNode && first == -1
 	for pos < len(b) {
 		c := b[pos]
 		if c == ' ' || c == '\t' || c == '\r' {
@@ -237,10 +241,14 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 				}
 				first = -1
 				pos = skipSpace(b, pos+1)
-				seg, atNode, plain = pos, true, false
+				seg, atNode, plain, fresh = pos, true, false, false
 				continue
 			}
-			pos++
+			if fresh && ((c == '-' || c == '?') && endsToken(b, pos+1) || c == '[' || c == '{' || c == '\'' || c == '"') {
+				atNode, fresh = true, false
+				continue
+			}
+			pos, fresh = pos+1, false
 			continue
 		}
 		switch {
@@ -292,13 +300,13 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			if pos = s.closeQuote(b, pos+1); pos < 0 {
 				return nil
 			}
-			atNode = false
+			atNode, fresh = false, true
 		case c == '[' || c == '{':
 			var err *Error
 			if pos, err = s.flowScan(b, pos, n); err != nil || pos >= len(b) {
 				return err
 			}
-			atNode = false
+			atNode, fresh = false, true
 		default:
 			atNode, plain = false, true
 			pos++

@@ -388,15 +388,18 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 		case c == ',':
 			s.closePair()
 			s.atNode, afterValue = true, false
-		case c == ':' && (afterValue || endsToken(b, pos+1)), c == '?' && endsToken(b, pos+1):
+		case c == ':' && (pos+1 >= len(b) || b[pos+1] != '/'), c == '?' && endsToken(b, pos+1):
 			if s.opened[s.flow-1] == '[' {
-				// "[a: b]": a mapping of one pair in a sequence.
+				// "[a: b]": a mapping of one pair in a sequence. Any ":"
+				// counts, as goccy/go-yaml reads "[a:[b]]" so too, but
+				// not the one of "http://".
 				s.opened = append(s.opened, pairMark)
 				if s.flow++; s.depth() > s.max {
 					return 0, &Error{Line: n, Col: pos + 1, Max: s.max}
 				}
 			}
-			s.atNode, afterValue = true, false
+			s.atNode = c == '?' || afterValue || endsToken(b, pos+1)
+			afterValue = false
 		case (c == '\'' || c == '"') && s.atNode:
 			s.quote = c
 			if pos = s.closeQuote(b, pos+1); pos < 0 {

@@ -12,7 +12,10 @@
 // collections, and where it is unsure it counts.
 package nesting
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Max is the depth every input of the harness may reach. Scenarios, target
 // files and real API requests (tool schemas included) stay far below it.
@@ -267,18 +270,11 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			if c == '-' {
 				ends = pendingEntry
 			}
-		case c == '&' && pos+1 < len(b) && (b[pos+1] == '\'' || b[pos+1] == '"'):
+		case c == '&' && pos+1 < len(b) && strings.IndexByte(`'"[{|>`, b[pos+1]) >= 0:
 			// goccy/go-yaml reads an anchor's name as the token after
-			// "&": here a quoted scalar, which may go on past the line.
-			s.quote = b[pos+1]
-			if pos = s.closeQuote(b, pos+2); pos < 0 {
-				return nil
-			}
-			pos = skipSpace(b, pos)
-			ends = pendingProps
-			continue
-		case c == '&' && pos+1 < len(b) && (b[pos+1] == '[' || b[pos+1] == '{'):
-			pos++ // the name is a flow collection, scanned as one
+			// "&": here a quoted scalar, a flow collection or a block
+			// scalar's header, scanned as one.
+			pos++
 			ends = pendingProps
 			continue
 		case c == '&' || c == '!' || c == '*' && endsToken(b, pos+1):

@@ -370,9 +370,7 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 		case c == ']' || c == '}':
 			// A bracket that closes no open collection of its kind
 			// closes nothing, as in goccy/go-yaml.
-			if c == ']' {
-				s.closePair()
-			}
+			s.closePair()
 			if s.flow > 0 && s.opened[s.flow-1] == c-2 {
 				s.flow--
 				s.opened = s.opened[:s.flow]
@@ -396,6 +394,13 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 			}
 			s.atNode = c == '?' || afterValue || endsToken(b, pos+1)
 			afterValue = false
+		case c == '-' && s.atNode && endsToken(b, pos+1):
+			// goccy/go-yaml reads "[- a]" as a block sequence in the
+			// flow one, to the entry's end.
+			s.opened = append(s.opened, pairMark)
+			if s.flow++; s.depth() > s.max {
+				return 0, &Error{Line: n, Col: pos + 1, Max: s.max}
+			}
 		case (c == '\'' || c == '"') && s.atNode:
 			s.quote = c
 			if pos = s.closeQuote(b, pos+1); pos < 0 {
@@ -411,14 +416,15 @@ func (s *yamlScan) flowScan(b []byte, pos, n int) (int, *Error) {
 	return pos, nil
 }
 
-// pairMark stands in yamlScan.opened for the mapping of one pair that a
-// ": " in a flow sequence opens, until the entry ends.
+// pairMark stands in yamlScan.opened for the collection that a ": " in a
+// flow sequence (a mapping of one pair) or a "- " in a flow collection
+// opens, until the entry ends.
 const pairMark = 'p'
 
-// closePair ends the mapping of one pair of the innermost flow sequence's
-// entry, if one is open.
+// closePair ends the collections that pairMark stands for in the entry of
+// the innermost flow collection.
 func (s *yamlScan) closePair() {
-	if s.flow > 0 && s.opened[s.flow-1] == pairMark {
+	for s.flow > 0 && s.opened[s.flow-1] == pairMark {
 		s.flow--
 		s.opened = s.opened[:s.flow]
 	}

@@ -134,6 +134,9 @@ type yamlScan struct {
 	// (any collection the next line starts goes under it). After either,
 	// the next line closes no collection, whatever its indentation.
 	pending pending
+	// nameNext is whether the line before ended with "&": goccy/go-yaml
+	// takes the next line's first token for the anchor's name.
+	nameNext bool
 }
 
 // pending is what a line ended with; see yamlScan.pending.
@@ -199,6 +202,13 @@ func (s *yamlScan) line(b []byte, n int) *Error {
 		// goccy/go-yaml reads it even without a space between.
 		s.block = s.block[:0]
 		return s.blockScan(b, skipSpace(b, 3), n, -1, true)
+	}
+	if s.nameNext {
+		s.nameNext = false
+		if pos = skipSpace(b, skipToken(b, indent)); pos == len(b) {
+			return nil
+		}
+		return s.blockScan(b, pos, n, -1, true)
 	}
 	// A line opening with ": " closes nothing either: goccy/go-yaml may
 	// make the scalar before it, however indented, a key.
@@ -283,6 +293,7 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			// goccy/go-yaml may put the next line under the line's node.
 			bare = bare || c == '&' && endsToken(b, pos+1)
 			pos = skipSpace(b, skipToken(b, pos))
+			s.nameNext = c == '&' && bare && pos == len(b)
 			ends = pendingProps
 			continue
 		case (c == '|' || c == '>') && blockHeader(b, pos+1):

@@ -205,7 +205,10 @@ func (s *yamlScan) line(b []byte, n int) *Error {
 	}
 	if s.nameNext {
 		s.nameNext = false
-		if pos = skipSpace(b, skipToken(b, indent)); pos == len(b) {
+		if pos = indent; !tokenStart(b[pos]) {
+			pos = skipSpace(b, skipToken(b, pos))
+		}
+		if pos == len(b) {
 			return nil
 		}
 		return s.blockScan(b, pos, n, -1, true)
@@ -280,7 +283,7 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			if c == '-' {
 				ends = pendingEntry
 			}
-		case c == '&' && pos+1 < len(b) && strings.IndexByte(`'"[{|>`, b[pos+1]) >= 0:
+		case c == '&' && pos+1 < len(b) && tokenStart(b[pos+1]):
 			// goccy/go-yaml reads an anchor's name as the token after
 			// "&": here a quoted scalar, a flow collection or a block
 			// scalar's header, scanned as one.
@@ -477,6 +480,11 @@ func blockHeader(b []byte, pos int) bool {
 	pos = skipSpace(b, pos)
 	return pos == len(b) || b[pos] == '#' || b[pos] == '\r'
 }
+
+// tokenStart reports whether c starts a token of its own where an anchor's
+// name is read: a quoted scalar, a flow collection or a block scalar's
+// header.
+func tokenStart(c byte) bool { return strings.IndexByte(`'"[{|>`, c) >= 0 }
 
 // endsToken reports whether a token ends before b[pos]: a space, the end
 // or a NUL byte (goccy/go-yaml reads one as the end).

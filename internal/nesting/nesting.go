@@ -205,7 +205,9 @@ func (s *yamlScan) line(b []byte, n int) *Error {
 	}
 	if s.nameNext {
 		s.nameNext = false
-		if pos = indent; !tokenStart(b[pos]) {
+		// The name is a word; what may open a collection still counts.
+		indicator := strings.IndexByte("-?:", b[indent]) >= 0 && endsToken(b, indent+1)
+		if pos = indent; !tokenStart(b[pos]) && !indicator {
 			pos = skipSpace(b, skipToken(b, pos))
 		}
 		if pos == len(b) {

@@ -296,7 +296,7 @@ func (s *yamlScan) blockScan(b []byte, pos, n, first int, atNode bool) *Error {
 			// Properties, or an alias without a name (goccy/go-yaml takes
 			// one as a property). After an anchor without a name,
 			// goccy/go-yaml may put the next line under the line's node.
-			bare = bare || c == '&' && endsToken(b, pos+1)
+			bare = bare || c == '&' && (pos+1 == len(b) || isSpace(b[pos+1]))
 			pos = skipSpace(b, skipToken(b, pos))
 			s.nameNext = c == '&' && bare && pos == len(b)
 			ends = pendingProps

@@ -18,6 +18,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
 // Suite is the outcome of one run of a suite: one Result per scenario and
@@ -119,6 +120,13 @@ var ErrExploreReport = errors.New("an explore report (explore --json), not a run
 // ReadJSON reads a suite written by WriteJSON; an explore sweep's report is
 // refused (ErrExploreReport).
 func ReadJSON(r io.Reader) (Suite, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return Suite{}, fmt.Errorf("reading JSON report: %w", err)
+	}
+	if err := nesting.CheckJSON("JSON report", b); err != nil {
+		return Suite{}, err
+	}
 	// Cells and bases are an explore report's, which would otherwise read as
 	// a run of no results.
 	var in struct {
@@ -126,7 +134,7 @@ func ReadJSON(r io.Reader) (Suite, error) {
 		Cells json.RawMessage `json:"cells"`
 		Bases json.RawMessage `json:"bases"`
 	}
-	if err := json.NewDecoder(r).Decode(&in); err != nil {
+	if err := json.Unmarshal(b, &in); err != nil {
 		return Suite{}, fmt.Errorf("reading JSON report: %w", err)
 	}
 	s := in.Suite

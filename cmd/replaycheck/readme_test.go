@@ -168,17 +168,17 @@ var readmeNotes = map[string]readmeNote{
 	"wc -l < ledger.txt":          {output: []string{`^ *3$`}},
 	"sort upstream.log | uniq -c": {output: []string{`^ *3 .* initial `, `^ *3 .* follow_up injected_500$`}},
 	// The control API, while the serve of the block above runs.
-	"C=http://127.0.0.1:8765/_replaycheck": {continues: true},
-	`curl -s $C/faults -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}, "times": "once"}]}'`: {
+	"C=http://127.0.0.1:8765/_replaycheck J='Content-Type: application/json'": {continues: true},
+	`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}, "times": "once"}]}'`: {
 		output: []string{`"upstream": 1`},
 	},
-	`curl -s $C/faults -d '{"run": "rc1zn8c3ywjk", "mcp": [{"tool": "commit_write", "drop_after_execute": {}}]}'`: {
+	`curl -s $C/faults -H "$J" -d '{"run": "rc1zn8c3ywjk", "mcp": [{"tool": "commit_write", "drop_after_execute": {}}]}'`: {
 		output: []string{`"mcp": 1`, `"run": "rc1zn8c3ywjk"`},
 	},
-	"curl -s $C/counts":           {output: []string{`"total": \{`}},
-	`curl -s "$C/timeline?run="`:  {output: []string{`"events": `}},
-	"curl -s -X DELETE $C/faults": {output: []string{`"cleared": true`}},
-	"curl -s -X POST $C/reset":    {output: []string{`"reset": true`}},
+	"curl -s $C/counts":                   {output: []string{`"total": \{`, `"write_errors": `, `"unfired_faults": `, `"mcp_sessions": `}},
+	`curl -s "$C/timeline?run="`:          {output: []string{`"events": `}},
+	`curl -s -X DELETE -H "$J" $C/faults`: {output: []string{`"cleared": true`}},
+	`curl -s -X POST -H "$J" $C/reset`:    {output: []string{`"reset": true`}},
 	"replaycheck serve --relay https://api.openai.com --record cassettes/": {
 		netns: true, ready: []string{readmeUpstreamReady}, stop: true,
 	},

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
+	"github.com/replaycheck/replaycheck/internal/inputfile"
 	"github.com/replaycheck/replaycheck/report"
 )
 
@@ -308,7 +309,7 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 
 // readReport reads a JSON report saved by run --json.
 func readReport(path string) (report.Suite, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return report.Suite{}, err
 	}

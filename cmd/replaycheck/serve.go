@@ -24,6 +24,8 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/linefile"
+	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // serveOptions are the flags of `replaycheck serve`.
@@ -104,7 +106,8 @@ past --mcp-max-sessions open ones an initialize is refused with 503 until one
 ends (counts: mcp_sessions).
 
 A control API on the upstream's port (loopback clients only; --control-key or
-$REPLAYCHECK_CONTROL_KEY requires a bearer key) switches faults and reads counts
+$REPLAYCHECK_CONTROL_KEY requires a bearer key; a POST or DELETE says Content-Type:
+application/json or application/yaml; web pages are refused) switches faults and reads counts
 while serve runs, for hand reproductions and test suites in any language (see
 examples/control for Python and TypeScript):
   GET    /_replaycheck/health          ready
@@ -132,7 +135,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
   replaycheck serve --cassette cassettes/ --upstream-fault '{on: initial, drop: {after: tool_call}}'
 
   # switch a fault on while it runs, then read the counts
-  curl -s localhost:8765/_replaycheck/faults -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
+  curl -s localhost:8765/_replaycheck/faults -H 'Content-Type: application/json' -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
   curl -s localhost:8765/_replaycheck/counts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -240,7 +243,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	var script upstream.Script
 	if opts.Script != "" {
-		b, err := os.ReadFile(opts.Script)
+		b, err := yamlfile.ReadFile(opts.Script, maxScriptSize)
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--script: %w", err))
 		}
@@ -353,14 +356,14 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	defer cancelBase()
 	baseCtx := func(net.Listener) context.Context { return base }
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", fk.ledger)
+	mux.Handle("/mcp", loopback.Guard("MCP server", fk.ledger))
 	key := opts.ControlKey
 	if key == "" {
 		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
 	}
 	upMux := http.NewServeMux()
 	upMux.Handle(control.Prefix, (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles()}).Handler())
-	upMux.Handle("/", fk.upstream)
+	upMux.Handle("/", loopback.Guard("model API", fk.upstream))
 	servers := []*http.Server{
 		{Handler: upMux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
 		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
@@ -426,6 +429,9 @@ loop:
 	fmt.Fprintln(opts.Out, "serve stopped")
 	return nil
 }
+
+// maxScriptSize bounds a --script file.
+const maxScriptSize = 1 << 20
 
 // checkAddr reports an address that no listener could take: it must be
 // host:port with a port from 0 to 65535 (0 picks a free one).

@@ -26,6 +26,7 @@ func TestServeControlAPI(t *testing.T) {
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer k3y")
+		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -109,6 +110,59 @@ func TestControlExamples(t *testing.T) {
 			}
 			if !strings.Contains(string(b), want) || !strings.Contains(string(b), "model call: 500") {
 				t.Errorf("output lacks %q and the 500:\n%s", want, b)
+			}
+		})
+	}
+}
+
+// TestServeRefusesWebPages: serve's model API, MCP server and control API
+// refuse a web page's request (a foreign Origin, or a foreign Host as after
+// a DNS rebinding), and still answer a program's; the model API and MCP
+// server refuse a body nested past nesting.Max with 400 at the place the
+// limit was crossed, before decoding it.
+func TestServeRefusesWebPages(t *testing.T) {
+	upURL, mcpURL, _, stop := startServe(t, &serveOptions{})
+	defer stop()
+	chat := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	deep := strings.Repeat("[", 1_000_000)
+	tests := []struct {
+		name, url, body, host, origin string
+		want                          int
+		wantBody                      string
+	}{
+		{name: "model API, a program", url: upURL + "/chat/completions", body: chat, want: 200},
+		{name: "model API, a foreign Origin", url: upURL + "/chat/completions", body: chat, origin: "http://evil.example", want: 403},
+		{name: "model API, a foreign Host", url: upURL + "/chat/completions", body: chat, host: "evil.example:8765", want: 403},
+		{name: "MCP, a program", url: mcpURL, body: initialize, want: 200},
+		{name: "MCP, a foreign Origin", url: mcpURL, body: initialize, origin: "http://evil.example", want: 403},
+		{name: "MCP, a foreign Host", url: mcpURL, body: initialize, host: "evil.example:8766", want: 403},
+		{name: "control API, the issue's request", url: strings.TrimSuffix(upURL, "/v1") + control.Prefix + "faults", body: `{"upstream": [{"respond": {"status": 500}}]}`, host: "evil.example:8765", origin: "http://evil.example", want: 403},
+		{name: "model API, a deep body", url: upURL + "/chat/completions", body: `{"model":"m","messages":` + deep, want: 400, wantBody: "request body:1:124: nests deeper than 100 levels"},
+		{name: "MCP, a deep body", url: mcpURL, body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + deep, want: 400, wantBody: "body:1:155: nests deeper than 100 levels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", tt.url, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tt.want || !strings.Contains(string(b), tt.wantBody) {
+				t.Errorf("got %d %.300s, want %d with %q", res.StatusCode, b, tt.want, tt.wantBody)
 			}
 		})
 	}

@@ -13,8 +13,12 @@
 //	POST   /_replaycheck/reset           forget counts, events and faults (the ledger file stays)
 //	GET    /_replaycheck/timeline?run=T  what both fakes saw for run T ("" = no token), in order
 //
-// A request from another host than loopback gets 403; with a key set, one
-// without `Authorization: Bearer KEY` gets 401. A bad request gets 400 with
+// A request from another host than loopback gets 403, and so does one from
+// a web page (see loopback.Guard: a foreign Origin or Host); with a key set,
+// one without `Authorization: Bearer KEY` gets 401 (the key is compared in
+// constant time). A POST or DELETE must carry `Content-Type:
+// application/json` or a YAML type (application/yaml, application/x-yaml,
+// text/yaml), else 415: no HTML form can send one. A bad request gets 400 with
 // {"error": …} naming the problem and, for a body, its line and column;
 // nothing of it is applied.
 package control
@@ -25,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"slices"
@@ -34,6 +39,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/linefile"
+	"github.com/replaycheck/replaycheck/internal/loopback"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
@@ -70,7 +76,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such control route; see GET health, GET counts, POST/DELETE faults, POST reset, GET timeline under %s", r.Method, r.URL.Path, Prefix))
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return loopback.Guard("control API", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !fromLoopback(r) {
 			writeError(w, http.StatusForbidden, "the control API answers loopback clients only")
 			return
@@ -80,8 +86,26 @@ func (a *API) Handler() http.Handler {
 			writeError(w, http.StatusUnauthorized, "missing or wrong Authorization: Bearer key")
 			return
 		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !documentType(r.Header.Get("Content-Type")) {
+			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("%s %s: Content-Type %q; send application/json or application/yaml", r.Method, r.URL.Path, r.Header.Get("Content-Type")))
+			return
+		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
+}
+
+// documentType reports whether the media type of a Content-Type header is
+// JSON or YAML.
+func documentType(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch t {
+	case "application/json", "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		return true
+	}
+	return false
 }
 
 func fromLoopback(r *http.Request) bool {

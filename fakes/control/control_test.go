@@ -39,12 +39,16 @@ func newRig(t *testing.T, key string) *rig {
 	return &rig{up: u, led: l, srv: srv}
 }
 
-// do sends a request and decodes the JSON answer into v (when not nil).
+// do sends a request and decodes the JSON answer into v (when not nil). A
+// POST or DELETE says Content-Type: application/yaml unless header sets one.
 func (r *rig) do(t *testing.T, method, path, body string, header map[string]string, v any) int {
 	t.Helper()
 	req, err := http.NewRequest(method, r.srv.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if method != "GET" {
+		req.Header.Set("Content-Type", "application/yaml")
 	}
 	for k, val := range header {
 		req.Header.Set(k, val)
@@ -184,5 +188,81 @@ func TestOnlyLoopback(t *testing.T) {
 	h.ServeHTTP(w, req)
 	if w.Code != http.StatusForbidden {
 		t.Errorf("a request from 192.0.2.7 got %d, want 403", w.Code)
+	}
+}
+
+// TestWebPagesRefused sends the control API what a web page can: the
+// issue's request (a foreign Origin and Host, text/plain, no key), each of
+// its parts alone, and the body types no form can send. Only programs' requests
+// arm anything.
+func TestWebPagesRefused(t *testing.T) {
+	body := `{"upstream": [{"on": "initial", "respond": {"status": 500}}]}`
+	tests := []struct {
+		name        string
+		header      map[string]string
+		host        string
+		want        int
+		wantProblem string
+	}{
+		{name: "the issue's request", header: map[string]string{"Origin": "http://evil.example", "Content-Type": "text/plain"}, host: "evil.example:8765", want: 403, wantProblem: "Host"},
+		{name: "a foreign Host (DNS rebinding)", header: map[string]string{"Content-Type": "application/json"}, host: "evil.example:8765", want: 403, wantProblem: "Host"},
+		{name: "a foreign Origin", header: map[string]string{"Origin": "http://evil.example", "Content-Type": "application/json"}, want: 403, wantProblem: "Origin"},
+		{name: "text/plain", header: map[string]string{"Content-Type": "text/plain"}, want: 415, wantProblem: "Content-Type"},
+		{name: "a form", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, want: 415, wantProblem: "Content-Type"},
+		{name: "no Content-Type", header: map[string]string{"Content-Type": ""}, want: 415, wantProblem: "Content-Type"},
+		{name: "JSON", header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, want: 200},
+		{name: "YAML", header: map[string]string{"Content-Type": "application/yaml"}, want: 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, "")
+			req, err := http.NewRequest("POST", r.srv.URL+Prefix+"faults", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			if tt.header["Content-Type"] == "" {
+				req.Header.Del("Content-Type")
+			}
+			res, err := r.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var p Problem
+			if err := json.NewDecoder(res.Body).Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != tt.want || !strings.Contains(p.Error, tt.wantProblem) {
+				t.Errorf("got %d %+v, want %d naming %q", res.StatusCode, p, tt.want, tt.wantProblem)
+			}
+			if armed := len(r.up.FaultReports("")) > 0; armed != (tt.want == 200) {
+				t.Errorf("faults armed: %v, want %v", r.up.FaultReports(""), tt.want == 200)
+			}
+		})
+	}
+}
+
+// TestHostileNesting posts fault bodies nested far past nesting.Max (80 KB
+// took serve from 66 MB to 2.5 GB): each is a 400 at the place the limit
+// was crossed, and nothing is armed.
+func TestHostileNesting(t *testing.T) {
+	for _, size := range []int{80_000, 1_000_000} {
+		r := newRig(t, "")
+		var p Problem
+		if code := r.do(t, "POST", Prefix+"faults", "upstream: "+strings.Repeat("[", size), nil, &p); code != 400 {
+			t.Fatalf("%d bytes: status %d, want 400: %+v", size, code, p)
+		}
+		if want := (Problem{Error: "nests deeper than 100 levels (lists and mappings inside each other)", Line: 1, Column: 110}); p != want {
+			t.Errorf("%d bytes: problem %+v, want %+v", size, p, want)
+		}
+		if len(r.up.FaultReports("")) != 0 {
+			t.Errorf("a refused body armed %v", r.up.FaultReports(""))
+		}
 	}
 }

@@ -35,7 +35,7 @@ func TestCountsSayWhatWentUnseen(t *testing.T) {
 
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, Prefix+"counts", nil)
-	req.RemoteAddr = "127.0.0.1:1"
+	req.RemoteAddr, req.Host = "127.0.0.1:1", "127.0.0.1:8765"
 	(&API{Upstream: r.up, Ledger: r.led, Files: []*linefile.File{full}}).Handler().ServeHTTP(rec, req)
 	var c Counts
 	if err := json.Unmarshal(rec.Body.Bytes(), &c); err != nil {

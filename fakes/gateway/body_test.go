@@ -48,13 +48,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // TestOverLimitBodyIs413: a body over the gateway's limit gets 413, whether
 // its length is declared or it is sent chunked.
 func TestOverLimitBodyIs413(t *testing.T) {
-	g, err := New(Config{Upstream: "http://127.0.0.1:1/v1", MCP: "http://127.0.0.1:1/mcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	srv := httptest.NewServer(g)
-	t.Cleanup(srv.Close)
+	srv := serveUnreachable(t)
 	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", maxAppBody) + `"}]}`
 	for _, chunked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("chunked=%v", chunked), func(t *testing.T) {
@@ -76,4 +70,33 @@ func TestOverLimitBodyIs413(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDeepBodyIs400: a body nested past nesting.Max is refused with 400 at
+// the place the limit was crossed, before it is decoded.
+func TestDeepBodyIs400(t *testing.T) {
+	srv := serveUnreachable(t)
+	res, err := srv.Client().Post(srv.URL+pathChat, "application/json", strings.NewReader(`{"model":"m","messages":`+strings.Repeat("[", 1_000_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "request body:1:124: nests deeper than 100 levels") {
+		t.Errorf("got %d %s, want 400 naming request body:1:124", res.StatusCode, b)
+	}
+}
+
+// serveUnreachable serves a gateway whose upstream and MCP server cannot be
+// reached, for tests of what it refuses before calling either.
+func serveUnreachable(t *testing.T) *httptest.Server {
+	t.Helper()
+	g, err := New(Config{Upstream: "http://127.0.0.1:1/v1", MCP: "http://127.0.0.1:1/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	return srv
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -59,6 +60,9 @@ func badRequest(format string, args ...any) error {
 // parseAppRequest decodes body as a request to endpoint, for a gateway whose
 // MCP server is labelled label. Every problem is a *requestError.
 func parseAppRequest(endpoint, label string, body []byte) (*appRequest, error) {
+	if err := nesting.CheckJSON("request body", body); err != nil {
+		return nil, err
+	}
 	top, err := decodeObject(body)
 	if err != nil {
 		return nil, err

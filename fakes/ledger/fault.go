@@ -12,6 +12,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // Fault is one fault armed on the ledger. Exactly one of the kind fields
@@ -279,6 +280,9 @@ func ParseFault(s string) (Fault, error) {
 	var f Fault
 	if strings.TrimSpace(s) == "" {
 		return f, errors.New("mcp fault: empty; want a YAML mapping such as '{tool: commit_write, drop_after_execute: {}}'")
+	}
+	if err := yamlfile.CheckNesting("mcp fault", []byte(s)); err != nil {
+		return Fault{}, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader([]byte(s)), yaml.Strict())
 	if err := dec.Decode(&f); err != nil {

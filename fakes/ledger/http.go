@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -136,7 +137,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("ledger %s: reading request body: %v", r.URL.Path, err), http.StatusBadRequest)
 		return
 	}
-	msgs, batch, err := peek(body)
+	err = nesting.CheckJSON("body", body)
+	var msgs []jsonrpc.Message
+	var batch bool
+	if err == nil {
+		msgs, batch, err = peek(body)
+	}
 	if err != nil {
 		http.Error(w, fmt.Sprintf("ledger %s: unparsable JSON-RPC body: %v", r.URL.Path, err), http.StatusBadRequest)
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // Kinds of request, as classified and logged.
@@ -189,6 +190,9 @@ func ParseFault(s string) (Fault, error) {
 	var f Fault
 	if strings.TrimSpace(s) == "" {
 		return Fault{}, fmt.Errorf("fault: empty; want a mapping such as {on: follow_up, respond: {status: 500}}")
+	}
+	if err := yamlfile.CheckNesting("fault", []byte(s)); err != nil {
+		return Fault{}, err
 	}
 	if err := yaml.UnmarshalWithOptions([]byte(s), &f, yaml.Strict()); err != nil {
 		// The YAML error already carries its line:column and source excerpt.

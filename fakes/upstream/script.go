@@ -10,6 +10,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/invopop/jsonschema"
+
+	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
 // Script is what the fake model answers, one run at a time. In YAML and JSON
@@ -64,6 +66,9 @@ func DefaultScript() Script {
 // name the line and column.
 func ParseScript(b []byte) (Script, error) {
 	var s Script
+	if err := yamlfile.CheckNesting("script", b); err != nil {
+		return Script{}, err
+	}
 	if err := yaml.UnmarshalWithOptions(b, &s, yaml.Strict()); err != nil {
 		// The YAML error already carries its line:column and source excerpt.
 		return Script{}, fmt.Errorf("parsing script (a list of steps such as [{call: commit_write, arguments: {entry: \"{{entry}}\"}}, {say: done}]): %w", err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -1030,7 +1031,7 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64, buf []byte) (
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			return buf, nil
+			return buf, nesting.CheckJSON("request body", buf)
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError

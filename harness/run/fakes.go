@@ -42,12 +42,12 @@ func startFakes(annotations map[string]ledger.Annotations, now func() time.Time,
 		mcp = runtoken.Handler(owner, l)
 	}
 	mux.Handle("/mcp", mcp)
-	lsrv, lurl, err := loopback.Serve(addrs.MCP, mux)
+	lsrv, lurl, err := loopback.Serve(addrs.MCP, "MCP server", mux)
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("starting the ledger: %w", err)
 	}
-	usrv, uurl, err := loopback.Serve(addrs.Upstream, u)
+	usrv, uurl, err := loopback.Serve(addrs.Upstream, "model API", u)
 	if err != nil {
 		lsrv.Close()
 		l.Close()
@@ -59,13 +59,13 @@ func startFakes(annotations map[string]ledger.Annotations, now func() time.Time,
 // own serves the fakes at addresses of the run token's own: everything
 // arriving there belongs to the run. The returned func closes them.
 func (e *fakesEnv) own(token string) (target.Fakes, func(), error) {
-	usrv, uurl, err := loopback.Serve("", runtoken.Handler(token, e.upstream))
+	usrv, uurl, err := loopback.Serve("", "model API", runtoken.Handler(token, e.upstream))
 	if err != nil {
 		return target.Fakes{}, nil, fmt.Errorf("starting the run's own model API address: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", runtoken.Handler(token, e.ledger))
-	lsrv, lurl, err := loopback.Serve("", mux)
+	lsrv, lurl, err := loopback.Serve("", "MCP server", mux)
 	if err != nil {
 		usrv.Close()
 		return target.Fakes{}, nil, fmt.Errorf("starting the run's own MCP address: %w", err)

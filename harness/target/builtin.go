@@ -81,7 +81,7 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", b.name, err)
 	}
-	srv, url, err := loopback.Serve("", gw)
+	srv, url, err := loopback.Serve("", "gateway", gw)
 	if err != nil {
 		gw.Close()
 		return nil, fmt.Errorf("starting %s: %w", b.name, err)

@@ -3,18 +3,23 @@
 package loopback
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
-// Serve serves h on addr (127.0.0.1 port 0 when empty) and returns the
-// server and its base URL (http://host:port). The caller closes the server.
+// Serve serves h behind Guard, named what, on addr (127.0.0.1 port 0 when
+// empty) and returns the server and its base URL (http://host:port). The
+// caller closes the server.
 // An address already in use is an error that says so.
-func Serve(addr string, h http.Handler) (*http.Server, string, error) {
+func Serve(addr, what string, h http.Handler) (*http.Server, string, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -25,7 +30,79 @@ func Serve(addr string, h http.Handler) (*http.Server, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Guard(what, h), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return srv, "http://" + ln.Addr().String(), nil
+}
+
+// Guard wraps h so that a web page in a browser on this machine cannot use
+// it: a request whose Origin header is not the server's own loopback origin
+// (http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT, with
+// the port the request came in on), or whose Host is not a loopback name
+// or address (a DNS rebinding: a page's own name resolved to 127.0.0.1),
+// gets 403 with {"error": …} saying which. Programs (SDKs, agents, curl)
+// send no Origin and a loopback Host, and pass. A request that came in on a
+// non-loopback address of the server (a listener on 0.0.0.0 or a LAN
+// address, set up on purpose) skips the Host check; the Origin check holds
+// for every request. what names the service in the error ("model API").
+func Guard(what string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if msg := refusal(r); msg != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			b, _ := json.Marshal(map[string]string{"error": what + ": " + msg})
+			_, _ = w.Write(append(b, '\n'))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refusal says why Guard refuses r, or "".
+func refusal(r *http.Request) string {
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	port := portOf(r.Host)
+	localLoopback := true
+	if a, ok := local.(*net.TCPAddr); ok {
+		port = strconv.Itoa(a.Port)
+		localLoopback = a.IP.IsLoopback()
+	}
+	if localLoopback && !IsLoopbackHost(hostOf(r.Host)) {
+		return fmt.Sprintf("Host %q is not a loopback name or address; requests from web pages (DNS rebinding) are refused", r.Host)
+	}
+	if origin, ok := r.Header["Origin"]; ok {
+		u, err := url.Parse(strings.Join(origin, ","))
+		if err != nil || u.Scheme != "http" || !IsLoopbackHost(u.Hostname()) || u.Port() != port {
+			return fmt.Sprintf("Origin %q is not this server's own; requests from web pages are refused", strings.Join(origin, ","))
+		}
+	}
+	return ""
+}
+
+// IsLoopbackHost reports whether host (a name or an IP address, without a
+// port or brackets) is localhost, a name under .localhost, or a loopback
+// address: names a browser resolves to this machine without asking DNS.
+func IsLoopbackHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOf is the host of a Host header, without its port or brackets.
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+// portOf is the port of a Host header, or "" (the default port).
+func portOf(hostport string) string {
+	if _, p, err := net.SplitHostPort(hostport); err == nil {
+		return p
+	}
+	return ""
 }

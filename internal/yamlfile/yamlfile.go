@@ -4,18 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/replaycheck/replaycheck/internal/inputfile"
+	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
-// ReadFile reads the file at path, refusing one larger than limit bytes.
+// ReadFile reads the file at path, refusing one larger than limit bytes
+// and, before opening it, one that is not a regular file (see inputfile).
 func ReadFile(path string, limit int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -35,9 +38,13 @@ func ReadFile(path string, limit int) ([]byte, error) {
 // Aliases are resolved (see MaxNodes): an alias node is replaced by the node
 // of its anchor, which may so appear in several places of the tree, and
 // every alias of a document finds its anchor, wherever it is defined before
-// it. A syntax error, an alias without an anchor before it and a document
-// that expands past the limits are an *Error at their line and column.
+// it. A syntax error, an alias without an anchor before it, a document
+// that expands past the limits and one nested too deep (see CheckNesting)
+// are an *Error at their line and column.
 func Parse(file string, src []byte) ([]ast.Node, error) {
+	if err := CheckNesting(file, src); err != nil {
+		return nil, err
+	}
 	var f *ast.File
 	if err := guard(func() (err error) { f, err = parser.ParseBytes(src, 0); return err }); err != nil {
 		return nil, decodeError(file, src, err, nil, nil, nil)
@@ -53,6 +60,17 @@ func Parse(file string, src []byte) ([]ast.Node, error) {
 		}
 	}
 	return out, nil
+}
+
+// CheckNesting returns an *Error at the collection of src, read from file,
+// that nests deeper than nesting.Max, or nil. It scans the bytes without
+// parsing them: Parse calls it first, and so does every loader that decodes
+// YAML by other means.
+func CheckNesting(file string, src []byte) error {
+	if e := nesting.YAML(src, nesting.Max); e != nil {
+		return NewError(file, src, e.Line, e.Col, "%s", e.Error())
+	}
+	return nil
 }
 
 // ParseDocument is Parse for a file of one document: it returns its body,

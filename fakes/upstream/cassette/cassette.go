@@ -33,7 +33,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/replaycheck/replaycheck/internal/inputfile"
 	"github.com/replaycheck/replaycheck/internal/linefile"
+	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
 // Entry is one recorded exchange: the request as the matcher keys it and
@@ -181,7 +183,7 @@ func Load(path string) ([]Entry, []Source, error) {
 }
 
 func loadFile(file string) ([]Entry, []Source, error) {
-	f, err := os.Open(file)
+	f, err := inputfile.Open(file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cassette: %w", err)
 	}
@@ -194,6 +196,10 @@ func loadFile(file string) ([]Entry, []Source, error) {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
+		}
+		if ne := nesting.JSON(line, nesting.Max); ne != nil {
+			indent := bytes.Index(sc.Bytes(), line)
+			return nil, nil, fmt.Errorf("cassette %s:%d:%d: %w", file, n, indent+ne.Col, ne)
 		}
 		var e Entry
 		dec := json.NewDecoder(bytes.NewReader(line))

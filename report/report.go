@@ -5,6 +5,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -134,12 +135,28 @@ func ReadJSON(r io.Reader) (Suite, error) {
 		Cells json.RawMessage `json:"cells"`
 		Bases json.RawMessage `json:"bases"`
 	}
-	if err := json.Unmarshal(b, &in); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var typeErr *json.UnmarshalTypeError
+	switch err := dec.Decode(&in); {
+	case errors.Is(err, io.EOF):
+		return Suite{}, errors.New("reading JSON report: the file is empty; want the JSON of run --json")
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return Suite{}, fmt.Errorf("reading JSON report: a JSON %s, not a run report (the JSON object of run --json)", typeErr.Value)
+	case err != nil:
 		return Suite{}, fmt.Errorf("reading JSON report: %w", err)
+	}
+	// One report per file: a second value (reports concatenated) would
+	// otherwise be dropped without a word.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Suite{}, fmt.Errorf("reading JSON report: more after the report's JSON object, which ends at byte %d (concatenated reports? give each its own file)", end)
 	}
 	s := in.Suite
 	if in.Cells != nil || in.Bases != nil {
 		return s, fmt.Errorf("reading JSON report: %w", ErrExploreReport)
+	}
+	if s.Version == 0 {
+		return s, errors.New("reading JSON report: no format version: not a run report (the JSON of run --json)")
 	}
 	if s.Version != FormatVersion {
 		return s, fmt.Errorf("reading JSON report: format version %d, want %d", s.Version, FormatVersion)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,7 +164,32 @@ func TestJSONRoundTripRechecks(t *testing.T) {
 	if got := re.Results[1].Counts.Writes; got != 3 {
 		t.Errorf("rechecked writes = %d, want 3", got)
 	}
-	if _, err := ReadJSON(bytes.NewReader([]byte(`{"version": 9}`))); err == nil {
-		t.Error("ReadJSON accepted an unknown format version")
+}
+
+// TestReadJSONRefuses: what is not one run report is refused, saying what
+// it is: an unknown version, an empty file, another JSON value, no version,
+// and a second report after the first (concatenated, which read as the
+// first alone).
+func TestReadJSONRefuses(t *testing.T) {
+	var saved bytes.Buffer
+	if err := WriteJSON(&saved, fixture()); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, in, want string }{
+		{"unknown version", `{"version": 9}`, "format version 9, want 1"},
+		{"empty", ``, "the file is empty"},
+		{"array", `[]`, "a JSON array, not a run report"},
+		{"null", `null`, "no format version"},
+		{"other object", `{"foo": 1}`, "no format version"},
+		{"concatenated", saved.String() + saved.String(), "concatenated reports?"},
+		{"trailing garbage", saved.String() + "garbage", "more after the report's JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadJSON(strings.NewReader(tt.in))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

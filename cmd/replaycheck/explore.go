@@ -212,14 +212,14 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	case err != nil:
 		return fmt.Errorf("exploring %s: %w", xo.Target.Name(), err)
 	}
+	// A report that cannot be written (the findings, the table too) does not
+	// hide the outcome (an interrupt, a finding) or the other reports: it is
+	// joined to it.
+	var werrs []error
 	if opts.Out != "" {
-		if err := explore.WriteFindings(opts.Out, rep); err != nil {
-			return err
-		}
+		werrs = append(werrs, explore.WriteFindings(opts.Out, rep))
 	}
-	// A report that cannot be written (the table too) does not hide the
-	// outcome (an interrupt, a finding): it is joined to it.
-	werrs := []error{tableError(report.WriteExploreTable(table, rep, report.ExploreOptions{All: opts.All}))}
+	werrs = append(werrs, tableError(report.WriteExploreTable(table, rep, report.ExploreOptions{All: opts.All})))
 	for _, out := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -272,6 +272,8 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		return xo, fmt.Errorf("--stall, --slow, --linger and --dribble want positive durations")
 	case opts.Confirm < 1:
 		return xo, fmt.Errorf("--confirm %d: want 1 or more", opts.Confirm)
+	case opts.Out == stdoutName:
+		return xo, fmt.Errorf("--out -: want a directory for the finding files (stdout cannot hold them; --json - writes the sweep there)")
 	}
 	if len(opts.Kinds) > 0 || !opts.Fingerprint {
 		kinds, err := explore.SelectKinds(opts.Kinds)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"os"
@@ -80,6 +82,31 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 	}
 }
 
+// TestExploreFindingsCannotBeWritten: an --out that cannot be written is said
+// and joined to the finding (exit 1), and the table and the other reports
+// are still written.
+func TestExploreFindingsCannotBeWritten(t *testing.T) {
+	dir := t.TempDir()
+	notDir, js := filepath.Join(dir, "file"), filepath.Join(dir, "explore.json")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	root := newRootCmd(strings.NewReader(""), &out, &errOut)
+	root.SetArgs([]string{"explore", "../../scenarios/seed/no-fault-chat.yaml", "--target", "builtin:naive",
+		"--kinds", "500", "--out", filepath.Join(notDir, "found"), "--json", js})
+	err := root.ExecuteContext(context.Background())
+	if code := exitCode(err); code != exitRuleBroken || err == nil || !strings.Contains(err.Error(), "writing findings") {
+		t.Errorf("exit %d, want 1 and the write error; error %v\nstderr:\n%s", code, err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "1. seed chat no fault: 500 at follow_up") {
+		t.Errorf("the table lacks the finding:\n%s", out.String())
+	}
+	if _, err := os.Stat(js); err != nil {
+		t.Errorf("the JSON report was not written: %v", err)
+	}
+}
+
 func TestExploreGuardedFingerprint(t *testing.T) {
 	code, out, errOut := execute(t, "explore", "../../scenarios/seed/no-fault-chat.yaml", "--fingerprint", "--kinds", "400,500")
 	if code != exitOK {
@@ -103,6 +130,7 @@ func TestExploreBadInput(t *testing.T) {
 		{"points", []string{"--points", "("}, "--points"},
 		{"shard", []string{"--shard", "4/3"}, "--shard"},
 		{"confirm", []string{"--confirm", "0"}, "--confirm 0: want 1 or more"},
+		{"out on stdout", []string{"--out", "-"}, "--out -: want a directory"},
 		{"dribble", []string{"--dribble", "0s"}, "--dribble want positive durations"},
 		{"base", []string{"no-such-base.yaml"}, "no-such-base.yaml"},
 		{"client base on a gateway", []string{"../../scenarios/clients/no-fault.yaml"}, "expects a client"},

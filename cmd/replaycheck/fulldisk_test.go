@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -146,5 +147,34 @@ func TestReportsOnAFullDisk(t *testing.T) {
 				t.Errorf("the directory holds %d entries (%v), want only the %d reports: %v", len(entries), err, len(old), entries)
 			}
 		})
+	}
+}
+
+// TestExitCodeWhenStdoutIsClosed: "replaycheck run … | head -1" ends the
+// pipe before the table is written; the write fails (EPIPE, said on stderr)
+// instead of SIGPIPE killing replaycheck (exit 141 in a shell), so a broken
+// rule still exits 1. It runs the replaycheck that testscript.Main puts on
+// PATH, as a child whose stdout is a pipe with no reader.
+func TestExitCodeWhenStdoutIsClosed(t *testing.T) {
+	bin, err := exec.LookPath("replaycheck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "../../scenarios/seed/fault-on-chat.yaml", "--target", "builtin:naive")
+	cmd.Stdout = w
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	w.Close()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitRuleBroken || !strings.Contains(stderr.String(), "broken pipe") {
+		t.Errorf("%v, want exit %d and the write error\nstderr:\n%s", err, exitRuleBroken, stderr.String())
 	}
 }

@@ -12,6 +12,11 @@ import (
 )
 
 func main() {
+	// A stdout closed early ("replaycheck run | head -1") fails the write
+	// (EPIPE, said) instead of SIGPIPE killing the process: the exit code
+	// stays the verdict's. Notified, not ignored, so that the targets
+	// replaycheck starts get the default disposition.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd(os.Stdin, os.Stdout, os.Stderr).ExecuteContext(ctx)
 	stop()

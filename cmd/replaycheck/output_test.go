@@ -34,6 +34,10 @@ func TestVerboseIsNotVersion(t *testing.T) {
 		{"before the command", []string{"-v", "run", "../../scenarios/seed/no-fault-chat.yaml"}, exitBadUsage, "-v is --verbose, given after the command name"},
 		{"alone", []string{"-v"}, exitBadUsage, "the version is --version or 'replaycheck version'"},
 		{"on a command without it", []string{"list", "-v"}, exitBadUsage, "replaycheck list does not take it"},
+		{"-vv before the command", []string{"-vv", "run", "../../scenarios/seed/no-fault-chat.yaml"}, exitBadUsage, "unknown shorthand flag: 'v' in -vv"},
+		{"-vq before the command", []string{"-vq", "run", "../../scenarios/seed/no-fault-chat.yaml"}, exitBadUsage, "unknown shorthand flag: 'v' in -vq"},
+		{"another shorthand before the command", []string{"-xv", "run", "../../scenarios/seed/no-fault-chat.yaml"}, exitBadUsage, "unknown shorthand flag: 'x'"},
+		{"--version before a command", []string{"--version", "run", "../../scenarios/seed/no-fault-chat.yaml"}, exitBadUsage, "--version takes no command"},
 		{"run -v", []string{"run", "../../scenarios/seed/no-fault-chat.yaml", "-v"}, exitOK, "PASS seed"},
 	}
 	for _, tt := range tests {

@@ -38,3 +38,36 @@ func TestRecheckIgnoresSavedVerdicts(t *testing.T) {
 		t.Errorf("recheck of a stale pass: exit %d, want %d\n%s%s", code, exitRuleBroken, out, errOut)
 	}
 }
+
+// TestRecheckOfNothingIsNotGreen: a saved run that did not complete (its
+// target could not start) re-checks as not completed (exit 3), and a report
+// with no result (an empty shard's) is refused (exit 2); both re-checked as
+// "0 scenarios", exit 0, before.
+func TestRecheckOfNothingIsNotGreen(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		suite report.Suite
+		code  int
+		want  string
+	}{
+		{"aborted", report.Suite{Abort: &report.Abort{Kind: report.AbortHarness, Error: "client x could not run"}}, exitCannotRun, "the saved run did not complete: client x could not run"},
+		{"no result", report.Suite{}, exitBadUsage, "no result in the report"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := report.WriteJSON(&b, tt.suite); err != nil {
+				t.Fatal(err)
+			}
+			js := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-")+".json")
+			if err := os.WriteFile(js, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := execute(t, "run", "--recheck", js)
+			if code != tt.code || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, want %d and %q\n%s%s", code, tt.code, tt.want, out, errOut)
+			}
+		})
+	}
+}

@@ -75,19 +75,26 @@ Exit codes:
 	)
 	describeEnv(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		// Flags before the command name are the root's (TraverseChildren):
+		// "replaycheck --version run" would run without saying the version.
+		if v, _ := root.Flags().GetBool("version"); v && cmd != root {
+			return asUsage(fmt.Errorf("--version takes no command: 'replaycheck --version' or 'replaycheck version' prints the version, 'replaycheck %s' runs", cmd.Name()))
+		}
 		return applyEnv(cmd.Flags(), os.LookupEnv)
 	}
 	return root
 }
 
 // isCobraUsage reports whether err is one of cobra's own usage errors, which
-// it returns unwrapped (unknown command, wrong argument count).
+// it returns unwrapped (unknown command, wrong argument count, a flag
+// before the command name that the root does not take).
 func isCobraUsage(err error) bool {
 	msg := err.Error()
 	return strings.HasPrefix(msg, "unknown command") ||
 		strings.HasPrefix(msg, "accepts ") ||
 		strings.HasPrefix(msg, "requires ") ||
 		strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "unknown shorthand flag") ||
 		strings.HasPrefix(msg, "if any flags in the group") ||
 		strings.HasPrefix(msg, "invalid argument")
 }

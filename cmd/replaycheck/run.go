@@ -484,6 +484,10 @@ func recheck(path string) (report.Suite, error) {
 	if err != nil {
 		return report.Suite{}, asUsage(fmt.Errorf("--recheck: %w", err))
 	}
+	if len(saved.Results) == 0 && saved.Abort == nil {
+		// An empty shard's report, say: no green from nothing (as report merge).
+		return report.Suite{}, asUsage(fmt.Errorf("--recheck %s: no result in the report: nothing to re-check", path))
+	}
 	out := report.Suite{Version: saved.Version, Wall: saved.Wall, Run: saved.Run}
 	for _, r := range saved.Results {
 		if r.Repeat == nil {
@@ -503,6 +507,11 @@ func recheck(path string) (report.Suite, error) {
 		}
 	}
 	out.Results = rules.Combine(out.Results)
+	if saved.Abort != nil {
+		// The saved run did not complete (a target that could not start, an
+		// interrupt): its results are re-checked, and it still did not.
+		return out, fmt.Errorf("--recheck %s: the saved run did not complete: %s", path, saved.Abort.Error)
+	}
 	return out, nil
 }
 

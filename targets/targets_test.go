@@ -478,12 +478,19 @@ func TestClientGetsNoCredentials(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "env.yaml")
 	if err := os.WriteFile(file, []byte(`kind: client
-command: [sh, -c, 'env; [ -n "$MY_SERVICE_TOKEN" ] && echo has-service-token; echo own key `+ownKey+`']
+command: [sh, -c, 'env; [ -n "$MY_SERVICE_TOKEN" ] && echo has-service-token; echo own key `+ownKey+`; cat "$HOME/.netrc"; echo netrc read']
 pass_env: [REPLAYCHECK_TEST_PASSED, MY_SERVICE_TOKEN]
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"REPLAYCHECK_TEST_PASSED=" + passed, "MY_SERVICE_TOKEN=" + passedToken}
+	// The user's home holds credential files a client must not read: its
+	// HOME is the run's scratch directory.
+	home := t.TempDir()
+	const netrcPassword = "netrc-password-4711"
+	if err := os.WriteFile(filepath.Join(home, ".netrc"), []byte("machine api.example.com login u password "+netrcPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"REPLAYCHECK_TEST_PASSED=" + passed, "MY_SERVICE_TOKEN=" + passedToken, "HOME=" + home}
 	for k, v := range creds {
 		env = append(env, k+"="+v)
 	}
@@ -522,7 +529,10 @@ pass_env: [REPLAYCHECK_TEST_PASSED, MY_SERVICE_TOKEN]
 			t.Errorf("the client's output lacks %q:\n%s", want, stdout)
 		}
 	}
-	for _, secret := range []string{passedToken, ownKey} {
+	if !strings.Contains(stdout, "netrc read") || strings.Contains(stdout, "HOME="+home+"\n") {
+		t.Errorf("the client's HOME is the user's, want the run's scratch directory:\n%s", stdout)
+	}
+	for _, secret := range []string{passedToken, ownKey, netrcPassword} {
 		if strings.Contains(string(b), secret) || strings.Contains(out, secret) {
 			t.Errorf("%q is in the report or the output", secret)
 		}

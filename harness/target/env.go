@@ -39,6 +39,18 @@ func processEnv(parent []string, pass []string) []string {
 	return setEnv(out, loopbackNoProxy())
 }
 
+// clientHome returns env with HOME (and USERPROFILE, its Windows spelling)
+// in runDir, the client run's scratch directory: the user's home holds their
+// credentials (~/.netrc, ~/.aws, agents' own logins), which a client under
+// test must not read. A target file that names HOME in pass_env keeps the
+// user's; one that sets it in env overrides both.
+func clientHome(env []string, pass []string, runDir string) []string {
+	if containsFold(pass, "HOME") {
+		return env
+	}
+	return setEnv(env, map[string]string{"HOME": runDir, "USERPROFILE": runDir})
+}
+
 // baseVar reports whether every process gets variable k (baseEnv).
 func baseVar(k string) bool {
 	if containsFold(baseEnv[:], k) {

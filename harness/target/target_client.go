@@ -318,6 +318,7 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		"REPLAYCHECK_TOKEN":   req.Token,
 		"REPLAYCHECK_RUN_DIR": runDir,
 	})
+	env = clientHome(env, i.t.spec.PassEnv, runDir)
 	for k, val := range i.t.spec.Env {
 		r, err := render(val, clientVars, v)
 		if err != nil {

@@ -407,3 +407,95 @@ func TestNotRun(t *testing.T) {
 		})
 	}
 }
+
+// holdCalls is an http.RoundTripper that holds a POST carrying a tools/call
+// back before sending it, until hold passes or its context ends: a gateway
+// slow to get the call out (a busy machine, a slow connection).
+type holdCalls struct {
+	next http.RoundTripper
+	hold time.Duration
+}
+
+func (h holdCalls) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"tools/call"`)) {
+			select {
+			case <-time.After(h.hold):
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		}
+	}
+	return h.next.RoundTrip(req)
+}
+
+// TestToolTimeoutStartsWhenTheCallIsSent: a gateway that takes longer than
+// its tool timeout to send a tools/call (held back in its own transport)
+// still sends it, then times it out, cancelling it when guarded: the timeout
+// is the server's time, so the verdict does not depend on how busy the
+// gateway's machine is. The hold is the only wall clock: were the timeout
+// counted from before the send, the call would never leave (calls 0).
+func TestToolTimeoutStartsWhenTheCallIsSent(t *testing.T) {
+	const toolTimeout = 20 * time.Millisecond
+	tests := []struct {
+		name          string
+		bugs          Bugs
+		told          string
+		cancellations int
+	}{
+		{name: "guarded", told: "timed out after 20ms and was cancelled", cancellations: 1},
+		{name: "no-cancel-on-timeout", bugs: Bugs{NoCancelOnTimeout: true}, told: "timed out after 20ms."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := ledger.New(ledger.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow := fault.Duration(time.Hour)
+			if err := l.Arm("", []ledger.Fault{{Tool: ledger.ToolCommitWrite, Delay: &slow}}); err != nil {
+				t.Fatal(err)
+			}
+			ls := httptest.NewServer(l)
+			model := &toolResultModel{}
+			us := httptest.NewServer(model)
+			client := &http.Client{Transport: holdCalls{next: http.DefaultTransport, hold: 10 * toolTimeout}}
+			g, err := New(Config{Upstream: us.URL + "/v1", MCP: ls.URL + "/mcp", Bugs: tt.bugs, ToolTimeout: toolTimeout, HTTPClient: client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				l.Close() // first: it ends the held call left running
+				g.Close()
+				ls.Close()
+				us.Close()
+			})
+			w := httptest.NewRecorder()
+			g.ServeHTTP(w, httptest.NewRequest("POST", pathChat, strings.NewReader(seedBody(pathChat, seedAsk, false, false))))
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			model.mu.Lock()
+			told := model.results
+			model.mu.Unlock()
+			if len(told) != 1 || !strings.Contains(told[0], tt.told) {
+				t.Errorf("the model was told %q, want one result containing %q", told, tt.told)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := l.WaitFor(ctx, "", func(c ledger.Counts) bool {
+				return c.Calls[ledger.ToolCommitWrite] == 1 && c.Cancellations == tt.cancellations
+			})
+			if err != nil {
+				t.Fatalf("%v (counts %+v)", err, c)
+			}
+		})
+	}
+}

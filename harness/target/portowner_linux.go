@@ -1,12 +1,12 @@
 package target
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/procnet"
 )
 
 // groupListens reports whether a process of the group led by pgid (or a
@@ -14,10 +14,14 @@ import (
 // own) holds a socket listening on TCP port, as /proc shows it. known is
 // false when /proc cannot say (not mounted, unreadable).
 func groupListens(port, pgid int) (owned, known bool) {
+	socks, err := procnet.Sockets()
+	if err != nil {
+		return false, false
+	}
 	inodes := map[string]bool{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		if err := listeningInodes(f, port, inodes); err != nil && !os.IsNotExist(err) {
-			return false, false
+	for _, sk := range socks {
+		if sk.LocalPort == port && sk.State == procnet.Listen {
+			inodes[sk.Inode] = true
 		}
 	}
 	if len(inodes) == 0 {
@@ -67,27 +71,6 @@ func groupListens(port, pgid int) (owned, known bool) {
 		}
 	}
 	return false, true
-}
-
-// listeningInodes adds to inodes the inode of each socket in file (the
-// format of /proc/net/tcp) that listens on port.
-func listeningInodes(file string, port int, inodes map[string]bool) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	want := fmt.Sprintf(":%04X", port)
-	sc := bufio.NewScanner(f)
-	sc.Scan() // the header
-	for sc.Scan() {
-		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 9 && strings.HasSuffix(fields[1], want) && fields[3] == "0A" {
-			inodes[fields[9]] = true
-		}
-	}
-	return sc.Err()
 }
 
 // procStat returns the parent and the process group of pid from

@@ -341,7 +341,9 @@ const drainLimit = 10 * time.Second
 func drained(ctx context.Context, port int) bool {
 	ctx, cancel := context.WithTimeout(ctx, drainLimit)
 	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
+	// Each look reads the whole socket table, so not too often: hundreds of
+	// parallel runs may be waiting at once.
+	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for waited := false; ; waited = true {
 		if pending, err := procnet.Pending(port); err != nil || !pending {

@@ -14,7 +14,7 @@ import (
 // own) holds a socket listening on TCP port, as /proc shows it. known is
 // false when /proc cannot say (not mounted, unreadable).
 func groupListens(port, pgid int) (owned, known bool) {
-	socks, err := procnet.Sockets()
+	socks, err := procnet.Sockets(procnet.States(procnet.Listen))
 	if err != nil {
 		return false, false
 	}

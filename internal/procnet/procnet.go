@@ -1,6 +1,7 @@
 // Package procnet reads the kernel's table of TCP sockets, where the system
-// has one (/proc/net/tcp and /proc/net/tcp6 on Linux): which sockets listen
-// on a port, and whether a port holds input its server has not taken in yet.
+// has one (Linux: netlink sock_diag, or /proc/net/tcp and /proc/net/tcp6):
+// which sockets listen on a port, and whether a port holds input its server
+// has not taken in yet.
 package procnet
 
 import "errors"
@@ -28,11 +29,20 @@ const (
 	CloseWait   = 0x08
 )
 
+// States is a set of states for Sockets: a bit per state.
+func States(states ...int) uint32 {
+	var m uint32
+	for _, s := range states {
+		m |= 1 << s
+	}
+	return m
+}
+
 // Pending reports whether port, a local port of this host, has input its
 // server has not taken in: connections not accepted yet, bytes not read, or
 // a peer's close not yet seen (CLOSE_WAIT).
 func Pending(port int) (bool, error) {
-	socks, err := Sockets()
+	socks, err := Sockets(States(Listen, Established, CloseWait))
 	if err != nil {
 		return false, err
 	}

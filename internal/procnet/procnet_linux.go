@@ -7,11 +7,20 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
-// Sockets returns the TCP sockets of /proc/net/tcp and /proc/net/tcp6 (the
-// caller's network namespace).
-func Sockets() ([]Socket, error) {
+// Sockets returns the TCP sockets of the caller's network namespace in
+// states (see States), IPv4 and IPv6: through sock_diag, or where that is
+// refused, from /proc/net/tcp and /proc/net/tcp6.
+func Sockets(states uint32) ([]Socket, error) {
+	v4, err := diag(syscall.AF_INET, states)
+	if err == nil {
+		var v6 []Socket
+		if v6, err = diag(syscall.AF_INET6, states); err == nil {
+			return append(v4, v6...), nil
+		}
+	}
 	var all []Socket
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		socks, err := read(file)
@@ -21,7 +30,11 @@ func Sockets() ([]Socket, error) {
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, socks...)
+		for _, s := range socks {
+			if states&(1<<s.State) != 0 {
+				all = append(all, s)
+			}
+		}
 	}
 	return all, nil
 }

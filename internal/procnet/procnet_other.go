@@ -3,4 +3,4 @@
 package procnet
 
 // Sockets has no table to read here.
-func Sockets() ([]Socket, error) { return nil, ErrUnsupported }
+func Sockets(states uint32) ([]Socket, error) { return nil, ErrUnsupported }

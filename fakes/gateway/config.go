@@ -58,12 +58,14 @@ type Config struct {
 	// MasterKey, when not "", must be presented as `Authorization: Bearer
 	// KEY` (or `x-api-key: KEY`); other requests get 401. It is never logged.
 	MasterKey string
-	// ToolTimeout bounds one MCP tools/call, and nothing else. 0 means
+	// ToolTimeout bounds one MCP tools/call from when its request was
+	// written to the connection, and nothing else. 0 means
 	// DefaultToolTimeout.
 	ToolTimeout time.Duration
 	// SessionTimeout bounds opening the MCP session (initialize, and the
-	// answer to the GET of its SSE stream) and listing its tools, which do not
-	// count against ToolTimeout. 0 means DefaultSessionTimeout.
+	// answer to the GET of its SSE stream), listing its tools and getting a
+	// tools/call's request written, which do not count against ToolTimeout.
+	// 0 means DefaultSessionTimeout.
 	SessionTimeout time.Duration
 	// BodyTimeout bounds reading an app request's body, so a client that
 	// sends it slowly cannot hold a connection; a body not read in time gets

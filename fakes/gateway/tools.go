@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptrace"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -172,16 +174,19 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 	return resultText(res)
 }
 
-// callTool sends one tools/call bounded by the tool timeout. Guarded, the
-// call's context is cancelled at the timeout, which cancels it on the wire.
-// With NoCancelOnTimeout the call runs on a context the timeout does not
-// cancel: the gateway stops waiting and the call goes on (until Close).
-// An error where the server cannot have run the call wraps errNotRun; a
-// timeout never does.
+// callTool sends one tools/call bounded by the tool timeout, which starts
+// when the call's request was written (see toolTimer). Guarded, the call's
+// context is cancelled at the timeout, which cancels it on the wire. With
+// NoCancelOnTimeout the call runs on a context the timeout does not cancel:
+// the gateway stops waiting and the call goes on (until Close). An error
+// where the server cannot have run the call wraps errNotRun; a timeout never
+// does.
 func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if !g.cfg.Bugs.Has(NoCancelOnTimeout) {
-		cctx, cancel := context.WithTimeout(ctx, g.cfg.ToolTimeout)
+		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		cctx, stop := g.toolTimer(cctx, cancel)
+		defer stop()
 		cctx, mark := withSendMark(cctx)
 		res, err := s.cs.CallTool(cctx, params)
 		return res, notRun(err, mark)
@@ -199,6 +204,10 @@ func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallT
 	g.detached.Add(1)
 	g.detachMu.Unlock()
 	dctx, cancel := context.WithTimeout(g.detachCtx, detachLimit(g.cfg.ToolTimeout))
+	expired := make(chan struct{})
+	var once sync.Once
+	dctx, stop := g.toolTimer(dctx, func() { once.Do(func() { close(expired) }) })
+	defer stop()
 	dctx, mark := withSendMark(dctx)
 	go func() {
 		defer g.detached.Done()
@@ -206,16 +215,45 @@ func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallT
 		res, err := s.cs.CallTool(dctx, params)
 		done <- outcome{res, err}
 	}()
-	timer := time.NewTimer(g.cfg.ToolTimeout)
-	defer timer.Stop()
 	select {
 	case o := <-done:
 		return o.res, notRun(o.err, mark)
-	case <-timer.C:
+	case <-expired:
 		return nil, context.DeadlineExceeded
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// toolTimer returns ctx with a trace that calls expire ToolTimeout after the
+// first request made on it was written to its connection: the tool timeout
+// is the server's time, never the time the gateway takes to get the call
+// out (a new connection, a busy machine), which would let the timeout pass
+// before the server had the call. A call whose request is not written within
+// SessionTimeout expires then. stop ends both clocks.
+func (g *Gateway) toolTimer(ctx context.Context, expire func()) (context.Context, func()) {
+	var mu sync.Mutex
+	var call *time.Timer // started when the request was written
+	stopped := false
+	send := time.AfterFunc(g.cfg.SessionTimeout, expire)
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || call != nil || !send.Stop() {
+			return // over, already started, or the send bound passed
+		}
+		call = time.AfterFunc(g.cfg.ToolTimeout, expire)
+	}}
+	stop := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		send.Stop()
+		if call != nil {
+			call.Stop()
+		}
+	}
+	return httptrace.WithClientTrace(ctx, trace), stop
 }
 
 // notRun wraps err, a failed call's error, with errNotRun when the server

@@ -255,6 +255,7 @@ func (s *Server) knownSession(id string) bool {
 // serveCalls hands a POST carrying tool calls to the SDK, watching for the
 // client going away and for the answer, which drop_after_execute swallows.
 func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
+	s.delayed(p)
 	p.unclaimed = len(p.calls)
 	s.posts.Store(p.serial, p)
 	r.Header.Set(postHeader, p.serial)
@@ -282,6 +283,21 @@ func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
 	s.mu.Unlock()
 	if pw.swallowed() {
 		s.dropConnection(w, r, p)
+	}
+}
+
+// delayed records the delay fault of each of p's calls it fired on, as the
+// POST goes to the tools: the call is held from here on, whether or not the
+// client is still there when a tool handler runs (the SDK may run none for a
+// POST whose client has gone), so a slow ledger cannot lose it.
+func (s *Server) delayed(p *post) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range p.calls {
+		if c.plan.delay > 0 {
+			s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "delay"})
+			s.log.Info("ledger fault", "fault", "delay", "delay", c.plan.delay, "tool", c.tool, "token", c.token, "request_id", c.idText)
+		}
 	}
 }
 

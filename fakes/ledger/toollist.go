@@ -14,8 +14,12 @@ import (
 // 10ms after a change) and for the session to list the tools again. A client
 // that lists only when it next needs the tools (or never) gets its answer
 // after this wait; one that lists on the notification gets it at once, so
-// its next request is sure to offer the new list.
-const notifyWait = time.Second
+// its next request is sure to offer the new list. It is the one wall clock
+// of a tool-list scenario, so it is thousands of times what a client takes
+// to act on the notification: at 1s a busy machine (256 parallel runs beside
+// 4 busy loops) could make the answer go before a guarded client had seen
+// the notification, and its next request offer the stale list.
+const notifyWait = 5 * time.Second
 
 // methodToolListChanged is the notification the SDK sends when tools change.
 const methodToolListChanged = "notifications/tools/list_changed"

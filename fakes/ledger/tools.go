@@ -242,18 +242,15 @@ func (s *Server) setOutcome(c *call, outcome string) {
 }
 
 // hold applies what faults do after the tool ran, before its answer: the
-// change_tools fault's change, then the delay fault, which waits the delay,
-// or until the client gives up (counted) or the server closes.
+// change_tools fault's change, then the delay fault (recorded by delayed),
+// which waits the delay, or until the client gives up (counted) or the
+// server closes.
 func (s *Server) hold(ctx context.Context, c *call) {
 	s.changeTools(ctx, c)
 	d := c.plan.delay
 	if d <= 0 {
 		return
 	}
-	s.mu.Lock()
-	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "delay"})
-	s.mu.Unlock()
-	s.log.Info("ledger fault", "fault", "delay", "delay", d, "tool", c.tool, "token", c.token, "request_id", c.idText)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	ended := "elapsed"

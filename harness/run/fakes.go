@@ -20,6 +20,7 @@ type fakesEnv struct {
 	ledgerSrv *http.Server
 	upSrv     *http.Server
 	urls      target.Fakes
+	owned     bool // the ledger is one run token's own (startFakes' owner)
 }
 
 // startFakes starts a ledger and an upstream fake, at addrs where set and on
@@ -53,7 +54,7 @@ func startFakes(annotations map[string]ledger.Annotations, now func() time.Time,
 		l.Close()
 		return nil, fmt.Errorf("starting the upstream fake: %w", err)
 	}
-	return &fakesEnv{ledger: l, upstream: u, ledgerSrv: lsrv, upSrv: usrv, urls: target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}}, nil
+	return &fakesEnv{ledger: l, upstream: u, ledgerSrv: lsrv, upSrv: usrv, urls: target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}, owned: owner != ""}, nil
 }
 
 // own serves the fakes at addresses of the run token's own: everything

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/procnet"
 )
 
 // settleGrace bounds the wait, after the last answer, for the ledger's calls
@@ -171,7 +173,14 @@ func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Dura
 // start and now.
 func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, start time.Time, now func() time.Time, at func(time.Time) history.Duration) {
 	token := a.token
-	settle(ctx, env.ledger, token)
+	mcpAddr := ""
+	switch {
+	case a.own != nil:
+		mcpAddr = a.own.MCP
+	case env.owned:
+		mcpAddr = env.urls.MCP
+	}
+	settle(ctx, env.ledger, token, ownPort(mcpAddr))
 	end := now()
 	if a.output != nil {
 		h.TargetOutput = a.output()
@@ -306,10 +315,60 @@ func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
 // settle waits, up to settleGrace, until every tools/call of the token has
 // ended: answered, cancelled, refused or dropped. A target that abandons a
 // call without cancelling it leaves it running; the wait then gives up.
-func settle(ctx context.Context, l *ledger.Server, token string) {
-	ctx, cancel := context.WithTimeout(ctx, settleGrace)
+// With port, the run's own MCP address, it then waits until the ledger has
+// taken in everything that arrived there (see drained), and if it had not,
+// for the calls to end once more: what the target sent is counted however
+// late a busy machine lets the ledger read it — a call its target timed out
+// and cancelled before the ledger read it is still the target's call, and
+// still cancelled.
+func settle(ctx context.Context, l *ledger.Server, token string, port int) {
+	over := func(ledger.Counts) bool { return ended(l.Events(token)) }
+	grace, cancel := context.WithTimeout(ctx, settleGrace)
+	_, _ = l.WaitFor(grace, token, over)
+	cancel()
+	if port == 0 || !drained(ctx, port) {
+		return
+	}
+	grace, cancel = context.WithTimeout(ctx, settleGrace)
 	defer cancel()
-	_, _ = l.WaitFor(ctx, token, func(ledger.Counts) bool { return ended(l.Events(token)) })
+	_, _ = l.WaitFor(grace, token, over)
+}
+
+// drainLimit bounds drained's wait: far more than a ledger takes to read
+// what arrived, also on a saturated machine.
+const drainLimit = 10 * time.Second
+
+// drained waits, up to drainLimit or the end of ctx, until port holds no
+// input its server has not taken in (procnet.Pending), and reports whether
+// it had to wait. Where the system shows no socket table it returns false
+// at once.
+func drained(ctx context.Context, port int) bool {
+	ctx, cancel := context.WithTimeout(ctx, drainLimit)
+	defer cancel()
+	// Each look reads the whole socket table, so not too often: hundreds of
+	// parallel runs may be waiting at once.
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for waited := false; ; waited = true {
+		if pending, err := procnet.Pending(port); err != nil || !pending {
+			return waited
+		}
+		select {
+		case <-ctx.Done():
+			return waited
+		case <-tick.C:
+		}
+	}
+}
+
+// ownPort returns the port of raw, a URL of the run's own, or 0 for none.
+func ownPort(raw string) int {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	port, _ := strconv.Atoi(u.Port())
+	return port
 }
 
 // endingFaults are the ledger fault events that end a call: it is answered

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -281,22 +282,33 @@ func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (In
 			inst.notes = append(inst.notes, "the scenario's gateway knobs were not applied: target "+t.name+" is not started by the harness")
 		}
 	}
-	if t.spec.Start != nil {
-		port, err := freePort()
-		if err != nil {
-			return nil, fmt.Errorf("starting %s: %w", t.name, err)
+	var base string
+	for attempt := 1; ; attempt++ {
+		if t.spec.Start != nil {
+			port, err := pickPort()
+			if err != nil {
+				return nil, fmt.Errorf("starting %s: %w", t.name, err)
+			}
+			v.Port = port
 		}
-		v.Port = port
-	}
-	base, err := render(t.spec.URL, proxyVars, v)
-	if err != nil {
-		return nil, fmt.Errorf("starting %s: rendering url: %w", t.name, err)
-	}
-	base = strings.TrimRight(base, "/")
-	if t.spec.Start != nil {
-		if err := t.startProcess(ctx, inst, base, v); err != nil {
+		var err error
+		if base, err = render(t.spec.URL, proxyVars, v); err != nil {
+			return nil, fmt.Errorf("starting %s: rendering url: %w", t.name, err)
+		}
+		base = strings.TrimRight(base, "/")
+		if t.spec.Start == nil {
+			break
+		}
+		err = t.startProcess(ctx, inst, base, v)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errPortTaken) || t.fixedPort || attempt == portAttempts {
 			return nil, err
 		}
+		// The port picked was taken by another process before the proxy
+		// listened on it: start it again on another.
+		inst.proc, inst.out, inst.configPath = nil, nil, ""
 	}
 	bodies := map[scenario.Endpoint]map[string]any{}
 	for ep, body := range t.spec.Bodies {
@@ -338,16 +350,18 @@ func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (In
 func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base string, v templateVars) error {
 	s := t.spec.Start
 	fail := func(format string, args ...any) error {
-		msg := fmt.Sprintf(format, args...)
+		cause := fmt.Errorf(format, args...) // keeps a %w of errPortTaken
 		var lines []string
 		if inst.out != nil {
 			lines = inst.out.Lines()
 		}
 		inst.Close()
-		return fmt.Errorf("starting target %s: %s%s", t.name, msg, tail(t.name, lines))
+		return fmt.Errorf("starting target %s: %w%s", t.name, cause, tail(t.name, lines))
 	}
 	var leftovers []string
-	if addr, ok := listeningAt(base); ok {
+	// A port the harness picked is checked once the proxy is up instead: it
+	// may be taken between any check here and the proxy's listen.
+	if addr, ok := listeningAt(base); ok && t.fixedPort {
 		return fail("its address %s is already taken by another process (a proxy left running?); stop it or change the target's url", addr)
 	}
 	if t.config != "" {
@@ -421,9 +435,48 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 		timeout = DefaultReadyTimeout
 	}
 	if err := waitReady(ctx, p, ready, timeout); err != nil {
+		if addr, taken := listeningAt(base); taken && !t.fixedPort && exited(p) {
+			return fail("%v, and the port picked for it, %s, is held by another process: %w", err, addr, errPortTaken)
+		}
 		return fail("%v", err)
 	}
+	if port, err := strconv.Atoi(v.Port); err == nil && !t.fixedPort && sameAddr(ready, base) {
+		if owned, known := groupListens(port, p.pgid); known && !owned {
+			return fail("%s answered, but not from the %s process: the port picked for it was taken by another process: %w", ready, t.name, errPortTaken)
+		}
+	}
 	return nil
+}
+
+// errPortTaken marks a start that failed because the port the harness
+// picked for the proxy was taken by another process before the proxy
+// listened on it (a port is free only until someone binds it: a fake of a
+// parallel run, another program). Start picks another, up to portAttempts
+// times.
+var errPortTaken = errors.New("port taken by another process")
+
+// portAttempts bounds how many ports Start tries for one proxy.
+const portAttempts = 3
+
+// pickPort is freePort; tests replace it to hand out a port something
+// else holds.
+var pickPort = freePort
+
+// exited reports whether p's leader has exited.
+func exited(p *process) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// sameAddr reports whether URLs a and b name the same host and port.
+func sameAddr(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host == ub.Host
 }
 
 // waitReady polls url with GET until any HTTP answer arrives, the process

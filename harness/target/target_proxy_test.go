@@ -1,9 +1,14 @@
 package target
 
 import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -118,6 +123,71 @@ func TestProxyConfigDir(t *testing.T) {
 			}
 			if d := cmp.Diff(before, dirNames(t, dir)); d != "" {
 				t.Errorf("the target file's directory changed (-before +after):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestProxyPortTakenBeforeItListens: the port the harness picks for a proxy
+// is free only until someone binds it, and here a foreign HTTP server holds
+// it before the proxy starts (as a parallel run's fake, or another program,
+// may take it between the pick and the proxy's listen). Its answer must not
+// pass for the proxy's: the start goes again on another port, so the guarded
+// helper serves this harness, and the never-ready helper is never ready.
+func TestProxyPortTakenBeforeItListens(t *testing.T) {
+	never, _ := targettest.WriteTarget(t, fmt.Sprintf("kind: proxy\nname: never\nurl: http://127.0.0.1:{{port}}\nstart: {command: [%q], env: {%s: never-ready}, ready: {timeout: 1s}, stop_grace: 100ms}\n",
+		targettest.Self(t), targettest.HelperEnv), nil, func(path string) (Target, error) {
+		return LoadTargetFile(path, TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+	})
+	guarded, _ := helperProxyTarget(t, "guarded")
+	tests := []struct {
+		name    string
+		tg      Target
+		wantErr string // "" for a start that succeeds
+	}{
+		{name: "guarded", tg: guarded},
+		{name: "never ready", tg: never, wantErr: "gave no HTTP answer within 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "a foreign server", http.StatusTeapot)
+			}))
+			defer foreign.Close()
+			_, taken, _ := net.SplitHostPort(foreign.Listener.Addr().String())
+			var picks atomic.Int32
+			pickPort = func() (string, error) {
+				if picks.Add(1) == 1 {
+					return taken, nil
+				}
+				return freePort()
+			}
+			defer func() { pickPort = freePort }()
+
+			inst, err := tt.tg.Start(ctxFor(t), testFakes(t), nil)
+			if tt.wantErr != "" {
+				if err == nil {
+					inst.Close()
+					t.Fatalf("Start: no error, want %q", tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("Start: %v\nwant it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			defer inst.Close()
+			if base, _ := inst.(*proxyInstance).BaseURL(); strings.HasSuffix(base, ":"+taken) {
+				t.Errorf("the proxy's URL %s is the foreign server's", base)
+			}
+			x := inst.Send(ctxFor(t), Request{Request: scenario.Request{Endpoint: scenario.Chat, Prompt: "Call commit_write once with entry alpha-rc0000000002, then reply done."}, Token: "rc0000000002"})
+			if x.Status != http.StatusOK {
+				t.Errorf("a request through the proxy: %+v", x)
+			}
+			if picks.Load() != 2 {
+				t.Errorf("%d ports picked, want 2", picks.Load())
 			}
 		})
 	}

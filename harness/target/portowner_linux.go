@@ -1,0 +1,95 @@
+package target
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/internal/procnet"
+)
+
+// groupListens reports whether a process of the group led by pgid (or a
+// descendant of its leader, should a wrapper have moved it to a group of its
+// own) holds a socket listening on TCP port, as /proc shows it. known is
+// false when /proc cannot say (not mounted, unreadable).
+func groupListens(port, pgid int) (owned, known bool) {
+	socks, err := procnet.Sockets(procnet.States(procnet.Listen))
+	if err != nil {
+		return false, false
+	}
+	inodes := map[string]bool{}
+	for _, sk := range socks {
+		if sk.LocalPort == port && sk.State == procnet.Listen {
+			inodes[sk.Inode] = true
+		}
+	}
+	if len(inodes) == 0 {
+		return false, true
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false, false
+	}
+	parent := map[int]int{}
+	group := map[int]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, pg, ok := procStat(pid); ok {
+			parent[pid], group[pid] = ppid, pg
+		}
+	}
+	ours := func(pid int) bool {
+		if group[pid] == pgid {
+			return true
+		}
+		for seen := 0; pid > 1 && seen < len(parent); seen++ {
+			if pid == pgid {
+				return true
+			}
+			pid = parent[pid]
+		}
+		return false
+	}
+	for pid := range parent {
+		if !ours(pid) {
+			continue
+		}
+		dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(filepath.Join(dir, fd.Name()))
+			if err == nil && strings.HasPrefix(link, "socket:[") && inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
+				return true, true
+			}
+		}
+	}
+	return false, true
+}
+
+// procStat returns the parent and the process group of pid from
+// /proc/PID/stat.
+func procStat(pid int) (ppid, pgrp int, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 3 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(fields[1])
+	pgrp, err2 := strconv.Atoi(fields[2])
+	return ppid, pgrp, err1 == nil && err2 == nil
+}

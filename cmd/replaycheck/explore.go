@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/explore"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
@@ -132,10 +133,10 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once (default 8 per CPU: the runs mostly wait)")
 	opts.Timeout = 30 * time.Second
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
-	f.DurationVar(&opts.Stall, "stall", explore.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
-	f.DurationVar(&opts.Slow, "slow", explore.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")
-	f.DurationVar(&opts.Linger, "linger", explore.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut")
-	f.DurationVar(&opts.Dribble, "dribble", explore.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream")
+	f.DurationVar(&opts.Stall, "stall", fault.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
+	f.DurationVar(&opts.Slow, "slow", fault.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")
+	f.DurationVar(&opts.Linger, "linger", fault.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut")
+	f.DurationVar(&opts.Dribble, "dribble", fault.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream")
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
 	f.StringVar(&opts.Out, "out", "", "write each confirmed finding as a scenario file in DIR")
 	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
@@ -258,7 +259,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 	xo := explore.Options{
 		Depth: opts.Depth, Fingerprint: opts.Fingerprint, Random: opts.Random, Seed: opts.Seed, MaxRuns: opts.MaxRuns, Parallel: opts.Parallel, Timeout: opts.Timeout,
-		Settings: explore.Settings{Stall: opts.Stall, Slow: opts.Slow, Linger: opts.Linger, Dribble: opts.Dribble},
+		Settings: fault.Settings{Stall: opts.Stall, Slow: opts.Slow, Linger: opts.Linger, Dribble: opts.Dribble},
 		Confirm:  opts.Confirm,
 	}
 	switch {

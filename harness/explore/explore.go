@@ -73,8 +73,8 @@ type Options struct {
 	Timeout  time.Duration
 	// Settings are the durations of the stall, slow, linger and dribble
 	// kinds; zero
-	// fields take DefaultSettings.
-	Settings Settings
+	// fields take fault.DefaultSettings.
+	Settings fault.Settings
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
 	Confirm int
@@ -102,7 +102,7 @@ type Report struct {
 	Target  string `json:"target"`
 	Seed    string `json:"seed"`
 	// Settings are the durations the stall, slow and linger kinds used.
-	Settings Settings `json:"settings"`
+	Settings fault.Settings `json:"settings"`
 	// Bases are the base scenarios with their fault points.
 	Bases []Base `json:"bases"`
 	// Cells are the sweep's runs, in sweep order.
@@ -290,16 +290,16 @@ func newExplorer(opts Options) *explorer {
 	}
 	s := &opts.Settings
 	if s.Stall <= 0 {
-		s.Stall = DefaultSettings.Stall
+		s.Stall = fault.DefaultSettings.Stall
 	}
 	if s.Slow <= 0 {
-		s.Slow = DefaultSettings.Slow
+		s.Slow = fault.DefaultSettings.Slow
 	}
 	if s.Linger <= 0 {
-		s.Linger = DefaultSettings.Linger
+		s.Linger = fault.DefaultSettings.Linger
 	}
 	if s.Dribble <= 0 {
-		s.Dribble = DefaultSettings.Dribble
+		s.Dribble = fault.DefaultSettings.Dribble
 	}
 	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}}
 	for _, k := range Kinds() {

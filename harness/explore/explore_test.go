@@ -385,7 +385,7 @@ func TestHangFailsOnlyItsCell(t *testing.T) {
 	}
 	rep, err := Explore(context.Background(), bases(t, tg, "chat keyed tool call"), Options{
 		Target: tg, Kinds: kinds, Timeout: 300 * time.Millisecond, Confirm: 1,
-		Settings: Settings{Stall: 5 * time.Second},
+		Settings: fault.Settings{Stall: 5 * time.Second},
 		Points:   regexp.MustCompile(`^initial`),
 	})
 	if err != nil {

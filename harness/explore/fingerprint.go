@@ -44,7 +44,7 @@ type FingerprintRow struct {
 // FingerprintKinds are the kinds of a retry-policy fingerprint: every status
 // and the reset.
 func FingerprintKinds() []Kind {
-	return slices.DeleteFunc(Kinds(), func(k Kind) bool { return k.at != atRequest || k.Optional })
+	return slices.DeleteFunc(Kinds(), func(k Kind) bool { return k.at != fault.AtRequest || k.Optional })
 }
 
 // Fingerprint returns the retry policy the sweep's cells show: one row per

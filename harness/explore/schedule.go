@@ -50,17 +50,17 @@ func sameRequest(a, b Armed) bool {
 }
 
 // faults returns the upstream and MCP faults of the schedule.
-func (s Schedule) faults(kinds map[string]Kind, set Settings) (ups []upstream.Fault, mcp []ledger.Fault) {
+func (s Schedule) faults(kinds map[string]Kind, set fault.Settings) (ups []upstream.Fault, mcp []ledger.Fault) {
 	for _, a := range s {
 		k := kinds[a.Kind]
 		p := a.Point
 		if k.mcp != nil {
-			f := k.mcp(p, set)
+			f := k.mcp(p.spot(), set)
 			f.Method, f.Tool, f.Times = p.Method, p.Tool, a.Times
 			mcp = append(mcp, f)
 			continue
 		}
-		f := k.upstream(p, set)
+		f := k.upstream(p.spot(), set)
 		stream := p.Stream
 		f.On, f.Endpoint, f.Stream, f.Times = p.Kind, p.Endpoint, &stream, a.Times
 		ups = append(ups, f)
@@ -71,7 +71,7 @@ func (s Schedule) faults(kinds map[string]Kind, set Settings) (ups []upstream.Fa
 // withSchedule returns a copy of base, named name, with the schedule's faults
 // armed after its own and every rule of the catalogue expected to hold. A
 // client scenario stays one (it checks nothing of the client's exit).
-func withSchedule(base *scenario.Scenario, name string, s Schedule, kinds map[string]Kind, set Settings) *scenario.Scenario {
+func withSchedule(base *scenario.Scenario, name string, s Schedule, kinds map[string]Kind, set fault.Settings) *scenario.Scenario {
 	c := *base
 	c.Name = name
 	c.Warnings = nil

@@ -49,7 +49,7 @@ type fileExpect struct {
 // duplicate write, at most the base's logical calls of writes in place of
 // no-replay-after-dispatch. It fails on the explored target, and passes on
 // one without the bug.
-func (f Finding) YAML(target, seed string, set Settings) ([]byte, error) {
+func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 	b := f.base
 	if b == nil {
 		return nil, fmt.Errorf("finding on %q: its base scenario is not known", f.Base)

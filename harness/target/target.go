@@ -7,17 +7,21 @@
 // methods. Started processes live in package process, the app's HTTP
 // client in package app.
 //
-// A new target kind touches: its file here (its spec, Start, its
-// Instance), and, for a named kind (builtin:…), a row in targetKinds; for
-// a file kind, its YAML type and loader in a file of package targetfile, a
-// row in its fileKinds and one in its schema's list (schema.go), and the
-// regenerated schema/target.schema.json (go test ./harness/targetfile
-// -update).
+// A new target kind touches: its file here (its spec, its Target with
+// Traits and Start, its Instance with the six methods of Instance), and,
+// for a named kind (builtin:…), a row in targetKinds; for a file kind, also
+// its file in package targetfile (its YAML type and a loader that fills the
+// spec), a row in targetfile's fileKinds and one in Schema's list
+// (targetfile/schema.go), schemas/target.schema.json (go test
+// ./harness/targetfile -update) and the README's target-file section. It
+// may be a client's via only if StartsPerRun says so.
 //
-// A new target-file field touches: the YAML type (targetfile/proxy.go or
-// targetfile/client.go) and its loader there, the spec (ProxySpec or
-// ClientSpec, proxy.go or client.go here) and where it acts, and
-// schema/target.schema.json; a new template variable, template.go.
+// A new target-file field touches: the YAML type and its loader
+// (targetfile/proxy.go or targetfile/client.go), the spec here (ProxySpec
+// in proxy.go or ClientSpec in client.go) and the code that acts on it in
+// the same file, schemas/target.schema.json and the README's target-file
+// section; a new template variable also template.go (its name, its value
+// and the Vars sets that offer it).
 package target
 
 import (

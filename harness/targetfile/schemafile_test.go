@@ -26,7 +26,7 @@ const (
 
 // TestSchemaFilesCurrent checks that the published schemas are what
 // replaycheck schema and replaycheck schema --target print; go test
-// ./harness/target -update rewrites them.
+// ./harness/targetfile -update rewrites them.
 func TestSchemaFilesCurrent(t *testing.T) {
 	for file, schema := range map[string]func() ([]byte, error){
 		scenarioSchemaFile: scenario.Schema,
@@ -43,10 +43,10 @@ func TestSchemaFilesCurrent(t *testing.T) {
 		}
 		got, err := os.ReadFile(file)
 		if err != nil {
-			t.Fatalf("%v (run go test ./harness/target -update)", err)
+			t.Fatalf("%v (run go test ./harness/targetfile -update)", err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale; run go test ./harness/target -update", file)
+			t.Errorf("%s is stale; run go test ./harness/targetfile -update", file)
 		}
 	}
 }

@@ -8,18 +8,20 @@
 // and column.
 //
 // A new file kind touches: its file here (its YAML type and a loader that
-// fills its target's spec), a row in fileKinds and one in Schema's list,
-// the regenerated schema/target.schema.json, and its target kind in package
-// target. A new field touches the YAML type and its loader here, the spec in
-// package target, and the schema file.
+// fills its target's spec), a row in fileKinds and one in Schema's list
+// (schema.go), schemas/target.schema.json (go test ./harness/targetfile
+// -update), the README's target-file section, and its kind in package
+// target (see its doc). A new field touches its YAML type and loader here
+// (proxy.go or client.go), the spec in package target, the schema file and
+// the README.
 package targetfile
 
 import (
 	"errors"
-	"regexp"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"

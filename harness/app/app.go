@@ -39,8 +39,8 @@ func New(base string, header http.Header, fields map[scenario.Endpoint]map[strin
 // Close closes the Client's idle connections.
 func (s *Client) Close() { s.client.CloseIdleConnections() }
 
-// ExcerptEnd is the end of s as much of it as a history keeps of an answer
-// (a client run's stdout).
+// ExcerptEnd returns the end of s, as much as a history keeps of an answer
+// body: a client run's stdout is its answer.
 func ExcerptEnd(s string) string {
 	if len(s) > excerptBytes {
 		s = s[len(s)-excerptBytes:]

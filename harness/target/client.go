@@ -21,7 +21,7 @@ import (
 // stderr (the end is kept).
 const clientOutputBytes = 16 << 10
 
-// Dummy API keys a client gets unless its file sets them, so that an SDK
+// Dummy API keys a client gets unless its spec sets them, so that an SDK
 // that requires a key starts, and a real key never goes anywhere.
 const (
 	// DummyOpenAIKey is a client's OPENAI_API_KEY.
@@ -183,7 +183,7 @@ func (i *clientInstance) Notes() []string { return i.notes }
 func (i *clientInstance) Output() *process.Output { return nil }
 
 // Send runs the command once for req and records its outcome. Past the
-// deadline (ctx's or the file's timeout) the command's process group is
+// deadline (ctx's or the spec's timeout) the command's process group is
 // stopped (SIGTERM, SIGKILL after stop_grace); TimedOut is then set and
 // TransportError says so. A command that is not found or not executable,
 // also a program its shell did not find (exit 126 or 127 saying so) or a

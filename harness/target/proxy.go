@@ -18,7 +18,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
-// DefaultReadyTimeout bounds a started proxy's readiness when the file sets
+// DefaultReadyTimeout bounds a started proxy's readiness when the spec sets
 // none.
 const DefaultReadyTimeout = 30 * time.Second
 
@@ -124,7 +124,7 @@ func (t *proxy) Traits() Traits {
 	return tr
 }
 
-// Start starts the proxy (when the file says how) wired to f, and waits
+// Start starts the proxy (when the spec says how) wired to f, and waits
 // until it is ready.
 func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
 	v := newTemplateVars(f, knobs, t.spec.Replaycheck)

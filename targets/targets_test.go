@@ -27,7 +27,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
@@ -282,7 +282,7 @@ func loadShipped(t *testing.T, glob string) []string {
 	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
 	names := map[string]string{}
 	for _, f := range files {
-		tg, err := target.LoadTargetFile(f, target.TargetFileOptions{Getenv: getenv})
+		tg, err := targetfile.Load(f, targetfile.Options{Getenv: getenv})
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
-
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 // workflow is the part of a GitHub Actions workflow the CI example relies on.
@@ -70,7 +69,7 @@ func TestCIWorkflowExample(t *testing.T) {
 		t.Setenv(k, expr.ReplaceAllString(v, "1"))
 	}
 	tf := job.Env["TARGET"]
-	if _, err := target.LoadTargetFile("../../"+tf, target.TargetFileOptions{}); err != nil {
+	if _, err := targetfile.Load("../../"+tf, targetfile.Options{}); err != nil {
 		t.Errorf("TARGET %q: %v", tf, err)
 	}
 	var setupGo, run, upload, install bool

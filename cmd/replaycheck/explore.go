@@ -16,7 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/explore"
 	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/report"
 )
@@ -182,7 +182,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if files.toStdout() != "" {
 		table = opts.ErrOut
 	}
-	ts, err := resolveTargets([]string{opts.Target}, target.TargetFileOptions{})
+	ts, err := resolveTargets([]string{opts.Target}, targetfile.Options{})
 	if err != nil {
 		return err
 	}

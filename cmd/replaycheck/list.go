@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/harness/run"
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 // listOptions are the flags of `replaycheck list`.
@@ -84,7 +84,7 @@ func runList(_ context.Context, opts *listOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	if sel.Targets, err = resolveTargets(opts.Targets, target.TargetFileOptions{}); err != nil {
+	if sel.Targets, err = resolveTargets(opts.Targets, targetfile.Options{}); err != nil {
 		return err
 	}
 	all, err := loadSuite(opts.Paths)

@@ -19,6 +19,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/report"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
@@ -333,7 +334,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if opts.Repeat < 0 {
 		return report.Suite{}, asUsage(fmt.Errorf("--repeat %d: %s", opts.Repeat, runCountWant))
 	}
-	targets, err := resolveTargets(opts.Targets, target.TargetFileOptions{KeepRunDirs: opts.KeepRunDirs})
+	targets, err := resolveTargets(opts.Targets, targetfile.Options{KeepRunDirs: opts.KeepRunDirs})
 	if err != nil {
 		return report.Suite{}, err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
 
@@ -254,7 +254,7 @@ func TestRunEveryShardOfAHundred(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guarded, err := resolveTargets([]string{"builtin:guarded"}, target.TargetFileOptions{})
+	guarded, err := resolveTargets([]string{"builtin:guarded"}, targetfile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

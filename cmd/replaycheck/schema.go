@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 // schemaOptions are the arguments of `replaycheck schema`.
@@ -50,7 +50,7 @@ schema per file name; name target files *.target.yaml or map the folder.`,
 func runSchema(_ context.Context, opts *schemaOptions) error {
 	schema := scenario.Schema
 	if opts.Target {
-		schema = target.TargetSchema
+		schema = targetfile.Schema
 	}
 	b, err := schema()
 	if err != nil {

@@ -9,16 +9,17 @@ import (
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 // resolveTargets turns --target values into targets: builtin:… names and
 // target files (kind proxy or client). Every error is the user's (exit 2):
 // an unknown name, a bad file (file:line:col), or two targets of one name.
-func resolveTargets(args []string, opts target.TargetFileOptions) ([]target.Target, error) {
+func resolveTargets(args []string, opts targetfile.Options) ([]target.Target, error) {
 	var out []target.Target
 	seen := map[string]string{}
 	for _, a := range args {
-		t, err := target.ResolveTarget(a, opts)
+		t, err := targetfile.Resolve(a, opts)
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--target %s: %w", a, err))
 		}
@@ -47,7 +48,7 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 				continue
 			}
 			skipped++
-			if e := target.Unserved(t, s.AllRequests()); e != "" && !target.IsClient(t) && s.Expect.Client == nil {
+			if e := target.Unserved(t, s.AllRequests()); e != "" && !t.Traits().Client && s.Expect.Client == nil {
 				if u := t.Name() + " does not serve " + string(e); !slices.Contains(unserved, u) {
 					unserved = append(unserved, u)
 				}

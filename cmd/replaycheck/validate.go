@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 // validateOptions are the arguments of `replaycheck validate`.
@@ -107,7 +107,7 @@ func pluralize(n int, w string) string {
 func validateTargets(opts *validateOptions) error {
 	bad := 0
 	for _, path := range opts.Targets {
-		t, err := target.LoadTargetFile(path, target.TargetFileOptions{})
+		t, err := targetfile.Load(path, targetfile.Options{})
 		if err != nil {
 			bad++
 			fmt.Fprintf(opts.ErrOut, "%s\n\n", err)

@@ -18,7 +18,7 @@ var basesFS embed.FS
 func DefaultBases(t target.Target) ([]*scenario.Scenario, error) {
 	files := []string{"bases/dialects.yaml"}
 	switch {
-	case target.IsClient(t):
+	case t.Traits().Client:
 		files = []string{"bases/client.yaml"}
 	case strings.HasPrefix(t.Name(), "builtin:"):
 		files = append(files, "bases/builtin.yaml")

@@ -242,7 +242,7 @@ func Applicable(bases []*scenario.Scenario, t target.Target) error {
 	for _, b := range bases {
 		switch {
 		case run.Applies(b, t):
-		case target.IsClient(t):
+		case t.Traits().Client:
 			return fmt.Errorf("base scenario %q: target %s is a client, which runs only client scenarios (with expect.client)", b.Name, t.Name())
 		case b.Expect.Client == nil:
 			return fmt.Errorf("base scenario %q sends endpoint %s, which target %s does not serve", b.Name, target.Unserved(t, b.AllRequests()), t.Name())

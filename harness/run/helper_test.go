@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
@@ -30,7 +31,7 @@ func self(t *testing.T) string { return targettest.Self(t) }
 // and loads it.
 func writeTarget(t *testing.T, src string, extra map[string]string) (target.Target, string) {
 	return targettest.WriteTarget(t, src, extra, func(path string) (target.Target, error) {
-		return target.LoadTargetFile(path, target.TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+		return targetfile.Load(path, targetfile.Options{Getenv: testEnv, Replaycheck: "/bin/false"})
 	})
 }
 

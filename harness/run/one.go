@@ -81,15 +81,15 @@ type armed struct {
 	// release closes the run's own addresses; it is never nil.
 	release func()
 	// output returns what the target printed since it was armed; nil when
-	// the target's output is not captured (see target.OutputTail).
+	// the target's output is not captured (see target.Instance.Output).
 	output func() []string
 }
 
 // arm renders s for h's token, adds the instance's notes and the target's
-// retry hint (see target.Noter, target.RetryHinter) to h, arms the upstream
+// retry hint (see target.Instance.Notes, target.Traits) to h, arms the upstream
 // fake with the model script or a player of its cassette of the run's own,
 // and both fakes with the scenario's faults, and
-// gives a client target addresses of the run's own (see target.Client).
+// gives a client target addresses of the run's own (see target.Traits).
 func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakesEnv, h *history.History) (*armed, error) {
 	token := h.Token
 	r, err := s.Render(token)
@@ -100,21 +100,19 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 	if err := json.Unmarshal(r.Script, &script); err != nil {
 		return nil, fmt.Errorf("rendering the model script: %w", err)
 	}
-	if n, ok := inst.(target.Noter); ok {
-		h.Notes = append(h.Notes, n.Notes()...)
-	}
+	h.Notes = append(h.Notes, inst.Notes()...)
 	hint := s.RetryAfterHint.D()
-	if ht, ok := t.(target.RetryHinter); ok && hint <= 0 {
-		hint = ht.RetryAfterHint()
+	if hint <= 0 {
+		hint = t.Traits().RetryAfterHint
 	}
 	if hint > 0 && addRetryHint(r.Faults.Upstream, hint) {
 		h.Notes = append(h.Notes, fmt.Sprintf("retry_after_hint %s: injected error responses carry retry-after-ms and Retry-After (this changes the behaviour under test)", hint))
 		h.Setup.UpstreamFaults = rawJSON(r.Faults.Upstream)
 	}
 	a := &armed{token: token, requests: r.Requests, release: func() {}}
-	if out, ok := inst.(target.OutputTail); ok {
-		seq := out.OutputSeq()
-		a.output = func() []string { return out.OutputSince(seq) }
+	if out := inst.Output(); out != nil {
+		seq := out.Seq()
+		a.output = func() []string { return out.Since(seq) }
 	}
 	if player := s.Model.Player(); player != nil {
 		err = env.upstream.ArmCassette(token, player, r.Faults.Upstream)
@@ -127,7 +125,7 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 	if err := env.ledger.Arm(token, r.Faults.MCP); err != nil {
 		return nil, fmt.Errorf("arming the ledger: %w", err)
 	}
-	if target.IsClient(t) {
+	if t.Traits().Client {
 		f, release, err := env.own(token)
 		if err != nil {
 			return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 // agentScenarios run an agent with its own prompt: with no fault, and with
@@ -139,7 +140,7 @@ func TestKeepRunDirs(t *testing.T) {
 		t.Fatal(errs)
 	}
 	src := fmt.Sprintf("kind: client\ncommand: [%q]\nenv: {%s: agent, AGENT_MCP_URL: \"{{mcp_url}}\", AGENT_HOME: \"{{run_dir}}\"}\n", self(t), helperEnv)
-	tg, err := target.ParseTargetFile(t.TempDir()+"/agent.yaml", []byte(src), target.TargetFileOptions{Getenv: testEnv, KeepRunDirs: true})
+	tg, err := targetfile.Parse(t.TempDir()+"/agent.yaml", []byte(src), targetfile.Options{Getenv: testEnv, KeepRunDirs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

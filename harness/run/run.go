@@ -74,7 +74,7 @@ type Options struct {
 // isolated scenario whose own target instance does not start; Run itself
 // fails only when the harness cannot run (a fake cannot start, a target
 // instance that scenarios share does not, or a target finds it cannot run
-// at all, see target.Unrunnable: then no further run starts, and the run
+// at all, see target.Instance.CannotRun: then no further run starts, and the run
 // that found it has no history), or, before anything runs, when there are
 // more than MaxRuns runs (a *TooManyRunsError).
 //
@@ -125,7 +125,7 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	exclusive := map[target.Target][]pair{}
 	var order []target.Target
 	for _, p := range pairs {
-		if _, excl := target.PlacementOf(p.t); !excl {
+		if !p.t.Traits().Exclusive {
 			free = append(free, p)
 			continue
 		}
@@ -139,8 +139,7 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 		if err != nil || ctx.Err() != nil || r.failed() {
 			break
 		}
-		addrs, _ := target.PlacementOf(t)
-		err = r.group(ctx, exclusive[t], addrs, true)
+		err = r.group(ctx, exclusive[t], t.Traits().Fakes, true)
 	}
 	if err != nil {
 		return out, err
@@ -162,7 +161,7 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 // target does not serve (gemini on the built-in gateway) does not run on
 // it (target.Unserved).
 func Applies(s *scenario.Scenario, t target.Target) bool {
-	if target.IsClient(t) {
+	if t.Traits().Client {
 		return s.Expect.Client != nil
 	}
 	return s.Expect.Client == nil && target.Unserved(t, s.AllRequests()) == ""
@@ -222,7 +221,7 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 			}
 			inst := instances[j.t]
 			h := runOne(ctx, j, env, inst, r.opts)
-			if err := cannotRun(inst); err != nil {
+			if err := inst.CannotRun(); err != nil {
 				return nil, err
 			}
 			return h, nil
@@ -271,15 +270,6 @@ func (r *runner) failed() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.harnessErr != nil
-}
-
-// cannotRun returns the error of an instance that found its target cannot
-// run at all (target.Unrunnable), nil otherwise.
-func cannotRun(inst target.Instance) error {
-	if u, ok := inst.(target.Unrunnable); ok {
-		return u.CannotRun()
-	}
-	return nil
 }
 
 // isolated reports whether s runs on fakes and an instance of its own.
@@ -399,7 +389,7 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 	// so the target's own close need not wait for them.
 	env.Close()
 	inst.Close()
-	if err := cannotRun(inst); err != nil {
+	if err := inst.CannotRun(); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 func TestHangingTargetFailsOnlyItsScenario(t *testing.T) {
@@ -61,7 +62,7 @@ func TestSelect(t *testing.T) {
 	}
 	// c is a client scenario: it does not run on the built-in gateway.
 	all[3].Expect.Client = &history.ClientExpect{}
-	guarded, err := target.ResolveTarget("builtin:guarded", target.TargetFileOptions{})
+	guarded, err := targetfile.Resolve("builtin:guarded", targetfile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 func loadSeed(t *testing.T, names ...string) []*scenario.Scenario {
@@ -440,7 +441,7 @@ func TestSecretNamedReferencesMasked(t *testing.T) {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tg, err := target.LoadTargetFile(path, target.TargetFileOptions{Getenv: getenv})
+	tg, err := targetfile.Load(path, targetfile.Options{Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}

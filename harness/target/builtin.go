@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
+	"github.com/replaycheck/replaycheck/harness/app"
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/loopback"
 )
@@ -43,14 +45,10 @@ func parseBuiltin(spec string) (Target, error) {
 // Name returns "builtin:SPEC".
 func (b *builtin) Name() string { return b.name }
 
-// Serves reports whether the gateway has a front end for e: chat,
-// responses and messages, not gemini.
-func (b *builtin) Serves(e scenario.Endpoint) bool {
-	switch string(e) {
-	case gateway.EndpointChat, gateway.EndpointResponses, gateway.EndpointMessages:
-		return true
-	}
-	return false
+// Traits says the gateway has front ends for chat, responses and
+// messages, not gemini.
+func (b *builtin) Traits() Traits {
+	return Traits{Endpoints: []scenario.Endpoint{gateway.EndpointChat, gateway.EndpointResponses, gateway.EndpointMessages}}
 }
 
 // Start starts a gateway on its own loopback listener.
@@ -88,7 +86,7 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 	}
 	return &builtinInstance{
 		gw: gw, srv: srv, setup: setup, transport: transport,
-		sender: &sender{base: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, body: seedBody},
+		app: app.New(url, nil, nil),
 	}, nil
 }
 
@@ -97,17 +95,26 @@ type builtinInstance struct {
 	srv       *http.Server
 	setup     history.Setup
 	transport *http.Transport
-	sender    *sender
+	app       *app.Client
 }
 
 func (i *builtinInstance) Send(ctx context.Context, req Request) history.Exchange {
-	return i.sender.send(ctx, req)
+	return i.app.Send(ctx, req.Request)
 }
 
 func (i *builtinInstance) Limits() history.Setup { return i.setup }
 
+// Notes is nil: the gateway takes every knob.
+func (i *builtinInstance) Notes() []string { return nil }
+
+// Output is nil: the gateway runs in the harness's own process.
+func (i *builtinInstance) Output() *process.Output { return nil }
+
+// CannotRun is nil: the gateway always runs.
+func (i *builtinInstance) CannotRun() error { return nil }
+
 // BaseURL is the gateway's loopback URL; it needs no headers.
-func (i *builtinInstance) BaseURL() (string, http.Header) { return i.sender.endpoint() }
+func (i *builtinInstance) BaseURL() (string, http.Header) { return i.app.Endpoint() }
 
 func (i *builtinInstance) Close() error {
 	err := i.srv.Close()
@@ -115,6 +122,6 @@ func (i *builtinInstance) Close() error {
 		err = gerr
 	}
 	i.transport.CloseIdleConnections()
-	i.sender.client.CloseIdleConnections()
+	i.app.Close()
 	return err
 }

@@ -1,4 +1,4 @@
-package target
+package target_test
 
 import (
 	"fmt"
@@ -14,45 +14,9 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
-
-// startPlan is what starting a proxy target would run, rendered without
-// starting anything, for checking a shipped target file.
-type startPlan struct {
-	// URL is the rendered base URL app requests go to.
-	URL string
-	// Argv is the rendered command; {{config}} is "CONFIG" and {{port}} is
-	// "PORT" in it.
-	Argv []string
-	// Config is the rendered config template, "" when the file has none.
-	Config string
-}
-
-// planStart renders what t would start for fakes f and a scenario's knobs,
-// without starting anything. It fails for targets that start nothing.
-func planStart(t Target, f Fakes, knobs *scenario.Gateway) (startPlan, error) {
-	p, ok := t.(*proxy)
-	if !ok || p.spec.Start == nil {
-		return startPlan{}, fmt.Errorf("target %s starts no process", t.Name())
-	}
-	v := newTemplateVars(f, knobs, p.replaycheck)
-	v.Port = "PORT"
-	var plan startPlan
-	var err error
-	if plan.URL, err = render(p.spec.URL, proxyVars, v); err != nil {
-		return plan, err
-	}
-	if p.config != "" {
-		if plan.Config, err = render(p.config, proxyVars, v); err != nil {
-			return plan, fmt.Errorf("rendering config template: %w", err)
-		}
-	}
-	v.Config = "CONFIG"
-	if plan.Argv, err = renderArgs(p.spec.Start.Command, startVars, v); err != nil {
-		return plan, fmt.Errorf("rendering start.command: %w", err)
-	}
-	return plan, nil
-}
 
 // TestLiteLLMRendersSeedConfig renders targets/litellm.yaml's config the way
 // a run would, without LiteLLM: the seed's model groups on the upstream fake,
@@ -61,11 +25,11 @@ func planStart(t Target, f Fakes, knobs *scenario.Gateway) (startPlan, error) {
 func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	t.Chdir(filepath.Join("..", "..", "targets"))
 	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test"}[k] }
-	tg, err := LoadTargetFile("litellm.yaml", TargetFileOptions{Getenv: getenv})
+	tg, err := targetfile.Load("litellm.yaml", targetfile.Options{Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fakes := Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
+	fakes := target.Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
 	one := 1
 	tests := []struct {
 		name         string
@@ -79,7 +43,7 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := planStart(tg, fakes, tt.knobs)
+			plan, err := target.PlanStart(tg, fakes, tt.knobs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +120,7 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 		t.Fatal("litellm.yaml has no Authorization header with ${LITELLM_MASTER_KEY}")
 	}
 	at := fmt.Sprintf("litellm.yaml:%d:%d:", line, strings.Index(lines[line-1], "Bearer")+1)
-	_, err = LoadTargetFile("litellm.yaml", TargetFileOptions{Getenv: func(string) string { return "" }})
+	_, err = targetfile.Load("litellm.yaml", targetfile.Options{Getenv: func(string) string { return "" }})
 	if err == nil || !strings.Contains(err.Error(), at) || !strings.Contains(err.Error(), "LITELLM_MASTER_KEY is not set") {
 		t.Errorf("without LITELLM_MASTER_KEY: %v, want it at %s", err, at)
 	}
@@ -167,11 +131,11 @@ func TestLiteLLMRendersSeedConfig(t *testing.T) {
 // scenario sets under the key `replaycheck gateway --config` reads.
 func TestGatewayProcessRendersKnobs(t *testing.T) {
 	t.Chdir(filepath.Join("..", "..", "targets"))
-	tg, err := LoadTargetFile("gateway-process.yaml", TargetFileOptions{Getenv: func(string) string { return "" }})
+	tg, err := targetfile.Load("gateway-process.yaml", targetfile.Options{Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fakes := Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
+	fakes := target.Fakes{Upstream: "http://127.0.0.1:18765/v1", MCP: "http://127.0.0.1:18766/mcp"}
 	type gatewayConfig struct {
 		Upstream          string            `yaml:"upstream"`
 		MCP               string            `yaml:"mcp"`
@@ -194,7 +158,7 @@ func TestGatewayProcessRendersKnobs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan, err := planStart(tg, fakes, tt.knobs)
+			plan, err := target.PlanStart(tg, fakes, tt.knobs)
 			if err != nil {
 				t.Fatal(err)
 			}

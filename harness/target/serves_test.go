@@ -27,7 +27,7 @@ func TestUnserved(t *testing.T) {
 	}{
 		{builtin, reqs(scenario.Chat, scenario.Responses, scenario.Messages), ""},
 		{builtin, reqs(scenario.Chat, scenario.Gemini), scenario.Gemini},
-		{&proxy{name: "p"}, reqs(scenario.Gemini), ""},
+		{NewProxy(ProxySpec{Name: "p"}), reqs(scenario.Gemini), ""},
 	} {
 		if got := Unserved(tt.t, tt.reqs); got != tt.want {
 			t.Errorf("Unserved(%s, %v) = %q, want %q", tt.t.Name(), tt.reqs, got, tt.want)

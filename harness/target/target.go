@@ -1,41 +1,96 @@
-// Package target starts the systems under test and sends them app
-// requests. A Target is the built-in gateway (ParseTarget) or a target file
-// (LoadTargetFile): kind proxy, a gateway at a URL that the harness may
-// start in a process group of its own with a config rendered from the fakes'
-// URLs, and kind client, a command run once per scenario request with an
-// environment pointing at the fakes. ResolveTarget takes either.
+// Package target holds the model of the systems under test: a Target is
+// a kind of system (the built-in gateway, a proxy, a client), started once
+// per set of fakes into an Instance that app requests are sent through.
+// Package targetfile builds proxy and client targets from target files
+// (NewProxy, NewClient); package run schedules scenario runs on them and
+// reads what it needs of a target from its Traits and its Instance's
+// methods. Started processes live in package process, the app's HTTP
+// client in package app.
 //
-// Package run schedules scenario runs on targets; what it needs of a target
-// beyond Target and Instance it finds through the optional interfaces
-// Client, Placer, RetryHinter, Noter, OutputTail and Unrunnable, and a client target's
-// via finds a base URL through Reachable.
+// A new target kind touches: its file here (its spec, its Target with
+// Traits and Start, its Instance with the six methods of Instance), and,
+// for a named kind (builtin:…), a row in targetKinds; for a file kind, also
+// its file in package targetfile (its YAML type and a loader that fills the
+// spec), a row in targetfile's fileKinds and one in Schema's list
+// (targetfile/schema.go), schemas/target.schema.json (go test
+// ./harness/targetfile -update) and the README's target-file section. It
+// may be a client's via only if StartsPerRun says so.
+//
+// A new target-file field touches: the YAML type and its loader
+// (targetfile/proxy.go or targetfile/client.go), the spec here (ProxySpec
+// in proxy.go or ClientSpec in client.go) and the code that acts on it in
+// the same file, schemas/target.schema.json and the README's target-file
+// section; a new template variable also template.go (its name, its value
+// and the Vars sets that offer it).
 package target
 
 import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
 // Target is a kind of system under test, started once per set of fakes.
 // Implementations: builtin (the embedded gateway, named builtin:…, one row
-// in targetKinds), and the target file kinds proxy (target_proxy.go) and
-// client (target_client.go), one row each in fileKinds. Adding a named kind
-// is one file and a row in targetKinds; adding a file kind is one file with
-// its YAML type and a loader, and a row in fileKinds.
+// in targetKinds), and the kinds package targetfile builds, proxy
+// (proxy.go, NewProxy) and client (client.go, NewClient).
 type Target interface {
 	// Name identifies the target in reports, for example "builtin:guarded".
 	Name() string
+	// Traits says what the runner needs to know of the target beyond
+	// starting it.
+	Traits() Traits
 	// Start starts an instance wired to fakes. knobs are the scenario's
 	// gateway knobs, nil for the instance shared by scenarios without any.
 	// The caller closes the instance.
 	Start(ctx context.Context, fakes Fakes, knobs *scenario.Gateway) (Instance, error)
+}
+
+// Traits are what the runner needs to know of a target beyond starting it.
+// The zero value is a target that apps reach over HTTP, that serves every
+// endpoint and shares port-0 fakes with the others.
+type Traits struct {
+	// Client is set for a client target, whose scenario runs are runs of a
+	// command, not HTTP requests the harness writes. The runner runs on it
+	// only the scenarios made for clients (expect.client) and gives each run
+	// fake addresses of its own in Request.Fakes, since a client writes its
+	// own prompts and the run token cannot travel in them.
+	Client bool
+	// Exclusive is set when the target's instances must run one at a time:
+	// a proxy on fixed fakes, on a fixed port, or running in a process the
+	// harness does not own, and a client whose via proxy is one. The runner
+	// runs such a target after the others, on fakes of its own at Fakes.
+	Exclusive bool
+	// Fakes are the fixed fake addresses of an Exclusive target; empty
+	// parts are port 0.
+	Fakes FakeAddrs
+	// RetryAfterHint, when above zero, asks for Retry-After hints on the
+	// error answers the upstream fake injects (retry_after_hint in the
+	// file): unless the scenario sets its own, the runner adds
+	// retry-after-ms and Retry-After of this duration to every injected
+	// error that has neither, and notes it in the history, since it changes
+	// the behaviour under test.
+	RetryAfterHint time.Duration
+	// Endpoints are the endpoints whose app requests the target serves;
+	// nil is every one (a proxy finds out from the answers). The built-in
+	// gateway has no Gemini front end.
+	Endpoints []scenario.Endpoint
+}
+
+// FakeAddrs are fixed loopback addresses of the fakes.
+type FakeAddrs struct {
+	// Upstream is the model API fake's host:port, e.g. 127.0.0.1:8765.
+	Upstream string
+	// MCP is the ledger's host:port, e.g. 127.0.0.1:8766.
+	MCP string
 }
 
 // Fakes are the URLs of a pair of fakes.
@@ -53,80 +108,30 @@ type Instance interface {
 	Send(ctx context.Context, req Request) history.Exchange
 	// Limits describes the instance's retry configuration for the history.
 	Limits() history.Setup
+	// Notes returns remarks for every history of a run on the instance
+	// (gateway knobs it could not take); nil when there are none. The runner
+	// appends them to History.Notes.
+	Notes() []string
+	// Output returns the output of the process the harness started for the
+	// instance, secrets masked; nil when there is none (the built-in
+	// gateway, a proxy the harness does not start, a client, whose output
+	// is each run's). The runner takes its Seq before a scenario run and
+	// records its Since after it as History.TargetOutput.
+	Output() *process.Output
+	// CannotRun returns the first error a run found saying the target
+	// cannot run at all, a *process.CannotRunError (a client's command, or
+	// the program its shell runs, is not found or not executable); nil
+	// while there is none. The runner asks after each run; a run that ends
+	// so is not judged, and the suite stops with the error (exit 3).
+	CannotRun() error
 	// Close stops the instance and frees what it holds.
 	Close() error
 }
 
-// Client is a Target whose scenario runs are runs of a command, not HTTP
-// requests the harness writes. Implemented by client targets (kind client).
-// The runner runs on it only the scenarios made for clients (expect.client)
-// and gives each run fake addresses of its own in Request.Fakes, since a
-// client writes its own prompts and the run token cannot travel in them.
-type Client interface {
-	Target
-	// ClientTarget marks the target as a client; it does nothing.
-	ClientTarget()
-}
-
-// Placer is a Target that says where its fakes must listen and whether its
-// instances must run one at a time. Implemented by proxy targets (fixed
-// fakes, a fixed port, or a running process the harness does not own) and
-// by client targets, through their via proxy. The runner runs a target whose
-// Placement is exclusive after the others, on fakes of its own at addrs;
-// a Target that is not a Placer shares port-0 fakes with the others.
-type Placer interface {
-	// Placement returns the fixed fake addresses (empty parts are port 0)
-	// and whether instances must run one at a time.
-	Placement() (addrs FakeAddrs, exclusive bool)
-}
-
-// RetryHinter is a Target that wants Retry-After hints on the error answers
-// the upstream fake injects. Implemented by proxy and client targets
-// (retry_after_hint in the file). Unless the scenario sets its own
-// retry_after_hint, the runner adds retry-after-ms and Retry-After of this
-// duration to every injected error that has neither, and notes it in the
-// history, since it changes the behaviour under test.
-type RetryHinter interface {
-	// RetryAfterHint is the hint; zero or less asks for none.
-	RetryAfterHint() time.Duration
-}
-
-// Noter is an Instance with remarks for every history of a run on it.
-// Implemented by proxy instances (gateway knobs a proxy the harness does not
-// start cannot take) and client instances (gateway knobs a client does not
-// have). The runner appends them to History.Notes.
-type Noter interface {
-	// Notes returns the remarks; nil when there are none.
-	Notes() []string
-}
-
-// OutputTail is an Instance whose process output the harness captures.
-// Implemented by proxy instances (the output of a started proxy, secrets
-// masked; nothing when the harness started no process). The runner takes
-// OutputSeq before a scenario run and records OutputSince after it as
-// History.TargetOutput, the lines the target printed meanwhile.
-type OutputTail interface {
-	// OutputSeq returns a mark of how much output was written so far.
-	OutputSeq() uint64
-	// OutputSince returns the kept lines written after mark seq, oldest
-	// first.
-	OutputSince(seq uint64) []string
-}
-
-// Unrunnable is an Instance that can find out, while it runs, that its
-// target cannot run at all: a *CannotRunError (a client's command, or the
-// program its shell runs, is not found or not executable). Implemented by
-// client instances. The runner asks after each run on the instance; a run
-// that ends so is not judged, and the suite stops with the error (exit 3).
-type Unrunnable interface {
-	// CannotRun returns the first such error; nil while there is none.
-	CannotRun() error
-}
-
 // Reachable is an Instance that apps reach at a base URL: the built-in
-// gateway and proxy instances. A client target's via uses it to put the
-// client in front of the proxy: the client's model API base URLs point at
-// BaseURL and its keys are the Authorization bearer of the header.
+// gateway's and a proxy's, not a client's. A client target's via uses it to
+// put the client in front of the proxy: the client's model API base URLs
+// point at BaseURL and its keys are the Authorization bearer of the header.
 type Reachable interface {
 	Instance
 	// BaseURL returns the base URL (without /v1) and the headers an app
@@ -160,46 +165,49 @@ func targetKinds() []targetKind {
 	}
 }
 
-// EndpointServer is a Target that serves app requests of some endpoints
-// only. Implemented by the built-in gateway (chat, responses and messages:
-// it has no Gemini front end). A Target that is not one is taken to serve
-// every endpoint; proxy targets find out from the answers.
-type EndpointServer interface {
-	Target
-	// Serves reports whether the target serves app requests of endpoint e.
-	Serves(e scenario.Endpoint) bool
-}
-
-// Unserved returns the first endpoint of requests that t does not serve,
-// "" when it serves them all.
+// Unserved returns the first endpoint of requests that t does not serve
+// (see Traits.Endpoints), "" when it serves them all.
 func Unserved(t Target, requests []scenario.Request) scenario.Endpoint {
-	es, ok := t.(EndpointServer)
-	if !ok {
+	served := t.Traits().Endpoints
+	if served == nil {
 		return ""
 	}
 	for _, r := range requests {
-		if !es.Serves(r.Endpoint) {
+		if !slices.Contains(served, r.Endpoint) {
 			return r.Endpoint
 		}
 	}
 	return ""
 }
 
-// IsClient reports whether t is a client target, whose scenario runs are runs
-// of a command rather than HTTP requests.
-func IsClient(t Target) bool {
-	_, ok := t.(Client)
-	return ok
+// StartsPerRun reports whether each Start of t starts an instance of its
+// own wired to the fakes it is given: the built-in gateway, and a proxy the
+// harness starts (start:) on no fixed fakes; not a client, nor a proxy that
+// runs already. A client's via must be one, so that each client run can
+// have fake addresses of its own.
+func StartsPerRun(t Target) bool {
+	switch t := t.(type) {
+	case *builtin:
+		return true
+	case *proxy:
+		return t.spec.Fakes == nil && t.spec.Start != nil
+	}
+	return false
 }
 
-// PlacementOf returns the fixed fake addresses of t and whether t's
-// instances must run one at a time (see Placer); a Target that is no Placer
-// shares port-0 fakes.
-func PlacementOf(t Target) (FakeAddrs, bool) {
-	if p, ok := t.(Placer); ok {
-		return p.Placement()
+// IsNamed reports whether arg is a target name with a known kind prefix
+// (builtin:guarded), not a target file's path.
+func IsNamed(arg string) bool {
+	kind, _, ok := strings.Cut(arg, ":")
+	if !ok {
+		return false
 	}
-	return FakeAddrs{}, false
+	for _, k := range targetKinds() {
+		if k.name == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseTarget parses a target name such as "builtin:guarded".

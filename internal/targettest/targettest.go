@@ -1,7 +1,8 @@
-// Package targettest is what the tests of packages target and run share:
-// the test binary standing in for the processes targets start (Main and its
-// helper roles), target files written to a temporary directory, and checks
-// that processes are gone. It is for tests only.
+// Package targettest is what the tests of packages target, targetfile,
+// process and run share: the test binary standing in for the processes
+// targets start (Main and its helper roles), target files written to a
+// temporary directory, and checks that processes are gone. It is for tests
+// only.
 package targettest
 
 import (

@@ -1,4 +1,4 @@
-package target
+package app
 
 import (
 	"context"
@@ -72,8 +72,8 @@ func TestSendNotesModelOfPlainAnswer(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			}))
 			t.Cleanup(srv.Close)
-			s := &sender{base: srv.URL, client: srv.Client(), body: seedBody}
-			got := s.send(context.Background(), Request{Request: scenario.Request{Endpoint: tt.endpoint}})
+			s := &Client{base: srv.URL, client: srv.Client(), body: seedBody}
+			got := s.Send(context.Background(), scenario.Request{Endpoint: tt.endpoint})
 			if strings.Join(got.Models, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("models (-want +got):\n-%q\n+%q", tt.want, got.Models)
 			}

@@ -1,4 +1,4 @@
-package target
+package process
 
 import (
 	"strings"
@@ -24,11 +24,11 @@ var baseEnvPrefixes = [...]string{"LC_"}
 // ("1", "true") are no credentials and masking them would mangle the output.
 const minEnvSecret = 8
 
-// processEnv returns the environment a target's process starts from: the
+// Env returns the environment a target's process starts from: the
 // variables of parent (KEY=VALUE) that baseEnv names or pass names (the
 // target file's pass_env; a name not set is left out), and loopbackNoProxy.
-// The caller adds the harness's and the file's own variables (setEnv).
-func processEnv(parent []string, pass []string) []string {
+// The caller adds the harness's and the file's own variables (SetEnv).
+func Env(parent []string, pass []string) []string {
 	var out []string
 	for _, kv := range parent {
 		k, _, _ := strings.Cut(kv, "=")
@@ -36,19 +36,19 @@ func processEnv(parent []string, pass []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return setEnv(out, loopbackNoProxy())
+	return SetEnv(out, loopbackNoProxy())
 }
 
-// clientHome returns env with HOME (and USERPROFILE, its Windows spelling)
+// Home returns env with HOME (and USERPROFILE, its Windows spelling)
 // in runDir, the client run's scratch directory: the user's home holds their
 // credentials (~/.netrc, ~/.aws, agents' own logins), which a client under
 // test must not read. A target file that names HOME in pass_env keeps the
 // user's; one that sets it in env overrides both.
-func clientHome(env []string, pass []string, runDir string) []string {
+func Home(env []string, pass []string, runDir string) []string {
 	if containsFold(pass, "HOME") {
 		return env
 	}
-	return setEnv(env, map[string]string{"HOME": runDir, "USERPROFILE": runDir})
+	return SetEnv(env, map[string]string{"HOME": runDir, "USERPROFILE": runDir})
 }
 
 // baseVar reports whether every process gets variable k (baseEnv).
@@ -75,10 +75,10 @@ func containsFold(names []string, k string) bool {
 	return false
 }
 
-// parentSecrets returns the values of the secret-named variables of parent
+// ParentSecrets returns the values of the secret-named variables of parent
 // (see secret.Name) of minEnvSecret bytes or more: a target's output is
 // scrubbed of them, whether or not the target got them.
-func parentSecrets(parent []string) []string {
+func ParentSecrets(parent []string) []string {
 	var out []string
 	for _, kv := range parent {
 		k, v, _ := strings.Cut(kv, "=")
@@ -95,8 +95,8 @@ func loopbackNoProxy() map[string]string {
 	return map[string]string{"NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1"}
 }
 
-// setEnv returns env with the variables in set replaced or added.
-func setEnv(env []string, set map[string]string) []string {
+// SetEnv returns env with the variables in set replaced or added.
+func SetEnv(env []string, set map[string]string) []string {
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -108,15 +108,4 @@ func setEnv(env []string, set map[string]string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
-}
-
-// checkPassEnv checks the names of a pass_env list, at path in f: each is
-// a variable name (not empty, no "=").
-func checkPassEnv(f *targetSource, names []string, path ...any) error {
-	for i, n := range names {
-		if n == "" || strings.ContainsAny(n, "=\x00") {
-			return f.errorf(append(path, i), "pass_env: %q is not a variable name", n)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package target
+package targetfile
 
 import (
 	"encoding/json"
@@ -14,10 +14,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
+
+var testEnv = targettest.Getenv
 
 // TestLoadTargetFileErrors checks that bad target files are errors at their
 // line and column.
@@ -58,7 +62,7 @@ func TestLoadTargetFileErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadTargetFile(path, TargetFileOptions{Getenv: testEnv})
+			_, err := Load(path, Options{Getenv: testEnv})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -93,35 +97,35 @@ func TestTargetFileAliases(t *testing.T) {
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tg, err := LoadTargetFile(path, TargetFileOptions{Getenv: testEnv})
+	spec, err := specOf(path, []byte(src), Options{Getenv: testEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := map[string]any{"note": "${LITERAL}", "tools": []any{map[string]any{"server_url": "{{mcp_url}}"}}}
 	merged := maps.Clone(body)
 	merged["extra"] = uint64(1)
-	want := map[string]map[string]any{"chat": body, "responses": body, "messages": merged}
-	if diff := cmp.Diff(want, tg.(*proxy).spec.Bodies); diff != "" {
+	want := map[scenario.Endpoint]map[string]any{"chat": body, "responses": body, "messages": merged}
+	if diff := cmp.Diff(want, spec.(target.ProxySpec).Bodies); diff != "" {
 		t.Errorf("bodies (-want +got):\n%s", diff)
 	}
 }
 
 // TestResolveTarget tells builtin names from files.
 func TestResolveTarget(t *testing.T) {
-	if tg, err := ResolveTarget("builtin:naive", TargetFileOptions{}); err != nil || tg.Name() != "builtin:naive" {
+	if tg, err := Resolve("builtin:naive", Options{}); err != nil || tg.Name() != "builtin:naive" {
 		t.Errorf("builtin:naive: %v, %v", tg, err)
 	}
-	if _, err := ResolveTarget("nope.yaml", TargetFileOptions{}); err == nil || !strings.Contains(err.Error(), "nope.yaml: no such file") {
+	if _, err := Resolve("nope.yaml", Options{}); err == nil || !strings.Contains(err.Error(), "nope.yaml: no such file") {
 		t.Errorf("missing file: %v", err)
 	}
-	if _, err := ResolveTarget("lambda:x", TargetFileOptions{}); err == nil || !strings.Contains(err.Error(), "nor is it a target file") {
+	if _, err := Resolve("lambda:x", Options{}); err == nil || !strings.Contains(err.Error(), "nor is it a target file") {
 		t.Errorf("unknown: %v", err)
 	}
 }
 
 // TestTargetSchema lists both kinds and their fields.
 func TestTargetSchema(t *testing.T) {
-	b, err := TargetSchema()
+	b, err := Schema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,11 +165,37 @@ func TestTargetSchema(t *testing.T) {
 	}
 }
 
-// parseTargetEnv parses the target file src with env as the environment.
-func parseTargetEnv(t *testing.T, src string, env map[string]string) (Target, error) {
+// parseTargetEnv parses the target file src with env as the environment
+// and returns its target's spec.
+func parseTargetEnv(t *testing.T, src string, env map[string]string) (any, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "target.yaml")
-	return ParseTargetFile(path, []byte(src), TargetFileOptions{Getenv: func(k string) string { return env[k] }, Replaycheck: "/bin/false"})
+	return specOf(path, []byte(src), Options{Getenv: func(k string) string { return env[k] }, Replaycheck: "/bin/false"})
+}
+
+// specOf parses the target file src, read from path, as Parse does, and
+// returns its target's spec: a target.ProxySpec or a target.ClientSpec.
+func specOf(path string, src []byte, opts Options) (any, error) {
+	f, schemaErrs, err := open(path, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	var spec any
+	switch f.head["kind"] {
+	case "proxy":
+		spec, err = proxySpec(f)
+	case "client":
+		spec, err = clientSpec(f)
+	default:
+		return nil, fmt.Errorf("kind %v", f.head["kind"])
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(schemaErrs) > 0 {
+		return nil, schemaErrs
+	}
+	return spec, nil
 }
 
 // TestTargetFileEnvInEveryScalar: ${NAME} and ${NAME:-default} work in every
@@ -219,61 +249,54 @@ start:
 			name: "client defaults",
 			src:  clientSrc,
 			env:  env,
-			want: ClientFile{Kind: "client", Name: "agent", Command: []string{"sh", "-c", "echo hi", "0123"},
-				Timeout: fault.Duration(90 * time.Second), NumRetries: ptr(2), RetryAfterHint: fault.Duration(250 * time.Millisecond),
-				Env: map[string]string{"VERSION": "1.10", "PIN": "0123", "COUNT": "2"}, Dir: "/tmp"},
+			want: target.ClientSpec{Name: "agent", Command: []string{"sh", "-c", "echo hi", "0123"},
+				Timeout: 90 * time.Second, NumRetries: ptr(2), RetryAfterHint: 250 * time.Millisecond,
+				Env: map[string]string{"VERSION": "1.10", "PIN": "0123", "COUNT": "2"}, Dir: "/tmp", Replaycheck: "/bin/false"},
 		},
 		{
 			name: "client from the environment",
 			src:  clientSrc,
 			env:  merge(env, map[string]string{"CLIENT_NAME": "codex", "CLIENT_TIMEOUT": "3m", "MAX_RETRIES": "7", "HINT": "1s", "WORK_DIR": "/work"}),
-			want: ClientFile{Kind: "client", Name: "codex", Command: []string{"sh", "-c", "echo hi", "0123"},
-				Timeout: fault.Duration(3 * time.Minute), NumRetries: ptr(7), RetryAfterHint: fault.Duration(time.Second),
-				Env: map[string]string{"VERSION": "1.10", "PIN": "0123", "COUNT": "7"}, Dir: "/work"},
+			want: target.ClientSpec{Name: "codex", Command: []string{"sh", "-c", "echo hi", "0123"},
+				Timeout: 3 * time.Minute, NumRetries: ptr(7), RetryAfterHint: time.Second,
+				Env: map[string]string{"VERSION": "1.10", "PIN": "0123", "COUNT": "7"}, Dir: "/work", Replaycheck: "/bin/false"},
 		},
 		{
 			name: "proxy defaults",
 			src:  proxySrc,
 			env:  env,
-			want: ProxyFile{Kind: "proxy", URL: "http://127.0.0.1:{{port}}", NumRetries: ptr(2),
-				Bodies: map[string]map[string]any{"chat": {
+			want: target.ProxySpec{Name: "target", URL: "http://127.0.0.1:{{port}}", NumRetries: ptr(2), Replaycheck: "/bin/false",
+				Bodies: map[scenario.Endpoint]map[string]any{"chat": {
 					"max_tokens": uint64(100), "stream": false, "temperature": 0.5, "parallel": "false",
 					"metadata": map[string]any{"user": "u-7", "tags": []any{"a", "b"}},
 					"tools":    []any{map[string]any{"type": "mcp", "server_label": "books", "server_url": "{{mcp_url}}"}},
 				}},
-				Start: &ProxyStart{Command: []string{"litellm", "--port", "{{port}}"}, Dir: "/srv",
-					Ready:     Ready{URL: "http://127.0.0.1:{{port}}/health", Timeout: fault.Duration(5 * time.Second)},
-					StopGrace: fault.Duration(time.Second)}},
+				Start: &target.ProxyStart{Command: []string{"litellm", "--port", "{{port}}"}, Dir: "/srv",
+					ReadyURL: "http://127.0.0.1:{{port}}/health", ReadyTimeout: 5 * time.Second,
+					StopGrace: time.Second}},
 		},
 		{
 			name: "proxy from the environment",
 			src:  proxySrc,
 			env:  merge(env, map[string]string{"MAX_RETRIES": "0", "MAX_TOKENS": "4096", "STREAM": "true", "TEMPERATURE": "1.25", "PROXY_BIN": "/opt/gw", "GRACE": "10s"}),
-			want: ProxyFile{Kind: "proxy", URL: "http://127.0.0.1:{{port}}", NumRetries: ptr(0),
-				Bodies: map[string]map[string]any{"chat": {
+			want: target.ProxySpec{Name: "target", URL: "http://127.0.0.1:{{port}}", NumRetries: ptr(0), Replaycheck: "/bin/false",
+				Bodies: map[scenario.Endpoint]map[string]any{"chat": {
 					"max_tokens": uint64(4096), "stream": true, "temperature": 1.25, "parallel": "true",
 					"metadata": map[string]any{"user": "u-7", "tags": []any{"a", "b"}},
 					"tools":    []any{map[string]any{"type": "mcp", "server_label": "books", "server_url": "{{mcp_url}}"}},
 				}},
-				Start: &ProxyStart{Command: []string{"/opt/gw", "--port", "{{port}}"}, Dir: "/srv",
-					Ready:     Ready{URL: "http://127.0.0.1:{{port}}/health", Timeout: fault.Duration(5 * time.Second)},
-					StopGrace: fault.Duration(10 * time.Second)}},
+				Start: &target.ProxyStart{Command: []string{"/opt/gw", "--port", "{{port}}"}, Dir: "/srv",
+					ReadyURL: "http://127.0.0.1:{{port}}/health", ReadyTimeout: 5 * time.Second,
+					StopGrace: 10 * time.Second}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tg, err := parseTargetEnv(t, tt.src, tt.env)
+			got, err := parseTargetEnv(t, tt.src, tt.env)
 			if err != nil {
 				t.Fatalf("loading: %v", err)
 			}
-			var got any
-			switch tg := tg.(type) {
-			case *client:
-				got = tg.spec
-			case *proxy:
-				got = tg.spec
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(target.ClientSpec{}, "Secrets"), cmpopts.IgnoreFields(target.ProxySpec{}, "Secrets")); diff != "" {
 				t.Errorf("decoded file (-want +got):\n%s", diff)
 			}
 		})
@@ -348,11 +371,11 @@ start:
   ready: {url: "http://127.0.0.1:{{port}}/health?key=${HEALTH_KEY}"}
 `
 	env := map[string]string{"SERVICE_TOKEN": "tok-body-secret-42", "HEALTH_KEY": "hk-ready-secret-77", "RUN_MODE": "naive", "REGION": "eu", "ZONE": "zone-b"}
-	tg, err := parseTargetEnv(t, src, env)
+	spec, err := parseTargetEnv(t, src, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := tg.(*proxy).secrets
+	secrets := spec.(target.ProxySpec).Secrets
 	for _, want := range []string{"tok-body-secret-42", "hk-ready-secret-77", "naive-eu", "zone-b", "zone=zone-b\n"} {
 		if !slices.Contains(secrets, want) {
 			t.Errorf("secrets %q: want %q among them", secrets, want)
@@ -369,26 +392,26 @@ start:
 // never looked up; ${NAME} next to it still is.
 func TestTargetFileEnvEscape(t *testing.T) {
 	src := "kind: client\ncommand: [sh, -c, 'echo $${HOME:-none} ${RUN_MODE} $$ $HOME']\nenv: {LITERAL: \"$${NOT_SET}\"}\n"
-	tg, err := parseTargetEnv(t, src, map[string]string{"RUN_MODE": "naive"})
+	spec, err := parseTargetEnv(t, src, map[string]string{"RUN_MODE": "naive"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := tg.(*client)
-	if got, want := c.spec.Command[2], "echo ${HOME:-none} naive $$ $HOME"; got != want {
+	c := spec.(target.ClientSpec)
+	if got, want := c.Command[2], "echo ${HOME:-none} naive $$ $HOME"; got != want {
 		t.Errorf("command argument %q, want %q", got, want)
 	}
-	if got, want := c.spec.Env["LITERAL"], "${NOT_SET}"; got != want {
+	if got, want := c.Env["LITERAL"], "${NOT_SET}"; got != want {
 		t.Errorf("env value %q, want %q", got, want)
 	}
-	if slices.Contains(c.secrets, "${NOT_SET}") {
-		t.Errorf("an escaped value is among the secrets %q", c.secrets)
+	if slices.Contains(c.Secrets, "${NOT_SET}") {
+		t.Errorf("an escaped value is among the secrets %q", c.Secrets)
 	}
 }
 
 // TestTargetSchemaAllowsEnvRefs: the schema lets a number or a duration be
 // a ${NAME} reference, as the loader does, and still says what it wants.
 func TestTargetSchemaAllowsEnvRefs(t *testing.T) {
-	b, err := TargetSchema()
+	b, err := Schema()
 	if err != nil {
 		t.Fatal(err)
 	}

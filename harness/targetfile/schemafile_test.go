@@ -1,4 +1,4 @@
-package target
+package targetfile
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the published schemas in schemas/")
 
-// The published schemas, kept equal to scenario.Schema() and TargetSchema().
+// The published schemas, kept equal to scenario.Schema() and Schema().
 const (
 	scenarioSchemaFile = "../../schemas/scenario.schema.json"
 	targetSchemaFile   = "../../schemas/target.schema.json"
@@ -26,11 +26,11 @@ const (
 
 // TestSchemaFilesCurrent checks that the published schemas are what
 // replaycheck schema and replaycheck schema --target print; go test
-// ./harness/target -update rewrites them.
+// ./harness/targetfile -update rewrites them.
 func TestSchemaFilesCurrent(t *testing.T) {
 	for file, schema := range map[string]func() ([]byte, error){
 		scenarioSchemaFile: scenario.Schema,
-		targetSchemaFile:   TargetSchema,
+		targetSchemaFile:   Schema,
 	} {
 		want, err := schema()
 		if err != nil {
@@ -43,10 +43,10 @@ func TestSchemaFilesCurrent(t *testing.T) {
 		}
 		got, err := os.ReadFile(file)
 		if err != nil {
-			t.Fatalf("%v (run go test ./harness/target -update)", err)
+			t.Fatalf("%v (run go test ./harness/targetfile -update)", err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale; run go test ./harness/target -update", file)
+			t.Errorf("%s is stale; run go test ./harness/targetfile -update", file)
 		}
 	}
 }
@@ -58,11 +58,11 @@ func TestSchemaFilesCurrent(t *testing.T) {
 // against theirs in package scenario).
 func TestShippedYAMLNamesItsSchema(t *testing.T) {
 	const modeline = "# yaml-language-server: $schema="
-	b, err := TargetSchema()
+	b, err := Schema()
 	if err != nil {
 		t.Fatal(err)
 	}
-	targetSchema, err := yamlfile.CompileSchema(TargetSchemaID, b)
+	targetSchema, err := yamlfile.CompileSchema(SchemaID, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func jsonValue(t *testing.T, file string, src []byte) any {
 // the value; a ${NAME} where a number goes is accepted by both; an empty
 // file is refused by both, without a panic.
 func TestTargetLoaderAndSchemaAgree(t *testing.T) {
-	sch, err := compiledTargetSchema()
+	sch, err := compiledSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestTargetLoaderAndSchemaAgree(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, loadErr := ParseTargetFile("t.yaml", []byte(tt.src), TargetFileOptions{Getenv: func(string) string { return "" }, Replaycheck: "/bin/false"})
+			_, loadErr := Parse("t.yaml", []byte(tt.src), Options{Getenv: func(string) string { return "" }, Replaycheck: "/bin/false"})
 			schemaErr := sch.Validate(jsonValue(t, "t.yaml", []byte(tt.src)))
 			if tt.err == "" {
 				if loadErr != nil || schemaErr != nil {

@@ -1,4 +1,4 @@
-package target
+package app
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ var seedTools = []any{map[string]any{"type": "mcp", "server_label": "ledger", "s
 
 // seedBody builds the seed's request body for the endpoint, with the extra
 // body fields of the request on top.
-func seedBody(r Request) map[string]any {
+func seedBody(r scenario.Request) map[string]any {
 	model := requestModel(r)
 	body := map[string]any{}
 	if !r.Endpoint.InPath() { // gemini names them in the path; the seed's MCP tools entry is LiteLLM's, for OpenAI bodies
@@ -45,27 +45,30 @@ func seedBody(r Request) map[string]any {
 }
 
 // requestModel is the model an app request names.
-func requestModel(r Request) string {
+func requestModel(r scenario.Request) string {
 	if r.Model == "" {
 		return scenario.DefaultModelGroup
 	}
 	return r.Model
 }
 
-// sender posts app requests to a base URL and reads their answers.
-type sender struct {
+// Client posts app requests to a base URL and reads their answers. It is
+// safe for concurrent use.
+type Client struct {
 	base   string
 	client *http.Client
 	// header is sent with every request; its values are never recorded.
 	header http.Header
-	body   func(Request) map[string]any
+	body   func(scenario.Request) map[string]any
 }
 
-// endpoint returns the base URL requests go to and the headers they carry.
-func (s *sender) endpoint() (string, http.Header) { return s.base, s.header }
+// Endpoint returns the base URL requests go to and the headers they carry.
+func (s *Client) Endpoint() (string, http.Header) { return s.base, s.header }
 
-// send posts req and reads the whole answer into an Exchange.
-func (s *sender) send(ctx context.Context, req Request) history.Exchange {
+// Send posts req and reads the whole answer into an Exchange. It returns
+// when the answer ended or ctx is done; Start and End are left to the
+// caller.
+func (s *Client) Send(ctx context.Context, req scenario.Request) history.Exchange {
 	x := history.Exchange{Endpoint: string(req.Endpoint), Path: req.Endpoint.Path(requestModel(req), req.Stream), Stream: req.Stream}
 	b, err := json.Marshal(s.body(req))
 	if err != nil {

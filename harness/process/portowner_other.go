@@ -1,6 +1,6 @@
 //go:build !linux
 
-package target
+package process
 
 // groupListens cannot tell which process holds a port without /proc: known
 // is false, and a proxy is taken as ready when its URL answers.

@@ -1,4 +1,4 @@
-package target
+package target_test
 
 import (
 	"errors"
@@ -6,12 +6,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/harness/process"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
 // TestClientCannotRun runs client targets whose command cannot run, and
 // some that can but fail: a command not found or not executable, at Start or
 // when a run finds it (a script's interpreter missing, a shell exiting 127
-// or 126 saying so), is a *CannotRunError with the file's install hint; an
+// or 126 saying so), is a *process.CannotRunError with the file's install hint; an
 // exit 127 that says nothing of the kind is the client's own outcome.
 func TestClientCannotRun(t *testing.T) {
 	dir := t.TempDir()
@@ -45,32 +49,32 @@ func TestClientCannotRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "kind: client\ncommand: " + tt.command + "\ninstall: make agents\n"
-			tg, err := ParseTargetFile(filepath.Join(dir, "t.yaml"), []byte(src), TargetFileOptions{Replaycheck: "/bin/false"})
+			tg, err := targetfile.Parse(filepath.Join(dir, "t.yaml"), []byte(src), targetfile.Options{Replaycheck: "/bin/false"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			inst, err := tg.Start(ctxFor(t), Fakes{Upstream: "http://127.0.0.1:1/v1", MCP: "http://127.0.0.1:1/mcp"}, nil)
+			inst, err := tg.Start(ctxFor(t), target.Fakes{Upstream: "http://127.0.0.1:1/v1", MCP: "http://127.0.0.1:1/mcp"}, nil)
 			if tt.atStart {
-				var cr *CannotRunError
+				var cr *process.CannotRunError
 				if !errors.As(err, &cr) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "install it with: make agents") {
-					t.Fatalf("Start: %v, want a *CannotRunError with %q and the install hint", err, tt.want)
+					t.Fatalf("Start: %v, want a *process.CannotRunError with %q and the install hint", err, tt.want)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}
-			x := inst.Send(ctxFor(t), Request{Token: "rc0000000001"})
-			err = inst.(Unrunnable).CannotRun()
+			x := inst.Send(ctxFor(t), target.Request{Token: "rc0000000001"})
+			err = inst.CannotRun()
 			if tt.want == "" {
 				if err != nil || x.Client.Exit != tt.wantExit {
 					t.Errorf("CannotRun %v, exit %d; want none, exit %d", err, x.Client.Exit, tt.wantExit)
 				}
 				return
 			}
-			var cr *CannotRunError
+			var cr *process.CannotRunError
 			if !errors.As(err, &cr) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "install it with: make agents") {
-				t.Errorf("CannotRun: %v, want a *CannotRunError with %q and the install hint", err, tt.want)
+				t.Errorf("CannotRun: %v, want a *process.CannotRunError with %q and the install hint", err, tt.want)
 			}
 			if x.Client.Error == "" {
 				t.Errorf("the run's Error is empty: %+v", x.Client)

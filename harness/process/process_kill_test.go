@@ -1,6 +1,6 @@
 //go:build unix
 
-package target
+package process_test
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/harness/process"
 )
 
 // TestKilledHarnessTakesItsProcessesAlong SIGKILLs a harness that started a
@@ -38,7 +40,7 @@ func TestKilledHarnessTakesItsProcessesAlong(t *testing.T) {
 			}
 			pgid, leftovers := readStarter(t, bufio.NewScanner(out))
 			t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-			if !groupAlive(pgid) {
+			if !process.GroupAlive(pgid) {
 				t.Fatalf("group %d is not running before the kill", pgid)
 			}
 			for _, l := range leftovers {
@@ -52,10 +54,10 @@ func TestKilledHarnessTakesItsProcessesAlong(t *testing.T) {
 			_ = h.Wait()
 			tick := time.NewTicker(20 * time.Millisecond)
 			defer tick.Stop()
-			for groupAlive(pgid) || anyExists(leftovers) {
+			for process.GroupAlive(pgid) || anyExists(leftovers) {
 				select {
 				case <-ctx.Done():
-					t.Fatalf("process group %d (alive: %v) or leftovers %v outlived the harness killed with SIGKILL", pgid, groupAlive(pgid), leftovers)
+					t.Fatalf("process group %d (alive: %v) or leftovers %v outlived the harness killed with SIGKILL", pgid, process.GroupAlive(pgid), leftovers)
 				case <-tick.C:
 				}
 			}

@@ -1,4 +1,4 @@
-package target
+package targetfile
 
 import (
 	"encoding/json"
@@ -14,12 +14,12 @@ import (
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
-// TargetSchemaID is the $id of the target file schema.
-const TargetSchemaID = "https://github.com/replaycheck/replaycheck/target.schema.json"
+// SchemaID is the $id of the target file schema.
+const SchemaID = "https://github.com/replaycheck/replaycheck/target.schema.json"
 
-// TargetSchema returns the JSON Schema of a target file: one of the kinds in
+// Schema returns the JSON Schema of a target file: one of the kinds in
 // fileKinds (proxy, client), generated from their Go types.
-func TargetSchema() ([]byte, error) {
+func Schema() ([]byte, error) {
 	r := &jsonschema.Reflector{Mapper: targetMapType, RequiredFromJSONSchemaTags: false}
 	defs := jsonschema.Definitions{}
 	var oneOf []*jsonschema.Schema
@@ -39,7 +39,7 @@ func TargetSchema() ([]byte, error) {
 	}
 	root := &jsonschema.Schema{
 		Version:     jsonschema.Version,
-		ID:          TargetSchemaID,
+		ID:          SchemaID,
 		Title:       "replaycheck target file",
 		Description: "A system under test: kind proxy (a gateway at a URL, optionally started by the harness) or kind client (a command run once per scenario request). Every scalar value may use ${NAME} or ${NAME:-default} from the environment ($${ is a literal ${); a plain one that expands to a number or true/false is one.",
 		OneOf:       oneOf,
@@ -52,32 +52,32 @@ func TargetSchema() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// targetSchemaOnce holds TargetSchema() compiled, for checkTargetSchema (a
-// function rather than a sync.OnceValues variable: loading a target file is
-// part of what TargetSchema reflects on).
-var targetSchemaOnce struct {
+// schemaOnce holds Schema() compiled, for checkSchema (a function
+// rather than a sync.OnceValues variable: loading a target file is part of
+// what Schema reflects on).
+var schemaOnce struct {
 	sync.Once
 	sch *validator.Schema
 	err error
 }
 
-func compiledTargetSchema() (*validator.Schema, error) {
-	targetSchemaOnce.Do(func() {
-		b, err := TargetSchema()
+func compiledSchema() (*validator.Schema, error) {
+	schemaOnce.Do(func() {
+		b, err := Schema()
 		if err != nil {
-			targetSchemaOnce.err = err
+			schemaOnce.err = err
 			return
 		}
-		targetSchemaOnce.sch, targetSchemaOnce.err = yamlfile.CompileSchema(TargetSchemaID, b)
+		schemaOnce.sch, schemaOnce.err = yamlfile.CompileSchema(SchemaID, b)
 	})
-	return targetSchemaOnce.sch, targetSchemaOnce.err
+	return schemaOnce.sch, schemaOnce.err
 }
 
-// checkTargetSchema checks the body n of a target file that loaded against
+// checkSchema checks the body n of a target file that loaded against
 // the published schema, so that what the schema refuses (name: 123, a
 // quoted "2" for num_retries) the loader refuses too, at the value.
-func checkTargetSchema(file string, src []byte, n ast.Node) yamlfile.ErrorList {
-	sch, err := compiledTargetSchema()
+func checkSchema(file string, src []byte, n ast.Node) yamlfile.ErrorList {
+	sch, err := compiledSchema()
 	if err != nil {
 		return yamlfile.ErrorList{{File: file, Msg: err.Error()}}
 	}

@@ -1,4 +1,4 @@
-package target
+package process
 
 import (
 	"slices"
@@ -34,15 +34,15 @@ func TestProcessEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := processEnv(parent, tt.pass)
+			got := Env(parent, tt.pass)
 			slices.Sort(got)
 			if d := cmp.Diff(tt.want, got); d != "" {
-				t.Errorf("processEnv (-want +got):\n%s", d)
+				t.Errorf("Env (-want +got):\n%s", d)
 			}
 		})
 	}
 	want := []string{"ghp_secret_value_1", "aws-secret-value", "passed-token-value"}
-	if d := cmp.Diff(want, parentSecrets(parent)); d != "" {
-		t.Errorf("parentSecrets (-want +got):\n%s", d)
+	if d := cmp.Diff(want, ParentSecrets(parent)); d != "" {
+		t.Errorf("ParentSecrets (-want +got):\n%s", d)
 	}
 }

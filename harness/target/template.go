@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -102,7 +101,37 @@ func (v templateVars) funcs(names []string) template.FuncMap {
 	return out
 }
 
-// Variable sets: which variables a part of a target file may use.
+// Vars is a set of template variables: those a part of a target file may
+// use.
+type Vars int
+
+// The sets of template variables.
+const (
+	// URLVars are a proxy's url's: {{port}}.
+	URLVars Vars = iota
+	// FakeVars are a proxy's bodies': the fakes' URLs and addresses.
+	FakeVars
+	// ProxyVars are a proxy's start.ready.url's and its config template's:
+	// FakeVars, the knobs, {{port}} and {{replaycheck}}.
+	ProxyVars
+	// StartVars are a proxy's start.command's and start.env's: ProxyVars
+	// and {{config}}.
+	StartVars
+	// ClientVars are a client's command's and env's: FakeVars, the run's
+	// prompt, token, entry and run_dir, and {{replaycheck}}.
+	ClientVars
+)
+
+// names lists the variables of vs.
+func (vs Vars) names() []string {
+	return [...][]string{URLVars: {varPort}, FakeVars: fakeVars, ProxyVars: proxyVars, StartVars: startVars, ClientVars: clientVars}[vs]
+}
+
+// CheckTemplate parses text with the variables of vs and reports an unknown
+// variable or a syntax error in words. Text without "{{" is plain.
+func CheckTemplate(text string, vs Vars) error { return checkTemplate(text, vs.names()) }
+
+// Variable sets, as lists of names.
 var (
 	fakeVars   = []string{varUpstreamURL, varUpstreamRoot, varMCPURL, varUpstreamAddr, varMCPAddr}
 	knobVars   = []string{varNumRetries, varFallbacks, varToolTimeout, varStreamIdle}
@@ -215,43 +244,4 @@ func renderValue(ctx context.Context, x any, names []string, v templateVars) (an
 		return out, nil
 	}
 	return x, nil
-}
-
-// envRef matches ${NAME}, ${NAME:-default} and $${, the escape of a
-// literal ${.
-var envRef = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
-
-// expandEnv replaces ${NAME} and ${NAME:-default} in s with the
-// environment's values, and $${ with ${; it returns the names referenced. An
-// unset NAME without a default is an error naming it (never the value).
-func expandEnv(s string, getenv func(string) string) (string, []string, error) {
-	var refs, missing []string
-	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
-		if m == "$${" {
-			return "${"
-		}
-		sub := envRef.FindStringSubmatch(m)
-		refs = append(refs, sub[1])
-		if v := getenv(sub[1]); v != "" {
-			return v
-		}
-		if sub[2] != "" {
-			return sub[3]
-		}
-		missing = append(missing, sub[1])
-		return ""
-	})
-	if len(missing) > 0 {
-		return "", nil, fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", missing[0], missing[0])
-	}
-	return out, refs, nil
-}
-
-// selfPath is the running binary, the default of {{replaycheck}}.
-func selfPath() string {
-	p, err := os.Executable()
-	if err != nil {
-		return "replaycheck"
-	}
-	return p
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package target
+package process
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package target
+package target_test
 
 import (
 	"fmt"
@@ -7,13 +7,17 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
@@ -27,24 +31,24 @@ func TestProxyStartAndStop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	pi := inst.(*proxyInstance)
-	cfg, err := os.ReadFile(pi.configPath)
+	configPath := target.ConfigPath(inst)
+	cfg, err := os.ReadFile(configPath)
 	if err != nil || !strings.Contains(string(cfg), `"Upstream": "`+fakes.Upstream+`"`) || !strings.Contains(string(cfg), `"MCP": "`+fakes.MCP+`"`) {
 		t.Errorf("rendered config (%v):\n%s", err, cfg)
 	}
-	x := inst.Send(ctxFor(t), Request{Request: scenario.Request{Endpoint: scenario.Chat, Prompt: "Call commit_write once with entry alpha-rc0000000001, then reply done."}, Token: "rc0000000001"})
+	x := inst.Send(ctxFor(t), target.Request{Request: scenario.Request{Endpoint: scenario.Chat, Prompt: "Call commit_write once with entry alpha-rc0000000001, then reply done."}, Token: "rc0000000001"})
 	if x.Status != 200 {
 		t.Errorf("a request through the proxy: %+v", x)
 	}
-	pid := pi.proc.pgid
+	pid := pidOf(t, inst.Output())
 	if err := inst.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	assertGone(t, []int{pid})
-	if _, err := os.Stat(pi.configPath); !os.IsNotExist(err) {
+	if _, err := os.Stat(configPath); !os.IsNotExist(err) {
 		t.Errorf("rendered config still there: %v", err)
 	}
-	out := strings.Join(pi.out.Lines(), "\n")
+	out := strings.Join(inst.Output().Lines(), "\n")
 	if !strings.Contains(out, "with key ***") || strings.Contains(out, testKey) || !strings.Contains(out, "proxy stopping") {
 		t.Errorf("captured output: key not masked or no graceful stop:\n%s", out)
 	}
@@ -58,7 +62,7 @@ func TestProxyStartAndStop(t *testing.T) {
 func TestProxyConfigPathFromAnotherDirectory(t *testing.T) {
 	_, dir := helperProxyTarget(t, "guarded")
 	t.Chdir(filepath.Dir(dir))
-	tg, err := LoadTargetFile(filepath.Join(filepath.Base(dir), "target.yaml"), TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+	tg, err := targetfile.Load(filepath.Join(filepath.Base(dir), "target.yaml"), targetfile.Options{Getenv: testEnv, Replaycheck: "/bin/false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +72,7 @@ func TestProxyConfigPathFromAnotherDirectory(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 	defer inst.Close()
-	if p := inst.(*proxyInstance).configPath; !filepath.IsAbs(p) {
+	if p := target.ConfigPath(inst); !filepath.IsAbs(p) {
 		t.Errorf("{{config}} is %q, not an absolute path", p)
 	}
 }
@@ -93,17 +97,17 @@ func TestProxyConfigDir(t *testing.T) {
 			if tt.configDir != "" {
 				src = strings.Replace(src, "  config: proxy.json.tmpl\n", "  config: proxy.json.tmpl\n  config_dir: "+tt.configDir+"\n", 1)
 			}
-			tg, dir := targettest.WriteTarget(t, src, extra, func(path string) (Target, error) {
-				return LoadTargetFile(path, TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+			tg, dir := targettest.WriteTarget(t, src, extra, func(path string) (target.Target, error) {
+				return targetfile.Load(path, targetfile.Options{Getenv: testEnv, Replaycheck: "/bin/false"})
 			})
 			before := dirNames(t, dir)
 			inst, err := tg.Start(ctxFor(t), testFakes(t), nil)
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}
-			pi := inst.(*proxyInstance)
-			if got := filepath.Dir(pi.configPath) == dir; got != tt.nextTo {
-				t.Errorf("rendered config %s: in the target file's directory %s is %v, want %v", pi.configPath, dir, got, tt.nextTo)
+			configPath, tempDir := target.ConfigPath(inst), target.ConfigTempDir(inst)
+			if got := filepath.Dir(configPath) == dir; got != tt.nextTo {
+				t.Errorf("rendered config %s: in the target file's directory %s is %v, want %v", configPath, dir, got, tt.nextTo)
 			}
 			if !tt.nextTo {
 				if d := cmp.Diff(before, dirNames(t, dir)); d != "" {
@@ -113,11 +117,11 @@ func TestProxyConfigDir(t *testing.T) {
 			if err := inst.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			if _, err := os.Stat(pi.configPath); !os.IsNotExist(err) {
+			if _, err := os.Stat(configPath); !os.IsNotExist(err) {
 				t.Errorf("rendered config still there: %v", err)
 			}
-			if pi.tempDir != "" {
-				if _, err := os.Stat(pi.tempDir); !os.IsNotExist(err) {
+			if tempDir != "" {
+				if _, err := os.Stat(tempDir); !os.IsNotExist(err) {
 					t.Errorf("the config's temporary directory is still there: %v", err)
 				}
 			}
@@ -136,13 +140,13 @@ func TestProxyConfigDir(t *testing.T) {
 // helper serves this harness, and the never-ready helper is never ready.
 func TestProxyPortTakenBeforeItListens(t *testing.T) {
 	never, _ := targettest.WriteTarget(t, fmt.Sprintf("kind: proxy\nname: never\nurl: http://127.0.0.1:{{port}}\nstart: {command: [%q], env: {%s: never-ready}, ready: {timeout: 1s}, stop_grace: 100ms}\n",
-		targettest.Self(t), targettest.HelperEnv), nil, func(path string) (Target, error) {
-		return LoadTargetFile(path, TargetFileOptions{Getenv: testEnv, Replaycheck: "/bin/false"})
+		targettest.Self(t), targettest.HelperEnv), nil, func(path string) (target.Target, error) {
+		return targetfile.Load(path, targetfile.Options{Getenv: testEnv, Replaycheck: "/bin/false"})
 	})
 	guarded, _ := helperProxyTarget(t, "guarded")
 	tests := []struct {
 		name    string
-		tg      Target
+		tg      target.Target
 		wantErr string // "" for a start that succeeds
 	}{
 		{name: "guarded", tg: guarded},
@@ -156,13 +160,12 @@ func TestProxyPortTakenBeforeItListens(t *testing.T) {
 			defer foreign.Close()
 			_, taken, _ := net.SplitHostPort(foreign.Listener.Addr().String())
 			var picks atomic.Int32
-			pickPort = func() (string, error) {
+			defer target.SetPickPort(func() (string, error) {
 				if picks.Add(1) == 1 {
 					return taken, nil
 				}
-				return freePort()
-			}
-			defer func() { pickPort = freePort }()
+				return target.FreePort()
+			})()
 
 			inst, err := tt.tg.Start(ctxFor(t), testFakes(t), nil)
 			if tt.wantErr != "" {
@@ -179,10 +182,10 @@ func TestProxyPortTakenBeforeItListens(t *testing.T) {
 				t.Fatalf("Start: %v", err)
 			}
 			defer inst.Close()
-			if base, _ := inst.(*proxyInstance).BaseURL(); strings.HasSuffix(base, ":"+taken) {
+			if base, _ := inst.(target.Reachable).BaseURL(); strings.HasSuffix(base, ":"+taken) {
 				t.Errorf("the proxy's URL %s is the foreign server's", base)
 			}
-			x := inst.Send(ctxFor(t), Request{Request: scenario.Request{Endpoint: scenario.Chat, Prompt: "Call commit_write once with entry alpha-rc0000000002, then reply done."}, Token: "rc0000000002"})
+			x := inst.Send(ctxFor(t), target.Request{Request: scenario.Request{Endpoint: scenario.Chat, Prompt: "Call commit_write once with entry alpha-rc0000000002, then reply done."}, Token: "rc0000000002"})
 			if x.Status != http.StatusOK {
 				t.Errorf("a request through the proxy: %+v", x)
 			}
@@ -205,4 +208,21 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// pidOf is the pid the helper process printed first ("pid=N", see
+// targettest), the leader of its process group.
+func pidOf(t *testing.T, out *process.Output) int {
+	t.Helper()
+	for _, l := range out.Lines() {
+		if n, ok := strings.CutPrefix(l, "pid="); ok {
+			pid, err := strconv.Atoi(n)
+			if err != nil {
+				t.Fatalf("the helper printed %q", l)
+			}
+			return pid
+		}
+	}
+	t.Fatalf("the helper printed no pid: %q", out.Lines())
+	return 0
 }

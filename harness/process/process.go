@@ -1,4 +1,11 @@
-package target
+// Package process runs the programs the harness starts for a target (a
+// proxy, a client): Start puts a command in a process group of its own,
+// watched by a watchdog that kills the group and removes its leftovers
+// should the harness die; Stop sends SIGTERM and SIGKILL after a grace; an
+// Output keeps the scrubbed end of what a process writes; Env is the
+// environment every process starts from. Proxies and clients both start
+// here, and nowhere else.
+package process
 
 import (
 	"bytes"
@@ -23,11 +30,11 @@ const (
 	outputLines = 40
 	// outputLineBytes bounds one kept line.
 	outputLineBytes = 512
-	// outputBytes bounds what is kept of a proxy's output.
-	outputBytes = outputLines * outputLineBytes
-	// defaultStopGrace is how long a stopped process group gets between
+	// OutputBytes bounds what is kept of a proxy's output.
+	OutputBytes = outputLines * outputLineBytes
+	// DefaultStopGrace is how long a stopped process group gets between
 	// SIGTERM and SIGKILL.
-	defaultStopGrace = 5 * time.Second
+	DefaultStopGrace = 5 * time.Second
 	// pipeGrace bounds the wait for output pipes after the leader exited
 	// (a grandchild may hold them open).
 	pipeGrace = time.Second
@@ -35,11 +42,11 @@ const (
 	goneGrace = 2 * time.Second
 )
 
-// process is a command started in a process group of its own, so that it is
+// Process is a command started in a process group of its own, so that it is
 // stopped with everything it started — also when the harness itself is
 // killed (on Unix; elsewhere see process_other.go). Proxies and clients are
 // both run as one.
-type process struct {
+type Process struct {
 	cmd  *exec.Cmd
 	pgid int
 	done chan struct{} // closed when the leader was reaped
@@ -50,42 +57,43 @@ type process struct {
 	unguard func()
 }
 
-// command is what startProcess runs.
-type command struct {
-	// argv is the command line; argv[0] is looked up in PATH unless it
-	// contains a slash, else taken relative to dir.
-	argv []string
-	// env is the whole environment.
-	env []string
-	// dir is the working directory; "" is the harness's.
-	dir string
-	// stdout and stderr receive the output; they may be the same writer.
-	stdout, stderr io.Writer
-	// leftovers are files and directories the command's run leaves (a
+// Command is what Start runs.
+type Command struct {
+	// Argv is the command line; Argv[0] is looked up in PATH unless it
+	// contains a slash, else taken relative to Dir.
+	Argv []string
+	// Env is the whole environment.
+	Env []string
+	// Dir is the working directory; "" is the harness's.
+	Dir string
+	// Stdout and Stderr receive the output; they may be the same writer.
+	Stdout, Stderr io.Writer
+	// Leftovers are files and directories the command's run leaves (a
 	// rendered config, a scratch directory): the watchdog removes them
 	// should the harness die before it removed them itself.
-	leftovers []string
+	Leftovers []string
 }
 
-// startProcess starts c in a new process group, watched by a watchdog. A
-// command that is not found or not executable is a *CannotRunError.
-func startProcess(c command) (*process, error) {
-	argv := c.argv
+// Start starts c in a new process group, watched by a watchdog. A
+// command that is not found or not executable is a *CannotRunError. The
+// caller stops the process (Stop).
+func Start(c Command) (*Process, error) {
+	argv := c.Argv
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
 	}
-	if err := checkDir(c.dir, "start.dir"); err != nil {
+	if err := CheckDir(c.Dir, "start.dir"); err != nil {
 		return nil, err
 	}
-	path, err := resolveCommand(argv[0], c.dir)
+	path, err := Resolve(argv[0], c.Dir)
 	if err != nil {
 		return nil, &CannotRunError{Command: argv[0], Err: err}
 	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Env = c.env
-	cmd.Dir = c.dir
-	cmd.Stdout, cmd.Stderr = c.stdout, c.stderr
+	cmd.Env = c.Env
+	cmd.Dir = c.Dir
+	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
 	newGroup(cmd)
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
@@ -95,7 +103,7 @@ func startProcess(c command) (*process, error) {
 		}
 		return nil, err
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{}), unguard: guardGroup(cmd.Process.Pid, c.leftovers)}
+	p := &Process{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{}), unguard: guardGroup(cmd.Process.Pid, c.Leftovers)}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -134,9 +142,9 @@ func notRunnable(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC)
 }
 
-// checkDir reports a working directory that does not exist or is not a
-// directory; field names where the target file sets it.
-func checkDir(dir, field string) error {
+// CheckDir reports a working directory that does not exist or is not a
+// directory; field names where the target file sets it. "" is no error.
+func CheckDir(dir, field string) error {
 	if dir == "" {
 		return nil
 	}
@@ -152,9 +160,9 @@ func checkDir(dir, field string) error {
 	return nil
 }
 
-// resolveCommand finds argv0: in PATH when it has no slash, else as a path
+// Resolve finds argv0: in PATH when it has no slash, else as a path
 // relative to dir.
-func resolveCommand(argv0, dir string) (string, error) {
+func Resolve(argv0, dir string) (string, error) {
 	if !strings.Contains(argv0, "/") {
 		p, err := exec.LookPath(argv0)
 		if err != nil {
@@ -181,10 +189,10 @@ func resolveCommand(argv0, dir string) (string, error) {
 }
 
 // Done is closed when the process (the group's leader) has exited.
-func (p *process) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.done }
 
 // ExitDescription says how the leader ended; call it after Done.
-func (p *process) ExitDescription() string {
+func (p *Process) ExitDescription() string {
 	var ee *exec.ExitError
 	switch {
 	case p.err == nil:
@@ -200,19 +208,34 @@ func (p *process) ExitDescription() string {
 
 // ExitCode is the leader's exit code, -1 when it was killed; call it after
 // Done.
-func (p *process) ExitCode() int { return p.cmd.ProcessState.ExitCode() }
+func (p *Process) ExitCode() int { return p.cmd.ProcessState.ExitCode() }
+
+// Exited reports whether the leader has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Listens reports whether a process of p's group (or a descendant of its
+// leader) holds a socket listening on TCP port; known is false when the
+// system cannot say (see groupListens).
+func (p *Process) Listens(port int) (owned, known bool) { return groupListens(port, p.pgid) }
 
 // Stop stops the whole process group: a graceful stop (SIGTERM, where there
 // is one), then SIGKILL after grace (0 means at once), and waits until the
 // leader is reaped and no member of the group is left, or goneGrace passed.
 // It is safe to call more than once.
-func (p *process) Stop(grace time.Duration) error {
+func (p *Process) Stop(grace time.Duration) error {
 	var err error
 	p.stop.Do(func() { err = p.stopGroup(grace) })
 	return err
 }
 
-func (p *process) stopGroup(grace time.Duration) error {
+func (p *Process) stopGroup(grace time.Duration) error {
 	if grace > 0 && terminateGroup(p.pgid) {
 		t := time.NewTimer(grace)
 		select {
@@ -229,10 +252,10 @@ func (p *process) stopGroup(grace time.Duration) error {
 	return err
 }
 
-// output keeps the end of what a process writes, up to max bytes, and
+// Output keeps the end of what a process writes, up to max bytes, and
 // scrubs it when read: the secrets it was made with, and anything shaped like
 // an API key (secret.Scrub), become "***". It is safe for concurrent use.
-type output struct {
+type Output struct {
 	mu      sync.Mutex
 	max     int
 	b       []byte
@@ -241,13 +264,13 @@ type output struct {
 	secrets []string
 }
 
-// newOutput returns an output that keeps max bytes and masks secrets.
-func newOutput(max int, secrets []string) *output {
-	return &output{max: max, secrets: secrets}
+// NewOutput returns an Output that keeps max bytes and masks secrets.
+func NewOutput(max int, secrets []string) *Output {
+	return &Output{max: max, secrets: secrets}
 }
 
 // Write keeps the end of what was written.
-func (o *output) Write(p []byte) (int, error) {
+func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.lines += uint64(bytes.Count(p, []byte{'\n'}))
@@ -267,18 +290,18 @@ func (o *output) Write(p []byte) (int, error) {
 // text is what is kept, scrubbed; a line cut at the front is left out (a
 // secret in it would be cut too, and not recognised), unless it is all
 // there is. Call it with o.mu held.
-func (o *output) text() string {
+func (o *Output) text() string {
 	b := o.b
 	if o.cut {
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
 			b = b[i+1:]
 		}
 	}
-	return secret.Scrub(strings.ToValidUTF8(string(b), "?"), o.secrets, masked)
+	return Mask(strings.ToValidUTF8(string(b), "?"), o.secrets)
 }
 
 // String returns what is kept, starting with "…" when the front was cut.
-func (o *output) String() string {
+func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s := o.text()
@@ -289,7 +312,7 @@ func (o *output) String() string {
 }
 
 // Seq is the number of lines written so far.
-func (o *output) Seq() uint64 {
+func (o *Output) Seq() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.lines
@@ -297,7 +320,7 @@ func (o *output) Seq() uint64 {
 
 // Lines returns the last outputLines kept lines, oldest first, with any
 // unfinished last line; each is cut at outputLineBytes.
-func (o *output) Lines() []string {
+func (o *Output) Lines() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.lastLines(outputLines)
@@ -305,7 +328,7 @@ func (o *output) Lines() []string {
 
 // Since returns the kept lines written after the seq-th, oldest first (at
 // most outputLines), with any unfinished last line.
-func (o *output) Since(seq uint64) []string {
+func (o *Output) Since(seq uint64) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := o.lines - seq
@@ -316,7 +339,7 @@ func (o *output) Since(seq uint64) []string {
 }
 
 // lastLines returns the last n kept lines; call it with o.mu held.
-func (o *output) lastLines(n int) []string {
+func (o *Output) lastLines(n int) []string {
 	s := strings.TrimSuffix(o.text(), "\n")
 	if s == "" || n <= 0 {
 		return nil
@@ -335,8 +358,13 @@ func (o *output) lastLines(n int) []string {
 	return lines
 }
 
-// tail renders the last lines for an error message.
-func tail(name string, lines []string) string {
+// Mask replaces in s every secret (of secret.MinLen bytes or more) and
+// anything shaped like an API key with "***", as an Output shows them: for
+// what the harness shows of a target elsewhere (an answer, an error).
+func Mask(s string, secrets []string) string { return secret.Scrub(s, secrets, "***") }
+
+// Tail renders the last lines of name's output for an error message.
+func Tail(name string, lines []string) string {
 	if len(lines) == 0 {
 		return "\n" + name + " printed nothing"
 	}

@@ -1,4 +1,4 @@
-package target
+package process
 
 import (
 	"strings"
@@ -44,7 +44,7 @@ func TestOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := newOutput(tt.max, []string{secret})
+			o := NewOutput(tt.max, []string{secret})
 			for _, w := range tt.writes {
 				o.Write([]byte(w))
 			}
@@ -64,7 +64,7 @@ func TestOutput(t *testing.T) {
 // TestOutputSince marks an output and writes more: Since returns what came
 // after the mark, with an unfinished line, at most outputLines.
 func TestOutputSince(t *testing.T) {
-	o := newOutput(outputBytes, nil)
+	o := NewOutput(OutputBytes, nil)
 	o.Write([]byte("before\npart"))
 	seq := o.Seq()
 	o.Write([]byte("ial\nafter\nunfinished"))

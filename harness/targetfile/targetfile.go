@@ -1,10 +1,27 @@
-package target
+// Package targetfile reads target files: YAML documents of kind proxy (a
+// gateway at a URL, optionally started by the harness) or client (a command
+// run once per scenario request), with ${NAME} references to the
+// environment expanded, checked against the published schema (Schema) and
+// the template variables each field may use, and turned into target values
+// (target.NewProxy, target.NewClient). Resolve also takes a named target
+// (builtin:guarded). Problems are *yamlfile.Error values at the file, line
+// and column.
+//
+// A new file kind touches: its file here (its YAML type and a loader that
+// fills its target's spec), a row in fileKinds and one in Schema's list
+// (schema.go), schemas/target.schema.json (go test ./harness/targetfile
+// -update), the README's target-file section, and its kind in package
+// target (see its doc). A new field touches its YAML type and loader here
+// (proxy.go or client.go), the spec in package target, the schema file and
+// the README.
+package targetfile
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,16 +29,18 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/replaycheck/replaycheck/harness/process"
+	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
-// MaxTargetFileSize bounds a target file and a config template.
-const MaxTargetFileSize = 1 << 20
+// MaxSize bounds a target file and a config template.
+const MaxSize = 1 << 20
 
-// TargetFileOptions configure loading target files. The zero value reads the
+// Options configure loading target files. The zero value reads the
 // process environment and uses the running binary for {{replaycheck}}.
-type TargetFileOptions struct {
+type Options struct {
 	// Getenv reads ${NAME} references; nil means os.Getenv.
 	Getenv func(string) string
 	// Replaycheck is the value of {{replaycheck}}; "" means the running
@@ -35,8 +54,8 @@ type TargetFileOptions struct {
 // fileKind decodes a target file of one kind.
 type fileKind struct {
 	name string
-	// load decodes src strictly and checks it.
-	load func(f *targetSource) (Target, error)
+	// load decodes the file strictly, checks it and builds its target.
+	load func(f *source) (target.Target, error)
 	doc  string
 }
 
@@ -48,68 +67,42 @@ func fileKinds() []fileKind {
 	}
 }
 
-// ResolveTarget turns a --target argument into a Target: a name with a
-// known kind prefix (builtin:guarded) or the path of a target file.
-func ResolveTarget(arg string, opts TargetFileOptions) (Target, error) {
-	kind, _, hasKind := strings.Cut(arg, ":")
-	for _, k := range targetKinds() {
-		if hasKind && k.name == kind {
-			return ParseTarget(arg)
-		}
+// Resolve turns a --target argument into a Target: a name with a known
+// kind prefix (builtin:guarded, see target.ParseTarget) or the path of a
+// target file.
+func Resolve(arg string, opts Options) (target.Target, error) {
+	if target.IsNamed(arg) {
+		return target.ParseTarget(arg)
 	}
 	if _, err := os.Stat(arg); err == nil || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
-		return LoadTargetFile(arg, opts)
+		return Load(arg, opts)
 	}
-	t, err := ParseTarget(arg)
+	t, err := target.ParseTarget(arg)
 	if err != nil {
 		return nil, fmt.Errorf("%w; nor is it a target file", err)
 	}
 	return t, nil
 }
 
-// LoadTargetFile loads a target file (kind proxy or client). Problems are
+// Load loads a target file (kind proxy or client). Problems are
 // *yamlfile.Error values naming the file, line and column; ${NAME}
 // references are expanded here, and an unset one is such an error too.
-func LoadTargetFile(path string, opts TargetFileOptions) (Target, error) {
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	if opts.Replaycheck == "" {
-		opts.Replaycheck = selfPath()
-	}
-	src, err := yamlfile.ReadFile(path, MaxTargetFileSize)
+func Load(path string, opts Options) (target.Target, error) {
+	src, err := yamlfile.ReadFile(path, MaxSize)
 	if err != nil {
 		return nil, yamlfile.ReadError(path, err)
 	}
-	return ParseTargetFile(path, src, opts)
+	return Parse(path, src, opts)
 }
 
-// ParseTargetFile parses the target file src, read from path (relative
-// paths in it are resolved against path's directory).
-func ParseTargetFile(path string, src []byte, opts TargetFileOptions) (Target, error) {
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	if opts.Replaycheck == "" {
-		opts.Replaycheck = selfPath()
-	}
-	body, err := yamlfile.ParseDocument(path, src)
+// Parse parses the target file src, read from path (relative paths in it
+// are resolved against path's directory).
+func Parse(path string, src []byte, opts Options) (target.Target, error) {
+	f, schemaErrs, err := open(path, src, opts)
 	if err != nil {
 		return nil, err
 	}
-	// The file as written, ${NAME} references and all (expandEnv replaces
-	// them in the tree), is what the published schema and an editor judge;
-	// its errors are reported when the loader finds none of its own.
-	schemaErrs := checkTargetSchema(path, src, body)
-	f := &targetSource{path: path, src: src, opts: opts, fromEnv: map[ast.Node]bool{}, expanded: map[ast.Node]ast.Node{}}
-	if f.root, err = f.expandEnv(body, true); err != nil {
-		return nil, err
-	}
-	var head map[string]any
-	if err := f.decode(&head); err != nil {
-		return nil, err
-	}
-	kind, _ := head["kind"].(string)
+	kind, _ := f.head["kind"].(string)
 	var names []string
 	for _, k := range fileKinds() {
 		if k.name == kind {
@@ -125,21 +118,50 @@ func ParseTargetFile(path string, src []byte, opts TargetFileOptions) (Target, e
 		names = append(names, k.name+" ("+k.doc+")")
 	}
 	sort.Strings(names)
-	if _, ok := head["kind"]; !ok {
+	if _, ok := f.head["kind"]; !ok {
 		return nil, f.errorf(nil, "a target file needs a kind: %s", strings.Join(names, "; "))
 	}
-	return nil, f.errorf([]any{"kind"}, "unknown target kind %q; want %s", fmt.Sprint(head["kind"]), strings.Join(names, "; "))
+	return nil, f.errorf([]any{"kind"}, "unknown target kind %q; want %s", fmt.Sprint(f.head["kind"]), strings.Join(names, "; "))
 }
 
-// targetSource is a target file being loaded: its text for errors and its
-// tree with ${NAME} expanded.
-type targetSource struct {
+// open parses the target file src, read from path, and expands its ${NAME}
+// references. schemaErrs are what the published schema finds wrong with the
+// file as written, reported when the loader finds none of its own.
+func open(path string, src []byte, opts Options) (f *source, schemaErrs yamlfile.ErrorList, err error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Replaycheck == "" {
+		opts.Replaycheck = selfPath()
+	}
+	body, err := yamlfile.ParseDocument(path, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The file as written, ${NAME} references and all (expandEnv replaces
+	// them in the tree), is what the published schema and an editor judge.
+	schemaErrs = checkSchema(path, src, body)
+	f = &source{path: path, src: src, opts: opts, fromEnv: map[ast.Node]bool{}, expanded: map[ast.Node]ast.Node{}}
+	if f.root, err = f.expandEnv(body, true); err != nil {
+		return nil, nil, err
+	}
+	if err := f.decode(&f.head); err != nil {
+		return nil, nil, err
+	}
+	return f, schemaErrs, nil
+}
+
+// source is a target file being loaded: its text for errors and its tree
+// with ${NAME} expanded.
+type source struct {
 	path string
 	src  []byte
 	// root is the document's body, every scalar value expanded (expandEnv);
 	// its nodes keep their places in src.
 	root ast.Node
-	opts TargetFileOptions
+	// head is root decoded as a map, for its kind.
+	head map[string]any
+	opts Options
 	// secrets are the values of secret-named ${NAME} references in the file
 	// (see secret.Name), masked wherever the target's output is shown.
 	secrets []string
@@ -153,13 +175,13 @@ type targetSource struct {
 }
 
 // dir is the directory relative paths in the file are resolved against.
-func (f *targetSource) dir() string { return filepath.Dir(f.path) }
+func (f *source) dir() string { return filepath.Dir(f.path) }
 
 // errorf returns a *yamlfile.Error at the node at path (mapping keys as
 // strings, sequence indexes as ints), or at no place when the path is not in
 // the file.
-func (f *targetSource) errorf(path []any, format string, args ...any) error {
-	msg := mask(fmt.Sprintf(format, args...), f.secrets)
+func (f *source) errorf(path []any, format string, args ...any) error {
+	msg := process.Mask(fmt.Sprintf(format, args...), f.secrets)
 	if len(path) == 0 {
 		return &yamlfile.Error{File: f.path, Msg: msg}
 	}
@@ -167,13 +189,13 @@ func (f *targetSource) errorf(path []any, format string, args ...any) error {
 }
 
 // errorAt returns a *yamlfile.Error at node n (at no place when n is nil).
-func (f *targetSource) errorAt(n ast.Node, format string, args ...any) error {
+func (f *source) errorAt(n ast.Node, format string, args ...any) error {
 	return yamlfile.ErrorAt(f.path, f.src, n, format, args...)
 }
 
 // node returns the node at path (mapping keys as strings, sequence indexes
 // as ints), nil when the path is not in the file.
-func (f *targetSource) node(path []any) ast.Node {
+func (f *source) node(path []any) ast.Node {
 	n, ok := yamlfile.Lookup(f.root, path...)
 	if !ok {
 		return nil
@@ -183,11 +205,11 @@ func (f *targetSource) node(path []any) ast.Node {
 
 // decode decodes the expanded file into v strictly; a secret in an error
 // (a value of the wrong type) is masked.
-func (f *targetSource) decode(v any) error {
+func (f *source) decode(v any) error {
 	err := yamlfile.DecodeNode(f.path, f.src, f.root, v)
 	var se *yamlfile.Error
 	if errors.As(err, &se) {
-		se.Msg = mask(se.Msg, f.secrets)
+		se.Msg = process.Mask(se.Msg, f.secrets)
 	}
 	return err
 }
@@ -198,7 +220,7 @@ func (f *targetSource) decode(v any) error {
 // expands to true, false or a number becomes that, so that `num_retries:
 // ${RETRIES:-2}` decodes as if 2 were written there; a quoted one stays a
 // string. retype is false under a tag, which says the type itself.
-func (f *targetSource) expandEnv(n ast.Node, retype bool) (ast.Node, error) {
+func (f *source) expandEnv(n ast.Node, retype bool) (ast.Node, error) {
 	if x, ok := f.expanded[n]; ok {
 		return x, nil
 	}
@@ -211,7 +233,7 @@ func (f *targetSource) expandEnv(n ast.Node, retype bool) (ast.Node, error) {
 }
 
 // expandNode is expandEnv of n not visited before.
-func (f *targetSource) expandNode(n ast.Node, retype bool) (ast.Node, error) {
+func (f *source) expandNode(n ast.Node, retype bool) (ast.Node, error) {
 	var err error
 	switch v := n.(type) {
 	case *ast.MappingNode:
@@ -252,7 +274,7 @@ func (f *targetSource) expandNode(n ast.Node, retype bool) (ast.Node, error) {
 
 // expandScalar expands the string scalar n, which errors place at node at
 // (see expandEnv).
-func (f *targetSource) expandScalar(n *ast.StringNode, at ast.Node, retype bool) (ast.Node, error) {
+func (f *source) expandScalar(n *ast.StringNode, at ast.Node, retype bool) (ast.Node, error) {
 	out, refs, err := expandEnv(n.Value, f.opts.Getenv)
 	if err != nil {
 		return nil, f.errorAt(at, "%v", err)
@@ -299,7 +321,7 @@ func typedScalar(tk *token.Token) ast.Node {
 
 // takesEnv says whether the scalar at path took something from the
 // environment (a secret when it is an env value).
-func (f *targetSource) takesEnv(path ...any) bool {
+func (f *source) takesEnv(path ...any) bool {
 	n := yamlfile.Unwrap(f.node(path))
 	if lit, ok := n.(*ast.LiteralNode); ok {
 		n = lit.Value
@@ -308,18 +330,68 @@ func (f *targetSource) takesEnv(path ...any) bool {
 }
 
 // check checks text's template variables, text being the value at path.
-func (f *targetSource) check(text string, names []string, path ...any) error {
-	if err := checkTemplate(text, names); err != nil {
+func (f *source) check(text string, vs target.Vars, path ...any) error {
+	if err := target.CheckTemplate(text, vs); err != nil {
 		return f.errorf(path, "%v", err)
 	}
 	return nil
 }
 
 // name is the target's name: the file's own, or its base name.
-func (f *targetSource) name(own string) string {
+func (f *source) name(own string) string {
 	if own != "" {
 		return own
 	}
 	base := filepath.Base(f.path)
 	return strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+}
+
+// envRef matches ${NAME}, ${NAME:-default} and $${, the escape of a
+// literal ${.
+var envRef = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandEnv replaces ${NAME} and ${NAME:-default} in s with the
+// environment's values, and $${ with ${; it returns the names referenced. An
+// unset NAME without a default is an error naming it (never the value).
+func expandEnv(s string, getenv func(string) string) (string, []string, error) {
+	var refs, missing []string
+	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
+		if m == "$${" {
+			return "${"
+		}
+		sub := envRef.FindStringSubmatch(m)
+		refs = append(refs, sub[1])
+		if v := getenv(sub[1]); v != "" {
+			return v
+		}
+		if sub[2] != "" {
+			return sub[3]
+		}
+		missing = append(missing, sub[1])
+		return ""
+	})
+	if len(missing) > 0 {
+		return "", nil, fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", missing[0], missing[0])
+	}
+	return out, refs, nil
+}
+
+// selfPath is the running binary, the default of {{replaycheck}}.
+func selfPath() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "replaycheck"
+	}
+	return p
+}
+
+// checkPassEnv checks the names of a pass_env list, at path in f: each is
+// a variable name (not empty, no "=").
+func checkPassEnv(f *source, names []string, path ...any) error {
+	for i, n := range names {
+		if n == "" || strings.ContainsAny(n, "=\x00") {
+			return f.errorf(append(path, i), "pass_env: %q is not a variable name", n)
+		}
+	}
+	return nil
 }

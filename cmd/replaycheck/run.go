@@ -371,7 +371,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 		// The runner calls this one at a time, as each run ends: each
 		// history is checked once, here, for the progress line and the
 		// suite, and only what the reports need is kept.
-		OnHistory: func(h *history.History) {
+		OnHistory: func(_ int, h *history.History) {
 			if ctx.Err() != nil {
 				c.cutShort(h)
 				return

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -219,55 +218,3 @@ func ledgerToolOf(name string) string {
 	return best
 }
 
-// renderScript returns a copy of script with {{entry}} and {{token}} filled
-// into its calls, say texts and arguments (keys and string values, at any
-// depth), sharing no map or list with it. An argument value JSON cannot
-// encode (NaN, ±Inf) is an error: the fake sends the arguments as a JSON
-// object.
-func renderScript(script upstream.Script, token, entry string) (upstream.Script, error) {
-	steps := make([]upstream.Step, len(script.Steps))
-	for i, st := range script.Steps {
-		steps[i] = upstream.Step{Call: fill(st.Call, token, entry), Say: fill(st.Say, token, entry)}
-		if len(st.Arguments) == 0 {
-			continue
-		}
-		args, err := renderValue(st.Arguments, token, entry)
-		if err != nil {
-			return upstream.Script{}, err
-		}
-		steps[i].Arguments = args.(map[string]any)
-	}
-	return upstream.Script{Steps: steps}, nil
-}
-
-// renderValue returns v with the templates filled, as renderScript does. Of
-// two keys that fill to the same one, the later in sorted order wins.
-func renderValue(v any, token, entry string) (any, error) {
-	switch x := v.(type) {
-	case string:
-		return fill(x, token, entry), nil
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			e, err := renderValue(x[k], token, entry)
-			if err != nil {
-				return nil, err
-			}
-			out[fill(k, token, entry)] = e
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			var err error
-			if out[i], err = renderValue(e, token, entry); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	if _, err := json.Marshal(v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}

@@ -133,7 +133,7 @@ expect: {writes: 1}
 	}
 	_, err = ss[0].Render(tok)
 	var unsupported *json.UnsupportedValueError
-	if !errors.As(err, &unsupported) || err.Error() != `rendering model of "inf": json: unsupported value: +Inf` {
+	if !errors.As(err, &unsupported) || err.Error() != `rendering model of "inf": steps[0].arguments: json: unsupported value: +Inf` {
 		t.Errorf("Render of an +Inf argument: %v", err)
 	}
 }

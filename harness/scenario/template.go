@@ -68,7 +68,7 @@ func (s *Scenario) Render(token string) (Rendered, error) {
 	if err := renderJSON(reqs, &r.Requests, token, entry); err != nil {
 		return r, fmt.Errorf("rendering requests of %q: %w", s.Name, err)
 	}
-	script, err := renderScript(s.Script(), token, entry)
+	script, err := s.Script().Fill(func(x string) string { return fill(x, token, entry) })
 	if err != nil {
 		return r, fmt.Errorf("rendering model of %q: %w", s.Name, err)
 	}

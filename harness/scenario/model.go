@@ -217,4 +217,3 @@ func ledgerToolOf(name string) string {
 	}
 	return best
 }
-

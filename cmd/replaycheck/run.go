@@ -242,7 +242,6 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	var known *baseline.Baseline
 	var suite report.Suite
 	err := opts.checkStdout()
-	opts.Stdout = opts.Out
 	if err == nil && opts.Baseline != "" {
 		b, lerr := baseline.Load(opts.Baseline)
 		if lerr != nil {
@@ -282,7 +281,7 @@ func reportAbort(opts *runOptions, suite report.Suite, known *baseline.Baseline,
 	if len(suite.Results) > 0 {
 		errs = append(errs, tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions())))
 	}
-	errs = append(errs, opts.write(suite))
+	errs = append(errs, opts.write(opts.Out, suite))
 	return errors.Join(append([]error{err}, errs...)...)
 }
 
@@ -530,7 +529,7 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 		suite.Run = runInfo(opts)
 	}
 	terr := tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions()))
-	return errors.Join(verdictOutcome(suite), terr, opts.write(suite))
+	return errors.Join(verdictOutcome(suite), terr, opts.write(opts.Out, suite))
 }
 
 // verdictOutcome turns a suite's verdicts into a command's outcome:

@@ -78,9 +78,9 @@ type Options struct {
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
 	Confirm int
-	// Progress, when set, is told about each run as it ends, one call at a
-	// time.
-	Progress func(Progress)
+	// OnProgress, when set, is told about each run as it ends, one call at
+	// a time.
+	OnProgress func(Progress)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -358,8 +358,8 @@ func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rul
 				pr.Failed++
 			}
 			pr.Elapsed = e.opts.Now().Sub(start)
-			if e.opts.Progress != nil {
-				e.opts.Progress(pr)
+			if e.opts.OnProgress != nil {
+				e.opts.OnProgress(pr)
 			}
 		},
 	})
@@ -444,8 +444,8 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 		r := rules.Evaluate(h)
 		out[i] = &r
 	}
-	if e.opts.Progress != nil {
-		e.opts.Progress(Progress{Phase: "clean", Done: len(jobs), Total: len(jobs)})
+	if e.opts.OnProgress != nil {
+		e.opts.OnProgress(Progress{Phase: "clean", Done: len(jobs), Total: len(jobs)})
 	}
 	return out, nil
 }

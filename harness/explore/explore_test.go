@@ -240,7 +240,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := 0
-	rep, err := Explore(ctx, bases(t, tg, "chat stream tool call"), Options{Target: tg, Parallel: 2, Progress: func(p Progress) {
+	rep, err := Explore(ctx, bases(t, tg, "chat stream tool call"), Options{Target: tg, Parallel: 2, OnProgress: func(p Progress) {
 		if p.Phase == "sweep" {
 			if done++; done == 10 {
 				cancel()

@@ -16,9 +16,9 @@ import (
 // choose, run or re-check the suite, and where to write the baseline.
 type baselineOptions struct {
 	runOptions
-	// Output is the file to write; "" or "-" writes the baseline to Out, and
+	// OutFile is the file to write; "" or "-" writes the baseline to Out, and
 	// the progress and summary to ErrOut.
-	Output string
+	OutFile string
 }
 
 func newBaselineCmd() *cobra.Command {
@@ -53,13 +53,13 @@ Exit codes:
 		},
 	}
 	addSuiteFlags(cmd, &opts.runOptions)
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write the baseline to FILE (default stdout)")
+	cmd.Flags().StringVarP(&opts.OutFile, "output", "o", "", "write the baseline to FILE (default stdout)")
 	return cmd
 }
 
 // runBaseline runs the suite and writes the baseline of its failures.
 func runBaseline(ctx context.Context, opts *baselineOptions) error {
-	toStdout := opts.Output == "" || opts.Output == "-"
+	toStdout := opts.OutFile == "" || opts.OutFile == "-"
 	ro := opts.runOptions
 	if toStdout {
 		ro.Out = opts.ErrOut
@@ -79,10 +79,10 @@ func runBaseline(ctx context.Context, opts *baselineOptions) error {
 			return fmt.Errorf("writing baseline: %w", err)
 		}
 	} else {
-		if err := atomicfile.Replace(opts.Output, buf.Bytes()); err != nil {
+		if err := atomicfile.Replace(opts.OutFile, buf.Bytes()); err != nil {
 			return fmt.Errorf("writing baseline: %w", err)
 		}
-		where = opts.Output
+		where = opts.OutFile
 	}
 	if ro.Verbose > 0 {
 		if err := report.WriteTable(ro.Out, suite, report.TableOptions{Verbose: true, Timelines: ro.Verbose > 1}); err != nil {

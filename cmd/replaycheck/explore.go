@@ -40,17 +40,16 @@ type exploreOptions struct {
 	Linger      time.Duration
 	Dribble     time.Duration
 	Confirm     int
-	Out         string
-	All         bool
-	JUnit       string
-	JSON        string
-	Markdown    string
-	HTML        string
+	// OutDir is the directory the confirmed findings are written to as
+	// scenario files (--out); "" writes none.
+	OutDir string
+	All    bool
+	reportFiles
 
-	Stdout io.Writer
+	Out    io.Writer
 	ErrOut io.Writer
-	// Terminal reports whether Stdout is a terminal (progress in place); nil
-	// means detect it.
+	// Terminal reports whether ErrOut is a terminal (progress in place);
+	// nil means detect it.
 	Terminal *bool
 }
 
@@ -116,7 +115,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
   replaycheck explore my-base.yaml --target builtin:guarded --junit explore.xml --json explore.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			opts.Stdout, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return runExplore(cmd.Context(), opts)
 		},
 	}
@@ -138,7 +137,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.DurationVar(&opts.Linger, "linger", fault.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut")
 	f.DurationVar(&opts.Dribble, "dribble", fault.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream")
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
-	f.StringVar(&opts.Out, "out", "", "write each confirmed finding as a scenario file in DIR")
+	f.StringVar(&opts.OutDir, "out", "", "write each confirmed finding as a scenario file in DIR")
 	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE (- for stdout)")
 	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE (- for stdout)")
@@ -174,12 +173,11 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		return asUsage(err)
 	}
 	// FILE - writes that report to stdout, and the table goes to stderr.
-	files := reportFiles{JUnit: opts.JUnit, JSON: opts.JSON, Markdown: opts.Markdown, HTML: opts.HTML, Stdout: opts.Stdout}
-	if err := files.checkStdout(); err != nil {
+	if err := opts.checkStdout(); err != nil {
 		return err
 	}
-	table := opts.Stdout
-	if files.toStdout() != "" {
+	table := opts.Out
+	if opts.toStdout() != "" {
 		table = opts.ErrOut
 	}
 	ts, err := resolveTargets([]string{opts.Target}, targetfile.Options{})
@@ -202,7 +200,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
 	}
-	xo.Progress = p.update
+	xo.OnProgress = p.update
 	rep, err := explore.Explore(ctx, bases, xo)
 	p.finish()
 	var clean *explore.BaseFailedError
@@ -217,11 +215,11 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	// hide the outcome (an interrupt, a finding) or the other reports: it is
 	// joined to it.
 	var werrs []error
-	if opts.Out != "" {
-		werrs = append(werrs, explore.WriteFindings(opts.Out, rep))
+	if opts.OutDir != "" {
+		werrs = append(werrs, explore.WriteFindings(opts.OutDir, rep))
 	}
 	werrs = append(werrs, tableError(report.WriteExploreTable(table, rep, report.ExploreOptions{All: opts.All})))
-	for _, out := range []struct {
+	for _, f := range []struct {
 		path  string
 		write func(io.Writer) error
 	}{
@@ -230,17 +228,17 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep) }},
 		{opts.HTML, func(w io.Writer) error { return report.WriteHTML(w, report.ExploreSuite(rep)) }},
 	} {
-		switch out.path {
+		switch f.path {
 		case "":
 		case stdoutName:
 			var b bytes.Buffer
-			if err := out.write(&b); err != nil {
+			if err := f.write(&b); err != nil {
 				werrs = append(werrs, fmt.Errorf("writing a report to stdout: %w", err))
 			} else {
-				werrs = append(werrs, files.writeStdout(b.Bytes()))
+				werrs = append(werrs, writeStdout(opts.Out, b.Bytes()))
 			}
 		default:
-			werrs = append(werrs, writeReport(out.path, out.write))
+			werrs = append(werrs, writeReport(f.path, f.write))
 		}
 	}
 	werr := errors.Join(werrs...)
@@ -273,7 +271,7 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		return xo, fmt.Errorf("--stall, --slow, --linger and --dribble want positive durations")
 	case opts.Confirm < 1:
 		return xo, fmt.Errorf("--confirm %d: want 1 or more", opts.Confirm)
-	case opts.Out == stdoutName:
+	case opts.OutDir == stdoutName:
 		return xo, fmt.Errorf("--out -: want a directory for the finding files (stdout cannot hold them; --json - writes the sweep there)")
 	}
 	if len(opts.Kinds) > 0 || !opts.Fingerprint {

@@ -24,8 +24,10 @@ type listOptions struct {
 	// Targets, when given, keeps the scenarios that run on them, sharded
 	// as run shards them.
 	Targets []string
-	JSON    bool
-	Out     io.Writer
+	// AsJSON prints the scenarios as a JSON array (--json) instead of a
+	// table.
+	AsJSON bool
+	Out    io.Writer
 }
 
 // listedScenario is one scenario of `list --json`.
@@ -68,7 +70,7 @@ default is builtin:guarded) to list the shard run runs.`,
 	f.StringArrayVar(&opts.Tags, "tag", nil, "only scenarios with this tag (repeatable: any of them)")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "only shard I of N (1-based)")
 	f.StringArrayVar(&opts.Targets, "target", nil, "only scenarios that run on this target, sharded as run shards them (repeatable)")
-	f.BoolVar(&opts.JSON, "json", false, "print the selected scenarios as a JSON array, for tools built on top")
+	f.BoolVar(&opts.AsJSON, "json", false, "print the selected scenarios as a JSON array, for tools built on top")
 	bindEnv(cmd, "filter", "tag", "shard")
 	cmd.ValidArgsFunction = completeScenarioPaths
 	complete(cmd, "tag", completeTag)
@@ -92,7 +94,7 @@ func runList(_ context.Context, opts *listOptions) error {
 		return asUsage(err)
 	}
 	picked := run.Select(all, sel)
-	if opts.JSON {
+	if opts.AsJSON {
 		out := make([]listedScenario, len(picked))
 		for i, s := range picked {
 			out[i] = listedScenario{Name: s.Name, Description: s.Description, Tags: orEmpty(s.Tags), Rules: orEmpty(s.Expect.Rules),

@@ -18,7 +18,7 @@ import (
 )
 
 // reportFiles are the report files a command writes; "" writes none, and
-// stdoutName ("-") writes that report to Stdout.
+// stdoutName ("-") writes that report to the command's Out.
 type reportFiles struct {
 	JUnit    string
 	JSON     string
@@ -29,8 +29,6 @@ type reportFiles struct {
 	// Getenv reads the environment ($GITHUB_STEP_SUMMARY, $COLUMNS); nil
 	// means os.Getenv.
 	Getenv func(string) string
-	// Stdout receives the report named stdoutName; the command sets it.
-	Stdout io.Writer
 }
 
 // stdoutName is the report file name that means stdout.
@@ -80,15 +78,16 @@ func (files reportFiles) getenv() func(string) string {
 	return files.Getenv
 }
 
-// write renders suite into each requested file. JUnit, JSON and HTML
+// write renders suite into each requested file, the one named stdoutName
+// to out. JUnit, JSON and HTML
 // replace their file whole (a temporary file renamed over it, so a failed write
 // leaves no truncated report); the Markdown summary does too, but is
 // appended to $GITHUB_STEP_SUMMARY, which other steps share, and capped so
 // that the file stays under GitHub's 1 MiB limit.
-func (files reportFiles) write(suite report.Suite) error {
+func (files reportFiles) write(out io.Writer, suite report.Suite) error {
 	getenv := files.getenv()
 	var errs []error
-	for _, out := range []struct {
+	for _, f := range []struct {
 		path  string
 		write func(io.Writer, report.Suite) error
 	}{
@@ -96,19 +95,19 @@ func (files reportFiles) write(suite report.Suite) error {
 		{files.JSON, report.WriteJSON},
 		{files.HTML, report.WriteHTML},
 	} {
-		if out.path == "" {
+		if f.path == "" {
 			continue
 		}
 		var b bytes.Buffer
-		if err := out.write(&b, suite); err != nil {
+		if err := f.write(&b, suite); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if out.path == stdoutName {
-			errs = append(errs, files.writeStdout(b.Bytes()))
+		if f.path == stdoutName {
+			errs = append(errs, writeStdout(out, b.Bytes()))
 			continue
 		}
-		if err := atomicfile.Replace(out.path, b.Bytes()); err != nil {
+		if err := atomicfile.Replace(f.path, b.Bytes()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -117,7 +116,7 @@ func (files reportFiles) write(suite report.Suite) error {
 		if err := report.WriteMarkdown(&b, suite); err != nil {
 			errs = append(errs, err)
 		} else {
-			errs = append(errs, files.writeStdout(b.Bytes()))
+			errs = append(errs, writeStdout(out, b.Bytes()))
 		}
 	} else if files.Markdown != "" {
 		if err := writeMarkdown(files.Markdown, isStepSummary(files.Markdown, getenv("GITHUB_STEP_SUMMARY")), suite); err != nil {
@@ -139,12 +138,12 @@ func tableError(err error) error {
 	return fmt.Errorf("writing the table: %w", err)
 }
 
-// writeStdout writes a report to Stdout.
-func (files reportFiles) writeStdout(b []byte) error {
-	if files.Stdout == nil {
+// writeStdout writes a report to out, the command's stdout.
+func writeStdout(out io.Writer, b []byte) error {
+	if out == nil {
 		return errors.New("writing a report to stdout: no stdout")
 	}
-	if _, err := files.Stdout.Write(b); err != nil {
+	if _, err := out.Write(b); err != nil {
 		return fmt.Errorf("writing a report to stdout: %w", err)
 	}
 	return nil
@@ -274,7 +273,6 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	if err := opts.checkStdout(); err != nil {
 		return err
 	}
-	opts.Stdout = opts.Out
 	table := opts.Out
 	if opts.toStdout() != "" {
 		table = opts.ErrOut
@@ -300,7 +298,7 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 		return asUsage(fmt.Errorf("merging reports: no result in %s: nothing to merge (were they written by run --json of shards that ran scenarios?)", countOf(len(opts.Inputs), "report", "reports")))
 	}
 	// As in run, a report that cannot be written does not hide the verdict.
-	werr := errors.Join(tableError(report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose})), opts.write(merged))
+	werr := errors.Join(tableError(report.WriteTable(table, merged, report.TableOptions{Verbose: opts.Verbose})), opts.write(opts.Out, merged))
 	if merged.Abort != nil {
 		return errors.Join(fmt.Errorf("a run did not complete: %s", merged.Abort.Error), werr)
 	}

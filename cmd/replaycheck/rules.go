@@ -13,9 +13,11 @@ import (
 
 // rulesOptions are the flags of `replaycheck rules`.
 type rulesOptions struct {
-	Markdown bool
-	JSON     bool
-	Out      io.Writer
+	// AsMarkdown and AsJSON print the catalogue as Markdown (--markdown)
+	// or JSON (--json) instead of a table.
+	AsMarkdown bool
+	AsJSON     bool
+	Out        io.Writer
 }
 
 func newRulesCmd() *cobra.Command {
@@ -36,15 +38,15 @@ of {name, doc, seed}.`,
 			return runRules(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Markdown, "markdown", false, "print the catalogue as Markdown (rules.md)")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the catalogue as JSON, for tools built on top")
+	cmd.Flags().BoolVar(&opts.AsMarkdown, "markdown", false, "print the catalogue as Markdown (rules.md)")
+	cmd.Flags().BoolVar(&opts.AsJSON, "json", false, "print the catalogue as JSON, for tools built on top")
 	cmd.MarkFlagsMutuallyExclusive("markdown", "json")
 	return cmd
 }
 
 // runRules prints the rule catalogue.
 func runRules(_ context.Context, opts *rulesOptions) error {
-	if opts.JSON {
+	if opts.AsJSON {
 		type rule struct {
 			Name string `json:"name"`
 			Doc  string `json:"doc"`
@@ -56,7 +58,7 @@ func runRules(_ context.Context, opts *rulesOptions) error {
 		}
 		return writeIndentedJSON(opts.Out, out)
 	}
-	if opts.Markdown {
+	if opts.AsMarkdown {
 		_, err := io.WriteString(opts.Out, rules.Markdown())
 		return err
 	}

@@ -243,7 +243,6 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	var known *baseline.Baseline
 	var suite report.Suite
 	err := opts.checkStdout()
-	opts.Stdout = opts.Out
 	if err == nil && opts.Baseline != "" {
 		b, lerr := baseline.Load(opts.Baseline)
 		if lerr != nil {
@@ -283,7 +282,7 @@ func reportAbort(opts *runOptions, suite report.Suite, known *baseline.Baseline,
 	if len(suite.Results) > 0 {
 		errs = append(errs, tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions())))
 	}
-	errs = append(errs, opts.write(suite))
+	errs = append(errs, opts.write(opts.Out, suite))
 	return errors.Join(append([]error{err}, errs...)...)
 }
 
@@ -372,7 +371,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 		// The runner calls this one at a time, as each run ends: each
 		// history is checked once, here, for the progress line and the
 		// suite, and only what the reports need is kept.
-		OnHistory: func(h *history.History) {
+		OnHistory: func(_ int, h *history.History) {
 			if ctx.Err() != nil {
 				c.cutShort(h)
 				return
@@ -531,7 +530,7 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 		suite.Run = runInfo(opts)
 	}
 	terr := tableError(report.WriteTable(opts.tableOut(), suite, opts.tableOptions()))
-	return errors.Join(verdictOutcome(suite), terr, opts.write(suite))
+	return errors.Join(verdictOutcome(suite), terr, opts.write(opts.Out, suite))
 }
 
 // verdictOutcome turns a suite's verdicts into a command's outcome:

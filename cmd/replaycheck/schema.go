@@ -12,8 +12,9 @@ import (
 
 // schemaOptions are the arguments of `replaycheck schema`.
 type schemaOptions struct {
-	// Target prints the target file schema instead of the scenario one.
-	Target bool
+	// TargetSchema prints the target file schema (--target) instead of
+	// the scenario one.
+	TargetSchema bool
 
 	Out io.Writer
 }
@@ -42,14 +43,14 @@ schema per file name; name target files *.target.yaml or map the folder.`,
 			return runSchema(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Target, "target", false, "print the schema of target files (kind proxy or client)")
+	cmd.Flags().BoolVar(&opts.TargetSchema, "target", false, "print the schema of target files (kind proxy or client)")
 	return cmd
 }
 
 // runSchema prints the schema.
 func runSchema(_ context.Context, opts *schemaOptions) error {
 	schema := scenario.Schema
-	if opts.Target {
+	if opts.TargetSchema {
 		schema = targetfile.Schema
 	}
 	b, err := schema()

@@ -30,24 +30,28 @@ import (
 
 // serveOptions are the flags of `replaycheck serve`.
 type serveOptions struct {
-	UpstreamAddr   string
-	MCPAddr        string
-	Ledger         string
-	UpstreamLog    string
-	Relay          string
-	FlagsDir       string
-	Stateless      bool
-	Script         string
+	UpstreamAddr string
+	MCPAddr      string
+	// LedgerFile is the ledger's file (--ledger); "" keeps it in memory.
+	LedgerFile  string
+	UpstreamLog string
+	Relay       string
+	FlagsDir    string
+	Stateless   bool
+	// ScriptFile is the fake model's YAML script file (--script); "" is
+	// the seed's script.
+	ScriptFile     string
 	UpstreamFaults []string
 	MCPFaults      []string
 	Every          time.Duration
 	Verbose        bool
 	// ControlKey, when set, is the bearer key of the control API.
 	ControlKey string
-	// Record, Cassette, Miss and ReplayTiming are the record and replay
-	// flags (see cassetteFlags).
-	Record       string
-	Cassette     string
+	// RecordDir, CassettePath, Miss and ReplayTiming are the record and
+	// replay flags (see cassetteFlags): the directory to record into, the
+	// cassette file or directory to replay.
+	RecordDir    string
+	CassettePath string
 	Miss         string
 	ReplayTiming bool
 
@@ -146,20 +150,20 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.UpstreamAddr, "upstream-addr", "127.0.0.1:8765", "address of the model upstream fake")
 	f.StringVar(&opts.MCPAddr, "mcp-addr", "127.0.0.1:8766", "address of the ledger MCP server (served at /mcp)")
-	f.StringVar(&opts.Ledger, "ledger", "", "ledger file, one line appended per write; existing lines are kept, as in the seed (default: in memory only)")
+	f.StringVar(&opts.LedgerFile, "ledger", "", "ledger file, one line appended per write; existing lines are kept, as in the seed (default: in memory only)")
 	f.StringVar(&opts.UpstreamLog, "upstream-log", "", `upstream log file, one "PATH KIND OUTCOME" line appended per model request`)
 	f.StringVar(&opts.Relay, "relay", "", "relay model requests to this provider base URL (e.g. https://api.openai.com)")
 	f.StringVar(&opts.FlagsDir, "flags-dir", "", "directory of the seed's flag files fault_on, fault_once, drop_stream")
 	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
-	f.StringVar(&opts.Script, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
+	f.StringVar(&opts.ScriptFile, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
 	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every model request and ledger call to stderr")
-	f.StringVar(&opts.Record, "record", "", "with --relay: record each relayed exchange into a new cassette (session-TIME.jsonl) in this directory; credentials never reach it")
-	f.StringVar(&opts.Cassette, "cassette", "", "answer model requests from a cassette file, or every *.jsonl cassette in a directory, offline; faults apply as to scripted answers")
+	f.StringVar(&opts.RecordDir, "record", "", "with --relay: record each relayed exchange into a new cassette (session-TIME.jsonl) in this directory; credentials never reach it")
+	f.StringVar(&opts.CassettePath, "cassette", "", "answer model requests from a cassette file, or every *.jsonl cassette in a directory, offline; faults apply as to scripted answers")
 	f.StringVar(&opts.Miss, "miss", upstream.MissError, `with --cassette: a request no entry matches gets "error" (404 naming the closest entry) or "relay" (needs --relay; relayed and recorded)`)
 	f.BoolVar(&opts.ReplayTiming, "replay-timing", false, "with --cassette: wait for headers and between events as recorded")
 	f.StringVar(&opts.ControlKey, "control-key", "", "require Authorization: Bearer KEY on the control API (default $REPLAYCHECK_CONTROL_KEY; none when both are empty)")
@@ -242,16 +246,16 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		fk.mcpFaults = append(fk.mcpFaults, f)
 	}
 	var script upstream.Script
-	if opts.Script != "" {
-		b, err := yamlfile.ReadFile(opts.Script, maxScriptSize)
+	if opts.ScriptFile != "" {
+		b, err := yamlfile.ReadFile(opts.ScriptFile, maxScriptSize)
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--script: %w", err))
 		}
 		if script, err = upstream.ParseScript(b); err != nil {
-			return nil, asUsage(fmt.Errorf("--script %s: %w", opts.Script, err))
+			return nil, asUsage(fmt.Errorf("--script %s: %w", opts.ScriptFile, err))
 		}
 		if len(script.Steps) == 0 {
-			return nil, asUsage(fmt.Errorf("--script %s: no steps; want a list such as [{call: commit_write, arguments: {entry: \"{{entry}}\"}}, {say: done}]", opts.Script))
+			return nil, asUsage(fmt.Errorf("--script %s: no steps; want a list such as [{call: commit_write, arguments: {entry: \"{{entry}}\"}}, {say: done}]", opts.ScriptFile))
 		}
 	}
 	for _, a := range []struct{ flag, addr string }{{"--upstream-addr", opts.UpstreamAddr}, {"--mcp-addr", opts.MCPAddr}} {
@@ -295,7 +299,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		return nil, asUsage(fmt.Errorf("--upstream-fault: %w", err))
 	}
 	fk.upstream = u
-	l, err := ledger.New(ledger.Config{Path: opts.Ledger, Stateless: opts.Stateless, Logger: slog.New(inner),
+	l, err := ledger.New(ledger.Config{Path: opts.LedgerFile, Stateless: opts.Stateless, Logger: slog.New(inner),
 		SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions})
 	if err != nil {
 		fk.close()
@@ -469,7 +473,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	if opts.Relay != "" {
 		mode = "relay to " + opts.Relay
 	}
-	if opts.Cassette != "" {
+	if opts.CassettePath != "" {
 		mode = "replay" // cassetteBanner says from where and what a miss does
 	}
 	session := "stateful"
@@ -480,7 +484,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	fmt.Fprintf(&b, "replaycheck serve\n")
 	fmt.Fprintf(&b, "  upstream:     %s (%s)\n", upURL, mode)
 	fmt.Fprintf(&b, "  ledger:       %s (%s)\n", mcpURL, session)
-	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.Ledger, "none (in memory)"))
+	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.LedgerFile, "none (in memory)"))
 	fmt.Fprintf(&b, "  upstream log: %s\n", or(opts.UpstreamLog, "none"))
 	fmt.Fprintf(&b, "  flags dir:    %s\n", or(opts.FlagsDir, "none"))
 	b.WriteString(cassetteBanner(opts, fk))

@@ -25,26 +25,26 @@ func cassetteFlags(opts *serveOptions, ucfg *upstream.Config, now time.Time) (*c
 	}
 	missRelay := opts.Miss == upstream.MissRelay
 	switch {
-	case opts.Record != "" && opts.Relay == "":
+	case opts.RecordDir != "" && opts.Relay == "":
 		return nil, errors.New("--record needs --relay: only relayed exchanges are recorded")
-	case missRelay && (opts.Cassette == "" || opts.Relay == ""):
+	case missRelay && (opts.CassettePath == "" || opts.Relay == ""):
 		return nil, errors.New("--miss relay needs --cassette and --relay")
-	case opts.Cassette != "" && opts.Relay != "" && !missRelay:
+	case opts.CassettePath != "" && opts.Relay != "" && !missRelay:
 		return nil, errors.New("--cassette with --relay: add --miss relay to relay the requests no entry matches")
-	case opts.ReplayTiming && opts.Cassette == "":
+	case opts.ReplayTiming && opts.CassettePath == "":
 		return nil, errors.New("--replay-timing needs --cassette")
 	}
-	if opts.Cassette != "" {
-		player, err := cassette.Open(opts.Cassette)
+	if opts.CassettePath != "" {
+		player, err := cassette.Open(opts.CassettePath)
 		if err != nil {
 			return nil, fmt.Errorf("--cassette: %w", err)
 		}
 		ucfg.Cassette, ucfg.Miss, ucfg.ReplayTiming = player, opts.Miss, opts.ReplayTiming
 	}
-	dir := opts.Record
+	dir := opts.RecordDir
 	if dir == "" && missRelay {
 		// What a miss relays is recorded next to the cassette it missed.
-		dir = opts.Cassette
+		dir = opts.CassettePath
 		if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 			dir = filepath.Dir(dir)
 		}
@@ -85,7 +85,7 @@ func newSessionCassette(dir string, now time.Time) (*cassette.Recorder, error) {
 // banner; "" when there are none.
 func cassetteBanner(opts *serveOptions, fk *servedFakes) string {
 	s := ""
-	if opts.Cassette != "" {
+	if opts.CassettePath != "" {
 		miss := opts.Miss
 		if miss == "" {
 			miss = upstream.MissError
@@ -94,7 +94,7 @@ func cassetteBanner(opts *serveOptions, fk *servedFakes) string {
 		if opts.ReplayTiming {
 			timing = ", recorded timing"
 		}
-		s += fmt.Sprintf("  cassette:     %s (replay; a miss: %s%s)\n", opts.Cassette, miss, timing)
+		s += fmt.Sprintf("  cassette:     %s (replay; a miss: %s%s)\n", opts.CassettePath, miss, timing)
 	}
 	if fk.recorder != nil {
 		s += fmt.Sprintf("  recording to: %s\n", fk.recorder.Path())

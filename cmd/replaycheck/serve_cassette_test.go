@@ -64,7 +64,7 @@ func TestServeRecordReplay(t *testing.T) {
 	t.Cleanup(provider.Close)
 	dir := filepath.Join(t.TempDir(), "cassettes")
 
-	upURL, _, out, stop := startServe(t, &serveOptions{Relay: provider.URL, Record: dir})
+	upURL, _, out, stop := startServe(t, &serveOptions{Relay: provider.URL, RecordDir: dir})
 	recorded, err := cliChat(t, upURL, key, prompt)
 	if err != nil {
 		t.Fatalf("relayed stream: %v", err)
@@ -91,7 +91,7 @@ func TestServeRecordReplay(t *testing.T) {
 	}
 	provider.Close() // replay is offline
 
-	upURL, _, out, stop = startServe(t, &serveOptions{Cassette: dir,
+	upURL, _, out, stop = startServe(t, &serveOptions{CassettePath: dir,
 		UpstreamFaults: []string{"{on: initial, stream: true, drop: {after: tool_call}}"}})
 	replayed, err := cliChat(t, upURL, key, prompt)
 	diff := func(what string, want, got any) {

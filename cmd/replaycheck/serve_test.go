@@ -90,7 +90,7 @@ func startServe(t *testing.T, opts *serveOptions) (upURL, mcpURL string, out *se
 func TestServe(t *testing.T) {
 	dir := t.TempDir()
 	opts := &serveOptions{
-		Ledger:      filepath.Join(dir, "ledger.txt"),
+		LedgerFile:  filepath.Join(dir, "ledger.txt"),
 		UpstreamLog: filepath.Join(dir, "upstream.log"),
 		FlagsDir:    dir,
 		MCPFaults:   []string{"{tool: read_ledger, is_error: {}}"},
@@ -202,7 +202,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	if b, _ := os.ReadFile(opts.Ledger); string(b) != "alpha-"+tok+"\n" {
+	if b, _ := os.ReadFile(opts.LedgerFile); string(b) != "alpha-"+tok+"\n" {
 		t.Errorf("ledger file = %q", b)
 	}
 	if b, _ := os.ReadFile(opts.UpstreamLog); string(b) != "/v1/chat/completions initial forwarded\n/v1/chat/completions follow_up injected_500\n" {
@@ -352,7 +352,7 @@ func TestServeCountsFailedWrites(t *testing.T) {
 		t.Skip("no /dev/full here")
 	}
 	var errOut syncbuf.Buffer
-	_, mcpURL, out, stop := startServe(t, &serveOptions{Ledger: "/dev/full", ErrOut: &errOut})
+	_, mcpURL, out, stop := startServe(t, &serveOptions{LedgerFile: "/dev/full", ErrOut: &errOut})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)

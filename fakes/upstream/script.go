@@ -3,6 +3,7 @@ package upstream
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +93,58 @@ func (s Script) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Fill returns a copy of s with f applied to every string in it: calls, say
+// texts, and argument keys and string values at any depth; it shares no map
+// or list with s. Of two keys f makes one, the later in sorted order wins.
+// An argument value JSON cannot encode (NaN, ±Inf) is an error: the fake
+// sends the arguments as a JSON object.
+func (s Script) Fill(f func(string) string) (Script, error) {
+	steps := make([]Step, len(s.Steps))
+	for i, st := range s.Steps {
+		steps[i] = Step{Call: f(st.Call), Say: f(st.Say)}
+		if len(st.Arguments) == 0 {
+			continue
+		}
+		args, err := fillValue(st.Arguments, f)
+		if err != nil {
+			return Script{}, fmt.Errorf("steps[%d].arguments: %w", i, err)
+		}
+		steps[i].Arguments = args.(map[string]any)
+	}
+	return Script{Steps: steps}, nil
+}
+
+// fillValue returns v with f applied to its strings, as Fill does.
+func fillValue(v any, f func(string) string) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return f(x), nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			e, err := fillValue(x[k], f)
+			if err != nil {
+				return nil, err
+			}
+			out[f(k)] = e
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			var err error
+			if out[i], err = fillValue(e, f); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	if _, err := json.Marshal(v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // MarshalJSON writes the script as its list of steps.

@@ -2,8 +2,13 @@ package upstream
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseScript(t *testing.T) {
@@ -141,5 +146,45 @@ func TestParseErrorsSayCauseOnce(t *testing.T) {
 				t.Errorf("error names %q %d times, want once:\n%v", tt.cause, n, err)
 			}
 		})
+	}
+}
+
+// TestScriptFill: Fill carries every field of every step, applies f to each
+// string (argument keys and values at any depth), leaves other values as
+// they are, shares nothing with the original, and refuses an argument JSON
+// cannot send.
+func TestScriptFill(t *testing.T) {
+	if n := reflect.TypeFor[Step]().NumField(); n != 3 {
+		t.Fatalf("Step has %d fields: make Fill carry the new one, and add it here", n)
+	}
+	in := Script{Steps: []Step{
+		{Call: "x_write", Arguments: map[string]any{"entry": "x", "x": "key", "n": uint64(9007199254740993), "ok": true, "none": nil,
+			"nested": map[string]any{"list": []any{"x", -1.5, map[string]any{"deep": "x"}}, "empty": map[string]any{}}}},
+		{Call: "commit_write"},
+		{Say: "done x"},
+	}}
+	upper := func(s string) string { return strings.ReplaceAll(s, "x", "X") }
+	got, err := in.Fill(upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Script{Steps: []Step{
+		{Call: "X_write", Arguments: map[string]any{"entry": "X", "X": "key", "n": uint64(9007199254740993), "ok": true, "none": nil,
+			"nested": map[string]any{"list": []any{"X", -1.5, map[string]any{"deep": "X"}}, "empty": map[string]any{}}}},
+		{Call: "commit_write"},
+		{Say: "done X"},
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Fill (-want +got):\n%s", d)
+	}
+	got.Steps[0].Arguments["nested"].(map[string]any)["list"].([]any)[0] = "changed"
+	if in.Steps[0].Arguments["nested"].(map[string]any)["list"].([]any)[0] != "x" {
+		t.Error("the filled script shares a list with the original")
+	}
+
+	_, err = Script{Steps: []Step{{Call: "c"}, {Call: "c", Arguments: map[string]any{"n": math.Inf(1)}}}}.Fill(upper)
+	var unsupported *json.UnsupportedValueError
+	if !errors.As(err, &unsupported) || err.Error() != "steps[1].arguments: json: unsupported value: +Inf" {
+		t.Errorf("Fill of an +Inf argument: %v", err)
 	}
 }

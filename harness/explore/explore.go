@@ -78,9 +78,9 @@ type Options struct {
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
 	Confirm int
-	// Progress, when set, is told about each run as it ends, one call at a
-	// time.
-	Progress func(Progress)
+	// OnProgress, when set, is told about each run as it ends, one call at
+	// a time.
+	OnProgress func(Progress)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -216,6 +216,9 @@ func Explore(ctx context.Context, bases []*scenario.Scenario, opts Options) (*Re
 	if err := Applicable(bases, opts.Target); err != nil {
 		return nil, err
 	}
+	if err := distinctNames(bases); err != nil {
+		return nil, err
+	}
 
 	maps, err := e.clean(ctx, bases, rep)
 	if err != nil || rep.Interrupted {
@@ -249,6 +252,19 @@ func Applicable(bases []*scenario.Scenario, t target.Target) error {
 		default:
 			return fmt.Errorf("base scenario %q expects a client (expect.client), but target %s is not one", b.Name, t.Name())
 		}
+	}
+	return nil
+}
+
+// distinctNames reports, as an error, two bases of the same name: the
+// report tells its bases, cells and findings apart by name.
+func distinctNames(bases []*scenario.Scenario) error {
+	seen := map[string]bool{}
+	for _, b := range bases {
+		if seen[b.Name] {
+			return fmt.Errorf("explore: two base scenarios named %q: the report tells bases apart by name", b.Name)
+		}
+		seen[b.Name] = true
 	}
 	return nil
 }
@@ -320,10 +336,8 @@ type job struct {
 // result. It fails only when the harness or the target cannot run.
 func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rules.Result, error) {
 	ss := make([]*scenario.Scenario, len(jobs))
-	index := map[string]int{}
 	for i, j := range jobs {
 		ss[i] = withSchedule(j.base, j.name, j.sched, e.kinds, e.opts.Settings)
-		index[j.name] = i
 	}
 	out := make([]*rules.Result, len(jobs))
 	pr := Progress{Phase: phase, Total: len(jobs)}
@@ -331,20 +345,21 @@ func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rul
 	_, err := run.Run(ctx, ss, run.Options{
 		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
 		Seed: e.opts.Seed, Now: e.opts.Now,
-		// One call at a time, as each run ends.
-		OnHistory: func(h *history.History) {
+		// One call at a time, as each run ends. Each job runs once on the
+		// one target (withSchedule), so the i-th history is the i-th job's.
+		OnHistory: func(i int, h *history.History) {
 			if ctx.Err() != nil {
 				return // cut short by the interrupt: not a finding
 			}
 			r := rules.Evaluate(h)
-			out[index[h.Scenario]] = &r
+			out[i] = &r
 			pr.Done++
 			if r.Verdict == rules.Fail {
 				pr.Failed++
 			}
 			pr.Elapsed = e.opts.Now().Sub(start)
-			if e.opts.Progress != nil {
-				e.opts.Progress(pr)
+			if e.opts.OnProgress != nil {
+				e.opts.OnProgress(pr)
 			}
 		},
 	})
@@ -407,6 +422,7 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 	for i, j := range jobs {
 		c := *j.base
 		c.Name = j.name
+		c.Repeat = nil // once: the i-th history is the i-th job's
 		c.Expect.Rules = rules.Names()
 		ss[i] = &c
 	}
@@ -428,8 +444,8 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 		r := rules.Evaluate(h)
 		out[i] = &r
 	}
-	if e.opts.Progress != nil {
-		e.opts.Progress(Progress{Phase: "clean", Done: len(jobs), Total: len(jobs)})
+	if e.opts.OnProgress != nil {
+		e.opts.OnProgress(Progress{Phase: "clean", Done: len(jobs), Total: len(jobs)})
 	}
 	return out, nil
 }

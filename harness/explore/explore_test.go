@@ -3,6 +3,7 @@ package explore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -239,7 +240,7 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := 0
-	rep, err := Explore(ctx, bases(t, tg, "chat stream tool call"), Options{Target: tg, Parallel: 2, Progress: func(p Progress) {
+	rep, err := Explore(ctx, bases(t, tg, "chat stream tool call"), Options{Target: tg, Parallel: 2, OnProgress: func(p Progress) {
 		if p.Phase == "sweep" {
 			if done++; done == 10 {
 				cancel()
@@ -513,5 +514,44 @@ func TestDropMid(t *testing.T) {
 	}
 	if pass == 0 {
 		t.Error("guarded: no mcp-drop-mid cell passed")
+	}
+}
+
+// TestCellsMatchTheirJobs: explore finds each run's result by its place in
+// run.Run's order, so a cell is its job's run once even when the base says
+// repeat (which would give one job several histories); and two bases of one
+// name, which the report could not tell apart, are refused.
+func TestCellsMatchTheirJobs(t *testing.T) {
+	tg := parseTarget(t, "builtin:naive")
+	kinds, err := SelectKinds([]string{"500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, errs := scenario.Parse("base.yaml", []byte("name: repeated\nrequest: {endpoint: chat}\nrepeat: 3\nexpect: {writes: 1}\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	rep, err := Explore(context.Background(), ss, Options{Target: tg, Kinds: kinds, Confirm: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range rep.Cells {
+		got = append(got, fmt.Sprintf("%s %s %d", c.Schedule, c.Verdict, c.Writes))
+	}
+	want := []string{
+		"500 at initial chat #1 (once) pass 1", "500 at initial chat #1 (always) pass 0",
+		"500 at follow_up chat #1 (once) fail 2", "500 at follow_up chat #1 (always) fail 3",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("cells (-want +got):\n%s", d)
+	}
+	if runs := 1 + len(rep.Cells) + len(rep.Findings); rep.Runs < runs || rep.Runs > runs+4*maxShrinkRounds {
+		t.Errorf("%d runs for %d cells and %d findings", rep.Runs, len(rep.Cells), len(rep.Findings))
+	}
+
+	twice := []*scenario.Scenario{ss[0], ss[0]}
+	if _, err := Explore(context.Background(), twice, Options{Target: tg, Kinds: kinds}); err == nil || !strings.Contains(err.Error(), `two base scenarios named "repeated"`) {
+		t.Errorf("Explore of two bases named alike: %v", err)
 	}
 }

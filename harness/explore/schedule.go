@@ -68,13 +68,15 @@ func (s Schedule) faults(kinds map[string]Kind, set fault.Settings) (ups []upstr
 	return ups, mcp
 }
 
-// withSchedule returns a copy of base, named name, with the schedule's faults
-// armed after its own and every rule of the catalogue expected to hold. A
-// client scenario stays one (it checks nothing of the client's exit).
+// withSchedule returns a copy of base, named name, run once (without its
+// repeat), with the schedule's faults armed after its own and every rule of
+// the catalogue expected to hold. A client scenario stays one (it checks
+// nothing of the client's exit).
 func withSchedule(base *scenario.Scenario, name string, s Schedule, kinds map[string]Kind, set fault.Settings) *scenario.Scenario {
 	c := *base
 	c.Name = name
 	c.Warnings = nil
+	c.Repeat = nil
 	ups, mcp := s.faults(kinds, set)
 	c.Faults = scenario.Faults{
 		Upstream: append(append([]upstream.Fault(nil), base.Faults.Upstream...), ups...),

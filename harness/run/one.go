@@ -96,10 +96,6 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 	if err != nil {
 		return nil, err
 	}
-	var script upstream.Script
-	if err := json.Unmarshal(r.Script, &script); err != nil {
-		return nil, fmt.Errorf("rendering the model script: %w", err)
-	}
 	h.Notes = append(h.Notes, inst.Notes()...)
 	hint := s.RetryAfterHint.D()
 	if hint <= 0 {
@@ -117,7 +113,7 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 	if player := s.Model.Player(); player != nil {
 		err = env.upstream.ArmCassette(token, player, r.Faults.Upstream)
 	} else {
-		err = env.upstream.Arm(token, &script, r.Faults.Upstream)
+		err = env.upstream.Arm(token, &r.Script, r.Faults.Upstream)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("arming the upstream fake: %w", err)

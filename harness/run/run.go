@@ -46,8 +46,9 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// OnHistory, when set, is called with each history as its run ends, one
-	// call at a time.
-	OnHistory func(*history.History)
+	// call at a time, and with i, the history's index in the order Run
+	// returns them in (see Run; the same with Forget).
+	OnHistory func(i int, h *history.History)
 	// Forget keeps no history once OnHistory has had it: Run returns none,
 	// and a long repeat holds only what OnHistory keeps.
 	Forget bool
@@ -66,7 +67,9 @@ type Options struct {
 
 // Run runs every scenario on every target it applies to (see Applies), as
 // many times as Runs says, and returns their histories in scenario order,
-// then target order, then run order (none with Forget). The runs of a
+// then target order, then run order, whatever order the runs end in (none
+// with Forget; nil for a run an interrupt or a harness failure kept from
+// ending): a caller finds a run's history by its place. The runs of a
 // repeated scenario run in parallel like any others, each with a token of
 // its own, and their histories say which run they are (History.Repetition),
 // each made only as a worker takes it. A scenario
@@ -309,7 +312,7 @@ func (r *runner) pool(ctx context.Context, pairs []pair, parallel int, do func(j
 					r.out[j.i] = h
 				}
 				if h != nil && r.opts.OnHistory != nil {
-					r.opts.OnHistory(h)
+					r.opts.OnHistory(j.i, h)
 				}
 				r.mu.Unlock()
 			}

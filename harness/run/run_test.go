@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,44 @@ func TestSelect(t *testing.T) {
 				t.Errorf("Select (-want +got):\n-%s\n+%s", tt.want, got)
 			}
 		})
+	}
+}
+
+// TestRunKeepsScenarioOrder: Run returns the histories in scenario order
+// and tells OnHistory each one's place, although here the runs end in the
+// other order (the one that waits starts first, on one worker).
+func TestRunKeepsScenarioOrder(t *testing.T) {
+	ss, errs := scenario.Parse("order.yaml", []byte(`
+- name: first, ends last
+  request: {endpoint: chat}
+  expect: {writes: 1}
+- name: second, ends first
+  request: {endpoint: chat}
+  faults: {upstream: [{on: follow_up, delay: 100ms}]}
+  expect: {writes: 1}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tg, err := target.ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ended []string
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1, OnHistory: func(i int, h *history.History) {
+		ended = append(ended, fmt.Sprintf("%d %s", i, h.Scenario))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hs {
+		got = append(got, h.Scenario)
+	}
+	if want := []string{"first, ends last", "second, ends first"}; !slices.Equal(got, want) {
+		t.Errorf("histories (-want +got):\n-%q\n+%q", want, got)
+	}
+	if want := []string{"1 second, ends first", "0 first, ends last"}; !slices.Equal(ended, want) {
+		t.Errorf("OnHistory calls (-want +got):\n-%q\n+%q", want, ended)
 	}
 }

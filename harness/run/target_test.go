@@ -356,7 +356,7 @@ func TestProxyStoppedOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxFor(t))
 	defer cancel()
 	var pids []int
-	hs, err := Run(ctx, ss, Options{Targets: []target.Target{tg}, Parallel: 2, OnHistory: func(h *history.History) {
+	hs, err := Run(ctx, ss, Options{Targets: []target.Target{tg}, Parallel: 2, OnHistory: func(_ int, h *history.History) {
 		pids = append(pids, pidsIn(strings.Join(h.TargetOutput, "\n"))...)
 		cancel()
 	}})

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -82,5 +83,57 @@ func TestModelCassette(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"casette":"s.jsonl"}`), new(Model)); err == nil {
 		t.Errorf("an unknown field decodes")
+	}
+}
+
+// Render gives the fake the scenario's script as typed steps: every field of
+// every step kept, {{entry}} and {{token}} filled wherever they are (call,
+// say, argument keys and values at any depth), numbers as written, and the
+// scenario's own script left as it was.
+func TestRenderScript(t *testing.T) {
+	ss, errs := Parse("model.yaml", []byte(`
+name: typed steps
+request: {endpoint: chat}
+model:
+  - {call: "{{token}}_write", arguments: {entry: "{{entry}}", "{{ token }}": key, n: 9007199254740993, x: -1.5, ok: true, none: null,
+      nested: {list: ["{{entry}}", 2, {deep: "{{token}}"}], empty: {}, no: []}}}
+  - {call: commit_write}
+  - {say: "done with {{entry}}"}
+expect: {writes: 1}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	const tok = "rc0123456789"
+	entry := Entry(tok)
+	r, err := ss[0].Render(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := upstream.Script{Steps: []upstream.Step{
+		{Call: tok + "_write", Arguments: map[string]any{
+			"entry": entry, tok: "key", "n": uint64(9007199254740993), "x": -1.5, "ok": true, "none": nil,
+			"nested": map[string]any{"list": []any{entry, uint64(2), map[string]any{"deep": tok}}, "empty": map[string]any{}, "no": []any{}},
+		}},
+		{Call: "commit_write"},
+		{Say: "done with " + entry},
+	}}
+	if d := cmp.Diff(want, r.Script); d != "" {
+		t.Errorf("rendered script (-want +got):\n%s", d)
+	}
+	if got := ss[0].Model.Script.Steps[0].Arguments["nested"].(map[string]any)["list"].([]any)[0]; got != "{{entry}}" {
+		t.Errorf("Render changed the scenario's script: %v", got)
+	}
+
+	// An argument JSON cannot send fails the run's rendering, as it did
+	// when the script went through JSON.
+	ss, errs = Parse("inf.yaml", []byte("name: inf\nrequest: {endpoint: chat}\nmodel: [{call: commit_write, arguments: {n: .inf}}]\nexpect: {writes: 1}\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	_, err = ss[0].Render(tok)
+	var unsupported *json.UnsupportedValueError
+	if !errors.As(err, &unsupported) || err.Error() != `rendering model of "inf": steps[0].arguments: json: unsupported value: +Inf` {
+		t.Errorf("Render of an +Inf argument: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -136,10 +137,14 @@ func TestRender(t *testing.T) {
 	if want := "Call commit_write once with entry alpha-" + tok + ", then reply done."; r.Requests[0].Prompt != want {
 		t.Errorf("prompt = %q, want %q", r.Requests[0].Prompt, want)
 	}
-	if !strings.Contains(string(r.Script), `"entry":"alpha-`+tok+`"`) {
-		t.Errorf("script = %s", r.Script)
+	if got := r.Script.Steps[0].Arguments["entry"]; got != "alpha-"+tok {
+		t.Errorf("script %+v: entry %v, want alpha-%s", r.Script, got, tok)
 	}
-	if strings.Contains(string(r.Script), "{{") || ss[0].Request.Prompt != "Call commit_write once with entry {{entry}}, then reply done." {
+	script, err := json.Marshal(r.Script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(script), "{{") || ss[0].Request.Prompt != "Call commit_write once with entry {{entry}}, then reply done." {
 		t.Errorf("render left a template or changed the scenario")
 	}
 	r2, err := ss[1].Render(tok)

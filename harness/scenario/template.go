@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -49,7 +50,7 @@ type Rendered struct {
 	Token    string
 	Entry    string
 	Requests []Request
-	Script   json.RawMessage
+	Script   upstream.Script
 	Faults   Faults
 }
 
@@ -67,11 +68,11 @@ func (s *Scenario) Render(token string) (Rendered, error) {
 	if err := renderJSON(reqs, &r.Requests, token, entry); err != nil {
 		return r, fmt.Errorf("rendering requests of %q: %w", s.Name, err)
 	}
-	script, err := json.Marshal(s.Script())
+	script, err := s.Script().Fill(func(x string) string { return fill(x, token, entry) })
 	if err != nil {
 		return r, fmt.Errorf("rendering model of %q: %w", s.Name, err)
 	}
-	r.Script = json.RawMessage(fill(string(script), token, entry))
+	r.Script = script
 	if err := renderJSON(s.Faults, &r.Faults, token, entry); err != nil {
 		return r, fmt.Errorf("rendering faults of %q: %w", s.Name, err)
 	}

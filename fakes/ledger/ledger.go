@@ -130,8 +130,7 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	serial atomic.Uint64 // numbers POSTs that carry tool calls
-	posts  sync.Map      // post serial (string) → *post, until its calls are claimed
+	posts sync.Map // postKey → *post, until its calls are claimed (see register)
 
 	mu          sync.Mutex
 	runs        map[string]*run // by run token; "" holds calls without one

@@ -46,10 +46,11 @@
 // implementing action (check) and the hook interfaces of the points where it
 // acts, and a function returning its probes; add its field to Fault and its
 // row (name, action, probes) to faultKinds; write its test (and add the name
-// to TestKinds' list). The JSON Schema, Kinds, ParseFault's messages and
-// explore's kinds follow from the table (regenerate schemas/ with go test
-// ./harness/target -update, and the scenario goldens that list the kinds with
-// go test ./harness/scenario -update).
+// to TestKinds' list) and its name to the history's MCP fault names
+// (harness/history, checked by TestFactsMapped). The JSON Schema, Kinds,
+// ParseFault's messages and explore's kinds follow from the table (regenerate
+// schemas/ with go test ./harness/target -update, and the scenario goldens
+// that list the kinds with go test ./harness/scenario -update).
 package ledger
 
 import (

@@ -39,7 +39,7 @@ func (pw *postWriter) WriteHeader(status int) {
 }
 
 // writeHeaderLocked records the answer's status and sends it on unless it is
-// swallowed; for drop_after_execute {after: headers} it also flushes it, so
+// swallowed; for a cut after the headers it also flushes them, so
 // the client sees the answer begin. pw.mu must be held.
 func (pw *postWriter) writeHeaderLocked(status int) {
 	if pw.status != 0 {
@@ -99,12 +99,25 @@ func (pw *postWriter) FlushError() error {
 // Flush implements http.Flusher.
 func (pw *postWriter) Flush() { _ = pw.FlushError() }
 
-// swallowed reports whether an answer was swallowed for drop_after_execute.
+// swallowed reports whether an answer was swallowed for a cutter.
 func (pw *postWriter) swallowed() bool {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	return pw.drop != dropNone && pw.started
 }
+
+// dropPoint is where a cutter cuts the answer to a POST on the stream.
+type dropPoint int
+
+const (
+	dropNone         dropPoint = iota // the answer is not cut
+	dropAfterHeaders                  // after the status line and headers
+	dropBeforeAnswer                  // before any byte of the answer
+)
+
+// earlierDrop returns whichever of a and b cuts the answer earlier: a POST
+// whose calls disagree loses as much of its answer as any of them asks.
+func earlierDrop(a, b dropPoint) dropPoint { return max(a, b) }
 
 // answer is the answerer of one call of a POST.
 type answer struct {

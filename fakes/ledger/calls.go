@@ -23,8 +23,8 @@ const (
 	callInFlight   callState = iota
 	callAnswered             // the answer was written to the client
 	callCancelled            // the client gave up before the answer
-	callRefused              // fail_before_execute refused it
-	callDropped              // drop_after_execute closed the connection
+	callRefused              // a refuser answered its POST in place of the SDK
+	callDropped              // a cutter closed the connection before the answer
 	callUnanswered           // the POST ended without an answer, the client still there
 )
 

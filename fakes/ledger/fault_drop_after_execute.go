@@ -41,19 +41,6 @@ func (d *DropAfterExecute) cut() (dropPoint, int) {
 
 func (d *DropAfterExecute) cutOff(*Server, *post) string { return "drop_after_execute" }
 
-// dropPoint is where drop_after_execute cuts a tool call's answer.
-type dropPoint int
-
-const (
-	dropNone         dropPoint = iota // the answer is not cut
-	dropAfterHeaders                  // after the status line and headers
-	dropBeforeAnswer                  // before any byte of the answer
-)
-
-// earlierDrop returns whichever of a and b cuts the answer earlier: a POST
-// whose calls disagree loses as much of its answer as any of them asks.
-func earlierDrop(a, b dropPoint) dropPoint { return max(a, b) }
-
 func dropAfterExecuteProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{
 		{Name: "mcp-drop", Doc: "execute the tools/call, then drop the connection before the answer", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {

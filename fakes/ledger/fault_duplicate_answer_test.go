@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
 )
 
 // TestDuplicateAnswerOnTheWire posts a tools/call by hand, so the test sees
@@ -112,5 +115,34 @@ func TestDuplicateAnswerSDKClient(t *testing.T) {
 	}
 	if r := s.FaultReports(tok); len(r) != 1 || r[0].Matched != 2 || r[0].Fired != 1 {
 		t.Errorf("FaultReports %+v, want matched 2, fired 1", r)
+	}
+}
+
+// TestProbes checks the probes the fault table gathers: unique names, each
+// building a valid fault of its kind's table row, duplicate_answer's at the
+// tool call and optional.
+func TestProbes(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range faultKinds() {
+		for _, p := range k.probes() {
+			if seen[p.Name] {
+				t.Errorf("probe %s twice", p.Name)
+			}
+			seen[p.Name] = true
+			f := p.Build(fault.Spot{Tool: ToolCommitWrite}, fault.DefaultSettings)
+			if p.At == fault.AtSessionStep {
+				f.Method = MethodInitialize
+			}
+			if err := f.Validate(); err != nil || f.Kind() != k.name {
+				t.Errorf("probe %s builds %s (kind %q, %v), want a valid %s fault", p.Name, f, f.Kind(), err, k.name)
+			}
+		}
+	}
+	if len(seen) != len(Probes()) {
+		t.Errorf("Probes returns %d probes, the table %d", len(Probes()), len(seen))
+	}
+	i := slices.IndexFunc(Probes(), func(p fault.Probe[Fault]) bool { return p.Name == "mcp-duplicate" })
+	if i < 0 || Probes()[i].At != fault.AtToolCall || !Probes()[i].Optional {
+		t.Errorf("mcp-duplicate probe missing, or not an optional tool-call probe")
 	}
 }

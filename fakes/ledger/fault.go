@@ -2,11 +2,16 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"iter"
+	"net/http"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/goccy/go-yaml"
 	"github.com/invopop/jsonschema"
@@ -17,7 +22,7 @@ import (
 
 // Fault is one fault armed on the ledger. Exactly one of the kind fields
 // (FailBeforeExecute, DropAfterExecute, IsError, Delay, ChangeTools,
-// ExpireSession, Unauthorized) is set. A fault acts
+// ExpireSession, Unauthorized, DuplicateAnswer) is set. A fault acts
 // on tools/call requests, or, with Method, on one session step (initialize
 // or tools/list), which only fail_before_execute can refuse. In YAML and
 // JSON, for example:
@@ -32,6 +37,7 @@ import (
 //	{tool: commit_write, change_tools: {rename: commit_write, to: record_entry}, times: once}
 //	{tool: commit_write, expire_session: {after: execute}, times: once}
 //	{tool: commit_write, unauthorized: {}, times: always}
+//	{tool: commit_write, duplicate_answer: {}, times: once}
 type Fault struct {
 	// Method is the session step whose requests the fault applies to
 	// (MethodInitialize or MethodToolsList); "" applies it to tools/call
@@ -64,6 +70,9 @@ type Fault struct {
 	// Unauthorized refuses the call with 401 and a WWW-Authenticate
 	// challenge; nothing is written.
 	Unauthorized *Unauthorized `json:"unauthorized,omitempty" yaml:"unauthorized,omitempty" jsonschema_description:"Refuse the tools/call with 401 Unauthorized and WWW-Authenticate: Bearer error=\"invalid_token\" (an access token that expired mid-session); nothing is written, so one retry after re-authenticating is safe."`
+	// DuplicateAnswer lets the tool run once and writes the SSE event
+	// answering it twice on its POST's stream.
+	DuplicateAnswer *DuplicateAnswer `json:"duplicate_answer,omitempty" yaml:"duplicate_answer,omitempty" jsonschema_description:"Run the tool once, then write the SSE event carrying its JSON-RPC response twice on the POST's stream, as a buggy proxy that repeats an event does; the client sees the same response id twice."`
 }
 
 // JSONSchemaExtend makes the JSON Schema of Fault (github.com/invopop/jsonschema)
@@ -103,85 +112,148 @@ func (e *FieldError) Error() string { return e.Err.Error() }
 
 func (e *FieldError) Unwrap() error { return e.Err }
 
-// plan is what the faults that fired on one tools/call do to it. Each fault
-// kind fills in its own part.
-type plan struct {
-	refuse       *FailBeforeExecute // refuse the POST at the HTTP level
-	drop         dropPoint          // where to close the connection in the answer
-	isError      *IsError           // answer isError instead of executing
-	delay        time.Duration      // hold the answer back after executing
-	change       *ChangeTools       // change the tool list after executing
-	expire       expirePoint        // forget the session
-	unauthorized *Unauthorized      // refuse the POST with 401
-}
-
-// action is one fault kind's effect on a call. Each kind lives in its own
-// file (fault_<name>.go) and has one row in faultKinds.
+// action is one fault kind's settings, as armed. Each kind lives in its own
+// file (fault_<name>.go): its type implements action (check validates its
+// settings; nil when it has none to check) and the hook interfaces below of
+// the points where it acts, and it has one row in faultKinds. The wrapper,
+// the middleware and the tool handlers ask the faults that fired on a call at
+// each hook; none of them knows a kind.
 type action interface {
-	// apply adds the fault's effect to p.
-	apply(p *plan)
-}
-
-// checker is implemented by fault kinds whose settings can be invalid.
-type checker interface {
 	check() error
 }
 
-// faultKind is one row of the fault table: the YAML name and how to get the
-// kind's action out of a Fault (nil when that kind is not set).
+// The hooks, in the order a tools/call meets them. Where several fired faults
+// answer one hook for one POST (refuser, cutter), the highest rank decides
+// (ties: the first that fired); at the other hooks the first fault of each
+// kind that fired on a call acts.
+type (
+	// stepRefuser refuses a session step (initialize, tools/list) in the
+	// wrapper, before the SDK sees it, and a POST carrying one with tool
+	// calls (a batch) as a refuser. Only a kind implementing it may have a
+	// Fault.Method.
+	stepRefuser interface {
+		refuser
+		refuseStep(s *Server, w http.ResponseWriter, method string)
+	}
+	// refuser answers a POST carrying tool calls in place of the SDK, before
+	// any of them runs. refusal returns its rank, 0 when this fault (as
+	// set) does not refuse.
+	refuser interface {
+		refusal() int
+		refuse(s *Server, w http.ResponseWriter, p *post)
+	}
+	// dispatcher sees its call as the POST goes to the tools (the SDK), with
+	// s.mu held.
+	dispatcher interface {
+		dispatchedLocked(s *Server, c *call)
+	}
+	// preempter answers its call in the tool handler instead of running the
+	// tool; the answer is then held as a tool's is (afterExecuter, holder).
+	preempter interface {
+		preempt(s *Server, c *call) *mcp.CallToolResult
+	}
+	// afterExecuter acts in the tool handler after the tool ran, before its
+	// answer.
+	afterExecuter interface {
+		afterExecute(ctx context.Context, s *Server, c *call)
+	}
+	// holder holds the answer back in the tool handler, after the
+	// afterExecuters acted.
+	holder interface {
+		hold(ctx context.Context, s *Server, c *call)
+	}
+	// cutter cuts the answer to its POST on the stream (the wrapper's
+	// ResponseWriter swallows it from the cut on, and the wrapper closes the
+	// connection). cut returns where (the earliest asked on the POST wins)
+	// and its rank (dropNone, 0 when this fault does not cut); cutOff runs
+	// for the highest-ranked cutter once the answer was swallowed, before
+	// the connection closes, and returns the Detail of the calls' fault
+	// events.
+	cutter interface {
+		cut() (dropPoint, int)
+		cutOff(s *Server, p *post) string
+	}
+	// answerer writes the event answering its call on the POST's SSE stream
+	// (event is the whole event, as the SDK wrote it) in place of the
+	// wrapper's ResponseWriter.
+	answerer interface {
+		writeAnswer(s *Server, c *call, w io.Writer, event []byte) (int, error)
+	}
+)
+
+// firedFault is a fault that fired on a call: its kind's YAML name and its
+// action.
+type firedFault struct {
+	kind string
+	act  action
+}
+
+// hooks yields the first fault of each kind that fired on c and acts at the
+// hook H, in the order they fired.
+func hooks[H any](c *call) iter.Seq[H] {
+	return func(yield func(H) bool) {
+		for i, f := range c.fired {
+			h, ok := f.act.(H)
+			if !ok || slices.ContainsFunc(c.fired[:i], func(e firedFault) bool { return e.kind == f.kind }) {
+				continue
+			}
+			if !yield(h) {
+				return
+			}
+		}
+	}
+}
+
+// faultKind is one row of the fault table: the YAML name, how to get the
+// kind's action out of a Fault (nil when that kind is not set), and the
+// kind's explore probes.
 type faultKind struct {
 	name   string
 	action func(f *Fault) action
+	probes func() []fault.Probe[Fault]
 }
 
-// faultKinds is the table of fault kinds, keyed by YAML name. Adding a fault
-// kind is one new file with a type implementing action, one field in Fault
-// and one row here.
+// faultKinds is the table of fault kinds, keyed by YAML name, in explore's
+// sweep order. Adding a fault kind is one new file with a type implementing
+// action and its hooks, one field in Fault and one row here.
 func faultKinds() []faultKind {
 	return []faultKind{
-		{"change_tools", func(f *Fault) action {
-			if f.ChangeTools == nil {
-				return nil
-			}
-			return f.ChangeTools
-		}},
+		{"fail_before_execute", func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},
+		{"drop_after_execute", func(f *Fault) action { return nonNil(f.DropAfterExecute) }, dropAfterExecuteProbes},
+		{"is_error", func(f *Fault) action { return nonNil(f.IsError) }, isErrorProbes},
 		{"delay", func(f *Fault) action {
 			if f.Delay == nil {
 				return nil
 			}
 			return delay(*f.Delay)
-		}},
-		{"drop_after_execute", func(f *Fault) action {
-			if f.DropAfterExecute == nil {
-				return nil
-			}
-			return f.DropAfterExecute
-		}},
-		{"expire_session", func(f *Fault) action {
-			if f.ExpireSession == nil {
-				return nil
-			}
-			return f.ExpireSession
-		}},
-		{"fail_before_execute", func(f *Fault) action {
-			if f.FailBeforeExecute == nil {
-				return nil
-			}
-			return f.FailBeforeExecute
-		}},
-		{"is_error", func(f *Fault) action {
-			if f.IsError == nil {
-				return nil
-			}
-			return f.IsError
-		}},
-		{"unauthorized", func(f *Fault) action {
-			if f.Unauthorized == nil {
-				return nil
-			}
-			return f.Unauthorized
-		}},
+		}, delayProbes},
+		{"expire_session", func(f *Fault) action { return nonNil(f.ExpireSession) }, expireSessionProbes},
+		{"unauthorized", func(f *Fault) action { return nonNil(f.Unauthorized) }, unauthorizedProbes},
+		{"change_tools", func(f *Fault) action { return nonNil(f.ChangeTools) }, changeToolsProbes},
+		{"duplicate_answer", func(f *Fault) action { return nonNil(f.DuplicateAnswer) }, duplicateAnswerProbes},
 	}
+}
+
+// nonNil returns a as an action, or nil when a is a nil pointer.
+func nonNil[T any, P interface {
+	*T
+	action
+}](a P) action {
+	if a == nil {
+		return nil
+	}
+	return a
+}
+
+// Probes returns the ledger's fault kinds as explore sweeps them, in sweep
+// order: each kind's probes, in the order of the fault table. The slice is
+// new on every call.
+func Probes() []fault.Probe[Fault] {
+	var out []fault.Probe[Fault]
+	for _, k := range faultKinds() {
+		out = append(out, k.probes()...)
+	}
+	return out
 }
 
 // Kinds returns the YAML names of the ledger's fault kinds, sorted.
@@ -223,6 +295,7 @@ func (f *Fault) resolve() (string, action, error) {
 			name, act = k.name, a
 		}
 	}
+	slices.Sort(set)
 	switch len(set) {
 	case 0:
 		return "", nil, fmt.Errorf("no fault kind set; want exactly one of %s", strings.Join(Kinds(), ", "))
@@ -233,24 +306,22 @@ func (f *Fault) resolve() (string, action, error) {
 	if f.Tool != "" && !isTool(f.Tool) {
 		return "", nil, fmt.Errorf("%s: unknown tool %q; want one of %s, or none for every tool", name, f.Tool, strings.Join(toolNames(), ", "))
 	}
-	if err := f.checkMethod(name); err != nil {
+	if err := f.checkMethod(name, act); err != nil {
 		return "", nil, err
 	}
-	if c, ok := act.(checker); ok {
-		if err := c.check(); err != nil {
-			err = fmt.Errorf("%s: %w", name, err)
-			var setting *FieldError
-			if errors.As(err, &setting) {
-				err = &FieldError{Field: name, Err: err}
-			}
-			return "", nil, err
+	if err := act.check(); err != nil {
+		err = fmt.Errorf("%s: %w", name, err)
+		var setting *FieldError
+		if errors.As(err, &setting) {
+			err = &FieldError{Field: name, Err: err}
 		}
+		return "", nil, err
 	}
 	return name, act, nil
 }
 
-// checkMethod checks Method against the fault's kind (name) and tool.
-func (f *Fault) checkMethod(name string) error {
+// checkMethod checks Method against the fault's kind (name, act) and tool.
+func (f *Fault) checkMethod(name string, act action) error {
 	switch {
 	case f.Method == "":
 		return nil
@@ -258,10 +329,16 @@ func (f *Fault) checkMethod(name string) error {
 		return &FieldError{Field: "method", Err: fmt.Errorf("unknown method %q; want %s, or none for tools/call", f.Method, strings.Join(SessionMethods(), " or "))}
 	case f.Tool != "":
 		return &FieldError{Field: "method", Err: fmt.Errorf("method %s with tool %s: a tool names tools/call requests, and a session step has none; drop one of them", f.Method, f.Tool)}
-	case name != "fail_before_execute":
+	case !implements[stepRefuser](act):
 		return &FieldError{Field: "method", Err: fmt.Errorf("method %s with %s: a session step can only be refused (fail_before_execute); %s acts on tools/call", f.Method, name, name)}
 	}
 	return nil
+}
+
+// implements reports whether act acts at the hook H.
+func implements[H any](act action) bool {
+	_, ok := act.(H)
+	return ok
 }
 
 // String renders f in its YAML flow form, for logs and messages.

@@ -1,13 +1,18 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
 )
 
 // ChangeTools lets the tool run, then changes the server's tool list before
@@ -78,16 +83,67 @@ func (c *ChangeTools) check() error {
 	return nil
 }
 
-func (c *ChangeTools) apply(p *plan) {
-	if p.change == nil {
-		p.change = c
-	}
-}
-
 // like returns the ledger tool an added tool works like.
 func (c *ChangeTools) like() string {
 	if c.Like == "" {
 		return ToolCommitWrite
 	}
 	return c.Like
+}
+
+// afterExecute changes the tool list through the SDK after c's tool ran,
+// records the change, and waits (bounded by notifyWait, the client giving up
+// and Close) until c's session was sent notifications/tools/list_changed.
+func (ch *ChangeTools) afterExecute(ctx context.Context, s *Server, c *call) {
+	s.mu.Lock()
+	sent := s.listSent[c.session]
+	var listed uint64
+	if c.session != nil {
+		listed = s.listed[c.session.ID()]
+	}
+	var removed []string
+	added := map[string]string{} // name → base
+	gone := ch.Remove + ch.Rename
+	switch {
+	case gone != "" && s.offeredLocked(gone):
+		removed = append(removed, gone)
+		if ch.Rename != "" {
+			added[ch.To] = s.tools[gone]
+		}
+	case ch.Add != "" && !s.offeredLocked(ch.Add):
+		added[ch.Add] = ch.like()
+	}
+	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: FaultChangeTools})
+	for _, name := range removed {
+		delete(s.tools, name)
+		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolRemoved})
+	}
+	for _, name := range slices.Sorted(maps.Keys(added)) {
+		s.tools[name] = added[name]
+		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolAdded})
+	}
+	annotations := maps.Clone(s.annotations)
+	s.mu.Unlock()
+	if len(removed)+len(added) == 0 {
+		s.log.Warn("ledger fault change_tools changed nothing: the tool to take away is not offered, or the one to add is", "fault", ch, "token", c.token)
+		return
+	}
+	s.log.Info("ledger fault", "fault", FaultChangeTools, "removed", removed, "added", slices.Sorted(maps.Keys(added)), "token", c.token)
+	if len(removed) > 0 {
+		s.mcp.RemoveTools(removed...)
+	}
+	for name, base := range added {
+		s.addTool(name, base, annotations[base])
+	}
+	if c.session != nil {
+		s.awaitRelist(ctx, c.session, sent, listed)
+	}
+}
+
+func changeToolsProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-rename", Doc: "execute the tools/call, then rename its tool (TOOL_v2) and notify tools/list_changed before the answer", At: fault.AtToolCall, Build: func(p fault.Spot, _ fault.Settings) Fault {
+			return Fault{ChangeTools: &ChangeTools{Rename: p.Tool, To: p.Tool + "_v2"}}
+		}},
+	}
 }

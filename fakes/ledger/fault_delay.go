@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 )
@@ -17,8 +19,39 @@ func (d delay) check() error {
 	return nil
 }
 
-func (d delay) apply(p *plan) {
-	if p.delay == 0 {
-		p.delay = fault.Duration(d).D()
+// dispatchedLocked records the delay as its call goes to the tools: the call
+// is held from here on, whether or not the client is still there when a tool
+// handler runs (the SDK may run none for a POST whose client has gone), so a
+// slow ledger cannot lose it.
+func (d delay) dispatchedLocked(s *Server, c *call) {
+	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "delay"})
+	s.log.Info("ledger fault", "fault", "delay", "delay", fault.Duration(d).D(), "tool", c.tool, "token", c.token, "request_id", c.idText)
+}
+
+// hold waits the delay, or until the client gives up (counted) or the server
+// closes.
+func (d delay) hold(ctx context.Context, s *Server, c *call) {
+	t := time.NewTimer(fault.Duration(d).D())
+	defer t.Stop()
+	ended := "elapsed"
+	select {
+	case <-t.C:
+	case <-c.gone:
+		ended = "client gave up"
+	case <-ctx.Done():
+		s.giveUp(c, "context cancelled")
+		ended = "client gave up"
+	case <-s.closing:
+		ended = "server closing"
+	}
+	s.log.Info("ledger delay ended", "tool", c.tool, "token", c.token, "request_id", c.idText, "ended", ended)
+}
+
+func delayProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-slow", Doc: "execute the tools/call, then hold the answer back for --slow", At: fault.AtToolCall, Build: func(_ fault.Spot, s fault.Settings) Fault {
+			d := fault.Duration(s.Slow)
+			return Fault{Delay: &d}
+		}},
 	}
 }

@@ -1,6 +1,10 @@
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
 
 // DropAfterExecute lets the tool run (the write is executed and synced), then
 // closes the connection: with After unset, before any byte of the answer
@@ -27,23 +31,23 @@ func (d *DropAfterExecute) check() error {
 	return &FieldError{Field: "after", Err: fmt.Errorf("after %q: want %s, or none to cut before any byte of the answer", d.After, DropAfterHeaders)}
 }
 
-func (d *DropAfterExecute) apply(p *plan) {
-	at := dropBeforeAnswer
+// cut cuts before the answer, or after its headers.
+func (d *DropAfterExecute) cut() (dropPoint, int) {
 	if d.After == DropAfterHeaders {
-		at = dropAfterHeaders
+		return dropAfterHeaders, 1
 	}
-	p.drop = earlierDrop(p.drop, at)
+	return dropBeforeAnswer, 1
 }
 
-// dropPoint is where drop_after_execute cuts a tool call's answer.
-type dropPoint int
+func (d *DropAfterExecute) cutOff(*Server, *post) string { return "drop_after_execute" }
 
-const (
-	dropNone         dropPoint = iota // the answer is not cut
-	dropAfterHeaders                  // after the status line and headers
-	dropBeforeAnswer                  // before any byte of the answer
-)
-
-// earlierDrop returns whichever of a and b cuts the answer earlier: a POST
-// whose calls disagree loses as much of its answer as any of them asks.
-func earlierDrop(a, b dropPoint) dropPoint { return max(a, b) }
+func dropAfterExecuteProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-drop", Doc: "execute the tools/call, then drop the connection before the answer", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{DropAfterExecute: &DropAfterExecute{}}
+		}},
+		{Name: "mcp-drop-mid", Doc: "execute the tools/call, send the answer's status line and headers, then drop the connection before the result", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{DropAfterExecute: &DropAfterExecute{After: DropAfterHeaders}}
+		}},
+	}
+}

@@ -1,6 +1,11 @@
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
 
 // ExpireSession makes the server forget the MCP session of a tools/call, as
 // a server whose session expired (or that restarted) does; later requests
@@ -20,15 +25,6 @@ type ExpireSession struct {
 // after the call ran.
 const ExpireAfterExecute = "execute"
 
-// expirePoint is when expire_session forgets a call's session.
-type expirePoint int
-
-const (
-	expireNone expirePoint = iota
-	expireBeforeExecute
-	expireAfterExecute
-)
-
 func (e *ExpireSession) check() error {
 	switch e.After {
 	case "", ExpireAfterExecute:
@@ -37,12 +33,47 @@ func (e *ExpireSession) check() error {
 	return &FieldError{Field: "after", Err: fmt.Errorf("after %q: want %s, or none to forget the session before the call runs", e.After, ExpireAfterExecute)}
 }
 
-func (e *ExpireSession) apply(p *plan) {
-	at := expireBeforeExecute
+// refusal ranks expire_session before the call runs below the other
+// refusals; after execute it does not refuse.
+func (e *ExpireSession) refusal() int {
 	if e.After == ExpireAfterExecute {
-		at = expireAfterExecute
+		return 0
 	}
-	if p.expire == expireNone {
-		p.expire = at
+	return 1
+}
+
+// refuse forgets the session before the calls of p run and answers the POST
+// 404 Not Found, as the SDK answers a session it does not know; nothing is
+// written.
+func (e *ExpireSession) refuse(s *Server, w http.ResponseWriter, p *post) {
+	s.forget(p.session)
+	s.finishPost(p, callRefused, FaultExpireSession)
+	s.log.Info("ledger fault", "fault", FaultExpireSession, "calls", len(p.calls))
+	http.Error(w, "session not found", http.StatusNotFound)
+}
+
+// cut cuts the answer before its first byte when the session is forgotten
+// after execute, ranked above a plain drop_after_execute.
+func (e *ExpireSession) cut() (dropPoint, int) {
+	if e.After == ExpireAfterExecute {
+		return dropBeforeAnswer, 2
+	}
+	return dropNone, 0
+}
+
+// cutOff forgets the session before the connection closes.
+func (e *ExpireSession) cutOff(s *Server, p *post) string {
+	s.forget(p.session)
+	return FaultExpireSessionAfterExecute
+}
+
+func expireSessionProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-expire", Doc: "forget the tools/call's MCP session before it executes (404 on its session id)", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{ExpireSession: &ExpireSession{}}
+		}},
+		{Name: "mcp-expire-after", Doc: "execute the tools/call, then forget its MCP session and close the connection before the answer", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{ExpireSession: &ExpireSession{After: ExpireAfterExecute}}
+		}},
 	}
 }

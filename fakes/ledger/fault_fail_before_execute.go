@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
 )
 
 // FailBeforeExecute refuses a tools/call at the HTTP level before the tool
@@ -27,10 +30,39 @@ func (f *FailBeforeExecute) check() error {
 	return nil
 }
 
-func (f *FailBeforeExecute) apply(p *plan) {
-	if p.refuse == nil {
-		p.refuse = f
+// refusal ranks fail_before_execute above the other refusals.
+func (f *FailBeforeExecute) refusal() int { return 3 }
+
+// refuse refuses a whole POST: nothing reaches the SDK, so nothing is
+// written.
+func (f *FailBeforeExecute) refuse(s *Server, w http.ResponseWriter, p *post) {
+	s.finishPost(p, callRefused, "fail_before_execute")
+	s.log.Info("ledger fault", "fault", "fail_before_execute", "how", f.how(), "calls", len(p.calls))
+	f.answer(w)
+}
+
+// refuseStep refuses a POST carrying a session step: the SDK never sees it,
+// so no session is created or changed.
+func (f *FailBeforeExecute) refuseStep(s *Server, w http.ResponseWriter, method string) {
+	s.log.Info("ledger fault", "fault", "fail_before_execute", "how", f.how(), "method", method)
+	f.answer(w)
+}
+
+// answer answers the refused POST with the status, or resets its connection.
+func (f *FailBeforeExecute) answer(w http.ResponseWriter) {
+	if !f.Reset {
+		http.Error(w, "ledger: injected fault fail_before_execute", f.status())
+		return
 	}
+	abortConnection(w, true)
+}
+
+// how says how the POST is refused, for the log.
+func (f *FailBeforeExecute) how() string {
+	if f.Reset {
+		return "reset"
+	}
+	return "status " + strconv.Itoa(f.status())
 }
 
 // status returns the HTTP status of the refusal.
@@ -39,4 +71,21 @@ func (f *FailBeforeExecute) status() int {
 		return http.StatusServiceUnavailable
 	}
 	return f.Status
+}
+
+func failBeforeExecuteProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-session-fail", Doc: "refuse the session step (initialize, tools/list) with 503, as a server still starting does", At: fault.AtSessionStep, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{FailBeforeExecute: &FailBeforeExecute{Status: 503}}
+		}},
+		{Name: "mcp-session-reset", Doc: "reset the connection of the session step (initialize, tools/list)", At: fault.AtSessionStep, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{FailBeforeExecute: &FailBeforeExecute{Reset: true}}
+		}},
+		{Name: "mcp-fail", Doc: "refuse the tools/call with 503 before it executes", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{FailBeforeExecute: &FailBeforeExecute{Status: 503}}
+		}},
+		{Name: "mcp-reset", Doc: "reset the tools/call connection before it executes", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{FailBeforeExecute: &FailBeforeExecute{Reset: true}}
+		}},
+	}
 }

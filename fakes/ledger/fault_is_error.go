@@ -1,5 +1,11 @@
 package ledger
 
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
+
 // IsError answers a tools/call with an MCP tool result whose isError is true,
 // carrying Message, without running the tool: nothing is written.
 type IsError struct {
@@ -10,10 +16,18 @@ type IsError struct {
 // defaultIsErrorMessage is the text of an is_error result without a message.
 const defaultIsErrorMessage = "ledger: injected tool error"
 
-func (f *IsError) apply(p *plan) {
-	if p.isError == nil {
-		p.isError = f
-	}
+func (f *IsError) check() error { return nil }
+
+// preempt answers c with the error result; nothing is written.
+func (f *IsError) preempt(s *Server, c *call) *mcp.CallToolResult {
+	s.mu.Lock()
+	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "is_error"})
+	c.outcome = "is_error"
+	s.mu.Unlock()
+	s.log.Info("ledger fault", "fault", "is_error", "tool", c.tool, "token", c.token, "request_id", c.idText)
+	res := textResult(f.message())
+	res.IsError = true
+	return res
 }
 
 // message returns the text of the error result.
@@ -22,4 +36,12 @@ func (f *IsError) message() string {
 		return defaultIsErrorMessage
 	}
 	return f.Message
+}
+
+func isErrorProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-is-error", Doc: "answer the tools/call with isError instead of executing it", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{IsError: &IsError{Message: "replaycheck explore: injected tool error"}}
+		}},
+	}
 }

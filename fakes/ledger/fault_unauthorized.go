@@ -1,5 +1,12 @@
 package ledger
 
+import (
+	"io"
+	"net/http"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
+
 // Unauthorized refuses a tools/call with 401 Unauthorized and a
 // WWW-Authenticate challenge, as a server does whose client's access token
 // expired mid-session; the tool does not run. A client may re-authenticate
@@ -10,8 +17,26 @@ type Unauthorized struct{}
 // answer (RFC 6750 section 3).
 const unauthorizedChallenge = `Bearer error="invalid_token", error_description="The access token expired"`
 
-func (u *Unauthorized) apply(p *plan) {
-	if p.unauthorized == nil {
-		p.unauthorized = u
+func (u *Unauthorized) check() error { return nil }
+
+// refusal ranks unauthorized between fail_before_execute and expire_session.
+func (u *Unauthorized) refusal() int { return 2 }
+
+// refuse answers a whole POST 401 with a WWW-Authenticate challenge and an
+// OAuth error body; nothing reaches the SDK, so nothing is written.
+func (u *Unauthorized) refuse(s *Server, w http.ResponseWriter, p *post) {
+	s.finishPost(p, callRefused, FaultUnauthorized)
+	s.log.Info("ledger fault", "fault", FaultUnauthorized, "calls", len(p.calls))
+	w.Header().Set("WWW-Authenticate", unauthorizedChallenge)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = io.WriteString(w, `{"error":"invalid_token","error_description":"The access token expired"}`)
+}
+
+func unauthorizedProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-unauthorized", Doc: "refuse the tools/call with 401 and WWW-Authenticate (an expired token) before it executes", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{Unauthorized: &Unauthorized{}}
+		}},
 	}
 }

@@ -24,24 +24,33 @@
 // go-sdk client does both when a CallTool context ends. Stateless requests
 // have no session to scope request ids, so there only the closed POST counts.
 //
-// Faults act in two places. Transport-level faults (fail_before_execute,
-// drop_after_execute), and noticing that a client closed the POST that
-// carried a call, live in Server.ServeHTTP, an http.Handler wrapped around
-// the SDK's handler: a tool handler's context belongs to the MCP session, not
-// to the POST. Protocol-level faults (is_error, delay) live in the tool
-// handlers. A fail_before_execute fault with a Method refuses a session step
-// (initialize, tools/list) in the wrapper instead, before the SDK sees it: a
-// late-connecting server, as a client that started before it meets it.
-// Mid-session faults: unauthorized refuses a call with 401 and a
-// WWW-Authenticate challenge, and expire_session forgets the call's session
-// (404 on its Mcp-Session-Id), both in the wrapper; change_tools changes the
-// tool list through the SDK after the tool ran, which notifies every session
-// (notifications/tools/list_changed), and a call of a tool no longer offered
-// is recorded as one (CallUnknownTool). Sessions are bounded on request:
+// Each fault kind owns its behaviour, as a toxic does in toxiproxy: its file
+// (fault_<name>.go) holds its settings, their validation (check), its effect
+// at the hooks it acts at, and its explore probes. The hooks (declared in
+// fault.go) are asked in Server.ServeHTTP, an http.Handler wrapped around the
+// SDK's handler, since a tool handler's context belongs to the MCP session,
+// not to the POST: refusing a session step (fail_before_execute with a
+// Method), refusing a POST before the SDK sees it (fail_before_execute,
+// unauthorized, expire_session), the POST going to the tools (delay records
+// itself); in the tool handlers: before execution (is_error), after it
+// (change_tools), holding the answer (delay); and at the answer on the
+// stream, the wrapper's ResponseWriter (drop_after_execute and expire_session
+// after execute cut it, duplicate_answer writes its event twice). The
+// wrapper, the handlers and the writer ask the faults that fired on a call at
+// each hook and know no kind. A call of a tool no longer offered is recorded
+// as one (CallUnknownTool). Sessions are bounded on request:
 // Config.SessionTimeout closes idle ones and Config.MaxSessions refuses an
-// initialize past the cap (Server.Sessions counts both). To add a fault kind: write fault_<name>.go with a type
-// implementing action (and checker if it has settings), add its field to
-// Fault and its row to faultKinds, and act on its part of plan.
+// initialize past the cap (Server.Sessions counts both).
+//
+// To add a fault kind: write fault_<name>.go with its settings type
+// implementing action (check) and the hook interfaces of the points where it
+// acts, and a function returning its probes; add its field to Fault and its
+// row (name, action, probes) to faultKinds; write its test (and add the name
+// to TestKinds' list) and its name to the history's MCP fault names
+// (harness/history, checked by TestFactsMapped). The JSON Schema, Kinds,
+// ParseFault's messages and explore's kinds follow from the table (regenerate
+// schemas/ with go test ./harness/target -update, and the scenario goldens
+// that list the kinds with go test ./harness/scenario -update).
 package ledger
 
 import (
@@ -130,8 +139,7 @@ type Server struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	serial atomic.Uint64 // numbers POSTs that carry tool calls
-	posts  sync.Map      // post serial (string) → *post, until its calls are claimed
+	posts sync.Map // postKey → *post, until its calls are claimed (see register)
 
 	mu          sync.Mutex
 	runs        map[string]*run // by run token; "" holds calls without one

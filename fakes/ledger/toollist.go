@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,60 +54,6 @@ func (s *Server) listChangedMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 			}
 		}
 		return res, err
-	}
-}
-
-// changeTools applies c's change_tools fault after its tool ran: it changes
-// the tool list through the SDK, records the change, and waits (bounded by
-// notifyWait, the client giving up and Close) until c's session was sent
-// notifications/tools/list_changed.
-func (s *Server) changeTools(ctx context.Context, c *call) {
-	ch := c.plan.change
-	if ch == nil {
-		return
-	}
-	s.mu.Lock()
-	sent := s.listSent[c.session]
-	var listed uint64
-	if c.session != nil {
-		listed = s.listed[c.session.ID()]
-	}
-	var removed []string
-	added := map[string]string{} // name → base
-	gone := ch.Remove + ch.Rename
-	switch {
-	case gone != "" && s.offeredLocked(gone):
-		removed = append(removed, gone)
-		if ch.Rename != "" {
-			added[ch.To] = s.tools[gone]
-		}
-	case ch.Add != "" && !s.offeredLocked(ch.Add):
-		added[ch.Add] = ch.like()
-	}
-	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: FaultChangeTools})
-	for _, name := range removed {
-		delete(s.tools, name)
-		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolRemoved})
-	}
-	for _, name := range slices.Sorted(maps.Keys(added)) {
-		s.tools[name] = added[name]
-		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolAdded})
-	}
-	annotations := maps.Clone(s.annotations)
-	s.mu.Unlock()
-	if len(removed)+len(added) == 0 {
-		s.log.Warn("ledger fault change_tools changed nothing: the tool to take away is not offered, or the one to add is", "fault", ch, "token", c.token)
-		return
-	}
-	s.log.Info("ledger fault", "fault", FaultChangeTools, "removed", removed, "added", slices.Sorted(maps.Keys(added)), "token", c.token)
-	if len(removed) > 0 {
-		s.mcp.RemoveTools(removed...)
-	}
-	for name, base := range added {
-		s.addTool(name, base, annotations[base])
-	}
-	if c.session != nil {
-		s.awaitRelist(ctx, c.session, sent, listed)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -107,8 +106,8 @@ func (s *Server) addTool(name, base string, over Annotations) {
 
 func (s *Server) commitWrite(ctx context.Context, req *mcp.CallToolRequest, in commitWriteInput) (*mcp.CallToolResult, any, error) {
 	c := callFrom(ctx, req)
-	if c.plan.isError != nil {
-		return s.injectError(ctx, c)
+	if res := s.preempted(ctx, c); res != nil {
+		return res, nil, nil
 	}
 	out, err := s.write(c, in.Entry, "")
 	if err != nil {
@@ -124,8 +123,8 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 		return nil, nil, errEmptyKey
 	}
 	s.seeKey(c, in.IdempotencyKey)
-	if c.plan.isError != nil {
-		return s.injectError(ctx, c)
+	if res := s.preempted(ctx, c); res != nil {
+		return res, nil, nil
 	}
 	s.mu.Lock()
 	k, seen := s.dedup[in.IdempotencyKey]
@@ -164,8 +163,8 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 
 func (s *Server) readLedger(ctx context.Context, req *mcp.CallToolRequest, _ readLedgerInput) (*mcp.CallToolResult, any, error) {
 	c := callFrom(ctx, req)
-	if c.plan.isError != nil {
-		return s.injectError(ctx, c)
+	if res := s.preempted(ctx, c); res != nil {
+		return res, nil, nil
 	}
 	entries := s.journal.snapshot()
 	s.hold(ctx, c)
@@ -183,18 +182,15 @@ func textResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
-// injectError answers c with the is_error fault's result; nothing is written.
-func (s *Server) injectError(ctx context.Context, c *call) (*mcp.CallToolResult, any, error) {
-	msg := c.plan.isError.message()
-	s.mu.Lock()
-	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "is_error"})
-	c.outcome = "is_error"
-	s.mu.Unlock()
-	s.log.Info("ledger fault", "fault", "is_error", "tool", c.tool, "token", c.token, "request_id", c.idText)
-	s.hold(ctx, c)
-	res := textResult(msg)
-	res.IsError = true
-	return res, nil, nil
+// preempted returns the answer a fault that fired on c gives in place of
+// its tool (is_error), held as a tool's answer is, or nil when the tool runs.
+func (s *Server) preempted(ctx context.Context, c *call) *mcp.CallToolResult {
+	for p := range hooks[preempter](c) {
+		res := p.preempt(s, c)
+		s.hold(ctx, c)
+		return res
+	}
+	return nil
 }
 
 // write appends entry to the ledger and counts the write once it is synced.
@@ -241,28 +237,14 @@ func (s *Server) setOutcome(c *call, outcome string) {
 	s.mu.Unlock()
 }
 
-// hold applies what faults do after the tool ran, before its answer: the
-// change_tools fault's change, then the delay fault (recorded by delayed),
-// which waits the delay, or until the client gives up (counted) or the
-// server closes.
+// hold applies what the faults that fired on c do after its tool ran,
+// before its answer: the afterExecuters act (change_tools), then the holders
+// hold the answer back (delay).
 func (s *Server) hold(ctx context.Context, c *call) {
-	s.changeTools(ctx, c)
-	d := c.plan.delay
-	if d <= 0 {
-		return
+	for a := range hooks[afterExecuter](c) {
+		a.afterExecute(ctx, s, c)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	ended := "elapsed"
-	select {
-	case <-t.C:
-	case <-c.gone:
-		ended = "client gave up"
-	case <-ctx.Done():
-		s.giveUp(c, "context cancelled")
-		ended = "client gave up"
-	case <-s.closing:
-		ended = "server closing"
+	for h := range hooks[holder](c) {
+		h.hold(ctx, s, c)
 	}
-	s.log.Info("ledger delay ended", "tool", c.tool, "token", c.token, "request_id", c.idText, "ended", ended)
 }

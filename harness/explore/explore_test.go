@@ -555,3 +555,40 @@ func TestCellsMatchTheirJobs(t *testing.T) {
 		t.Errorf("Explore of two bases named alike: %v", err)
 	}
 }
+
+// TestDuplicateAnswer sweeps only mcp-duplicate (optional, so named): the
+// gateway's MCP client (go-sdk) takes the first event answering a tools/call
+// and ends the stream there, so a duplicated answer breaks no rule, on naive
+// or guarded, and the tool ran once.
+func TestDuplicateAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps a base twice")
+	}
+	kinds, err := SelectKinds([]string{"mcp-duplicate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "messages stream tool call"
+	for _, name := range []string{"builtin:naive", "builtin:guarded"} {
+		target := parseTarget(t, name)
+		rep, err := Explore(context.Background(), bases(t, target, base), Options{Target: target, Kinds: kinds, Parallel: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass := 0
+		for _, c := range rep.Cells {
+			if !strings.Contains(c.Schedule.String(), "mcp-duplicate") {
+				continue
+			}
+			switch c.Verdict {
+			case rules.Fail:
+				t.Errorf("%s: %s failed %v", name, c.Schedule, c.Failed)
+			case rules.Pass:
+				pass++
+			}
+		}
+		if pass == 0 {
+			t.Errorf("%s: no mcp-duplicate cell passed", name)
+		}
+	}
+}

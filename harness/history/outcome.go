@@ -142,6 +142,9 @@ const (
 	MCPFaultExpireSessionAfterExecute = "expire_session_after_execute"
 	// MCPFaultUnauthorized refused the call with 401.
 	MCPFaultUnauthorized = "unauthorized"
+	// MCPFaultDuplicateAnswer wrote the event answering the call twice on
+	// its POST's stream; the call ran once.
+	MCPFaultDuplicateAnswer = "duplicate_answer"
 )
 
 // MCPResultDedup is the Detail of an MCPResult event answered from an

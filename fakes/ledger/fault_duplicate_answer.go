@@ -1,0 +1,46 @@
+package ledger
+
+import (
+	"io"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+)
+
+// DuplicateAnswer lets the tool run once, then writes the SSE event that
+// carries the call's JSON-RPC response twice, byte for byte (the same event
+// id), on the stream of the POST that carried it: what a buggy proxy that
+// repeats an event does. The client sees the same response id twice; the
+// ledger counts one call, one write and one fault event. An answer that is
+// not an SSE event (a plain JSON body) is written once.
+type DuplicateAnswer struct{}
+
+// FaultDuplicateAnswer is the Detail of the EventFault of a call whose
+// answer was written twice.
+const FaultDuplicateAnswer = "duplicate_answer"
+
+func (d *DuplicateAnswer) check() error { return nil }
+
+// writeAnswer writes event twice and records the fault once the second copy
+// went out.
+func (d *DuplicateAnswer) writeAnswer(s *Server, c *call, w io.Writer, event []byte) (int, error) {
+	n, err := w.Write(event)
+	if err != nil {
+		return n, err
+	}
+	if _, err := w.Write(event); err != nil {
+		return n, err
+	}
+	s.mu.Lock()
+	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: FaultDuplicateAnswer})
+	s.mu.Unlock()
+	s.log.Info("ledger fault", "fault", FaultDuplicateAnswer, "tool", c.tool, "token", c.token, "request_id", c.idText)
+	return n, nil
+}
+
+func duplicateAnswerProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "mcp-duplicate", Doc: "execute the tools/call once, then write its answer's SSE event twice on the stream (the same response id twice)", At: fault.AtToolCall, Optional: true, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{DuplicateAnswer: &DuplicateAnswer{}}
+		}},
+	}
+}

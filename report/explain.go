@@ -10,6 +10,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // Party is a lifeline of a run's sequence: the app (or client command),
@@ -474,17 +475,10 @@ func mcpFaultText(name string) string {
 	return "fault " + name
 }
 
-// dialectName names an API dialect for people.
+// dialectName names an API dialect for people (its Title).
 func dialectName(endpoint string) string {
-	switch endpoint {
-	case "chat":
-		return "OpenAI Chat Completions"
-	case "responses":
-		return "OpenAI Responses"
-	case "messages":
-		return "Anthropic Messages"
-	case "gemini":
-		return "Gemini generateContent"
+	if d, ok := dialect.ByName(endpoint); ok {
+		return d.Title
 	}
 	return endpoint
 }

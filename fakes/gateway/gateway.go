@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // closeGrace is how long Close lets tool calls left running by
@@ -118,7 +120,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt, ok := g.routes[r.URL.Path]
 	if !ok {
-		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown endpoint %s: the gateway serves /v1/chat/completions, /v1/responses and /v1/messages", r.URL.Path), "not_found_error", "404")
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown endpoint %s: the gateway serves %s, %s and %s", r.URL.Path, api.ChatPath, api.ResponsesPath, api.MessagesPath), "not_found_error", "404")
 		return
 	}
 	code := func(status int) any { return rt.d.errorCode(status) }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // sseSink is the app's open server-sent-events answer. started is set once
@@ -57,7 +59,7 @@ func (g *Gateway) streamAttempt(ctx context.Context, rs *requestState, at *attem
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.sink.data([]byte("[DONE]")); err != nil {
+	if err := rs.sink.data([]byte(api.Done)); err != nil {
 		return nil, connectionFailure("answering the app", err)
 	}
 	return turn, nil
@@ -180,7 +182,7 @@ func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte,
 			continue
 		}
 		payload = bytes.TrimSpace(payload)
-		if string(payload) == "[DONE]" {
+		if string(payload) == api.Done {
 			done = true
 			break
 		}
@@ -314,19 +316,19 @@ func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, bo
 			return nil, true, badAnswer(path, fmt.Errorf("a stream event is not JSON: %w", err))
 		}
 		switch head.Type {
-		case "response.output_item.done":
+		case api.OutputItemDone:
 			var it responseItem
 			if json.Unmarshal(head.Item, &it) == nil && it.Type == "function_call" {
 				calls = append(calls, toolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 			}
-		case "response.completed", "response.incomplete":
+		case api.ResponseCompleted, api.ResponseIncomplete:
 			turn, err := conv.parse(head.Response)
 			if err != nil {
 				return nil, true, badAnswer(path, err)
 			}
 			turn.events = events
 			return turn, true, nil
-		case "response.failed", "error":
+		case api.ResponseFailed, api.ResponsesErrorEvent:
 			msg := "the model API stream failed"
 			var failed struct {
 				Error *struct {

@@ -64,7 +64,7 @@ type Step struct {
 	At       time.Duration
 	From, To Party
 	Kind     StepKind
-	// Label is what the arrow says ("POST /v1/messages", "HTTP 500").
+	// Label is what the arrow says ("POST " and the request's path, "HTTP 500").
 	Label string
 	// Request is the app's request the step belongs to (1-based).
 	Request int

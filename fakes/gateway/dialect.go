@@ -42,6 +42,20 @@ func dialectTable() map[string]route {
 	}
 }
 
+// servedPaths lists the paths of dialectTable in internal/dialect's order,
+// as "a, b and c".
+func servedPaths() string {
+	table := dialectTable()
+	var paths []string
+	for _, d := range api.All() {
+		if _, ok := table[d.Path]; ok {
+			paths = append(paths, d.Path)
+		}
+	}
+	last := len(paths) - 1
+	return strings.Join(paths[:last], ", ") + " and " + paths[last]
+}
+
 // A conversation is the upstream side of one attempt: the model API it is
 // sent to and the turns so far.
 type conversation interface {

@@ -51,7 +51,7 @@ func (s *sseSink) data(payload []byte) error {
 
 // streamAttempt runs the whole tool loop once for a streamed chat request:
 // each model answer is relayed to the app chunk by chunk as it arrives, the
-// tools run between the streams, and the final stream ends with [DONE].
+// tools run between the streams, and the final stream ends with api.Done.
 func (g *Gateway) streamAttempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
 	turn, err := g.toolLoop(ctx, rs, at, true, func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
 		return g.relayChatStream(ctx, conv.path(), body, rs.sink)
@@ -159,8 +159,8 @@ func (e *cutStream) Error() string { return e.err.Error() }
 func (e *cutStream) Unwrap() error { return e.err }
 
 // relayChatStream sends one streamed chat call and relays each chunk to the
-// app as it comes, without the upstream's [DONE]. It returns the turn the
-// chunks add up to; a stream that ends before [DONE] is a *cutStream, one
+// app as it comes, without the upstream's api.Done. It returns the turn the
+// chunks add up to; a stream that ends before api.Done is a *cutStream, one
 // longer than maxUpstreamBody a 502.
 func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte, sink *sseSink) (*modelTurn, error) {
 	sc, closeStream, err := g.openStream(ctx, path, body)

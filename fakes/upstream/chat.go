@@ -11,7 +11,7 @@ import (
 // request is answered with message.function_call. A streamed answer with one tool
 // call is exactly seven chunks — role, the call with id/type/name and empty
 // arguments, four argument fragments, the finish_reason chunk — then the
-// usage chunk when stream_options.include_usage is set, then [DONE].
+// usage chunk when stream_options.include_usage is set, then api.Done.
 type chatDialect struct{}
 
 func (chatDialect) answer(dst []byte, a *answer, req *request) reply {

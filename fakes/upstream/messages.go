@@ -91,7 +91,7 @@ func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 	}
 	contentEnd := len(events)
 	b := make([]byte, 0, 128)
-	b = append(b, `{"type":"message_delta","delta":{"stop_reason":`...)
+	b = append(b, `{"type":"`+api.MessageDelta+`","delta":{"stop_reason":`...)
 	b = appendJSONString(b, stop)
 	b = append(b, `,"stop_sequence":null},"usage":{"output_tokens":`...)
 	b = strconv.AppendInt(b, int64(outTokens), 10)

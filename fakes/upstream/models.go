@@ -68,7 +68,7 @@ func modelsError(anthropic bool, status int, msg string) []byte {
 	return openAIErrorBody(status, msg)
 }
 
-// serveCountTokens answers POST /v1/messages/count_tokens with an estimate
+// serveCountTokens answers POST api.MessagesCountTokensPath with an estimate
 // of a quarter token per body byte. It is neither counted nor logged.
 func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {

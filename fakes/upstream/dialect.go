@@ -73,12 +73,22 @@ type dialectEntry struct {
 }
 
 // dialectTable lists the dialects, in internal/dialect's order, each with
-// the fake's answer writer.
+// the fake's answer writer (one row per dialect in writers; a dialect
+// without one is a programming error every test meets).
 func dialectTable() []dialectEntry {
-	writers := []answerer{chatDialect{}, responsesDialect{}, messagesDialect{}, geminiDialect{}}
+	writers := map[string]answerer{
+		"chat":      chatDialect{},
+		"responses": responsesDialect{},
+		"messages":  messagesDialect{},
+		"gemini":    geminiDialect{},
+	}
 	var out []dialectEntry
-	for i, d := range api.All() {
-		out = append(out, dialectEntry{name: d.Name, d: spoken{d, writers[i]}, conversation: d.Conversation, tools: d.Tools})
+	for _, d := range api.All() {
+		w, ok := writers[d.Name]
+		if !ok {
+			panic("upstream: no answer writer for dialect " + d.Name)
+		}
+		out = append(out, dialectEntry{name: d.Name, d: spoken{d, w}, conversation: d.Conversation, tools: d.Tools})
 	}
 	return out
 }

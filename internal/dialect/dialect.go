@@ -13,11 +13,16 @@
 //     field (its paths and events as constants), one row in All
 //     (dialect.go), and its cases in dialect_test.go;
 //   - fakes/upstream/NAME.go: the fake model's answer writer (an answerer)
-//     and one row in dialectTable (fakes/upstream/dialect.go); NAME_test.go
-//     judged by the provider's official SDK, the dialect added to
-//     sawDialects and lingerDialects, and a FuzzParseNAME (fuzz_test.go);
+//     and one row in dialectTable's writers (fakes/upstream/dialect.go);
+//     NAME_test.go judged by the provider's official SDK, the dialect added
+//     to sawDialects and lingerDialects, and a FuzzParseNAME (fuzz_test.go);
 //   - fakes/gateway/dialect_NAME.go and one row in its dialectTable, when
 //     the built-in gateway serves it (its own checklist, fakes/gateway/doc.go);
+//   - harness/target/send.go (noteModel, classifyData), when its answers
+//     name their model or response id in a field no other dialect uses
+//     (today: model, modelVersion, id, responseId, response.*, message.*);
+//   - the help text of cmd/replaycheck/serve.go (and gateway.go, when the
+//     gateway serves it), which lists the paths;
 //   - scenarios/: scenarios that use it.
 //
 // Everything else — the YAML and JSON Schema enums of scenario endpoints and

@@ -126,17 +126,6 @@ func (d Dialect) URLPath(model string, stream bool) string {
 	return strings.NewReplacer("{model}", url.PathEscape(model), "{method}", method).Replace(d.Path)
 }
 
-// For returns the dialect whose model requests u addresses, among ds, and
-// what an InPath dialect's path says of the request.
-func For(ds []Dialect, u *url.URL) (Dialect, Call, bool) {
-	for _, d := range ds {
-		if c, ok := d.Route(u); ok {
-			return d, c, true
-		}
-	}
-	return Dialect{}, Call{}, false
-}
-
 // fixedRoute is the Route of a dialect whose requests all go to path.
 func fixedRoute(path string) func(u *url.URL) (Call, bool) {
 	return func(u *url.URL) (Call, bool) { return Call{}, u.Path == path }

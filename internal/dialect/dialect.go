@@ -112,9 +112,9 @@ func Names() []string {
 }
 
 // URLPath returns the URL path of a request of d for model, streamed or
-// not: Path, or for an InPath dialect its pattern filled in
-// (/v1beta/models/MODEL:generateContent, or :streamGenerateContent?alt=sse
-// streamed).
+// not: Path, or for an InPath dialect its pattern filled in with the model
+// and the method, GeminiGenerate or, streamed, GeminiStreamGenerate asking
+// for server-sent events (?alt=sse).
 func (d Dialect) URLPath(model string, stream bool) string {
 	if !d.InPath {
 		return d.Path

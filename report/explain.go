@@ -10,6 +10,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // Party is a lifeline of a run's sequence: the app (or client command),
@@ -63,7 +64,7 @@ type Step struct {
 	At       time.Duration
 	From, To Party
 	Kind     StepKind
-	// Label is what the arrow says ("POST /v1/messages", "HTTP 500").
+	// Label is what the arrow says ("POST " and the request's path, "HTTP 500").
 	Label string
 	// Request is the app's request the step belongs to (1-based).
 	Request int
@@ -474,17 +475,10 @@ func mcpFaultText(name string) string {
 	return "fault " + name
 }
 
-// dialectName names an API dialect for people.
+// dialectName names an API dialect for people (its Title).
 func dialectName(endpoint string) string {
-	switch endpoint {
-	case "chat":
-		return "OpenAI Chat Completions"
-	case "responses":
-		return "OpenAI Responses"
-	case "messages":
-		return "Anthropic Messages"
-	case "gemini":
-		return "Gemini generateContent"
+	if d, ok := dialect.ByName(endpoint); ok {
+		return d.Title
 	}
 	return endpoint
 }

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // A dialect is one app-facing endpoint: how its requests become an upstream
 // conversation and how the final model turn and errors are rendered for the
-// app. Adding an endpoint is one new file with a dialect plus one row in
-// dialectTable.
+// app; the API's facts (paths, events) are internal/dialect's. Adding an
+// endpoint is the checklist in doc.go.
 //
 // Unlike the one-method interfaces elsewhere, a dialect has four methods:
 // the four are one endpoint's wire shape and only make sense together.
@@ -33,16 +36,31 @@ type route struct {
 // dialectTable maps an app-facing path to its endpoint name and dialect.
 func dialectTable() map[string]route {
 	return map[string]route{
-		"/v1/chat/completions": {EndpointChat, chatDialect{}},
-		"/v1/responses":        {EndpointResponses, responsesDialect{}},
-		"/v1/messages":         {EndpointMessages, messagesDialect{}},
+		api.ChatPath:      {EndpointChat, chatDialect{}},
+		api.ResponsesPath: {EndpointResponses, responsesDialect{}},
+		api.MessagesPath:  {EndpointMessages, messagesDialect{}},
 	}
+}
+
+// servedPaths lists the paths of dialectTable in internal/dialect's order,
+// as "a, b and c".
+func servedPaths() string {
+	table := dialectTable()
+	var paths []string
+	for _, d := range api.All() {
+		if _, ok := table[d.Path]; ok {
+			paths = append(paths, d.Path)
+		}
+	}
+	last := len(paths) - 1
+	return strings.Join(paths[:last], ", ") + " and " + paths[last]
 }
 
 // A conversation is the upstream side of one attempt: the model API it is
 // sent to and the turns so far.
 type conversation interface {
-	// path is the model API path below the upstream base, e.g. "/responses".
+	// path is the model API path below the upstream base (which ends in
+	// /v1), e.g. "/responses".
 	path() string
 	// body renders the next model API call.
 	body(model string, tools []modelTool, stream bool) ([]byte, error)
@@ -192,3 +210,6 @@ func (t *modelTool) parameters() json.RawMessage {
 	}
 	return mustJSON(t.Parameters)
 }
+
+// belowV1 is a model API path below an upstream base ending in /v1.
+func belowV1(path string) string { return strings.TrimPrefix(path, "/v1") }

@@ -7,9 +7,11 @@ import (
 	"strconv"
 
 	"github.com/tidwall/gjson"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
-// chatDialect is /v1/chat/completions: sent upstream as chat completions,
+// chatDialect is chat (api.Chat): sent upstream as chat completions,
 // answered with the upstream's final chat completion as it came.
 type chatDialect struct{}
 
@@ -37,7 +39,7 @@ type chatConversation struct {
 	fns []json.RawMessage
 }
 
-func (c *chatConversation) path() string { return "/chat/completions" }
+func (c *chatConversation) path() string { return belowV1(api.ChatPath) }
 
 func (c *chatConversation) body(model string, tools []modelTool, stream bool) ([]byte, error) {
 	if c.fns == nil {

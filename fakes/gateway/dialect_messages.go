@@ -3,9 +3,11 @@ package gateway
 import (
 	"encoding/json"
 	"strings"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
-// messagesDialect is /v1/messages (Anthropic Messages): sent upstream as a
+// messagesDialect is messages (api.Messages, Anthropic Messages): sent upstream as a
 // Responses call, as LiteLLM does for an OpenAI model (seed 000), and
 // answered with an Anthropic message built from the final response object.
 type messagesDialect struct{}
@@ -14,7 +16,7 @@ func (messagesDialect) conversation(req *appRequest) conversation {
 	return responsesDialect{}.conversation(req)
 }
 
-// errorCode is null: the seed's /v1/messages errors carry "code": null.
+// errorCode is null: the seed's Messages errors carry "code": null.
 func (messagesDialect) errorCode(int) any { return nil }
 
 func (messagesDialect) detail(e *upstreamError) string { return rawDetail(e) }
@@ -89,8 +91,8 @@ func anthropicMessage(req *appRequest, final *modelTurn) (*anthropicMsg, error) 
 }
 
 // anthropicEvents renders the final message as an Anthropic Messages
-// stream: message_start, each block (start, one delta, stop), message_delta
-// and message_stop.
+// stream (api.Messages' events): its start, each block (start, one delta,
+// stop), the delta carrying the stop reason and its stop.
 func anthropicEvents(req *appRequest, final *modelTurn) ([]sseEvent, error) {
 	msg, err := anthropicMessage(req, final)
 	if err != nil {
@@ -104,21 +106,21 @@ func anthropicEvents(req *appRequest, final *modelTurn) ([]sseEvent, error) {
 	start.Content = []anthropicBlock{}
 	start.StopReason = nil
 	start.Usage.OutputTokens = 0
-	add("message_start", map[string]any{"type": "message_start", "message": start})
+	add(api.MessageStart, map[string]any{"type": api.MessageStart, "message": start})
 	for i, b := range msg.Content {
 		switch b.Type {
 		case "text":
 			empty := ""
-			add("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": anthropicBlock{Type: "text", Text: &empty}})
-			add("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]string{"type": "text_delta", "text": *b.Text}})
+			add(api.ContentBlockStart, map[string]any{"type": api.ContentBlockStart, "index": i, "content_block": anthropicBlock{Type: "text", Text: &empty}})
+			add(api.ContentBlockDelta, map[string]any{"type": api.ContentBlockDelta, "index": i, "delta": map[string]string{"type": "text_delta", "text": *b.Text}})
 		case "tool_use":
-			add("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": anthropicBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage(`{}`)}})
-			add("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]string{"type": "input_json_delta", "partial_json": string(b.Input)}})
+			add(api.ContentBlockStart, map[string]any{"type": api.ContentBlockStart, "index": i, "content_block": anthropicBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage(`{}`)}})
+			add(api.ContentBlockDelta, map[string]any{"type": api.ContentBlockDelta, "index": i, "delta": map[string]string{"type": "input_json_delta", "partial_json": string(b.Input)}})
 		}
-		add("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+		add(api.ContentBlockStop, map[string]any{"type": api.ContentBlockStop, "index": i})
 	}
-	add("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": msg.StopReason, "stop_sequence": nil},
+	add(api.MessageDelta, map[string]any{"type": api.MessageDelta, "delta": map[string]any{"stop_reason": msg.StopReason, "stop_sequence": nil},
 		"usage": map[string]int{"output_tokens": msg.Usage.OutputTokens}})
-	add("message_stop", map[string]string{"type": "message_stop"})
+	add(api.MessageStop, map[string]string{"type": api.MessageStop})
 	return events, nil
 }

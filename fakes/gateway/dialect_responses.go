@@ -5,9 +5,11 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
-// responsesDialect is /v1/responses: sent upstream as a Responses call,
+// responsesDialect is responses (api.Responses): sent upstream as a Responses call,
 // answered with the upstream's final response object as it came.
 type responsesDialect struct{}
 
@@ -43,7 +45,7 @@ type responsesConversation struct {
 	extra     map[string]json.RawMessage
 }
 
-func (c *responsesConversation) path() string { return "/responses" }
+func (c *responsesConversation) path() string { return belowV1(api.ResponsesPath) }
 
 func (c *responsesConversation) body(model string, tools []modelTool, stream bool) ([]byte, error) {
 	fns := make([]json.RawMessage, 0, len(tools))
@@ -112,6 +114,6 @@ func (c *responsesConversation) parse(body []byte) (*modelTurn, error) {
 func (c *responsesConversation) add(turn *modelTurn, results []toolResult) {
 	c.input = append(c.input, turn.replay...)
 	for _, r := range results {
-		c.input = append(c.input, mustJSON(map[string]string{"type": "function_call_output", "call_id": r.CallID, "output": r.Output}))
+		c.input = append(c.input, mustJSON(map[string]string{"type": api.FunctionCallOutput, "call_id": r.CallID, "output": r.Output}))
 	}
 }

@@ -1,6 +1,6 @@
 // Package gateway is replaycheck's built-in LLM gateway: a small proxy in the
-// shape of LiteLLM's (seed 000) that serves /v1/chat/completions,
-// /v1/responses and /v1/messages, runs auto-approved MCP tools against the
+// shape of LiteLLM's (seed 000) that serves the chat, responses and messages
+// dialects of internal/dialect, runs auto-approved MCP tools against the
 // ledger through the MCP Go SDK's client, and routes model calls with
 // retries and fallbacks. Each replay bug of the seeds is a named switch
 // ([Bug], listed with its behaviour by [AllBugs]); mode "naive" turns all on
@@ -40,17 +40,14 @@
 // Adding a switch is one constant plus one row in AllBugs and the branch
 // that reads it.
 //
-// Adding an endpoint (an app-facing dialect) is a checklist; the gateway is
-// a target and does not import the harness, so it names endpoints in a table
-// of its own:
+// Adding an endpoint (an app-facing dialect) is a checklist. Its facts
+// (name, path, events, error shapes) are internal/dialect's, and adding
+// them there is that package's checklist; the gateway adds:
 //   - fakes/gateway/dialect_NAME.go: a type implementing dialect;
-//   - fakes/gateway/dialect.go: one row in dialectTable (path, name);
+//   - fakes/gateway/dialect.go: one row in dialectTable (the dialect's path,
+//     its name);
 //   - fakes/gateway/request.go: an Endpoint constant and its parse function
 //     in parseAppRequest's switch;
 //   - fakes/gateway/stream.go: its streamed answer, when it streams (chat
-//     streams through; the others are buffered and re-rendered);
-//   - harness/scenario/endpoint.go: one row in endpoints, so scenarios and
-//     target files can name it and the harness can send it;
-//   - the upstream fake's checklist (fakes/upstream/doc.go), when the
-//     gateway forwards in the same dialect.
+//     streams through; the others are buffered and re-rendered).
 package gateway

@@ -21,8 +21,8 @@ import (
 // NoCancelOnTimeout finish before it cancels them.
 const closeGrace = 5 * time.Second
 
-// Gateway is the built-in LLM gateway. It is an http.Handler serving
-// /v1/chat/completions, /v1/responses and /v1/messages (and GET /health); it
+// Gateway is the built-in LLM gateway. It is an http.Handler serving the
+// paths of its dialectTable (and GET /health); it
 // is safe for concurrent use. Close it to end its MCP sessions.
 type Gateway struct {
 	cfg     Config
@@ -118,7 +118,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt, ok := g.routes[r.URL.Path]
 	if !ok {
-		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown endpoint %s: the gateway serves /v1/chat/completions, /v1/responses and /v1/messages", r.URL.Path), "not_found_error", "404")
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown endpoint %s: the gateway serves %s", r.URL.Path, servedPaths()), "not_found_error", "404")
 		return
 	}
 	code := func(status int) any { return rt.d.errorCode(status) }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // GuardrailBlockMCP is the one guardrail the gateway knows: it rejects every
@@ -224,7 +226,7 @@ func (req *appRequest) parseTools(raw json.RawMessage, label string) error {
 			req.UseMCP = true
 		case head.Type == "function":
 			if req.Endpoint == EndpointMessages {
-				return badRequest("tools[%d]: /v1/messages takes Anthropic tools {name, description, input_schema}", i)
+				return badRequest("tools[%d]: %s takes Anthropic tools {name, description, input_schema}", i, api.MessagesPath)
 			}
 			req.FuncTools = append(req.FuncTools, t)
 		case req.Endpoint == EndpointMessages && (head.Type == "" || head.Type == "custom") && head.Name != "":

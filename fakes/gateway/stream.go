@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // sseSink is the app's open server-sent-events answer. started is set once
@@ -49,7 +51,7 @@ func (s *sseSink) data(payload []byte) error {
 
 // streamAttempt runs the whole tool loop once for a streamed chat request:
 // each model answer is relayed to the app chunk by chunk as it arrives, the
-// tools run between the streams, and the final stream ends with [DONE].
+// tools run between the streams, and the final stream ends with api.Done.
 func (g *Gateway) streamAttempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
 	turn, err := g.toolLoop(ctx, rs, at, true, func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
 		return g.relayChatStream(ctx, conv.path(), body, rs.sink)
@@ -57,7 +59,7 @@ func (g *Gateway) streamAttempt(ctx context.Context, rs *requestState, at *attem
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.sink.data([]byte("[DONE]")); err != nil {
+	if err := rs.sink.data([]byte(api.Done)); err != nil {
 		return nil, connectionFailure("answering the app", err)
 	}
 	return turn, nil
@@ -157,8 +159,8 @@ func (e *cutStream) Error() string { return e.err.Error() }
 func (e *cutStream) Unwrap() error { return e.err }
 
 // relayChatStream sends one streamed chat call and relays each chunk to the
-// app as it comes, without the upstream's [DONE]. It returns the turn the
-// chunks add up to; a stream that ends before [DONE] is a *cutStream, one
+// app as it comes, without the upstream's api.Done. It returns the turn the
+// chunks add up to; a stream that ends before api.Done is a *cutStream, one
 // longer than maxUpstreamBody a 502.
 func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte, sink *sseSink) (*modelTurn, error) {
 	sc, closeStream, err := g.openStream(ctx, path, body)
@@ -180,7 +182,7 @@ func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte,
 			continue
 		}
 		payload = bytes.TrimSpace(payload)
-		if string(payload) == "[DONE]" {
+		if string(payload) == api.Done {
 			done = true
 			break
 		}
@@ -314,19 +316,19 @@ func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, bo
 			return nil, true, badAnswer(path, fmt.Errorf("a stream event is not JSON: %w", err))
 		}
 		switch head.Type {
-		case "response.output_item.done":
+		case api.OutputItemDone:
 			var it responseItem
 			if json.Unmarshal(head.Item, &it) == nil && it.Type == "function_call" {
 				calls = append(calls, toolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 			}
-		case "response.completed", "response.incomplete":
+		case api.ResponseCompleted, api.ResponseIncomplete:
 			turn, err := conv.parse(head.Response)
 			if err != nil {
 				return nil, true, badAnswer(path, err)
 			}
 			turn.events = events
 			return turn, true, nil
-		case "response.failed", "error":
+		case api.ResponseFailed, api.ResponsesErrorEvent:
 			msg := "the model API stream failed"
 			var failed struct {
 				Error *struct {

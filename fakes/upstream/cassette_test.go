@@ -512,7 +512,7 @@ func TestReplayTiming(t *testing.T) {
 			player := cassette.NewPlayer(nil, nil)
 			var probe Server
 			x := &exchange{s: &probe, de: dialectTable()[0], body: []byte(body), kind: KindInitial}
-			x.req, _ = chatDialect{}.parse(x.body)
+			x.req, _ = x.de.d.parse(x.body)
 			e.Request = x.cassetteRequest()
 			player.Add(e, cassette.Source{File: "t.jsonl", Line: 1})
 			s, srv, _ := newFake(t, Config{Cassette: player, ReplayTiming: timing})

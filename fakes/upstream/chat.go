@@ -1,108 +1,18 @@
 package upstream
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 
-	"github.com/tidwall/gjson"
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
-// chatDialect is OpenAI Chat Completions, POST /v1/chat/completions.
-//
-// A follow-up carries a message of role "tool" (or legacy "function"); its
-// rounds are the runs of consecutive such messages. Tools are read from
-// "tools" (type function or custom) and legacy "functions"; a legacy request
-// is answered with message.function_call. A streamed answer with one tool
+// chatDialect writes OpenAI Chat Completions answers (api.Chat). A legacy
+// request is answered with message.function_call. A streamed answer with one tool
 // call is exactly seven chunks — role, the call with id/type/name and empty
 // arguments, four argument fragments, the finish_reason chunk — then the
-// usage chunk when stream_options.include_usage is set, then [DONE].
+// usage chunk when stream_options.include_usage is set, then api.Done.
 type chatDialect struct{}
-
-func (chatDialect) parse(body []byte) (request, error) {
-	var req request
-	var messages, tools, functions jval
-	err := parseObject(body, &req, func(k string, v jval) {
-		switch k {
-		case "stream_options":
-			req.includeUsage = v.field("include_usage").isTrue()
-		case "messages":
-			messages = v
-		case "tools":
-			tools = v
-		case "functions":
-			functions = v
-		}
-	})
-	if err != nil {
-		return req, err
-	}
-	if err := checkArray("messages", messages); err != nil {
-		return req, err
-	}
-	inResult := false
-	messages.eachElem(func(m jval) bool {
-		var role, content, callID jval
-		m.eachField(func(k string, v jval) bool {
-			switch k {
-			case "role":
-				role = v
-			case "content":
-				content = v
-			case "tool_call_id":
-				callID = v
-			}
-			return true
-		})
-		switch {
-		case role.is("tool") || role.is("function"):
-			req.addToolResult(callID.str(), !inResult)
-			inResult = true
-			return true
-		case role.is("user"):
-			req.userText = appendText(req.userText, content)
-		}
-		inResult = false
-		return true
-	})
-	tools.eachElem(func(t jval) bool {
-		if t.field("type").is("custom") {
-			if name := t.field("custom").field("name").str(); name != "" {
-				req.tools = append(req.tools, tool{name: name, custom: true})
-			}
-			return true
-		}
-		if name := t.field("function").field("name").str(); name != "" {
-			req.tools = append(req.tools, tool{name: name})
-		}
-		return true
-	})
-	if len(req.tools) == 0 {
-		functions.eachElem(func(f jval) bool {
-			if name := f.field("name").str(); name != "" {
-				req.tools = append(req.tools, tool{name: name})
-				req.legacy = true
-			}
-			return true
-		})
-	}
-	return req, nil
-}
-
-// appendText appends the text of a content value: a string, or an array of
-// parts whose "text" fields are read.
-func appendText(dst []string, content jval) []string {
-	if s := content.str(); s != "" {
-		return append(dst, s)
-	}
-	content.eachElem(func(p jval) bool {
-		if s := p.field("text").str(); s != "" {
-			dst = append(dst, s)
-		}
-		return true
-	})
-	return dst
-}
 
 func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	id := a.id("chatcmpl-", '-', -1)
@@ -149,7 +59,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendChatToolCall(b, a.id("call_", '_', i), c, true)
+				b = appendChatToolCall(b, a.id(api.ChatCallID, '_', i), c, true)
 			}
 			b = append(b, ']')
 		}
@@ -191,7 +101,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 		}
 	case len(a.calls) > 0:
 		for i, c := range a.calls {
-			d := append([]byte(`{"tool_calls":[`), appendChatToolCallIndexed(nil, i, a.id("call_", '_', i), c)...)
+			d := append([]byte(`{"tool_calls":[`), appendChatToolCallIndexed(nil, i, a.id(api.ChatCallID, '_', i), c)...)
 			chunk(append(d, "]}"...), "")
 			field := "function"
 			key := "arguments"
@@ -228,7 +138,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 		b = append(b, '}')
 		events = append(events, sseEvent{data: b})
 	}
-	events = append(events, sseEvent{data: []byte("[DONE]")})
+	events = append(events, sseEvent{data: []byte(api.Done)})
 	return reply{id: id, callIDs: chatCallIDs(a, req), events: events, contentEnd: contentEnd}
 }
 
@@ -238,7 +148,7 @@ func chatCallIDs(a *answer, req *request) []string {
 	if req.legacy {
 		return nil
 	}
-	return a.callIDs("call_")
+	return a.callIDs(api.ChatCallID)
 }
 
 // appendChatHead opens a chat completion (object "chat.completion") or a
@@ -300,40 +210,4 @@ func textFragments(text string) []string {
 		}
 	}
 	return kept
-}
-
-func (chatDialect) errorBody(status int, message string) []byte {
-	return openAIErrorBody(status, message)
-}
-
-// terminal: the chunk carrying a non-null finish_reason, or [DONE].
-func (chatDialect) terminal(ev sseEvent) bool {
-	if bytes.HasPrefix(ev.data, []byte("[DONE]")) {
-		return true
-	}
-	if !bytes.Contains(ev.data, []byte(`"finish_reason"`)) {
-		return false // most chunks: no need to parse
-	}
-	done := false
-	gjson.GetBytes(ev.data, "choices").ForEach(func(_, c gjson.Result) bool {
-		done = c.Get("finish_reason").Type == gjson.String
-		return !done
-	})
-	return done
-}
-
-// streamError: a chunk carrying only an error object, as OpenAI sends when a
-// stream fails after it began: {"error":{"message","type","param","code"}}.
-func (chatDialect) streamError(e *StreamError, _ streamErrorAt) sseEvent {
-	typ := e.Type
-	if typ == "" {
-		typ = "server_error"
-	}
-	b := make([]byte, 0, 128)
-	b = append(b, `{"error":{"message":`...)
-	b = appendJSONString(b, e.message(typ))
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, typ)
-	b = append(b, `,"param":null,"code":null}}`...)
-	return sseEvent{data: b}
 }

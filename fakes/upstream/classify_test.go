@@ -111,13 +111,3 @@ func TestAppendJSONString(t *testing.T) {
 		diff(t, "round trip of "+s, want, got)
 	}
 }
-
-// validJSON shares encoding/json's nesting limit, and a body nested deeper
-// than gjson's recursion should see (a million levels) is refused, not a
-// stack overflow.
-func TestValidJSONDepth(t *testing.T) {
-	for _, depth := range []int{maxJSONDepth, maxJSONDepth + 1, 1 << 20} {
-		b := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
-		diff(t, "depth "+strings.Repeat("", 0), json.Valid(b), validJSON(b))
-	}
-}

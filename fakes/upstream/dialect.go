@@ -1,21 +1,21 @@
 package upstream
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
+	"github.com/invopop/jsonschema"
 
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/toolname"
 )
 
-// dialect is one model API: how its requests are read and its answers and
-// errors written. Adding a dialect is one file implementing it plus one row
-// in dialectTable.
+// dialect is one model API as the fake speaks it: how its requests are
+// read and its answers and errors written. Every fact of the API (paths,
+// classification, events, error shapes) is internal/dialect's; the fake adds
+// the answer writer. Adding a dialect is the checklist of internal/dialect.
 type dialect interface {
 	// parse reads the fields of a request body the fake needs. It never
 	// panics; a body that is not a JSON object is an error.
@@ -33,46 +33,64 @@ type dialect interface {
 	terminal(ev sseEvent) bool
 }
 
-// routed is a dialect whose requests name the model and the stream in the
-// URL path, not the body (Gemini): its path in the table is a pattern, and
-// route says which requests are its own.
-type routed interface {
-	// route reports whether u is one of the dialect's model requests, and
-	// what its path says.
-	route(u *url.URL) (pathCall, bool)
+// answerer writes a dialect's scripted answers: the fake model's part of a
+// dialect (chat.go, responses.go, messages.go, gemini.go).
+type answerer interface {
+	answer(dst []byte, a *answer, req *request) reply
 }
 
-// pathCall is what a routed dialect's request path says.
-type pathCall struct {
-	model  string
-	stream bool
-	// bad is the message of a request the fake refuses for its path.
-	bad string
+// spoken is a dialect: internal/dialect's facts and the fake's answerer.
+type spoken struct {
+	api.Dialect
+	answerer
+}
+
+func (d spoken) parse(body []byte) (request, error) {
+	r, err := d.Parse(body)
+	return newRequest(r), err
+}
+
+func (d spoken) errorBody(status int, message string) []byte { return d.ErrorBody(status, message) }
+
+func (d spoken) streamError(e *StreamError, p streamErrorAt) sseEvent {
+	ev := d.StreamError(api.StreamError{Type: e.Type, Event: e.Event, Message: e.message, Seq: p.seq, ID: p.id, Model: p.model, Created: p.created})
+	return sseEvent{name: ev.Name, data: ev.Data, raw: ev.Raw}
+}
+
+func (d spoken) terminal(ev sseEvent) bool {
+	return d.Terminal(api.Event{Name: ev.name, Data: ev.data})
 }
 
 // dialectEntry is one row of the dialect table.
 type dialectEntry struct {
 	name string // YAML name: chat, responses, messages, gemini
-	// path is the URL path of the dialect's requests; for a routed dialect,
-	// the pattern of its paths.
-	path string
-	d    dialect
-	// conversation are the top-level fields of a request that hold the
-	// conversation, in order, as a cassette keys it: an array field gives
-	// one item per element, any other value one item named after the field.
+	d    spoken
+	// conversation and tools are the request fields holding the
+	// conversation and the tool definitions, as a cassette keys them
+	// (api.Dialect's Conversation and Tools).
 	conversation []string
-	// tools are the top-level fields that hold the tool definitions.
-	tools []string
+	tools        []string
 }
 
-// dialectTable lists the dialects keyed by their YAML names.
+// dialectTable lists the dialects, in internal/dialect's order, each with
+// the fake's answer writer (one row per dialect in writers; a dialect
+// without one is a programming error every test meets).
 func dialectTable() []dialectEntry {
-	return []dialectEntry{
-		{"chat", "/v1/chat/completions", chatDialect{}, []string{"messages"}, []string{"tools", "functions"}},
-		{"responses", "/v1/responses", responsesDialect{}, []string{"instructions", "previous_response_id", "input"}, []string{"tools"}},
-		{"messages", "/v1/messages", messagesDialect{}, []string{"system", "messages"}, []string{"tools"}},
-		{"gemini", "/v1beta/models/{model}:generateContent", geminiDialect{}, []string{"systemInstruction", "system_instruction", "contents"}, []string{"tools"}},
+	writers := map[string]answerer{
+		"chat":      chatDialect{},
+		"responses": responsesDialect{},
+		"messages":  messagesDialect{},
+		"gemini":    geminiDialect{},
 	}
+	var out []dialectEntry
+	for _, d := range api.All() {
+		w, ok := writers[d.Name]
+		if !ok {
+			panic("upstream: no answer writer for dialect " + d.Name)
+		}
+		out = append(out, dialectEntry{name: d.Name, d: spoken{d, w}, conversation: d.Conversation, tools: d.Tools})
+	}
+	return out
 }
 
 // dialectByName returns the dialect with YAML name name.
@@ -85,16 +103,31 @@ func dialectByName(name string) (dialectEntry, bool) {
 	return dialectEntry{}, false
 }
 
+// endpointEnum lists the dialects' names as the enum of the endpoint
+// property of Fault's JSON Schema.
+func endpointEnum(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("endpoint"); ok {
+		for _, name := range api.Names() {
+			p.Enum = append(p.Enum, name)
+		}
+	}
+}
+
+// pathCall is what a dialect's request path says (Gemini's names the model
+// and the stream).
+type pathCall struct {
+	model  string
+	stream bool
+	// bad is the message of a request the fake refuses for its path.
+	bad string
+}
+
 // dialectFor returns the dialect whose model requests u addresses, and what
-// a routed dialect's path says of the request.
+// its path says of the request.
 func (s *Server) dialectFor(u *url.URL) (dialectEntry, pathCall, bool) {
 	for _, de := range s.dialects {
-		if r, ok := de.d.(routed); ok {
-			if c, ok := r.route(u); ok {
-				return de, c, true
-			}
-		} else if de.path == u.Path {
-			return de, pathCall{}, true
+		if c, ok := de.d.Route(u); ok {
+			return de, pathCall{model: c.Model, stream: c.Stream, bad: c.Bad}, true
 		}
 	}
 	return dialectEntry{}, pathCall{}, false
@@ -113,55 +146,14 @@ type request struct {
 	userText     []string // user text, for {{entry}}
 }
 
-var (
-	errNotJSON   = errors.New("not valid JSON")
-	errNotObject = errors.New("want a JSON object")
-)
-
-// parseObject parses body as the JSON object of a model request, reading
-// "model" and "stream" into req and handing every other top-level field to
-// field.
-func parseObject(body []byte, req *request, field func(key string, v jval)) error {
-	if !validJSON(body) {
-		return errNotJSON
+// newRequest is the fake's view of what internal/dialect read.
+func newRequest(r api.Request) request {
+	req := request{model: r.Model, stream: r.Stream, includeUsage: r.IncludeUsage, followUp: r.FollowUp,
+		rounds: r.Rounds, resultIDs: r.ResultIDs, legacy: r.Legacy, userText: r.UserText}
+	for _, t := range r.Tools {
+		req.tools = append(req.tools, tool{name: t.Name, namespace: t.Namespace, custom: t.Custom})
 	}
-	root := jval{gjson.ParseBytes(body)}
-	if !root.r.IsObject() {
-		return errNotObject
-	}
-	root.eachField(func(k string, v jval) bool {
-		switch string(k) {
-		case "model":
-			req.model = v.str()
-		case "stream":
-			req.stream = v.isTrue()
-		default:
-			field(k, v)
-		}
-		return true
-	})
-	return nil
-}
-
-// checkArray reports an error when v, the field name, is present, not null
-// and not an array.
-func checkArray(name string, v jval) error {
-	if !v.isNull() && !v.isArray() {
-		return fmt.Errorf("%s: want an array", name)
-	}
-	return nil
-}
-
-// addToolResult records one tool result the request carries, for the call
-// callID ("" when it names none); newRound starts a new round of results.
-func (r *request) addToolResult(callID string, newRound bool) {
-	if callID != "" {
-		r.resultIDs = append(r.resultIDs, callID)
-	}
-	r.followUp = true
-	if newRound {
-		r.rounds++
-	}
+	return req
 }
 
 // tool is one tool a request offers.
@@ -441,60 +433,14 @@ func toolMatches(t *tool, call string, exact bool) bool {
 	return toolname.Prefixed(t.name, call)
 }
 
-// openAIErrorBody is the OpenAI error shape {"error":{"message","type","param","code"}}.
-func openAIErrorBody(status int, message string) []byte {
-	typ, code := "server_error", ""
-	switch status {
-	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-		typ = "invalid_request_error"
-	case http.StatusUnauthorized:
-		typ, code = "invalid_request_error", "invalid_api_key"
-	case http.StatusForbidden:
-		typ = "permission_error"
-	case http.StatusNotFound:
-		typ, code = "invalid_request_error", "not_found"
-	case http.StatusTooManyRequests:
-		typ, code = "rate_limit_error", "rate_limit_exceeded"
-	}
-	b := make([]byte, 0, 96+len(message))
-	b = append(b, `{"error":{"message":`...)
-	b = appendJSONString(b, message)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, typ)
-	b = append(b, `,"param":null,"code":`...)
-	if code == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendJSONString(b, code)
-	}
-	return append(b, "}}"...)
-}
+// openAIErrorBody is the OpenAI error shape, for answers outside a dialect
+// (unknown paths, the relay's own failures).
+func openAIErrorBody(status int, message string) []byte { return api.OpenAIErrorBody(status, message) }
 
-// anthropicErrorBody is the Anthropic error shape {"type":"error","error":{"type","message"}}.
-func anthropicErrorBody(status int, message string) []byte {
-	typ := "api_error"
-	switch status {
-	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusUnprocessableEntity:
-		typ = "invalid_request_error"
-	case http.StatusUnauthorized:
-		typ = "authentication_error"
-	case http.StatusForbidden:
-		typ = "permission_error"
-	case http.StatusNotFound:
-		typ = "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		typ = "request_too_large"
-	case http.StatusTooManyRequests:
-		typ = "rate_limit_error"
-	case http.StatusServiceUnavailable, 529:
-		typ = "overloaded_error"
-	}
-	b := make([]byte, 0, 80+len(message))
-	b = append(b, `{"type":"error","error":{"type":`...)
-	b = appendJSONString(b, typ)
-	b = append(b, `,"message":`...)
-	b = appendJSONString(b, message)
-	return append(b, "}}"...)
+// geminiErrorBody is the Google API error shape, for Gemini paths outside a
+// model request.
+func geminiErrorBody(code int, status, message string) []byte {
+	return api.GeminiErrorBody(code, status, message)
 }
 
 // splitArgs splits s into n fragments on rune boundaries (some may be empty).

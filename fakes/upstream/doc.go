@@ -1,11 +1,8 @@
 // Package upstream is the faulting model upstream: an http.Handler that
-// stands in for the model API in four dialects — OpenAI Chat Completions
-// (/v1/chat/completions), OpenAI Responses (/v1/responses), Anthropic
-// Messages (/v1/messages) and the Gemini API
-// (/v1beta/models/{model}:generateContent and
-// :streamGenerateContent?alt=sse, also under /v1/) — each plain and
-// streamed (SSE), each with tool calls. Gemini names the model and the
-// stream in the path: its dialect is routed (it claims its paths itself).
+// stands in for the model API in the four dialects of internal/dialect —
+// OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and the
+// Gemini API (whose paths name the model and the stream) — each plain and
+// streamed (SSE), each with tool calls.
 //
 // In scripted mode (the default) it is a deterministic fake model: an initial
 // request is answered with the tool calls of the run's Script, a follow-up (a
@@ -44,7 +41,7 @@
 // Stream faults act at the points a drop can: after the headers, after N
 // events, or after the event completing the tool calls. stream_error ends
 // the 200 stream there with the dialect's own in-stream error (Anthropic
-// `event: error`, Responses response.failed or error, a chat error chunk,
+// `event: error`, a Responses failed-response or error event, a chat error chunk,
 // Gemini's {"error":{"code","message","status"}} object, pretty-printed
 // outside the event-stream format, as the Gemini API sends it mid-stream
 // and Google's SDKs read it);
@@ -100,25 +97,10 @@
 // Adding a fault action is one file implementing the action interface plus
 // one row in actionTable (fault.go).
 //
-// Adding a dialect (a model API) is a checklist; the fakes do not import the
-// harness, so each side names dialects in a table of its own:
-//   - fakes/upstream/NAME.go: a type implementing dialect (parse, answer,
-//     errorBody, streamError, terminal) — and routed, when its paths name
-//     the model or the stream (gemini.go) — and NAME_test.go judged by the
-//     provider's official SDK, the dialect added to sawDialects and
-//     lingerDialects, and a FuzzParseNAME;
-//   - fakes/upstream/recorded.go: where a recorded answer names its id and
-//     its calls;
-//   - fakes/upstream/dialect.go: one row in dialectTable (YAML name, path,
-//     the fields holding the conversation and the tools, for cassettes);
-//   - fakes/upstream/fault.go: the name in the enum of Fault.Endpoint's
-//     jsonschema tag;
-//   - harness/scenario/endpoint.go: one row in endpoints (the harness's one
-//     name for it, its path and how a prompt goes in a body), when apps send
-//     it through a target;
-//   - harness/target/send.go: its stream's terminal event in classifyData,
-//     when it streams;
-//   - fakes/gateway: its own checklist (doc.go), when the built-in gateway
-//     serves it;
-//   - scenarios/: scenarios that use it.
+// Adding a dialect (a model API) is the checklist in the doc of
+// internal/dialect, which holds every fact of it; in this package it is
+// NAME.go (an answerer: how the fake model writes its answers), one entry
+// in dialectTable's writers (dialect.go), NAME_test.go judged by the
+// provider's official SDK, the dialect in sawDialects and lingerDialects,
+// and a FuzzParseNAME (fuzz_test.go).
 package upstream

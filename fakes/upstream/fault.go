@@ -69,7 +69,7 @@ type Fault struct {
 	// On is the request kind matched: initial, follow_up or any ("" = any).
 	On string `json:"on,omitempty" yaml:"on,omitempty" jsonschema:"enum=initial,enum=follow_up,enum=any" jsonschema_description:"request kind matched: initial, follow_up or any (default any)"`
 	// Endpoint is the dialect matched: chat, responses, messages or gemini ("" = any).
-	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" jsonschema:"enum=chat,enum=responses,enum=messages,enum=gemini" jsonschema_description:"dialect matched: chat, responses, messages or gemini (default any)"`
+	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" jsonschema_description:"dialect matched: chat, responses, messages or gemini (default any)"`
 	// Stream matches streamed (true) or non-streamed (false) requests; nil matches both.
 	Stream *bool `json:"stream,omitempty" yaml:"stream,omitempty" jsonschema_description:"match only streamed (true) or non-streamed (false) requests"`
 	// Times says on which matching occurrences the fault fires (zero = always).
@@ -99,6 +99,7 @@ type Fault struct {
 // and no stream-only action (drop, stream_error, stall, dribble) with
 // stream: false.
 func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
+	endpointEnum(s)
 	// set is the schema of a fault that uses action name: reset: false and
 	// serve_model: "" use none.
 	set := func(name string) *jsonschema.Schema {

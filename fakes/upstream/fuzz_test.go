@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 var fuzzSeeds = []string{
@@ -92,7 +94,7 @@ func checkParse(t *testing.T, body []byte, req request, err error) {
 	t.Helper()
 	var top map[string]json.RawMessage
 	isObject := json.Unmarshal(body, &top) == nil && top != nil
-	if notObject := errors.Is(err, errNotJSON) || errors.Is(err, errNotObject); notObject == isObject {
+	if notObject := errors.Is(err, api.ErrNotJSON) || errors.Is(err, api.ErrNotObject); notObject == isObject {
 		t.Fatalf("parse error %v, but encoding/json reads an object: %v", err, isObject)
 	}
 	if err != nil || !utf8.Valid(body) {
@@ -181,21 +183,6 @@ func FuzzParseChat(f *testing.F)      { fuzzDialect(f, "chat") }
 func FuzzParseResponses(f *testing.F) { fuzzDialect(f, "responses") }
 func FuzzParseMessages(f *testing.F)  { fuzzDialect(f, "messages") }
 func FuzzParseGemini(f *testing.F)    { fuzzDialect(f, "gemini") }
-
-// FuzzValidJSON: validJSON agrees with encoding/json's json.Valid.
-func FuzzValidJSON(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add([]byte(s))
-	}
-	for _, s := range []string{`1`, `-0.5e+3`, `01`, `1.`, `"\u00zz"`, `"\ud800"`, "\"a\x01\"", `[1,]`, `{"a":1,}`, ` true `, `nul`, `{"a" 1}`, `[[[]]]`, `"\/"`, `-`, `1e`, `[1 2]`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
-		}
-	})
-}
 
 // FuzzServeHTTP: any body on any model path gets an answer, never a panic.
 func FuzzServeHTTP(f *testing.F) {

@@ -1,89 +1,9 @@
 package upstream
 
-import (
-	"bytes"
-	"encoding/json"
+import "github.com/tidwall/gjson"
 
-	"github.com/tidwall/gjson"
-)
-
-// Request bodies are read with github.com/tidwall/gjson: validated whole,
-// then only the fields the fake needs (model, stream, messages or input,
-// tools) are picked out, without decoding the documents into maps or
-// structs. BenchmarkParse compares this with encoding/json on a chat
-// request; BenchmarkChatCompletion measures the whole fake against a bare
-// net/http handler. Answers are appended to byte slices, their strings
-// quoted by gjson.AppendJSONString.
-
-// maxJSONDepth is encoding/json's nesting limit, which validJSON keeps.
-const maxJSONDepth = 10000
-
-// validJSON reports whether b is one valid JSON value, as json.Valid does
-// (FuzzValidJSON checks that they agree). gjson's validator takes about
-// half json.Valid's time but recurses without a depth limit, so it only
-// gets bodies with at most maxJSONDepth opening brackets — which bounds
-// their nesting; json.Valid takes the others.
-func validJSON(b []byte) bool {
-	if bytes.Count(b, []byte("{"))+bytes.Count(b, []byte("[")) <= maxJSONDepth {
-		return gjson.ValidBytes(b)
-	}
-	return json.Valid(b)
-}
-
-// jval is one value of a request body that validJSON accepted. The zero
-// jval is absent; every method treats a value of the wrong type as absent
-// or empty.
-type jval struct{ r gjson.Result }
-
-// exists reports whether the value is present (null included).
-func (v jval) exists() bool { return v.r.Exists() }
-
-// str returns the text of a JSON string value, or "" for any other value.
-func (v jval) str() string {
-	if v.r.Type != gjson.String {
-		return ""
-	}
-	return v.r.Str
-}
-
-// is reports whether v is a JSON string equal to s.
-func (v jval) is(s string) bool { return v.r.Type == gjson.String && v.r.Str == s }
-
-// isTrue reports whether v is the JSON literal true.
-func (v jval) isTrue() bool { return v.r.Type == gjson.True }
-
-// isNull reports whether v is absent or the JSON literal null.
-func (v jval) isNull() bool { return v.r.Type == gjson.Null }
-
-// isArray reports whether v is a JSON array.
-func (v jval) isArray() bool { return v.r.IsArray() }
-
-// field returns the value of key (a plain name, no gjson path syntax) in
-// the object v; absent when v is not an object or has no such key.
-func (v jval) field(key string) jval {
-	if !v.r.IsObject() {
-		return jval{}
-	}
-	return jval{v.r.Get(key)}
-}
-
-// eachField calls fn with each key (unescaped) and value of the object v,
-// until fn returns false. A non-object is treated as empty.
-func (v jval) eachField(fn func(key string, val jval) bool) {
-	if !v.r.IsObject() {
-		return
-	}
-	v.r.ForEach(func(k, val gjson.Result) bool { return fn(k.Str, jval{val}) })
-}
-
-// eachElem calls fn with each element of the array v until fn returns
-// false. A non-array is treated as empty.
-func (v jval) eachElem(fn func(val jval) bool) {
-	if !v.r.IsArray() {
-		return
-	}
-	v.r.ForEach(func(_, val gjson.Result) bool { return fn(jval{val}) })
-}
+// Request bodies are read by internal/dialect. Answers are appended to
+// byte slices, their strings quoted by gjson.AppendJSONString.
 
 // appendJSONString appends s to dst as a JSON string (invalid UTF-8 becomes
 // U+FFFD; <, > and & are escaped, as encoding/json does).

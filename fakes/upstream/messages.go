@@ -2,82 +2,12 @@ package upstream
 
 import (
 	"strconv"
-	"strings"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
-// messagesDialect is Anthropic Messages, POST /v1/messages.
-//
-// A follow-up carries a user content block of type tool_result; its rounds
-// are the user messages carrying one. Tools are the client tools of the
-// request: custom tools (no type, or "custom") and the Anthropic-defined
-// client tools (bash_*, text_editor_*, computer_*, memory_*); server tools
-// such as web_search are not callable by the fake.
+// messagesDialect writes Anthropic Messages answers (api.Messages).
 type messagesDialect struct{}
-
-func (messagesDialect) parse(body []byte) (request, error) {
-	var req request
-	var messages, tools jval
-	err := parseObject(body, &req, func(k string, v jval) {
-		switch k {
-		case "messages":
-			messages = v
-		case "tools":
-			tools = v
-		}
-	})
-	if err != nil {
-		return req, err
-	}
-	if err := checkArray("messages", messages); err != nil {
-		return req, err
-	}
-	messages.eachElem(func(m jval) bool {
-		if !m.field("role").is("user") {
-			return true
-		}
-		content := m.field("content")
-		if s := content.str(); s != "" {
-			req.userText = append(req.userText, s)
-			return true
-		}
-		inResult := false
-		content.eachElem(func(block jval) bool {
-			typ := block.field("type")
-			switch {
-			case typ.is("tool_result"):
-				req.addToolResult(block.field("tool_use_id").str(), !inResult)
-				inResult = true
-			case typ.is("text"):
-				if s := block.field("text").str(); s != "" {
-					req.userText = append(req.userText, s)
-				}
-			}
-			return true
-		})
-		return true
-	})
-	tools.eachElem(func(t jval) bool {
-		name := t.field("name").str()
-		if name != "" && isClientTool(t.field("type").str()) {
-			req.tools = append(req.tools, tool{name: name})
-		}
-		return true
-	})
-	return req, nil
-}
-
-// isClientTool reports whether a tool of this type is executed by the client.
-func isClientTool(typ string) bool {
-	if typ == "" || typ == "custom" {
-		return true
-	}
-	for _, p := range []string{"bash_", "text_editor_", "computer_", "memory_"} {
-		if strings.HasPrefix(typ, p) {
-			return true
-		}
-	}
-	return false
-}
 
 func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 	id := a.id("msg_", '_', -1)
@@ -97,7 +27,7 @@ func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendToolUse(b, a.id("toolu_", '_', i), c.name, c.args)
+				b = appendToolUse(b, a.id(api.MessagesCallID, '_', i), c.name, c.args)
 			}
 			if len(a.calls) == 0 {
 				b = append(b, `{"type":"text","text":`...)
@@ -120,11 +50,11 @@ func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 		return append(b, "}}"...)
 	}
 	if !req.stream {
-		return reply{id: id, callIDs: a.callIDs("toolu_"), body: message(dst[:0], true)}
+		return reply{id: id, callIDs: a.callIDs(api.MessagesCallID), body: message(dst[:0], true)}
 	}
 	events := make([]sseEvent, 0, 4+7*len(a.calls))
 	emit := func(typ string, data []byte) { events = append(events, sseEvent{name: typ, data: data}) }
-	emit("message_start", append(message([]byte(`{"type":"message_start","message":`), false), '}'))
+	emit(api.MessageStart, append(message([]byte(`{"type":"message_start","message":`), false), '}'))
 	blockHead := func(typ string, i int) []byte {
 		b := make([]byte, 0, 128)
 		b = append(b, `{"type":`...)
@@ -133,41 +63,41 @@ func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 		return strconv.AppendInt(b, int64(i), 10)
 	}
 	delta := func(i int, kind, key, val string) {
-		b := blockHead("content_block_delta", i)
+		b := blockHead(api.ContentBlockDelta, i)
 		b = append(b, `,"delta":{"type":`...)
 		b = appendJSONString(b, kind)
 		b = append(b, `,"`...)
 		b = append(b, key...)
 		b = append(b, `":`...)
 		b = appendJSONString(b, val)
-		emit("content_block_delta", append(b, "}}"...))
+		emit(api.ContentBlockDelta, append(b, "}}"...))
 	}
 	for i, c := range a.calls {
-		b := blockHead("content_block_start", i)
+		b := blockHead(api.ContentBlockStart, i)
 		b = append(b, `,"content_block":`...)
-		b = appendToolUse(b, a.id("toolu_", '_', i), c.name, "{}")
-		emit("content_block_start", append(b, '}'))
+		b = appendToolUse(b, a.id(api.MessagesCallID, '_', i), c.name, "{}")
+		emit(api.ContentBlockStart, append(b, '}'))
 		for _, frag := range splitArgs(c.args, 4) {
 			delta(i, "input_json_delta", "partial_json", frag)
 		}
-		emit("content_block_stop", append(blockHead("content_block_stop", i), '}'))
+		emit(api.ContentBlockStop, append(blockHead(api.ContentBlockStop, i), '}'))
 	}
 	if len(a.calls) == 0 {
-		emit("content_block_start", append(blockHead("content_block_start", 0), `,"content_block":{"type":"text","text":""}}`...))
+		emit(api.ContentBlockStart, append(blockHead(api.ContentBlockStart, 0), `,"content_block":{"type":"text","text":""}}`...))
 		for _, frag := range textFragments(a.text) {
 			delta(0, "text_delta", "text", frag)
 		}
-		emit("content_block_stop", append(blockHead("content_block_stop", 0), '}'))
+		emit(api.ContentBlockStop, append(blockHead(api.ContentBlockStop, 0), '}'))
 	}
 	contentEnd := len(events)
 	b := make([]byte, 0, 128)
-	b = append(b, `{"type":"message_delta","delta":{"stop_reason":`...)
+	b = append(b, `{"type":"`+api.MessageDelta+`","delta":{"stop_reason":`...)
 	b = appendJSONString(b, stop)
 	b = append(b, `,"stop_sequence":null},"usage":{"output_tokens":`...)
 	b = strconv.AppendInt(b, int64(outTokens), 10)
-	emit("message_delta", append(b, "}}"...))
-	emit("message_stop", []byte(`{"type":"message_stop"}`))
-	return reply{id: id, callIDs: a.callIDs("toolu_"), events: events, contentEnd: contentEnd}
+	emit(api.MessageDelta, append(b, "}}"...))
+	emit(api.MessageStop, []byte(`{"type":"`+api.MessageStop+`"}`))
+	return reply{id: id, callIDs: a.callIDs(api.MessagesCallID), events: events, contentEnd: contentEnd}
 }
 
 // appendToolUse appends a tool_use block whose input is the JSON object args.
@@ -179,30 +109,4 @@ func appendToolUse(b []byte, id, name, args string) []byte {
 	b = append(b, `,"input":`...)
 	b = append(b, args...)
 	return append(b, '}')
-}
-
-func (messagesDialect) errorBody(status int, message string) []byte {
-	return anthropicErrorBody(status, message)
-}
-
-// terminal: message_delta (carrying stop_reason) and message_stop.
-func (messagesDialect) terminal(ev sseEvent) bool {
-	return ev.name == "message_delta" || ev.name == "message_stop"
-}
-
-// streamError: Anthropic's `event: error` with
-// {"type":"error","error":{"type","message"}}, as sent after HTTP 200 when
-// the API is overloaded mid-stream.
-func (messagesDialect) streamError(e *StreamError, _ streamErrorAt) sseEvent {
-	typ := e.Type
-	if typ == "" {
-		typ = "overloaded_error"
-	}
-	b := make([]byte, 0, 128)
-	b = append(b, `{"type":"error","error":{"type":`...)
-	b = appendJSONString(b, typ)
-	b = append(b, `,"message":`...)
-	b = appendJSONString(b, e.message(typ))
-	b = append(b, "}}"...)
-	return sseEvent{name: "error", data: b}
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // FakeModel is the model id the fake lists.
@@ -61,26 +63,26 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 
 func modelsError(anthropic bool, status int, msg string) []byte {
 	if anthropic {
-		return anthropicErrorBody(status, msg)
+		return api.AnthropicErrorBody(status, msg)
 	}
 	return openAIErrorBody(status, msg)
 }
 
-// serveCountTokens answers POST /v1/messages/count_tokens with an estimate
+// serveCountTokens answers POST api.MessagesCountTokensPath with an estimate
 // of a quarter token per body byte. It is neither counted nor logged.
 func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, anthropicErrorBody(http.StatusMethodNotAllowed, r.URL.Path+" takes POST, not "+r.Method))
+		writeJSON(w, http.StatusMethodNotAllowed, api.AnthropicErrorBody(http.StatusMethodNotAllowed, r.URL.Path+" takes POST, not "+r.Method))
 		return
 	}
 	body, err := readBody(r, w, s.maxBody, nil)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, anthropicErrorBody(http.StatusBadRequest, err.Error()))
+		writeJSON(w, http.StatusBadRequest, api.AnthropicErrorBody(http.StatusBadRequest, err.Error()))
 		return
 	}
 	if !json.Valid(body) {
-		writeJSON(w, http.StatusBadRequest, anthropicErrorBody(http.StatusBadRequest, r.URL.Path+": unparsable request body: not valid JSON"))
+		writeJSON(w, http.StatusBadRequest, api.AnthropicErrorBody(http.StatusBadRequest, r.URL.Path+": unparsable request body: not valid JSON"))
 		return
 	}
 	b := append([]byte(`{"input_tokens":`), strconv.Itoa(len(body)/4+1)...)
@@ -90,7 +92,7 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 // isGeminiModelRequest reports whether path is a Gemini model method the
 // fake serves (generateContent, streamGenerateContent, countTokens).
 func isGeminiModelRequest(path string) bool {
-	_, ok := parseGeminiPath(path)
+	_, _, ok := api.ParseGeminiPath(path)
 	return ok
 }
 
@@ -98,10 +100,10 @@ func isGeminiModelRequest(path string) bool {
 // model request: the model list or one model (GET /v1beta/models,
 // /v1beta/models/{model}), or :countTokens.
 func isGeminiAncillary(path string) bool {
-	if c, ok := parseGeminiPath(path); ok {
-		return c.method == "countTokens"
+	if _, method, ok := api.ParseGeminiPath(path); ok {
+		return method == api.GeminiCountTokens
 	}
-	id, found := strings.CutPrefix(path, "/v1beta/models")
+	id, found := strings.CutPrefix(path, api.GeminiModels)
 	return found && (id == "" || id[0] == '/' && !strings.ContainsAny(id[1:], "/:"))
 }
 
@@ -111,13 +113,13 @@ func isGeminiAncillary(path string) bool {
 // model requests: neither counted nor logged.
 func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 	method := http.MethodGet
-	_, count := parseGeminiPath(r.URL.Path)
+	_, _, count := api.ParseGeminiPath(r.URL.Path)
 	if count {
 		method = http.MethodPost
 	}
 	if r.Method != method {
 		w.Header().Set("Allow", method)
-		writeJSON(w, http.StatusMethodNotAllowed, geminiErrorBody(http.StatusMethodNotAllowed, geminiStatus(http.StatusMethodNotAllowed), r.URL.Path+" takes "+method+", not "+r.Method))
+		writeJSON(w, http.StatusMethodNotAllowed, api.GeminiErrorBody(http.StatusMethodNotAllowed, api.GeminiStatus(http.StatusMethodNotAllowed), r.URL.Path+" takes "+method+", not "+r.Method))
 		return
 	}
 	if count {
@@ -126,7 +128,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 			err = fmt.Errorf("%s: unparsable request body: not valid JSON", r.URL.Path)
 		}
 		if err != nil {
-			writeJSON(w, http.StatusBadRequest, geminiErrorBody(http.StatusBadRequest, geminiStatus(http.StatusBadRequest), err.Error()))
+			writeJSON(w, http.StatusBadRequest, api.GeminiErrorBody(http.StatusBadRequest, api.GeminiStatus(http.StatusBadRequest), err.Error()))
 			return
 		}
 		n := strconv.Itoa(len(body)/4 + 1)

@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // RecordedCalls returns the names of the tool calls a recorded answer
@@ -16,46 +17,21 @@ func RecordedCalls(e *cassette.Entry) []string {
 }
 
 // recordedAnswer reads a recorded answer of dialect: its response id (the
-// first one a stream names) and the names of its tool calls. It is one
-// function rather than a method of each dialect because it reads only
-// what providers wrote, in a few gjson paths per dialect.
+// first one a stream names) and the names of its tool calls, at the paths
+// internal/dialect gives (Dialect.Recorded).
 func recordedAnswer(dialect string, a *cassette.Answer) (id string, calls []string) {
 	if a.Status != 200 {
 		return "", nil
 	}
+	d, ok := api.ByName(dialect)
+	if !ok {
+		return "", nil
+	}
 	// Paths in one JSON document: the answer's id, and the names of its
 	// calls (gjson queries giving an array, or one name).
-	var idPath, callsPath string
-	switch dialect {
-	case "chat":
-		idPath = "id"
-		callsPath = "choices.0.message.tool_calls.#.function.name"
-		if a.Stream() {
-			// A call's name arrives with its first chunk only.
-			callsPath = "choices.0.delta.tool_calls.#.function.name"
-		}
-	case "responses":
-		idPath = "id"
-		callsPath = `output.#(type=="function_call")#.name`
-		if a.Stream() {
-			// The id in response.created and the calls in
-			// response.completed; other events have no "response".
-			idPath = "response.id"
-			callsPath = `response.output.#(type=="function_call")#.name`
-		}
-	case "messages":
-		idPath = "id"
-		callsPath = `content.#(type=="tool_use")#.name`
-		if a.Stream() {
-			idPath = "message.id"
-			callsPath = `[content_block]|#(type=="tool_use")#.name`
-		}
-	case "gemini":
-		// Each streamed chunk is a whole response: its calls are its own.
-		idPath = "responseId"
-		callsPath = "candidates.0.content.parts.#.functionCall.name"
-	default:
-		return "", nil
+	idPath, callsPath := d.Recorded.ID, d.Recorded.Calls
+	if a.Stream() {
+		idPath, callsPath = d.Recorded.StreamID, d.Recorded.StreamCalls
 	}
 	read := func(doc string) {
 		if !gjson.Valid(doc) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/sse"
 )
 
@@ -153,7 +154,7 @@ func readStream(body io.Reader, x *history.Exchange) {
 
 // classifyData counts one SSE data payload.
 func classifyData(data []byte, event string, x *history.Exchange, seen map[string]bool) {
-	if string(data) == "[DONE]" {
+	if string(data) == dialect.Done {
 		x.Done = true
 		return
 	}
@@ -162,13 +163,17 @@ func classifyData(data []byte, event string, x *history.Exchange, seen map[strin
 		x.DataChunks++
 		return
 	}
-	typ, _ := v["type"].(string)
-	if _, isErr := v["error"]; isErr && typ == "" || typ == "error" || typ == "response.failed" || event == "error" {
-		x.ErrorEvents++
-		return
+	dialects := dialect.All()
+	for _, d := range dialects {
+		if d.Failed(event, v) {
+			x.ErrorEvents++
+			return
+		}
 	}
-	if typ == "response.completed" || typ == "message_stop" || geminiFinished(v) {
-		x.Done = true
+	for _, d := range dialects {
+		if d.Ends(v) {
+			x.Done = true
+		}
 	}
 	x.DataChunks++
 	noteModel(v, x)
@@ -196,18 +201,6 @@ func isErrorObject(raw []byte) bool {
 	}
 	_, ok := v["error"]
 	return ok
-}
-
-// geminiFinished reports whether a Gemini chunk is its stream's terminal
-// one: its candidate carries a finishReason.
-func geminiFinished(v map[string]any) bool {
-	c, _ := v["candidates"].([]any)
-	if len(c) == 0 {
-		return false
-	}
-	first, _ := c[0].(map[string]any)
-	reason, _ := first["finishReason"].(string)
-	return reason != ""
 }
 
 // noteModel adds the model id an answer or chunk names to x.Models, unless

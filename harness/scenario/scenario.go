@@ -95,9 +95,9 @@ type Scenario struct {
 
 // Request is one app request sent through the target.
 type Request struct {
-	// Endpoint is chat (/v1/chat/completions), responses (/v1/responses) or
-	// messages (/v1/messages); required except in client scenarios, where
-	// it is ignored.
+	// Endpoint is chat, responses or messages (a dialect of
+	// internal/dialect); required except in client scenarios, where it is
+	// ignored.
 	Endpoint Endpoint `yaml:"endpoint,omitempty" json:"endpoint,omitempty" jsonschema_description:"chat, responses or messages; required except in client scenarios (expect.client), which ignore it"`
 	// Stream asks for a streamed (SSE) answer.
 	Stream bool `yaml:"stream,omitempty" json:"stream,omitempty" jsonschema_description:"ask for a streamed (SSE) answer"`

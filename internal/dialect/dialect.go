@@ -1,0 +1,205 @@
+// Package dialect is the one table of the model API dialects replaycheck
+// speaks — OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and
+// the Gemini API — and the facts of each: its YAML name, its paths, how a
+// request is classified (initial or follow-up, the tool results and their
+// ids, the stream flag), its stream events and its terminal event, its error
+// body and in-stream error shapes, its tool-call shapes, and the words
+// reports use for it. The fakes (fakes/upstream, fakes/gateway), the app
+// client (harness/target), the scenarios (harness/scenario) and the reports
+// (report) ask it; none of them names a path or an event of its own.
+//
+// Adding a dialect touches these files:
+//   - internal/dialect/NAME.go: a function NAME() Dialect filling every
+//     field (its paths and events as constants), one row in All
+//     (dialect.go), and its cases in dialect_test.go;
+//   - fakes/upstream/NAME.go: the fake model's answer writer (an answerer)
+//     and one row in dialectTable's writers (fakes/upstream/dialect.go);
+//     NAME_test.go judged by the provider's official SDK, the dialect added
+//     to sawDialects and lingerDialects, and a FuzzParseNAME (fuzz_test.go);
+//   - fakes/gateway/dialect_NAME.go and one row in its dialectTable, when
+//     the built-in gateway serves it (its own checklist, fakes/gateway/doc.go);
+//   - harness/target/send.go (noteModel, classifyData), when its answers
+//     name their model or response id in a field no other dialect uses
+//     (today: model, modelVersion, id, responseId, response.*, message.*);
+//   - the help text of cmd/replaycheck/serve.go (and gateway.go, when the
+//     gateway serves it), which lists the paths;
+//   - scenarios/: scenarios that use it.
+//
+// Everything else — the YAML and JSON Schema enums of scenario endpoints and
+// fault endpoints, the app client's request paths, bodies and stream
+// reading, cassette keys, recorded answers, the explain report's words —
+// reads the table.
+package dialect
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Dialect is one model API. Its function fields are never nil.
+type Dialect struct {
+	// Name is the YAML and harness name: chat, responses, messages, gemini.
+	Name string
+	// Title names the dialect for people, in reports ("Anthropic Messages").
+	Title string
+	// Path is the URL path of its requests; when InPath, the pattern
+	// "/v1beta/models/{model}:{method}" (see URLPath).
+	Path string
+	// InPath: the dialect names the model and the stream in the URL path,
+	// not in the request body (Gemini).
+	InPath bool
+	// Route reports whether u is one of the dialect's model requests, and
+	// what an InPath dialect's path says of it.
+	Route func(u *url.URL) (Call, bool)
+	// Parse classifies a request body: initial or follow-up, the tool
+	// results it carries and their ids, the stream flag, the tools offered.
+	// It never panics; a body that is not a JSON object is an error.
+	Parse func(body []byte) (Request, error)
+	// SetPrompt sets the fields of an app request body that carry prompt as
+	// the user's message.
+	SetPrompt func(body map[string]any, prompt string)
+	// Conversation are the top-level fields of a request that hold the
+	// conversation, in order, as a cassette keys it: an array field gives
+	// one item per element, any other value one item named after the field.
+	Conversation []string
+	// Tools are the top-level fields of a request that hold the tool
+	// definitions.
+	Tools []string
+	// CallIDPrefix begins the ids of the tool calls of its answers
+	// (call_, toolu_, fc_), which carry the run token after it.
+	CallIDPrefix string
+	// Recorded says where a provider's answer names its id and its calls.
+	Recorded Recorded
+	// ErrorBody renders an error answer in the dialect's error shape.
+	ErrorBody func(status int, message string) []byte
+	// StreamError renders the dialect's in-stream error event.
+	StreamError func(e StreamError) Event
+	// Terminal reports whether a streamed event ends the answer: the event
+	// a cut before the end (a tool_call drop) stops before.
+	Terminal func(ev Event) bool
+	// Ends reports whether a decoded stream chunk is the last one of a
+	// whole answer, as the app client sees it (chat's end is the data
+	// sentinel Done, not a chunk).
+	Ends func(chunk map[string]any) bool
+	// Failed reports whether a decoded stream chunk, sent as SSE event
+	// event, is an in-stream error.
+	Failed func(event string, chunk map[string]any) bool
+}
+
+// All returns the dialects, keyed by their names, in the order they are
+// listed; the first is the default of an app request naming none.
+func All() []Dialect {
+	return []Dialect{Chat(), Responses(), Messages(), Gemini()}
+}
+
+// ByName returns the dialect named name.
+func ByName(name string) (Dialect, bool) {
+	for _, d := range All() {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Dialect{}, false
+}
+
+// Names returns the dialects' names, in table order.
+func Names() []string {
+	var out []string
+	for _, d := range All() {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// URLPath returns the URL path of a request of d for model, streamed or
+// not: Path, or for an InPath dialect its pattern filled in with the model
+// and the method, GeminiGenerate or, streamed, GeminiStreamGenerate asking
+// for server-sent events (?alt=sse).
+func (d Dialect) URLPath(model string, stream bool) string {
+	if !d.InPath {
+		return d.Path
+	}
+	method := GeminiGenerate
+	if stream {
+		method = GeminiStreamGenerate + "?alt=sse"
+	}
+	return strings.NewReplacer("{model}", url.PathEscape(model), "{method}", method).Replace(d.Path)
+}
+
+// fixedRoute is the Route of a dialect whose requests all go to path.
+func fixedRoute(path string) func(u *url.URL) (Call, bool) {
+	return func(u *url.URL) (Call, bool) { return Call{}, u.Path == path }
+}
+
+// Call is what a request's path says of it, for an InPath dialect.
+type Call struct {
+	// Model is the model the path names; "" when the body names it.
+	Model string
+	// Stream is set when the path asks for a stream.
+	Stream bool
+	// Bad is the message of a request refused for its path; "" = served.
+	Bad string
+}
+
+// Request is what a model request says, as Parse reads it.
+type Request struct {
+	Model        string
+	Stream       bool
+	IncludeUsage bool     // chat: stream_options.include_usage
+	FollowUp     bool     // carries a tool result
+	Rounds       int      // rounds of tool results carried
+	ResultIDs    []string // ids of the tool calls whose results it carries
+	Tools        []Tool   // tools the request offers
+	Legacy       bool     // chat: tools offered as legacy "functions"
+	UserText     []string // user text, in order
+}
+
+// Tool is one tool a request offers.
+type Tool struct {
+	Name      string
+	Namespace string // responses: the namespace tool grouping it
+	Custom    bool   // free-form input instead of JSON arguments
+}
+
+// Event is one streamed event: its SSE event name ("" = none) and data.
+type Event struct {
+	Name string
+	Data []byte
+	// Raw sends Data as it is, outside the event-stream format (Gemini's
+	// error in the middle of a stream).
+	Raw bool
+}
+
+// StreamError is an in-stream error to render, and where it goes.
+type StreamError struct {
+	// Type is the error type; "" = the dialect's default (see StreamError
+	// of each dialect).
+	Type string
+	// Event picks the Responses event: StreamFailedEvent or
+	// ResponsesErrorEvent ("" = StreamFailedEvent).
+	Event string
+	// Message returns the error message for the type in effect.
+	Message func(typ string) string
+	// Seq is the number of events sent before it (Responses
+	// sequence_number); ID, Model and Created are those of the answer it
+	// ends (ID "" = unknown).
+	Seq     int
+	ID      string
+	Model   string
+	Created int64
+}
+
+// Recorded are the gjson paths at which a provider's answer, plain or one
+// event of a stream, names its id and its tool calls' names.
+type Recorded struct {
+	ID, Calls             string
+	StreamID, StreamCalls string
+}
+
+// errorType returns typ, or def when typ is "".
+func errorType(typ, def string) string {
+	if typ == "" {
+		return def
+	}
+	return typ
+}

@@ -313,7 +313,7 @@ func TestParseFault(t *testing.T) {
 		{"method with delay", "{method: initialize, delay: 1s}", Fault{}, "a session step can only be refused (fail_before_execute)"},
 		{"unknown method", "{method: ping, fail_before_execute: {}}", Fault{}, `unknown method "ping"`},
 		{"unknown kind", "{tool: commit_write, explode: {}}", Fault{}, `unknown field "explode"`},
-		{"unknown kind lists kinds", "{explode: {}}", Fault{}, "change_tools, delay, drop_after_execute, duplicate_answer, expire_session, fail_before_execute, is_error, unauthorized"},
+		{"unknown kind lists kinds", "{explode: {}}", Fault{}, strings.Join(Kinds(), ", ")},
 		{"unknown setting", "{fail_before_execute: {code: 503}}", Fault{}, `unknown field "code"`},
 		{"change remove", "{tool: commit_write, change_tools: {remove: commit_write}, times: once}", Fault{Tool: ToolCommitWrite, ChangeTools: &ChangeTools{Remove: ToolCommitWrite}, Times: onceTimes}, ""},
 		{"change rename", "{change_tools: {rename: commit_write, to: record_entry}}", Fault{ChangeTools: &ChangeTools{Rename: ToolCommitWrite, To: "record_entry"}}, ""},
@@ -367,11 +367,11 @@ func TestParseFault(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	want := []string{"change_tools", "delay", "drop_after_execute", "duplicate_answer", "expire_session", "fail_before_execute", "is_error", "unauthorized"}
-	if diff := cmp.Diff(want, Kinds()); diff != "" {
-		t.Errorf("Kinds (-want +got):\n%s", diff)
+	kinds := Kinds()
+	if !slices.IsSorted(kinds) || len(slices.Compact(slices.Clone(kinds))) != len(kinds) {
+		t.Errorf("Kinds() = %v, want sorted and distinct names", kinds)
 	}
-	for _, k := range want {
+	for _, k := range kinds {
 		settings := map[string]string{"delay": "1s", "change_tools": "{remove: read_ledger}"}[k]
 		if settings == "" {
 			settings = "{}"

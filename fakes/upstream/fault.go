@@ -319,7 +319,8 @@ func (f *Fault) kinds(dst []kind) (_ []kind, pacers int) {
 
 // kind is one upstream fault kind, as a toxic is in toxiproxy: its settings
 // are a field of Fault, and it acts on an exchange at the hooks it
-// implements — beforeAnswer, atScripted, atBody, atStream (with atEvent).
+// implements — beforeAnswer, atScripted, atBody, atStream (with atPoint,
+// atEvent), notRelayed.
 // Adding a kind is its file (settings, kind, hooks, kindEntry with its
 // probes), one row in kindTable and its field in Fault, and its test.
 type kind interface {
@@ -352,11 +353,15 @@ type atBody interface {
 }
 
 // atStream is a kind that acts on a streamed answer (drop, stream_error,
-// stall, dribble): the stream writer asks its plan before the headers and
-// has it act at the plan's point.
+// stall, dribble): the stream writer asks its plan before the headers.
 type atStream interface {
 	// plan says what the kind does to s; it is called before the headers.
 	plan(s *stream) streamPlan
+}
+
+// atPoint is a stream kind that acts at a point of the stream (drop,
+// stream_error, stall): its plan says which.
+type atPoint interface {
 	// act is called once s has sent plan.at events; it reports whether the
 	// stream goes on.
 	act(s *stream) bool

@@ -60,8 +60,6 @@ func (dribble) relayUnsupported() string { return "dribble" }
 
 func (dribble) plan(*stream) streamPlan { return streamPlan{at: -1, paced: true} }
 
-func (dribble) act(*stream) bool { return true }
-
 func (k dribble) beforeEvent(s *stream) bool {
 	x := s.x
 	if x.pacersAlone() {

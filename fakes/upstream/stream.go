@@ -96,16 +96,17 @@ type streamPlan struct {
 
 // writeStream sends events as SSE, flushing each, and has the fault's
 // stream kinds act on it: each plans before the headers, acts when the
-// stream reaches its point, and (atEvent) before each event. The outcome is
+// stream reaches its point (atPoint), and before each event (atEvent). The outcome is
 // recorded before the first byte when it is known then; a stream paced by
 // waits records it once its last wait is over, before its last event.
 func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 	s := &stream{x: x, events: events, contentEnd: contentEnd}
+	// acts are the kinds that act at a point of this stream.
 	type planned struct {
-		k atStream
-		streamPlan
+		k  atPoint
+		at int
 	}
-	var plans [maxKinds]planned
+	var acts [maxKinds]planned
 	n, outcome, paced, flush := 0, "", false, false
 	for _, k := range x.kinds {
 		sk, ok := k.(atStream)
@@ -113,8 +114,10 @@ func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 			continue
 		}
 		p := sk.plan(s)
-		plans[n] = planned{sk, p}
-		n++
+		if pk, ok := k.(atPoint); ok && p.at >= 0 {
+			acts[n] = planned{pk, p.at}
+			n++
+		}
 		if outcome == "" && p.outcome != "" {
 			outcome = p.outcome
 		}
@@ -144,7 +147,7 @@ func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 	}
 	for i := 0; ; i++ {
 		s.sent = i
-		for _, p := range plans[:n] {
+		for _, p := range acts[:n] {
 			if p.at == i && !p.k.act(s) {
 				return
 			}

@@ -121,7 +121,9 @@
 //   - schemas/scenario.schema.json, rewritten by go test ./harness/target
 //     -update, and the golden files that list every kind
 //     (harness/scenario/testdata/bad/fault-no-action.golden,
-//     fault-reset-false.golden: go test ./harness/scenario -update);
+//     fault-reset-false.golden, unknown-fault.golden: go test
+//     ./harness/scenario -update; and the "want one of" case of
+//     TestStreamFaultValidation in streamfault_test.go);
 //   - only when its probe needs a new kind of point: a Site in
 //     fakes/fault/probe.go and its case in harness/explore/kind.go's applies;
 //   - only when it has a new outcome: its constant and its place in Cut or

@@ -17,6 +17,8 @@ const (
 	AtSessionStep
 	// AtStream is a streamed model request, before any byte of its answer.
 	AtStream
+	// AtPlain is a non-streamed model request, before any byte of its answer.
+	AtPlain
 )
 
 // Spot is the point a probe builds its fault for.

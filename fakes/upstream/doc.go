@@ -57,13 +57,19 @@
 // `message.model`, Gemini `modelVersion`, plain and streamed), as a silent provider fallback would;
 // the record's ServedModel says which model the answer named.
 //
+// truncate cuts a non-streamed 200 answer partway, as a proxy's idle
+// timeout does: the headers go out with the whole body's Content-Length,
+// then part of the body (half, or after_bytes), and the connection closes,
+// so the client reads an unexpected end of the body; it never matches a
+// streamed request.
+//
 // Outcomes, logged per request as "PATH KIND OUTCOME" and counted as
 // "KIND OUTCOME": forwarded (a normal answer, scripted or relayed — so the
 // seed's `sort upstream.log | uniq -c` tables come out alike in both modes),
 // delayed (a normal answer held back by a delay, a dribble or a stall
 // that resumed), injected_<status>, dropped_stream, reset, client_gone,
-// bad_request, relay_failed, cassette_miss, stream_error and
-// stalled_stream. The outcome is recorded before the last byte of the
+// bad_request, relay_failed, cassette_miss, stream_error, stalled_stream
+// and truncated_body. The outcome is recorded before the last byte of the
 // answer leaves, so a client that has seen its answer finds it counted.
 //
 // Relay mode sends each model call exactly once: a request that fails on
@@ -94,8 +100,35 @@
 // had its own, so a session recorded with one token replays in a run with
 // another.
 //
-// Adding a fault action is one file implementing the action interface plus
-// one row in actionTable (fault.go).
+// Each fault kind owns its behaviour, as a toxic does in toxiproxy: its file
+// fault_NAME.go holds its settings type, its kind (validate and describe —
+// its part of Fault.String) and the hooks it acts at (beforeAnswer before
+// any byte; atScripted on a scripted answer; atBody on a non-streamed body;
+// atStream with its plan and its act at a stream point, and atEvent before
+// each event; notRelayed for what relay mode refuses), and its kindEntry:
+// its YAML name, its pacer and stream-only (or plain-only) nature, the kinds
+// it refuses, and its explore probes (Probes gathers them). The exchange
+// (exchange.go) and the stream writer (stream.go) ask the fault's kinds at
+// each hook; server.go routes and arms. Adding a fault kind is a checklist:
+//   - fakes/upstream/fault_NAME.go: the settings type, the kind, its hooks
+//     and its kindEntry with its probes; fault_NAME_test.go judged by the
+//     official SDKs;
+//   - fakes/upstream/fault.go: its field in Fault and one row in kindTable
+//     (and, when its effect is a new outcome, the Outcome constant);
+//   - schemas/scenario.schema.json, rewritten by go test ./harness/target
+//     -update, and the golden files that list every kind
+//     (harness/scenario/testdata/bad/fault-no-action.golden,
+//     fault-reset-false.golden, unknown-fault.golden: go test
+//     ./harness/scenario -update; and the "want one of" case of
+//     TestStreamFaultValidation in streamfault_test.go);
+//   - only when its probe needs a new kind of point: a Site in
+//     fakes/fault/probe.go and its case in harness/explore/kind.go's applies;
+//   - only when it has a new outcome: its constant and its place in Cut or
+//     Dropped in harness/history/outcome.go, and its row in
+//     harness/run/facts.go.
+//
+// A new hook (a point no kind acts at yet) is an interface in fault.go and
+// the call at that point in exchange.go or stream.go.
 //
 // Adding a dialect (a model API) is the checklist in the doc of
 // internal/dialect, which holds every fact of it; in this package it is

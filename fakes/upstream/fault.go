@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,10 @@ const (
 	// OutcomeStalledStream is a stream that a stall fault held forever:
 	// it went silent until the client left or the server shut down.
 	OutcomeStalledStream = "stalled_stream"
+	// OutcomeTruncatedBody is a non-streamed 200 answer whose body a
+	// truncate fault cut short, its connection closed: the client read a
+	// Content-Length the body never reached.
+	OutcomeTruncatedBody = "truncated_body"
 )
 
 // OutcomeInjected is the outcome logged for an error response with status
@@ -60,11 +65,12 @@ func OutcomeInjected(status int) string { return "injected_" + strconv.Itoa(stat
 
 // Fault is one upstream fault: which requests it matches, how often it fires
 // (Times, counted per fault entry over its matching requests), and exactly one
-// action — Respond, Drop, StreamError, Stall, Reset or ServeModel — or a Delay, which may
-// also precede Respond, Drop, StreamError or Stall, or a Dribble, which may
-// pace Drop, StreamError or Stall. Drop, StreamError, Stall and Dribble only
-// ever match streamed requests; with stream: false they are a validation
-// error.
+// action — Respond, Drop, StreamError, Stall, Reset, ServeModel or Truncate —
+// or a Delay, which may also precede Respond, Drop, StreamError, Stall or
+// Truncate, or a Dribble, which may pace Drop, StreamError or Stall. Drop,
+// StreamError, Stall and Dribble only ever match streamed requests, Truncate
+// only non-streamed ones; with stream: false (stream: true) they are a
+// validation error. Each action is a kind of its own file (kindTable).
 type Fault struct {
 	// On is the request kind matched: initial, follow_up or any ("" = any).
 	On string `json:"on,omitempty" yaml:"on,omitempty" jsonschema:"enum=initial,enum=follow_up,enum=any" jsonschema_description:"request kind matched: initial, follow_up or any (default any)"`
@@ -91,38 +97,44 @@ type Fault struct {
 	// ServeModel answers normally but names this model in the answer instead
 	// of the requested one (scripted answers only).
 	ServeModel string `json:"serve_model,omitempty" yaml:"serve_model,omitempty" jsonschema_description:"answer normally but name this model id in the answer instead of the requested one, as a silent fallback would (scripted answers)"`
+	// Truncate sends a non-streamed 200 answer's headers, with the whole
+	// body's Content-Length, and part of its body, then closes the connection.
+	Truncate *Truncate `json:"truncate,omitempty" yaml:"truncate,omitempty" jsonschema_description:"send a non-streamed 200 answer with the whole body's Content-Length but only part of the body, then close the connection, as a proxy's idle timeout would"`
 }
 
 // JSONSchemaExtend makes the JSON Schema of Fault (github.com/invopop/jsonschema)
-// want what Validate wants of its actions: at least one, at most one besides
-// delay and dribble, no delay with reset, no dribble with reset or respond,
-// and no stream-only action (drop, stream_error, stall, dribble) with
-// stream: false.
+// want what Validate wants of its kinds: at least one, at most one besides
+// the pacers (delay, dribble), no pacer with a kind it refuses, no
+// stream-only kind with stream: false and no kind for non-streamed answers
+// with stream: true.
 func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 	endpointEnum(s)
-	// set is the schema of a fault that uses action name: reset: false and
-	// serve_model: "" use none.
-	set := func(name string) *jsonschema.Schema {
-		sub := &jsonschema.Schema{Required: []string{name}}
-		switch name {
-		case "reset":
+	table := kindTable()
+	// set is the schema of a fault that uses kind e.
+	set := func(e kindEntry) *jsonschema.Schema {
+		sub := &jsonschema.Schema{Required: []string{e.name}}
+		if e.used != nil {
 			sub.Properties = jsonschema.NewProperties()
-			sub.Properties.Set(name, &jsonschema.Schema{Const: true})
-		case "serve_model":
-			sub.Properties = jsonschema.NewProperties()
-			one := uint64(1)
-			sub.Properties.Set(name, &jsonschema.Schema{MinLength: &one})
+			sub.Properties.Set(e.name, e.used)
 		}
 		return sub
+	}
+	byName := func(name string) kindEntry {
+		for _, e := range table {
+			if e.name == name {
+				return e
+			}
+		}
+		panic("kind " + name + " is refused but not in the kind table")
 	}
 	both := func(a, b *jsonschema.Schema) *jsonschema.Schema {
 		return &jsonschema.Schema{AllOf: []*jsonschema.Schema{a, b}}
 	}
-	var named []string
-	for _, name := range actionNames() {
-		s.AnyOf = append(s.AnyOf, set(name))
-		if name != "delay" && name != "dribble" {
-			named = append(named, name)
+	var named []kindEntry
+	for _, e := range table {
+		s.AnyOf = append(s.AnyOf, set(e))
+		if !e.pacer {
+			named = append(named, e)
 		}
 	}
 	var refused []*jsonschema.Schema
@@ -131,57 +143,26 @@ func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 			refused = append(refused, both(set(a), set(b)))
 		}
 	}
-	notStreamed := &jsonschema.Schema{Required: []string{"stream"}, Properties: jsonschema.NewProperties()}
-	notStreamed.Properties.Set("stream", &jsonschema.Schema{Const: false})
-	refused = append(refused, both(set("delay"), set("reset")), both(set("dribble"), set("reset")), both(set("dribble"), set("respond")))
-	for _, name := range []string{"drop", "stream_error", "stall", "dribble"} {
-		refused = append(refused, both(notStreamed, set(name)))
+	for _, e := range table {
+		for _, other := range e.refuses {
+			refused = append(refused, both(set(e), set(byName(other))))
+		}
+	}
+	streamed := func(v bool) *jsonschema.Schema {
+		sub := &jsonschema.Schema{Required: []string{"stream"}, Properties: jsonschema.NewProperties()}
+		sub.Properties.Set("stream", &jsonschema.Schema{Const: v})
+		return sub
+	}
+	for _, e := range table {
+		switch e.streams {
+		case streamedOnly:
+			refused = append(refused, both(streamed(false), set(e)))
+		case plainOnly:
+			refused = append(refused, both(streamed(true), set(e)))
+		}
 	}
 	s.Not = &jsonschema.Schema{AnyOf: refused,
-		Description: "one action (delay may precede it, dribble pace a stream), and stream-only actions not with stream: false"}
-}
-
-// Respond is the action that answers with an error status.
-type Respond struct {
-	// Status is the HTTP status, 400–599.
-	Status int `json:"status" yaml:"status" jsonschema:"minimum=400,maximum=599" jsonschema_description:"HTTP status to answer"`
-	// Headers are added to the answer, e.g. Retry-After, retry-after-ms, x-should-retry.
-	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty" jsonschema_description:"headers added to the answer, e.g. Retry-After"`
-	// Message is the error message; "" = "injected follow-up failure" (or "injected initial failure").
-	Message string `json:"message,omitempty" yaml:"message,omitempty" jsonschema_description:"error message in the dialect's error body"`
-}
-
-// Drop points.
-const (
-	// DropAfterHeaders closes the stream right after its headers.
-	DropAfterHeaders = "headers"
-	// DropAfterToolCall closes the stream after the event that completes the
-	// answer's content (its tool calls) and before the terminal event.
-	DropAfterToolCall = "tool_call"
-	// DropAfterEvents closes the stream after Events events.
-	DropAfterEvents = "events"
-	// DropAfterElapsed closes the stream once Elapsed has passed since its
-	// headers, if it is still going (a drop only).
-	DropAfterElapsed = "elapsed"
-)
-
-// Drop is the action that closes a streamed answer's connection part-way, so
-// the client sees a truncated body (an error), not a clean end. When the
-// answer has no more than Events events it completes normally (and the
-// fault does not count as fired).
-type Drop struct {
-	// After is the drop point: headers, tool_call, events or elapsed.
-	After string `json:"after" yaml:"after" jsonschema:"enum=headers,enum=tool_call,enum=events,enum=elapsed" jsonschema_description:"where the stream is cut: after the headers, the tool call, N events, or a duration (elapsed)"`
-	// Events is the number of events sent before the cut (after: events).
-	Events int `json:"events,omitempty" yaml:"events,omitempty" jsonschema_description:"events sent before the cut, with after: events"`
-	// Elapsed is how long after its headers the stream is cut (after:
-	// elapsed), at most 10m. Only a stream still going then is cut: one
-	// paced by a dribble, or replayed with its timing.
-	Elapsed fault.Duration `json:"elapsed,omitzero" yaml:"elapsed,omitempty" jsonschema:"type=string" jsonschema_description:"with after: elapsed, cut the stream this long after its headers if it is still going (paced by dribble or replay timing), e.g. 1500ms"`
-	// Linger is how long the connection stays open, silent, after the events
-	// before the cut have been flushed; 0 cuts at once. The wait ends early
-	// when the client leaves or the server's base context ends; at most 10m.
-	Linger fault.Duration `json:"linger,omitzero" yaml:"linger,omitempty" jsonschema:"type=string" jsonschema_description:"keep the connection open this long after flushing the events before the cut, then cut, e.g. 500ms (default 0: cut at once; at most 10m)"`
+		Description: "one action (delay may precede it, dribble pace a stream), and stream-only actions not with stream: false, plain-only ones not with stream: true"}
 }
 
 // ParseFault parses one fault from a YAML flow mapping such as
@@ -197,7 +178,7 @@ func ParseFault(s string) (Fault, error) {
 	}
 	if err := yaml.UnmarshalWithOptions([]byte(s), &f, yaml.Strict()); err != nil {
 		// The YAML error already carries its line:column and source excerpt.
-		return Fault{}, fmt.Errorf("fault %q (fields: on, endpoint, stream, times, %s): %w", s, strings.Join(actionNames(), ", "), err)
+		return Fault{}, fmt.Errorf("fault %q (fields: on, endpoint, stream, times, %s): %w", s, strings.Join(kindNames(), ", "), err)
 	}
 	if err := f.Validate(); err != nil {
 		return Fault{}, fmt.Errorf("fault %q: %w", s, err)
@@ -220,36 +201,40 @@ func (f Fault) Validate() error {
 	if f.Times.Count < 0 || f.Times.Nth < 0 {
 		return fmt.Errorf("times: %s must be positive", f.Times)
 	}
+	var used []kindEntry
 	var named []string
-	var pacers []string
-	for _, a := range actionTable() {
-		act := a.get(&f)
-		if act == nil {
+	for _, e := range kindTable() {
+		k := e.get(&f)
+		if k == nil {
 			continue
 		}
-		if err := act.validate(&f); err != nil {
-			return fmt.Errorf("%s: %w", a.name, err)
+		if err := k.validate(&f); err != nil {
+			return fmt.Errorf("%s: %w", e.name, err)
 		}
-		if a.name == "delay" || a.name == "dribble" {
-			pacers = append(pacers, a.name)
-		} else {
-			named = append(named, a.name)
+		used = append(used, e)
+		if !e.pacer {
+			named = append(named, e.name)
 		}
 	}
+	slices.Sort(named)
 	switch {
-	case len(named) == 0 && len(pacers) == 0:
-		return fmt.Errorf("action: want one of %s", strings.Join(actionNames(), ", "))
+	case len(used) == 0:
+		return fmt.Errorf("action: want one of %s", strings.Join(kindNames(), ", "))
 	case len(named) > 1:
 		return fmt.Errorf("action: %s are exclusive; a fault has one action", strings.Join(named, " and "))
-	case f.Reset && f.Delay != nil:
-		return fmt.Errorf("delay: does not combine with reset")
-	case f.Dribble != nil && (f.Reset || f.Respond != nil):
-		return fmt.Errorf("dribble: paces a stream; it does not combine with %s", named[0])
+	}
+	for _, e := range used {
+		for _, o := range used {
+			if slices.Contains(e.refuses, o.name) {
+				return fmt.Errorf("%s: %s %s", e.name, e.refusal, o.name)
+			}
+		}
 	}
 	return nil
 }
 
-// String describes f for logs and records, e.g. "follow_up respond 500 once".
+// String describes f for logs and records, e.g. "follow_up respond 500 once":
+// its match, then each of its kinds (pacers first), then its Times.
 func (f Fault) String() string {
 	var b strings.Builder
 	on := f.On
@@ -263,56 +248,19 @@ func (f Fault) String() string {
 	if f.Stream != nil {
 		b.WriteString(" stream=" + strconv.FormatBool(*f.Stream))
 	}
-	if f.Delay != nil {
-		b.WriteString(" delay " + f.Delay.String())
-	}
-	if f.Dribble != nil {
-		b.WriteString(" dribble " + f.Dribble.String())
-	}
-	switch {
-	case f.Respond != nil:
-		b.WriteString(" respond " + strconv.Itoa(f.Respond.Status))
-	case f.Drop != nil:
-		b.WriteString(" drop after " + f.Drop.After)
-		switch f.Drop.After {
-		case DropAfterEvents:
-			b.WriteString(" " + strconv.Itoa(f.Drop.Events))
-		case DropAfterElapsed:
-			b.WriteString(" " + f.Drop.Elapsed.String())
-		}
-		if f.Drop.Linger > 0 {
-			b.WriteString(" linger " + f.Drop.Linger.String())
-		}
-	case f.StreamError != nil:
-		b.WriteString(" stream_error after " + f.StreamError.After)
-		if f.StreamError.After == DropAfterEvents {
-			b.WriteString(" " + strconv.Itoa(f.StreamError.Events))
-		}
-		if f.StreamError.Type != "" {
-			b.WriteString(" " + f.StreamError.Type)
-		}
-	case f.Stall != nil:
-		b.WriteString(" stall after " + f.Stall.After)
-		if f.Stall.After == DropAfterEvents {
-			b.WriteString(" " + strconv.Itoa(f.Stall.Events))
-		}
-		if f.Stall.Forever {
-			b.WriteString(" forever")
-		} else {
-			b.WriteString(" for " + f.Stall.For.String())
-		}
-	case f.Reset:
-		b.WriteString(" reset")
-	case f.ServeModel != "":
-		b.WriteString(" serve_model " + f.ServeModel)
+	var ks [maxKinds]kind
+	used, _ := f.kinds(ks[:0])
+	for _, k := range used {
+		b.WriteByte(' ')
+		k.describe(&b)
 	}
 	b.WriteString(" " + f.Times.String())
 	return b.String()
 }
 
 // matches reports whether f applies to a request of this kind, dialect and
-// stream flag.
-func (f *Fault) matches(kind, endpoint string, stream bool) bool {
+// stream flag; streams is f.streams().
+func (f *Fault) matches(kind, endpoint string, stream bool, streams streamMatch) bool {
 	if f.On != "" && f.On != kindAny && f.On != kind {
 		return false
 	}
@@ -322,117 +270,195 @@ func (f *Fault) matches(kind, endpoint string, stream bool) bool {
 	if f.Stream != nil && *f.Stream != stream {
 		return false
 	}
-	if !stream && f.StreamOnly() {
-		return false
+	switch streams {
+	case streamedOnly:
+		return stream
+	case plainOnly:
+		return !stream
 	}
 	return true
 }
 
-// StreamOnly reports whether f has an action that applies only to streams
+// StreamOnly reports whether f has a kind that applies only to streams
 // (drop, stream_error, stall, dribble): it matches streamed requests only.
-func (f *Fault) StreamOnly() bool {
-	return f.Drop != nil || f.StreamError != nil || f.Stall != nil || f.Dribble != nil
+func (f *Fault) StreamOnly() bool { return f.streams() == streamedOnly }
+
+// streams returns which requests f's kinds act on.
+func (f *Fault) streams() streamMatch {
+	for _, e := range kindTable() {
+		if e.streams != anyStream && e.get(f) != nil {
+			return e.streams
+		}
+	}
+	return anyStream
 }
 
-// delayAlone reports whether f's only action is its delay.
-func (f *Fault) delayAlone() bool {
-	return f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && f.Dribble == nil && !f.Reset && f.ServeModel == ""
+// maxKinds is the most kinds one valid fault uses: a delay, a dribble and
+// one other.
+const maxKinds = 3
+
+// kinds appends the kinds f uses to dst, pacers first (in table order), then
+// its other kind: the order they act in. It also returns how many of them
+// are pacers.
+func (f *Fault) kinds(dst []kind) (_ []kind, pacers int) {
+	table := kindTable()
+	for _, pacer := range []bool{true, false} {
+		for _, e := range table {
+			if e.pacer != pacer {
+				continue
+			}
+			if k := e.get(f); k != nil {
+				dst = append(dst, k)
+				if pacer {
+					pacers++
+				}
+			}
+		}
+	}
+	return dst, pacers
 }
 
-// dribbleAlone reports whether f's only action is its dribble (with or
-// without a delay).
-func (f *Fault) dribbleAlone() bool {
-	return f.Dribble != nil && f.Respond == nil && f.Drop == nil && f.StreamError == nil && f.Stall == nil && !f.Reset && f.ServeModel == ""
-}
-
-// action is one fault action. Adding an action is one file implementing it
-// plus one row in actionTable.
-type action interface {
-	// validate reports a bad setting of the action, naming the field.
+// kind is one upstream fault kind, as a toxic is in toxiproxy: its settings
+// are a field of Fault, and it acts on an exchange at the hooks it
+// implements — beforeAnswer, atScripted, atBody, atStream (with atPoint,
+// atEvent), notRelayed.
+// Adding a kind is its file (settings, kind, hooks, kindEntry with its
+// probes), one row in kindTable and its field in Fault, and its test.
+type kind interface {
+	// validate reports a bad setting of the kind, naming the field; f is the
+	// whole fault.
 	validate(f *Fault) error
-	// apply performs the action on the exchange and reports whether the
-	// exchange has been answered (no further action or answer follows).
-	apply(x *exchange) (answered bool)
+	// describe writes the kind's part of Fault.String, e.g. "respond 500".
+	describe(b *strings.Builder)
 }
 
-// actionNames returns the YAML names of the fault actions, in table order.
-func actionNames() []string {
+// beforeAnswer is a kind that acts before any byte of the answer (delay,
+// reset, respond).
+type beforeAnswer interface {
+	// before acts on the exchange and reports whether it has been answered
+	// (no further kind acts and no answer follows).
+	before(x *exchange) (answered bool)
+}
+
+// atScripted is a kind that changes a scripted answer before it is rendered
+// (serve_model).
+type atScripted interface {
+	scripted(x *exchange, a *answer)
+}
+
+// atBody is a kind that sends a non-streamed answer's body (truncate).
+type atBody interface {
+	// writeBody sends body with status, its headers set but not written,
+	// and records the outcome.
+	writeBody(x *exchange, status int, body []byte)
+}
+
+// atStream is a kind that acts on a streamed answer (drop, stream_error,
+// stall, dribble): the stream writer asks its plan before the headers.
+type atStream interface {
+	// plan says what the kind does to s; it is called before the headers.
+	plan(s *stream) streamPlan
+}
+
+// atPoint is a stream kind that acts at a point of the stream (drop,
+// stream_error, stall): its plan says which.
+type atPoint interface {
+	// act is called once s has sent plan.at events; it reports whether the
+	// stream goes on.
+	act(s *stream) bool
+}
+
+// atEvent is a stream kind that acts before each event (dribble).
+type atEvent interface {
+	// beforeEvent reports whether the stream goes on.
+	beforeEvent(s *stream) bool
+}
+
+// notRelayed is a kind that relayed streams cannot carry out in some or all
+// of its settings.
+type notRelayed interface {
+	// relayUnsupported names the setting relay mode refuses ("" = none).
+	relayUnsupported() string
+}
+
+// streamMatch says which requests a kind acts on.
+type streamMatch int
+
+const (
+	anyStream    streamMatch = iota // streamed and non-streamed requests
+	streamedOnly                    // streamed requests only
+	plainOnly                       // non-streamed requests only
+)
+
+// kindEntry is one row of the kind table: a kind's YAML name and how it
+// combines with others. Each kind's file returns its row.
+type kindEntry struct {
+	// name is the kind's YAML name, its field in Fault.
+	name string
+	// get returns f's kind, nil when f does not use it.
+	get func(f *Fault) kind
+	// used is the JSON Schema f's field meets when f uses the kind; nil
+	// means present (a false or "" field uses none).
+	used *jsonschema.Schema
+	// pacer kinds (delay, dribble) may go with one other kind; a fault of
+	// pacers alone fires by holding its answer back.
+	pacer bool
+	// streams says which requests the kind acts on: a fault using it
+	// matches only those.
+	streams streamMatch
+	// refuses names kinds the kind does not combine with, refusal says so:
+	// "dribble: " + refusal + " respond".
+	refuses []string
+	refusal string
+	// probes returns the kind's explore probes (Probes).
+	probes func() []fault.Probe[Fault]
+}
+
+// kindTable lists the fault kinds, keyed by YAML name, in explore's sweep
+// order (Probes).
+func kindTable() []kindEntry {
+	return []kindEntry{
+		respondKind(),
+		resetKind(),
+		delayKind(),
+		dropKind(),
+		streamErrorKind(),
+		stallKind(),
+		dribbleKind(),
+		serveModelKind(),
+		truncateKind(),
+	}
+}
+
+// kindNames returns the YAML names of the fault kinds, in table order.
+func kindNames() []string {
 	var names []string
-	for _, a := range actionTable() {
-		names = append(names, a.name)
+	for _, e := range kindTable() {
+		names = append(names, e.name)
 	}
 	return names
 }
 
-// actionEntry is one row of the action table: the YAML name and how to get
-// the action from a Fault (nil when the fault does not use it).
-type actionEntry struct {
-	name string
-	get  func(f *Fault) action
-}
-
-// actionTable lists the fault actions keyed by YAML name, in the order they
-// apply: a delay waits before the others; a dribble, drop, stream_error or
-// stall only sets how the stream is written.
-func actionTable() []actionEntry {
-	return []actionEntry{
-		{"delay", func(f *Fault) action {
-			if f.Delay == nil {
-				return nil
-			}
-			return delayAction{d: *f.Delay}
-		}},
-		{"reset", func(f *Fault) action {
-			if !f.Reset {
-				return nil
-			}
-			return resetAction{}
-		}},
-		{"respond", func(f *Fault) action {
-			if f.Respond == nil {
-				return nil
-			}
-			return respondAction{r: f.Respond}
-		}},
-		{"drop", func(f *Fault) action {
-			if f.Drop == nil {
-				return nil
-			}
-			return dropAction{d: f.Drop}
-		}},
-		{"stream_error", func(f *Fault) action {
-			if f.StreamError == nil {
-				return nil
-			}
-			return streamErrorAction{e: f.StreamError}
-		}},
-		{"stall", func(f *Fault) action {
-			if f.Stall == nil {
-				return nil
-			}
-			return stallAction{s: f.Stall}
-		}},
-		{"dribble", func(f *Fault) action {
-			if f.Dribble == nil {
-				return nil
-			}
-			return dribbleAction{d: *f.Dribble}
-		}},
-		{"serve_model", func(f *Fault) action {
-			if f.ServeModel == "" {
-				return nil
-			}
-			return serveModelAction{model: f.ServeModel}
-		}},
+// Probes returns the upstream fault kinds as explore sweeps them, each kind's
+// own, in table order. The slice is new on every call.
+func Probes() []fault.Probe[Fault] {
+	var out []fault.Probe[Fault]
+	for _, e := range kindTable() {
+		if e.probes != nil {
+			out = append(out, e.probes()...)
+		}
 	}
+	return out
 }
 
 // armedFault is a Fault with its counters, guarded by Server.mu: seen
 // counts its matching occurrences, fired those it acted on.
 type armedFault struct {
 	Fault
-	seen  int
-	fired int
+	// streams is Fault.streams(), taken when armed.
+	streams streamMatch
+	seen    int
+	fired   int
 }
 
 // FaultReport is what became of one armed fault.
@@ -452,7 +478,8 @@ type FaultReport struct {
 	// whose stream ended first, likewise), an error event sent
 	// (stream_error), a stream held at its point (stall; one whose point lies
 	// past the last event acted on nothing), a scripted answer naming
-	// another model (serve_model), or — for a delay or dribble
+	// another model (serve_model), a body cut short (truncate; one no longer
+	// than its cut acted on nothing), or — for a delay or dribble
 	// alone — an answer held back. A delay or dribble before another action
 	// fires when that action does.
 	Fired int `json:"fired"`

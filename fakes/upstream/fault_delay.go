@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
@@ -10,27 +11,54 @@ import (
 // maxDelay bounds a delay fault, so no scenario can hang for long.
 const maxDelay = 10 * time.Minute
 
-// delayAction waits before the answer (or before the fault's other action).
+// delayKind is the kind table's row for delay, a pacer that refuses reset,
+// with explore's stall probe (a held-back answer).
+func delayKind() kindEntry {
+	return kindEntry{
+		name: "delay",
+		get: func(f *Fault) kind {
+			if f.Delay == nil {
+				return nil
+			}
+			return delay{f.Delay}
+		},
+		pacer:   true,
+		refuses: []string{"reset"},
+		refusal: "does not combine with",
+		probes: func() []fault.Probe[Fault] {
+			return []fault.Probe[Fault]{
+				{Name: "stall", Doc: "hold the answer back for --stall, then answer", Optional: true, At: fault.AtRequest, Build: func(_ fault.Spot, s fault.Settings) Fault {
+					d := fault.Duration(s.Stall)
+					return Fault{Delay: &d}
+				}},
+			}
+		},
+	}
+}
+
+// delay waits before the answer (or before the fault's other kind acts).
 // A delay alone logs its answer as "delayed"; a wait cut short — the client
 // gave up, or the server's base context ended — is logged "client_gone" and
 // the connection is closed with nothing written.
-type delayAction struct{ d fault.Duration }
+type delay struct{ d *fault.Duration }
 
-func (a delayAction) validate(*Fault) error {
-	if a.d.D() > maxDelay {
-		return fmt.Errorf("%s is over the %s limit", a.d, maxDelay)
+func (k delay) validate(*Fault) error {
+	if k.d.D() > maxDelay {
+		return fmt.Errorf("%s is over the %s limit", *k.d, maxDelay)
 	}
 	return nil
 }
 
-func (a delayAction) apply(x *exchange) bool {
+func (k delay) describe(b *strings.Builder) { b.WriteString("delay " + k.d.String()) }
+
+func (k delay) before(x *exchange) bool {
 	if h := x.s.delayHook; h != nil {
 		h()
 	}
-	if x.fault.delayAlone() {
+	if len(x.kinds) == 1 {
 		x.acted = true // a delay alone fires by holding the answer back
 	}
-	if !waitCtx(x.r.Context(), a.d.D()) {
+	if !waitCtx(x.r.Context(), k.d.D()) {
 		x.finish(OutcomeClientGone, 0)
 		// The wait also ends when the server shuts down with the client
 		// still there: hang up, so it sees a cut, not an empty 200.

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
@@ -10,23 +11,63 @@ import (
 // maxDribble bounds the wait before each event of a dribbled stream.
 const maxDribble = time.Minute
 
-// dribbleAction paces a streamed answer: it waits its duration before each
+// dribbleKind is the kind table's row for dribble: a stream-only pacer that
+// refuses the kinds that leave no stream to pace, with explore's dribble
+// probe.
+func dribbleKind() kindEntry {
+	return kindEntry{
+		name: "dribble",
+		get: func(f *Fault) kind {
+			if f.Dribble == nil {
+				return nil
+			}
+			return dribble{f.Dribble}
+		},
+		pacer:   true,
+		streams: streamedOnly,
+		refuses: []string{"reset", "respond", "truncate"},
+		refusal: "paces a stream; it does not combine with",
+		probes: func() []fault.Probe[Fault] {
+			return []fault.Probe[Fault]{
+				{Name: "dribble", Doc: "wait --dribble before each event of the stream", Optional: true, At: fault.AtStream, Build: func(_ fault.Spot, s fault.Settings) Fault {
+					d := fault.Duration(s.Dribble)
+					return Fault{Dribble: &d}
+				}},
+			}
+		},
+	}
+}
+
+// dribble paces a streamed answer: it waits its duration before each
 // event. Like a delay it may accompany drop, stream_error or stall (it
 // then fires when they do); alone it fires by pacing an answer, logged
 // delayed — or client_gone when the client left before the last event.
-type dribbleAction struct{ d fault.Duration }
+type dribble struct{ d *fault.Duration }
 
-func (a dribbleAction) validate(f *Fault) error {
+func (k dribble) validate(f *Fault) error {
 	switch {
-	case a.d <= 0:
-		return fmt.Errorf("%s: want a positive duration such as 50ms", a.d)
-	case a.d.D() > maxDribble:
-		return fmt.Errorf("%s is over the %s limit per event", a.d, maxDribble)
+	case *k.d <= 0:
+		return fmt.Errorf("%s: want a positive duration such as 50ms", *k.d)
+	case k.d.D() > maxDribble:
+		return fmt.Errorf("%s is over the %s limit per event", *k.d, maxDribble)
 	}
 	return streamOnly(f, "a dribble")
 }
 
-func (a dribbleAction) apply(x *exchange) bool {
-	x.dribble = a.d.D()
-	return false
+func (k dribble) describe(b *strings.Builder) { b.WriteString("dribble " + k.d.String()) }
+
+func (dribble) relayUnsupported() string { return "dribble" }
+
+func (dribble) plan(*stream) streamPlan { return streamPlan{at: -1, paced: true} }
+
+func (k dribble) beforeEvent(s *stream) bool {
+	x := s.x
+	if x.pacersAlone() {
+		x.acted = true // a dribble alone fires by pacing the answer
+	}
+	if !s.pause(k.d.D(), waitCtx) {
+		return false
+	}
+	x.delayed = true
+	return true
 }

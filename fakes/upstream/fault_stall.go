@@ -2,6 +2,8 @@ package upstream
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 )
@@ -25,25 +27,91 @@ type Stall struct {
 	Forever bool `json:"forever,omitempty" yaml:"forever,omitempty" jsonschema_description:"never resume: stay silent until the client gives up or the server shuts down; exclusive with for"`
 }
 
-// stallAction holds a stream at its point.
-type stallAction struct{ s *Stall }
+// stallKind is the kind table's row for stall, stream-only, with
+// explore's stream-stall and stream-hang probes.
+func stallKind() kindEntry {
+	return kindEntry{
+		name: "stall",
+		get: func(f *Fault) kind {
+			if f.Stall == nil {
+				return nil
+			}
+			return stall{f.Stall}
+		},
+		streams: streamedOnly,
+		probes: func() []fault.Probe[Fault] {
+			return []fault.Probe[Fault]{
+				{Name: "stream-stall", Doc: "hold the stream silent at this point for --stall, then resume", Optional: true, At: fault.AtCut, Build: func(p fault.Spot, s fault.Settings) Fault {
+					d := dropAt(p)
+					return Fault{Stall: &Stall{After: d.After, Events: d.Events, For: fault.Duration(s.Stall)}}
+				}},
+				{Name: "stream-hang", Doc: "hold the stream silent at this point until the client gives up", Optional: true, At: fault.AtCut, Build: func(p fault.Spot, _ fault.Settings) Fault {
+					d := dropAt(p)
+					return Fault{Stall: &Stall{After: d.After, Events: d.Events, Forever: true}}
+				}},
+			}
+		},
+	}
+}
 
-func (a stallAction) validate(f *Fault) error {
-	if err := validatePoint(a.s.After, a.s.Events); err != nil {
+// stall holds a stream at its point.
+type stall struct{ s *Stall }
+
+func (k stall) validate(f *Fault) error {
+	st := k.s
+	if err := validatePoint(st.After, st.Events); err != nil {
 		return err
 	}
 	switch {
-	case a.s.Forever && a.s.For != 0:
+	case st.Forever && st.For != 0:
 		return fmt.Errorf("for: exclusive with forever: true; a stall either resumes or not")
-	case !a.s.Forever && a.s.For <= 0:
+	case !st.Forever && st.For <= 0:
 		return fmt.Errorf("for: want a positive duration such as 5s, or forever: true")
-	case a.s.For.D() > maxDelay:
-		return fmt.Errorf("for: %s is over the %s limit", a.s.For, maxDelay)
+	case st.For.D() > maxDelay:
+		return fmt.Errorf("for: %s is over the %s limit", st.For, maxDelay)
 	}
 	return streamOnly(f, "a stall")
 }
 
-func (a stallAction) apply(x *exchange) bool {
-	x.stall = a.s
-	return false
+func (k stall) describe(b *strings.Builder) {
+	b.WriteString("stall after " + k.s.After)
+	if k.s.After == DropAfterEvents {
+		b.WriteString(" " + strconv.Itoa(k.s.Events))
+	}
+	if k.s.Forever {
+		b.WriteString(" forever")
+	} else {
+		b.WriteString(" for " + k.s.For.String())
+	}
+}
+
+func (stall) relayUnsupported() string { return "stall" }
+
+func (k stall) plan(s *stream) streamPlan {
+	at := s.point(k.s.After, k.s.Events)
+	switch {
+	case at < 0:
+		return streamPlan{at: -1}
+	case k.s.Forever:
+		return streamPlan{at: at, outcome: OutcomeStalledStream}
+	}
+	return streamPlan{at: at, paced: true}
+}
+
+// act stalls the stream at its point: for its duration, after which it
+// reports true and the stream resumes, or forever, until the client leaves
+// or the server shuts down (then the connection is closed).
+func (k stall) act(s *stream) bool {
+	x := s.x
+	x.acted = true
+	if k.s.Forever {
+		<-x.r.Context().Done() // the outcome was recorded before the first byte
+		x.closeConn(false)
+		return false
+	}
+	if !s.pause(k.s.For.D(), waitCtx) {
+		return false
+	}
+	x.delayed = true
+	return true
 }

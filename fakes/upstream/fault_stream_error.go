@@ -3,6 +3,10 @@ package upstream
 import (
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
 )
 
 // Responses events a stream error can be sent as.
@@ -44,29 +48,76 @@ type StreamError struct {
 // errorType matches an error type or code.
 var errorType = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
-// streamErrorAction sends the dialect's in-stream error at its point.
-type streamErrorAction struct{ e *StreamError }
+// streamErrorKind is the kind table's row for stream_error, stream-only,
+// with explore's stream-error probe.
+func streamErrorKind() kindEntry {
+	return kindEntry{
+		name: "stream_error",
+		get: func(f *Fault) kind {
+			if f.StreamError == nil {
+				return nil
+			}
+			return streamError{f.StreamError}
+		},
+		streams: streamedOnly,
+		probes: func() []fault.Probe[Fault] {
+			return []fault.Probe[Fault]{
+				{Name: "stream-error", Doc: "end the 200 stream at this point with the dialect's in-stream error (overloaded_error, server_error)", At: fault.AtCut, Build: func(p fault.Spot, _ fault.Settings) Fault {
+					d := dropAt(p)
+					return Fault{StreamError: &StreamError{After: d.After, Events: d.Events, Message: "replaycheck explore: injected stream error"}}
+				}},
+			}
+		},
+	}
+}
 
-func (a streamErrorAction) validate(f *Fault) error {
-	if err := validatePoint(a.e.After, a.e.Events); err != nil {
+// streamError sends the dialect's in-stream error at its point, and the
+// stream ends there.
+type streamError struct{ e *StreamError }
+
+func (k streamError) validate(f *Fault) error {
+	e := k.e
+	if err := validatePoint(e.After, e.Events); err != nil {
 		return err
 	}
-	if a.e.Type != "" && !errorType.MatchString(a.e.Type) {
-		return fmt.Errorf("type: %q is not an error type such as overloaded_error or server_error", a.e.Type)
+	if e.Type != "" && !errorType.MatchString(e.Type) {
+		return fmt.Errorf("type: %q is not an error type such as overloaded_error or server_error", e.Type)
 	}
-	switch a.e.Event {
+	switch e.Event {
 	case "", StreamErrorFailed, StreamErrorEvent:
 	default:
-		return fmt.Errorf("event: %q is not response.failed or error", a.e.Event)
+		return fmt.Errorf("event: %q is not response.failed or error", e.Event)
 	}
-	if a.e.Event != "" && f.Endpoint != "" && f.Endpoint != "responses" {
+	if e.Event != "" && f.Endpoint != "" && f.Endpoint != "responses" {
 		return fmt.Errorf("event: only the responses endpoint has a choice of error events; remove it or match endpoint: responses")
 	}
 	return streamOnly(f, "a stream error")
 }
 
-func (a streamErrorAction) apply(x *exchange) bool {
-	x.streamErr = a.e
+func (k streamError) describe(b *strings.Builder) {
+	b.WriteString("stream_error after " + k.e.After)
+	if k.e.After == DropAfterEvents {
+		b.WriteString(" " + strconv.Itoa(k.e.Events))
+	}
+	if k.e.Type != "" {
+		b.WriteString(" " + k.e.Type)
+	}
+}
+
+func (streamError) relayUnsupported() string { return "stream_error" }
+
+func (k streamError) plan(s *stream) streamPlan {
+	at := s.point(k.e.After, k.e.Events)
+	if at < 0 {
+		return streamPlan{at: -1}
+	}
+	return streamPlan{at: at, outcome: OutcomeStreamError}
+}
+
+func (k streamError) act(s *stream) bool {
+	x := s.x
+	ev := x.de.d.streamError(k.e, streamErrorAt{seq: s.sent, id: x.rec.ResponseID, model: x.req.model, created: x.s.clock().Unix()})
+	s.send(ev) // the stream ends here either way
 	return false
 }
 
@@ -88,31 +139,4 @@ type streamErrorAt struct {
 	id      string // the answer's id; "" when unknown (a replayed answer)
 	model   string
 	created int64
-}
-
-// validatePoint checks a stream point: after headers, tool_call or events
-// (with events at least 1).
-func validatePoint(after string, events int) error {
-	switch after {
-	case DropAfterHeaders, DropAfterToolCall:
-		if events != 0 {
-			return fmt.Errorf("events: only with after: events")
-		}
-	case DropAfterEvents:
-		if events < 1 {
-			return fmt.Errorf("events: want at least 1 with after: events")
-		}
-	default:
-		return fmt.Errorf("after: %q is not headers, tool_call or events", after)
-	}
-	return nil
-}
-
-// streamOnly refuses stream: false for an action that applies only to
-// streamed requests.
-func streamOnly(f *Fault, what string) error {
-	if f.Stream != nil && !*f.Stream {
-		return fmt.Errorf("stream: %s applies only to streamed requests; remove stream: false", what)
-	}
-	return nil
 }

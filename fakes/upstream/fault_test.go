@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -459,5 +460,31 @@ func TestArmErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// Every action field of Fault is a row of the kind table, under its YAML
+// name, and every kind's probes name it distinctly.
+func TestKindTableCoversFault(t *testing.T) {
+	var fields []string
+	ft := reflect.TypeFor[Fault]()
+	for i := range ft.NumField() {
+		name, _, _ := strings.Cut(ft.Field(i).Tag.Get("yaml"), ",")
+		switch name {
+		case "on", "endpoint", "stream", "times":
+		default:
+			fields = append(fields, name)
+		}
+	}
+	diff(t, "kinds", slices.Sorted(slices.Values(fields)), slices.Sorted(slices.Values(kindNames())))
+	seen := map[string]bool{}
+	for _, p := range Probes() {
+		if seen[p.Name] {
+			t.Errorf("probe %s twice", p.Name)
+		}
+		seen[p.Name] = true
+		if err := p.Build(fault.Spot{Event: 1, ContentEvents: 2}, fault.DefaultSettings).Validate(); err != nil {
+			t.Errorf("probe %s builds an invalid fault: %v", p.Name, err)
+		}
 	}
 }

@@ -76,7 +76,7 @@ func defaultRelayClient() *http.Client {
 // cutting it where the exchange's drop says. The outcome is recorded before
 // the last byte reaches the client.
 func (s *Server) relay(x *exchange) {
-	if x.cut != nil && x.cut.After == DropAfterHeaders {
+	if d := x.drop(); d != nil && d.After == DropAfterHeaders {
 		// As forwarder.py: the provider is not called (no paid request, and
 		// the cut does not depend on its answer being a stream).
 		x.finish(OutcomeDroppedStream, http.StatusOK)
@@ -234,10 +234,10 @@ func copyResponseHeaders(dst, src http.Header) {
 func (s *Server) relayStream(x *exchange, body io.Reader) {
 	rc := http.NewResponseController(x.w)
 	cutEvents, cutTool := 0, false
-	if x.cut != nil {
-		switch x.cut.After { // DropAfterHeaders never gets here: relay cuts before sending
+	if d := x.drop(); d != nil {
+		switch d.After { // DropAfterHeaders never gets here: relay cuts before sending
 		case DropAfterEvents:
-			cutEvents = x.cut.Events
+			cutEvents = d.Events
 		case DropAfterToolCall:
 			cutTool = true
 		}

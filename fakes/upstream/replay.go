@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -160,10 +159,7 @@ func (s *Server) replay(x *exchange, player *cassette.Player, missRelay bool) {
 		h.Set(k, v)
 	}
 	if !a.Stream() {
-		x.finish(x.normalOutcome(), a.Status)
-		h["Content-Length"] = []string{strconv.Itoa(len(a.Body))}
-		x.w.WriteHeader(a.Status)
-		_, _ = x.w.Write([]byte(a.Body)) // the client went away; nothing to do
+		x.writeBody(a.Status, []byte(a.Body))
 		return
 	}
 	events := make([]sseEvent, len(a.Events))

@@ -54,6 +54,8 @@ func (k Kind) applies(p Point) bool {
 		return p.Cut
 	case fault.AtStream:
 		return p.Side == SideUpstream && !p.Cut && p.Stream
+	case fault.AtPlain:
+		return p.Side == SideUpstream && !p.Cut && !p.Stream
 	case fault.AtSessionStep:
 		return p.Side == SideMCP && p.Method != ""
 	default:

@@ -37,6 +37,9 @@ const (
 	// OutcomeStalledStream is a stream the upstream held silent until the
 	// client left (a stall forever).
 	OutcomeStalledStream Outcome = "stalled_stream"
+	// OutcomeTruncatedBody is a non-streamed 200 answer whose body the
+	// upstream cut short (truncate), closing the connection.
+	OutcomeTruncatedBody Outcome = "truncated_body"
 )
 
 // NamedOutcomes returns the outcomes that are not injected statuses, in a
@@ -44,7 +47,7 @@ const (
 func NamedOutcomes() []Outcome {
 	return []Outcome{OutcomeForwarded, OutcomeDelayed, OutcomeDroppedStream, OutcomeReset,
 		OutcomeClientGone, OutcomeBadRequest, OutcomeRelayFailed, OutcomeCassetteMiss,
-		OutcomeStreamError, OutcomeStalledStream}
+		OutcomeStreamError, OutcomeStalledStream, OutcomeTruncatedBody}
 }
 
 const injectedPrefix = "injected_"
@@ -74,8 +77,9 @@ func (o Outcome) Known() bool {
 }
 
 // Cut reports whether the upstream broke the answer: it reset the
-// connection, or broke a stream after it began (see Dropped).
-func (o Outcome) Cut() bool { return o == OutcomeReset || o.Dropped() }
+// connection, cut a plain answer's body short, or broke a stream after it
+// began (see Dropped).
+func (o Outcome) Cut() bool { return o == OutcomeReset || o == OutcomeTruncatedBody || o.Dropped() }
 
 // Dropped reports whether the upstream broke a stream after it began: it
 // dropped the connection, ended the stream with an error event, or stalled

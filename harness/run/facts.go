@@ -23,6 +23,7 @@ var upstreamOutcomes = map[string]history.Outcome{
 	upstream.OutcomeCassetteMiss:  history.OutcomeCassetteMiss,
 	upstream.OutcomeStreamError:   history.OutcomeStreamError,
 	upstream.OutcomeStalledStream: history.OutcomeStalledStream,
+	upstream.OutcomeTruncatedBody: history.OutcomeTruncatedBody,
 }
 
 // mcpKinds maps the ledger's event kinds to the history's.

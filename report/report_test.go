@@ -12,6 +12,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -34,12 +35,12 @@ func seedRun(target string, loops int) *history.History {
 	}
 	at := 0.5
 	for range loops {
-		h.Upstream = append(h.Upstream, history.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "initial", Outcome: "forwarded", Status: 200, ToolCalls: 1})
+		h.Upstream = append(h.Upstream, wire.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "initial", Outcome: "forwarded", Status: 200, ToolCalls: 1})
 		h.MCP = append(h.MCP,
-			history.MCPEvent{At: ms(at + 1), Kind: "call", Tool: "commit_write", RequestID: "2"},
-			history.MCPEvent{At: ms(at + 1.2), Kind: "write", Tool: "commit_write", Entry: "alpha-rc0123456789"},
-			history.MCPEvent{At: ms(at + 1.3), Kind: "result", Tool: "commit_write", RequestID: "2"})
-		h.Upstream = append(h.Upstream, history.UpstreamRequest{At: ms(at + 2), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "follow_up", Outcome: "injected_500", Status: 500, Fault: "follow_up respond 500 always"})
+			wire.MCPEvent{At: ms(at + 1), Kind: "call", Tool: "commit_write", RequestID: "2"},
+			wire.MCPEvent{At: ms(at + 1.2), Kind: "write", Tool: "commit_write", Entry: "alpha-rc0123456789"},
+			wire.MCPEvent{At: ms(at + 1.3), Kind: "result", Tool: "commit_write", RequestID: "2"})
+		h.Upstream = append(h.Upstream, wire.UpstreamRequest{At: ms(at + 2), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "follow_up", Outcome: "injected_500", Status: 500, Fault: "follow_up respond 500 always"})
 		at += 3
 	}
 	h.Requests = []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(at), Status: 500,

@@ -119,7 +119,7 @@ func TestOfferedToolNamesSDK(t *testing.T) {
 				got = append(got, c.Function.Name)
 			}
 			diff(t, "tool calls", []string{name}, got)
-			diff(t, "record tool calls", []string{name}, s.Requests(tok)[0].ToolCalls)
+			diff(t, "record tool calls", []string{name}, s.Requests(tok)[0].Tools())
 		})
 		t.Run("messages/"+name, func(t *testing.T) {
 			_, srv, _ := newFake(t, Config{})

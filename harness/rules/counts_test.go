@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestCountBounds checks that counts accept bounds and say them in words,
@@ -117,7 +118,7 @@ func TestCountBounds(t *testing.T) {
 func TestUnknownToolCallsCount(t *testing.T) {
 	h := seedHistory(func(h *history.History) {
 		renamedInFirst(h)
-		h.MCP = append(h.MCP, mcp(203, history.MCPCall, "commit_write", history.MCPCallUnknownTool), mcp(204, history.MCPCall, "record_entry", ""))
+		h.MCP = append(h.MCP, mcp(203, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool), mcp(204, wire.MCPCall, "record_entry", ""))
 		h.Expect = history.Expect{Counts: history.Counts{MCP: &history.MCPExpect{UnknownToolCalls: atMost(0)}}}
 	})
 	var got []string

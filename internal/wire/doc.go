@@ -14,17 +14,20 @@
 //
 // A new upstream outcome touches:
 //   - outcome.go: its constant, and NamedOutcomes (and Cut or Dropped when it
-//     breaks an answer);
-//   - the upstream fake's code that decides it (fakes/upstream);
-//   - a rule that should judge it, if any (harness/rules), and its text in
-//     report/explain.go, if the timeline should say more than its name.
+//     breaks an answer), with a row in outcome_test.go;
+//   - the upstream fake's code that decides it, and the outcome list in
+//     fakes/upstream/doc.go;
+//   - a rule that should judge it, if any (harness/rules).
 //
-// A new MCP event kind, or MCP fault name, touches:
+// A new MCP event kind, or a new MCP fault name, touches:
 //   - mcp.go: its constant;
 //   - the ledger's code that records it (fakes/ledger);
-//   - a rule that should judge it, if any (harness/rules), and
-//     report/explain.go, which words each kind in the timeline.
+//   - report/explain.go, which words each kind and fault in the timeline;
+//   - harness/run/one.go's endingFaults when the fault answers the call
+//     instead of the tool;
+//   - a rule that should judge it, if any (harness/rules).
 //
 // Counts, the history, the control API and the serve table need nothing new:
-// they carry any Outcome, MCPKind and Detail as it is.
+// they carry any Outcome, MCPKind and Detail as it is, and a count key with
+// the new outcome is accepted by ParseCountKey once NamedOutcomes has it.
 package wire

@@ -30,7 +30,7 @@ func seedRun(target string, loops int) *history.History {
 		Target: target, Token: "rc0123456789", Entry: "alpha-rc0123456789", Duration: ms(12),
 		Setup: history.Setup{ToolCalls: 1, Tools: []string{"commit_write"}, NumRetries: 2},
 		Expect: history.Expect{Counts: history.Counts{Status: intp(500), Writes: history.Exactly(1),
-			Upstream: map[string]history.Count{"initial": *history.Exactly(1), "follow_up": *history.Exactly(1)}},
+			Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *history.Exactly(1), {Kind: wire.KindFollowUp}: *history.Exactly(1)}},
 			Rules: []string{"no-replay-after-dispatch", "error-surfaces"}},
 	}
 	at := 0.5

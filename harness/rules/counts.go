@@ -58,9 +58,9 @@ func counts(h *history.History) []Verdict {
 	eq("writes", e.Writes, len(h.Writes()), "write")
 	eq("keys", e.Keys, len(h.Keys()), "key")
 	eq("cancellations", e.Cancellations, len(h.MCPOf(wire.MCPCancelled, "")), "cancellation")
-	for _, k := range slices.Sorted(maps.Keys(e.Upstream)) {
+	for _, k := range slices.SortedFunc(maps.Keys(e.Upstream), wire.CompareCountKeys) {
 		want := e.Upstream[k]
-		eq("upstream["+k+"]", &want, upstreamCount(h, k), "request")
+		eq("upstream["+k.String()+"]", &want, upstreamCount(h, k), "request")
 	}
 	if e.MCP != nil && e.MCP.Calls != nil {
 		c := e.MCP.Calls
@@ -176,17 +176,11 @@ func lastLine(s string) string {
 	return l
 }
 
-// upstreamCount counts upstream requests matching key: a kind ("initial"),
-// or a kind and outcome ("follow_up injected_500"). A key the scenario's
-// loading did not check (a hand-made history) reads as its text says.
-func upstreamCount(h *history.History, key string) int {
-	var k wire.CountKey
-	if k.UnmarshalText([]byte(key)) != nil {
-		return 0
-	}
+// upstreamCount counts the upstream requests that key counts.
+func upstreamCount(h *history.History, key wire.CountKey) int {
 	n := 0
 	for _, u := range h.Upstream {
-		if k.Counts(u) {
+		if key.Counts(u) {
 			n++
 		}
 	}

@@ -38,7 +38,7 @@ func TestCountBounds(t *testing.T) {
 		{
 			name: "ranges and at least",
 			expect: history.Expect{Counts: history.Counts{
-				Upstream: map[string]history.Count{"initial": *between(1, 3), "follow_up": *atLeast(4)},
+				Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *between(1, 3), {Kind: wire.KindFollowUp}: *atLeast(4)},
 				MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *between(2, 3)}}},
 			}},
 			want: map[string]string{
@@ -59,8 +59,8 @@ func TestCountBounds(t *testing.T) {
 			name:   "a matching target block replaces the general count",
 			target: "builtin:naive",
 			expect: history.Expect{
-				Counts:  history.Counts{Writes: atMost(1), Upstream: map[string]history.Count{"initial": *atLeast(1)}},
-				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Upstream: map[string]history.Count{"follow_up": *history.Exactly(1)}}},
+				Counts:  history.Counts{Writes: atMost(1), Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *atLeast(1)}},
+				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindFollowUp}: *history.Exactly(1)}}},
 			},
 			want: map[string]string{
 				"writes":              "pass: expected 3 writes, observed 3",

@@ -617,7 +617,7 @@ func TestCounts(t *testing.T) {
 		h.Expect = history.Expect{Counts: history.Counts{
 			Status:   intp(500),
 			Writes:   history.Exactly(1),
-			Upstream: map[string]history.Count{"initial": *history.Exactly(1), "follow_up injected_500": *history.Exactly(3)},
+			Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *history.Exactly(1), {Kind: wire.KindFollowUp, Outcome: wire.Injected(500)}: *history.Exactly(3)},
 			MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *history.Exactly(3)}}},
 		}}
 	})

@@ -266,9 +266,9 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 		}
 	}
 	checkCounts := func(c history.Counts, prefix ...any) {
-		for _, k := range slices.Sorted(maps.Keys(c.Upstream)) {
-			if _, err := wire.ParseCountKey(k); err != nil {
-				fail(append(slices.Clone(prefix), "upstream", k), "%v", err)
+		for _, k := range slices.SortedFunc(maps.Keys(c.Upstream), wire.CompareCountKeys) {
+			if err := k.Check(); err != nil {
+				fail(append(slices.Clone(prefix), "upstream", k.String()), "%v", err)
 			}
 		}
 		if m := c.MCP; m != nil && m.Calls != nil {

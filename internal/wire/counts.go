@@ -28,31 +28,46 @@ func (k CountKey) String() string {
 func (k CountKey) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads k's text form. Like an Outcome, a kind or outcome
-// this version does not know reads back as itself (ParseCountKey checks).
+// this version does not know reads back as itself (Check tells); only a key
+// with no kind, or a space and no outcome, is an error.
 func (k *CountKey) UnmarshalText(b []byte) error {
-	kind, outcome, _ := strings.Cut(string(b), " ")
-	if kind == "" {
-		return fmt.Errorf("upstream count %q: no request kind", b)
+	kind, outcome, hasOutcome := strings.Cut(string(b), " ")
+	if kind == "" || hasOutcome && outcome == "" {
+		return fmt.Errorf("upstream count %q: want a kind, optionally followed by a space and an outcome", b)
 	}
 	*k = CountKey{Kind: RequestKind(kind), Outcome: Outcome(outcome)}
 	return nil
 }
 
-// ParseCountKey reads a count key: initial, follow_up or any, optionally
-// followed by a space and a known outcome (see Outcome.Known).
+// ParseCountKey reads a count key and checks it (see Check).
 func ParseCountKey(s string) (CountKey, error) {
-	kind, outcome, hasOutcome := strings.Cut(s, " ")
-	k := CountKey{Kind: RequestKind(kind), Outcome: Outcome(outcome)}
-	switch k.Kind {
-	case KindInitial, KindFollowUp, KindAny:
-	default:
-		return CountKey{}, fmt.Errorf("upstream count %q: want initial, follow_up or any, optionally followed by an outcome such as \"follow_up injected_500\"", s)
+	var k CountKey
+	if err := k.UnmarshalText([]byte(s)); err != nil {
+		return CountKey{}, err
 	}
-	if hasOutcome && !k.Outcome.Known() {
-		return CountKey{}, fmt.Errorf("upstream count %q: outcome %q: want %s or injected_<status> such as injected_500", s, outcome, strings.Join(namedOutcomeText(), ", "))
+	if err := k.Check(); err != nil {
+		return CountKey{}, err
 	}
 	return k, nil
 }
+
+// Check reports whether k is a key this version counts: initial, follow_up
+// or any, optionally with a known outcome (see Outcome.Known).
+func (k CountKey) Check() error {
+	switch k.Kind {
+	case KindInitial, KindFollowUp, KindAny:
+	default:
+		return fmt.Errorf("upstream count %q: want initial, follow_up or any, optionally followed by an outcome such as \"follow_up injected_500\"", k)
+	}
+	if k.Outcome != "" && !k.Outcome.Known() {
+		return fmt.Errorf("upstream count %q: outcome %q: want %s or injected_<status> such as injected_500", k, k.Outcome, strings.Join(namedOutcomeText(), ", "))
+	}
+	return nil
+}
+
+// CompareCountKeys orders count keys by their text form, as /counts and
+// reports list them.
+func CompareCountKeys(a, b CountKey) int { return strings.Compare(a.String(), b.String()) }
 
 // Counts reports whether k counts u.
 func (k CountKey) Counts(u UpstreamRequest) bool {

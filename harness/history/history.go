@@ -3,6 +3,8 @@
 // the model upstream and the ledger MCP server saw, and what the scenario
 // expected. The runner writes a History; the rules read it; the reports render
 // it. A History saved as JSON can be re-checked later without running anything.
+// What the fakes saw is stored as the fakes recorded it, in the types of
+// package wire (upstream requests, MCP events, fault reports).
 package history
 
 import (

@@ -459,8 +459,8 @@ func TestMainCode(t *testing.T) {
 func outcomeCounts(m map[string]int) map[wire.CountKey]int {
 	out := make(map[wire.CountKey]int, len(m))
 	for text, n := range m {
-		var k wire.CountKey
-		if err := k.UnmarshalText([]byte(text)); err != nil {
+		k, err := wire.ParseCountKey(text)
+		if err != nil {
 			panic(err)
 		}
 		out[k] = n

@@ -84,8 +84,8 @@ func prompt(tok string) string {
 
 // countKey returns the count key written as text ("initial forwarded").
 func countKey(text string) wire.CountKey {
-	var k wire.CountKey
-	if err := k.UnmarshalText([]byte(text)); err != nil {
+	k, err := wire.ParseCountKey(text)
+	if err != nil {
 		panic(err)
 	}
 	return k

@@ -27,13 +27,14 @@ func (k CountKey) String() string {
 // MarshalText writes k's text form.
 func (k CountKey) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
-// UnmarshalText reads k's text form. Like an Outcome, a kind or outcome
-// this version does not know reads back as itself (Check tells); only a key
-// with no kind, or a space and no outcome, is an error.
+// UnmarshalText reads k's text form; it never fails. Like an Outcome, a
+// kind or outcome this version does not know reads back as itself (Check
+// tells), so that String gives back any text read: "initial " (a space and
+// no outcome) is the kind "initial ".
 func (k *CountKey) UnmarshalText(b []byte) error {
-	kind, outcome, hasOutcome := strings.Cut(string(b), " ")
-	if kind == "" || hasOutcome && outcome == "" {
-		return fmt.Errorf("upstream count %q: want a kind, optionally followed by a space and an outcome", b)
+	kind, outcome, _ := strings.Cut(string(b), " ")
+	if outcome == "" {
+		kind = string(b)
 	}
 	*k = CountKey{Kind: RequestKind(kind), Outcome: Outcome(outcome)}
 	return nil
@@ -42,9 +43,7 @@ func (k *CountKey) UnmarshalText(b []byte) error {
 // ParseCountKey reads a count key and checks it (see Check).
 func ParseCountKey(s string) (CountKey, error) {
 	var k CountKey
-	if err := k.UnmarshalText([]byte(s)); err != nil {
-		return CountKey{}, err
-	}
+	_ = k.UnmarshalText([]byte(s)) // never fails
 	if err := k.Check(); err != nil {
 		return CountKey{}, err
 	}

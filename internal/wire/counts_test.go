@@ -46,6 +46,17 @@ func TestParseCountKey(t *testing.T) {
 	}
 }
 
+// TestCountKeyText checks that any text reads back as itself, so a
+// scenario's key is named as written in a message.
+func TestCountKeyText(t *testing.T) {
+	for _, text := range []string{"initial", "follow_up injected_500", "initial ", " forwarded", "", "a b c", "any  reset"} {
+		var k CountKey
+		if err := k.UnmarshalText([]byte(text)); err != nil || k.String() != text {
+			t.Errorf("%q reads back as %q (%v)", text, k.String(), err)
+		}
+	}
+}
+
 // TestCountKeyPattern checks that the schema's pattern accepts exactly what
 // ParseCountKey accepts.
 func TestCountKeyPattern(t *testing.T) {

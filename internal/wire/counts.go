@@ -40,16 +40,6 @@ func (k *CountKey) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParseCountKey reads a count key and checks it (see Check).
-func ParseCountKey(s string) (CountKey, error) {
-	var k CountKey
-	_ = k.UnmarshalText([]byte(s)) // never fails
-	if err := k.Check(); err != nil {
-		return CountKey{}, err
-	}
-	return k, nil
-}
-
 // Check reports whether k is a key this version counts: initial, follow_up
 // or any, optionally with a known outcome (see Outcome.Known).
 func (k CountKey) Check() error {
@@ -149,7 +139,7 @@ func (c MCPCounts) Clone() MCPCounts {
 }
 
 // CountKeyPattern is a regular expression that matches exactly the text
-// forms ParseCountKey accepts, for the JSON Schema.
+// forms whose key Check accepts, for the JSON Schema.
 func CountKeyPattern() string {
 	return `^(initial|follow_up|any)( (` + strings.Join(namedOutcomeText(), "|") + `|injected_[1-5][0-9]{2}))?$`
 }

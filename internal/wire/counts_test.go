@@ -26,18 +26,27 @@ var countKeyTexts = []struct {
 	{text: "", wantErr: true},
 }
 
-func TestParseCountKey(t *testing.T) {
+// parseCountKey reads a count key as a scenario's loading does.
+func parseCountKey(text string) (CountKey, error) {
+	var k CountKey
+	if err := k.UnmarshalText([]byte(text)); err != nil {
+		return CountKey{}, err
+	}
+	return k, k.Check()
+}
+
+func TestCountKeyCheck(t *testing.T) {
 	for _, tt := range countKeyTexts {
 		t.Run(tt.text, func(t *testing.T) {
-			got, err := ParseCountKey(tt.text)
+			got, err := parseCountKey(tt.text)
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("ParseCountKey(%q) = %v, wantErr %v", tt.text, err, tt.wantErr)
+				t.Fatalf("parseCountKey(%q) = %v, wantErr %v", tt.text, err, tt.wantErr)
 			}
 			if err != nil {
 				return
 			}
 			if got != tt.want {
-				t.Errorf("ParseCountKey(%q) (-want +got):\n-%+v\n+%+v", tt.text, tt.want, got)
+				t.Errorf("parseCountKey(%q) (-want +got):\n-%+v\n+%+v", tt.text, tt.want, got)
 			}
 			if s := got.String(); s != tt.text {
 				t.Errorf("String() = %q, want the text it was read from, %q", s, tt.text)
@@ -62,9 +71,9 @@ func TestCountKeyText(t *testing.T) {
 func TestCountKeyPattern(t *testing.T) {
 	re := regexp.MustCompile(CountKeyPattern())
 	for _, tt := range countKeyTexts {
-		_, err := ParseCountKey(tt.text)
+		_, err := parseCountKey(tt.text)
 		if got, want := re.MatchString(tt.text), err == nil; got != want {
-			t.Errorf("pattern matches %q = %v, ParseCountKey accepts it = %v", tt.text, got, want)
+			t.Errorf("pattern matches %q = %v, Check accepts it = %v", tt.text, got, want)
 		}
 	}
 }
@@ -85,7 +94,7 @@ func TestCountKeyCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
-			k, err := ParseCountKey(tt.key)
+			k, err := parseCountKey(tt.key)
 			if err != nil {
 				t.Fatal(err)
 			}

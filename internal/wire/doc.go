@@ -29,5 +29,5 @@
 //
 // Counts, the history, the control API and the serve table need nothing new:
 // they carry any Outcome, MCPKind and Detail as it is, and a count key with
-// the new outcome is accepted by ParseCountKey once NamedOutcomes has it.
+// the new outcome is accepted by CountKey.Check once NamedOutcomes has it.
 package wire

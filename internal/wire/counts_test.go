@@ -67,7 +67,7 @@ func TestCountKeyText(t *testing.T) {
 }
 
 // TestCountKeyPattern checks that the schema's pattern accepts exactly what
-// ParseCountKey accepts.
+// Check accepts.
 func TestCountKeyPattern(t *testing.T) {
 	re := regexp.MustCompile(CountKeyPattern())
 	for _, tt := range countKeyTexts {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/report"
 )
 
@@ -22,7 +23,7 @@ func suite() report.Suite {
 			Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Status: 500, CleanEnd: true}},
 		}
 		for range writes {
-			h.MCP = append(h.MCP, history.MCPEvent{Kind: "write", Tool: "commit_write", Entry: h.Entry})
+			h.MCP = append(h.MCP, wire.MCPEvent{Kind: "write", Tool: "commit_write", Entry: h.Entry})
 		}
 		return h
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/dialect"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Party is a lifeline of a run's sequence: the app (or client command),
@@ -166,14 +167,14 @@ func answerSteps(h *history.History) []Step {
 // another API than the app's explained; answers are those that asked for
 // tool calls, for ledgerSteps to tie the calls to.
 func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
-	attempts := map[int]int{}    // request -> attempts so far
-	tries := map[int]int{}       // request -> tries of the latest kind
-	lastKind := map[int]string{} // request -> kind of the latest model request
-	translated := map[int]bool{} // request -> translation explained
+	attempts := map[int]int{}              // request -> attempts so far
+	tries := map[int]int{}                 // request -> tries of the latest kind
+	lastKind := map[int]wire.RequestKind{} // request -> kind of the latest model request
+	translated := map[int]bool{}           // request -> translation explained
 	for n, u := range h.Upstream {
 		req := h.ExchangeAt(u.At.D()) + 1
 		switch {
-		case u.Kind != "follow_up" || attempts[req] == 0:
+		case u.Kind != wire.KindFollowUp || attempts[req] == 0:
 			attempts[req]++
 			tries[req] = 1
 		case lastKind[req] == u.Kind:
@@ -182,7 +183,7 @@ func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 			tries[req] = 1
 		}
 		lastKind[req] = u.Kind
-		kind := strings.ReplaceAll(u.Kind, "_", "-")
+		kind := strings.ReplaceAll(string(u.Kind), "_", "-")
 		up := Step{At: u.At.D(), From: PartyTarget, To: PartyModel, Kind: StepUpstream, Request: req,
 			Attempt: attempts[req], Try: tries[req], ModelCall: n + 1}
 		up.Label = "POST " + u.Path + " " + kind
@@ -241,9 +242,9 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 	for i, e := range h.MCP {
 		req := h.ExchangeAt(e.At.D()) + 1
 		switch e.Kind {
-		case history.MCPCall:
+		case wire.MCPCall:
 			st := Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepToolCall, Request: req, Label: "tools/call " + e.Tool}
-			if e.Detail == history.MCPCallUnknownTool {
+			if e.Detail == wire.MCPCallUnknownTool {
 				st.Label += " (a tool the server did not offer)"
 			}
 			causedBy(&st, answers, e)
@@ -267,13 +268,13 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			}
 			callExec[e.Tool+"\x00"+e.RequestID] = st.Execution
 			steps = append(steps, st)
-		case history.MCPSession, history.MCPSessionRefused:
+		case wire.MCPSession, wire.MCPSessionRefused:
 			label := "MCP " + e.Detail
-			if e.Kind == history.MCPSessionRefused {
+			if e.Kind == wire.MCPSessionRefused {
 				label += " refused"
 			}
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepSession, Request: req, Label: strings.TrimSpace(label)})
-		case history.MCPCancelled:
+		case wire.MCPCancelled:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
 		default:
 			steps = append(steps, ledgerStep(e, req, callExec[e.Tool+"\x00"+e.RequestID]))
@@ -284,7 +285,7 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 
 // causedBy ties the tool call st (of event e) to the latest model answer
 // before it that asked for e's tool: its number, attempt and call id.
-func causedBy(st *Step, answers []*toolAnswer, e history.MCPEvent) {
+func causedBy(st *Step, answers []*toolAnswer, e wire.MCPEvent) {
 	for j := len(answers) - 1; j >= 0; j-- {
 		a := answers[j]
 		if a.u.At.D() > e.At.D() {
@@ -307,24 +308,24 @@ func causedBy(st *Step, answers []*toolAnswer, e history.MCPEvent) {
 
 // ledgerStep is what the ledger did with a call (a write, a result, a
 // fault), in app request req; exec is the call's execution number.
-func ledgerStep(e history.MCPEvent, req, exec int) Step {
+func ledgerStep(e wire.MCPEvent, req, exec int) Step {
 	st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req, Execution: exec}
 	switch e.Kind {
-	case history.MCPWrite:
+	case wire.MCPWrite:
 		st.To = PartyLedger
 		st.Label = "wrote " + e.Entry
 		if exec > 1 {
 			st.Label += " (replay #" + strconv.Itoa(exec) + ")"
 		}
-	case history.MCPResult:
+	case wire.MCPResult:
 		st.Label = "result"
 		if e.Detail != "" {
 			st.Label += " (" + e.Detail + ")"
 		}
-	case history.MCPFault:
+	case wire.MCPFault:
 		st.Label = mcpFaultText(e.Detail)
 		st.Fault = e.Detail
-	case history.MCPToolsChanged:
+	case wire.MCPToolsChanged:
 		st.Label = "tool list changed: " + e.Tool + " " + e.Detail
 	default:
 		st.Label = string(e.Kind)
@@ -358,7 +359,7 @@ func joinSessions(steps []Step) []Step {
 // toolAnswer is a model answer that asked for tool calls, and which of
 // them the ledger has seen.
 type toolAnswer struct {
-	u       history.UpstreamRequest
+	u       wire.UpstreamRequest
 	used    []bool
 	attempt int
 	call    int
@@ -407,7 +408,7 @@ func dedupAnswered(h *history.History, i int) bool {
 		if e.Tool != c.Tool || e.RequestID != c.RequestID {
 			continue
 		}
-		if e.Kind == history.MCPCall {
+		if e.Kind == wire.MCPCall {
 			return false
 		}
 		if e.IsDedup() {
@@ -418,7 +419,7 @@ func dedupAnswered(h *history.History, i int) bool {
 }
 
 // modelAnswer renders what the model upstream answered.
-func modelAnswer(u history.UpstreamRequest) string {
+func modelAnswer(u wire.UpstreamRequest) string {
 	var parts []string
 	switch {
 	case u.Status == 0:
@@ -426,7 +427,7 @@ func modelAnswer(u history.UpstreamRequest) string {
 	default:
 		parts = append(parts, "HTTP "+strconv.Itoa(u.Status))
 	}
-	if _, injected := u.Outcome.Injected(); u.Outcome != history.OutcomeForwarded && u.Outcome != "" && !injected {
+	if _, injected := u.Outcome.Injected(); u.Outcome != wire.OutcomeForwarded && u.Outcome != "" && !injected {
 		parts = append(parts, strings.ReplaceAll(string(u.Outcome), "_", " "))
 	}
 	if len(u.Calls) > 0 {
@@ -453,23 +454,23 @@ func modelAnswer(u history.UpstreamRequest) string {
 // mcpFaultText says what an MCP fault did to a call, for its arrow.
 func mcpFaultText(name string) string {
 	switch name {
-	case history.MCPFaultDropAfterExecute:
+	case wire.MCPFaultDropAfterExecute:
 		return "connection dropped after the tool ran"
-	case history.MCPFaultFailBeforeExecute:
+	case wire.MCPFaultFailBeforeExecute:
 		return "refused before the tool ran"
-	case history.MCPFaultIsError:
+	case wire.MCPFaultIsError:
 		return "isError result"
-	case history.MCPFaultDelay:
+	case wire.MCPFaultDelay:
 		return "answer delayed"
-	case history.MCPFaultWriteFailed:
+	case wire.MCPFaultWriteFailed:
 		return "the write failed"
-	case history.MCPFaultChangeTools:
+	case wire.MCPFaultChangeTools:
 		return "tool list changed"
-	case history.MCPFaultExpireSession:
+	case wire.MCPFaultExpireSession:
 		return "session expired before the tool ran (404)"
-	case history.MCPFaultExpireSessionAfterExecute:
+	case wire.MCPFaultExpireSessionAfterExecute:
 		return "session expired after the tool ran, connection closed"
-	case history.MCPFaultUnauthorized:
+	case wire.MCPFaultUnauthorized:
 		return "refused: 401 unauthorized"
 	}
 	return "fault " + name

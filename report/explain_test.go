@@ -11,6 +11,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // naiveRun is a real run of seed and MCP scenarios on builtin:naive, saved
@@ -172,7 +173,7 @@ func TestExplainResentCall(t *testing.T) {
 			cut = append(cut, s)
 		}
 	}
-	if len(cut) != 1 || cut[0].Fault != history.MCPFaultDropAfterExecute || cut[0].At < tc[0].At || cut[0].At > tc[1].At {
+	if len(cut) != 1 || cut[0].Fault != wire.MCPFaultDropAfterExecute || cut[0].At < tc[0].At || cut[0].At > tc[1].At {
 		t.Errorf("ledger faults %+v: want one drop_after_execute between the two calls", cut)
 	}
 	if s := stepsOf(steps, StepSession); len(s) != 3 || !strings.HasPrefix(s[0].Label, "MCP session: ") {
@@ -183,20 +184,20 @@ func TestExplainResentCall(t *testing.T) {
 // A call the ledger refused before it ran, or answered from an earlier call
 // with the same key, is not an execution: what follows is no replay.
 func TestExplainNotExecuted(t *testing.T) {
-	call := func(at float64, id string) history.MCPEvent {
-		return history.MCPEvent{At: ms(at), Kind: history.MCPCall, Tool: "commit_write_keyed", RequestID: id}
+	call := func(at float64, id string) wire.MCPEvent {
+		return wire.MCPEvent{At: ms(at), Kind: wire.MCPCall, Tool: "commit_write_keyed", RequestID: id}
 	}
 	h := &history.History{
 		Setup:    history.Setup{ToolCalls: 1, Tools: []string{"commit_write_keyed"}},
 		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(20), Status: 200}},
-		MCP: []history.MCPEvent{
+		MCP: []wire.MCPEvent{
 			call(1, "1"),
-			{At: ms(1.1), Kind: history.MCPFault, Tool: "commit_write_keyed", RequestID: "1", Detail: history.MCPFaultFailBeforeExecute},
+			{At: ms(1.1), Kind: wire.MCPFault, Tool: "commit_write_keyed", RequestID: "1", Detail: wire.MCPFaultFailBeforeExecute},
 			call(2, "2"),
-			{At: ms(2.1), Kind: history.MCPWrite, Tool: "commit_write_keyed", RequestID: "2", Entry: "alpha", Key: "k1"},
-			{At: ms(2.2), Kind: history.MCPResult, Tool: "commit_write_keyed", RequestID: "2"},
+			{At: ms(2.1), Kind: wire.MCPWrite, Tool: "commit_write_keyed", RequestID: "2", Entry: "alpha", Key: "k1"},
+			{At: ms(2.2), Kind: wire.MCPResult, Tool: "commit_write_keyed", RequestID: "2"},
 			call(3, "3"),
-			{At: ms(3.1), Kind: history.MCPResult, Tool: "commit_write_keyed", RequestID: "3", Detail: history.MCPResultDedup},
+			{At: ms(3.1), Kind: wire.MCPResult, Tool: "commit_write_keyed", RequestID: "3", Detail: wire.MCPResultDedup},
 		},
 	}
 	var got []int
@@ -282,11 +283,11 @@ func TestMarkdownTimelineFence(t *testing.T) {
 func TestExplainLedgerSteps(t *testing.T) {
 	h := &history.History{
 		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(10), Status: 200}},
-		MCP: []history.MCPEvent{
-			{At: ms(1), Kind: history.MCPToolsChanged, Tool: "commit_write", Detail: history.MCPToolRemoved},
-			{At: ms(2), Kind: history.MCPCall, Tool: "commit_write", RequestID: "3", Detail: history.MCPCallUnknownTool},
-			{At: ms(3), Kind: history.MCPFault, Tool: "commit_write", RequestID: "3", Detail: history.MCPFaultExpireSessionAfterExecute},
-			{At: ms(4), Kind: history.MCPFault, Tool: "commit_write", RequestID: "4", Detail: history.MCPFaultUnauthorized},
+		MCP: []wire.MCPEvent{
+			{At: ms(1), Kind: wire.MCPToolsChanged, Tool: "commit_write", Detail: wire.MCPToolRemoved},
+			{At: ms(2), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "3", Detail: wire.MCPCallUnknownTool},
+			{At: ms(3), Kind: wire.MCPFault, Tool: "commit_write", RequestID: "3", Detail: wire.MCPFaultExpireSessionAfterExecute},
+			{At: ms(4), Kind: wire.MCPFault, Tool: "commit_write", RequestID: "4", Detail: wire.MCPFaultUnauthorized},
 		},
 	}
 	type step struct {
@@ -302,8 +303,8 @@ func TestExplainLedgerSteps(t *testing.T) {
 	want := []step{
 		{StepLedger, "tool list changed: commit_write removed", ""},
 		{StepToolCall, "tools/call commit_write (a tool the server did not offer)", ""},
-		{StepLedger, "session expired after the tool ran, connection closed", history.MCPFaultExpireSessionAfterExecute},
-		{StepLedger, "refused: 401 unauthorized", history.MCPFaultUnauthorized},
+		{StepLedger, "session expired after the tool ran, connection closed", wire.MCPFaultExpireSessionAfterExecute},
+		{StepLedger, "refused: 401 unauthorized", wire.MCPFaultUnauthorized},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ledger steps (-want +got):\n%s", d)

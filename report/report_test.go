@@ -12,6 +12,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -29,17 +30,17 @@ func seedRun(target string, loops int) *history.History {
 		Target: target, Token: "rc0123456789", Entry: "alpha-rc0123456789", Duration: ms(12),
 		Setup: history.Setup{ToolCalls: 1, Tools: []string{"commit_write"}, NumRetries: 2},
 		Expect: history.Expect{Counts: history.Counts{Status: intp(500), Writes: history.Exactly(1),
-			Upstream: map[string]history.Count{"initial": *history.Exactly(1), "follow_up": *history.Exactly(1)}},
+			Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *history.Exactly(1), {Kind: wire.KindFollowUp}: *history.Exactly(1)}},
 			Rules: []string{"no-replay-after-dispatch", "error-surfaces"}},
 	}
 	at := 0.5
 	for range loops {
-		h.Upstream = append(h.Upstream, history.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "initial", Outcome: "forwarded", Status: 200, ToolCalls: 1})
+		h.Upstream = append(h.Upstream, wire.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "initial", Outcome: "forwarded", Status: 200, ToolCalls: 1})
 		h.MCP = append(h.MCP,
-			history.MCPEvent{At: ms(at + 1), Kind: "call", Tool: "commit_write", RequestID: "2"},
-			history.MCPEvent{At: ms(at + 1.2), Kind: "write", Tool: "commit_write", Entry: "alpha-rc0123456789"},
-			history.MCPEvent{At: ms(at + 1.3), Kind: "result", Tool: "commit_write", RequestID: "2"})
-		h.Upstream = append(h.Upstream, history.UpstreamRequest{At: ms(at + 2), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "follow_up", Outcome: "injected_500", Status: 500, Fault: "follow_up respond 500 always"})
+			wire.MCPEvent{At: ms(at + 1), Kind: "call", Tool: "commit_write", RequestID: "2"},
+			wire.MCPEvent{At: ms(at + 1.2), Kind: "write", Tool: "commit_write", Entry: "alpha-rc0123456789"},
+			wire.MCPEvent{At: ms(at + 1.3), Kind: "result", Tool: "commit_write", RequestID: "2"})
+		h.Upstream = append(h.Upstream, wire.UpstreamRequest{At: ms(at + 2), Path: "/v1/chat/completions", Endpoint: "chat", Kind: "follow_up", Outcome: "injected_500", Status: 500, Fault: "follow_up respond 500 always"})
 		at += 3
 	}
 	h.Requests = []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(at), Status: 500,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/report"
 )
 
@@ -20,8 +21,8 @@ func TestRecheckIgnoresSavedVerdicts(t *testing.T) {
 		Scenario: "stale", Target: "builtin:naive", Token: "rc0000000000",
 		Expect:   history.Expect{Counts: history.Counts{Writes: history.Exactly(1)}},
 		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Status: 200, CleanEnd: true}},
-		MCP: []history.MCPEvent{
-			{Kind: history.MCPWrite, Tool: "commit_write"}, {Kind: history.MCPWrite, Tool: "commit_write"},
+		MCP: []wire.MCPEvent{
+			{Kind: wire.MCPWrite, Tool: "commit_write"}, {Kind: wire.MCPWrite, Tool: "commit_write"},
 		},
 	}
 	stale := rules.Result{History: h, Verdict: rules.Pass}

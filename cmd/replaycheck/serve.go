@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -550,12 +552,8 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 }
 
 // outcomes renders upstream outcome counts like `sort upstream.log | uniq -c`.
-func outcomes(c upstream.Counts) string {
-	keys := make([]string, 0, len(c.Outcomes))
-	for k := range c.Outcomes {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+func outcomes(c wire.UpstreamCounts) string {
+	keys := slices.SortedFunc(maps.Keys(c.Outcomes), func(a, b wire.CountKey) int { return strings.Compare(a.String(), b.String()) })
 	lines := make([]string, 0, len(keys))
 	for _, k := range keys {
 		lines = append(lines, fmt.Sprintf("%d %s", c.Outcomes[k], k))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/control"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestServeControlAPI arms a fault through serve's control API, and reads the
@@ -48,7 +49,7 @@ func TestServeControlAPI(t *testing.T) {
 	}
 	code, b := call("GET", "counts", "")
 	var c control.Counts
-	if code != 200 || json.Unmarshal(b, &c) != nil || c.Total.Upstream.Outcomes["initial injected_503"] != 1 {
+	if code != 200 || json.Unmarshal(b, &c) != nil || c.Total.Upstream.Outcomes[wire.CountKey{Kind: wire.KindInitial, Outcome: wire.Injected(503)}] != 1 {
 		t.Errorf("counts: %d %s", code, b)
 	}
 	if err := stop(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // testTimeout bounds every run in a test.
@@ -99,38 +100,38 @@ func TestRun(t *testing.T) {
 		mcpFaults  []string // ledger faults
 		wantErr    string   // "" = success; else a substring of the error
 		wantWrites int
-		want       upstream.Counts
+		want       wire.UpstreamCounts
 	}{
 		{
 			name:       "no fault",
 			wantWrites: 1,
-			want:       upstream.Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}},
+			want:       wire.UpstreamCounts{Initial: 1, FollowUp: 1, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 1, "follow_up forwarded": 1})},
 		},
 		{
 			name:       "no fault streamed",
 			stream:     true,
 			wantWrites: 1,
-			want:       upstream.Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}},
+			want:       wire.UpstreamCounts{Initial: 1, FollowUp: 1, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 1, "follow_up forwarded": 1})},
 		},
 		{
 			name:       "follow-up 500 once: the SDK retries the follow-up alone",
 			faults:     []string{follow500Once},
 			wantWrites: 1,
-			want:       upstream.Counts{Initial: 1, FollowUp: 2, Outcomes: map[string]int{"initial forwarded": 1, "follow_up injected_500": 1, "follow_up forwarded": 1}},
+			want:       wire.UpstreamCounts{Initial: 1, FollowUp: 2, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 1, "follow_up injected_500": 1, "follow_up forwarded": 1})},
 		},
 		{
 			name:       "follow-up 500 once streamed",
 			stream:     true,
 			faults:     []string{follow500Once},
 			wantWrites: 1,
-			want:       upstream.Counts{Initial: 1, FollowUp: 2, Outcomes: map[string]int{"initial forwarded": 1, "follow_up injected_500": 1, "follow_up forwarded": 1}},
+			want:       wire.UpstreamCounts{Initial: 1, FollowUp: 2, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 1, "follow_up injected_500": 1, "follow_up forwarded": 1})},
 		},
 		{
 			name:       "follow-up 500 always: the error surfaces after one write",
 			faults:     []string{follow500Always},
 			wantErr:    "model call 2 (follow-up)",
 			wantWrites: 1,
-			want:       upstream.Counts{Initial: 1, FollowUp: 3, Outcomes: map[string]int{"initial forwarded": 1, "follow_up injected_500": 3}},
+			want:       wire.UpstreamCounts{Initial: 1, FollowUp: 3, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 1, "follow_up injected_500": 3})},
 		},
 		{
 			name:       "follow-up 500 always with naive retry 2: the tool runs three times",
@@ -138,14 +139,14 @@ func TestRun(t *testing.T) {
 			faults:     []string{follow500Always},
 			wantErr:    "all 3 attempts failed",
 			wantWrites: 3,
-			want:       upstream.Counts{Initial: 3, FollowUp: 9, Outcomes: map[string]int{"initial forwarded": 3, "follow_up injected_500": 9}},
+			want:       wire.UpstreamCounts{Initial: 3, FollowUp: 9, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 3, "follow_up injected_500": 9})},
 		},
 		{
 			name:       "follow-up 500 once with naive retry 2: the SDK's retry succeeds first",
 			naiveRetry: 2,
 			faults:     []string{follow500Once},
 			wantWrites: 1,
-			want:       upstream.Counts{Initial: 1, FollowUp: 2, Outcomes: map[string]int{"initial forwarded": 1, "follow_up injected_500": 1, "follow_up forwarded": 1}},
+			want:       wire.UpstreamCounts{Initial: 1, FollowUp: 2, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 1, "follow_up injected_500": 1, "follow_up forwarded": 1})},
 		},
 		{
 			name:       "streamed follow-up dropped with naive retry 1: the tool runs twice",
@@ -154,14 +155,14 @@ func TestRun(t *testing.T) {
 			faults:     []string{`{on: follow_up, drop: {after: headers}}`},
 			wantErr:    "all 2 attempts failed",
 			wantWrites: 2,
-			want:       upstream.Counts{Initial: 2, FollowUp: 2, Outcomes: map[string]int{"initial forwarded": 2, "follow_up dropped_stream": 2}},
+			want:       wire.UpstreamCounts{Initial: 2, FollowUp: 2, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 2, "follow_up dropped_stream": 2})},
 		},
 		{
 			name:       "MCP answer lost after the write: the MCP client does not re-send tools/call",
 			mcpFaults:  []string{`{tool: commit_write, drop_after_execute: {}}`},
 			wantErr:    `calling tool commit_write on MCP server`,
 			wantWrites: 1,
-			want:       upstream.Counts{Initial: 1, Outcomes: map[string]int{"initial forwarded": 1}},
+			want:       wire.UpstreamCounts{Initial: 1, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 1})},
 		},
 		{
 			name:       "MCP answer lost after the write with naive retry 1: the tool runs twice",
@@ -169,7 +170,7 @@ func TestRun(t *testing.T) {
 			mcpFaults:  []string{`{tool: commit_write, drop_after_execute: {}}`},
 			wantErr:    "all 2 attempts failed",
 			wantWrites: 2,
-			want:       upstream.Counts{Initial: 2, Outcomes: map[string]int{"initial forwarded": 2}},
+			want:       wire.UpstreamCounts{Initial: 2, Outcomes: outcomeCounts(map[string]int{"initial forwarded": 2})},
 		},
 	}
 	for _, tt := range tests {
@@ -264,7 +265,7 @@ func TestRunToolIsError(t *testing.T) {
 		t.Errorf("stderr %q does not show the tool's error result", stderr.String())
 	}
 	got := r.ledger.Counts(tok)
-	if diff := cmp.Diff(ledger.Counts{Calls: map[string]int{ledger.ToolCommitWrite: 1}}, got); diff != "" {
+	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ledger.ToolCommitWrite: 1}}, got); diff != "" {
 		t.Errorf("ledger counts (-want +got):\n%s", diff)
 	}
 }
@@ -451,4 +452,19 @@ func TestMainCode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// outcomeCounts returns outcome counts keyed by their text form
+// ("follow_up injected_500").
+func outcomeCounts(m map[string]int) map[wire.CountKey]int {
+	out := make(map[wire.CountKey]int, len(m))
+	for text, n := range m {
+		var k wire.CountKey
+		_ = k.UnmarshalText([]byte(text)) // never fails
+		if err := k.Check(); err != nil {
+			panic(err)
+		}
+		out[k] = n
+	}
+	return out
 }

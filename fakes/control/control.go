@@ -41,6 +41,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/loopback"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -125,9 +126,9 @@ func bearer(r *http.Request, key string) bool {
 // RunCounts are the counts of one run token ("" for requests that carried
 // none), as the count table of `replaycheck serve` shows them.
 type RunCounts struct {
-	Token    string          `json:"token"`
-	Upstream upstream.Counts `json:"upstream"`
-	MCP      ledger.Counts   `json:"mcp"`
+	Token    string              `json:"token"`
+	Upstream wire.UpstreamCounts `json:"upstream"`
+	MCP      wire.MCPCounts      `json:"mcp"`
 }
 
 // Counts is the answer of GET counts.
@@ -324,9 +325,9 @@ type Event struct {
 	// At is the event's time (RFC 3339 with nanoseconds).
 	At time.Time `json:"at"`
 	// Side is upstream or mcp; Upstream or MCP holds the fake's own record.
-	Side     string            `json:"side"`
-	Upstream *upstream.Request `json:"upstream,omitempty"`
-	MCP      *ledger.Event     `json:"mcp,omitempty"`
+	Side     string                `json:"side"`
+	Upstream *wire.UpstreamRequest `json:"upstream,omitempty"`
+	MCP      *wire.MCPEvent        `json:"mcp,omitempty"`
 }
 
 func (a *API) timeline(w http.ResponseWriter, r *http.Request) {

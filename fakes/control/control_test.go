@@ -10,6 +10,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // rig is the control API in front of a pair of fakes, with the upstream
@@ -99,7 +100,7 @@ func TestArmCountResetTimeline(t *testing.T) {
 	}
 	var c Counts
 	r.do(t, "GET", Prefix+"counts", "", nil, &c)
-	if c.Total.Upstream.FollowUp != 2 || c.Total.Upstream.Outcomes["follow_up injected_503"] != 1 || len(c.Runs) != 1 || c.Runs[0].Token != "" {
+	if c.Total.Upstream.FollowUp != 2 || c.Total.Upstream.Outcomes[wire.CountKey{Kind: wire.KindFollowUp, Outcome: wire.Injected(503)}] != 1 || len(c.Runs) != 1 || c.Runs[0].Token != "" {
 		t.Errorf("counts after two follow-ups: %+v", c)
 	}
 	var tl struct {

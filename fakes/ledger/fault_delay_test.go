@@ -60,10 +60,10 @@ func TestDelayCountedWhenTheLedgerIsLate(t *testing.T) {
 			var kinds []string
 			for _, e := range s.Events(tok) {
 				if e.Kind == EventFault || e.Kind == EventCancelled || e.Kind == EventCall {
-					kinds = append(kinds, e.Kind+" "+e.Detail)
+					kinds = append(kinds, string(e.Kind)+" "+e.Detail)
 				}
 			}
-			if want := []string{EventCall + " ", EventFault + " delay", EventCancelled + " stream closed"}; !slices.Equal(kinds, want) {
+			if want := []string{string(EventCall) + " ", string(EventFault) + " delay", string(EventCancelled) + " stream closed"}; !slices.Equal(kinds, want) {
 				t.Errorf("events %q, want %q", kinds, want)
 			}
 		})

@@ -65,9 +65,9 @@ func TestDuplicateAnswerOnTheWire(t *testing.T) {
 	}
 	var kinds []string
 	for _, e := range s.Events(tok) {
-		kinds = append(kinds, e.Kind+" "+e.Detail)
+		kinds = append(kinds, string(e.Kind)+" "+e.Detail)
 	}
-	want := []string{EventCall + " ", EventWrite + " ", EventFault + " " + FaultDuplicateAnswer, EventResult + " "}
+	want := []string{string(EventCall) + " ", string(EventWrite) + " ", string(EventFault) + " " + FaultDuplicateAnswer, string(EventResult) + " "}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("Events (-want +got):\n%s", diff)
 	}

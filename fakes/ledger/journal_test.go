@@ -138,7 +138,7 @@ func TestWriteThatCannotBePersisted(t *testing.T) {
 			var details []string
 			for _, e := range s.Events("") {
 				if e.Kind == EventFault || e.Kind == EventResult {
-					details = append(details, e.Kind+":"+e.Detail)
+					details = append(details, string(e.Kind)+":"+e.Detail)
 				}
 			}
 			if want := []string{"fault:write_failed", "result:write_failed"}; !slices.Equal(details, want) {

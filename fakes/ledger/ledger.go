@@ -313,7 +313,7 @@ func (s *Server) Counts(token string) Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.runs[token]; ok {
-		return r.counts.clone()
+		return r.counts.Clone()
 	}
 	return Counts{Calls: map[string]int{}}
 }
@@ -322,7 +322,7 @@ func (s *Server) Counts(token string) Counts {
 func (s *Server) Total() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.total.counts.clone()
+	return s.total.counts.Clone()
 }
 
 // Tokens returns the run tokens the ledger has seen or armed, unordered.
@@ -369,7 +369,7 @@ func (s *Server) WaitFor(ctx context.Context, token string, cond func(Counts) bo
 		s.mu.Lock()
 		var c Counts
 		if r, ok := s.runs[token]; ok {
-			c = r.counts.clone()
+			c = r.counts.Clone()
 		} else {
 			c = Counts{Calls: map[string]int{}}
 		}

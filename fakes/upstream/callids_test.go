@@ -11,8 +11,8 @@ func checkCallIDs(t *testing.T, s *Server, token, callID string) {
 	if len(reqs) != 2 {
 		t.Fatalf("recorded %d requests, want 2", len(reqs))
 	}
-	diff(t, "answer's call ids", []string{callID}, reqs[0].CallIDs)
+	diff(t, "answer's call ids", []string{callID}, callIDs(reqs[0]))
 	diff(t, "initial's result ids", []string(nil), reqs[0].ResultIDs)
 	diff(t, "follow-up's result ids", []string{callID}, reqs[1].ResultIDs)
-	diff(t, "follow-up's call ids", []string(nil), reqs[1].CallIDs)
+	diff(t, "follow-up's call ids", []string(nil), callIDs(reqs[1]))
 }

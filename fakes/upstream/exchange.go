@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"io"
 	"log/slog"
 	"net"
@@ -149,8 +150,8 @@ func (x *exchange) finish(outcome string, status int) {
 	rec.Token = x.token
 	rec.Path = x.r.URL.Path
 	rec.Endpoint = x.de.name
-	rec.Kind = x.kind
-	rec.Outcome = outcome
+	rec.Kind = wire.RequestKind(x.kind)
+	rec.Outcome = wire.Outcome(outcome)
 	rec.Stream = x.req.stream
 	rec.Status = status
 	rec.Model = x.req.model
@@ -166,9 +167,8 @@ func (x *exchange) finish(outcome string, status int) {
 		x.armed.fired++
 	}
 	st := s.run(x.token)
-	key := outcomeKey(rec.Kind, outcome)
-	st.counts.add(rec.Kind, key)
-	s.total.add(rec.Kind, key)
+	st.counts.Add(rec.Kind, rec.Outcome)
+	s.total.Add(rec.Kind, rec.Outcome)
 	if len(st.requests) >= 2*maxRecords { // trim in bulk: amortised O(1)
 		n := copy(st.requests, st.requests[len(st.requests)-maxRecords+1:])
 		clear(st.requests[n:])
@@ -201,7 +201,7 @@ func (x *exchange) finish(outcome string, status int) {
 	if l := s.cfg.Logger; l != nil {
 		l.LogAttrs(x.r.Context(), slog.LevelInfo, "upstream request",
 			slog.String("path", rec.Path),
-			slog.String("kind", rec.Kind),
+			slog.String("kind", string(rec.Kind)),
 			slog.String("outcome", outcome),
 			slog.String("token", rec.Token),
 			slog.Bool("stream", rec.Stream),
@@ -250,7 +250,6 @@ func (s *Server) answerScripted(x *exchange) {
 		x.writeError(OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
-	x.rec.ToolCalls = a.callNames()
 	for _, k := range x.kinds {
 		if sk, ok := k.(atScripted); ok {
 			sk.scripted(x, &a)
@@ -261,7 +260,7 @@ func (s *Server) answerScripted(x *exchange) {
 	defer s.putBuf(bp)
 	rep := x.de.d.answer(*bp, &a, &x.req)
 	x.rec.ResponseID = rep.id
-	x.rec.CallIDs = rep.callIDs
+	x.rec.SetCalls(a.callNames(), rep.callIDs)
 	if !x.req.stream {
 		*bp = rep.body[:0]
 		x.w.Header()["Content-Type"] = jsonContentType

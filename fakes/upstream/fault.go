@@ -10,58 +10,36 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
-// Kinds of request, as classified and logged.
+// Kinds of request, as classified and logged (see wire.RequestKind).
 const (
-	// KindInitial is a request that carries no tool result.
-	KindInitial = "initial"
-	// KindFollowUp is a request that carries a tool result.
-	KindFollowUp = "follow_up"
+	KindInitial  = string(wire.KindInitial)  // transitional: removed after the issue-19 merge
+	KindFollowUp = string(wire.KindFollowUp) // transitional: removed after the issue-19 merge
 	// kindAny matches both kinds in a Fault.
-	kindAny = "any"
+	kindAny = string(wire.KindAny)
 )
 
-// Outcomes logged for a request besides injected_<status> (OutcomeInjected).
-// A new outcome also needs a constant in harness/history (outcome.go) and a
-// row in harness/run/facts.go, whose test lists the constants here.
+// Outcomes logged for a request (see wire.Outcome).
 const (
-	// OutcomeForwarded is a normal answer, scripted or relayed.
-	OutcomeForwarded = "forwarded"
-	// OutcomeDelayed is a normal answer held back by a delay fault alone, a
-	// dribble, or a stall that resumed.
-	OutcomeDelayed = "delayed"
-	// OutcomeDroppedStream is a stream whose connection was closed mid-way.
-	OutcomeDroppedStream = "dropped_stream"
-	// OutcomeReset is a connection reset before any byte.
-	OutcomeReset = "reset"
-	// OutcomeClientGone is a request whose client left during a delay (or
-	// during a relayed stream) before its outcome was decided.
-	OutcomeClientGone = "client_gone"
-	// OutcomeBadRequest is a request refused as malformed or oversized (400).
-	OutcomeBadRequest = "bad_request"
-	// OutcomeRelayFailed is a relay whose provider could not be reached (502).
-	OutcomeRelayFailed = "relay_failed"
-	// OutcomeCassetteMiss is a replayed request that no cassette entry
-	// matches (404, naming the closest entry).
-	OutcomeCassetteMiss = "cassette_miss"
-	// OutcomeStreamError is a 200 stream that a stream_error fault ended
-	// with the dialect's in-stream error event.
-	OutcomeStreamError = "stream_error"
-	// OutcomeStalledStream is a stream that a stall fault held forever:
-	// it went silent until the client left or the server shut down.
-	OutcomeStalledStream = "stalled_stream"
-	// OutcomeTruncatedBody is a non-streamed 200 answer whose body a
-	// truncate fault cut short, its connection closed: the client read a
-	// Content-Length the body never reached.
-	OutcomeTruncatedBody = "truncated_body"
+	OutcomeForwarded     = string(wire.OutcomeForwarded)     // transitional: removed after the issue-19 merge
+	OutcomeDelayed       = string(wire.OutcomeDelayed)       // transitional: removed after the issue-19 merge
+	OutcomeDroppedStream = string(wire.OutcomeDroppedStream) // transitional: removed after the issue-19 merge
+	OutcomeReset         = string(wire.OutcomeReset)         // transitional: removed after the issue-19 merge
+	OutcomeClientGone    = string(wire.OutcomeClientGone)    // transitional: removed after the issue-19 merge
+	OutcomeBadRequest    = string(wire.OutcomeBadRequest)    // transitional: removed after the issue-19 merge
+	OutcomeRelayFailed   = string(wire.OutcomeRelayFailed)   // transitional: removed after the issue-19 merge
+	OutcomeCassetteMiss  = string(wire.OutcomeCassetteMiss)  // transitional: removed after the issue-19 merge
+	OutcomeStreamError   = string(wire.OutcomeStreamError)   // transitional: removed after the issue-19 merge
+	OutcomeStalledStream = string(wire.OutcomeStalledStream) // transitional: removed after the issue-19 merge
+	OutcomeTruncatedBody = string(wire.OutcomeTruncatedBody) // transitional: removed after the issue-19 merge
 )
 
 // OutcomeInjected is the outcome logged for an error response with status
-// that a respond fault injected ("injected_500"); the record's Status is
-// status.
-func OutcomeInjected(status int) string { return "injected_" + strconv.Itoa(status) }
+// that a respond fault injected (see wire.Injected).
+func OutcomeInjected(status int) string { return string(wire.Injected(status)) } // transitional: removed after the issue-19 merge
 
 // Fault is one upstream fault: which requests it matches, how often it fires
 // (Times, counted per fault entry over its matching requests), and exactly one

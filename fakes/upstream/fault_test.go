@@ -324,7 +324,7 @@ func TestDelayFault(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
 			}
-			diff(t, "outcomes", map[string]int{tt.want: 1}, s.Counts(tok).Outcomes)
+			diff(t, "outcomes", countsOf(map[string]int{tt.want: 1}), s.Counts(tok).Outcomes)
 		})
 	}
 	t.Run("client gives up", func(t *testing.T) {
@@ -395,7 +395,7 @@ func TestDelayEndsAtShutdownWithoutAnswer(t *testing.T) {
 	if r := <-done; r.err == nil {
 		t.Fatalf("request cut by shutdown got HTTP %d %q, want a connection error", r.status, r.body)
 	}
-	diff(t, "outcomes", map[string]int{KindInitial + " " + OutcomeClientGone: 1}, s.Total().Outcomes)
+	diff(t, "outcomes", countsOf(map[string]int{KindInitial + " " + OutcomeClientGone: 1}), s.Total().Outcomes)
 }
 
 // Times counts per fault entry, exactly, under concurrency; a token's faults
@@ -424,10 +424,10 @@ func TestTimesConcurrent(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	diff(t, "armed", map[string]int{"initial injected_500": 5, "initial forwarded": n - 5}, s.Counts(armed).Outcomes)
-	diff(t, "plain", map[string]int{"initial forwarded": n}, s.Counts(plain).Outcomes)
-	diff(t, "nth", map[string]int{"initial injected_502": 1, "initial forwarded": n - 1}, s.Counts(nth).Outcomes)
-	diff(t, "total", Counts{Initial: 3 * n, Outcomes: map[string]int{"initial injected_500": 5, "initial injected_502": 1, "initial forwarded": 3*n - 6}}, s.Total())
+	diff(t, "armed", countsOf(map[string]int{"initial injected_500": 5, "initial forwarded": n - 5}), s.Counts(armed).Outcomes)
+	diff(t, "plain", countsOf(map[string]int{"initial forwarded": n}), s.Counts(plain).Outcomes)
+	diff(t, "nth", countsOf(map[string]int{"initial injected_502": 1, "initial forwarded": n - 1}), s.Counts(nth).Outcomes)
+	diff(t, "total", Counts{Initial: 3 * n, Outcomes: countsOf(map[string]int{"initial injected_500": 5, "initial injected_502": 1, "initial forwarded": 3*n - 6})}, s.Total())
 	diff(t, "tokens", slices.Sorted(slices.Values([]string{armed, nth, plain})), slices.Sorted(slices.Values(s.Tokens())))
 
 	// Global faults apply to every run, after a run's own.
@@ -437,7 +437,7 @@ func TestTimesConcurrent(t *testing.T) {
 	for _, tok := range []string{plain, plain, plain} {
 		post(t, srv.URL+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+prompt(tok)+`"}]}`)
 	}
-	diff(t, "plain after global", map[string]int{"initial forwarded": n + 1, "initial injected_503": 2}, s.Counts(plain).Outcomes)
+	diff(t, "plain after global", countsOf(map[string]int{"initial forwarded": n + 1, "initial injected_503": 2}), s.Counts(plain).Outcomes)
 }
 
 func TestArmErrors(t *testing.T) {

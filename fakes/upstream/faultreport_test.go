@@ -149,4 +149,4 @@ func TestFaultReportsConcurrent(t *testing.T) {
 	diff(t, "429s", 3, countOutcome(s, armed, "initial injected_429")+countOutcome(s, other, "initial injected_429"))
 }
 
-func countOutcome(s *Server, tok, key string) int { return s.Counts(tok).Outcomes[key] }
+func countOutcome(s *Server, tok, key string) int { return s.Counts(tok).Outcomes[countKey(key)] }

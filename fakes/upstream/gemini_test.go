@@ -136,7 +136,7 @@ func TestGeminiSDK(t *testing.T) {
 			}
 			if tt.wantCall == "" {
 				diff(t, "text", "done", resp.Text())
-				diff(t, "counts", Counts{Initial: 1, Outcomes: map[string]int{"initial forwarded": 1}}, s.Counts(tok))
+				diff(t, "counts", Counts{Initial: 1, Outcomes: countsOf(map[string]int{"initial forwarded": 1})}, s.Counts(tok))
 				return
 			}
 			calls := resp.FunctionCalls()
@@ -166,9 +166,9 @@ func TestGeminiSDK(t *testing.T) {
 				wantResults = []string{fc.ID}
 			}
 			reqs := s.Requests(tok)
-			diff(t, "answer's call ids", []string{fc.ID}, reqs[0].CallIDs)
+			diff(t, "answer's call ids", []string{fc.ID}, callIDs(reqs[0]))
 			diff(t, "follow-up's result ids", wantResults, reqs[1].ResultIDs)
-			diff(t, "record", [3]string{"gemini", geminiModel, tt.wantCall}, [3]string{reqs[0].Endpoint, reqs[0].Model, strings.Join(reqs[0].ToolCalls, ",")})
+			diff(t, "record", [3]string{"gemini", geminiModel, tt.wantCall}, [3]string{reqs[0].Endpoint, reqs[0].Model, strings.Join(reqs[0].Tools(), ",")})
 		})
 	}
 }
@@ -209,7 +209,7 @@ func TestGeminiScriptRounds(t *testing.T) {
 				contents = append(contents, resp.Candidates[0].Content, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: fr}}})
 			}
 			diff(t, "turns", []string{"call commit_write", "call read_ledger", "say finished"}, said)
-			diff(t, "counts", Counts{Initial: 1, FollowUp: 2, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 2}}, s.Counts(tok))
+			diff(t, "counts", Counts{Initial: 1, FollowUp: 2, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up forwarded": 2})}, s.Counts(tok))
 		})
 	}
 }
@@ -288,7 +288,7 @@ func TestGeminiAncillary(t *testing.T) {
 		t.Errorf("POST list: %d %v", status, h)
 	}
 	diff(t, "log", "", log.String())
-	diff(t, "total", Counts{Outcomes: map[string]int{}}, s.Total())
+	diff(t, "total", Counts{Outcomes: countsOf(map[string]int{})}, s.Total())
 }
 
 // lingerGemini streams the seed's request with google.golang.org/genai and
@@ -517,7 +517,7 @@ func TestGeminiRecordReplay(t *testing.T) {
 	}
 	diff(t, "replayed session", recorded, replayed)
 	reqs := s.Requests(tok)
-	diff(t, "replayed ids and calls", [2]string{"resp-" + tok + "-1", "commit_write"}, [2]string{reqs[0].ResponseID, strings.Join(reqs[0].ToolCalls, ",")})
+	diff(t, "replayed ids and calls", [2]string{"resp-" + tok + "-1", "commit_write"}, [2]string{reqs[0].ResponseID, strings.Join(reqs[0].Tools(), ",")})
 	if reqs[2].Events != 2 || reqs[2].ContentEvents != 1 {
 		t.Errorf("replayed stream record %+v", reqs[2])
 	}

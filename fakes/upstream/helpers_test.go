@@ -13,6 +13,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // fixedClock is a deterministic clock for tests.
@@ -45,7 +46,7 @@ func token(t testing.TB, parts ...string) string {
 // oneCleanLoop is the counts of one tool loop the fake forwarded untouched:
 // the initial request and its follow-up.
 func oneCleanLoop() Counts {
-	return Counts{Initial: 1, FollowUp: 1, Outcomes: map[string]int{"initial forwarded": 1, "follow_up forwarded": 1}}
+	return Counts{Initial: 1, FollowUp: 1, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up forwarded": 1})}
 }
 
 // oneCleanLoopLog is the request log of oneCleanLoop on path.
@@ -79,4 +80,34 @@ func post(t testing.TB, url, body string) (int, string, http.Header) {
 // prompt is the seed's prompt with a run token entry.
 func prompt(tok string) string {
 	return fmt.Sprintf("Call the commit_write tool exactly once with entry alpha-%s, then reply done.", tok)
+}
+
+// countKey returns the count key written as text ("initial forwarded").
+func countKey(text string) wire.CountKey {
+	var k wire.CountKey
+	_ = k.UnmarshalText([]byte(text)) // never fails
+	if err := k.Check(); err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// countsOf returns outcome counts keyed by their text form.
+func countsOf(m map[string]int) map[wire.CountKey]int {
+	out := make(map[wire.CountKey]int, len(m))
+	for k, n := range m {
+		out[countKey(k)] = n
+	}
+	return out
+}
+
+// callIDs returns the ids of r's tool calls that have one; nil when none do.
+func callIDs(r Request) []string {
+	var out []string
+	for _, c := range r.Calls {
+		if c.ID != "" {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }

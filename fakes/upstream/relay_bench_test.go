@@ -67,7 +67,7 @@ func BenchmarkRelay(b *testing.B) {
 			b.Fatalf("%s answered %d bytes, want the backend's %d", names[i], len(got), len(answer))
 		}
 	}
-	if c := relay.Total(); c.Initial != 1 || c.Outcomes["initial forwarded"] != 1 {
+	if c := relay.Total(); c.Initial != 1 || c.Outcomes[countKey("initial forwarded")] != 1 {
 		b.Fatalf("relay counts %+v", c)
 	}
 

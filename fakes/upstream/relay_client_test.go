@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // The default relay client relays plain and streamed answers over one
@@ -195,7 +197,7 @@ func TestRelayNeverResends(t *testing.T) {
 			diff(t, "requests the peer read", []peerRequest{{1, uri, "key-0"}, {1, uri, "key-1"}}, got)
 			diff(t, "log", "/v1/chat/completions initial forwarded\n/v1/chat/completions initial relay_failed\n", log.String())
 			recs := s.Requests(tok)
-			if len(recs) != 2 || recs[1].Outcome != OutcomeRelayFailed || recs[1].Error == "" {
+			if len(recs) != 2 || recs[1].Outcome != wire.OutcomeRelayFailed || recs[1].Error == "" {
 				t.Errorf("records %+v, want the second relay_failed with its error", recs)
 			}
 		})

@@ -149,7 +149,9 @@ func (s *Server) replay(x *exchange, player *cassette.Player, missRelay bool) {
 	if x.token != "" {
 		e.Answer = e.Answer.WithToken(e.Request.Token, x.token)
 	}
-	x.rec.ResponseID, x.rec.ToolCalls = recordedAnswer(e.Request.Dialect, &e.Answer)
+	id, calls := recordedAnswer(e.Request.Dialect, &e.Answer)
+	x.rec.ResponseID = id
+	x.rec.SetCalls(calls, nil)
 	a := &e.Answer
 	if s.cfg.ReplayTiming && !x.pace(time.Duration(a.HeadersMS)*time.Millisecond) {
 		return

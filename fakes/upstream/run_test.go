@@ -40,8 +40,8 @@ func TestOwnAddressAttributes(t *testing.T) {
 		t.Fatalf("follow-up (retried once by the SDK): %v", err)
 	}
 
-	want := Counts{Initial: 1, FollowUp: 2, Outcomes: map[string]int{"initial forwarded": 1, "follow_up injected_503": 1, "follow_up forwarded": 1}}
+	want := Counts{Initial: 1, FollowUp: 2, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up injected_503": 1, "follow_up forwarded": 1})}
 	diff(t, "own run's counts", want, s.Counts(run))
-	diff(t, "the other token's counts", Counts{Outcomes: map[string]int{}}, s.Counts(other))
-	diff(t, "unattributed counts", Counts{Outcomes: map[string]int{}}, s.Counts(""))
+	diff(t, "the other token's counts", Counts{Outcomes: countsOf(map[string]int{})}, s.Counts(other))
+	diff(t, "unattributed counts", Counts{Outcomes: countsOf(map[string]int{})}, s.Counts(""))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // DefaultMaxBody is the request body limit when Config.MaxBody is 0.
@@ -159,117 +160,10 @@ func idSeq(id, token string) (int, bool) {
 }
 
 // Counts are a run's (or all) classified requests and their outcomes.
-type Counts struct {
-	// Initial counts requests without a tool result.
-	Initial int `json:"initial"`
-	// FollowUp counts requests carrying a tool result.
-	FollowUp int `json:"follow_up"`
-	// Outcomes counts "KIND OUTCOME" pairs, e.g. "follow_up injected_500".
-	Outcomes map[string]int `json:"outcomes"`
-}
+type Counts = wire.UpstreamCounts // transitional: removed after the issue-19 merge
 
-func (c *Counts) add(kind, key string) {
-	if kind == KindFollowUp {
-		c.FollowUp++
-	} else {
-		c.Initial++
-	}
-	if c.Outcomes == nil {
-		c.Outcomes = make(map[string]int, 4)
-	}
-	c.Outcomes[key]++
-}
-
-// outcomeKey is "KIND OUTCOME", without allocating for the common pairs.
-func outcomeKey(kind, outcome string) string {
-	switch kind + outcome {
-	case KindInitial + OutcomeForwarded:
-		return KindInitial + " " + OutcomeForwarded
-	case KindFollowUp + OutcomeForwarded:
-		return KindFollowUp + " " + OutcomeForwarded
-	}
-	return kind + " " + outcome
-}
-
-func (c Counts) clone() Counts {
-	c.Outcomes = maps.Clone(c.Outcomes)
-	if c.Outcomes == nil {
-		c.Outcomes = map[string]int{}
-	}
-	return c
-}
-
-// Request is the structured record of one model request, JSON-serialisable.
-type Request struct {
-	// Time is when the request's outcome was decided.
-	Time time.Time `json:"time"`
-	// Token is the run token found in the body, "" when none.
-	Token string `json:"token,omitempty"`
-	// Path is the URL path (never its query, which may hold a key), e.g.
-	// /v1/chat/completions.
-	Path string `json:"path"`
-	// Endpoint is the dialect: chat, responses, messages or gemini.
-	Endpoint string `json:"endpoint"`
-	// Kind is initial or follow_up.
-	Kind string `json:"kind"`
-	// Outcome is forwarded, delayed, injected_<status>, dropped_stream,
-	// stream_error, stalled_stream, reset, client_gone, bad_request,
-	// relay_failed or cassette_miss.
-	Outcome string `json:"outcome"`
-	// Stream reports whether the request asked for a stream.
-	Stream bool `json:"stream"`
-	// Status is the HTTP status sent (0 for a reset).
-	Status int `json:"status"`
-	// Fault describes the fault that fired, if any.
-	Fault string `json:"fault,omitempty"`
-	// Headers are the headers the fault added (Retry-After, x-should-retry…).
-	Headers map[string]string `json:"headers,omitempty"`
-	// Model is the model the request named.
-	Model string `json:"model,omitempty"`
-	// ServedModel is the model a scripted answer named: the requested one,
-	// or the one a serve_model fault put in its place ("" for an error,
-	// relayed or replayed answer).
-	ServedModel string `json:"served_model,omitempty"`
-	// ToolCalls are the names of the tool calls answered (scripted and
-	// replayed answers), each as its offered name (see Offered).
-	ToolCalls []string `json:"tool_calls,omitempty"`
-	// CallIDs are the ids of those tool calls (call_…, toolu_…), in the
-	// same order, for a scripted answer; nil when they carry none.
-	CallIDs []string `json:"call_ids,omitempty"`
-	// ResultIDs are the ids of the tool calls whose results a follow-up
-	// carries, in its order; nil when it names none.
-	ResultIDs []string `json:"result_ids,omitempty"`
-	// Offered are the names of the tools the request offered, in its order:
-	// a tool's name, or "namespace.name" for a tool inside a Responses
-	// namespace tool (ledger.commit_write). Nil when it offered none.
-	Offered []string `json:"offered,omitempty"`
-	// ResponseID is the id of a scripted answer (chatcmpl-…, msg_…,
-	// resp_…), which names the run token and the request's number, or of a
-	// replayed one (the provider's id).
-	ResponseID string `json:"response_id,omitempty"`
-	// Events is the number of SSE events of a streamed scripted answer as
-	// the script renders it (also when a drop cut it short); 0 for a plain,
-	// relayed or refused answer.
-	Events int `json:"events,omitempty"`
-	// ContentEvents is how many of those events complete the answer's
-	// content (its tool calls): the point a drop after tool_call cuts at.
-	ContentEvents int `json:"content_events,omitempty"`
-	// Unmatched are the script's calls for this answer that matched no
-	// offered tool (scripted mode), in script order; the answer left them out
-	// (and says the script's final text when no call is left).
-	Unmatched []string `json:"unmatched,omitempty"`
-	// Error is the message of an error the fake answered on its own
-	// account: with outcome bad_request (an unreadable body, or a script
-	// call that more than one offered tool matches), relay_failed or
-	// cassette_miss (naming the closest entry and what differs).
-	Error string `json:"error,omitempty"`
-	// Replayed is the cassette entry a replayed answer came from, as
-	// file:line; "" when the answer was not replayed.
-	Replayed string `json:"replayed,omitempty"`
-	// Recorded is where the exchange was recorded, as file:line; "" when
-	// it was not.
-	Recorded string `json:"recorded,omitempty"`
-}
+// Request is the structured record of one model request.
+type Request = wire.UpstreamRequest // transitional: removed after the issue-19 merge
 
 // New returns a Server for cfg. It fails on an invalid script or relay URL.
 func New(cfg Config) (*Server, error) {
@@ -384,9 +278,9 @@ func (s *Server) Counts(token string) Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.runs[token]; ok {
-		return st.counts.clone()
+		return st.counts.Clone()
 	}
-	return Counts{Outcomes: map[string]int{}}
+	return Counts{}.Clone()
 }
 
 // Tokens returns the run tokens the server has seen or armed, unordered.
@@ -400,7 +294,7 @@ func (s *Server) Tokens() []string {
 func (s *Server) Total() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.total.clone()
+	return s.total.Clone()
 }
 
 // Requests returns a copy of one run's records in arrival order (at most the

@@ -13,6 +13,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // sdkSaw is what an official SDK client made of a stream: whether it had the
@@ -149,7 +151,7 @@ func TestStreamErrorPastTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	diff(t, "reports", []reportCounts{{1, 0}}, reportsOf(s.FaultReports(tok)))
-	diff(t, "outcomes", map[string]int{"initial forwarded": 2}, s.Counts(tok).Outcomes)
+	diff(t, "outcomes", countsOf(map[string]int{"initial forwarded": 2}), s.Counts(tok).Outcomes)
 }
 
 // A stall that resumes, and a dribble, hold a stream back without breaking
@@ -188,7 +190,7 @@ func TestStallForeverEndsWithClient(t *testing.T) {
 			s, srv, tok, returned := serveArmed(t, "{stall: {after: tool_call, forever: true}}")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var outcomes map[string]int
+			var outcomes map[wire.CountKey]int
 			r := d.stream(ctx, srv.URL, tok, func() {
 				outcomes = s.Counts(tok).Outcomes // the client holds the tool call and waits
 				cancel()                          // then gives up
@@ -196,7 +198,7 @@ func TestStallForeverEndsWithClient(t *testing.T) {
 			if !r.complete || r.err == nil || r.terminal {
 				t.Fatalf("complete %v, terminal %v, err %v; want the tool call, then the client giving up", r.complete, r.terminal, r.err)
 			}
-			diff(t, "outcomes while stalled", map[string]int{"initial stalled_stream": 1}, outcomes)
+			diff(t, "outcomes while stalled", countsOf(map[string]int{"initial stalled_stream": 1}), outcomes)
 			deadline := time.NewTimer(time.Minute) // a deadline, not a measurement
 			defer deadline.Stop()
 			select {

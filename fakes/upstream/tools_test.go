@@ -11,6 +11,8 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // chatToolsParams is the seed's request offering the function tools names.
@@ -119,7 +121,7 @@ func TestOfferedToolNamesSDK(t *testing.T) {
 				got = append(got, c.Function.Name)
 			}
 			diff(t, "tool calls", []string{name}, got)
-			diff(t, "record tool calls", []string{name}, s.Requests(tok)[0].ToolCalls)
+			diff(t, "record tool calls", []string{name}, s.Requests(tok)[0].Tools())
 		})
 		t.Run("messages/"+name, func(t *testing.T) {
 			_, srv, _ := newFake(t, Config{})
@@ -199,7 +201,7 @@ func TestAmbiguousCallSDK(t *testing.T) {
 				t.Fatalf("%d records, want 1", len(reqs))
 			}
 			r := reqs[0]
-			diff(t, "outcome", OutcomeBadRequest, r.Outcome)
+			diff(t, "outcome", wire.OutcomeBadRequest, r.Outcome)
 			diff(t, "status", http.StatusBadRequest, r.Status)
 			if !strings.HasPrefix(r.Error, want) {
 				t.Errorf("record error %q, want one starting %q", r.Error, want)
@@ -296,7 +298,7 @@ func TestBadRequestRecordsError(t *testing.T) {
 	status, _, _ := post(t, srv.URL+"/v1/chat/completions", `{"messages":[`)
 	diff(t, "status", http.StatusBadRequest, status)
 	r := s.Requests("")[0]
-	diff(t, "outcome", OutcomeBadRequest, r.Outcome)
+	diff(t, "outcome", wire.OutcomeBadRequest, r.Outcome)
 	if !strings.Contains(r.Error, "unparsable request body") {
 		t.Errorf("record error %q", r.Error)
 	}

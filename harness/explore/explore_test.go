@@ -21,20 +21,21 @@ import (
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestMap(t *testing.T) {
 	h := &history.History{
-		Upstream: []history.UpstreamRequest{
+		Upstream: []wire.UpstreamRequest{
 			{Kind: "initial", Endpoint: "chat", Stream: true, Events: 4, ContentEvents: 2},
 			{Kind: "follow_up", Endpoint: "chat"},
 		},
-		MCP: []history.MCPEvent{
-			{Kind: history.MCPSession, Detail: "server/discover"}, {Kind: history.MCPSession, Detail: "initialize"},
-			{Kind: history.MCPSession, Detail: "GET"}, {Kind: history.MCPSession, Detail: "notifications/initialized"},
-			{Kind: history.MCPSession, Detail: "tools/list"},
-			{Kind: history.MCPCall, Tool: "commit_write"}, {Kind: history.MCPWrite, Tool: "commit_write"},
-			{Kind: history.MCPSessionRefused, Detail: "tools/list"}, {Kind: history.MCPSession, Detail: "tools/list"},
+		MCP: []wire.MCPEvent{
+			{Kind: wire.MCPSession, Detail: "server/discover"}, {Kind: wire.MCPSession, Detail: "initialize"},
+			{Kind: wire.MCPSession, Detail: "GET"}, {Kind: wire.MCPSession, Detail: "notifications/initialized"},
+			{Kind: wire.MCPSession, Detail: "tools/list"},
+			{Kind: wire.MCPCall, Tool: "commit_write"}, {Kind: wire.MCPWrite, Tool: "commit_write"},
+			{Kind: wire.MCPSessionRefused, Detail: "tools/list"}, {Kind: wire.MCPSession, Detail: "tools/list"},
 		},
 	}
 	var got []string
@@ -261,10 +262,10 @@ func TestInterruptKeepsWhatWasFound(t *testing.T) {
 func TestPlanIsDeterministicAndSharded(t *testing.T) {
 	tg := parseTarget(t, "builtin:guarded")
 	b := bases(t, tg, "chat stream tool call")
-	h := &history.History{Upstream: []history.UpstreamRequest{
+	h := &history.History{Upstream: []wire.UpstreamRequest{
 		{Kind: "initial", Endpoint: "chat", Stream: true, Events: 8, ContentEvents: 6},
 		{Kind: "follow_up", Endpoint: "chat", Stream: true, Events: 7, ContentEvents: 5},
-	}, MCP: []history.MCPEvent{{Kind: history.MCPCall, Tool: "commit_write"}}}
+	}, MCP: []wire.MCPEvent{{Kind: wire.MCPCall, Tool: "commit_write"}}}
 	names := func(opts Options) []string {
 		e := newExplorer(opts)
 		var out []string
@@ -459,7 +460,7 @@ func TestSessionStepsSwept(t *testing.T) {
 			for _, c := range rep.Cells {
 				fired := 0
 				for _, f := range c.Result.History.Faults {
-					if f.Side == history.FaultMCP && f.Method != "" {
+					if f.Side == wire.FaultMCP && f.Method != "" {
 						fired += f.Fired
 					}
 				}

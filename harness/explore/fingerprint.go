@@ -66,7 +66,7 @@ func Fingerprint(rep *Report) []FingerprintRow {
 		var at []time.Duration
 		var wait time.Duration
 		for _, u := range h.Upstream {
-			if u.Kind != p.Kind || u.Endpoint != p.Endpoint || u.Stream != p.Stream {
+			if string(u.Kind) != p.Kind || u.Endpoint != p.Endpoint || u.Stream != p.Stream {
 				continue
 			}
 			at = append(at, u.At.D())

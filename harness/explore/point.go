@@ -6,6 +6,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Sides of a fault point.
@@ -95,7 +96,7 @@ func Map(h *history.History) []Point {
 	for _, u := range h.Upstream {
 		key := fmt.Sprintf("%s %s %t", u.Kind, u.Endpoint, u.Stream)
 		seen[key]++
-		p := Point{Side: SideUpstream, Kind: u.Kind, Endpoint: u.Endpoint, Stream: u.Stream, Nth: seen[key]}
+		p := Point{Side: SideUpstream, Kind: string(u.Kind), Endpoint: u.Endpoint, Stream: u.Stream, Nth: seen[key]}
 		out = append(out, p)
 		if !u.Stream {
 			continue
@@ -109,7 +110,7 @@ func Map(h *history.History) []Point {
 	}
 	steps := map[string]int{}
 	for _, e := range h.MCP {
-		if (e.Kind == history.MCPSession || e.Kind == history.MCPSessionRefused) && slices.Contains(ledger.SessionMethods(), e.Detail) {
+		if (e.Kind == wire.MCPSession || e.Kind == wire.MCPSessionRefused) && slices.Contains(ledger.SessionMethods(), e.Detail) {
 			steps[e.Detail]++
 			out = append(out, Point{Side: SideMCP, Method: e.Detail, Nth: steps[e.Detail]})
 		}

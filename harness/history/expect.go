@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Expect is what a scenario expects of a run: plain counts, and the replay
@@ -54,7 +56,7 @@ type Counts struct {
 	Cancellations *Count `yaml:"cancellations,omitempty" json:"cancellations,omitempty" jsonschema_description:"tool calls the ledger saw cancelled"`
 	// Upstream counts upstream requests by kind ("initial", "follow_up") or
 	// by kind and outcome ("follow_up injected_500").
-	Upstream map[string]Count `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"upstream requests by kind (initial, follow_up, any) or kind and outcome, e.g. follow_up injected_500"`
+	Upstream map[wire.CountKey]Count `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"upstream requests by kind (initial, follow_up, any) or kind and outcome, e.g. follow_up injected_500"`
 	// MCP counts what reached the ledger server.
 	MCP *MCPExpect `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"what reached the ledger MCP server"`
 	// DataChunks and ErrorEvents count SSE events across the client's
@@ -92,7 +94,7 @@ func (e Expect) For(target string) Counts {
 			}
 		}
 		if len(o.Upstream) > 0 && c.Upstream == nil {
-			c.Upstream = map[string]Count{}
+			c.Upstream = map[wire.CountKey]Count{}
 		}
 		maps.Copy(c.Upstream, o.Upstream)
 		if o.MCP != nil {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestCountForms(t *testing.T) {
@@ -92,13 +94,13 @@ func TestExpectFor(t *testing.T) {
 	e := Expect{
 		Counts: Counts{
 			Writes:   Exactly(1),
-			Upstream: map[string]Count{"initial": *atLeast(1), "follow_up": *atLeast(1)},
+			Upstream: map[wire.CountKey]Count{{Kind: wire.KindInitial}: *atLeast(1), {Kind: wire.KindFollowUp}: *atLeast(1)},
 			MCP:      &MCPExpect{Calls: &CallCount{PerTool: map[string]Count{"commit_write": *Exactly(1)}}},
 		},
 		Targets: map[string]Counts{
-			"builtin:*":       {Status: ptr(500), Upstream: map[string]Count{"initial": *Exactly(1), "follow_up injected_500": *Exactly(1)}},
+			"builtin:*":       {Status: ptr(500), Upstream: map[wire.CountKey]Count{{Kind: wire.KindInitial}: *Exactly(1), {Kind: wire.KindFollowUp, Outcome: wire.Injected(500)}: *Exactly(1)}},
 			"builtin:naive":   {Writes: Exactly(3)},
-			"litellm":         {Upstream: map[string]Count{"initial": *between(1, 2)}, MCP: &MCPExpect{Calls: &CallCount{Total: *Exactly(2)}}},
+			"litellm":         {Upstream: map[wire.CountKey]Count{{Kind: wire.KindInitial}: *between(1, 2)}, MCP: &MCPExpect{Calls: &CallCount{Total: *Exactly(2)}}},
 			"agent":           {MCP: &MCPExpect{UnknownToolCalls: Exactly(0)}},
 			"builtin:[broken": {Writes: Exactly(9)},
 		},
@@ -115,15 +117,15 @@ func TestExpectFor(t *testing.T) {
 		}},
 		{"builtin:* lays its counts over the general ones, key by key", "builtin:guarded", Counts{
 			Status: ptr(500), Writes: Exactly(1), MCP: e.MCP,
-			Upstream: map[string]Count{"initial": *Exactly(1), "follow_up": *atLeast(1), "follow_up injected_500": *Exactly(1)},
+			Upstream: map[wire.CountKey]Count{{Kind: wire.KindInitial}: *Exactly(1), {Kind: wire.KindFollowUp}: *atLeast(1), {Kind: wire.KindFollowUp, Outcome: wire.Injected(500)}: *Exactly(1)},
 		}},
 		{"a later pattern wins", "builtin:naive", Counts{
 			Status: ptr(500), Writes: Exactly(3), MCP: e.MCP,
-			Upstream: map[string]Count{"initial": *Exactly(1), "follow_up": *atLeast(1), "follow_up injected_500": *Exactly(1)},
+			Upstream: map[wire.CountKey]Count{{Kind: wire.KindInitial}: *Exactly(1), {Kind: wire.KindFollowUp}: *atLeast(1), {Kind: wire.KindFollowUp, Outcome: wire.Injected(500)}: *Exactly(1)},
 		}},
 		{"mcp calls are replaced as a whole", "litellm", Counts{
 			Writes: Exactly(1), MCP: &MCPExpect{Calls: &CallCount{Total: *Exactly(2)}},
-			Upstream: map[string]Count{"initial": *between(1, 2), "follow_up": *atLeast(1)},
+			Upstream: map[wire.CountKey]Count{{Kind: wire.KindInitial}: *between(1, 2), {Kind: wire.KindFollowUp}: *atLeast(1)},
 		}},
 	}
 	for _, tt := range tests {
@@ -133,7 +135,7 @@ func TestExpectFor(t *testing.T) {
 			}
 		})
 	}
-	if got := e.Upstream["initial"]; got.String() != "at least 1" {
+	if got := e.Upstream[wire.CountKey{Kind: wire.KindInitial}]; got.String() != "at least 1" {
 		t.Errorf("For changed the general counts: initial is %s", got)
 	}
 }

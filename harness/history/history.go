@@ -3,13 +3,15 @@
 // the model upstream and the ledger MCP server saw, and what the scenario
 // expected. The runner writes a History; the rules read it; the reports render
 // it. A History saved as JSON can be re-checked later without running anything.
+// What the fakes saw is stored as the fakes recorded it, in the types of
+// package wire (upstream requests, MCP events, fault reports).
 package history
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // History is everything observed in one run of one scenario on one target.
@@ -39,9 +41,9 @@ type History struct {
 	// Requests are the client's requests and the answers it got, in order.
 	Requests []Exchange `json:"requests"`
 	// Upstream are the requests the model upstream received for this token.
-	Upstream []UpstreamRequest `json:"upstream"`
+	Upstream []wire.UpstreamRequest `json:"upstream"`
 	// MCP are the ledger server's events for this token.
-	MCP []MCPEvent `json:"mcp"`
+	MCP []wire.MCPEvent `json:"mcp"`
 	// Error, when set, says why the harness could not complete the run (for
 	// example the target did not answer before the scenario's deadline).
 	Error string `json:"error,omitempty"`
@@ -52,34 +54,10 @@ type History struct {
 	// printed by the end of the run, for diagnosing failures.
 	TargetOutput []string `json:"target_output,omitempty"`
 	// Faults say, for every armed fault, whether it fired.
-	Faults []FaultReport `json:"faults,omitempty"`
+	Faults []wire.FaultReport `json:"faults,omitempty"`
 	// Unattributed is the traffic no run could own that reached the fakes
 	// while this run went on; nil when there was none.
 	Unattributed *Unattributed `json:"unattributed,omitempty"`
-}
-
-// Fault sides, for FaultReport.Side.
-const (
-	FaultUpstream = "upstream"
-	FaultMCP      = "mcp"
-)
-
-// FaultReport is what became of one armed fault in a run.
-type FaultReport struct {
-	// Side is upstream or mcp; Index the fault's place in the scenario's
-	// list for that side, from 1 as a person counts (upstream fault 1 is
-	// faults.upstream[0]), as every report numbers it.
-	Side  string `json:"side"`
-	Index int    `json:"index"`
-	// Fault is the fault as armed.
-	Fault json.RawMessage `json:"fault"`
-	// Method is the MCP session step an mcp fault applies to (initialize,
-	// tools/list); "" for tools/call and for upstream faults.
-	Method string `json:"method,omitempty"`
-	// Matched counts the requests (tool calls, or the method's requests)
-	// the fault matched; Fired how many of them it acted on.
-	Matched int `json:"matched"`
-	Fired   int `json:"fired"`
 }
 
 // Unattributed counts model requests and MCP messages that carried no run
@@ -172,111 +150,17 @@ type ClientRun struct {
 	RunDir string `json:"run_dir,omitempty"`
 }
 
-// UpstreamRequest is one request the model upstream received for the run.
-type UpstreamRequest struct {
-	At       Duration `json:"at"`
-	Path     string   `json:"path"`
-	Endpoint string   `json:"endpoint,omitempty"`
-	// Kind is initial or follow_up; Outcome is forwarded, injected_500,
-	// dropped_stream and so on.
-	Kind    string  `json:"kind"`
-	Outcome Outcome `json:"outcome"`
-	Stream  bool    `json:"stream,omitempty"`
-	// Status is the HTTP status the upstream answered with (0 for a reset).
-	Status int `json:"status,omitempty"`
-	// Fault names the fault that fired, if any.
-	Fault string `json:"fault,omitempty"`
-	// Headers are the notable headers the upstream answered with
-	// (Retry-After, retry-after-ms, x-should-retry).
-	Headers map[string]string `json:"headers,omitempty"`
-	Model   string            `json:"model,omitempty"`
-	// ServedModel is the model the upstream's scripted answer named: Model,
-	// or another one where the upstream served a fallback (serve_model);
-	// "" for an error, relayed or replayed answer.
-	ServedModel string `json:"served_model,omitempty"`
-	// ToolCalls is the number of tool calls in the upstream's answer.
-	ToolCalls int `json:"tool_calls,omitempty"`
-	// Calls are the tool calls of the upstream's answer, in its order, with
-	// their ids where the answer gave them; nil when it made none or the
-	// history predates them.
-	Calls []ToolCall `json:"calls,omitempty"`
-	// ResultIDs are the ids of the tool calls whose results a follow-up
-	// carried; nil when it named none.
-	ResultIDs []string `json:"result_ids,omitempty"`
-	// Offered are the names of the tools the request offered.
-	Offered []string `json:"offered,omitempty"`
-	// ResponseID is the id the upstream gave its scripted answer; a client
-	// stream whose ResponseIDs hold it carried chunks of this answer.
-	ResponseID string `json:"response_id,omitempty"`
-	// Events is the number of events of a streamed scripted answer, had it
-	// not been cut; ContentEvents how many of them complete its content
-	// (the tool calls). Both are 0 when unknown (a plain or relayed answer).
-	Events        int `json:"events,omitempty"`
-	ContentEvents int `json:"content_events,omitempty"`
-	// Unmatched are the script's calls for this answer that matched no
-	// offered tool (so the answer did not make them).
-	Unmatched []string `json:"unmatched,omitempty"`
-}
-
-// ToolCall is one tool call a model answer made.
-type ToolCall struct {
-	// Tool is the tool's name as offered; ID the call's id (call_…,
-	// toolu_…), "" when the answer gave none.
-	Tool string `json:"tool"`
-	ID   string `json:"id,omitempty"`
-}
-
-// AskedWait returns the wait the upstream's answer asked for: retry-after-ms,
-// or Retry-After in seconds. ok is false when it asked for none, or only
-// with an HTTP date, which a run's offsets cannot measure against.
-func (u UpstreamRequest) AskedWait() (wait time.Duration, ok bool) {
-	var ms, secs string
-	for k, v := range u.Headers {
-		switch strings.ToLower(k) {
-		case "retry-after-ms":
-			ms = v
-		case "retry-after":
-			secs = v
-		}
-	}
-	if n, err := strconv.ParseFloat(ms, 64); err == nil && n >= 0 {
-		return time.Duration(n * float64(time.Millisecond)), true
-	}
-	if n, err := strconv.ParseFloat(secs, 64); err == nil && n >= 0 {
-		return time.Duration(n * float64(time.Second)), true
-	}
-	return 0, false
-}
-
-// Failed reports whether the upstream answered with an error or cut the answer.
-func (u UpstreamRequest) Failed() bool {
-	return u.Status >= 400 || u.Status == 0 || u.Fault != "" && u.Outcome != OutcomeForwarded
-}
-
-// MCPEvent is one thing the ledger MCP server saw or did for the run.
-type MCPEvent struct {
-	At Duration `json:"at"`
-	// Kind is call, write, result, fault, cancelled or session.
-	Kind      MCPKind `json:"kind"`
-	Tool      string  `json:"tool,omitempty"`
-	RequestID string  `json:"request_id,omitempty"`
-	Entry     string  `json:"entry,omitempty"`
-	Key       string  `json:"key,omitempty"`
-	// Detail says more: the fault's name, the result's error text.
-	Detail string `json:"detail,omitempty"`
-}
-
 // Calls returns the tools/call events, optionally only those of tool.
-func (h *History) Calls(tool string) []MCPEvent { return h.mcp(MCPCall, tool) }
+func (h *History) Calls(tool string) []wire.MCPEvent { return h.mcp(wire.MCPCall, tool) }
 
 // Writes returns the executed ledger writes.
-func (h *History) Writes() []MCPEvent { return h.mcp(MCPWrite, "") }
+func (h *History) Writes() []wire.MCPEvent { return h.mcp(wire.MCPWrite, "") }
 
 // MCPOf returns the MCP events of kind, optionally only those of tool.
-func (h *History) MCPOf(kind MCPKind, tool string) []MCPEvent { return h.mcp(kind, tool) }
+func (h *History) MCPOf(kind wire.MCPKind, tool string) []wire.MCPEvent { return h.mcp(kind, tool) }
 
-func (h *History) mcp(kind MCPKind, tool string) []MCPEvent {
-	var out []MCPEvent
+func (h *History) mcp(kind wire.MCPKind, tool string) []wire.MCPEvent {
+	var out []wire.MCPEvent
 	for _, e := range h.MCP {
 		if e.Kind == kind && (tool == "" || e.Tool == tool) {
 			out = append(out, e)
@@ -287,8 +171,8 @@ func (h *History) mcp(kind MCPKind, tool string) []MCPEvent {
 
 // UpstreamOf returns the upstream requests of kind (initial, follow_up; ""
 // for all).
-func (h *History) UpstreamOf(kind string) []UpstreamRequest {
-	var out []UpstreamRequest
+func (h *History) UpstreamOf(kind wire.RequestKind) []wire.UpstreamRequest {
+	var out []wire.UpstreamRequest
 	for _, u := range h.Upstream {
 		if kind == "" || u.Kind == kind {
 			out = append(out, u)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestCallCountForms(t *testing.T) {
@@ -54,11 +56,11 @@ func TestHistoryQueries(t *testing.T) {
 	h := &History{
 		Setup:    Setup{ToolCalls: 2},
 		Requests: []Exchange{{}, {}},
-		Upstream: []UpstreamRequest{{Kind: "initial"}, {Kind: "follow_up"}, {Kind: "initial"}},
-		MCP: []MCPEvent{
-			{Kind: MCPCall, Tool: "commit_write_keyed"}, {Kind: MCPWrite, Tool: "commit_write_keyed", Key: "k1"},
-			{Kind: MCPCall, Tool: "commit_write_keyed"}, {Kind: MCPResult, Tool: "commit_write_keyed", Detail: "dedup"},
-			{Kind: MCPCall, Tool: "commit_write"}, {Kind: MCPWrite, Tool: "commit_write"}, {Kind: MCPWrite, Tool: "commit_write_keyed", Key: "k2"},
+		Upstream: []wire.UpstreamRequest{{Kind: "initial"}, {Kind: "follow_up"}, {Kind: "initial"}},
+		MCP: []wire.MCPEvent{
+			{Kind: wire.MCPCall, Tool: "commit_write_keyed"}, {Kind: wire.MCPWrite, Tool: "commit_write_keyed", Key: "k1"},
+			{Kind: wire.MCPCall, Tool: "commit_write_keyed"}, {Kind: wire.MCPResult, Tool: "commit_write_keyed", Detail: "dedup"},
+			{Kind: wire.MCPCall, Tool: "commit_write"}, {Kind: wire.MCPWrite, Tool: "commit_write"}, {Kind: wire.MCPWrite, Tool: "commit_write_keyed", Key: "k2"},
 		},
 	}
 	if got := len(h.Calls("")); got != 3 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func boundedAttemptsRule() Rule {
@@ -41,12 +42,12 @@ func boundedAttempts(h *history.History) Verdict {
 	if !failed {
 		return unknown(fmt.Sprintf("at most %s per client request", plural(cap, "attempt")), "no upstream request failed, so nothing was retried")
 	}
-	worst, worstKind := 0, ""
+	worst, worstKind := 0, wire.RequestKind("")
 	for i := range max(len(h.Requests), 1) {
 		if len(h.Requests) == 0 {
 			i = -1
 		}
-		n := map[string]int{}
+		n := map[wire.RequestKind]int{}
 		for _, u := range upstreamIn(h, i) {
 			n[u.Kind]++
 			if n[u.Kind] > worst {
@@ -55,5 +56,5 @@ func boundedAttempts(h *history.History) Verdict {
 		}
 	}
 	return judged(worst <= cap, fmt.Sprintf("at most %s of each kind per client request", plural(cap, "attempt")),
-		fmt.Sprintf("at most %s in one client request", plural(worst, worstKind+" request")))
+		fmt.Sprintf("at most %s in one client request", plural(worst, string(worstKind)+" request")))
 }

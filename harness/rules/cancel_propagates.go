@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func cancelPropagatesRule() Rule {
@@ -33,7 +34,7 @@ func cancelPropagates(h *history.History) Verdict {
 	slow := map[string]call{}
 	var order []string
 	for _, e := range h.MCP {
-		if e.IsFault(history.MCPFaultDelay) {
+		if e.IsFault(wire.MCPFaultDelay) {
 			key := e.RequestID + "\x00" + e.Tool
 			if _, ok := slow[key]; !ok {
 				slow[key] = call{start: e.At.D(), tool: e.Tool}
@@ -58,11 +59,11 @@ func cancelPropagates(h *history.History) Verdict {
 			continue
 		}
 		switch {
-		case e.Kind == history.MCPCancelled:
+		case e.Kind == wire.MCPCancelled:
 			cancelled++
-		case e.Kind == history.MCPResult && gaveUp(c, e.At.D()):
+		case e.Kind == wire.MCPResult && gaveUp(c, e.At.D()):
 			ranOn++
-		case e.Kind == history.MCPResult:
+		case e.Kind == wire.MCPResult:
 			inTime++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // counts checks the scenario's plain count expectations for the history's
@@ -56,10 +57,10 @@ func counts(h *history.History) []Verdict {
 	}
 	eq("writes", e.Writes, len(h.Writes()), "write")
 	eq("keys", e.Keys, len(h.Keys()), "key")
-	eq("cancellations", e.Cancellations, len(h.MCPOf(history.MCPCancelled, "")), "cancellation")
-	for _, k := range slices.Sorted(maps.Keys(e.Upstream)) {
+	eq("cancellations", e.Cancellations, len(h.MCPOf(wire.MCPCancelled, "")), "cancellation")
+	for _, k := range slices.SortedFunc(maps.Keys(e.Upstream), wire.CompareCountKeys) {
 		want := e.Upstream[k]
-		eq("upstream["+k+"]", &want, upstreamCount(h, k), "request")
+		eq("upstream["+k.String()+"]", &want, upstreamCount(h, k), "request")
 	}
 	if e.MCP != nil && e.MCP.Calls != nil {
 		c := e.MCP.Calls
@@ -75,7 +76,7 @@ func counts(h *history.History) []Verdict {
 	if e.MCP != nil {
 		unknownTool := 0
 		for _, c := range h.Calls("") {
-			if c.Detail == history.MCPCallUnknownTool {
+			if c.Detail == wire.MCPCallUnknownTool {
 				unknownTool++
 			}
 		}
@@ -175,46 +176,13 @@ func lastLine(s string) string {
 	return l
 }
 
-// upstreamCount counts upstream requests matching key: a kind ("initial"),
-// or a kind and outcome ("follow_up injected_500").
-func upstreamCount(h *history.History, key string) int {
-	kind, outcome, hasOutcome := strings.Cut(key, " ")
+// upstreamCount counts the upstream requests that key counts.
+func upstreamCount(h *history.History, key wire.CountKey) int {
 	n := 0
 	for _, u := range h.Upstream {
-		if (kind == "any" || u.Kind == kind) && (!hasOutcome || u.Outcome == history.Outcome(outcome)) {
+		if key.Counts(u) {
 			n++
 		}
 	}
 	return n
-}
-
-// UpstreamKey reports whether key is a valid upstream count key: initial,
-// follow_up or any, optionally followed by a space and an outcome.
-func UpstreamKey(key string) error {
-	kind, outcome, hasOutcome := strings.Cut(key, " ")
-	switch kind {
-	case "initial", "follow_up", "any":
-	default:
-		return fmt.Errorf("upstream count %q: want initial, follow_up or any, optionally followed by an outcome such as \"follow_up injected_500\"", key)
-	}
-	if hasOutcome && !history.Outcome(outcome).Known() {
-		return fmt.Errorf("upstream count %q: outcome %q: want %s or injected_<status> such as injected_500", key, outcome, strings.Join(namedOutcomes(), ", "))
-	}
-	return nil
-}
-
-// UpstreamKeyPattern is a regular expression that matches exactly the keys
-// UpstreamKey accepts, for the JSON Schema.
-func UpstreamKeyPattern() string {
-	return `^(initial|follow_up|any)( (` + strings.Join(namedOutcomes(), "|") + `|injected_[1-5][0-9]{2}))?$`
-}
-
-// namedOutcomes are the history's named outcomes as text (see
-// history.NamedOutcomes), for messages and the schema.
-func namedOutcomes() []string {
-	var out []string
-	for _, o := range history.NamedOutcomes() {
-		out = append(out, string(o))
-	}
-	return out
 }

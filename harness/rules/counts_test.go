@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestCountBounds checks that counts accept bounds and say them in words,
@@ -37,7 +38,7 @@ func TestCountBounds(t *testing.T) {
 		{
 			name: "ranges and at least",
 			expect: history.Expect{Counts: history.Counts{
-				Upstream: map[string]history.Count{"initial": *between(1, 3), "follow_up": *atLeast(4)},
+				Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *between(1, 3), {Kind: wire.KindFollowUp}: *atLeast(4)},
 				MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *between(2, 3)}}},
 			}},
 			want: map[string]string{
@@ -58,8 +59,8 @@ func TestCountBounds(t *testing.T) {
 			name:   "a matching target block replaces the general count",
 			target: "builtin:naive",
 			expect: history.Expect{
-				Counts:  history.Counts{Writes: atMost(1), Upstream: map[string]history.Count{"initial": *atLeast(1)}},
-				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Upstream: map[string]history.Count{"follow_up": *history.Exactly(1)}}},
+				Counts:  history.Counts{Writes: atMost(1), Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *atLeast(1)}},
+				Targets: map[string]history.Counts{"builtin:*": {Writes: history.Exactly(3), Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindFollowUp}: *history.Exactly(1)}}},
 			},
 			want: map[string]string{
 				"writes":              "pass: expected 3 writes, observed 3",
@@ -117,7 +118,7 @@ func TestCountBounds(t *testing.T) {
 func TestUnknownToolCallsCount(t *testing.T) {
 	h := seedHistory(func(h *history.History) {
 		renamedInFirst(h)
-		h.MCP = append(h.MCP, mcp(203, history.MCPCall, "commit_write", history.MCPCallUnknownTool), mcp(204, history.MCPCall, "record_entry", ""))
+		h.MCP = append(h.MCP, mcp(203, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool), mcp(204, wire.MCPCall, "record_entry", ""))
 		h.Expect = history.Expect{Counts: history.Counts{MCP: &history.MCPExpect{UnknownToolCalls: atMost(0)}}}
 	})
 	var got []string

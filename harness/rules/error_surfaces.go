@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func errorSurfacesRule() Rule {
@@ -37,7 +38,7 @@ func errorSurfaces(h *history.History) Verdict {
 		if i < 0 {
 			return unknown(expected, "the client sent no request")
 		}
-		if !slices.ContainsFunc(ex, func(e history.MCPEvent) bool { return e.At.D() <= u.At.D() && h.ExchangeAt(e.At.D()) == i }) {
+		if !slices.ContainsFunc(ex, func(e wire.MCPEvent) bool { return e.At.D() <= u.At.D() && h.ExchangeAt(e.At.D()) == i }) {
 			continue
 		}
 		x := h.Requests[i]
@@ -74,14 +75,14 @@ func errorSurfaces(h *history.History) Verdict {
 // exchange i, the target retried the follow-up call alone: a later follow-up
 // of the same exchange was answered, and no tool call executed after u. The
 // success the client then gets is the model's, not an invented one.
-func retriedSafely(h *history.History, u history.UpstreamRequest, i int, ex []history.MCPEvent) bool {
+func retriedSafely(h *history.History, u wire.UpstreamRequest, i int, ex []wire.MCPEvent) bool {
 	for _, e := range ex {
 		if e.At.D() > u.At.D() && h.ExchangeAt(e.At.D()) == i {
 			return false
 		}
 	}
 	for _, v := range h.Upstream {
-		if v.At.D() > u.At.D() && v.Kind == "follow_up" && !failure(v) && h.ExchangeAt(v.At.D()) == i {
+		if v.At.D() > u.At.D() && v.Kind == wire.KindFollowUp && !failure(v) && h.ExchangeAt(v.At.D()) == i {
 			return true
 		}
 	}

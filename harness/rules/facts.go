@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // These are the facts of a run that keep a rule from passing, and the note
@@ -29,12 +30,12 @@ const maxNames = 8
 // nil when nothing holds a pass back.
 func passBlockers(h *history.History) []string {
 	var out []string
-	var up, mcp []history.FaultReport
+	var up, mcp []wire.FaultReport
 	for _, f := range h.Faults {
 		if f.Fired > 0 {
 			continue
 		}
-		if f.Side == history.FaultMCP {
+		if f.Side == wire.FaultMCP {
 			mcp = append(mcp, f)
 		} else {
 			up = append(up, f)
@@ -54,15 +55,15 @@ func passBlockers(h *history.History) []string {
 
 // unfired names faults that never fired: "upstream fault 1 {on: follow_up,
 // respond: {status: 500}} never fired (it matched no request)".
-func unfired(fs []history.FaultReport) string {
+func unfired(fs []wire.FaultReport) string {
 	parts := make([]string, len(fs))
 	whys := make([]string, len(fs))
 	for i, f := range fs {
 		unit := "request"
 		switch {
-		case f.Side == history.FaultMCP && f.Method != "":
+		case f.Side == wire.FaultMCP && f.Method != "":
 			unit = f.Method + " request"
-		case f.Side == history.FaultMCP:
+		case f.Side == wire.FaultMCP:
 			unit = "tools/call"
 		}
 		whys[i] = "it matched no " + unit
@@ -91,9 +92,9 @@ func upstreamActivity(h *history.History) string {
 	streamed, plain := false, false
 	for _, u := range h.Upstream {
 		switch u.Kind {
-		case "initial":
+		case wire.KindInitial:
 			initial++
-		case "follow_up":
+		case wire.KindFollowUp:
 			follow++
 		}
 		paths = appendNew(paths, u.Path)
@@ -139,9 +140,9 @@ func mcpActivity(h *history.History) string {
 	var methods []string
 	for _, e := range h.MCP {
 		switch e.Kind {
-		case history.MCPSession:
+		case wire.MCPSession:
 			methods = appendNew(methods, e.Detail)
-		case history.MCPSessionRefused:
+		case wire.MCPSessionRefused:
 			methods = appendNew(methods, e.Detail+" refused")
 		}
 	}
@@ -208,7 +209,7 @@ func unmatchedCalls(h *history.History) string {
 func changedTools(h *history.History) map[string]history.Duration {
 	out := map[string]history.Duration{}
 	for _, e := range h.MCP {
-		if _, seen := out[e.Tool]; e.Kind == history.MCPToolsChanged && !seen {
+		if _, seen := out[e.Tool]; e.Kind == wire.MCPToolsChanged && !seen {
 			out[e.Tool] = e.At
 		}
 	}

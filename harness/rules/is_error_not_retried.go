@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func isErrorNotRetriedRule() Rule {
@@ -27,7 +28,7 @@ func isErrorNotRetried(h *history.History) Verdict {
 	const expected = "each logical call to reach the server exactly once"
 	errs := 0
 	for _, e := range h.MCP {
-		if e.IsFault(history.MCPFaultIsError) {
+		if e.IsFault(wire.MCPFaultIsError) {
 			errs++
 		}
 	}
@@ -39,7 +40,7 @@ func isErrorNotRetried(h *history.History) Verdict {
 		per = 1
 	}
 	n := max(len(h.Requests), 1)
-	byExchange := make([][]history.MCPEvent, n)
+	byExchange := make([][]wire.MCPEvent, n)
 	for _, e := range h.Calls("") {
 		i := max(h.ExchangeAt(e.At.D()), 0)
 		byExchange[i] = append(byExchange[i], e)

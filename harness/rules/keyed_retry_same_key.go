@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func keyedRetrySameKeyRule() Rule {
@@ -39,7 +40,7 @@ func keyedRetrySameKey(h *history.History) Verdict {
 			continue
 		}
 		i := max(h.ExchangeAt(e.At.D()), 0)
-		if e.Kind == history.MCPCall {
+		if e.Kind == wire.MCPCall {
 			attempts[i]++
 			total++
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func modelHonoredRule() Rule {
@@ -26,7 +27,7 @@ func modelHonoredRule() Rule {
 
 // rerouted reports whether the upstream answered u with another model than
 // the request named.
-func rerouted(u history.UpstreamRequest) bool {
+func rerouted(u wire.UpstreamRequest) bool {
 	return u.ServedModel != "" && u.Model != "" && u.ServedModel != u.Model
 }
 

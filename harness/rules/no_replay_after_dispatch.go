@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func noReplayAfterDispatchRule() Rule {
@@ -35,7 +36,7 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 		per = 1
 	}
 	n := max(len(h.Requests), 1)
-	byExchange := make([][]history.MCPEvent, n)
+	byExchange := make([][]wire.MCPEvent, n)
 	for _, e := range ex {
 		i := max(h.ExchangeAt(e.At.D()), 0)
 		byExchange[i] = append(byExchange[i], e)

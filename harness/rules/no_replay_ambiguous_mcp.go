@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func noReplayAmbiguousMCPRule() Rule {
@@ -27,8 +28,8 @@ func noReplayAmbiguousMCPRule() Rule {
 // ambiguous reports whether e is a fault that left a tools/call's outcome
 // unknown to the client: it ran, and the connection closed before the answer
 // (drop_after_execute, or expire_session after execute).
-func ambiguous(e history.MCPEvent) bool {
-	return e.IsFault(history.MCPFaultDropAfterExecute) || e.IsFault(history.MCPFaultExpireSessionAfterExecute)
+func ambiguous(e wire.MCPEvent) bool {
+	return e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute)
 }
 
 // noReplayAmbiguousMCP finds, for each client exchange and tool, the first
@@ -63,7 +64,7 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	for _, s := range order {
 		before, after, afterDedup := 0, 0, 0
 		for j, c := range h.MCP {
-			if c.Kind != history.MCPCall || c.Tool != s.tool || h.ExchangeAt(c.At.D()) != s.exchange {
+			if c.Kind != wire.MCPCall || c.Tool != s.tool || h.ExchangeAt(c.At.D()) != s.exchange {
 				continue
 			}
 			switch {

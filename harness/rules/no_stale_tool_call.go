@@ -7,6 +7,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/internal/toolname"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func noStaleToolCallRule() Rule {
@@ -40,7 +41,7 @@ func noStaleToolCall(h *history.History) Verdict {
 		"and no tools/call names a tool it no longer offers"
 	first := -1
 	for i, e := range h.MCP {
-		if e.Kind == history.MCPToolsChanged {
+		if e.Kind == wire.MCPToolsChanged {
 			first = i
 			break
 		}
@@ -67,11 +68,11 @@ func noStaleToolCall(h *history.History) Verdict {
 			continue
 		}
 		switch {
-		case e.Kind == history.MCPSession && e.Detail == "tools/list":
+		case e.Kind == wire.MCPSession && e.Detail == "tools/list":
 			lists++
-		case e.Kind == history.MCPCall && h.ExchangeAt(e.At.D()) > during && (lists > 0 || !relisted):
+		case e.Kind == wire.MCPCall && h.ExchangeAt(e.At.D()) > during && (lists > 0 || !relisted):
 			calls++
-			if e.Detail == history.MCPCallUnknownTool {
+			if e.Detail == wire.MCPCallUnknownTool {
 				stale++
 				staleTools = appendNew(staleTools, e.Tool)
 			}
@@ -91,10 +92,10 @@ func noStaleToolCall(h *history.History) Verdict {
 			detail := changes[tool]
 			offered := slices.ContainsFunc(u.Offered, func(name string) bool { return toolname.Names(name, tool) })
 			switch {
-			case detail == history.MCPToolRemoved && offered:
+			case detail == wire.MCPToolRemoved && offered:
 				ok = false
 				offeredGone = appendNew(offeredGone, tool)
-			case detail == history.MCPToolAdded && !offered:
+			case detail == wire.MCPToolAdded && !offered:
 				ok = false
 				missedAdded = appendNew(missedAdded, tool)
 			}
@@ -134,7 +135,7 @@ func noStaleToolCall(h *history.History) Verdict {
 // and when it sent the first.
 func listedAfter(h *history.History, at history.Duration) (bool, history.Duration) {
 	for _, e := range h.MCP {
-		if e.At >= at && e.Kind == history.MCPSession && e.Detail == "tools/list" {
+		if e.At >= at && e.Kind == wire.MCPSession && e.Detail == "tools/list" {
 			return true, e.At
 		}
 	}
@@ -147,7 +148,7 @@ func listedAfter(h *history.History, at history.Duration) (bool, history.Duratio
 func toolChangesBefore(h *history.History, ex int) map[string]string {
 	out := map[string]string{}
 	for _, e := range h.MCP {
-		if e.Kind == history.MCPToolsChanged && h.ExchangeAt(e.At.D()) < ex {
+		if e.Kind == wire.MCPToolsChanged && h.ExchangeAt(e.At.D()) < ex {
 			out[e.Tool] = e.Detail
 		}
 	}

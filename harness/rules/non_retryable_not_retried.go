@@ -47,7 +47,7 @@ func nonRetryableNotRetried(h *history.History) Verdict {
 		if allowed > 0 {
 			expected = fmt.Sprintf("at most 1 more %s request (re-authorized once) after the %s %s", u.Kind, u.Kind, why)
 		}
-		return judged(again <= allowed, expected, plural(again, "more "+u.Kind+" request"))
+		return judged(again <= allowed, expected, plural(again, "more "+string(u.Kind)+" request"))
 	}
 	return unknown("no retry after a non-retryable answer", "no upstream answer was non-retryable")
 }

@@ -4,12 +4,13 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // executions returns the tools/call requests the ledger executed (or began
 // to); see Executed.
-func executions(h *history.History) []history.MCPEvent {
-	var out []history.MCPEvent
+func executions(h *history.History) []wire.MCPEvent {
+	var out []wire.MCPEvent
 	for _, i := range Executed(h) {
 		out = append(out, h.MCP[i])
 	}
@@ -29,7 +30,7 @@ func Executed(h *history.History) []int {
 	for i, e := range h.MCP {
 		id := e.Tool + "\x00" + e.RequestID
 		switch {
-		case e.Kind == history.MCPCall:
+		case e.Kind == wire.MCPCall:
 			last[id] = i
 		case refusedBefore(e):
 			if j, ok := last[id]; ok {
@@ -40,7 +41,7 @@ func Executed(h *history.History) []int {
 	dedup := deduplicated(h)
 	var out []int
 	for i, e := range h.MCP {
-		if e.Kind != history.MCPCall || refused[i] || dedup[i] || e.Detail == history.MCPCallUnknownTool {
+		if e.Kind != wire.MCPCall || refused[i] || dedup[i] || e.Detail == wire.MCPCallUnknownTool {
 			continue
 		}
 		out = append(out, i)
@@ -50,9 +51,9 @@ func Executed(h *history.History) []int {
 
 // refusedBefore reports whether e is a fault that answered a call before it
 // ran.
-func refusedBefore(e history.MCPEvent) bool {
-	return e.IsFault(history.MCPFaultFailBeforeExecute) || e.IsFault(history.MCPFaultUnauthorized) ||
-		e.IsFault(history.MCPFaultExpireSession)
+func refusedBefore(e wire.MCPEvent) bool {
+	return e.IsFault(wire.MCPFaultFailBeforeExecute) || e.IsFault(wire.MCPFaultUnauthorized) ||
+		e.IsFault(wire.MCPFaultExpireSession)
 }
 
 // keyedTools returns the tools whose calls carry an idempotency key: a write
@@ -85,7 +86,7 @@ func deduplicated(h *history.History) map[int]bool {
 			continue
 		}
 		id := e.Tool + "\x00" + e.RequestID
-		if e.Kind == history.MCPCall {
+		if e.Kind == wire.MCPCall {
 			calls[i], last[id] = &outcome{}, i
 			continue
 		}
@@ -95,13 +96,13 @@ func deduplicated(h *history.History) map[int]bool {
 		}
 		o := calls[j]
 		switch {
-		case e.Kind == history.MCPWrite:
+		case e.Kind == wire.MCPWrite:
 			o.wrote = true
 		case e.IsDedup():
 			o.dedup = true
-		case e.IsFault(history.MCPFaultDropAfterExecute) || e.IsFault(history.MCPFaultExpireSessionAfterExecute):
+		case e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute):
 			o.dropped = true
-		case refusedBefore(e) || e.IsFault(history.MCPFaultIsError):
+		case refusedBefore(e) || e.IsFault(wire.MCPFaultIsError):
 			o.other = true // refused or answered isError: not a deduplicated answer
 		}
 	}
@@ -115,7 +116,7 @@ func deduplicated(h *history.History) map[int]bool {
 }
 
 // byTool counts events per tool.
-func byTool(es []history.MCPEvent) map[string]int {
+func byTool(es []wire.MCPEvent) map[string]int {
 	m := map[string]int{}
 	for _, e := range es {
 		m[e.Tool]++
@@ -125,8 +126,8 @@ func byTool(es []history.MCPEvent) map[string]int {
 
 // upstreamIn returns the upstream requests made during exchange i (all of
 // them when i < 0).
-func upstreamIn(h *history.History, i int) []history.UpstreamRequest {
-	var out []history.UpstreamRequest
+func upstreamIn(h *history.History, i int) []wire.UpstreamRequest {
+	var out []wire.UpstreamRequest
 	for _, u := range h.Upstream {
 		if i < 0 || h.ExchangeAt(u.At.D()) == i {
 			out = append(out, u)
@@ -136,7 +137,7 @@ func upstreamIn(h *history.History, i int) []history.UpstreamRequest {
 }
 
 // header returns the value of the named response header (case-insensitive).
-func header(u history.UpstreamRequest, name string) string {
+func header(u wire.UpstreamRequest, name string) string {
 	for k, v := range u.Headers {
 		if strings.EqualFold(k, name) {
 			return v
@@ -164,14 +165,14 @@ func terminalStatus(s int) bool {
 }
 
 // cut reports whether the upstream dropped or reset the answer.
-func cut(u history.UpstreamRequest) bool { return u.Outcome.Cut() }
+func cut(u wire.UpstreamRequest) bool { return u.Outcome.Cut() }
 
 // dropped reports whether the upstream dropped a stream after it began.
-func dropped(u history.UpstreamRequest) bool { return u.Outcome.Dropped() }
+func dropped(u wire.UpstreamRequest) bool { return u.Outcome.Dropped() }
 
 // retryable reports whether the upstream failure is one a client may retry:
 // a cut, or a retry-able status, unless the answer said x-should-retry: false.
-func retryable(u history.UpstreamRequest) bool {
+func retryable(u wire.UpstreamRequest) bool {
 	if strings.EqualFold(header(u, "x-should-retry"), "false") {
 		return false
 	}
@@ -180,7 +181,7 @@ func retryable(u history.UpstreamRequest) bool {
 
 // nonRetryable reports whether the upstream failure must not be retried: a
 // terminal status or x-should-retry: false.
-func nonRetryable(u history.UpstreamRequest) bool {
+func nonRetryable(u wire.UpstreamRequest) bool {
 	if cut(u) {
 		return false
 	}
@@ -188,16 +189,16 @@ func nonRetryable(u history.UpstreamRequest) bool {
 }
 
 // failure reports whether the upstream answered with an error or cut.
-func failure(u history.UpstreamRequest) bool { return cut(u) || u.Status >= 400 }
+func failure(u wire.UpstreamRequest) bool { return cut(u) || u.Status >= 400 }
 
 // label renders an upstream request as "follow_up injected_500".
-func label(u history.UpstreamRequest) string { return u.Kind + " " + string(u.Outcome) }
+func label(u wire.UpstreamRequest) string { return u.CountKey().String() }
 
 // delivered reports whether the client stream of exchange i carried chunks
 // of the upstream answer u, and whether that can be told at all: only when
 // the client stream carries ids of the upstream's own answers (a target that
 // passes them through) and u has one, or when the client got no chunk at all.
-func delivered(h *history.History, i int, u history.UpstreamRequest) (reached, known bool) {
+func delivered(h *history.History, i int, u wire.UpstreamRequest) (reached, known bool) {
 	if i < 0 || i >= len(h.Requests) || u.ResponseID == "" {
 		return false, false
 	}

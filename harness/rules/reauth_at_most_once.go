@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func reauthAtMostOnceRule() Rule {
@@ -34,7 +35,7 @@ func reauthAtMostOnce(h *history.History) Verdict {
 	var order []scope
 	refusals := 0
 	for _, e := range h.MCP {
-		if !e.IsFault(history.MCPFaultUnauthorized) {
+		if !e.IsFault(wire.MCPFaultUnauthorized) {
 			continue
 		}
 		refusals++

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // repeatRun is run index of of a repeated scenario that expects one write and
@@ -24,7 +25,7 @@ func repeatRun(index, of, allow, writes int) Result {
 		h.Requests = []history.Exchange{{Client: &history.ClientRun{Exit: 0}}}
 	}
 	for range writes {
-		h.MCP = append(h.MCP, history.MCPEvent{Kind: history.MCPWrite, Tool: "commit_write"})
+		h.MCP = append(h.MCP, wire.MCPEvent{Kind: wire.MCPWrite, Tool: "commit_write"})
 	}
 	return Evaluate(h)
 }

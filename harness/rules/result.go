@@ -2,6 +2,7 @@ package rules
 
 import (
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Result is one scenario run on one target, or the runs of a repeated one
@@ -36,8 +37,8 @@ func Evaluate(h *history.History) Result {
 	vs := Check(h)
 	c := Counts{
 		Writes:   len(h.Writes()),
-		Initial:  len(h.UpstreamOf("initial")),
-		FollowUp: len(h.UpstreamOf("follow_up")),
+		Initial:  len(h.UpstreamOf(wire.KindInitial)),
+		FollowUp: len(h.UpstreamOf(wire.KindFollowUp)),
 		MCPCalls: len(h.Calls("")),
 	}
 	for _, x := range h.Requests {
@@ -47,7 +48,7 @@ func Evaluate(h *history.History) Result {
 		if c.Upstream == nil {
 			c.Upstream = map[string]int{}
 		}
-		c.Upstream[u.Path+" "+u.Kind+" "+string(u.Outcome)]++
+		c.Upstream[u.Path+" "+u.CountKey().String()]++
 	}
 	return Result{History: h, Verdicts: vs, Verdict: Overall(vs), Counts: c}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -28,7 +28,7 @@ func rerouteLoop(h *history.History, at int, claimed string) {
 	if claimed != "" {
 		h.Requests[0].Models = []string{claimed}
 	}
-	for i, kind := range []string{"initial", "follow_up"} {
+	for i, kind := range []wire.RequestKind{wire.KindInitial, wire.KindFollowUp} {
 		u := up(at+i, kind, "forwarded", 200)
 		u.Model, u.ServedModel = "gpt-asked", "gpt-served"
 		h.Upstream = append(h.Upstream, u)
@@ -47,16 +47,16 @@ func seedHistory(mut func(h *history.History)) *history.History {
 	return h
 }
 
-func up(at int, kind string, outcome history.Outcome, status int) history.UpstreamRequest {
-	return history.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Kind: kind, Outcome: outcome, Status: status}
+func up(at int, kind wire.RequestKind, outcome wire.Outcome, status int) wire.UpstreamRequest {
+	return wire.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Kind: kind, Outcome: outcome, Status: status}
 }
 
-func mcp(at int, kind history.MCPKind, tool, detail string) history.MCPEvent {
-	return history.MCPEvent{At: ms(at), Kind: kind, Tool: tool, Detail: detail, RequestID: "1"}
+func mcp(at int, kind wire.MCPKind, tool, detail string) wire.MCPEvent {
+	return wire.MCPEvent{At: ms(at), Kind: kind, Tool: tool, Detail: detail, RequestID: "1"}
 }
 
 // mcpID is mcp with the JSON-RPC request id id.
-func mcpID(at int, kind history.MCPKind, tool, detail, id string) history.MCPEvent {
+func mcpID(at int, kind wire.MCPKind, tool, detail, id string) wire.MCPEvent {
 	e := mcp(at, kind, tool, detail)
 	e.RequestID = id
 	return e
@@ -67,18 +67,18 @@ func mcpID(at int, kind history.MCPKind, tool, detail, id string) history.MCPEve
 func keyedDrop(h *history.History) {
 	h.Setup.Tools = []string{"commit_write_keyed"}
 	w := keyedWrite(1, "k1")
-	h.MCP = append(h.MCP, mcpID(1, history.MCPCall, "commit_write_keyed", "", "1"), w, mcpID(2, history.MCPFault, "commit_write_keyed", "drop_after_execute", "1"))
+	h.MCP = append(h.MCP, mcpID(1, wire.MCPCall, "commit_write_keyed", "", "1"), w, mcpID(2, wire.MCPFault, "commit_write_keyed", "drop_after_execute", "1"))
 }
 
 // withHeaders is u with the response headers headers.
-func withHeaders(u history.UpstreamRequest, headers map[string]string) history.UpstreamRequest {
+func withHeaders(u wire.UpstreamRequest, headers map[string]string) wire.UpstreamRequest {
 	u.Headers = headers
 	return u
 }
 
 // keyedWrite is a write of commit_write_keyed with idempotency key key.
-func keyedWrite(at int, key string) history.MCPEvent {
-	w := mcp(at, history.MCPWrite, "commit_write_keyed", "")
+func keyedWrite(at int, key string) wire.MCPEvent {
+	w := mcp(at, wire.MCPWrite, "commit_write_keyed", "")
 	w.Key = key
 	return w
 }
@@ -88,7 +88,7 @@ func keyedWrite(at int, key string) history.MCPEvent {
 func renamedInFirst(h *history.History) {
 	h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
 	loop(h, 1, "forwarded", 200)
-	h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "commit_write", history.MCPToolRemoved), mcp(2, history.MCPToolsChanged, "record_entry", history.MCPToolAdded))
+	h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "commit_write", wire.MCPToolRemoved), mcp(2, wire.MCPToolsChanged, "record_entry", wire.MCPToolAdded))
 }
 
 // addedInFirst makes h two client requests (0–100ms, 200–300ms) whose
@@ -96,11 +96,11 @@ func renamedInFirst(h *history.History) {
 func addedInFirst(h *history.History) {
 	h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
 	loop(h, 1, "forwarded", 200)
-	h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "record_entry", history.MCPToolAdded))
+	h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "record_entry", wire.MCPToolAdded))
 }
 
 // offering is u offering the tools names.
-func offering(u history.UpstreamRequest, names ...string) history.UpstreamRequest {
+func offering(u wire.UpstreamRequest, names ...string) wire.UpstreamRequest {
 	u.Offered = names
 	return u
 }
@@ -120,9 +120,9 @@ func initialFailures(h *history.History, n int) {
 }
 
 // loop appends one whole tool loop: initial, call and write, follow-up.
-func loop(h *history.History, at int, followOutcome history.Outcome, followStatus int) {
+func loop(h *history.History, at int, followOutcome wire.Outcome, followStatus int) {
 	h.Upstream = append(h.Upstream, up(at, "initial", "forwarded", 200), up(at+2, "follow_up", followOutcome, followStatus))
-	h.MCP = append(h.MCP, mcp(at+1, history.MCPCall, "commit_write", ""), mcp(at+1, history.MCPWrite, "commit_write", ""), mcp(at+1, history.MCPResult, "commit_write", ""))
+	h.MCP = append(h.MCP, mcp(at+1, wire.MCPCall, "commit_write", ""), mcp(at+1, wire.MCPWrite, "commit_write", ""), mcp(at+1, wire.MCPResult, "commit_write", ""))
 }
 
 func TestRules(t *testing.T) {
@@ -150,18 +150,18 @@ func TestRules(t *testing.T) {
 			loop(h, 201, "injected_500", 500)
 		}), Pass},
 		{"replay: refused before execute then retried", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "fail_before_execute"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "fail_before_execute"))
 			loop(h, 5, "forwarded", 200)
 		}), Pass},
 		{"replay: keyed re-send after a drop deduplicated", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			keyedDrop(h)
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPResult, "commit_write_keyed", "dedup", "2"))
 		}), Pass},
 		{"replay: keyed re-send after a drop with a new key", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			keyedDrop(h)
 			w := keyedWrite(3, "k2")
 			w.RequestID = "2"
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), w)
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), w)
 		}), Fail},
 		{"replay: no call reached", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200))
@@ -263,100 +263,100 @@ func TestRules(t *testing.T) {
 
 		{"ambiguous: not re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.MCP = append(h.MCP, mcp(2, history.MCPFault, "commit_write", "drop_after_execute"))
+			h.MCP = append(h.MCP, mcp(2, wire.MCPFault, "commit_write", "drop_after_execute"))
 		}), Pass},
 		{"ambiguous: re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.MCP = append(h.MCP, mcp(2, history.MCPFault, "commit_write", "drop_after_execute"), mcp(3, history.MCPCall, "commit_write", ""), mcp(3, history.MCPWrite, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(2, wire.MCPFault, "commit_write", "drop_after_execute"), mcp(3, wire.MCPCall, "commit_write", ""), mcp(3, wire.MCPWrite, "commit_write", ""))
 		}), Fail},
 		{"ambiguous: session expired after execute, not re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPWrite, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", history.MCPFaultExpireSessionAfterExecute),
-				mcp(3, history.MCPSession, "", "initialize"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPWrite, "commit_write", ""), mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultExpireSessionAfterExecute),
+				mcp(3, wire.MCPSession, "", "initialize"))
 		}), Pass},
 		{"ambiguous: session expired after execute, re-sent on a new session", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPWrite, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", history.MCPFaultExpireSessionAfterExecute),
-				mcp(3, history.MCPSession, "", "initialize"), mcpID(4, history.MCPCall, "commit_write", "", "2"), mcpID(4, history.MCPWrite, "commit_write", "", "2"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPWrite, "commit_write", ""), mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultExpireSessionAfterExecute),
+				mcp(3, wire.MCPSession, "", "initialize"), mcpID(4, wire.MCPCall, "commit_write", "", "2"), mcpID(4, wire.MCPWrite, "commit_write", "", "2"))
 		}), Fail},
 		{"dispatch: a call refused with 404 for an expired session did not run", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", history.MCPFaultExpireSession),
-				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(2, history.MCPWrite, "commit_write", "", "2"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultExpireSession),
+				mcpID(2, wire.MCPCall, "commit_write", "", "2"), mcpID(2, wire.MCPWrite, "commit_write", "", "2"))
 		}), Pass},
 		{"dispatch: a call of an unknown tool did not run", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", history.MCPCallUnknownTool),
-				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(2, history.MCPWrite, "commit_write", "", "2"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool),
+				mcpID(2, wire.MCPCall, "commit_write", "", "2"), mcpID(2, wire.MCPWrite, "commit_write", "", "2"))
 		}), Pass},
 		{"ambiguous: the script's second call is not a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			h.Setup.ToolCalls, h.Setup.Tools = 2, []string{"commit_write", "commit_write"}
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPWrite, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", "drop_after_execute"),
-				mcp(3, history.MCPCall, "commit_write", ""), mcp(3, history.MCPWrite, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPWrite, "commit_write", ""), mcp(2, wire.MCPFault, "commit_write", "drop_after_execute"),
+				mcp(3, wire.MCPCall, "commit_write", ""), mcp(3, wire.MCPWrite, "commit_write", ""))
 		}), Pass},
 		{"ambiguous: two scripted calls and a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			h.Setup.ToolCalls, h.Setup.Tools = 2, []string{"commit_write", "commit_write"}
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(2, history.MCPFault, "commit_write", "drop_after_execute"),
-				mcp(3, history.MCPCall, "commit_write", ""), mcp(4, history.MCPCall, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(2, wire.MCPFault, "commit_write", "drop_after_execute"),
+				mcp(3, wire.MCPCall, "commit_write", ""), mcp(4, wire.MCPCall, "commit_write", ""))
 		}), Fail},
 		{"ambiguous: keyed re-send deduplicated", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPResult, "commit_write_keyed", "dedup", "2"))
 		}), Pass},
 		{"ambiguous: keyed re-send deduplicated, its answer dropped too", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPFault, "commit_write_keyed", "drop_after_execute", "2"))
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPFault, "commit_write_keyed", "drop_after_execute", "2"))
 		}), Pass},
 		{"ambiguous: keyed re-send with a new key writes again", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
 			w := keyedWrite(3, "k2")
 			w.RequestID = "2"
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), w, mcpID(3, history.MCPResult, "commit_write_keyed", "", "2"))
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), w, mcpID(3, wire.MCPResult, "commit_write_keyed", "", "2"))
 		}), Fail},
 		{"ambiguous: keyed re-send refused by is_error is still a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPFault, "commit_write_keyed", "is_error", "2"))
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPFault, "commit_write_keyed", "is_error", "2"))
 		}), Fail},
 		{"ambiguous: no drop", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
 		{"keyed: same key", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1, "k1"), mcp(1, history.MCPResult, "commit_write_keyed", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write_keyed", ""), keyedWrite(1, "k1"), mcp(1, wire.MCPResult, "commit_write_keyed", ""))
 			for i := range 2 {
-				h.MCP = append(h.MCP, mcp(2+i, history.MCPCall, "commit_write_keyed", ""), mcp(2+i, history.MCPResult, "commit_write_keyed", "dedup"))
+				h.MCP = append(h.MCP, mcp(2+i, wire.MCPCall, "commit_write_keyed", ""), mcp(2+i, wire.MCPResult, "commit_write_keyed", "dedup"))
 			}
 		}), Pass},
 		{"keyed: fresh keys", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
 			for i, k := range []string{"k1", "k2", "k3"} {
-				h.MCP = append(h.MCP, mcp(1+i, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1+i, k))
+				h.MCP = append(h.MCP, mcp(1+i, wire.MCPCall, "commit_write_keyed", ""), keyedWrite(1+i, k))
 			}
 		}), Fail},
 		{"keyed: fresh keys in one request, no call in the next", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
 			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
 			for i, k := range []string{"k1", "k2"} {
-				h.MCP = append(h.MCP, mcp(1+i, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1+i, k))
+				h.MCP = append(h.MCP, mcp(1+i, wire.MCPCall, "commit_write_keyed", ""), keyedWrite(1+i, k))
 			}
 		}), Fail},
 		{"keyed: not retried", "keyed-retry-same-key", seedHistory(func(h *history.History) {
 			h.Setup.Tools = []string{"commit_write_keyed"}
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write_keyed", ""), keyedWrite(1, "k1"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write_keyed", ""), keyedWrite(1, "k1"))
 		}), Unknown},
 
 		{"is-error: each call once", "is-error-not-retried", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "is_error"))
 		}), Pass},
 		{"is-error: retried", "is-error-not-retried", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"), mcp(2, history.MCPCall, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "is_error"), mcp(2, wire.MCPCall, "commit_write", ""))
 		}), Fail},
 		{"is-error: breaker short-circuits", "is-error-not-retried", seedHistory(func(h *history.History) {
 			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "is_error"))
 		}), Fail},
 		{"is-error: retried in one request, short-circuited in the next", "is-error-not-retried", seedHistory(func(h *history.History) {
 			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"), mcp(2, history.MCPCall, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "is_error"), mcp(2, wire.MCPCall, "commit_write", ""))
 		}), Fail},
 		{"is-error: once in each of two requests", "is-error-not-retried", seedHistory(func(h *history.History) {
 			h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "is_error"), mcp(201, history.MCPCall, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "is_error"), mcp(201, wire.MCPCall, "commit_write", ""))
 		}), Pass},
 		{"is-error: none", "is-error-not-retried", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
@@ -423,20 +423,20 @@ func TestRules(t *testing.T) {
 		{"bounded: no failure", "bounded-attempts", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
 		{"cancel: cancelled", "cancel-propagates", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPCancelled, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "delay"), mcp(50, wire.MCPCancelled, "commit_write", ""))
 		}), Pass},
 		{"cancel: kept running", "cancel-propagates", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "delay"))
 		}), Fail},
 		{"cancel: answered after the tool timeout", "cancel-propagates", seedHistory(func(h *history.History) {
 			h.Setup.ToolTimeout = ms(10)
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPResult, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "delay"), mcp(50, wire.MCPResult, "commit_write", ""))
 		}), Fail},
 		{"cancel: answered after the client had its answer", "cancel-propagates", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(150, history.MCPResult, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "delay"), mcp(150, wire.MCPResult, "commit_write", ""))
 		}), Fail},
 		{"cancel: finished first", "cancel-propagates", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(5, history.MCPResult, "commit_write", ""))
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "delay"), mcp(5, wire.MCPResult, "commit_write", ""))
 		}), Unknown},
 		{"cancel: no slow call", "cancel-propagates", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 		{"model: served model surfaced", "model-honored", seedHistory(func(h *history.History) {
@@ -484,32 +484,32 @@ func TestRules(t *testing.T) {
 		{"stale: the later request calls the renamed tool's new name", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"), mcp(203, history.MCPCall, "record_entry", ""), mcp(203, history.MCPWrite, "record_entry", ""))
+			h.MCP = append(h.MCP, mcp(202, wire.MCPSession, "", "tools/list"), mcp(203, wire.MCPCall, "record_entry", ""), mcp(203, wire.MCPWrite, "record_entry", ""))
 		}), Pass},
 		{"stale: the later request calls the old name", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(203, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
+			h.MCP = append(h.MCP, mcp(203, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool))
 		}), Fail},
 		{"stale: an unknown-tool call in the request of the change is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
-			h.MCP = append(h.MCP, mcp(50, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
+			h.MCP = append(h.MCP, mcp(50, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool))
 			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-read_ledger", "ledger-record_entry"))
 		}), Pass},
 		{"stale: a call before the target listed the tools again is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(202, history.MCPCall, "commit_write", history.MCPCallUnknownTool), mcp(203, history.MCPSession, "", "tools/list"))
+			h.MCP = append(h.MCP, mcp(202, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool), mcp(203, wire.MCPSession, "", "tools/list"))
 			h.Upstream = append(h.Upstream, offering(up(204, "initial", "forwarded", 200), "ledger-record_entry"))
 		}), Pass},
 		{"stale: the old name called after listing again", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"), mcp(203, history.MCPCall, "commit_write", history.MCPCallUnknownTool))
+			h.MCP = append(h.MCP, mcp(202, wire.MCPSession, "", "tools/list"), mcp(203, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool))
 		}), Fail},
 		{"stale: no later request", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.MCP = append(h.MCP, mcp(2, history.MCPToolsChanged, "commit_write", history.MCPToolRemoved))
+			h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "commit_write", wire.MCPToolRemoved))
 		}), Unknown},
 		{"stale: the later request offers the renamed tool's new name, and a tool whose name ends like the old one", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
@@ -535,12 +535,12 @@ func TestRules(t *testing.T) {
 		{"stale: a request before the target listed the tools again is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			addedInFirst(h)
 			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-commit_write"))
-			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"))
+			h.MCP = append(h.MCP, mcp(202, wire.MCPSession, "", "tools/list"))
 			h.Upstream = append(h.Upstream, offering(up(203, "initial", "forwarded", 200), "ledger-commit_write", "ledger-record_entry"))
 		}), Pass},
 		{"stale: the added tool not offered after listing again", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			addedInFirst(h)
-			h.MCP = append(h.MCP, mcp(202, history.MCPSession, "", "tools/list"))
+			h.MCP = append(h.MCP, mcp(202, wire.MCPSession, "", "tools/list"))
 			h.Upstream = append(h.Upstream, offering(up(203, "initial", "forwarded", 200), "ledger-commit_write"))
 		}), Fail},
 		{"stale: later requests offered no tools and called none", "no-stale-tool-call", seedHistory(func(h *history.History) {
@@ -550,31 +550,31 @@ func TestRules(t *testing.T) {
 		{"stale: the list did not change", "no-stale-tool-call", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
 		{"reauth: refused once, sent again once", "reauth-at-most-once", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcpID(1, history.MCPCall, "commit_write", "", "1"), mcpID(1, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, "1"),
-				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(2, history.MCPWrite, "commit_write", "", "2"))
+			h.MCP = append(h.MCP, mcpID(1, wire.MCPCall, "commit_write", "", "1"), mcpID(1, wire.MCPFault, "commit_write", wire.MCPFaultUnauthorized, "1"),
+				mcpID(2, wire.MCPCall, "commit_write", "", "2"), mcpID(2, wire.MCPWrite, "commit_write", "", "2"))
 		}), Pass},
 		{"reauth: refused twice, given up", "reauth-at-most-once", seedHistory(func(h *history.History) {
 			for i := range 2 {
 				id := string(rune('1' + i))
-				h.MCP = append(h.MCP, mcpID(1+i, history.MCPCall, "commit_write", "", id), mcpID(1+i, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, id))
+				h.MCP = append(h.MCP, mcpID(1+i, wire.MCPCall, "commit_write", "", id), mcpID(1+i, wire.MCPFault, "commit_write", wire.MCPFaultUnauthorized, id))
 			}
 		}), Pass},
 		{"reauth: the script's second call after a refusal and its retry", "reauth-at-most-once", seedHistory(func(h *history.History) {
 			h.Setup.ToolCalls, h.Setup.Tools = 2, []string{"commit_write", "commit_write"}
-			h.MCP = append(h.MCP, mcpID(1, history.MCPCall, "commit_write", "", "1"), mcpID(1, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, "1"),
-				mcpID(2, history.MCPCall, "commit_write", "", "2"), mcpID(3, history.MCPCall, "commit_write", "", "3"))
+			h.MCP = append(h.MCP, mcpID(1, wire.MCPCall, "commit_write", "", "1"), mcpID(1, wire.MCPFault, "commit_write", wire.MCPFaultUnauthorized, "1"),
+				mcpID(2, wire.MCPCall, "commit_write", "", "2"), mcpID(3, wire.MCPCall, "commit_write", "", "3"))
 		}), Pass},
 		{"reauth: sent again and again", "reauth-at-most-once", seedHistory(func(h *history.History) {
 			for i := range 4 {
 				id := string(rune('1' + i))
-				h.MCP = append(h.MCP, mcpID(1+i, history.MCPCall, "commit_write", "", id), mcpID(1+i, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, id))
+				h.MCP = append(h.MCP, mcpID(1+i, wire.MCPCall, "commit_write", "", id), mcpID(1+i, wire.MCPFault, "commit_write", wire.MCPFaultUnauthorized, id))
 			}
 		}), Fail},
 		{"reauth: four logical calls, each refused twice", "reauth-at-most-once", seedHistory(func(h *history.History) {
 			h.Setup.ToolCalls, h.Setup.Tools = 4, []string{"commit_write", "commit_write", "commit_write", "commit_write"}
 			for i := range 8 {
 				id := string(rune('a' + i))
-				h.MCP = append(h.MCP, mcpID(1+i, history.MCPCall, "commit_write", "", id), mcpID(1+i, history.MCPFault, "commit_write", history.MCPFaultUnauthorized, id))
+				h.MCP = append(h.MCP, mcpID(1+i, wire.MCPCall, "commit_write", "", id), mcpID(1+i, wire.MCPFault, "commit_write", wire.MCPFaultUnauthorized, id))
 			}
 		}), Pass},
 		{"reauth: nothing refused", "reauth-at-most-once", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
@@ -617,7 +617,7 @@ func TestCounts(t *testing.T) {
 		h.Expect = history.Expect{Counts: history.Counts{
 			Status:   intp(500),
 			Writes:   history.Exactly(1),
-			Upstream: map[string]history.Count{"initial": *history.Exactly(1), "follow_up injected_500": *history.Exactly(3)},
+			Upstream: map[wire.CountKey]history.Count{{Kind: wire.KindInitial}: *history.Exactly(1), {Kind: wire.KindFollowUp, Outcome: wire.Injected(500)}: *history.Exactly(3)},
 			MCP:      &history.MCPExpect{Calls: &history.CallCount{PerTool: map[string]history.Count{"commit_write": *history.Exactly(3)}}},
 		}}
 	})
@@ -704,44 +704,6 @@ func TestRuleDocs(t *testing.T) {
 	}
 }
 
-func TestUpstreamKey(t *testing.T) {
-	tests := []struct {
-		key     string
-		wantErr bool
-	}{
-		{"initial", false},
-		{"any", false},
-		{"follow_up injected_500", false},
-		{"initial dropped_stream", false},
-		{"follow_up reset", false},
-		{"followup", true},
-		{"follow_up injected_50", true},
-		{"follow_up injected_0500", true},
-		{"follow_up dropped", true},
-		{"initial forwarded extra", true},
-		{"initial ", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.key, func(t *testing.T) {
-			if err := UpstreamKey(tt.key); (err != nil) != tt.wantErr {
-				t.Errorf("UpstreamKey(%q) = %v, wantErr %v", tt.key, err, tt.wantErr)
-			}
-		})
-	}
-}
-
-// TestUpstreamKeyPattern checks that the schema's pattern accepts exactly
-// what UpstreamKey accepts.
-func TestUpstreamKeyPattern(t *testing.T) {
-	re := regexp.MustCompile(UpstreamKeyPattern())
-	for _, key := range []string{"initial", "any", "follow_up injected_500", "initial dropped_stream", "follow_up reset",
-		"followup", "follow_up injected_50", "follow_up injected_0500", "follow_up dropped", "initial forwarded extra", "initial "} {
-		if got, want := re.MatchString(key), UpstreamKey(key) == nil; got != want {
-			t.Errorf("pattern matches %q = %v, UpstreamKey accepts it = %v", key, got, want)
-		}
-	}
-}
-
 func TestStatusOfAnUnansweredRequest(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -794,8 +756,8 @@ func TestExchangeAt(t *testing.T) {
 }
 
 // faultReport is an armed fault's report with the fault JSON raw.
-func faultReport(side string, index int, raw string, matched, fired int) history.FaultReport {
-	return history.FaultReport{Side: side, Index: index, Fault: json.RawMessage(raw), Matched: matched, Fired: fired}
+func faultReport(side string, index int, raw string, matched, fired int) wire.FaultReport {
+	return wire.FaultReport{Side: side, Index: index, Fault: json.RawMessage(raw), Matched: matched, Fired: fired}
 }
 
 // TestRunFactsHoldPass checks that a rule that would pass says unknown when
@@ -807,9 +769,9 @@ func TestRunFactsHoldPass(t *testing.T) {
 	followUp500 := `{"on":"follow_up","respond":{"status":500},"times":"always"}`
 	messagesStream := func(h *history.History) {
 		h.Upstream = append(h.Upstream,
-			history.UpstreamRequest{At: ms(1), Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Stream: true},
-			history.UpstreamRequest{At: ms(5), Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Stream: true})
-		h.MCP = append(h.MCP, mcp(2, history.MCPCall, "commit_write", ""), mcp(2, history.MCPWrite, "commit_write", ""))
+			wire.UpstreamRequest{At: ms(1), Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Stream: true},
+			wire.UpstreamRequest{At: ms(5), Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Stream: true})
+		h.MCP = append(h.MCP, mcp(2, wire.MCPCall, "commit_write", ""), mcp(2, wire.MCPWrite, "commit_write", ""))
 	}
 	tests := []struct {
 		name string
@@ -823,13 +785,13 @@ func TestRunFactsHoldPass(t *testing.T) {
 	}{
 		{"an upstream fault that never fired holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			messagesStream(h)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 0, 0)}
 		}), Unknown, "cannot judge: upstream fault 1 {on: follow_up, respond: {status: 500}, times: always} never fired (it matched no request): " +
 			"the target sent 2 initial requests and no follow-up (/v1/messages, streamed); " +
 			"without that the rule would pass: expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1)", nil, nil},
 		{"a fault that fired lets the rule pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "injected_500", 500)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 1, 1)}
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 1, 1)}
 		}), Pass, "expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1)", nil, nil},
 		{"a history without fault reports is judged as before", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
@@ -838,62 +800,62 @@ func TestRunFactsHoldPass(t *testing.T) {
 		{"a failure stays a failure when the fault never fired", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			loop(h, 10, "forwarded", 200)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 0, 0)}
 		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2)", nil, nil},
 		{"an unknown stays unknown with its own reason", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 0, 0)}
 		}), Unknown, "cannot judge: no tools/call connection was dropped after execution", nil, nil},
 		{"a fault that matched but did not fire", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503), up(2, "initial", "forwarded", 200), up(3, "follow_up", "forwarded", 200))
-			h.Faults = []history.FaultReport{
-				faultReport(history.FaultUpstream, 1, `{"on":"initial","respond":{"status":503},"times":"once"}`, 1, 1),
-				faultReport(history.FaultUpstream, 2, `{"on":"initial","respond":{"status":429},"times":{"nth":3}}`, 2, 0),
+			h.Faults = []wire.FaultReport{
+				faultReport(wire.FaultUpstream, 1, `{"on":"initial","respond":{"status":503},"times":"once"}`, 1, 1),
+				faultReport(wire.FaultUpstream, 2, `{"on":"initial","respond":{"status":429},"times":{"nth":3}}`, 2, 0),
 			}
 		}), Unknown, "", []string{"upstream fault 2 {on: initial, respond: {status: 429}, times: {nth: 3}} never fired (it matched 2 requests and fired on none): " +
 			"the target sent 2 initial requests and 1 follow-up (/v1/chat/completions, not streamed)"}, []string{"upstream fault 1"}},
 		{"an MCP fault on a tool never called", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500), up(3, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(0, history.MCPSession, "", "initialize"), mcp(0, history.MCPSession, "", "tools/list"), mcp(0, history.MCPSession, "", "tools/list"))
-			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 1, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
+			h.MCP = append(h.MCP, mcp(0, wire.MCPSession, "", "initialize"), mcp(0, wire.MCPSession, "", "tools/list"), mcp(0, wire.MCPSession, "", "tools/list"))
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultMCP, 1, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
 		}), Unknown, "", []string{"cannot judge: mcp fault 1 {tool: commit_write, drop_after_execute: {}} never fired (it matched no tools/call): " +
 			"the target made no tools/call (session: initialize, tools/list); without that the rule would pass: expected a retry"}, nil},
 		{"a session step fault that matched no step", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.MCP = append([]history.MCPEvent{mcp(0, history.MCPSessionRefused, "", "initialize"), mcp(0, history.MCPSession, "", "initialize")}, h.MCP...)
-			r := faultReport(history.FaultMCP, 1, `{"method":"tools/list","fail_before_execute":{}}`, 0, 0)
+			h.MCP = append([]wire.MCPEvent{mcp(0, wire.MCPSessionRefused, "", "initialize"), mcp(0, wire.MCPSession, "", "initialize")}, h.MCP...)
+			r := faultReport(wire.FaultMCP, 1, `{"method":"tools/list","fail_before_execute":{}}`, 0, 0)
 			r.Method = "tools/list"
-			h.Faults = []history.FaultReport{r}
+			h.Faults = []wire.FaultReport{r}
 		}), Unknown, "", []string{"cannot judge: mcp fault 1 {method: tools/list, fail_before_execute: {}} never fired (it matched no tools/list request): " +
 			"the target called commit_write ×1; without that"}, nil},
 		{"a refused session step is named", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500), up(3, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(0, history.MCPSessionRefused, "", "initialize"), mcp(0, history.MCPSession, "", "initialize"))
-			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 1, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
+			h.MCP = append(h.MCP, mcp(0, wire.MCPSessionRefused, "", "initialize"), mcp(0, wire.MCPSession, "", "initialize"))
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultMCP, 1, `{"tool":"commit_write","drop_after_execute":{}}`, 0, 0)}
 		}), Unknown, "", []string{"the target made no tools/call (session: initialize refused, initialize)"}, nil},
 		{"an MCP fault while other tools were called", "cancel-propagates", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""), mcp(1, history.MCPFault, "commit_write", "delay"), mcp(50, history.MCPCancelled, "commit_write", ""),
-				mcp(60, history.MCPCall, "read_ledger", ""), mcp(61, history.MCPCall, "read_ledger", ""))
-			h.Faults = []history.FaultReport{
-				faultReport(history.FaultMCP, 1, `{"tool":"commit_write","delay":"3s"}`, 1, 1),
-				faultReport(history.FaultMCP, 2, `{"tool":"commit_write_keyed","is_error":{"message":"entry not found"}}`, 0, 0),
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "delay"), mcp(50, wire.MCPCancelled, "commit_write", ""),
+				mcp(60, wire.MCPCall, "read_ledger", ""), mcp(61, wire.MCPCall, "read_ledger", ""))
+			h.Faults = []wire.FaultReport{
+				faultReport(wire.FaultMCP, 1, `{"tool":"commit_write","delay":"3s"}`, 1, 1),
+				faultReport(wire.FaultMCP, 2, `{"tool":"commit_write_keyed","is_error":{"message":"entry not found"}}`, 0, 0),
 			}
 		}), Unknown, "", []string{`mcp fault 2 {tool: commit_write_keyed, is_error: {message: "entry not found"}} never fired (it matched no tools/call): ` +
 			"the target called commit_write ×1, read_ledger ×2"}, nil},
 		{"faults on both sides that never fired", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.Faults = []history.FaultReport{
-				faultReport(history.FaultUpstream, 1, followUp500, 0, 0),
-				faultReport(history.FaultUpstream, 2, `{"on":"initial","drop":{"after":"headers"}}`, 0, 0),
-				faultReport(history.FaultMCP, 1, `{"tool":"read_ledger","delay":"1s"}`, 0, 0),
+			h.Faults = []wire.FaultReport{
+				faultReport(wire.FaultUpstream, 1, followUp500, 0, 0),
+				faultReport(wire.FaultUpstream, 2, `{"on":"initial","drop":{"after":"headers"}}`, 0, 0),
+				faultReport(wire.FaultMCP, 1, `{"tool":"read_ledger","delay":"1s"}`, 0, 0),
 			}
 		}), Unknown, "", []string{
 			"upstream fault 1 {on: follow_up, respond: {status: 500}, times: always} (it matched no request) and upstream fault 2 {on: initial, drop: {after: headers}} (it matched no request) never fired: the target sent 1 initial request and 1 follow-up (/v1/chat/completions, not streamed); ",
 			"mcp fault 1 {tool: read_ledger, delay: 1s} never fired (it matched no tools/call): the target called commit_write ×1; ",
 		}, nil},
 		{"no model request at all", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, history.MCPCall, "commit_write", ""))
-			h.Faults = []history.FaultReport{faultReport(history.FaultUpstream, 1, followUp500, 0, 0)}
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""))
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 0, 0)}
 		}), Unknown, "", []string{"never fired (it matched no request): the target sent no model request; "}, nil},
 		{"a script call that matched no offered tool holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
@@ -910,7 +872,7 @@ func TestRunFactsHoldPass(t *testing.T) {
 			loop(h, 1, "forwarded", 200)
 			h.Upstream[0].Offered = []string{"mcp__ledger__commit_write"}
 			h.Upstream[1].Offered = []string{"mcp__ledger__commit_write"}
-			h.Upstream = append(h.Upstream, history.UpstreamRequest{At: h.Upstream[1].At, Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Unmatched: []string{"commit_write"}})
+			h.Upstream = append(h.Upstream, wire.UpstreamRequest{At: h.Upstream[1].At, Path: "/v1/messages", Kind: "initial", Outcome: "forwarded", Status: 200, Unmatched: []string{"commit_write"}})
 		}), Pass, "", nil, []string{"matched no offered tool"}},
 		{"a client that defers its tools behind tool search is named", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
@@ -942,20 +904,20 @@ func TestRunFactsHoldPass(t *testing.T) {
 		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2)", nil, nil},
 		{"keyed re-send after a drop: why it passes", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
-			h.Faults = []history.FaultReport{faultReport(history.FaultMCP, 1, `{"tool":"commit_write_keyed","times":"once","drop_after_execute":{}}`, 2, 1)}
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPResult, "commit_write_keyed", "dedup", "2"))
+			h.Faults = []wire.FaultReport{faultReport(wire.FaultMCP, 1, `{"tool":"commit_write_keyed","times":"once","drop_after_execute":{}}`, 2, 1)}
 		}), Pass, "expected no tools/call re-sent after 1 dropped connection, unless re-sent with the same idempotency key and deduplicated by the server, " +
 			"observed 1 re-sent with the same idempotency key and deduplicated by the server (1 write, 1 idempotency key)", nil, nil},
 		{"keyed re-send with a new key: why it fails", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
 			w := keyedWrite(3, "k2")
 			w.RequestID = "2"
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), w)
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), w)
 		}), Fail, "expected no tools/call re-sent after 1 dropped connection, unless re-sent with the same idempotency key and deduplicated by the server, " +
 			"observed 1 re-sent and executed again (2 writes, 2 idempotency keys)", nil, nil},
 		{"keyed dedup re-send: no-replay-after-dispatch says why", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			keyedDrop(h)
-			h.MCP = append(h.MCP, mcpID(3, history.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, history.MCPResult, "commit_write_keyed", "dedup", "2"))
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPResult, "commit_write_keyed", "dedup", "2"))
 		}), Pass, "expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write_keyed ×1) and 1 keyed re-send the server deduplicated by idempotency key", nil, nil},
 	}
 	for _, tt := range tests {

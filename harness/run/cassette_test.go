@@ -21,11 +21,11 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
-	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // provider is the base URL of the mocked model provider.
@@ -233,8 +233,8 @@ func TestCassetteModelReplaysLikeScript(t *testing.T) {
 			o.Verdicts = append(o.Verdicts, v.Check+" "+string(v.Status))
 		}
 		for _, u := range h.Upstream {
-			o.Upstream = append(o.Upstream, u.Kind+" "+string(u.Outcome))
-			if u.Outcome == history.Outcome(upstream.OutcomeCassetteMiss) {
+			o.Upstream = append(o.Upstream, u.CountKey().String())
+			if u.Outcome == wire.OutcomeCassetteMiss {
 				t.Errorf("%s on %s: a cassette miss: %+v", h.Scenario, h.Target, u)
 			}
 			// A replayed answer has the provider's id; a scripted one the

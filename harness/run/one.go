@@ -18,6 +18,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/procnet"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // settleGrace bounds the wait, after the last answer, for the ledger's calls
@@ -179,18 +180,15 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 	if a.output != nil {
 		h.TargetOutput = a.output()
 	}
-	for _, u := range env.upstream.Requests(token) {
-		h.Upstream = append(h.Upstream, history.UpstreamRequest{
-			At: at(u.Time), Path: u.Path, Endpoint: u.Endpoint, Kind: u.Kind, Outcome: outcomeOf(u), Stream: u.Stream,
-			Status: u.Status, Fault: u.Fault, Headers: u.Headers, Model: u.Model, ServedModel: u.ServedModel, ToolCalls: len(u.ToolCalls),
-			Offered: u.Offered, Unmatched: u.Unmatched, Events: u.Events, ContentEvents: u.ContentEvents, ResponseID: u.ResponseID,
-			Calls: toolCalls(u.ToolCalls, u.CallIDs), ResultIDs: u.ResultIDs,
-		})
+	// The history stores the fakes' records as they are, with their times
+	// as offsets from the run's start.
+	h.Upstream = append(h.Upstream, env.upstream.Requests(token)...)
+	for i := range h.Upstream {
+		h.Upstream[i].At = at(h.Upstream[i].Time)
 	}
-	for _, e := range env.ledger.Events(token) {
-		h.MCP = append(h.MCP, history.MCPEvent{
-			At: at(e.Time), Kind: mcpKindOf(e), Tool: e.Tool, RequestID: e.RequestID, Entry: e.Entry, Key: e.Key, Detail: e.Detail,
-		})
+	h.MCP = append(h.MCP, env.ledger.Events(token)...)
+	for i := range h.MCP {
+		h.MCP[i].At = at(h.MCP[i].Time)
 	}
 	sort.SliceStable(h.Upstream, func(i, j int) bool { return h.Upstream[i].At < h.Upstream[j].At })
 	sort.SliceStable(h.MCP, func(i, j int) bool { return h.MCP[i].At < h.MCP[j].At })
@@ -200,10 +198,10 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 		}
 	}
 	for i, f := range env.upstream.FaultReports(token) {
-		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultUpstream, Index: i + 1, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultUpstream, Index: i + 1, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
 	}
 	for i, f := range env.ledger.FaultReports(token) {
-		h.Faults = append(h.Faults, history.FaultReport{Side: history.FaultMCP, Index: i + 1, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
+		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultMCP, Index: i + 1, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
 	}
 	h.Unattributed = unattributed(env, start, end)
 	// The history holds what the run needs: the fakes, which a long repeat
@@ -212,25 +210,9 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 	env.ledger.Forget(token)
 }
 
-// toolCalls pairs an answer's tool call names with their ids (ids may be
-// fewer: a call without one gets "").
-func toolCalls(names, ids []string) []history.ToolCall {
-	if len(names) == 0 {
-		return nil
-	}
-	out := make([]history.ToolCall, len(names))
-	for i, n := range names {
-		out[i].Tool = n
-		if i < len(ids) {
-			out[i].ID = ids[i]
-		}
-	}
-	return out
-}
-
 // calledPaths returns the distinct model API paths of the upstream requests
 // between start and end, in order of first call.
-func calledPaths(ups []history.UpstreamRequest, start, end history.Duration) []string {
+func calledPaths(ups []wire.UpstreamRequest, start, end history.Duration) []string {
 	var out []string
 	for _, u := range ups {
 		if u.At >= start && u.At <= end && !slices.Contains(out, u.Path) {
@@ -258,11 +240,11 @@ func unattributed(env *fakesEnv, start, end time.Time) *history.Unattributed {
 	for _, r := range env.upstream.Requests("") {
 		if in(r.Time) {
 			u.Upstream++
-			sample("POST " + r.Path + " " + r.Kind + " " + r.Outcome)
+			sample("POST " + r.Path + " " + r.CountKey().String())
 		}
 	}
 	for _, e := range env.ledger.Events("") {
-		if e.Kind == ledger.EventCall && in(e.Time) {
+		if e.Kind == wire.MCPCall && in(e.Time) {
 			u.MCP++
 			sample("tools/call " + e.Tool)
 		}
@@ -316,7 +298,7 @@ func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
 // and cancelled before the ledger read it is still the target's call, and
 // still cancelled.
 func settle(ctx context.Context, l *ledger.Server, token string, port int) {
-	over := func(ledger.Counts) bool { return ended(l.Events(token)) }
+	over := func(wire.MCPCounts) bool { return ended(l.Events(token)) }
 	grace, cancel := context.WithTimeout(ctx, settleGrace)
 	_, _ = l.WaitFor(grace, token, over)
 	cancel()
@@ -367,18 +349,18 @@ func ownPort(raw string) int {
 
 // endingFaults are the ledger fault events that end a call: it is answered
 // by the fault instead of the SDK.
-var endingFaults = []string{"fail_before_execute", "drop_after_execute", ledger.FaultUnauthorized,
-	ledger.FaultExpireSession, ledger.FaultExpireSessionAfterExecute}
+var endingFaults = []string{wire.MCPFaultFailBeforeExecute, wire.MCPFaultDropAfterExecute, wire.MCPFaultUnauthorized,
+	wire.MCPFaultExpireSession, wire.MCPFaultExpireSessionAfterExecute}
 
 // ended reports whether every call event has a terminal event.
-func ended(evs []ledger.Event) bool {
+func ended(evs []wire.MCPEvent) bool {
 	open := 0
 	for _, e := range evs {
 		switch {
-		case e.Kind == ledger.EventCall:
+		case e.Kind == wire.MCPCall:
 			open++
-		case e.Kind == ledger.EventResult, e.Kind == ledger.EventCancelled,
-			e.Kind == ledger.EventFault && slices.Contains(endingFaults, e.Detail):
+		case e.Kind == wire.MCPResult, e.Kind == wire.MCPCancelled,
+			e.Kind == wire.MCPFault && slices.Contains(endingFaults, e.Detail):
 			open--
 		}
 	}

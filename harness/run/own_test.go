@@ -17,6 +17,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // agentScenarios run an agent with its own prompt: with no fault, and with
@@ -104,7 +105,7 @@ timeout: 20s
 				t.Errorf("client exchange claims endpoint %q path %q; the client chose its own", h.Requests[0].Endpoint, h.Requests[0].Path)
 			}
 			var session []string
-			for _, e := range h.MCPOf(history.MCPSession, "") {
+			for _, e := range h.MCPOf(wire.MCPSession, "") {
 				session = append(session, e.Detail)
 			}
 			if !slices.Contains(session, "initialize") || !slices.Contains(session, "tools/list") && !slices.Contains(session, "notifications/initialized") {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestParseCounts checks that every count of expect, and of its targets
@@ -35,13 +37,13 @@ expect:
 		"writes":        e.Writes.String(),
 		"keys":          e.Keys.String(),
 		"cancellations": e.Cancellations.String(),
-		"initial":       e.Upstream["initial"].String(),
-		"follow_up":     e.Upstream["follow_up"].String(),
+		"initial":       e.Upstream[wire.CountKey{Kind: wire.KindInitial}].String(),
+		"follow_up":     e.Upstream[wire.CountKey{Kind: wire.KindFollowUp}].String(),
 		"mcp":           e.MCP.Calls.String(),
 		"data_chunks":   e.DataChunks.String(),
 		"error_events":  e.ErrorEvents.String(),
-		"builtin":       e.Targets["builtin:*"].Upstream["initial"].String() + " " + e.Targets["builtin:*"].MCP.Calls.String(),
-		"on builtin":    e.For("builtin:guarded").Upstream["initial"].String(),
+		"builtin":       e.Targets["builtin:*"].Upstream[wire.CountKey{Kind: wire.KindInitial}].String() + " " + e.Targets["builtin:*"].MCP.Calls.String(),
+		"on builtin":    e.For("builtin:guarded").Upstream[wire.CountKey{Kind: wire.KindInitial}].String(),
 	}
 	want := map[string]string{
 		"writes": "at most 1", "keys": "at most 1", "cancellations": "any number", "initial": "1–3", "follow_up": "2",
@@ -156,7 +158,7 @@ func TestShippedClientScenariosFitAnyClient(t *testing.T) {
 			t.Errorf("%s: %v", s.Name, w)
 		}
 		for k, c := range s.Expect.Upstream {
-			if _, exact := c.Exact(); exact && strings.HasPrefix(k, "initial") {
+			if _, exact := c.Exact(); exact && k.Kind == wire.KindInitial {
 				t.Errorf("%s: upstream %s is exactly %s; a real client sends initial requests of its own", s.Name, k, c)
 			}
 		}

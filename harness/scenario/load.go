@@ -18,6 +18,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -265,9 +266,9 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 		}
 	}
 	checkCounts := func(c history.Counts, prefix ...any) {
-		for _, k := range slices.Sorted(maps.Keys(c.Upstream)) {
-			if err := rules.UpstreamKey(k); err != nil {
-				fail(append(slices.Clone(prefix), "upstream", k), "%v", err)
+		for _, k := range slices.SortedFunc(maps.Keys(c.Upstream), wire.CompareCountKeys) {
+			if err := k.Check(); err != nil {
+				fail(append(slices.Clone(prefix), "upstream", k.String()), "%v", err)
 			}
 		}
 		if m := c.MCP; m != nil && m.Calls != nil {

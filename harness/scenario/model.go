@@ -12,6 +12,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -185,7 +186,7 @@ func (m *Model) Calls() []string {
 			continue
 		}
 		seen = append(seen, e.Request)
-		if e.Request.Kind == upstream.KindInitial {
+		if e.Request.Kind == string(wire.KindInitial) {
 			initial++
 		}
 		for _, c := range upstream.RecordedCalls(e) {

@@ -12,6 +12,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // SchemaID is the $id of the scenario file schema.
@@ -43,7 +44,7 @@ func Schema() ([]byte, error) {
 	for _, d := range []string{"Expect", "Counts"} {
 		if def, ok := defs[d]; ok {
 			if up, ok := def.Properties.Get("upstream"); ok {
-				up.PropertyNames = &jsonschema.Schema{Pattern: rules.UpstreamKeyPattern()}
+				up.PropertyNames = &jsonschema.Schema{Pattern: wire.CountKeyPattern()}
 			}
 		}
 	}

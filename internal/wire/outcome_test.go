@@ -1,9 +1,11 @@
-package history
+package wire
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/duration"
 )
 
 func TestOutcome(t *testing.T) {
@@ -48,7 +50,7 @@ func TestOutcome(t *testing.T) {
 // TestFactsJSON checks that typed facts are written as the plain strings
 // saved histories hold, and read back.
 func TestFactsJSON(t *testing.T) {
-	in := UpstreamRequest{At: Duration(1500 * time.Microsecond), Kind: "follow_up", Outcome: Injected(503)}
+	in := UpstreamRequest{At: duration.Duration(1500 * time.Microsecond), Kind: "follow_up", Outcome: Injected(503)}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)

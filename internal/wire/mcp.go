@@ -1,0 +1,114 @@
+package wire
+
+import (
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/duration"
+)
+
+// MCPKind is the kind of an MCP event the ledger reported. It is written in
+// JSON as its name.
+type MCPKind string
+
+// MCP event kinds.
+const (
+	// MCPCall is a tools/call the ledger received; Detail is
+	// MCPCallUnknownTool for a tool it did not offer.
+	MCPCall MCPKind = "call"
+	// MCPWrite is a ledger line written and synced.
+	MCPWrite MCPKind = "write"
+	// MCPResult is a call answered; Detail may say MCPResultDedup or
+	// MCPFaultIsError.
+	MCPResult MCPKind = "result"
+	// MCPFault is a fault that fired; Detail names it (the MCPFault…
+	// names).
+	MCPFault MCPKind = "fault"
+	// MCPCancelled is a call the client gave up before its answer; Detail
+	// says how.
+	MCPCancelled MCPKind = "cancelled"
+	// MCPSession is any other JSON-RPC message at the run's own address
+	// (initialize, tools/list, notifications); Detail is its method.
+	MCPSession MCPKind = "session"
+	// MCPSessionRefused is a session step (initialize, tools/list) that a
+	// fail_before_execute fault with that method refused before the server
+	// handled it; Detail is its method. It stands instead of the step's
+	// MCPSession, and is recorded for the run the step arrived for, or
+	// under "" (then only global faults apply).
+	MCPSessionRefused MCPKind = "session_refused"
+	// MCPToolsChanged is a change of the server's tool list that a
+	// change_tools fault made: Tool is the tool, Detail MCPToolRemoved or
+	// MCPToolAdded (a rename is the old name removed and the new one
+	// added); the server sent its sessions notifications/tools/list_changed.
+	MCPToolsChanged MCPKind = "tools_changed"
+)
+
+// The Detail of an MCPToolsChanged event.
+const (
+	MCPToolRemoved = "removed"
+	MCPToolAdded   = "added"
+)
+
+// MCPCallUnknownTool is the Detail of an MCPCall for a tool the server did
+// not offer when the call arrived: it got the MCP unknown-tool error and ran
+// nothing.
+const MCPCallUnknownTool = "unknown_tool"
+
+// MCPResultDedup is the Detail of an MCPResult event answered from an
+// earlier call with the same idempotency key.
+const MCPResultDedup = "dedup"
+
+// MCP fault names: the Detail of an MCPFault event, naming the fault that
+// fired (see MCPEvent.IsFault). Each armed one is also its YAML name.
+const (
+	MCPFaultDelay             = "delay"
+	MCPFaultDropAfterExecute  = "drop_after_execute"
+	MCPFaultFailBeforeExecute = "fail_before_execute"
+	// MCPFaultIsError answered the call with an isError result; it is
+	// also the Detail of that MCPResult.
+	MCPFaultIsError     = "is_error"
+	MCPFaultChangeTools = "change_tools"
+	// MCPFaultExpireSession forgot the call's session before it ran (404).
+	MCPFaultExpireSession = "expire_session"
+	// MCPFaultExpireSessionAfterExecute forgot the call's session after it
+	// ran and closed the connection before the answer: the ambiguous case.
+	MCPFaultExpireSessionAfterExecute = "expire_session_after_execute"
+	// MCPFaultUnauthorized refused the call with 401.
+	MCPFaultUnauthorized = "unauthorized"
+	// MCPFaultDuplicateAnswer wrote the event answering the call twice on
+	// its POST's stream; the call ran once.
+	MCPFaultDuplicateAnswer = "duplicate_answer"
+	// MCPFaultWriteFailed is the ledger's own failure to persist a write,
+	// not an armed fault: the Detail of the MCPFault event and of the
+	// MCPResult of that call, counted in MCPCounts.WriteFailures.
+	MCPFaultWriteFailed = "write_failed"
+)
+
+// MCPEvent is one thing the ledger MCP server saw or did: the record the
+// ledger keeps, the control API's timeline shows and a run's history
+// stores. In JSON it is the history's record: Time and Token are the
+// ledger's own (the history has At, the offset of Time from the run's start,
+// and the run's token once).
+type MCPEvent struct {
+	// Time is when the ledger saw it, by its clock.
+	Time time.Time `json:"-"`
+	// Token is the run token the event belongs to, "" when none.
+	Token string `json:"-"`
+	// At is Time as an offset from the run's start; set by the history.
+	At   duration.Duration `json:"at"`
+	Kind MCPKind           `json:"kind"`
+	Tool string            `json:"tool,omitempty"`
+	// RequestID is the JSON-RPC id as text.
+	RequestID string `json:"request_id,omitempty"`
+	Entry     string `json:"entry,omitempty"`
+	Key       string `json:"key,omitempty"`
+	// Detail says more: the fault's name, "is_error", "dedup", the cancel
+	// cause, the session step's method (see the kinds).
+	Detail string `json:"detail,omitempty"`
+}
+
+// IsFault reports whether e is the firing of the MCP fault called name.
+func (e MCPEvent) IsFault(name string) bool { return e.Kind == MCPFault && e.Detail == name }
+
+// IsDedup reports whether e is a result answered from an earlier call with
+// the same idempotency key.
+func (e MCPEvent) IsDedup() bool { return e.Kind == MCPResult && e.Detail == MCPResultDedup }

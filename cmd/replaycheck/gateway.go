@@ -61,7 +61,7 @@ func newGatewayCmd() *cobra.Command {
 		Use:   "gateway",
 		Short: "Run the built-in LLM gateway standalone, naive or guarded",
 		Long: `gateway runs replaycheck's built-in LLM gateway: a small proxy in the shape of
-LiteLLM's that serves /v1/chat/completions, /v1/responses and /v1/messages, runs
+LiteLLM's that serves ` + gateway.ServedPaths() + `, runs
 auto-approved MCP tools on the ledger, and retries and falls back between model
 groups. Point it at the fakes of 'replaycheck serve' and reproduce seed 000 by
 hand: --mode naive has every replay bug, --mode guarded none, and --bug turns

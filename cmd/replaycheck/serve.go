@@ -24,6 +24,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/loopback"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -78,10 +79,10 @@ func newServeCmd() *cobra.Command {
 reproduction, as the rig of seed 000 did with a Python forwarder and a FastMCP
 server:
 
-  upstream  the model API (/v1/chat/completions, /v1/responses, /v1/messages,
-            /v1beta/models/MODEL:generateContent), scripted by default: it
-            calls the ledger tool once with the entry the prompt names, then
-            answers "done"; --relay forwards to a real provider
+  upstream  the model API, scripted by default: it calls the ledger tool
+            once with the entry the prompt names, then answers "done";
+            --relay forwards to a real provider. Its paths:
+` + modelPaths() + `
   ledger    an MCP server (Streamable HTTP at /mcp) whose commit_write appends
             one line per write to --ledger, synced before it answers
 
@@ -562,4 +563,17 @@ func outcomes(c wire.UpstreamCounts) string {
 		return "-"
 	}
 	return strings.Join(lines, "\n")
+}
+
+// modelPaths lists the upstream fake's model API paths (internal/dialect's
+// table), one per line, indented for serve's help.
+func modelPaths() string {
+	var b strings.Builder
+	for i, d := range dialect.All() {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("              " + d.URLPath("MODEL", false))
+	}
+	return b.String()
 }

@@ -42,9 +42,9 @@ func dialectTable() map[string]route {
 	}
 }
 
-// servedPaths lists the paths of dialectTable in internal/dialect's order,
-// as "a, b and c".
-func servedPaths() string {
+// ServedPaths lists the app-facing paths the gateway serves (dialectTable),
+// in internal/dialect's order, as "a, b and c".
+func ServedPaths() string {
 	table := dialectTable()
 	var paths []string
 	for _, d := range api.All() {

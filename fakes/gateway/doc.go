@@ -37,8 +37,19 @@
 // attempt whose dispatched calls all carried an idempotency key is, since
 // the key makes the replay safe.
 //
-// Adding a switch is one constant plus one row in AllBugs and the branch
-// that reads it.
+// Adding a switch (a replay bug the naive gateway has) touches:
+//   - fakes/gateway/bugs.go: its Bug constant and its row in AllBugs (its
+//     help text; ParseBugs, --bug, completion and naive follow from it);
+//   - the file of the behaviour it changes: the branch that reads
+//     g.cfg.Bugs.Has(NAME);
+//   - fakes/gateway/switch_test.go: its row in TestEachSwitchAlone (guarded
+//     and the switch alone, side by side; the test fails for a switch
+//     without one);
+//   - harness/explore/explore_test.go: its row in TestFindsEachSwitch
+//     (explore must find it unaided; likewise checked);
+//   - scenarios/: a scenario tagged bug:NAME that fails on it and passes on
+//     guarded (TestMutation in harness/run fails for a switch no scenario
+//     catches), and its line in scenarios/README.md.
 //
 // Adding an endpoint (an app-facing dialect) is a checklist. Its facts
 // (name, path, events, error shapes) are internal/dialect's, and adding

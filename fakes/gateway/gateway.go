@@ -118,7 +118,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt, ok := g.routes[r.URL.Path]
 	if !ok {
-		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown endpoint %s: the gateway serves %s", r.URL.Path, servedPaths()), "not_found_error", "404")
+		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown endpoint %s: the gateway serves %s", r.URL.Path, ServedPaths()), "not_found_error", "404")
 		return
 	}
 	code := func(status int) any { return rt.d.errorCode(status) }

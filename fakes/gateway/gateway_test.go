@@ -23,8 +23,10 @@ import (
 
 func TestParseBugs(t *testing.T) {
 	all := Bugs{}
+	var names []string
 	for _, info := range AllBugs() {
 		all[info.Bug] = true
+		names = append(names, string(info.Bug))
 	}
 	tests := []struct {
 		name    string
@@ -38,7 +40,7 @@ func TestParseBugs(t *testing.T) {
 		{name: "naive", mode: "naive", want: all},
 		{name: "single switches", mode: "guarded", names: []string{"stream-splice", "retry-everything"}, want: Bugs{StreamSplice: true, RetryEverything: true}},
 		{name: "unknown mode", mode: "careless", wantErr: `unknown gateway mode "careless": want naive or guarded`},
-		{name: "unknown bug lists valid names", mode: "guarded", names: []string{"replay"}, wantErr: `unknown gateway bug "replay": valid names are replay-after-dispatch, stream-splice, mcp-resend-on-disconnect, breaker-counts-tool-errors, retry-everything, no-cancel-on-timeout, fresh-key-per-attempt, run-tools-from-cut-stream, hide-served-model, stale-tool-list, mcp-resend-on-session-expiry, mcp-retry-unauthorized`},
+		{name: "unknown bug lists valid names", mode: "guarded", names: []string{"replay"}, wantErr: `unknown gateway bug "replay": valid names are ` + strings.Join(names, ", ")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

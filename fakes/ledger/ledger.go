@@ -45,12 +45,13 @@
 // To add a fault kind: write fault_<name>.go with its settings type
 // implementing action (check) and the hook interfaces of the points where it
 // acts, and a function returning its probes; add its field to Fault and its
-// row (name, action, probes) to faultKinds; write its test (and add the name
-// to TestKinds' list) and its name to the history's MCP fault names
-// (harness/history, checked by TestFactsMapped). The JSON Schema, Kinds,
-// ParseFault's messages and explore's kinds follow from the table (regenerate
-// schemas/ with go test ./harness/target -update, and the scenario goldens
-// that list the kinds with go test ./harness/scenario -update).
+// row (name, action, probes) to faultKinds, named by its MCP fault name,
+// which is a constant in internal/wire/mcp.go (the Detail of the fault
+// events the history stores and the rules read); write its test. The JSON
+// Schema, Kinds, ParseFault's messages and explore's kinds follow from the
+// table (regenerate schemas/ with go test ./harness/targetfile -update, and
+// the scenario goldens that list the kinds with go test ./harness/scenario
+// -update).
 package ledger
 
 import (

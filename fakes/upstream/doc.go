@@ -114,18 +114,16 @@
 //     and its kindEntry with its probes; fault_NAME_test.go judged by the
 //     official SDKs;
 //   - fakes/upstream/fault.go: its field in Fault and one row in kindTable
-//     (and, when its effect is a new outcome, the Outcome constant);
-//   - schemas/scenario.schema.json, rewritten by go test ./harness/target
+//     (and, when its effect is a new outcome, see below);
+//   - schemas/scenario.schema.json, rewritten by go test ./harness/targetfile
 //     -update, and the golden files that list every kind
 //     (harness/scenario/testdata/bad/fault-no-action.golden,
 //     fault-reset-false.golden, unknown-fault.golden: go test
-//     ./harness/scenario -update; and the "want one of" case of
-//     TestStreamFaultValidation in streamfault_test.go);
+//     ./harness/scenario -update);
 //   - only when its probe needs a new kind of point: a Site in
 //     fakes/fault/probe.go and its case in harness/explore/kind.go's applies;
-//   - only when it has a new outcome: its constant and its place in Cut or
-//     Dropped in harness/history/outcome.go, and its row in
-//     harness/run/facts.go.
+//   - only when it has a new outcome: its constant, its place in
+//     NamedOutcomes and in Cut or Dropped, in internal/wire/outcome.go.
 //
 // A new hook (a point no kind acts at yet) is an interface in fault.go and
 // the call at that point in exchange.go or stream.go.

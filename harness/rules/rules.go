@@ -4,7 +4,16 @@
 // expectations (writes, status, upstream and MCP counts, stream chunks) are
 // checks of the same shape.
 //
-// Adding a rule is one new file with a check function and one row in All.
+// Adding a rule touches:
+//   - harness/rules/NAME.go: the Rule (Name, Doc, Seed) and its check
+//     function, which says Unknown with the reason when the history holds
+//     nothing to judge;
+//   - harness/rules/rules.go: its row in All;
+//   - harness/rules/rules_test.go: its pass, fail and unknown cases;
+//   - generated from All: harness/rules/rules.md (go test ./harness/rules
+//     -update) and the rule-name enum of schemas/scenario.schema.json (go
+//     test ./harness/targetfile -update);
+//   - scenarios/ that expect it.
 package rules
 
 import (

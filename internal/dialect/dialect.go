@@ -5,7 +5,7 @@
 // ids, the stream flag), its stream events and its terminal event, its error
 // body and in-stream error shapes, its tool-call shapes, and the words
 // reports use for it. The fakes (fakes/upstream, fakes/gateway), the app
-// client (harness/target), the scenarios (harness/scenario) and the reports
+// client (harness/app), the scenarios (harness/scenario) and the reports
 // (report) ask it; none of them names a path or an event of its own.
 //
 // Adding a dialect touches these files:
@@ -18,17 +18,17 @@
 //     to sawDialects and lingerDialects, and a FuzzParseNAME (fuzz_test.go);
 //   - fakes/gateway/dialect_NAME.go and one row in its dialectTable, when
 //     the built-in gateway serves it (its own checklist, fakes/gateway/doc.go);
-//   - harness/target/send.go (noteModel, classifyData), when its answers
+//   - harness/app/send.go (noteModel, classifyData), when its answers
 //     name their model or response id in a field no other dialect uses
 //     (today: model, modelVersion, id, responseId, response.*, message.*);
-//   - the help text of cmd/replaycheck/serve.go (and gateway.go, when the
-//     gateway serves it), which lists the paths;
+//   - schemas/scenario.schema.json, rewritten by go test ./harness/targetfile
+//     -update (the endpoint enums);
 //   - scenarios/: scenarios that use it.
 //
 // Everything else — the YAML and JSON Schema enums of scenario endpoints and
 // fault endpoints, the app client's request paths, bodies and stream
-// reading, cassette keys, recorded answers, the explain report's words —
-// reads the table.
+// reading, cassette keys, recorded answers, the explain report's words, the
+// paths serve's and gateway's help lists — reads the table.
 package dialect
 
 import (

@@ -5,6 +5,11 @@
 // reduces each failure to its minimal fault schedule, re-runs it to tell a
 // bug from a flake, and renders it as a scenario (Finding.YAML).
 //
+// The fault kinds are the probes each fault kind's file in the fakes declares
+// (upstream.Probes, ledger.Probes): a new kind is swept once its fake's
+// checklist is done, with nothing to add here — unless its probe needs a new
+// kind of point (a fault.Site, and its case in Kind.applies).
+//
 // Runs go through package run, so they are parallel, isolated and attributed
 // exactly like `replaycheck run`.
 package explore

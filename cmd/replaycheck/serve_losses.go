@@ -64,8 +64,11 @@ func sayUnfired(errOut io.Writer, fk *servedFakes) {
 		side, fault, why := "mcp", "", ""
 		if u.Upstream != nil {
 			side, fault = "upstream", u.Upstream.String()
-			if u.Upstream.StreamOnly() {
+			switch {
+			case u.Upstream.StreamOnly():
 				why = "; it acts on streamed answers only"
+			case u.Upstream.PlainOnly():
+				why = "; it acts on non-streamed answers only"
 			}
 		} else {
 			fault = u.MCP.String()

@@ -136,13 +136,14 @@ func TestServeSaysUnfiredFaults(t *testing.T) {
 	upURL, _, _, stop := startServe(t, &serveOptions{ErrOut: &errOut, UpstreamFaults: []string{
 		"{on: initial, drop: {after: tool_call}}",
 		"{on: initial, respond: {status: 429}}",
+		"{on: follow_up, truncate: {}}",
 	}, MCPFaults: []string{"{tool: read_ledger, is_error: {}}"}})
 	if got := postChat(t, upURL, plainChat); got != http.StatusTooManyRequests {
 		t.Fatalf("model request: %d, want the 429 that fires", got)
 	}
 	c := serveCounts(t, upURL)
-	if len(c.UnfiredFaults) != 2 || c.UnfiredFaults[0].Upstream == nil || c.UnfiredFaults[0].Upstream.Drop == nil || c.UnfiredFaults[1].MCP == nil {
-		t.Errorf("counts' unfired_faults %+v, want the drop and the is_error", c.UnfiredFaults)
+	if len(c.UnfiredFaults) != 3 || c.UnfiredFaults[0].Upstream == nil || c.UnfiredFaults[0].Upstream.Drop == nil || c.UnfiredFaults[1].Upstream == nil || c.UnfiredFaults[1].Upstream.Truncate == nil || c.UnfiredFaults[2].MCP == nil {
+		t.Errorf("counts' unfired_faults %+v, want the drop, the truncate and the is_error", c.UnfiredFaults)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -150,6 +151,7 @@ func TestServeSaysUnfiredFaults(t *testing.T) {
 	got := errOut.String()
 	for _, want := range []string{
 		"upstream fault initial drop after tool_call always, armed for every request, never fired (it matched 0 requests; it acts on streamed answers only)",
+		"upstream fault follow_up truncate always, armed for every request, never fired (it matched 0 requests; it acts on non-streamed answers only)",
 		"mcp fault {tool: read_ledger, is_error: {}}, armed for every request, never fired (it matched 0 requests)",
 	} {
 		if !strings.Contains(got, want) {

@@ -261,6 +261,10 @@ func (f *Fault) matches(kind, endpoint string, stream bool, streams streamMatch)
 // (drop, stream_error, stall, dribble): it matches streamed requests only.
 func (f *Fault) StreamOnly() bool { return f.streams() == streamedOnly }
 
+// PlainOnly reports whether f has a kind that applies only to non-streamed
+// answers (truncate): it matches non-streamed requests only.
+func (f *Fault) PlainOnly() bool { return f.streams() == plainOnly }
+
 // streams returns which requests f's kinds act on.
 func (f *Fault) streams() streamMatch {
 	for _, e := range kindTable() {

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/wire"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 
 	"github.com/replaycheck/replaycheck/internal/nesting"
 )
@@ -72,7 +73,7 @@ func (s *Server) serveModelRequest(x *exchange) {
 
 // pickFault counts the occurrence for every matching fault in order and
 // returns the first whose Times pick it. s.mu must be held.
-func pickFault(faults []*armedFault, kind, endpoint string, stream bool) *armedFault {
+func pickFault(faults []*armedFault, kind wire.RequestKind, endpoint string, stream bool) *armedFault {
 	for _, af := range faults {
 		if !af.matches(kind, endpoint, stream, af.streams) {
 			continue
@@ -93,7 +94,7 @@ type exchange struct {
 	de    dialectEntry
 	body  []byte
 	token string
-	kind  string
+	kind  wire.RequestKind
 	req   request
 	seq   int
 	round int // the script round this request is at
@@ -114,7 +115,7 @@ type exchange struct {
 	acted    bool
 	delayed  bool
 	recorded bool
-	rec      Request
+	rec      wire.UpstreamRequest
 	// gaps, when set, are the waits before each event of a replayed stream
 	// (Config.ReplayTiming).
 	gaps []time.Duration
@@ -128,17 +129,17 @@ type exchange struct {
 func (x *exchange) pacersAlone() bool { return x.pacers == len(x.kinds) }
 
 // normalOutcome is the outcome of an answer sent as the script or provider gave it.
-func (x *exchange) normalOutcome() string {
+func (x *exchange) normalOutcome() wire.Outcome {
 	if x.delayed {
-		return OutcomeDelayed
+		return wire.OutcomeDelayed
 	}
-	return OutcomeForwarded
+	return wire.OutcomeForwarded
 }
 
 // finish records the request's outcome once: counts, records, log line and
 // structured record. It is called before the last byte of the answer leaves,
 // so a client that has seen its answer always finds it counted.
-func (x *exchange) finish(outcome string, status int) {
+func (x *exchange) finish(outcome wire.Outcome, status int) {
 	if x.recorded {
 		return
 	}
@@ -150,8 +151,8 @@ func (x *exchange) finish(outcome string, status int) {
 	rec.Token = x.token
 	rec.Path = x.r.URL.Path
 	rec.Endpoint = x.de.name
-	rec.Kind = wire.RequestKind(x.kind)
-	rec.Outcome = wire.Outcome(outcome)
+	rec.Kind = x.kind
+	rec.Outcome = outcome
 	rec.Stream = x.req.stream
 	rec.Status = status
 	rec.Model = x.req.model
@@ -159,7 +160,7 @@ func (x *exchange) finish(outcome string, status int) {
 	if len(x.req.tools) > 0 {
 		rec.Offered = offeredNames(x.req.tools)
 	}
-	if outcome == OutcomeDroppedStream && x.drop() != nil {
+	if outcome == wire.OutcomeDroppedStream && x.drop() != nil {
 		x.acted = true // every cut records this outcome first
 	}
 	s.mu.Lock()
@@ -202,7 +203,7 @@ func (x *exchange) finish(outcome string, status int) {
 		l.LogAttrs(x.r.Context(), slog.LevelInfo, "upstream request",
 			slog.String("path", rec.Path),
 			slog.String("kind", string(rec.Kind)),
-			slog.String("outcome", outcome),
+			slog.String("outcome", string(outcome)),
 			slog.String("token", rec.Token),
 			slog.Bool("stream", rec.Stream),
 			slog.Int("status", status),
@@ -215,8 +216,8 @@ func (x *exchange) finish(outcome string, status int) {
 // writeError records and sends an error answer in the dialect's shape; the
 // record keeps the message of an error the fake answers on its own account
 // (bad_request, relay_failed).
-func (x *exchange) writeError(outcome string, status int, message string, headers map[string]string) {
-	if outcome == OutcomeBadRequest || outcome == OutcomeRelayFailed {
+func (x *exchange) writeError(outcome wire.Outcome, status int, message string, headers map[string]string) {
+	if outcome == wire.OutcomeBadRequest || outcome == wire.OutcomeRelayFailed {
 		x.rec.Error = message
 	}
 	h := x.w.Header()
@@ -247,7 +248,7 @@ func (x *exchange) closeConn(rst bool) {
 func (s *Server) answerScripted(x *exchange) {
 	a, err := s.scriptedAnswer(x)
 	if err != nil {
-		x.writeError(OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
+		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	for _, k := range x.kinds {
@@ -296,7 +297,7 @@ func (x *exchange) pause(d time.Duration, wait func(ctx context.Context, d time.
 		return true
 	}
 	if !wait(x.r.Context(), d) {
-		x.finish(OutcomeClientGone, 0)
+		x.finish(wire.OutcomeClientGone, 0)
 		// The wait also ends when the server shuts down with the client
 		// still there: hang up, so it sees a cut, not a clean end.
 		x.closeConn(false)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Responses events a stream error can be sent as.
@@ -111,7 +112,7 @@ func (k streamError) plan(s *stream) streamPlan {
 	if at < 0 {
 		return streamPlan{at: -1}
 	}
-	return streamPlan{at: at, outcome: OutcomeStreamError}
+	return streamPlan{at: at, outcome: wire.OutcomeStreamError}
 }
 
 func (k streamError) act(s *stream) bool {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	api "github.com/replaycheck/replaycheck/internal/dialect"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 var fuzzSeeds = []string{
@@ -37,7 +38,7 @@ func FuzzClassify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, endpoint string, body []byte) {
 		kind, err := classify(endpoint, body)
-		if err == nil && kind != KindInitial && kind != KindFollowUp {
+		if err == nil && kind != wire.KindInitial && kind != wire.KindFollowUp {
 			t.Fatalf("kind %q", kind)
 		}
 		if err == nil && !json.Valid(body) {

@@ -214,7 +214,7 @@ func TestEachSwitchAlone(t *testing.T) {
 				status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
 				if !r.gw.Bugs().Has(NoCancelOnTimeout) {
 					// The cancellation reaches the ledger after the app's answer.
-					r.waitLedger(func(c ledger.Counts) bool { return c.Cancellations > 0 })
+					r.waitLedger(func(c wire.MCPCounts) bool { return c.Cancellations > 0 })
 				}
 				return r.observe([]int{status}, 0)
 			},

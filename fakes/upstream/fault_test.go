@@ -348,7 +348,7 @@ func TestDelayFault(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Fatal("cancelled call succeeded")
 		}
-		diff(t, "outcome", wire.OutcomeClientGone, <-outcomes)
+		diff(t, "outcome", string(wire.OutcomeClientGone), <-outcomes)
 	})
 }
 

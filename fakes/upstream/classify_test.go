@@ -25,7 +25,7 @@ func classify(endpoint string, body []byte) (wire.RequestKind, error) {
 	if err != nil {
 		return "", fmt.Errorf("classify %s request: %w", endpoint, err)
 	}
-	if req.followUp {
+	if req.FollowUp {
 		return wire.KindFollowUp, nil
 	}
 	return wire.KindInitial, nil
@@ -97,7 +97,7 @@ func TestRounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			diff(t, "rounds", tt.want, req.rounds)
+			diff(t, "rounds", tt.want, req.Rounds)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/wire"
 
 	"github.com/replaycheck/replaycheck/internal/nesting"
@@ -36,9 +37,9 @@ func (s *Server) serveModelRequest(x *exchange) {
 	player := st.cassette
 	f := flag
 	if f == nil {
-		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.stream)
+		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.Stream)
 		if x.armed == nil {
-			x.armed = pickFault(s.global, x.kind, x.de.name, x.req.stream)
+			x.armed = pickFault(s.global, x.kind, x.de.name, x.req.Stream)
 		}
 		if x.armed != nil {
 			f = &x.armed.Fault
@@ -95,7 +96,7 @@ type exchange struct {
 	body  []byte
 	token string
 	kind  wire.RequestKind
-	req   request
+	req   api.Request
 	seq   int
 	round int // the script round this request is at
 	// answeredRound is the round whose calls the answer carries (-1 = none).
@@ -153,12 +154,12 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 	rec.Endpoint = x.de.name
 	rec.Kind = x.kind
 	rec.Outcome = outcome
-	rec.Stream = x.req.stream
+	rec.Stream = x.req.Stream
 	rec.Status = status
-	rec.Model = x.req.model
-	rec.ResultIDs = x.req.resultIDs
-	if len(x.req.tools) > 0 {
-		rec.Offered = offeredNames(x.req.tools)
+	rec.Model = x.req.Model
+	rec.ResultIDs = x.req.ResultIDs
+	if len(x.req.Tools) > 0 {
+		rec.Offered = offeredNames(x.req.Tools)
 	}
 	if outcome == wire.OutcomeDroppedStream && x.drop() != nil {
 		x.acted = true // every cut records this outcome first
@@ -262,7 +263,7 @@ func (s *Server) answerScripted(x *exchange) {
 	rep := x.de.d.answer(*bp, &a, &x.req)
 	x.rec.ResponseID = rep.id
 	x.rec.SetCalls(a.callNames(), rep.callIDs)
-	if !x.req.stream {
+	if !x.req.Stream {
 		*bp = rep.body[:0]
 		x.w.Header()["Content-Type"] = jsonContentType
 		x.writeBody(http.StatusOK, rep.body)

@@ -117,7 +117,7 @@ func (k streamError) plan(s *stream) streamPlan {
 
 func (k streamError) act(s *stream) bool {
 	x := s.x
-	ev := x.de.d.streamError(k.e, streamErrorAt{seq: s.sent, id: x.rec.ResponseID, model: x.req.model, created: x.s.clock().Unix()})
+	ev := x.de.d.streamError(k.e, streamErrorAt{seq: s.sent, id: x.rec.ResponseID, model: x.req.Model, created: x.s.clock().Unix()})
 	s.send(ev) // the stream ends here either way
 	return false
 }

@@ -41,7 +41,7 @@ func (s *Server) flagFault(x *exchange) (*Fault, string) {
 	if err := os.Remove(filepath.Join(dir, FlagFaultOnce)); err == nil {
 		return inject, "flag " + FlagFaultOnce
 	}
-	if x.req.stream && fileExists(filepath.Join(dir, FlagDropStream)) {
+	if x.req.Stream && fileExists(filepath.Join(dir, FlagDropStream)) {
 		return &Fault{On: wire.KindFollowUp, Drop: &Drop{After: DropAfterHeaders}}, "flag " + FlagDropStream
 	}
 	return nil, ""

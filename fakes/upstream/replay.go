@@ -55,9 +55,9 @@ func (x *exchange) cassetteRequest() cassette.Request {
 	r := cassette.Request{
 		Dialect:  x.de.name,
 		Kind:     x.kind,
-		Model:    x.req.model,
-		Stream:   x.req.stream,
-		Tools:    offeredNames(x.req.tools),
+		Model:    x.req.Model,
+		Stream:   x.req.Stream,
+		Tools:    offeredNames(x.req.Tools),
 		Messages: []string{},
 	}
 	if x.token != "" && bytes.Contains(x.body, []byte(x.token)) {

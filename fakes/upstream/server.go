@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -119,15 +120,15 @@ const maxRounds = 4096
 // for a follow-up, one past the latest round whose calls it answers, by the
 // call ids the fake minted, or else the rounds of results it carries.
 // s.mu must be held.
-func (st *runState) roundOf(token string, req *request) int {
-	if !req.followUp {
+func (st *runState) roundOf(token string, req *api.Request) int {
+	if !req.FollowUp {
 		return 0
 	}
-	r := max(req.rounds, 1)
+	r := max(req.Rounds, 1)
 	if token == "" {
 		return r
 	}
-	for _, id := range req.resultIDs {
+	for _, id := range req.ResultIDs {
 		if seq, ok := idSeq(id, token); ok {
 			if g, ok := st.rounds[seq]; ok {
 				r = max(r, g+1)
@@ -381,7 +382,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	x.req, err = de.d.parse(body)
 	if call.model != "" {
-		x.req.model, x.req.stream = call.model, call.stream
+		x.req.Model, x.req.Stream = call.model, call.stream
 	}
 	if err != nil {
 		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err), nil)
@@ -391,7 +392,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, call.bad, nil)
 		return
 	}
-	if x.req.followUp {
+	if x.req.FollowUp {
 		x.kind = wire.KindFollowUp
 	}
 	s.serveModelRequest(x)

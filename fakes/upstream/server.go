@@ -339,7 +339,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.serveModels(w, r)
 		return
-	case path == "/v1/messages/count_tokens":
+	case path == api.MessagesCountTokensPath:
 		if s.cfg.Relay != "" {
 			s.relayAncillary(w, r)
 			return

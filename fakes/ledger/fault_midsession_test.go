@@ -12,8 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/replaycheck/replaycheck/internal/wire"
 	"golang.org/x/oauth2"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // statefulModes are the modes with MCP sessions: the SDK's default protocol

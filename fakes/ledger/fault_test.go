@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/invopop/jsonschema"
+
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

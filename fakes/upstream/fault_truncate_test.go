@@ -13,6 +13,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
+
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

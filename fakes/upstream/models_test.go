@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 

@@ -101,7 +101,7 @@ func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
 	)
 	t.Header([]string{"BASE", "REQUEST", "FAULT (EVERY ATTEMPT)", "ATTEMPTS", "GAP MIN", "GAP MEDIAN", "GAP MAX", "RETRY-AFTER", "TOTAL", "OUTCOME", "TOOL RUNS"})
 	for _, r := range rows {
-		req := r.Request + " " + r.Endpoint
+		req := string(r.Request) + " " + r.Endpoint
 		if r.Stream {
 			req += " stream"
 		}

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestBreaker(t *testing.T) {
@@ -179,7 +181,7 @@ func TestBreakerIgnoresAbandonedCalls(t *testing.T) {
 				resp.Body.Close()
 			}
 		}()
-		r.waitLedger(func(c ledger.Counts) bool { return c.CallsTotal() == i+1 })
+		r.waitLedger(func(c wire.MCPCounts) bool { return c.CallsTotal() == i+1 })
 		cancel()
 		<-done
 		notes.wait(t, "mcp call abandoned: the app request ended")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestStalledStreamGivesUp: a streamed follow-up that goes silent after its
@@ -15,7 +16,7 @@ import (
 // chunks, then an SSE error event, and the ledger one write.
 func TestStalledStreamGivesUp(t *testing.T) {
 	r := newRig(t, nil, func(c *Config) { c.StreamIdleTimeout = 200 * time.Millisecond })
-	armUpstream(t, r, nil, upstream.Fault{On: upstream.KindFollowUp, Stall: &upstream.Stall{After: upstream.DropAfterHeaders, Forever: true}})
+	armUpstream(t, r, nil, upstream.Fault{On: wire.KindFollowUp, Stall: &upstream.Stall{After: upstream.DropAfterHeaders, Forever: true}})
 	status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))
 	got := r.observe([]int{status}, countLines(body, `data: {"id"`))
 	want := observed{Statuses: []int{http.StatusOK}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Chunks: 7}

@@ -13,6 +13,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestStatelessLedger runs the seed's requests against a ledger that serves
@@ -150,7 +151,7 @@ func TestCloseDuringRequests(t *testing.T) {
 			statuses[i], _ = r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
 		})
 	}
-	r.waitLedger(func(c ledger.Counts) bool { return c.CallsTotal() > 0 })
+	r.waitLedger(func(c wire.MCPCounts) bool { return c.CallsTotal() > 0 })
 	closed := make(chan error, 1)
 	go func() { closed <- r.gw.Close() }()
 	wg.Wait()

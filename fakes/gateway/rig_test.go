@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // The seed's request bodies (seed 000, "Shared setup").
@@ -249,7 +251,7 @@ func errorOf(t *testing.T, body []byte) (msg string, code any) {
 }
 
 // waitLedger waits for the ledger's total counts to satisfy cond.
-func (r *rig) waitLedger(cond func(ledger.Counts) bool) ledger.Counts {
+func (r *rig) waitLedger(cond func(wire.MCPCounts) bool) wire.MCPCounts {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // methodLog is an http.Handler in front of an MCP server that records the
@@ -182,7 +184,7 @@ func TestToolTimeoutBoundsOnlyTheCall(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := l.WaitFor(ctx, "", func(c ledger.Counts) bool { return c.Cancellations == 1 })
+	c, err := l.WaitFor(ctx, "", func(c wire.MCPCounts) bool { return c.Cancellations == 1 })
 	if err != nil {
 		t.Fatal(err)
 	}

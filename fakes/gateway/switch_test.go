@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // observed is every count a switch scenario looks at.
@@ -97,11 +99,11 @@ func armLedger(t *testing.T, r *rig, faults ...ledger.Fault) {
 // cutAfterToolCall cuts the first streamed initial answer right after its
 // tool call is complete, before its terminal event.
 func cutAfterToolCall() upstream.Fault {
-	return upstream.Fault{On: upstream.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterToolCall}}
+	return upstream.Fault{On: wire.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterToolCall}}
 }
 
 func followUp500() upstream.Fault {
-	return upstream.Fault{On: upstream.KindFollowUp, Respond: &upstream.Respond{Status: 500}}
+	return upstream.Fault{On: wire.KindFollowUp, Respond: &upstream.Respond{Status: 500}}
 }
 
 // TestEachSwitchAlone runs, for every switch, a scenario that exposes it,
@@ -135,7 +137,7 @@ func TestEachSwitchAlone(t *testing.T) {
 			name: "streamed follow-up dropped, with a fallback", bug: StreamSplice,
 			tweak: func(c *Config) { c.Fallbacks = map[string]string{"repro-model": "backup-model"} },
 			arm: func(t *testing.T, r *rig) {
-				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindFollowUp, Drop: &upstream.Drop{After: upstream.DropAfterHeaders}})
+				armUpstream(t, r, nil, upstream.Fault{On: wire.KindFollowUp, Drop: &upstream.Drop{After: upstream.DropAfterHeaders}})
 			},
 			run: func(t *testing.T, r *rig) observed {
 				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))
@@ -175,7 +177,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		{
 			name: "initial 400", bug: RetryEverything,
 			arm: func(t *testing.T, r *rig) {
-				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Respond: &upstream.Respond{Status: 400}})
+				armUpstream(t, r, nil, upstream.Fault{On: wire.KindInitial, Respond: &upstream.Respond{Status: 400}})
 			},
 			run:      oneChat,
 			guarded:  observed{Statuses: []int{400}, Initial: 1},
@@ -185,7 +187,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		{
 			name: "initial 503 with x-should-retry: false", bug: RetryEverything,
 			arm: func(t *testing.T, r *rig) {
-				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Respond: &upstream.Respond{Status: 503, Headers: map[string]string{"x-should-retry": "false"}}})
+				armUpstream(t, r, nil, upstream.Fault{On: wire.KindInitial, Respond: &upstream.Respond{Status: 503, Headers: map[string]string{"x-should-retry": "false"}}})
 			},
 			run:      oneChat,
 			guarded:  observed{Statuses: []int{503}, Initial: 1},
@@ -195,7 +197,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		{
 			name: "initial 429 asking for longer than the wait budget", bug: RetryEverything,
 			arm: func(t *testing.T, r *rig) {
-				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Respond: &upstream.Respond{Status: 429, Headers: map[string]string{"Retry-After": "3600"}}})
+				armUpstream(t, r, nil, upstream.Fault{On: wire.KindInitial, Respond: &upstream.Respond{Status: 429, Headers: map[string]string{"Retry-After": "3600"}}})
 			},
 			run:      oneChat,
 			guarded:  observed{Statuses: []int{429}, Initial: 1},
@@ -213,7 +215,7 @@ func TestEachSwitchAlone(t *testing.T) {
 				status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false))
 				if !r.gw.Bugs().Has(NoCancelOnTimeout) {
 					// The cancellation reaches the ledger after the app's answer.
-					r.waitLedger(func(c ledger.Counts) bool { return c.Cancellations > 0 })
+					r.waitLedger(func(c wire.MCPCounts) bool { return c.Cancellations > 0 })
 				}
 				return r.observe([]int{status}, 0)
 			},
@@ -289,7 +291,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		{
 			name: "streamed chat cut in the middle of its tool call", bug: RunToolsFromCutStream,
 			arm: func(t *testing.T, r *rig) {
-				armUpstream(t, r, nil, upstream.Fault{On: upstream.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterEvents, Events: 3}})
+				armUpstream(t, r, nil, upstream.Fault{On: wire.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterEvents, Events: 3}})
 			},
 			run: func(t *testing.T, r *rig) observed {
 				status, body := r.post(pathChat, seedBody(pathChat, seedAsk, false, true))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // toolResultModel is a chat model API stub that calls ledger-commit_write on
@@ -166,7 +167,7 @@ func TestWhatTheModelIsTold(t *testing.T) {
 			if tt.hold {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				if c, err := l.WaitFor(ctx, "", func(c ledger.Counts) bool {
+				if c, err := l.WaitFor(ctx, "", func(c wire.MCPCounts) bool {
 					return c.Calls[ledger.ToolCommitWrite] == 1 && c.Cancellations == tt.cancellations
 				}); err != nil {
 					t.Errorf("%v (ledger counts %+v)", err, c)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // callState is where a call is in its life. Guarded by Server.mu.
@@ -88,9 +89,9 @@ func (s *Server) receive(owner, session string, req *jsonrpc.Request) *call {
 	s.total.counts.Calls[c.tool]++
 	detail := ""
 	if !s.offeredLocked(c.tool) {
-		detail = CallUnknownTool
+		detail = wire.MCPCallUnknownTool
 	}
-	s.eventLocked(Event{Token: c.token, Kind: EventCall, Tool: c.tool, RequestID: c.idText, Detail: detail})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Detail: detail})
 	lists := [][]*armed{s.global}
 	if c.token != "" {
 		lists = [][]*armed{r.faults, s.global}
@@ -156,7 +157,7 @@ func (s *Server) giveUp(c *call, cause string) {
 	s.endLocked(c)
 	s.runLocked(c.token).counts.Cancellations++
 	s.total.counts.Cancellations++
-	s.eventLocked(Event{Token: c.token, Kind: EventCancelled, Tool: c.tool, RequestID: c.idText, Detail: cause})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCancelled, Tool: c.tool, RequestID: c.idText, Detail: cause})
 	s.log.Info("ledger call cancelled", "tool", c.tool, "token", c.token, "request_id", c.idText, "cause", cause)
 }
 
@@ -182,7 +183,7 @@ func (s *Server) answered(p *post, status int) {
 		if status >= 400 {
 			detail = "http " + strconv.Itoa(status)
 		}
-		s.eventLocked(Event{Token: c.token, Kind: EventResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
 	}
 }
 
@@ -244,7 +245,7 @@ func (s *Server) finishPost(p *post, state callState, fault string) {
 	defer s.mu.Unlock()
 	for c := range s.endInFlightLocked(p, state) {
 		if fault != "" {
-			s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: fault})
+			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: fault})
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -84,7 +85,7 @@ func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 	}
 	s.AnyOf = []*jsonschema.Schema{
 		{Not: &jsonschema.Schema{Required: []string{"method"}}},
-		{Required: []string{"fail_before_execute"}, Not: &jsonschema.Schema{Required: []string{"tool"}}},
+		{Required: []string{wire.MCPFaultFailBeforeExecute}, Not: &jsonschema.Schema{Required: []string{"tool"}}},
 	}
 }
 
@@ -218,19 +219,19 @@ type faultKind struct {
 // action and its hooks, one field in Fault and one row here.
 func faultKinds() []faultKind {
 	return []faultKind{
-		{"fail_before_execute", func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},
-		{"drop_after_execute", func(f *Fault) action { return nonNil(f.DropAfterExecute) }, dropAfterExecuteProbes},
-		{"is_error", func(f *Fault) action { return nonNil(f.IsError) }, isErrorProbes},
-		{"delay", func(f *Fault) action {
+		{wire.MCPFaultFailBeforeExecute, func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},
+		{wire.MCPFaultDropAfterExecute, func(f *Fault) action { return nonNil(f.DropAfterExecute) }, dropAfterExecuteProbes},
+		{wire.MCPFaultIsError, func(f *Fault) action { return nonNil(f.IsError) }, isErrorProbes},
+		{wire.MCPFaultDelay, func(f *Fault) action {
 			if f.Delay == nil {
 				return nil
 			}
 			return delay(*f.Delay)
 		}, delayProbes},
-		{"expire_session", func(f *Fault) action { return nonNil(f.ExpireSession) }, expireSessionProbes},
-		{"unauthorized", func(f *Fault) action { return nonNil(f.Unauthorized) }, unauthorizedProbes},
-		{"change_tools", func(f *Fault) action { return nonNil(f.ChangeTools) }, changeToolsProbes},
-		{"duplicate_answer", func(f *Fault) action { return nonNil(f.DuplicateAnswer) }, duplicateAnswerProbes},
+		{wire.MCPFaultExpireSession, func(f *Fault) action { return nonNil(f.ExpireSession) }, expireSessionProbes},
+		{wire.MCPFaultUnauthorized, func(f *Fault) action { return nonNil(f.Unauthorized) }, unauthorizedProbes},
+		{wire.MCPFaultChangeTools, func(f *Fault) action { return nonNil(f.ChangeTools) }, changeToolsProbes},
+		{wire.MCPFaultDuplicateAnswer, func(f *Fault) action { return nonNil(f.DuplicateAnswer) }, duplicateAnswerProbes},
 	}
 }
 

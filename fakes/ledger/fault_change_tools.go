@@ -13,6 +13,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // ChangeTools lets the tool run, then changes the server's tool list before
@@ -113,14 +114,14 @@ func (ch *ChangeTools) afterExecute(ctx context.Context, s *Server, c *call) {
 	case ch.Add != "" && !s.offeredLocked(ch.Add):
 		added[ch.Add] = ch.like()
 	}
-	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: FaultChangeTools})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultChangeTools})
 	for _, name := range removed {
 		delete(s.tools, name)
-		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolRemoved})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPToolsChanged, Tool: name, Detail: wire.MCPToolRemoved})
 	}
 	for _, name := range slices.Sorted(maps.Keys(added)) {
 		s.tools[name] = added[name]
-		s.eventLocked(Event{Token: c.token, Kind: EventToolsChanged, Tool: name, Detail: ToolAdded})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPToolsChanged, Tool: name, Detail: wire.MCPToolAdded})
 	}
 	annotations := maps.Clone(s.annotations)
 	s.mu.Unlock()
@@ -128,7 +129,7 @@ func (ch *ChangeTools) afterExecute(ctx context.Context, s *Server, c *call) {
 		s.log.Warn("ledger fault change_tools changed nothing: the tool to take away is not offered, or the one to add is", "fault", ch, "token", c.token)
 		return
 	}
-	s.log.Info("ledger fault", "fault", FaultChangeTools, "removed", removed, "added", slices.Sorted(maps.Keys(added)), "token", c.token)
+	s.log.Info("ledger fault", "fault", wire.MCPFaultChangeTools, "removed", removed, "added", slices.Sorted(maps.Keys(added)), "token", c.token)
 	if len(removed) > 0 {
 		s.mcp.RemoveTools(removed...)
 	}

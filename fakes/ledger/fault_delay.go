@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // delay holds a tool's answer back for its duration after the tool ran, or
@@ -24,8 +25,8 @@ func (d delay) check() error {
 // handler runs (the SDK may run none for a POST whose client has gone), so a
 // slow ledger cannot lose it.
 func (d delay) dispatchedLocked(s *Server, c *call) {
-	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "delay"})
-	s.log.Info("ledger fault", "fault", "delay", "delay", fault.Duration(d).D(), "tool", c.tool, "token", c.token, "request_id", c.idText)
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultDelay})
+	s.log.Info("ledger fault", "fault", wire.MCPFaultDelay, "delay", fault.Duration(d).D(), "tool", c.tool, "token", c.token, "request_id", c.idText)
 }
 
 // hold waits the delay, or until the client gives up (counted) or the server

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestDelayCountedWhenTheLedgerIsLate: the ledger gets a delayed tools/call
@@ -53,17 +55,17 @@ func TestDelayCountedWhenTheLedgerIsLate(t *testing.T) {
 			}
 			cancel()
 			<-errc
-			got := waitCounts(t, s, tok, func(c Counts) bool { return c.Cancellations == 1 })
+			got := waitCounts(t, s, tok, func(c wire.MCPCounts) bool { return c.Cancellations == 1 })
 			if got.Calls[ToolCommitWrite] != 1 {
 				t.Errorf("calls %v, want one commit_write", got.Calls)
 			}
 			var kinds []string
 			for _, e := range s.Events(tok) {
-				if e.Kind == EventFault || e.Kind == EventCancelled || e.Kind == EventCall {
+				if e.Kind == wire.MCPFault || e.Kind == wire.MCPCancelled || e.Kind == wire.MCPCall {
 					kinds = append(kinds, string(e.Kind)+" "+e.Detail)
 				}
 			}
-			if want := []string{string(EventCall) + " ", string(EventFault) + " delay", string(EventCancelled) + " stream closed"}; !slices.Equal(kinds, want) {
+			if want := []string{string(wire.MCPCall) + " ", string(wire.MCPFault) + " delay", string(wire.MCPCancelled) + " stream closed"}; !slices.Equal(kinds, want) {
 				t.Errorf("events %q, want %q", kinds, want)
 			}
 		})

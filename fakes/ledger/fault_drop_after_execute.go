@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // DropAfterExecute lets the tool run (the write is executed and synced), then
@@ -39,7 +40,7 @@ func (d *DropAfterExecute) cut() (dropPoint, int) {
 	return dropBeforeAnswer, 1
 }
 
-func (d *DropAfterExecute) cutOff(*Server, *post) string { return "drop_after_execute" }
+func (d *DropAfterExecute) cutOff(*Server, *post) string { return wire.MCPFaultDropAfterExecute }
 
 func dropAfterExecuteProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestDropAfterExecuteCut posts a tools/call by hand, so the test sees where
@@ -65,7 +67,7 @@ func TestDropAfterExecuteCut(t *testing.T) {
 				}
 			}
 
-			if diff := cmp.Diff(Counts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok)); diff != "" {
+			if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok)); diff != "" {
 				t.Errorf("Counts (-want +got):\n%s", diff)
 			}
 			if got := len(fileLines(t, cfg.Path)); got != 1 {

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // DuplicateAnswer lets the tool run once, then writes the SSE event that
@@ -13,10 +14,6 @@ import (
 // ledger counts one call, one write and one fault event. An answer that is
 // not an SSE event (a plain JSON body) is written once.
 type DuplicateAnswer struct{}
-
-// FaultDuplicateAnswer is the Detail of the EventFault of a call whose
-// answer was written twice.
-const FaultDuplicateAnswer = "duplicate_answer"
 
 func (d *DuplicateAnswer) check() error { return nil }
 
@@ -31,9 +28,9 @@ func (d *DuplicateAnswer) writeAnswer(s *Server, c *call, w io.Writer, event []b
 		return n, err
 	}
 	s.mu.Lock()
-	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: FaultDuplicateAnswer})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultDuplicateAnswer})
 	s.mu.Unlock()
-	s.log.Info("ledger fault", "fault", FaultDuplicateAnswer, "tool", c.tool, "token", c.token, "request_id", c.idText)
+	s.log.Info("ledger fault", "fault", wire.MCPFaultDuplicateAnswer, "tool", c.tool, "token", c.token, "request_id", c.idText)
 	return n, nil
 }
 

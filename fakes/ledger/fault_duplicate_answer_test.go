@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestDuplicateAnswerOnTheWire posts a tools/call by hand, so the test sees
@@ -57,7 +58,7 @@ func TestDuplicateAnswerOnTheWire(t *testing.T) {
 		t.Errorf("answer %q, want the tool's result", answers[0])
 	}
 
-	if diff := cmp.Diff(Counts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok)); diff != "" {
+	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok)); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 	if got := len(fileLines(t, cfg.Path)); got != 1 {
@@ -67,7 +68,7 @@ func TestDuplicateAnswerOnTheWire(t *testing.T) {
 	for _, e := range s.Events(tok) {
 		kinds = append(kinds, string(e.Kind)+" "+e.Detail)
 	}
-	want := []string{string(EventCall) + " ", string(EventWrite) + " ", string(EventFault) + " " + FaultDuplicateAnswer, string(EventResult) + " "}
+	want := []string{string(wire.MCPCall) + " ", string(wire.MCPWrite) + " ", string(wire.MCPFault) + " " + wire.MCPFaultDuplicateAnswer, string(wire.MCPResult) + " "}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("Events (-want +got):\n%s", diff)
 	}
@@ -101,16 +102,16 @@ func TestDuplicateAnswerSDKClient(t *testing.T) {
 			t.Errorf("call %d answered %q (isError %v), want %q", i+1, text(res), res.IsError, "recorded "+entry)
 		}
 	}
-	if diff := cmp.Diff(Counts{Calls: map[string]int{ToolCommitWrite: 2}, Writes: 2}, s.Counts(tok), ignoreMessages); diff != "" {
+	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 2}, Writes: 2}, s.Counts(tok), ignoreMessages); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 	var faults []string
 	for _, e := range s.Events(tok) {
-		if e.Kind == EventFault {
+		if e.Kind == wire.MCPFault {
 			faults = append(faults, e.Detail+" "+e.RequestID)
 		}
 	}
-	if len(faults) != 1 || !strings.HasPrefix(faults[0], FaultDuplicateAnswer+" ") {
+	if len(faults) != 1 || !strings.HasPrefix(faults[0], wire.MCPFaultDuplicateAnswer+" ") {
 		t.Errorf("fault events %q, want one duplicate_answer", faults)
 	}
 	if r := s.FaultReports(tok); len(r) != 1 || r[0].Matched != 2 || r[0].Fired != 1 {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // ExpireSession makes the server forget the MCP session of a tools/call, as
@@ -47,8 +48,8 @@ func (e *ExpireSession) refusal() int {
 // written.
 func (e *ExpireSession) refuse(s *Server, w http.ResponseWriter, p *post) {
 	s.forget(p.session)
-	s.finishPost(p, callRefused, FaultExpireSession)
-	s.log.Info("ledger fault", "fault", FaultExpireSession, "calls", len(p.calls))
+	s.finishPost(p, callRefused, wire.MCPFaultExpireSession)
+	s.log.Info("ledger fault", "fault", wire.MCPFaultExpireSession, "calls", len(p.calls))
 	http.Error(w, "session not found", http.StatusNotFound)
 }
 
@@ -64,7 +65,7 @@ func (e *ExpireSession) cut() (dropPoint, int) {
 // cutOff forgets the session before the connection closes.
 func (e *ExpireSession) cutOff(s *Server, p *post) string {
 	s.forget(p.session)
-	return FaultExpireSessionAfterExecute
+	return wire.MCPFaultExpireSessionAfterExecute
 }
 
 func expireSessionProbes() []fault.Probe[Fault] {

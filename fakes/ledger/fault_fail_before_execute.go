@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // FailBeforeExecute refuses a tools/call at the HTTP level before the tool
@@ -36,15 +37,15 @@ func (f *FailBeforeExecute) refusal() int { return 3 }
 // refuse refuses a whole POST: nothing reaches the SDK, so nothing is
 // written.
 func (f *FailBeforeExecute) refuse(s *Server, w http.ResponseWriter, p *post) {
-	s.finishPost(p, callRefused, "fail_before_execute")
-	s.log.Info("ledger fault", "fault", "fail_before_execute", "how", f.how(), "calls", len(p.calls))
+	s.finishPost(p, callRefused, wire.MCPFaultFailBeforeExecute)
+	s.log.Info("ledger fault", "fault", wire.MCPFaultFailBeforeExecute, "how", f.how(), "calls", len(p.calls))
 	f.answer(w)
 }
 
 // refuseStep refuses a POST carrying a session step: the SDK never sees it,
 // so no session is created or changed.
 func (f *FailBeforeExecute) refuseStep(s *Server, w http.ResponseWriter, method string) {
-	s.log.Info("ledger fault", "fault", "fail_before_execute", "how", f.how(), "method", method)
+	s.log.Info("ledger fault", "fault", wire.MCPFaultFailBeforeExecute, "how", f.how(), "method", method)
 	f.answer(w)
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // IsError answers a tools/call with an MCP tool result whose isError is true,
@@ -21,10 +22,10 @@ func (f *IsError) check() error { return nil }
 // preempt answers c with the error result; nothing is written.
 func (f *IsError) preempt(s *Server, c *call) *mcp.CallToolResult {
 	s.mu.Lock()
-	s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Detail: "is_error"})
-	c.outcome = "is_error"
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultIsError})
+	c.outcome = wire.MCPFaultIsError
 	s.mu.Unlock()
-	s.log.Info("ledger fault", "fault", "is_error", "tool", c.tool, "token", c.token, "request_id", c.idText)
+	s.log.Info("ledger fault", "fault", wire.MCPFaultIsError, "tool", c.tool, "token", c.token, "request_id", c.idText)
 	res := textResult(f.message())
 	res.IsError = true
 	return res

@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // statefulModes are the modes with MCP sessions: the SDK's default protocol
@@ -90,9 +92,9 @@ func TestChangeToolsNotifiesTheClient(t *testing.T) {
 			var calls, changes []string
 			for _, e := range s.Events(tok) {
 				switch e.Kind {
-				case EventCall:
+				case wire.MCPCall:
 					calls = append(calls, e.Tool+":"+e.Detail)
-				case EventToolsChanged:
+				case wire.MCPToolsChanged:
 					changes = append(changes, e.Detail+" "+e.Tool)
 				}
 			}
@@ -150,7 +152,7 @@ func TestChangeToolsAddAndRemove(t *testing.T) {
 	}
 	var changes []string
 	for _, e := range s.Events(tok) {
-		if e.Kind == EventToolsChanged {
+		if e.Kind == wire.MCPToolsChanged {
 			changes = append(changes, e.Detail+" "+e.Tool)
 		}
 	}
@@ -171,8 +173,8 @@ func TestExpireSession(t *testing.T) {
 		wantWrites int
 		wantFault  string
 	}{
-		{"before execute", "{tool: commit_write, expire_session: {}, times: once}", 0, FaultExpireSession},
-		{"after execute", "{tool: commit_write, expire_session: {after: execute}, times: once}", 1, FaultExpireSessionAfterExecute},
+		{"before execute", "{tool: commit_write, expire_session: {}, times: once}", 0, wire.MCPFaultExpireSession},
+		{"after execute", "{tool: commit_write, expire_session: {after: execute}, times: once}", 1, wire.MCPFaultExpireSessionAfterExecute},
 	}
 	for _, protocol := range statefulModes() {
 		for _, tt := range tests {
@@ -198,7 +200,7 @@ func TestExpireSession(t *testing.T) {
 				}
 				var faults []string
 				for _, e := range s.Events(tok) {
-					if e.Kind == EventFault {
+					if e.Kind == wire.MCPFault {
 						faults = append(faults, e.Detail)
 					}
 				}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestSessionStepFaults refuses session steps (initialize, tools/list) with
@@ -24,7 +26,7 @@ func TestSessionStepFaults(t *testing.T) {
 		wantLists    []bool // whether ListTools 1 and 2 failed
 		wantCallErr  bool   // whether the commit_write call failed
 		wantWrites   int
-		wantRefused  []string // methods of the EventSessionRefused events
+		wantRefused  []string // methods of the wire.MCPSessionRefused events
 		wantReports  []report
 	}{
 		{name: "initialize refused once", faults: []string{"{method: initialize, fail_before_execute: {}, times: once}"},
@@ -114,7 +116,7 @@ func TestSessionStepFaults(t *testing.T) {
 				}
 				var refused []string
 				for _, e := range s.Events(armed) {
-					if e.Kind == EventSessionRefused {
+					if e.Kind == wire.MCPSessionRefused {
 						refused = append(refused, e.Detail)
 					}
 				}

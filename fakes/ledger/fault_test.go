@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/invopop/jsonschema"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestFaults(t *testing.T) {
@@ -23,19 +25,19 @@ func TestFaults(t *testing.T) {
 		fault       string
 		wantErr     bool   // the client sees an error
 		wantIsError string // the client sees an isError result with this text
-		want        Counts
+		want        wire.MCPCounts
 		wantFault   string // the fault event's detail; "" for none
 	}{
-		{"drop_after_execute", "{tool: commit_write, drop_after_execute: {}}", true, "", Counts{Calls: cw, Writes: 1}, "drop_after_execute"},
-		{"drop_after_execute after headers", "{tool: commit_write, drop_after_execute: {after: headers}}", true, "", Counts{Calls: cw, Writes: 1}, "drop_after_execute"},
-		{"fail_before_execute 503", "{tool: commit_write, fail_before_execute: {status: 503}}", true, "", Counts{Calls: cw}, "fail_before_execute"},
-		{"fail_before_execute default status", "{fail_before_execute: {}}", true, "", Counts{Calls: cw}, "fail_before_execute"},
-		{"fail_before_execute 429", "{fail_before_execute: {status: 429}}", true, "", Counts{Calls: cw}, "fail_before_execute"},
-		{"fail_before_execute reset", "{tool: commit_write, fail_before_execute: {reset: true}}", true, "", Counts{Calls: cw}, "fail_before_execute"},
-		{"is_error", "{tool: commit_write, is_error: {message: entry not found}}", false, "entry not found", Counts{Calls: cw}, "is_error"},
-		{"is_error default message", "{is_error: {}}", false, defaultIsErrorMessage, Counts{Calls: cw}, "is_error"},
-		{"other tool's fault does not fire", "{tool: read_ledger, drop_after_execute: {}}", false, "", Counts{Calls: cw, Writes: 1}, ""},
-		{"nth 2 does not fire on the first call", "{drop_after_execute: {}, times: {nth: 2}}", false, "", Counts{Calls: cw, Writes: 1}, ""},
+		{"drop_after_execute", "{tool: commit_write, drop_after_execute: {}}", true, "", wire.MCPCounts{Calls: cw, Writes: 1}, "drop_after_execute"},
+		{"drop_after_execute after headers", "{tool: commit_write, drop_after_execute: {after: headers}}", true, "", wire.MCPCounts{Calls: cw, Writes: 1}, "drop_after_execute"},
+		{"fail_before_execute 503", "{tool: commit_write, fail_before_execute: {status: 503}}", true, "", wire.MCPCounts{Calls: cw}, "fail_before_execute"},
+		{"fail_before_execute default status", "{fail_before_execute: {}}", true, "", wire.MCPCounts{Calls: cw}, "fail_before_execute"},
+		{"fail_before_execute 429", "{fail_before_execute: {status: 429}}", true, "", wire.MCPCounts{Calls: cw}, "fail_before_execute"},
+		{"fail_before_execute reset", "{tool: commit_write, fail_before_execute: {reset: true}}", true, "", wire.MCPCounts{Calls: cw}, "fail_before_execute"},
+		{"is_error", "{tool: commit_write, is_error: {message: entry not found}}", false, "entry not found", wire.MCPCounts{Calls: cw}, "is_error"},
+		{"is_error default message", "{is_error: {}}", false, defaultIsErrorMessage, wire.MCPCounts{Calls: cw}, "is_error"},
+		{"other tool's fault does not fire", "{tool: read_ledger, drop_after_execute: {}}", false, "", wire.MCPCounts{Calls: cw, Writes: 1}, ""},
+		{"nth 2 does not fire on the first call", "{drop_after_execute: {}, times: {nth: 2}}", false, "", wire.MCPCounts{Calls: cw, Writes: 1}, ""},
 	}
 	for _, m := range modes {
 		for _, tt := range tests {
@@ -74,7 +76,7 @@ func TestFaults(t *testing.T) {
 				}
 				var faults []string
 				for _, e := range s.Events(tok) {
-					if e.Kind == EventFault {
+					if e.Kind == wire.MCPFault {
 						faults = append(faults, e.Detail)
 					}
 				}
@@ -91,7 +93,7 @@ func TestFaults(t *testing.T) {
 				if err != nil || res.IsError {
 					t.Fatalf("call after the fault: %v, %+v", err, res)
 				}
-				if diff := cmp.Diff(Counts{Calls: cw, Writes: 1}, s.Counts(other)); diff != "" {
+				if diff := cmp.Diff(wire.MCPCounts{Calls: cw, Writes: 1}, s.Counts(other)); diff != "" {
 					t.Errorf("Counts(other) (-want +got):\n%s", diff)
 				}
 			})
@@ -181,7 +183,7 @@ func TestDelayEndsWhenClientCancels(t *testing.T) {
 				errc <- err
 			}()
 			// The write happens before the delay; then the client gives up.
-			waitCounts(t, s, tok, func(c Counts) bool { return c.Writes == 1 })
+			waitCounts(t, s, tok, func(c wire.MCPCounts) bool { return c.Writes == 1 })
 			cancel()
 			select {
 			case err := <-errc:
@@ -191,8 +193,8 @@ func TestDelayEndsWhenClientCancels(t *testing.T) {
 			case <-time.After(testTimeout):
 				t.Fatal("CallTool did not return after cancel")
 			}
-			got := waitCounts(t, s, tok, func(c Counts) bool { return c.Cancellations >= 1 })
-			if diff := cmp.Diff(Counts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1, Cancellations: 1}, got); diff != "" {
+			got := waitCounts(t, s, tok, func(c wire.MCPCounts) bool { return c.Cancellations >= 1 })
+			if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1, Cancellations: 1}, got); diff != "" {
 				t.Errorf("Counts (-want +got):\n%s", diff)
 			}
 			// The delay ended because the client gave up, not at the hour.
@@ -237,17 +239,17 @@ func TestCancelNoticeCountedOnce(t *testing.T) {
 		defer close(done)
 		_, _ = callTool(t, cs, ToolCommitWrite, map[string]any{"entry": "b " + tok})
 	}()
-	waitCounts(t, s, tok, func(c Counts) bool { return c.Writes == 2 })
+	waitCounts(t, s, tok, func(c wire.MCPCounts) bool { return c.Writes == 2 })
 	var heldID string
 	for _, e := range s.Events(tok) {
-		if e.Kind == EventCall {
+		if e.Kind == wire.MCPCall {
 			heldID = e.RequestID
 		}
 	}
 	notice = fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"gave up"}}`, heldID)
 	rawPost(t, url, cs.ID(), notice)
 	rawPost(t, url, cs.ID(), notice)
-	waitCounts(t, s, tok, func(c Counts) bool { return c.Cancellations == 1 })
+	waitCounts(t, s, tok, func(c wire.MCPCounts) bool { return c.Cancellations == 1 })
 	<-done // the delay ended, so the (unanswerable) call returned
 	if got := s.Counts(tok).Cancellations; got != 1 {
 		t.Errorf("Cancellations = %d, want 1", got)

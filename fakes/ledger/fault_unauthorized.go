@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Unauthorized refuses a tools/call with 401 Unauthorized and a
@@ -25,8 +26,8 @@ func (u *Unauthorized) refusal() int { return 2 }
 // refuse answers a whole POST 401 with a WWW-Authenticate challenge and an
 // OAuth error body; nothing reaches the SDK, so nothing is written.
 func (u *Unauthorized) refuse(s *Server, w http.ResponseWriter, p *post) {
-	s.finishPost(p, callRefused, FaultUnauthorized)
-	s.log.Info("ledger fault", "fault", FaultUnauthorized, "calls", len(p.calls))
+	s.finishPost(p, callRefused, wire.MCPFaultUnauthorized)
+	s.log.Info("ledger fault", "fault", wire.MCPFaultUnauthorized, "calls", len(p.calls))
 	w.Header().Set("WWW-Authenticate", unauthorizedChallenge)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnauthorized)

@@ -14,11 +14,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
-// ignoreMessages leaves session messages out of a Counts comparison: how
+// ignoreMessages leaves session messages out of a wire.MCPCounts comparison: how
 // many a client sends (server/discover, GETs) depends on the SDK.
-var ignoreMessages = cmpopts.IgnoreFields(Counts{}, "Messages")
+var ignoreMessages = cmpopts.IgnoreFields(wire.MCPCounts{}, "Messages")
 
 // testTimeout bounds every wait in a test.
 const testTimeout = 20 * time.Second
@@ -108,7 +109,7 @@ func fileLines(t testing.TB, path string) []string {
 }
 
 // waitCounts waits until cond holds for token's counts.
-func waitCounts(t testing.TB, s *Server, token string, cond func(Counts) bool) Counts {
+func waitCounts(t testing.TB, s *Server, token string, cond func(wire.MCPCounts) bool) wire.MCPCounts {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Header names.
@@ -235,7 +236,7 @@ func (s *Server) message(owner, method string) {
 		return
 	}
 	s.runLocked(owner).counts.Messages++
-	s.eventLocked(Event{Token: owner, Kind: EventSession, Detail: method})
+	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Detail: method})
 }
 
 // sessionStep counts one session step (a request of one of
@@ -270,9 +271,9 @@ func (s *Server) sessionStep(owner, method string) stepRefuser {
 	}
 	switch {
 	case refusal != nil:
-		s.eventLocked(Event{Token: owner, Kind: EventSessionRefused, Detail: method})
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSessionRefused, Detail: method})
 	case owner != "":
-		s.eventLocked(Event{Token: owner, Kind: EventSession, Detail: method})
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Detail: method})
 	}
 	return refusal
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // postRaw sends body to url with the headers a Streamable HTTP client sends and
@@ -202,7 +204,7 @@ func TestBatchCalls(t *testing.T) {
 	if status != http.StatusOK || strings.Count(answer, `"result"`) != 2 {
 		t.Errorf("batch answer %d %q, want 200 with two results", status, answer)
 	}
-	want := Counts{Calls: map[string]int{ToolCommitWrite: 2}, Writes: 2}
+	want := wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 2}, Writes: 2}
 	if diff := cmp.Diff(want, s.Counts(tok)); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
@@ -252,7 +254,7 @@ func TestConcurrentTokensIsolated(t *testing.T) {
 			for err := range errs {
 				t.Error(err)
 			}
-			want := Counts{Calls: map[string]int{ToolCommitWrite: calls}, Writes: calls - 1}
+			want := wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: calls}, Writes: calls - 1}
 			for i := range runs {
 				tok := fmt.Sprintf("rc%010d", i)
 				if diff := cmp.Diff(want, s.Counts(tok)); diff != "" {
@@ -264,7 +266,7 @@ func TestConcurrentTokensIsolated(t *testing.T) {
 					}
 				}
 			}
-			total := Counts{Calls: map[string]int{ToolCommitWrite: runs * calls}, Writes: runs * (calls - 1)}
+			total := wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: runs * calls}, Writes: runs * (calls - 1)}
 			// Session messages (initialize, tools/list…) vary with the SDK.
 			if diff := cmp.Diff(total, s.Total(), ignoreMessages); diff != "" {
 				t.Errorf("Total (-want +got):\n%s", diff)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/internal/fulldisk"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestJournalGroupsAndNumbersLines(t *testing.T) {
@@ -137,7 +138,7 @@ func TestWriteThatCannotBePersisted(t *testing.T) {
 			}
 			var details []string
 			for _, e := range s.Events("") {
-				if e.Kind == EventFault || e.Kind == EventResult {
+				if e.Kind == wire.MCPFault || e.Kind == wire.MCPResult {
 					details = append(details, string(e.Kind)+":"+e.Detail)
 				}
 			}

@@ -38,7 +38,7 @@
 // after execute cut it, duplicate_answer writes its event twice). The
 // wrapper, the handlers and the writer ask the faults that fired on a call at
 // each hook and know no kind. A call of a tool no longer offered is recorded
-// as one (CallUnknownTool). Sessions are bounded on request:
+// as one (wire.MCPCallUnknownTool). Sessions are bounded on request:
 // Config.SessionTimeout closes idle ones and Config.MaxSessions refuses an
 // initialize past the cap (Server.Sessions counts both).
 //
@@ -69,6 +69,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/internal/linefile"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is 0.
@@ -310,17 +311,17 @@ func (s *Server) SetAnnotations(tool string, a Annotations) {
 
 // Counts returns the counts of one run token; "" holds calls whose arguments
 // carry no token.
-func (s *Server) Counts(token string) Counts {
+func (s *Server) Counts(token string) wire.MCPCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.runs[token]; ok {
 		return r.counts.Clone()
 	}
-	return Counts{Calls: map[string]int{}}
+	return wire.MCPCounts{Calls: map[string]int{}}
 }
 
 // Total returns the counts over all run tokens.
-func (s *Server) Total() Counts {
+func (s *Server) Total() wire.MCPCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.total.counts.Clone()
@@ -344,11 +345,11 @@ const MaxRunEvents = 1 << 16
 
 // Events returns a copy of one run token's events, in the order they happened
 // (at most the last MaxRunEvents).
-func (s *Server) Events(token string) []Event {
+func (s *Server) Events(token string) []wire.MCPEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.runs[token]; ok {
-		return append([]Event(nil), r.events...)
+		return append([]wire.MCPEvent(nil), r.events...)
 	}
 	return nil
 }
@@ -365,14 +366,14 @@ func (s *Server) Entries() []string { return s.journal.snapshot() }
 // returns the counts that satisfied cond, or the last counts with ctx's error.
 // It is how a caller waits for the ledger to observe something that happens
 // after the client already returned, such as a cancellation.
-func (s *Server) WaitFor(ctx context.Context, token string, cond func(Counts) bool) (Counts, error) {
+func (s *Server) WaitFor(ctx context.Context, token string, cond func(wire.MCPCounts) bool) (wire.MCPCounts, error) {
 	for {
 		s.mu.Lock()
-		var c Counts
+		var c wire.MCPCounts
 		if r, ok := s.runs[token]; ok {
 			c = r.counts.Clone()
 		} else {
-			c = Counts{Calls: map[string]int{}}
+			c = wire.MCPCounts{Calls: map[string]int{}}
 		}
 		changed := s.changed
 		s.mu.Unlock()
@@ -398,7 +399,7 @@ func (s *Server) runLocked(token string) *run {
 }
 
 // eventLocked records e for its token and wakes WaitFor. s.mu must be held.
-func (s *Server) eventLocked(e Event) {
+func (s *Server) eventLocked(e wire.MCPEvent) {
 	e.Time = s.now()
 	r := s.runLocked(e.Token)
 	if len(r.events) >= MaxRunEvents {

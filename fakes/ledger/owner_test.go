@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // ownAddress serves s at a run's own address: everything arriving there
@@ -71,7 +72,7 @@ func TestOwnAddressAttributesEverything(t *testing.T) {
 	}
 	methods := map[string]bool{}
 	for _, e := range s.Events(a) {
-		if e.Kind == EventSession {
+		if e.Kind == wire.MCPSession {
 			methods[e.Detail] = true
 		}
 	}
@@ -87,7 +88,7 @@ func TestOwnAddressAttributesEverything(t *testing.T) {
 		}
 	}
 	for _, e := range s.Events("") {
-		if e.Kind == EventSession {
+		if e.Kind == wire.MCPSession {
 			t.Errorf("shared session message recorded as an event: %+v", e)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // The ledger's tools.
@@ -144,7 +146,7 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 		if k.err != nil {
 			return nil, nil, fmt.Errorf("the first call with idempotency_key %q failed: %w", in.IdempotencyKey, k.err)
 		}
-		s.setOutcome(c, "dedup")
+		s.setOutcome(c, wire.MCPResultDedup)
 		s.hold(ctx, c)
 		return textResult("recorded " + k.out.Recorded), k.out, nil
 	}
@@ -201,8 +203,8 @@ func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 		s.mu.Lock()
 		s.runLocked(c.token).counts.WriteFailures++
 		s.total.counts.WriteFailures++
-		c.outcome = FaultWriteFailed
-		s.eventLocked(Event{Token: c.token, Kind: EventFault, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key, Detail: FaultWriteFailed})
+		c.outcome = wire.MCPFaultWriteFailed
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key, Detail: wire.MCPFaultWriteFailed})
 		s.mu.Unlock()
 		s.log.Error("ledger write failed", "tool", c.tool, "token", c.token, "err", err)
 		return commitOutput{}, fmt.Errorf("ledger write failed, nothing was recorded: %w", err)
@@ -210,7 +212,7 @@ func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 	s.mu.Lock()
 	s.runLocked(c.token).counts.Writes++
 	s.total.counts.Writes++
-	s.eventLocked(Event{Token: c.token, Kind: EventWrite, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPWrite, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key})
 	s.mu.Unlock()
 	s.log.Debug("ledger write", "tool", c.tool, "token", c.token, "line", n)
 	return commitOutput{Recorded: entry, Line: n}, nil

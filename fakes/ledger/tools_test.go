@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // modes are the transport modes every basic test runs in: stateful sessions
@@ -62,24 +64,24 @@ func TestTools(t *testing.T) {
 				t.Errorf("file lines (-want +got):\n%s", diff)
 			}
 			// read_ledger's arguments carry no token: it counts under "".
-			want := Counts{Calls: map[string]int{ToolCommitWrite: 1, ToolCommitWriteKeyed: 1}, Writes: 2, Keys: 1}
+			want := wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1, ToolCommitWriteKeyed: 1}, Writes: 2, Keys: 1}
 			if diff := cmp.Diff(want, s.Counts(tok)); diff != "" {
 				t.Errorf("Counts(tok) (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(Counts{Calls: map[string]int{ToolReadLedger: 1}}, s.Counts(""), ignoreMessages); diff != "" {
+			if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolReadLedger: 1}}, s.Counts(""), ignoreMessages); diff != "" {
 				t.Errorf(`Counts("") (-want +got):`+"\n%s", diff)
 			}
-			wantTotal := Counts{Calls: map[string]int{ToolCommitWrite: 1, ToolCommitWriteKeyed: 1, ToolReadLedger: 1}, Writes: 2, Keys: 1}
+			wantTotal := wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1, ToolCommitWriteKeyed: 1, ToolReadLedger: 1}, Writes: 2, Keys: 1}
 			if diff := cmp.Diff(wantTotal, s.Total(), ignoreMessages); diff != "" {
 				t.Errorf("Total (-want +got):\n%s", diff)
 			}
-			wantEvents := []Event{
-				{Token: tok, Kind: EventCall, Tool: ToolCommitWrite},
-				{Token: tok, Kind: EventWrite, Tool: ToolCommitWrite, Entry: "alpha " + tok},
-				{Token: tok, Kind: EventResult, Tool: ToolCommitWrite},
-				{Token: tok, Kind: EventCall, Tool: ToolCommitWriteKeyed},
-				{Token: tok, Kind: EventWrite, Tool: ToolCommitWriteKeyed, Entry: "beta " + tok, Key: "k-" + tok},
-				{Token: tok, Kind: EventResult, Tool: ToolCommitWriteKeyed},
+			wantEvents := []wire.MCPEvent{
+				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWrite},
+				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWrite, Entry: "alpha " + tok},
+				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWrite},
+				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWriteKeyed},
+				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWriteKeyed, Entry: "beta " + tok, Key: "k-" + tok},
+				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWriteKeyed},
 			}
 			if diff := cmp.Diff(wantEvents, stripEvents(s.Events(tok))); diff != "" {
 				t.Errorf("Events (-want +got):\n%s", diff)
@@ -109,7 +111,7 @@ func TestKeyedDedup(t *testing.T) {
 	if err != nil || other.IsError {
 		t.Fatalf("other key: %v, %+v", err, other)
 	}
-	want := Counts{Calls: map[string]int{ToolCommitWriteKeyed: 3}, Writes: 2, Keys: 2}
+	want := wire.MCPCounts{Calls: map[string]int{ToolCommitWriteKeyed: 3}, Writes: 2, Keys: 2}
 	if diff := cmp.Diff(want, s.Counts(tok)); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
@@ -118,7 +120,7 @@ func TestKeyedDedup(t *testing.T) {
 	}
 	var details []string
 	for _, e := range s.Events(tok) {
-		if e.Kind == EventResult {
+		if e.Kind == wire.MCPResult {
 			details = append(details, e.Detail)
 		}
 	}
@@ -174,8 +176,8 @@ func TestAnnotations(t *testing.T) {
 }
 
 // stripEvents clears the fields of events that vary between runs.
-func stripEvents(evs []Event) []Event {
-	out := make([]Event, len(evs))
+func stripEvents(evs []wire.MCPEvent) []wire.MCPEvent {
+	out := make([]wire.MCPEvent, len(evs))
 	for i, e := range evs {
 		e.Time = timeZero
 		e.RequestID = ""

@@ -21,6 +21,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Secrets a recorded session's requests carry; none may reach a cassette.
@@ -175,7 +176,7 @@ func runSession(t *testing.T, url, tok string) []string {
 // recordSession records runSession through a relay to the mocked provider
 // into dir and returns the cassette file, what the clients saw and the
 // relay's records.
-func recordSession(t *testing.T, dir, tok string) (string, []string, []Request) {
+func recordSession(t *testing.T, dir, tok string) (string, []string, []wire.UpstreamRequest) {
 	t.Helper()
 	mt := sessionProvider(t)
 	rec, err := cassette.Create(filepath.Join(dir, "session.jsonl"))
@@ -499,7 +500,7 @@ func TestReplayMissRelay(t *testing.T) {
 // its events as recorded.
 func TestReplayTiming(t *testing.T) {
 	e := cassette.Entry{
-		Request: cassette.Request{Dialect: "chat", Kind: KindInitial, Model: "m", Stream: true},
+		Request: cassette.Request{Dialect: "chat", Kind: wire.KindInitial, Model: "m", Stream: true},
 		Answer: cassette.Answer{Status: 200, HeadersMS: 40, Events: []cassette.Event{
 			{Data: `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`, AtMS: 5},
 			{Data: `{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, AtMS: 25},
@@ -511,7 +512,7 @@ func TestReplayTiming(t *testing.T) {
 		t.Run(fmt.Sprint("timing=", timing), func(t *testing.T) {
 			player := cassette.NewPlayer(nil, nil)
 			var probe Server
-			x := &exchange{s: &probe, de: dialectTable()[0], body: []byte(body), kind: KindInitial}
+			x := &exchange{s: &probe, de: dialectTable()[0], body: []byte(body), kind: wire.KindInitial}
 			x.req, _ = x.de.d.parse(x.body)
 			e.Request = x.cassetteRequest()
 			player.Add(e, cassette.Source{File: "t.jsonl", Line: 1})

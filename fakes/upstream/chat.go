@@ -14,7 +14,7 @@ import (
 // usage chunk when stream_options.include_usage is set, then api.Done.
 type chatDialect struct{}
 
-func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
+func (chatDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	id := a.id("chatcmpl-", '-', -1)
 	outTokens := a.outputTokens()
 	usage := make([]byte, 0, 80)
@@ -28,11 +28,11 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	finish := "stop"
 	if len(a.calls) > 0 {
 		finish = "tool_calls"
-		if req.legacy {
+		if req.Legacy {
 			finish = "function_call"
 		}
 	}
-	if !req.stream {
+	if !req.Stream {
 		size := 512 + 2*len(a.text)
 		for _, c := range a.calls {
 			size += 96 + len(c.name) + 2*len(c.args)
@@ -47,7 +47,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 		}
 		b = append(b, `,"refusal":null,"annotations":[]`...)
 		switch {
-		case len(a.calls) > 0 && req.legacy:
+		case len(a.calls) > 0 && req.Legacy:
 			b = append(b, `,"function_call":{"name":`...)
 			b = appendJSONString(b, a.calls[0].name)
 			b = append(b, `,"arguments":`...)
@@ -91,7 +91,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	}
 	chunk([]byte(`{"role":"assistant","content":null,"refusal":null}`), "")
 	switch {
-	case len(a.calls) > 0 && req.legacy:
+	case len(a.calls) > 0 && req.Legacy:
 		c := a.calls[0]
 		d := append([]byte(`{"function_call":{"name":`), appendJSONString(nil, c.name)...)
 		chunk(append(d, `,"arguments":""}}`...), "")
@@ -130,7 +130,7 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 	}
 	contentEnd := len(events)
 	chunk([]byte(`{}`), finish)
-	if req.includeUsage {
+	if req.IncludeUsage {
 		b := make([]byte, 0, len(prefix)+len(usage)+16)
 		b = append(b, prefix...)
 		b = append(b, `],"usage":`...)
@@ -144,8 +144,8 @@ func (chatDialect) answer(dst []byte, a *answer, req *request) reply {
 
 // chatCallIDs returns the ids of a's tool calls; nil for a legacy
 // function_call, which has none.
-func chatCallIDs(a *answer, req *request) []string {
-	if req.legacy {
+func chatCallIDs(a *answer, req *api.Request) []string {
+	if req.Legacy {
 		return nil
 	}
 	return a.callIDs(api.ChatCallID)

@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // classify returns the kind of a model request body for a dialect (chat,
-// responses, messages or gemini): KindFollowUp when it carries a tool
+// responses, messages or gemini): wire.KindFollowUp when it carries a tool
 // result — a chat message of role tool or function, a Responses
 // *_call_output input item (or an mcp_call with its output), a Messages
 // user block of type tool_result, a Gemini functionResponse part — else
-// KindInitial. A body that is not a JSON object is an
+// wire.KindInitial. A body that is not a JSON object is an
 // error. It never panics. Tests use it to judge the dialects' parsers.
-func classify(endpoint string, body []byte) (string, error) {
+func classify(endpoint string, body []byte) (wire.RequestKind, error) {
 	de, ok := dialectByName(endpoint)
 	if !ok {
 		return "", fmt.Errorf("classify: unknown endpoint %q; want chat, responses, messages or gemini", endpoint)
@@ -23,10 +25,10 @@ func classify(endpoint string, body []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("classify %s request: %w", endpoint, err)
 	}
-	if req.followUp {
-		return KindFollowUp, nil
+	if req.FollowUp {
+		return wire.KindFollowUp, nil
 	}
-	return KindInitial, nil
+	return wire.KindInitial, nil
 }
 
 func TestClassify(t *testing.T) {
@@ -34,28 +36,28 @@ func TestClassify(t *testing.T) {
 		name     string
 		endpoint string
 		body     string
-		want     string
+		want     wire.RequestKind
 		wantErr  bool
 	}{
-		{"chat initial", "chat", `{"messages":[{"role":"user","content":"hi"}]}`, KindInitial, false},
-		{"chat tool", "chat", `{"messages":[{"role":"user","content":"hi"},{"role":"tool","content":"ok","tool_call_id":"c"}]}`, KindFollowUp, false},
-		{"chat legacy function", "chat", `{"messages":[{"role":"function","name":"f","content":"ok"}]}`, KindFollowUp, false},
-		{"chat escaped key", "chat", `{"messages":[{"r\u006fle":"tool"}]}`, KindFollowUp, false},
-		{"chat tool in text only", "chat", `{"messages":[{"role":"user","content":"role tool"}]}`, KindInitial, false},
-		{"responses string", "responses", `{"input":"hi"}`, KindInitial, false},
-		{"responses function_call_output", "responses", `{"input":[{"type":"function_call_output","call_id":"c","output":"ok"}]}`, KindFollowUp, false},
-		{"responses custom output", "responses", `{"input":[{"type":"custom_tool_call_output","call_id":"c","output":"ok"}]}`, KindFollowUp, false},
-		{"responses mcp_call with output", "responses", `{"input":[{"type":"mcp_call","output":"ok"}]}`, KindFollowUp, false},
-		{"responses mcp_call without output", "responses", `{"input":[{"type":"mcp_call","output":null}]}`, KindInitial, false},
-		{"responses function_call only", "responses", `{"input":[{"type":"function_call","call_id":"c"}]}`, KindInitial, false},
-		{"messages initial", "messages", `{"messages":[{"role":"user","content":"hi"}]}`, KindInitial, false},
-		{"messages tool_result", "messages", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`, KindFollowUp, false},
-		{"messages tool_result from assistant", "messages", `{"messages":[{"role":"assistant","content":[{"type":"tool_result"}]}]}`, KindInitial, false},
-		{"gemini initial", "gemini", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, KindInitial, false},
-		{"gemini functionCall only", "gemini", `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}]}`, KindInitial, false},
-		{"gemini functionResponse", "gemini", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"ok"}}}]}]}`, KindFollowUp, false},
-		{"gemini snake_case", "gemini", `{"contents":[{"role":"function","parts":[{"function_response":{"name":"f","response":{}}}]}]}`, KindFollowUp, false},
-		{"gemini functionResponse null", "gemini", `{"contents":[{"parts":[{"functionResponse":null}]}]}`, KindInitial, false},
+		{"chat initial", "chat", `{"messages":[{"role":"user","content":"hi"}]}`, wire.KindInitial, false},
+		{"chat tool", "chat", `{"messages":[{"role":"user","content":"hi"},{"role":"tool","content":"ok","tool_call_id":"c"}]}`, wire.KindFollowUp, false},
+		{"chat legacy function", "chat", `{"messages":[{"role":"function","name":"f","content":"ok"}]}`, wire.KindFollowUp, false},
+		{"chat escaped key", "chat", `{"messages":[{"r\u006fle":"tool"}]}`, wire.KindFollowUp, false},
+		{"chat tool in text only", "chat", `{"messages":[{"role":"user","content":"role tool"}]}`, wire.KindInitial, false},
+		{"responses string", "responses", `{"input":"hi"}`, wire.KindInitial, false},
+		{"responses function_call_output", "responses", `{"input":[{"type":"function_call_output","call_id":"c","output":"ok"}]}`, wire.KindFollowUp, false},
+		{"responses custom output", "responses", `{"input":[{"type":"custom_tool_call_output","call_id":"c","output":"ok"}]}`, wire.KindFollowUp, false},
+		{"responses mcp_call with output", "responses", `{"input":[{"type":"mcp_call","output":"ok"}]}`, wire.KindFollowUp, false},
+		{"responses mcp_call without output", "responses", `{"input":[{"type":"mcp_call","output":null}]}`, wire.KindInitial, false},
+		{"responses function_call only", "responses", `{"input":[{"type":"function_call","call_id":"c"}]}`, wire.KindInitial, false},
+		{"messages initial", "messages", `{"messages":[{"role":"user","content":"hi"}]}`, wire.KindInitial, false},
+		{"messages tool_result", "messages", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`, wire.KindFollowUp, false},
+		{"messages tool_result from assistant", "messages", `{"messages":[{"role":"assistant","content":[{"type":"tool_result"}]}]}`, wire.KindInitial, false},
+		{"gemini initial", "gemini", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, wire.KindInitial, false},
+		{"gemini functionCall only", "gemini", `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]}]}`, wire.KindInitial, false},
+		{"gemini functionResponse", "gemini", `{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f"}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"ok"}}}]}]}`, wire.KindFollowUp, false},
+		{"gemini snake_case", "gemini", `{"contents":[{"role":"function","parts":[{"function_response":{"name":"f","response":{}}}]}]}`, wire.KindFollowUp, false},
+		{"gemini functionResponse null", "gemini", `{"contents":[{"parts":[{"functionResponse":null}]}]}`, wire.KindInitial, false},
 		{"gemini contents not array", "gemini", `{"contents":{"parts":[]}}`, "", true},
 		{"not JSON", "chat", `{`, "", true},
 		{"not object", "messages", `"x"`, "", true},
@@ -95,7 +97,7 @@ func TestRounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			diff(t, "rounds", tt.want, req.rounds)
+			diff(t, "rounds", tt.want, req.Rounds)
 		})
 	}
 }

@@ -19,10 +19,10 @@ import (
 type dialect interface {
 	// parse reads the fields of a request body the fake needs. It never
 	// panics; a body that is not a JSON object is an error.
-	parse(body []byte) (request, error)
+	parse(body []byte) (api.Request, error)
 	// answer renders a scripted answer, as one JSON body appended to dst or
 	// as SSE events.
-	answer(dst []byte, a *answer, req *request) reply
+	answer(dst []byte, a *answer, req *api.Request) reply
 	// errorBody renders an error in the dialect's error shape.
 	errorBody(status int, message string) []byte
 	// streamError renders the dialect's in-stream error event for a
@@ -36,7 +36,7 @@ type dialect interface {
 // answerer writes a dialect's scripted answers: the fake model's part of a
 // dialect (chat.go, responses.go, messages.go, gemini.go).
 type answerer interface {
-	answer(dst []byte, a *answer, req *request) reply
+	answer(dst []byte, a *answer, req *api.Request) reply
 }
 
 // spoken is a dialect: internal/dialect's facts and the fake's answerer.
@@ -45,10 +45,7 @@ type spoken struct {
 	answerer
 }
 
-func (d spoken) parse(body []byte) (request, error) {
-	r, err := d.Parse(body)
-	return newRequest(r), err
-}
+func (d spoken) parse(body []byte) (api.Request, error) { return d.Parse(body) }
 
 func (d spoken) errorBody(status int, message string) []byte { return d.ErrorBody(status, message) }
 
@@ -131,36 +128,6 @@ func (s *Server) dialectFor(u *url.URL) (dialectEntry, pathCall, bool) {
 		}
 	}
 	return dialectEntry{}, pathCall{}, false
-}
-
-// request is what the fake reads from a model request.
-type request struct {
-	model        string
-	stream       bool
-	includeUsage bool     // chat: stream_options.include_usage
-	followUp     bool     // carries a tool result
-	rounds       int      // rounds of tool results carried
-	resultIDs    []string // ids of the tool calls whose results it carries
-	tools        []tool   // tools the request offers
-	legacy       bool     // chat: tools offered as legacy "functions"
-	userText     []string // user text, for {{entry}}
-}
-
-// newRequest is the fake's view of what internal/dialect read.
-func newRequest(r api.Request) request {
-	req := request{model: r.Model, stream: r.Stream, includeUsage: r.IncludeUsage, followUp: r.FollowUp,
-		rounds: r.Rounds, resultIDs: r.ResultIDs, legacy: r.Legacy, userText: r.UserText}
-	for _, t := range r.Tools {
-		req.tools = append(req.tools, tool{name: t.Name, namespace: t.Namespace, custom: t.Custom})
-	}
-	return req
-}
-
-// tool is one tool a request offers.
-type tool struct {
-	name      string
-	namespace string // responses: the namespace tool grouping it
-	custom    bool   // free-form input instead of JSON arguments
 }
 
 // answer is a scripted answer before it is rendered in a dialect.
@@ -262,7 +229,7 @@ func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 		idTok:       x.token,
 		seq:         x.seq,
 		created:     s.clock().Unix(),
-		model:       x.req.model,
+		model:       x.req.Model,
 		inputTokens: len(x.body)/4 + 1,
 	}
 	if a.idTok == "" {
@@ -275,7 +242,7 @@ func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 	entry := ""
 	for i := range steps {
 		st := &steps[i]
-		t, ok, err := matchTool(x.req.tools, st.Call)
+		t, ok, err := matchTool(x.req.Tools, st.Call)
 		if err != nil {
 			return answer{}, err
 		}
@@ -284,11 +251,11 @@ func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 			continue
 		}
 		if entry == "" {
-			entry = x.req.entry(x.token)
+			entry = requestEntry(&x.req, x.token)
 		}
 		r := s.args.render(st, entry, x.token)
-		c := toolCall{name: t.name, namespace: t.namespace, custom: t.custom, args: r.json, argsQuoted: r.quoted}
-		if t.custom {
+		c := toolCall{name: t.Name, namespace: t.Namespace, custom: t.Custom, args: r.json, argsQuoted: r.quoted}
+		if t.Custom {
 			c.args = customInput(st.Arguments, r.json, entry, x.token)
 			c.argsQuoted = ""
 		}
@@ -302,10 +269,10 @@ func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 	return a, nil
 }
 
-// entry returns the entry the request's user text names, else the token.
-func (r *request) entry(token string) string {
-	for i := len(r.userText) - 1; i >= 0; i-- {
-		if e := promptEntry(r.userText[i]); e != "" {
+// requestEntry returns the entry r's user text names, else the token.
+func requestEntry(r *api.Request, token string) string {
+	for i := len(r.UserText) - 1; i >= 0; i-- {
+		if e := promptEntry(r.UserText[i]); e != "" {
 			return e
 		}
 	}
@@ -328,21 +295,21 @@ func customInput(args map[string]any, rendered, entry, token string) string {
 
 // offeredName is how a tool is named in records and messages: its name, or
 // "namespace.name" for a tool of a Responses namespace tool.
-func (t tool) offeredName() string {
-	if t.namespace != "" {
-		return t.namespace + "." + t.name
+func offeredName(t api.Tool) string {
+	if t.Namespace != "" {
+		return t.Namespace + "." + t.Name
 	}
-	return t.name
+	return t.Name
 }
 
 // offeredNames returns the offered names of tools, in order; nil for none.
-func offeredNames(tools []tool) []string {
+func offeredNames(tools []api.Tool) []string {
 	if len(tools) == 0 {
 		return nil
 	}
 	out := make([]string, len(tools))
 	for i, t := range tools {
-		out[i] = t.offeredName()
+		out[i] = offeredName(t)
 	}
 	return out
 }
@@ -388,9 +355,9 @@ func (e *ambiguousCallError) Error() string {
 // under the same offered name count once. When the deciding rank holds more
 // than one tool, matchTool returns an *ambiguousCallError naming them; when
 // neither rank holds one, ok is false.
-func matchTool(tools []tool, call string) (t tool, ok bool, err error) {
+func matchTool(tools []api.Tool, call string) (t api.Tool, ok bool, err error) {
 	if call == "" {
-		return tool{}, false, nil
+		return api.Tool{}, false, nil
 	}
 	var found []int
 	for rank := 0; rank < 2 && len(found) == 0; rank++ {
@@ -400,7 +367,7 @@ func matchTool(tools []tool, call string) (t tool, ok bool, err error) {
 			}
 			dup := false
 			for _, j := range found {
-				dup = dup || tools[j].name == tools[i].name && tools[j].namespace == tools[i].namespace
+				dup = dup || tools[j].Name == tools[i].Name && tools[j].Namespace == tools[i].Namespace
 			}
 			if !dup {
 				found = append(found, i)
@@ -409,28 +376,28 @@ func matchTool(tools []tool, call string) (t tool, ok bool, err error) {
 	}
 	switch len(found) {
 	case 0:
-		return tool{}, false, nil
+		return api.Tool{}, false, nil
 	case 1:
 		return tools[found[0]], true, nil
 	}
 	e := &ambiguousCallError{call: call, tools: make([]string, len(found))}
 	for k, i := range found {
-		e.tools[k] = tools[i].offeredName()
+		e.tools[k] = offeredName(tools[i])
 	}
-	return tool{}, false, e
+	return api.Tool{}, false, e
 }
 
 // toolMatches reports whether t matches call exactly (exact) or by a
 // prefixed name (!exact), as matchTool describes.
-func toolMatches(t *tool, call string, exact bool) bool {
+func toolMatches(t *api.Tool, call string, exact bool) bool {
 	if exact {
-		if t.name == call {
+		if t.Name == call {
 			return true
 		}
-		ns := t.namespace
-		return ns != "" && len(call) == len(ns)+1+len(t.name) && strings.HasPrefix(call, ns) && call[len(ns)] == '.' && strings.HasSuffix(call, t.name)
+		ns := t.Namespace
+		return ns != "" && len(call) == len(ns)+1+len(t.Name) && strings.HasPrefix(call, ns) && call[len(ns)] == '.' && strings.HasSuffix(call, t.Name)
 	}
-	return toolname.Prefixed(t.name, call)
+	return toolname.Prefixed(t.Name, call)
 }
 
 // openAIErrorBody is the OpenAI error shape, for answers outside a dialect

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/replaycheck/replaycheck/internal/wire"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
+	"github.com/replaycheck/replaycheck/internal/wire"
 
 	"github.com/replaycheck/replaycheck/internal/nesting"
 )
@@ -35,9 +37,9 @@ func (s *Server) serveModelRequest(x *exchange) {
 	player := st.cassette
 	f := flag
 	if f == nil {
-		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.stream)
+		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.Stream)
 		if x.armed == nil {
-			x.armed = pickFault(s.global, x.kind, x.de.name, x.req.stream)
+			x.armed = pickFault(s.global, x.kind, x.de.name, x.req.Stream)
 		}
 		if x.armed != nil {
 			f = &x.armed.Fault
@@ -72,7 +74,7 @@ func (s *Server) serveModelRequest(x *exchange) {
 
 // pickFault counts the occurrence for every matching fault in order and
 // returns the first whose Times pick it. s.mu must be held.
-func pickFault(faults []*armedFault, kind, endpoint string, stream bool) *armedFault {
+func pickFault(faults []*armedFault, kind wire.RequestKind, endpoint string, stream bool) *armedFault {
 	for _, af := range faults {
 		if !af.matches(kind, endpoint, stream, af.streams) {
 			continue
@@ -93,8 +95,8 @@ type exchange struct {
 	de    dialectEntry
 	body  []byte
 	token string
-	kind  string
-	req   request
+	kind  wire.RequestKind
+	req   api.Request
 	seq   int
 	round int // the script round this request is at
 	// answeredRound is the round whose calls the answer carries (-1 = none).
@@ -114,7 +116,7 @@ type exchange struct {
 	acted    bool
 	delayed  bool
 	recorded bool
-	rec      Request
+	rec      wire.UpstreamRequest
 	// gaps, when set, are the waits before each event of a replayed stream
 	// (Config.ReplayTiming).
 	gaps []time.Duration
@@ -128,17 +130,17 @@ type exchange struct {
 func (x *exchange) pacersAlone() bool { return x.pacers == len(x.kinds) }
 
 // normalOutcome is the outcome of an answer sent as the script or provider gave it.
-func (x *exchange) normalOutcome() string {
+func (x *exchange) normalOutcome() wire.Outcome {
 	if x.delayed {
-		return OutcomeDelayed
+		return wire.OutcomeDelayed
 	}
-	return OutcomeForwarded
+	return wire.OutcomeForwarded
 }
 
 // finish records the request's outcome once: counts, records, log line and
 // structured record. It is called before the last byte of the answer leaves,
 // so a client that has seen its answer always finds it counted.
-func (x *exchange) finish(outcome string, status int) {
+func (x *exchange) finish(outcome wire.Outcome, status int) {
 	if x.recorded {
 		return
 	}
@@ -150,16 +152,16 @@ func (x *exchange) finish(outcome string, status int) {
 	rec.Token = x.token
 	rec.Path = x.r.URL.Path
 	rec.Endpoint = x.de.name
-	rec.Kind = wire.RequestKind(x.kind)
-	rec.Outcome = wire.Outcome(outcome)
-	rec.Stream = x.req.stream
+	rec.Kind = x.kind
+	rec.Outcome = outcome
+	rec.Stream = x.req.Stream
 	rec.Status = status
-	rec.Model = x.req.model
-	rec.ResultIDs = x.req.resultIDs
-	if len(x.req.tools) > 0 {
-		rec.Offered = offeredNames(x.req.tools)
+	rec.Model = x.req.Model
+	rec.ResultIDs = x.req.ResultIDs
+	if len(x.req.Tools) > 0 {
+		rec.Offered = offeredNames(x.req.Tools)
 	}
-	if outcome == OutcomeDroppedStream && x.drop() != nil {
+	if outcome == wire.OutcomeDroppedStream && x.drop() != nil {
 		x.acted = true // every cut records this outcome first
 	}
 	s.mu.Lock()
@@ -202,7 +204,7 @@ func (x *exchange) finish(outcome string, status int) {
 		l.LogAttrs(x.r.Context(), slog.LevelInfo, "upstream request",
 			slog.String("path", rec.Path),
 			slog.String("kind", string(rec.Kind)),
-			slog.String("outcome", outcome),
+			slog.String("outcome", string(outcome)),
 			slog.String("token", rec.Token),
 			slog.Bool("stream", rec.Stream),
 			slog.Int("status", status),
@@ -215,8 +217,8 @@ func (x *exchange) finish(outcome string, status int) {
 // writeError records and sends an error answer in the dialect's shape; the
 // record keeps the message of an error the fake answers on its own account
 // (bad_request, relay_failed).
-func (x *exchange) writeError(outcome string, status int, message string, headers map[string]string) {
-	if outcome == OutcomeBadRequest || outcome == OutcomeRelayFailed {
+func (x *exchange) writeError(outcome wire.Outcome, status int, message string, headers map[string]string) {
+	if outcome == wire.OutcomeBadRequest || outcome == wire.OutcomeRelayFailed {
 		x.rec.Error = message
 	}
 	h := x.w.Header()
@@ -247,7 +249,7 @@ func (x *exchange) closeConn(rst bool) {
 func (s *Server) answerScripted(x *exchange) {
 	a, err := s.scriptedAnswer(x)
 	if err != nil {
-		x.writeError(OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
+		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	for _, k := range x.kinds {
@@ -261,7 +263,7 @@ func (s *Server) answerScripted(x *exchange) {
 	rep := x.de.d.answer(*bp, &a, &x.req)
 	x.rec.ResponseID = rep.id
 	x.rec.SetCalls(a.callNames(), rep.callIDs)
-	if !x.req.stream {
+	if !x.req.Stream {
 		*bp = rep.body[:0]
 		x.w.Header()["Content-Type"] = jsonContentType
 		x.writeBody(http.StatusOK, rep.body)
@@ -296,7 +298,7 @@ func (x *exchange) pause(d time.Duration, wait func(ctx context.Context, d time.
 		return true
 	}
 	if !wait(x.r.Context(), d) {
-		x.finish(OutcomeClientGone, 0)
+		x.finish(wire.OutcomeClientGone, 0)
 		// The wait also ends when the server shuts down with the client
 		// still there: hang up, so it sees a cut, not a clean end.
 		x.closeConn(false)

@@ -14,33 +14,6 @@ import (
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
-// Kinds of request, as classified and logged (see wire.RequestKind).
-const (
-	KindInitial  = string(wire.KindInitial)  // transitional: removed after the issue-19 merge
-	KindFollowUp = string(wire.KindFollowUp) // transitional: removed after the issue-19 merge
-	// kindAny matches both kinds in a Fault.
-	kindAny = string(wire.KindAny)
-)
-
-// Outcomes logged for a request (see wire.Outcome).
-const (
-	OutcomeForwarded     = string(wire.OutcomeForwarded)     // transitional: removed after the issue-19 merge
-	OutcomeDelayed       = string(wire.OutcomeDelayed)       // transitional: removed after the issue-19 merge
-	OutcomeDroppedStream = string(wire.OutcomeDroppedStream) // transitional: removed after the issue-19 merge
-	OutcomeReset         = string(wire.OutcomeReset)         // transitional: removed after the issue-19 merge
-	OutcomeClientGone    = string(wire.OutcomeClientGone)    // transitional: removed after the issue-19 merge
-	OutcomeBadRequest    = string(wire.OutcomeBadRequest)    // transitional: removed after the issue-19 merge
-	OutcomeRelayFailed   = string(wire.OutcomeRelayFailed)   // transitional: removed after the issue-19 merge
-	OutcomeCassetteMiss  = string(wire.OutcomeCassetteMiss)  // transitional: removed after the issue-19 merge
-	OutcomeStreamError   = string(wire.OutcomeStreamError)   // transitional: removed after the issue-19 merge
-	OutcomeStalledStream = string(wire.OutcomeStalledStream) // transitional: removed after the issue-19 merge
-	OutcomeTruncatedBody = string(wire.OutcomeTruncatedBody) // transitional: removed after the issue-19 merge
-)
-
-// OutcomeInjected is the outcome logged for an error response with status
-// that a respond fault injected (see wire.Injected).
-func OutcomeInjected(status int) string { return string(wire.Injected(status)) } // transitional: removed after the issue-19 merge
-
 // Fault is one upstream fault: which requests it matches, how often it fires
 // (Times, counted per fault entry over its matching requests), and exactly one
 // action — Respond, Drop, StreamError, Stall, Reset, ServeModel or Truncate —
@@ -51,7 +24,7 @@ func OutcomeInjected(status int) string { return string(wire.Injected(status)) }
 // validation error. Each action is a kind of its own file (kindTable).
 type Fault struct {
 	// On is the request kind matched: initial, follow_up or any ("" = any).
-	On string `json:"on,omitempty" yaml:"on,omitempty" jsonschema:"enum=initial,enum=follow_up,enum=any" jsonschema_description:"request kind matched: initial, follow_up or any (default any)"`
+	On wire.RequestKind `json:"on,omitempty" yaml:"on,omitempty" jsonschema:"enum=initial,enum=follow_up,enum=any" jsonschema_description:"request kind matched: initial, follow_up or any (default any)"`
 	// Endpoint is the dialect matched: chat, responses, messages or gemini ("" = any).
 	Endpoint string `json:"endpoint,omitempty" yaml:"endpoint,omitempty" jsonschema_description:"dialect matched: chat, responses, messages or gemini (default any)"`
 	// Stream matches streamed (true) or non-streamed (false) requests; nil matches both.
@@ -167,7 +140,7 @@ func ParseFault(s string) (Fault, error) {
 // Validate reports the first bad field of f, by name.
 func (f Fault) Validate() error {
 	switch f.On {
-	case "", kindAny, KindInitial, KindFollowUp:
+	case "", wire.KindAny, wire.KindInitial, wire.KindFollowUp:
 	default:
 		return fmt.Errorf("on: %q is not initial, follow_up or any", f.On)
 	}
@@ -217,9 +190,9 @@ func (f Fault) String() string {
 	var b strings.Builder
 	on := f.On
 	if on == "" {
-		on = kindAny
+		on = wire.KindAny
 	}
-	b.WriteString(on)
+	b.WriteString(string(on))
 	if f.Endpoint != "" {
 		b.WriteString(" " + f.Endpoint)
 	}
@@ -238,8 +211,8 @@ func (f Fault) String() string {
 
 // matches reports whether f applies to a request of this kind, dialect and
 // stream flag; streams is f.streams().
-func (f *Fault) matches(kind, endpoint string, stream bool, streams streamMatch) bool {
-	if f.On != "" && f.On != kindAny && f.On != kind {
+func (f *Fault) matches(kind wire.RequestKind, endpoint string, stream bool, streams streamMatch) bool {
+	if f.On != "" && f.On != wire.KindAny && f.On != kind {
 		return false
 	}
 	if f.Endpoint != "" && f.Endpoint != endpoint {

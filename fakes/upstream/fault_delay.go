@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // maxDelay bounds a delay fault, so no scenario can hang for long.
@@ -59,7 +60,7 @@ func (k delay) before(x *exchange) bool {
 		x.acted = true // a delay alone fires by holding the answer back
 	}
 	if !waitCtx(x.r.Context(), k.d.D()) {
-		x.finish(OutcomeClientGone, 0)
+		x.finish(wire.OutcomeClientGone, 0)
 		// The wait also ends when the server shuts down with the client
 		// still there: hang up, so it sees a cut, not an empty 200.
 		x.closeConn(false)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // maxLinger bounds a drop's linger, as maxDelay bounds a delay.
@@ -136,7 +137,7 @@ func (k drop) plan(s *stream) streamPlan {
 	if at < 0 {
 		return streamPlan{at: -1}
 	}
-	return streamPlan{at: at, outcome: OutcomeDroppedStream}
+	return streamPlan{at: at, outcome: wire.OutcomeDroppedStream}
 }
 
 func (k drop) act(s *stream) bool {

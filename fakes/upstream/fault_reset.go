@@ -6,6 +6,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // resetKind is the kind table's row for reset: reset: true uses it.
@@ -38,7 +39,7 @@ func (reset) describe(b *strings.Builder) { b.WriteString("reset") }
 
 func (reset) before(x *exchange) bool {
 	x.acted = true
-	x.finish(OutcomeReset, 0)
+	x.finish(wire.OutcomeReset, 0)
 	x.closeConn(true)
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Respond is the action that answers with an error status.
@@ -86,14 +87,14 @@ func (k respond) before(x *exchange) bool {
 		}
 	}
 	x.acted = true
-	x.writeError(OutcomeInjected(k.r.Status), k.r.Status, msg, k.r.Headers)
+	x.writeError(wire.Injected(k.r.Status), k.r.Status, msg, k.r.Headers)
 	return true
 }
 
 // injectedMessage is the default message of an injected error; for a
 // follow-up it is the seed rig's "injected follow-up failure".
-func injectedMessage(kind string) string {
-	if kind == KindFollowUp {
+func injectedMessage(kind wire.RequestKind) string {
+	if kind == wire.KindFollowUp {
 		return "injected follow-up failure"
 	}
 	return "injected initial failure"

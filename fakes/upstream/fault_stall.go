@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Stall is the action that holds a streamed answer at a point: the events
@@ -93,7 +94,7 @@ func (k stall) plan(s *stream) streamPlan {
 	case at < 0:
 		return streamPlan{at: -1}
 	case k.s.Forever:
-		return streamPlan{at: at, outcome: OutcomeStalledStream}
+		return streamPlan{at: at, outcome: wire.OutcomeStalledStream}
 	}
 	return streamPlan{at: at, paced: true}
 }

@@ -7,14 +7,16 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	api "github.com/replaycheck/replaycheck/internal/dialect"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Responses events a stream error can be sent as.
 const (
 	// StreamErrorFailed is the Responses API's response.failed event.
-	StreamErrorFailed = "response.failed"
+	StreamErrorFailed = api.ResponseFailed
 	// StreamErrorEvent is the Responses API's bare error event.
-	StreamErrorEvent = "error"
+	StreamErrorEvent = api.ResponsesErrorEvent
 )
 
 // StreamError is the action that ends a streamed answer, after HTTP 200
@@ -86,7 +88,7 @@ func (k streamError) validate(f *Fault) error {
 	switch e.Event {
 	case "", StreamErrorFailed, StreamErrorEvent:
 	default:
-		return fmt.Errorf("event: %q is not response.failed or error", e.Event)
+		return fmt.Errorf("event: %q is not %s or %s", e.Event, StreamErrorFailed, StreamErrorEvent)
 	}
 	if e.Event != "" && f.Endpoint != "" && f.Endpoint != "responses" {
 		return fmt.Errorf("event: only the responses endpoint has a choice of error events; remove it or match endpoint: responses")
@@ -111,12 +113,12 @@ func (k streamError) plan(s *stream) streamPlan {
 	if at < 0 {
 		return streamPlan{at: -1}
 	}
-	return streamPlan{at: at, outcome: OutcomeStreamError}
+	return streamPlan{at: at, outcome: wire.OutcomeStreamError}
 }
 
 func (k streamError) act(s *stream) bool {
 	x := s.x
-	ev := x.de.d.streamError(k.e, streamErrorAt{seq: s.sent, id: x.rec.ResponseID, model: x.req.model, created: x.s.clock().Unix()})
+	ev := x.de.d.streamError(k.e, streamErrorAt{seq: s.sent, id: x.rec.ResponseID, model: x.req.Model, created: x.s.clock().Unix()})
 	s.send(ev) // the stream ends here either way
 	return false
 }

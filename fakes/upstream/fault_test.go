@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
+	"github.com/replaycheck/replaycheck/internal/wire"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
@@ -347,7 +348,7 @@ func TestDelayFault(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Fatal("cancelled call succeeded")
 		}
-		diff(t, "outcome", OutcomeClientGone, <-outcomes)
+		diff(t, "outcome", string(wire.OutcomeClientGone), <-outcomes)
 	})
 }
 
@@ -395,7 +396,7 @@ func TestDelayEndsAtShutdownWithoutAnswer(t *testing.T) {
 	if r := <-done; r.err == nil {
 		t.Fatalf("request cut by shutdown got HTTP %d %q, want a connection error", r.status, r.body)
 	}
-	diff(t, "outcomes", countsOf(map[string]int{KindInitial + " " + OutcomeClientGone: 1}), s.Total().Outcomes)
+	diff(t, "outcomes", countsOf(map[string]int{string(wire.KindInitial) + " " + string(wire.OutcomeClientGone): 1}), s.Total().Outcomes)
 }
 
 // Times counts per fault entry, exactly, under concurrency; a token's faults
@@ -427,7 +428,7 @@ func TestTimesConcurrent(t *testing.T) {
 	diff(t, "armed", countsOf(map[string]int{"initial injected_500": 5, "initial forwarded": n - 5}), s.Counts(armed).Outcomes)
 	diff(t, "plain", countsOf(map[string]int{"initial forwarded": n}), s.Counts(plain).Outcomes)
 	diff(t, "nth", countsOf(map[string]int{"initial injected_502": 1, "initial forwarded": n - 1}), s.Counts(nth).Outcomes)
-	diff(t, "total", Counts{Initial: 3 * n, Outcomes: countsOf(map[string]int{"initial injected_500": 5, "initial injected_502": 1, "initial forwarded": 3*n - 6})}, s.Total())
+	diff(t, "total", wire.UpstreamCounts{Initial: 3 * n, Outcomes: countsOf(map[string]int{"initial injected_500": 5, "initial injected_502": 1, "initial forwarded": 3*n - 6})}, s.Total())
 	diff(t, "tokens", slices.Sorted(slices.Values([]string{armed, nth, plain})), slices.Sorted(slices.Values(s.Tokens())))
 
 	// Global faults apply to every run, after a run's own.

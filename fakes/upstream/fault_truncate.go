@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Truncate is the action that cuts a non-streamed 200 answer partway, as a
@@ -77,7 +78,7 @@ func (k truncate) writeBody(x *exchange, status int, body []byte) {
 		return
 	}
 	x.acted = true
-	x.finish(OutcomeTruncatedBody, status)
+	x.finish(wire.OutcomeTruncatedBody, status)
 	x.w.WriteHeader(status)
 	if _, err := x.w.Write(body[:n]); err == nil {
 		_ = http.NewResponseController(x.w).Flush() // the connection is cut next either way

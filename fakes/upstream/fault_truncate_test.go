@@ -13,6 +13,8 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // A truncated body reaches each official SDK as an error, never a parsed
@@ -57,7 +59,7 @@ func TestTruncateFault(t *testing.T) {
 				if errors.As(err, &oe) || errors.As(err, &ae) {
 					t.Errorf("err = %v, want a broken body, not an API error", err)
 				}
-				diff(t, "log", tt.path+" initial "+OutcomeTruncatedBody+"\n", log.String())
+				diff(t, "log", tt.path+" initial "+string(wire.OutcomeTruncatedBody)+"\n", log.String())
 				diff(t, "status", http.StatusOK, s.Requests(tok)[0].Status)
 				diff(t, "fired", 1, s.FaultReports(tok)[0].Fired)
 			})

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // reportCounts is a FaultReport without its fault, for diffs.
@@ -105,7 +107,7 @@ func TestFaultReportDelayCutShort(t *testing.T) {
 	if _, err := openaiClient(srv.URL).Chat.Completions.New(ctx, chatParams(tok, "commit_write")); err == nil {
 		t.Fatal("no error")
 	}
-	diff(t, "outcome", OutcomeClientGone, <-outcomes) // logged after the count
+	diff(t, "outcome", string(wire.OutcomeClientGone), <-outcomes) // logged after the count
 	diff(t, "reports", []reportCounts{{1, 0}}, reportsOf(s.FaultReports(tok)))
 }
 

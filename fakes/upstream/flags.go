@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Flag files of the seed rig, read from Config.FlagsDir on every follow-up.
@@ -26,10 +28,10 @@ const (
 // takes the request, and armed faults do not count it as an occurrence.
 func (s *Server) flagFault(x *exchange) (*Fault, string) {
 	dir := s.cfg.FlagsDir
-	if dir == "" || x.kind != KindFollowUp {
+	if dir == "" || x.kind != wire.KindFollowUp {
 		return nil, ""
 	}
-	inject := &Fault{On: KindFollowUp, Respond: &Respond{Status: 500, Message: "injected follow-up failure"}}
+	inject := &Fault{On: wire.KindFollowUp, Respond: &Respond{Status: 500, Message: "injected follow-up failure"}}
 	if fileExists(filepath.Join(dir, FlagFaultOn)) {
 		// forwarder.py unlinks fault_once on every injected 500, so an
 		// injection under fault_on consumes it too.
@@ -39,8 +41,8 @@ func (s *Server) flagFault(x *exchange) (*Fault, string) {
 	if err := os.Remove(filepath.Join(dir, FlagFaultOnce)); err == nil {
 		return inject, "flag " + FlagFaultOnce
 	}
-	if x.req.stream && fileExists(filepath.Join(dir, FlagDropStream)) {
-		return &Fault{On: KindFollowUp, Drop: &Drop{After: DropAfterHeaders}}, "flag " + FlagDropStream
+	if x.req.Stream && fileExists(filepath.Join(dir, FlagDropStream)) {
+		return &Fault{On: wire.KindFollowUp, Drop: &Drop{After: DropAfterHeaders}}, "flag " + FlagDropStream
 	}
 	return nil, ""
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	api "github.com/replaycheck/replaycheck/internal/dialect"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 var fuzzSeeds = []string{
@@ -37,7 +38,7 @@ func FuzzClassify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, endpoint string, body []byte) {
 		kind, err := classify(endpoint, body)
-		if err == nil && kind != KindInitial && kind != KindFollowUp {
+		if err == nil && kind != wire.KindInitial && kind != wire.KindFollowUp {
 			t.Fatalf("kind %q", kind)
 		}
 		if err == nil && !json.Valid(body) {
@@ -59,20 +60,20 @@ func fuzzDialect(f *testing.F, name string) {
 		if err != nil {
 			return
 		}
-		for _, call := range matchCalls(req.tools) {
-			checkMatch(t, req.tools, call)
+		for _, call := range matchCalls(req.Tools) {
+			checkMatch(t, req.Tools, call)
 		}
 		s := Script{}
-		calls, say := s.turn(req.rounds)
-		a := answer{idTok: "rc0123456789", seq: 1, model: req.model, text: say}
+		calls, say := s.turn(req.Rounds)
+		a := answer{idTok: "rc0123456789", seq: 1, model: req.Model, text: say}
 		for _, c := range calls {
-			if tl, ok, _ := matchTool(req.tools, c.Call); ok {
-				args, _ := renderArguments(c.Arguments, req.entry(""), "")
-				a.calls = append(a.calls, toolCall{name: tl.name, namespace: tl.namespace, custom: tl.custom, args: args})
+			if tl, ok, _ := matchTool(req.Tools, c.Call); ok {
+				args, _ := renderArguments(c.Arguments, requestEntry(&req, ""), "")
+				a.calls = append(a.calls, toolCall{name: tl.Name, namespace: tl.Namespace, custom: tl.Custom, args: args})
 			}
 		}
 		for _, stream := range []bool{false, true} {
-			req.stream = stream
+			req.Stream = stream
 			rep := de.d.answer(nil, &a, &req)
 			if !stream && !json.Valid(rep.body) {
 				t.Fatalf("invalid answer %s", rep.body)
@@ -90,7 +91,7 @@ func fuzzDialect(f *testing.F, name string) {
 // or not an object exactly what encoding/json does not read as an object,
 // and reads the same model and stream (for valid
 // UTF-8; encoding/json replaces bad bytes, the fake keeps them).
-func checkParse(t *testing.T, body []byte, req request, err error) {
+func checkParse(t *testing.T, body []byte, req api.Request, err error) {
 	t.Helper()
 	var top map[string]json.RawMessage
 	isObject := json.Unmarshal(body, &top) == nil && top != nil
@@ -108,20 +109,20 @@ func checkParse(t *testing.T, body []byte, req request, err error) {
 		t.Fatal(err)
 	}
 	model, _ := want.Model.(string)
-	if req.model != model || req.stream != (want.Stream == true) {
-		t.Fatalf("parse read model %q, stream %v; encoding/json reads %q, %v", req.model, req.stream, model, want.Stream)
+	if req.Model != model || req.Stream != (want.Stream == true) {
+		t.Fatalf("parse read model %q, stream %v; encoding/json reads %q, %v", req.Model, req.Stream, model, want.Stream)
 	}
 }
 
 // matchCalls are script calls to try against tools: the ledger's tool
 // names, and each offered name, qualified name and tail after a separator.
-func matchCalls(tools []tool) []string {
+func matchCalls(tools []api.Tool) []string {
 	calls := []string{"commit_write", "write", "commit_write_keyed", "read_ledger", ""}
 	for _, t := range tools {
-		calls = append(calls, t.name, t.offeredName())
-		for i := 0; i < len(t.name); i++ {
-			if strings.IndexByte("-./:_", t.name[i]) >= 0 {
-				calls = append(calls, t.name[i+1:])
+		calls = append(calls, t.Name, offeredName(t))
+		for i := 0; i < len(t.Name); i++ {
+			if strings.IndexByte("-./:_", t.Name[i]) >= 0 {
+				calls = append(calls, t.Name[i+1:])
 			}
 		}
 	}
@@ -132,14 +133,14 @@ func matchCalls(tools []tool) []string {
 // always wins; a match always ends in the call (after a separator) or is
 // the call qualified by its namespace; an ambiguity names two or more
 // distinct tools that each match.
-func checkMatch(t *testing.T, tools []tool, call string) {
+func checkMatch(t *testing.T, tools []api.Tool, call string) {
 	t.Helper()
 	got, ok, err := matchTool(tools, call)
-	exact := func(tl tool) bool { return tl.name == call || tl.namespace != "" && tl.offeredName() == call }
+	exact := func(tl api.Tool) bool { return tl.Name == call || tl.Namespace != "" && offeredName(tl) == call }
 	var exacts []string
 	for _, tl := range tools {
-		if exact(tl) && !slices.Contains(exacts, tl.offeredName()) {
-			exacts = append(exacts, tl.offeredName())
+		if exact(tl) && !slices.Contains(exacts, offeredName(tl)) {
+			exacts = append(exacts, offeredName(tl))
 		}
 	}
 	switch {
@@ -161,16 +162,16 @@ func checkMatch(t *testing.T, tools []tool, call string) {
 		}
 	case ok:
 		if len(exacts) > 0 && !exact(got) {
-			t.Fatalf("matchTool(%q) = %q; the exact match %q must win", call, got.offeredName(), exacts)
+			t.Fatalf("matchTool(%q) = %q; the exact match %q must win", call, offeredName(got), exacts)
 		}
-		if !strings.HasSuffix(got.name, call) && got.offeredName() != call {
-			t.Fatalf("matchTool(%q) = %q, which does not end in the call", call, got.offeredName())
+		if !strings.HasSuffix(got.Name, call) && offeredName(got) != call {
+			t.Fatalf("matchTool(%q) = %q, which does not end in the call", call, offeredName(got))
 		}
-		if prefix := strings.TrimSuffix(got.name, call); !exact(got) && (prefix == "" || strings.IndexByte("-./:_", prefix[len(prefix)-1]) < 0) {
-			t.Fatalf("matchTool(%q) = %q: no separator before the call", call, got.offeredName())
+		if prefix := strings.TrimSuffix(got.Name, call); !exact(got) && (prefix == "" || strings.IndexByte("-./:_", prefix[len(prefix)-1]) < 0) {
+			t.Fatalf("matchTool(%q) = %q: no separator before the call", call, offeredName(got))
 		}
 		if call == "" {
-			t.Fatalf("matchTool(\"\") = %q", got.offeredName())
+			t.Fatalf("matchTool(\"\") = %q", offeredName(got))
 		}
 	default:
 		if len(exacts) > 0 && call != "" {

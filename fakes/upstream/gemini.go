@@ -17,7 +17,7 @@ import (
 // usage, as the API ends its streams (an empty text part).
 type geminiDialect struct{}
 
-func (geminiDialect) answer(dst []byte, a *answer, req *request) reply {
+func (geminiDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	id := a.id("resp-", '-', -1)
 	outTokens := a.outputTokens()
 	// tail closes a response: usage (whole or the prompt's only), model and id.
@@ -70,7 +70,7 @@ func (geminiDialect) answer(dst []byte, a *answer, req *request) reply {
 			return append(b, '}')
 		}
 	}
-	if !req.stream {
+	if !req.Stream {
 		parts := func(b []byte) []byte {
 			for i := range a.calls {
 				if i > 0 {

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // geminiModel is the model the tests ask for.
@@ -136,7 +137,7 @@ func TestGeminiSDK(t *testing.T) {
 			}
 			if tt.wantCall == "" {
 				diff(t, "text", "done", resp.Text())
-				diff(t, "counts", Counts{Initial: 1, Outcomes: countsOf(map[string]int{"initial forwarded": 1})}, s.Counts(tok))
+				diff(t, "counts", wire.UpstreamCounts{Initial: 1, Outcomes: countsOf(map[string]int{"initial forwarded": 1})}, s.Counts(tok))
 				return
 			}
 			calls := resp.FunctionCalls()
@@ -209,7 +210,7 @@ func TestGeminiScriptRounds(t *testing.T) {
 				contents = append(contents, resp.Candidates[0].Content, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: fr}}})
 			}
 			diff(t, "turns", []string{"call commit_write", "call read_ledger", "say finished"}, said)
-			diff(t, "counts", Counts{Initial: 1, FollowUp: 2, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up forwarded": 2})}, s.Counts(tok))
+			diff(t, "counts", wire.UpstreamCounts{Initial: 1, FollowUp: 2, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up forwarded": 2})}, s.Counts(tok))
 		})
 	}
 }
@@ -288,7 +289,7 @@ func TestGeminiAncillary(t *testing.T) {
 		t.Errorf("POST list: %d %v", status, h)
 	}
 	diff(t, "log", "", log.String())
-	diff(t, "total", Counts{Outcomes: countsOf(map[string]int{})}, s.Total())
+	diff(t, "total", wire.UpstreamCounts{Outcomes: countsOf(map[string]int{})}, s.Total())
 }
 
 // lingerGemini streams the seed's request with google.golang.org/genai and

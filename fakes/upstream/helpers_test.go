@@ -45,8 +45,8 @@ func token(t testing.TB, parts ...string) string {
 
 // oneCleanLoop is the counts of one tool loop the fake forwarded untouched:
 // the initial request and its follow-up.
-func oneCleanLoop() Counts {
-	return Counts{Initial: 1, FollowUp: 1, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up forwarded": 1})}
+func oneCleanLoop() wire.UpstreamCounts {
+	return wire.UpstreamCounts{Initial: 1, FollowUp: 1, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up forwarded": 1})}
 }
 
 // oneCleanLoopLog is the request log of oneCleanLoop on path.
@@ -102,7 +102,7 @@ func countsOf(m map[string]int) map[wire.CountKey]int {
 }
 
 // callIDs returns the ids of r's tool calls that have one; nil when none do.
-func callIDs(r Request) []string {
+func callIDs(r wire.UpstreamRequest) []string {
 	var out []string
 	for _, c := range r.Calls {
 		if c.ID != "" {

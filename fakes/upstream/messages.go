@@ -9,7 +9,7 @@ import (
 // messagesDialect writes Anthropic Messages answers (api.Messages).
 type messagesDialect struct{}
 
-func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
+func (messagesDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	id := a.id("msg_", '_', -1)
 	outTokens := a.outputTokens()
 	stop := "end_turn"
@@ -49,7 +49,7 @@ func (messagesDialect) answer(dst []byte, a *answer, req *request) reply {
 		}
 		return append(b, "}}"...)
 	}
-	if !req.stream {
+	if !req.Stream {
 		return reply{id: id, callIDs: a.callIDs(api.MessagesCallID), body: message(dst[:0], true)}
 	}
 	events := make([]sseEvent, 0, 4+7*len(a.calls))

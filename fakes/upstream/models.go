@@ -135,7 +135,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []byte(`{"totalTokens":`+n+`,"promptTokensDetails":[{"modality":"TEXT","tokenCount":`+n+`}]}`))
 		return
 	}
-	id := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/v1beta/models"), "/")
+	id := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, api.GeminiModels), "/")
 	one := id != ""
 	if !one {
 		id = FakeModel

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestModelsEndpoints(t *testing.T) {
@@ -43,7 +45,7 @@ func TestModelsEndpoints(t *testing.T) {
 	if count.InputTokens < 1 {
 		t.Errorf("input_tokens = %d", count.InputTokens)
 	}
-	diff(t, "ancillary calls are not counted", Counts{Outcomes: countsOf(map[string]int{})}, s.Total())
+	diff(t, "ancillary calls are not counted", wire.UpstreamCounts{Outcomes: countsOf(map[string]int{})}, s.Total())
 	diff(t, "log", "", log.String())
 }
 
@@ -93,7 +95,7 @@ func TestBadRequests(t *testing.T) {
 		s, srv, log := newFake(t, Config{})
 		post(t, srv.URL+"/v1/chat/completions", `{oops`)
 		diff(t, "log", "/v1/chat/completions initial bad_request\n", log.String())
-		diff(t, "total", Counts{Initial: 1, Outcomes: countsOf(map[string]int{"initial bad_request": 1})}, s.Total())
+		diff(t, "total", wire.UpstreamCounts{Initial: 1, Outcomes: countsOf(map[string]int{"initial bad_request": 1})}, s.Total())
 	})
 }
 

@@ -63,8 +63,8 @@ func BenchmarkParse(b *testing.B) {
 		de, _ := dialectByName(pb.endpoint)
 		body := []byte(pb.body)
 		want, err := de.d.parse(body)
-		if err != nil || len(want.tools) == 0 {
-			b.Fatalf("%s: %v, %d tools", pb.name, err, len(want.tools))
+		if err != nil || len(want.Tools) == 0 {
+			b.Fatalf("%s: %v, %d tools", pb.name, err, len(want.Tools))
 		}
 		b.Run(pb.name+"/fake", func(b *testing.B) {
 			b.SetBytes(int64(len(body)))

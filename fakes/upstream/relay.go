@@ -14,6 +14,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/sse"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // maxRelayEvent bounds one relayed SSE event and each of its lines.
@@ -79,7 +80,7 @@ func (s *Server) relay(x *exchange) {
 	if d := x.drop(); d != nil && d.After == DropAfterHeaders {
 		// As forwarder.py: the provider is not called (no paid request, and
 		// the cut does not depend on its answer being a stream).
-		x.finish(OutcomeDroppedStream, http.StatusOK)
+		x.finish(wire.OutcomeDroppedStream, http.StatusOK)
 		x.w.Header().Set("Content-Type", "text/event-stream")
 		x.w.WriteHeader(http.StatusOK)
 		_ = http.NewResponseController(x.w).Flush()
@@ -89,7 +90,7 @@ func (s *Server) relay(x *exchange) {
 	start := s.clock()
 	resp, err := s.send(x)
 	if err != nil {
-		x.writeError(OutcomeRelayFailed, http.StatusBadGateway, err.Error(), nil)
+		x.writeError(wire.OutcomeRelayFailed, http.StatusBadGateway, err.Error(), nil)
 		return
 	}
 	defer resp.Body.Close()
@@ -251,7 +252,7 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 	emit := func(final bool) bool {
 		cut := !final && cutEvents > 0 && written+1 == cutEvents
 		if cut {
-			x.finish(OutcomeDroppedStream, http.StatusOK)
+			x.finish(wire.OutcomeDroppedStream, http.StatusOK)
 		} else if final {
 			x.finish(x.normalOutcome(), http.StatusOK)
 		}
@@ -294,7 +295,7 @@ func (s *Server) relayStream(x *exchange, body io.Reader) {
 			x.tape = nil // an object outside the format (Gemini's mid-stream error): the answer failed
 		}
 		if cutTool && x.de.d.terminal(sseEvent{name: ev.Name, data: ev.Data}) {
-			x.finish(OutcomeDroppedStream, http.StatusOK)
+			x.finish(wire.OutcomeDroppedStream, http.StatusOK)
 			if held != nil {
 				_, _ = x.w.Write(held) // the connection is cut next either way
 				_ = rc.Flush()

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // BenchmarkRelay compares, over loopback with keep-alive, a direct request
@@ -43,7 +45,7 @@ func BenchmarkRelay(b *testing.B) {
 		b.Fatal(err)
 	}
 	armed := []Fault{
-		{On: KindFollowUp, Respond: &Respond{Status: 500}},
+		{On: wire.KindFollowUp, Respond: &Respond{Status: 500}},
 		{Endpoint: "messages", Reset: true},
 	}
 	if err := relay.Arm("", nil, armed); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
+	"github.com/replaycheck/replaycheck/internal/wire"
 
 	"github.com/jarcoal/httpmock"
 	"github.com/openai/openai-go/v3"
@@ -351,7 +352,7 @@ func TestRelayAncillary(t *testing.T) {
 	diff(t, "tokens", int64(42), n.InputTokens)
 	checkStubs(t, mt, map[string]int{"GET " + provider + "/v1/models": 1, "POST " + provider + "/v1/messages/count_tokens": 1})
 	diff(t, "log", "", log.String())
-	diff(t, "total", Counts{Outcomes: countsOf(map[string]int{})}, s.Total())
+	diff(t, "total", wire.UpstreamCounts{Outcomes: countsOf(map[string]int{})}, s.Total())
 }
 
 func TestRelayURL(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // What a replay does with a request no cassette entry matches (Config.Miss).
@@ -54,9 +55,9 @@ func (x *exchange) cassetteRequest() cassette.Request {
 	r := cassette.Request{
 		Dialect:  x.de.name,
 		Kind:     x.kind,
-		Model:    x.req.model,
-		Stream:   x.req.stream,
-		Tools:    offeredNames(x.req.tools),
+		Model:    x.req.Model,
+		Stream:   x.req.Stream,
+		Tools:    offeredNames(x.req.Tools),
 		Messages: []string{},
 	}
 	if x.token != "" && bytes.Contains(x.body, []byte(x.token)) {
@@ -142,7 +143,7 @@ func (s *Server) replay(x *exchange, player *cassette.Player, missRelay bool) {
 			s.relay(x)
 			return
 		}
-		x.writeError(OutcomeCassetteMiss, http.StatusNotFound, err.Error(), nil)
+		x.writeError(wire.OutcomeCassetteMiss, http.StatusNotFound, err.Error(), nil)
 		return
 	}
 	x.rec.Replayed = src.String()

@@ -1,5 +1,7 @@
 package upstream
 
+import "github.com/replaycheck/replaycheck/internal/wire"
+
 // Reset forgets every run's counts, records, faults and script, the global
 // faults and the total; the default script stays, and the flag files act as
 // before. A request in flight when Reset is called is counted afresh when it
@@ -9,7 +11,7 @@ func (s *Server) Reset() {
 	defer s.mu.Unlock()
 	s.runs = make(map[string]*runState)
 	s.global = nil
-	s.total = Counts{}
+	s.total = wire.UpstreamCounts{}
 	s.untokSeq = 0
 }
 

@@ -9,7 +9,7 @@ import (
 // responsesDialect writes OpenAI Responses answers (api.Responses).
 type responsesDialect struct{}
 
-func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
+func (responsesDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	respID := a.id("resp_", '_', -1)
 	type item struct {
 		id   string
@@ -62,7 +62,7 @@ func (responsesDialect) answer(dst []byte, a *answer, req *request) reply {
 		}
 		return append(b, `,"user":null,"metadata":{}}`...)
 	}
-	if !req.stream {
+	if !req.Stream {
 		return reply{id: respID, callIDs: a.callIDs(api.ResponsesCallID), body: response(dst[:0], "completed", true)}
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestOwnAddressAttributes: an SDK client at a run's own address, whose own
@@ -17,7 +18,7 @@ import (
 func TestOwnAddressAttributes(t *testing.T) {
 	s, _, _ := newFake(t, Config{})
 	run, other := token(t, "run"), token(t, "other")
-	if err := s.Arm(run, nil, []Fault{{On: KindFollowUp, Respond: &Respond{Status: 503}, Times: fault.Once}}); err != nil {
+	if err := s.Arm(run, nil, []Fault{{On: wire.KindFollowUp, Respond: &Respond{Status: 503}, Times: fault.Once}}); err != nil {
 		t.Fatal(err)
 	}
 	own := httptest.NewServer(runtoken.Handler(run, s))
@@ -40,8 +41,8 @@ func TestOwnAddressAttributes(t *testing.T) {
 		t.Fatalf("follow-up (retried once by the SDK): %v", err)
 	}
 
-	want := Counts{Initial: 1, FollowUp: 2, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up injected_503": 1, "follow_up forwarded": 1})}
+	want := wire.UpstreamCounts{Initial: 1, FollowUp: 2, Outcomes: countsOf(map[string]int{"initial forwarded": 1, "follow_up injected_503": 1, "follow_up forwarded": 1})}
 	diff(t, "own run's counts", want, s.Counts(run))
-	diff(t, "the other token's counts", Counts{Outcomes: countsOf(map[string]int{})}, s.Counts(other))
-	diff(t, "unattributed counts", Counts{Outcomes: countsOf(map[string]int{})}, s.Counts(""))
+	diff(t, "the other token's counts", wire.UpstreamCounts{Outcomes: countsOf(map[string]int{})}, s.Counts(other))
+	diff(t, "unattributed counts", wire.UpstreamCounts{Outcomes: countsOf(map[string]int{})}, s.Counts(""))
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 func TestParseScript(t *testing.T) {
@@ -94,7 +96,7 @@ func TestPromptEntry(t *testing.T) {
 }
 
 func TestMatchTool(t *testing.T) {
-	tools := []tool{{name: "ledger-read_ledger"}, {name: "ledger-commit_write"}, {name: "xcommit_write"}, {name: "mcp__ledger__delete"}, {name: "srv.lookup"}}
+	tools := []api.Tool{{Name: "ledger-read_ledger"}, {Name: "ledger-commit_write"}, {Name: "xcommit_write"}, {Name: "mcp__ledger__delete"}, {Name: "srv.lookup"}}
 	tests := []struct {
 		call string
 		want string
@@ -111,7 +113,7 @@ func TestMatchTool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, ok, _ := matchTool(tools, tt.call)
-		diff(t, tt.call, tt.want+" "+boolStr(tt.ok), got.name+" "+boolStr(ok))
+		diff(t, tt.call, tt.want+" "+boolStr(tt.ok), got.Name+" "+boolStr(ok))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -92,7 +93,7 @@ type Server struct {
 	global   []*armedFault
 	runs     map[string]*runState
 	logErr   error // the first failed write to cfg.Log
-	total    Counts
+	total    wire.UpstreamCounts
 	untokSeq int
 }
 
@@ -103,8 +104,8 @@ type runState struct {
 	// of a script.
 	cassette *cassette.Player
 	faults   []*armedFault
-	counts   Counts
-	requests []Request
+	counts   wire.UpstreamCounts
+	requests []wire.UpstreamRequest
 	seq      int
 	// rounds maps the seq of an answer with tool calls to its script round,
 	// so a follow-up that carries only the latest results (Responses'
@@ -119,15 +120,15 @@ const maxRounds = 4096
 // for a follow-up, one past the latest round whose calls it answers, by the
 // call ids the fake minted, or else the rounds of results it carries.
 // s.mu must be held.
-func (st *runState) roundOf(token string, req *request) int {
-	if !req.followUp {
+func (st *runState) roundOf(token string, req *api.Request) int {
+	if !req.FollowUp {
 		return 0
 	}
-	r := max(req.rounds, 1)
+	r := max(req.Rounds, 1)
 	if token == "" {
 		return r
 	}
-	for _, id := range req.resultIDs {
+	for _, id := range req.ResultIDs {
 		if seq, ok := idSeq(id, token); ok {
 			if g, ok := st.rounds[seq]; ok {
 				r = max(r, g+1)
@@ -158,12 +159,6 @@ func idSeq(id, token string) (int, bool) {
 	}
 	return n, digits > 0
 }
-
-// Counts are a run's (or all) classified requests and their outcomes.
-type Counts = wire.UpstreamCounts // transitional: removed after the issue-19 merge
-
-// Request is the structured record of one model request.
-type Request = wire.UpstreamRequest // transitional: removed after the issue-19 merge
 
 // New returns a Server for cfg. It fails on an invalid script or relay URL.
 func New(cfg Config) (*Server, error) {
@@ -274,13 +269,13 @@ func (s *Server) ArmCassette(token string, player *cassette.Player, faults []Fau
 }
 
 // Counts returns the counts of one run token ("" = requests without a token).
-func (s *Server) Counts(token string) Counts {
+func (s *Server) Counts(token string) wire.UpstreamCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.runs[token]; ok {
 		return st.counts.Clone()
 	}
-	return Counts{}.Clone()
+	return wire.UpstreamCounts{}.Clone()
 }
 
 // Tokens returns the run tokens the server has seen or armed, unordered.
@@ -291,7 +286,7 @@ func (s *Server) Tokens() []string {
 }
 
 // Total returns the counts over all requests.
-func (s *Server) Total() Counts {
+func (s *Server) Total() wire.UpstreamCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.total.Clone()
@@ -299,7 +294,7 @@ func (s *Server) Total() Counts {
 
 // Requests returns a copy of one run's records in arrival order (at most the
 // last 4096).
-func (s *Server) Requests(token string) []Request {
+func (s *Server) Requests(token string) []wire.UpstreamRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.runs[token]
@@ -310,7 +305,7 @@ func (s *Server) Requests(token string) []Request {
 	if len(reqs) > maxRecords {
 		reqs = reqs[len(reqs)-maxRecords:]
 	}
-	out := make([]Request, len(reqs))
+	out := make([]wire.UpstreamRequest, len(reqs))
 	copy(out, reqs)
 	return out
 }
@@ -344,7 +339,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.serveModels(w, r)
 		return
-	case path == "/v1/messages/count_tokens":
+	case path == api.MessagesCountTokensPath:
 		if s.cfg.Relay != "" {
 			s.relayAncillary(w, r)
 			return
@@ -380,31 +375,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	*bp = body[:0]
 	x.body = body
 	x.token = runOf(r, body)
-	x.kind = KindInitial
+	x.kind = wire.KindInitial
 	if err != nil {
-		x.writeError(OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
+		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	x.req, err = de.d.parse(body)
 	if call.model != "" {
-		x.req.model, x.req.stream = call.model, call.stream
+		x.req.Model, x.req.Stream = call.model, call.stream
 	}
 	if err != nil {
-		x.writeError(OutcomeBadRequest, http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err), nil)
+		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, fmt.Sprintf("%s: unparsable request body: %v", path, err), nil)
 		return
 	}
 	if call.bad != "" {
-		x.writeError(OutcomeBadRequest, http.StatusBadRequest, call.bad, nil)
+		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, call.bad, nil)
 		return
 	}
-	if x.req.followUp {
-		x.kind = KindFollowUp
+	if x.req.FollowUp {
+		x.kind = wire.KindFollowUp
 	}
 	s.serveModelRequest(x)
 	if !x.recorded {
 		// Only a client that left mid-answer gets here (a relayed stream
 		// whose writes failed); it is still recorded, once.
-		x.finish(OutcomeClientGone, 0)
+		x.finish(wire.OutcomeClientGone, 0)
 	}
 }
 

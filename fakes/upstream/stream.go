@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Stream points: where a stream kind acts.
@@ -88,7 +90,7 @@ type streamPlan struct {
 	at int
 	// outcome, when set, is recorded before the first byte: the kind is
 	// sure to act, and the fault fires.
-	outcome string
+	outcome wire.Outcome
 	// paced says the stream waits on the kind's account: its outcome is
 	// recorded once its last wait is over, before its last event.
 	paced bool
@@ -107,7 +109,8 @@ func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 		at int
 	}
 	var acts [maxKinds]planned
-	n, outcome, paced, flush := 0, "", false, false
+	var outcome wire.Outcome
+	n, paced, flush := 0, false, false
 	for _, k := range x.kinds {
 		sk, ok := k.(atStream)
 		if !ok {
@@ -193,11 +196,11 @@ func (s *stream) pause(d time.Duration, wait func(ctx context.Context, d time.Du
 	if !s.deadline.IsZero() {
 		if left := time.Until(s.deadline); left <= d {
 			if left > 0 && !wait(x.r.Context(), left) {
-				x.finish(OutcomeClientGone, 0)
+				x.finish(wire.OutcomeClientGone, 0)
 				x.closeConn(false)
 				return false
 			}
-			x.finish(OutcomeDroppedStream, http.StatusOK)
+			x.finish(wire.OutcomeDroppedStream, http.StatusOK)
 			x.cutStream()
 			return false
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -39,43 +40,43 @@ func namespaceTool(ns string, names ...string) responses.ToolUnionParam {
 func TestMatchToolRule(t *testing.T) {
 	tests := []struct {
 		name    string
-		offered []tool
+		offered []api.Tool
 		call    string
 		want    string // offered name of the match; "" = none
 		wantErr string // the ambiguity message
 	}{
-		{"exact", []tool{{name: "commit_write"}}, "commit_write", "commit_write", ""},
-		{"one underscore", []tool{{name: "ledger_commit_write"}}, "commit_write", "ledger_commit_write", ""},
-		{"two underscores", []tool{{name: "ledger__commit_write"}}, "commit_write", "ledger__commit_write", ""},
-		{"claude code", []tool{{name: "mcp__ledger__commit_write"}}, "commit_write", "mcp__ledger__commit_write", ""},
-		{"mcp one underscore", []tool{{name: "mcp_ledger_commit_write"}}, "commit_write", "mcp_ledger_commit_write", ""},
-		{"dash", []tool{{name: "ledger-commit_write"}}, "commit_write", "ledger-commit_write", ""},
-		{"dot", []tool{{name: "ledger.commit_write"}}, "commit_write", "ledger.commit_write", ""},
-		{"slash", []tool{{name: "ledger/commit_write"}}, "commit_write", "ledger/commit_write", ""},
-		{"colon", []tool{{name: "ledger:commit_write"}}, "commit_write", "ledger:commit_write", ""},
-		{"namespace", []tool{{name: "commit_write", namespace: "ledger"}}, "commit_write", "ledger.commit_write", ""},
-		{"namespace mcp", []tool{{name: "commit_write", namespace: "mcp__ledger__"}}, "commit_write", "mcp__ledger__.commit_write", ""},
-		{"namespace qualified call", []tool{{name: "commit_write", namespace: "a"}, {name: "commit_write", namespace: "b"}}, "b.commit_write", "b.commit_write", ""},
-		{"namespace prefixed inner", []tool{{name: "ledger_commit_write", namespace: "x"}}, "commit_write", "x.ledger_commit_write", ""},
-		{"exact wins over prefixed", []tool{{name: "mcp__ledger__commit_write"}, {name: "commit_write"}}, "commit_write", "commit_write", ""},
-		{"exact prefixed name", []tool{{name: "a__commit_write"}, {name: "b__commit_write"}}, "b__commit_write", "b__commit_write", ""},
-		{"keyed is another tool", []tool{{name: "commit_write_keyed"}}, "commit_write", "", ""},
-		{"keyed prefixed", []tool{{name: "ledger_commit_write_keyed"}, {name: "ledger_commit_write"}}, "commit_write", "ledger_commit_write", ""},
-		{"keyed call", []tool{{name: "ledger_commit_write"}, {name: "ledger_commit_write_keyed"}}, "commit_write_keyed", "ledger_commit_write_keyed", ""},
-		{"one word after one underscore", []tool{{name: "commit_write"}}, "write", "", ""},
-		{"one word after two underscores", []tool{{name: "ledger__write"}}, "write", "ledger__write", ""},
-		{"one word after dash", []tool{{name: "ledger-write"}}, "write", "ledger-write", ""},
-		{"no separator", []tool{{name: "xcommit_write"}}, "commit_write", "", ""},
-		{"separator alone", []tool{{name: "_commit_write"}, {name: "__commit_write"}, {name: "-commit_write"}}, "commit_write", "", ""},
-		{"empty call", []tool{{name: "ledger-"}}, "", "", ""},
-		{"same tool twice", []tool{{name: "ledger_commit_write"}, {name: "ledger_commit_write"}}, "commit_write", "ledger_commit_write", ""},
-		{"ambiguous prefixes", []tool{{name: "a__commit_write"}, {name: "b__commit_write"}}, "commit_write", "",
+		{"exact", []api.Tool{{Name: "commit_write"}}, "commit_write", "commit_write", ""},
+		{"one underscore", []api.Tool{{Name: "ledger_commit_write"}}, "commit_write", "ledger_commit_write", ""},
+		{"two underscores", []api.Tool{{Name: "ledger__commit_write"}}, "commit_write", "ledger__commit_write", ""},
+		{"claude code", []api.Tool{{Name: "mcp__ledger__commit_write"}}, "commit_write", "mcp__ledger__commit_write", ""},
+		{"mcp one underscore", []api.Tool{{Name: "mcp_ledger_commit_write"}}, "commit_write", "mcp_ledger_commit_write", ""},
+		{"dash", []api.Tool{{Name: "ledger-commit_write"}}, "commit_write", "ledger-commit_write", ""},
+		{"dot", []api.Tool{{Name: "ledger.commit_write"}}, "commit_write", "ledger.commit_write", ""},
+		{"slash", []api.Tool{{Name: "ledger/commit_write"}}, "commit_write", "ledger/commit_write", ""},
+		{"colon", []api.Tool{{Name: "ledger:commit_write"}}, "commit_write", "ledger:commit_write", ""},
+		{"namespace", []api.Tool{{Name: "commit_write", Namespace: "ledger"}}, "commit_write", "ledger.commit_write", ""},
+		{"namespace mcp", []api.Tool{{Name: "commit_write", Namespace: "mcp__ledger__"}}, "commit_write", "mcp__ledger__.commit_write", ""},
+		{"namespace qualified call", []api.Tool{{Name: "commit_write", Namespace: "a"}, {Name: "commit_write", Namespace: "b"}}, "b.commit_write", "b.commit_write", ""},
+		{"namespace prefixed inner", []api.Tool{{Name: "ledger_commit_write", Namespace: "x"}}, "commit_write", "x.ledger_commit_write", ""},
+		{"exact wins over prefixed", []api.Tool{{Name: "mcp__ledger__commit_write"}, {Name: "commit_write"}}, "commit_write", "commit_write", ""},
+		{"exact prefixed name", []api.Tool{{Name: "a__commit_write"}, {Name: "b__commit_write"}}, "b__commit_write", "b__commit_write", ""},
+		{"keyed is another tool", []api.Tool{{Name: "commit_write_keyed"}}, "commit_write", "", ""},
+		{"keyed prefixed", []api.Tool{{Name: "ledger_commit_write_keyed"}, {Name: "ledger_commit_write"}}, "commit_write", "ledger_commit_write", ""},
+		{"keyed call", []api.Tool{{Name: "ledger_commit_write"}, {Name: "ledger_commit_write_keyed"}}, "commit_write_keyed", "ledger_commit_write_keyed", ""},
+		{"one word after one underscore", []api.Tool{{Name: "commit_write"}}, "write", "", ""},
+		{"one word after two underscores", []api.Tool{{Name: "ledger__write"}}, "write", "ledger__write", ""},
+		{"one word after dash", []api.Tool{{Name: "ledger-write"}}, "write", "ledger-write", ""},
+		{"no separator", []api.Tool{{Name: "xcommit_write"}}, "commit_write", "", ""},
+		{"separator alone", []api.Tool{{Name: "_commit_write"}, {Name: "__commit_write"}, {Name: "-commit_write"}}, "commit_write", "", ""},
+		{"empty call", []api.Tool{{Name: "ledger-"}}, "", "", ""},
+		{"same tool twice", []api.Tool{{Name: "ledger_commit_write"}, {Name: "ledger_commit_write"}}, "commit_write", "ledger_commit_write", ""},
+		{"ambiguous prefixes", []api.Tool{{Name: "a__commit_write"}, {Name: "b__commit_write"}}, "commit_write", "",
 			`script call "commit_write" is ambiguous: offered tools "a__commit_write" and "b__commit_write" both match`},
-		{"ambiguous mixed separators", []tool{{name: "read_ledger"}, {name: "ledger_commit_write"}, {name: "mcp__other__commit_write"}, {name: "x.commit_write"}}, "commit_write", "",
+		{"ambiguous mixed separators", []api.Tool{{Name: "read_ledger"}, {Name: "ledger_commit_write"}, {Name: "mcp__other__commit_write"}, {Name: "x.commit_write"}}, "commit_write", "",
 			`script call "commit_write" is ambiguous: offered tools "ledger_commit_write", "mcp__other__commit_write" and "x.commit_write" all match`},
-		{"ambiguous namespaces", []tool{{name: "commit_write", namespace: "a"}, {name: "commit_write", namespace: "b"}}, "commit_write", "",
+		{"ambiguous namespaces", []api.Tool{{Name: "commit_write", Namespace: "a"}, {Name: "commit_write", Namespace: "b"}}, "commit_write", "",
 			`script call "commit_write" is ambiguous: offered tools "a.commit_write" and "b.commit_write" both match`},
-		{"ambiguous exact", []tool{{name: "commit_write"}, {name: "commit_write", namespace: "ledger"}}, "commit_write", "",
+		{"ambiguous exact", []api.Tool{{Name: "commit_write"}, {Name: "commit_write", Namespace: "ledger"}}, "commit_write", "",
 			`script call "commit_write" is ambiguous: offered tools "commit_write" and "ledger.commit_write" both match`},
 	}
 	for _, tt := range tests {
@@ -93,7 +94,7 @@ func TestMatchToolRule(t *testing.T) {
 			}
 			gotName := ""
 			if ok {
-				gotName = got.offeredName()
+				gotName = offeredName(got)
 			}
 			diff(t, "match", tt.want, gotName)
 		})

@@ -330,7 +330,7 @@ func TestFingerprint(t *testing.T) {
 			}
 			var got []row
 			for _, r := range rep.Fingerprint {
-				got = append(got, row{r.Request, r.Fault, r.RetryAfter, r.Attempts})
+				got = append(got, row{string(r.Request), r.Fault, r.RetryAfter, r.Attempts})
 				if r.Attempts > 1 && (r.GapMin <= 0 || r.GapMin > r.GapMedian || r.GapMedian > r.GapMax || r.Total < r.GapMax) {
 					t.Errorf("%s %s: gaps %s ≤ %s ≤ %s, total %s out of order", r.Request, r.Fault, r.GapMin.D(), r.GapMedian.D(), r.GapMax.D(), r.Total.D())
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // FingerprintRow is a target's answer to one failing model request: a fault
@@ -17,9 +18,9 @@ type FingerprintRow struct {
 	Base string `json:"base"`
 	// Request is the request the fault was armed on: initial or follow_up,
 	// with its endpoint and stream flag.
-	Request  string `json:"request"`
-	Endpoint string `json:"endpoint"`
-	Stream   bool   `json:"stream,omitempty"`
+	Request  wire.RequestKind `json:"request"`
+	Endpoint string           `json:"endpoint"`
+	Stream   bool             `json:"stream,omitempty"`
 	// Fault is the fault kind, for example 429-retry-after.
 	Fault string `json:"fault"`
 	// Attempts counts the upstream requests of that kind; Gaps are the
@@ -66,7 +67,7 @@ func Fingerprint(rep *Report) []FingerprintRow {
 		var at []time.Duration
 		var wait time.Duration
 		for _, u := range h.Upstream {
-			if string(u.Kind) != p.Kind || u.Endpoint != p.Endpoint || u.Stream != p.Stream {
+			if u.Kind != p.Kind || u.Endpoint != p.Endpoint || u.Stream != p.Stream {
 				continue
 			}
 			at = append(at, u.At.D())

@@ -25,9 +25,9 @@ type Point struct {
 	// request; Nth is its occurrence among the clean run's requests of that
 	// kind, endpoint and stream flag — or, on the mcp side, among the
 	// requests of Method, or else the calls of Tool.
-	Kind     string `json:"kind,omitempty"`
-	Endpoint string `json:"endpoint,omitempty"`
-	Stream   bool   `json:"stream,omitempty"`
+	Kind     wire.RequestKind `json:"kind,omitempty"`
+	Endpoint string           `json:"endpoint,omitempty"`
+	Stream   bool             `json:"stream,omitempty"`
 	// Method is the session step of an mcp point (see ledger.SessionMethods);
 	// "" for a tools/call of Tool.
 	Method string `json:"method,omitempty"`
@@ -73,7 +73,7 @@ func (p Point) String() string {
 	if p.Side == SideMCP {
 		return fmt.Sprintf("tools/call %s #%d", p.Tool, p.Nth)
 	}
-	s := p.Kind + " " + p.Endpoint
+	s := string(p.Kind) + " " + p.Endpoint
 	if p.Stream {
 		s += " stream"
 	}
@@ -96,7 +96,7 @@ func Map(h *history.History) []Point {
 	for _, u := range h.Upstream {
 		key := fmt.Sprintf("%s %s %t", u.Kind, u.Endpoint, u.Stream)
 		seen[key]++
-		p := Point{Side: SideUpstream, Kind: string(u.Kind), Endpoint: u.Endpoint, Stream: u.Stream, Nth: seen[key]}
+		p := Point{Side: SideUpstream, Kind: u.Kind, Endpoint: u.Endpoint, Stream: u.Stream, Nth: seen[key]}
 		out = append(out, p)
 		if !u.Stream {
 			continue

@@ -186,7 +186,7 @@ func (m *Model) Calls() []string {
 			continue
 		}
 		seen = append(seen, e.Request)
-		if e.Request.Kind == string(wire.KindInitial) {
+		if e.Request.Kind == wire.KindInitial {
 			initial++
 		}
 		for _, c := range upstream.RecordedCalls(e) {

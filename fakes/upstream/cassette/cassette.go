@@ -36,6 +36,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/inputfile"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/nesting"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Entry is one recorded exchange: the request as the matcher keys it and
@@ -53,7 +54,7 @@ type Request struct {
 	// Dialect is chat, responses or messages.
 	Dialect string `json:"dialect"`
 	// Kind is initial or follow_up.
-	Kind string `json:"kind"`
+	Kind wire.RequestKind `json:"kind"`
 	// Model is the model the request named.
 	Model string `json:"model,omitempty"`
 	// Stream reports whether the request asked for a stream.

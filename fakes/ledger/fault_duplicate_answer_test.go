@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,15 +27,7 @@ func TestDuplicateAnswerOnTheWire(t *testing.T) {
 	ctx, cancel := contextT()
 	defer cancel()
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"commit_write","arguments":{"entry":"alpha ` + tok + `"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", cs.ID())
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := postMessage(ctx, url, cs.ID(), body)
 	if err != nil {
 		t.Fatalf("POST: %v", err)
 	}

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -422,9 +421,20 @@ func rawPost(t testing.TB, url, session, body string) *http.Response {
 	t.Helper()
 	ctx, cancel := contextT()
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte(body)))
+	resp, err := postMessage(ctx, url, session, body)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// postMessage posts one JSON-RPC message as a Streamable HTTP client on
+// session ("" = none) would; the caller closes the answer's body.
+func postMessage(ctx context.Context, url, session, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -432,12 +442,7 @@ func rawPost(t testing.TB, url, session, body string) *http.Response {
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
-	}
-	resp.Body.Close()
-	return resp
+	return http.DefaultClient.Do(req)
 }
 
 // logWatch is a slog.Handler that hands records to a channel, so a test can

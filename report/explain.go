@@ -276,11 +276,22 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepSession, Request: req, Label: strings.TrimSpace(label)})
 		case wire.MCPCancelled:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
+		case wire.MCPSpawn:
+			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: spawnText(e.Detail)})
 		default:
 			steps = append(steps, ledgerStep(e, req, callExec[e.Tool+"\x00"+e.RequestID]))
 		}
 	}
 	return steps
+}
+
+// spawnText words a spawn event: the client started a ledger-stdio process
+// (pid, "" when it did not say) that opened its session with the ledger.
+func spawnText(pid string) string {
+	if pid == "" {
+		return "stdio server spawned"
+	}
+	return "stdio server spawned (pid " + pid + ")"
 }
 
 // causedBy ties the tool call st (of event e) to the latest model answer

@@ -72,6 +72,7 @@ Exit codes:
 		newVersionCmd(),
 		newServeCmd(),
 		newGatewayCmd(),
+		newLedgerStdioCmd(),
 	)
 	describeEnv(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -21,6 +22,11 @@ import (
 const (
 	sessionIDHeader       = "Mcp-Session-Id"
 	protocolVersionHeader = "Mcp-Protocol-Version"
+	// StdioSpawnHeader is the request header a ledger-stdio process
+	// (replaycheck ledger-stdio) sets on its HTTP requests, with its process
+	// id as the value: the initialize that carries it is recorded as one
+	// spawn (wire.MCPSpawn) before it is handled.
+	StdioSpawnHeader = "Replaycheck-Stdio-Spawn"
 	// newProtocolVersion is the first protocol version (SEP-2575) for which
 	// the SDK itself answers unknown methods with -32601 and HTTP 404.
 	newProtocolVersion = "2026-07-28"
@@ -134,6 +140,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
+		if req.IsCall() && req.Method == MethodInitialize && session == "" {
+			if pid, ok := r.Header[StdioSpawnHeader]; ok {
+				s.spawn(owner, strings.Join(pid, ","))
+			}
+		}
 		if req.IsCall() && slices.Contains(SessionMethods(), req.Method) {
 			f := s.sessionStep(owner, req.Method)
 			if f != nil && stepRefusal == nil {
@@ -237,6 +248,17 @@ func (s *Server) message(owner, method string) {
 	}
 	s.runLocked(owner).counts.Messages++
 	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Detail: method})
+}
+
+// spawn records that a ledger-stdio process with process id pid opened a
+// session: one MCPSpawn event and one count of Spawns for owner (the run at
+// whose own address it arrived, "" elsewhere) and in the total.
+func (s *Server) spawn(owner, pid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total.counts.Spawns++
+	s.runLocked(owner).counts.Spawns++
+	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSpawn, Detail: pid})
 }
 
 // sessionStep counts one session step (a request of one of

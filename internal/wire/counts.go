@@ -117,6 +117,9 @@ type MCPCounts struct {
 	// Messages counts the other MCP messages: initialize, tools/list,
 	// notifications, and GETs and DELETEs of a session.
 	Messages int `json:"messages"`
+	// Spawns counts the ledger-stdio processes that opened a session (one
+	// MCPSpawn event each); omitted from JSON when zero.
+	Spawns int `json:"spawns,omitempty"`
 }
 
 // CallsTotal returns the number of tools/call requests over all tools.

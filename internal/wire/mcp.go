@@ -40,6 +40,10 @@ const (
 	// MCPToolAdded (a rename is the old name removed and the new one
 	// added); the server sent its sessions notifications/tools/list_changed.
 	MCPToolsChanged MCPKind = "tools_changed"
+	// MCPSpawn is a ledger-stdio process (replaycheck ledger-stdio, the
+	// stdio server a client spawns) opening its session with the ledger:
+	// one per process the client started. Detail is its process id.
+	MCPSpawn MCPKind = "spawn"
 )
 
 // The Detail of an MCPToolsChanged event.

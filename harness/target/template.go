@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -31,7 +32,18 @@ const (
 	varToken        = "token"               // a client run's run token
 	varEntry        = "entry"               // a client run's ledger entry
 	varRunDir       = "run_dir"             // a client run's fresh scratch directory
+	// The stdio ledger (replaycheck ledger-stdio {{mcp_url}}) for a client
+	// that spawns its MCP servers: the whole command as a JSON array, the
+	// binary alone, and its arguments as a JSON array (also a YAML flow list).
+	varLedgerStdioJSON     = "ledger_stdio_json"
+	varLedgerStdioCommand  = "ledger_stdio_command"
+	varLedgerStdioArgsJSON = "ledger_stdio_args_json"
 )
+
+// LedgerStdioCommand is the name of the replaycheck command that serves a
+// ledger over MCP stdio: its argv is {{replaycheck}}, LedgerStdioCommand,
+// {{mcp_url}}.
+const LedgerStdioCommand = "ledger-stdio"
 
 // templateVars are the values target file templates are rendered with.
 type templateVars struct {
@@ -68,6 +80,23 @@ func newTemplateVars(f Fakes, knobs *scenario.Gateway, replaycheck string) templ
 	return v
 }
 
+// ledgerStdioArgv is the argv of the stdio ledger for the ledger at MCPURL.
+func (v templateVars) ledgerStdioArgv() []string {
+	return []string{v.Replaycheck, LedgerStdioCommand, v.MCPURL}
+}
+
+// jsonArray is args as a JSON array of strings, with <, > and & as they
+// are.
+func jsonArray(args []string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		panic("encoding a list of strings: " + err.Error()) // cannot fail
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 func hostPort(u string) string {
 	s := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
 	host, _, _ := strings.Cut(s, "/")
@@ -93,6 +122,10 @@ func (v templateVars) funcs(names []string) template.FuncMap {
 		varToken:        func() string { return v.Token },
 		varEntry:        func() string { return v.Entry },
 		varRunDir:       func() string { return v.RunDir },
+
+		varLedgerStdioJSON:     func() string { return jsonArray(v.ledgerStdioArgv()) },
+		varLedgerStdioCommand:  func() string { return v.Replaycheck },
+		varLedgerStdioArgsJSON: func() string { return jsonArray(v.ledgerStdioArgv()[1:]) },
 	}
 	out := template.FuncMap{}
 	for _, n := range names {
@@ -112,13 +145,16 @@ const (
 	// FakeVars are a proxy's bodies': the fakes' URLs and addresses.
 	FakeVars
 	// ProxyVars are a proxy's start.ready.url's and its config template's:
-	// FakeVars, the knobs, {{port}} and {{replaycheck}}.
+	// FakeVars, the knobs, {{port}}, {{replaycheck}} and the stdio ledger's
+	// command ({{ledger_stdio_json}}, …).
 	ProxyVars
 	// StartVars are a proxy's start.command's and start.env's: ProxyVars
 	// and {{config}}.
 	StartVars
 	// ClientVars are a client's command's and env's: FakeVars, the run's
-	// prompt, token, entry and run_dir, and {{replaycheck}}.
+	// prompt, token, entry and run_dir, {{replaycheck}} and the stdio
+	// ledger's command ({{ledger_stdio_json}}, {{ledger_stdio_command}},
+	// {{ledger_stdio_args_json}}).
 	ClientVars
 )
 
@@ -135,9 +171,10 @@ func CheckTemplate(text string, vs Vars) error { return checkTemplate(text, vs.n
 var (
 	fakeVars   = []string{varUpstreamURL, varUpstreamRoot, varMCPURL, varUpstreamAddr, varMCPAddr}
 	knobVars   = []string{varNumRetries, varFallbacks, varToolTimeout, varStreamIdle}
-	proxyVars  = concat(fakeVars, knobVars, []string{varPort, varReplaycheck})
+	stdioVars  = []string{varLedgerStdioJSON, varLedgerStdioCommand, varLedgerStdioArgsJSON}
+	proxyVars  = concat(fakeVars, knobVars, []string{varPort, varReplaycheck}, stdioVars)
 	startVars  = concat(proxyVars, []string{varConfig})
-	clientVars = concat(fakeVars, []string{varPrompt, varToken, varEntry, varRunDir, varReplaycheck})
+	clientVars = concat(fakeVars, []string{varPrompt, varToken, varEntry, varRunDir, varReplaycheck}, stdioVars)
 )
 
 func concat(parts ...[]string) []string {

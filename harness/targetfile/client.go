@@ -19,7 +19,7 @@ type ClientFile struct {
 	// Description says what the target is, for people.
 	Description string `yaml:"description,omitempty" json:"description,omitempty" jsonschema_description:"what the target is, for people"`
 	// Command is the argv, run once per scenario request.
-	Command []string `yaml:"command" json:"command" jsonschema:"minItems=1" jsonschema_description:"argv, e.g. [\"${AGENT_BIN:-bin/agent}\", --naive-retry, \"2\"]; may use ${ENV} and {{prompt}}, {{token}}, {{entry}}, {{upstream_url}}, {{mcp_url}}"`
+	Command []string `yaml:"command" json:"command" jsonschema:"minItems=1" jsonschema_description:"argv, e.g. [\"${AGENT_BIN:-bin/agent}\", --naive-retry, \"2\"]; may use ${ENV} and {{prompt}}, {{token}}, {{entry}}, {{upstream_url}}, {{mcp_url}}, {{ledger_stdio_json}} (the stdio ledger for clients that spawn MCP servers)"`
 	// Env is added to the environment the harness sets (OPENAI_BASE_URL,
 	// ANTHROPIC_BASE_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY,
 	// REPLAYCHECK_MCP_URL, REPLAYCHECK_PROMPT, REPLAYCHECK_TOKEN); it wins.

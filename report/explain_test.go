@@ -284,6 +284,7 @@ func TestExplainLedgerSteps(t *testing.T) {
 	h := &history.History{
 		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(10), Status: 200}},
 		MCP: []wire.MCPEvent{
+			{At: ms(0), Kind: wire.MCPSpawn, Detail: "4711"},
 			{At: ms(1), Kind: wire.MCPToolsChanged, Tool: "commit_write", Detail: wire.MCPToolRemoved},
 			{At: ms(2), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "3", Detail: wire.MCPCallUnknownTool},
 			{At: ms(3), Kind: wire.MCPFault, Tool: "commit_write", RequestID: "3", Detail: wire.MCPFaultExpireSessionAfterExecute},
@@ -301,6 +302,7 @@ func TestExplainLedgerSteps(t *testing.T) {
 		}
 	}
 	want := []step{
+		{StepLedger, "stdio server spawned (pid 4711)", ""},
 		{StepLedger, "tool list changed: commit_write removed", ""},
 		{StepToolCall, "tools/call commit_write (a tool the server did not offer)", ""},
 		{StepLedger, "session expired after the tool ran, connection closed", wire.MCPFaultExpireSessionAfterExecute},

@@ -17,6 +17,11 @@
 // a session's GET and DELETE) are events of that run too; elsewhere they are
 // shared session traffic, counted under "".
 //
+// A ledger-stdio process (replaycheck ledger-stdio, the stdio server a
+// client spawns, which forwards its calls here) sets StdioSpawnHeader on its
+// requests: its initialize is recorded as one spawn (wire.MCPSpawn, counted
+// in MCPCounts.Spawns) for the run whose address it arrived at.
+//
 // A call counts as cancelled when, before its answer was written, the client
 // closed the POST that carried it, or sent notifications/cancelled for it on
 // its session; each call counts at most once, and a notice for an answered

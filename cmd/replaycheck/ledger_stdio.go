@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -100,7 +103,8 @@ func runLedgerStdio(ctx context.Context, opts *ledgerStdioOptions) error {
 		pid = os.Getpid()
 	}
 
-	ledgerSession, tools, err := connectLedger(ctx, opts.URL, pid, limit)
+	relay := &toolRelay{limit: limit}
+	ledgerSession, tools, err := connectLedger(ctx, opts.URL, pid, limit, relay)
 	if err != nil {
 		return err
 	}
@@ -110,19 +114,17 @@ func runLedgerStdio(ctx context.Context, opts *ledgerStdioOptions) error {
 	if r := ledgerSession.InitializeResult(); r != nil && r.ServerInfo != nil {
 		info = r.ServerInfo
 	}
-	server := mcp.NewServer(info, nil)
-	for _, t := range tools {
-		server.AddTool(t, forwardCall(ledgerSession))
-	}
+	relay.start(ctx, mcp.NewServer(info, nil), ledgerSession, tools)
+	defer relay.wait()
 	in, ok := opts.In.(io.ReadCloser)
 	if !ok {
 		in = io.NopCloser(opts.In)
 	}
-	err = server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{opts.Out}})
+	err = relay.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{opts.Out}})
 	if ctx.Err() != nil {
 		return interrupted{context.Cause(ctx)}
 	}
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !stdioEnded(err) {
 		return fmt.Errorf("ledger-stdio: serving over stdio: %w", err)
 	}
 	if err := ledgerSession.Close(); err != nil {
@@ -131,10 +133,17 @@ func runLedgerStdio(ctx context.Context, opts *ledgerStdioOptions) error {
 	return nil
 }
 
+// stdioEnded reports whether err is the client ending the stdio
+// connection: stdin at its end, or stdout closed by the reader (a
+// notification the server wrote as the client went away).
+func stdioEnded(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
+}
+
 // connectLedger opens an MCP session with the ledger at endpoint, announcing
 // pid as a spawn, and lists its tools, within limit. The caller closes the
 // session.
-func connectLedger(ctx context.Context, endpoint string, pid int, limit time.Duration) (*mcp.ClientSession, []*mcp.Tool, error) {
+func connectLedger(ctx context.Context, endpoint string, pid int, limit time.Duration, relay *toolRelay) (*mcp.ClientSession, []*mcp.Tool, error) {
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	transport := &mcp.StreamableClientTransport{
@@ -144,7 +153,9 @@ func connectLedger(ctx context.Context, endpoint string, pid int, limit time.Dur
 		// as failed, never sent again.
 		MaxRetries: -1,
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-ledger-stdio", Version: version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-ledger-stdio", Version: version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { relay.changed() },
+	})
 	session, err := client.Connect(cctx, transport, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger-stdio: connecting to the ledger at %s: %w", endpoint, err)
@@ -158,6 +169,88 @@ func connectLedger(ctx context.Context, endpoint string, pid int, limit time.Dur
 		tools = append(tools, t)
 	}
 	return session, tools, nil
+}
+
+// toolRelay keeps the tools offered over stdio those the ledger lists: when
+// the ledger says its list changed, it lists them again and the stdio server
+// offers the new list (the SDK then tells the stdio client). Its methods are
+// safe for concurrent use.
+type toolRelay struct {
+	limit  time.Duration // bounds one listing
+	server *mcp.Server   // set by start
+	ledger *mcp.ClientSession
+
+	mu      sync.Mutex
+	ctx     context.Context // ends the refreshes; set by start
+	offered []string
+	started bool
+	missed  bool           // the list changed before start
+	pending sync.WaitGroup // refreshes under way
+}
+
+// start offers tools on server, each forwarded to ledger, until ctx is
+// done; a change the ledger announced before is listed again.
+func (r *toolRelay) start(ctx context.Context, server *mcp.Server, ledger *mcp.ClientSession, tools []*mcp.Tool) {
+	r.mu.Lock()
+	r.ctx, r.server, r.ledger, r.started = ctx, server, ledger, true
+	r.offerLocked(tools)
+	missed := r.missed
+	r.mu.Unlock()
+	if missed {
+		r.changed()
+	}
+}
+
+// changed lists the ledger's tools again, in the background: a
+// notification handler must not wait on the session it came from. A change
+// before start is listed again by start.
+func (r *toolRelay) changed() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started {
+		r.missed = true
+		return
+	}
+	r.pending.Add(1)
+	go func() {
+		defer r.pending.Done()
+		ctx, cancel := context.WithTimeout(r.ctx, r.limit)
+		defer cancel()
+		var tools []*mcp.Tool
+		for t, err := range r.ledger.Tools(ctx, nil) {
+			if err != nil {
+				return // the old list stays; its calls get the ledger's answer
+			}
+			tools = append(tools, t)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.offerLocked(tools)
+	}()
+}
+
+// wait waits for the refreshes under way.
+func (r *toolRelay) wait() { r.pending.Wait() }
+
+// offerLocked makes tools the offered list. r.mu must be held.
+func (r *toolRelay) offerLocked(tools []*mcp.Tool) {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	var gone []string
+	for _, n := range r.offered {
+		if !slices.Contains(names, n) {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		r.server.RemoveTools(gone...)
+	}
+	for _, t := range tools {
+		r.server.AddTool(t, forwardCall(r.ledger))
+	}
+	r.offered = names
 }
 
 // forwardCall returns the handler of every offered tool: it sends the call

@@ -198,3 +198,51 @@ func TestLedgerStdioBadURL(t *testing.T) {
 
 // stdioToolNames are the ledger's tools, sorted.
 var stdioToolNames = []string{ledger.ToolCommitWrite, ledger.ToolCommitWriteKeyed, ledger.ToolReadLedger}
+
+// TestLedgerStdioRelaysToolListChanges: when the ledger's tool list changes
+// (a change_tools fault renames commit_write), the stdio client is told and
+// lists the new tools, and a call of the new name runs on the ledger.
+func TestLedgerStdioRelaysToolListChanges(t *testing.T) {
+	const token = "rc0stdio0003"
+	l, url, _ := stdioLedger(t, token)
+	if err := l.Arm(token, []ledger.Fault{{Tool: ledger.ToolCommitWrite, ChangeTools: &ledger.ChangeTools{Rename: ledger.ToolCommitWrite, To: "record_entry"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- runLedgerStdio(ctx, &ledgerStdioOptions{URL: url, In: serverIn, Out: serverOut, ErrOut: io.Discard})
+		_ = serverOut.Close()
+	}()
+	changed := make(chan struct{}, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitWrite(t, ctx, cs, "entry-"+token)
+	want := []string{ledger.ToolCommitWriteKeyed, ledger.ToolReadLedger, "record_entry"}
+	for names := toolNames(listTools(t, ctx, cs)); !cmp.Equal(want, names); names = toolNames(listTools(t, ctx, cs)) {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("tools over stdio = %v, want %v", names, want)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "record_entry", Arguments: map[string]any{"entry": "again-" + token}})
+	if err != nil || res.IsError {
+		t.Fatalf("record_entry over stdio: %v %+v", err, res)
+	}
+	_ = cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("runLedgerStdio: %v", err)
+	}
+	if c := l.Counts(token); c.Writes != 2 || c.Spawns != 1 {
+		t.Errorf("ledger counts = %+v, want 2 writes, 1 spawn", c)
+	}
+}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/replaycheck/replaycheck/fakes/ledgerstdio"
 )
 
 // TestMain lets the test binary run replaycheck on a full disk
@@ -25,6 +27,9 @@ import (
 // puts replaycheck (this package's main) on PATH for the README's commands
 // (TestREADMECommands): testscript runs the test binary under that name.
 func TestMain(m *testing.M) {
+	if code, ok := ledgerstdio.Main(os.Args[1:]); ok {
+		os.Exit(code) // the built-in gateway spawns ledger-stdio as os.Executable
+	}
 	if args := os.Getenv(fullDiskEnv); args != "" {
 		os.Exit(fullDiskChild(args))
 	}

@@ -205,13 +205,16 @@ func hooks[H any](c *call) iter.Seq[H] {
 	}
 }
 
-// faultKind is one row of the fault table: the YAML name, how to get the
-// kind's action out of a Fault (nil when that kind is not set), and the
-// kind's explore probes.
+// faultKind is one row of the fault table: the YAML name, the MCP
+// transport the kind needs (it acts on the HTTP exchange, or on the stdio
+// server process; MCPTransportAny: on the call itself, either way), how to
+// get the kind's action out of a Fault (nil when that kind is not set), and
+// the kind's explore probes.
 type faultKind struct {
-	name   string
-	action func(f *Fault) action
-	probes func() []fault.Probe[Fault]
+	name      string
+	transport wire.MCPTransport
+	action    func(f *Fault) action
+	probes    func() []fault.Probe[Fault]
 }
 
 // faultKinds is the table of fault kinds, keyed by YAML name, in explore's
@@ -219,19 +222,19 @@ type faultKind struct {
 // action and its hooks, one field in Fault and one row here.
 func faultKinds() []faultKind {
 	return []faultKind{
-		{wire.MCPFaultFailBeforeExecute, func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},
-		{wire.MCPFaultDropAfterExecute, func(f *Fault) action { return nonNil(f.DropAfterExecute) }, dropAfterExecuteProbes},
-		{wire.MCPFaultIsError, func(f *Fault) action { return nonNil(f.IsError) }, isErrorProbes},
-		{wire.MCPFaultDelay, func(f *Fault) action {
+		{wire.MCPFaultFailBeforeExecute, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},
+		{wire.MCPFaultDropAfterExecute, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.DropAfterExecute) }, dropAfterExecuteProbes},
+		{wire.MCPFaultIsError, wire.MCPTransportAny, func(f *Fault) action { return nonNil(f.IsError) }, isErrorProbes},
+		{wire.MCPFaultDelay, wire.MCPTransportAny, func(f *Fault) action {
 			if f.Delay == nil {
 				return nil
 			}
 			return delay(*f.Delay)
 		}, delayProbes},
-		{wire.MCPFaultExpireSession, func(f *Fault) action { return nonNil(f.ExpireSession) }, expireSessionProbes},
-		{wire.MCPFaultUnauthorized, func(f *Fault) action { return nonNil(f.Unauthorized) }, unauthorizedProbes},
-		{wire.MCPFaultChangeTools, func(f *Fault) action { return nonNil(f.ChangeTools) }, changeToolsProbes},
-		{wire.MCPFaultDuplicateAnswer, func(f *Fault) action { return nonNil(f.DuplicateAnswer) }, duplicateAnswerProbes},
+		{wire.MCPFaultExpireSession, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.ExpireSession) }, expireSessionProbes},
+		{wire.MCPFaultUnauthorized, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.Unauthorized) }, unauthorizedProbes},
+		{wire.MCPFaultChangeTools, wire.MCPTransportAny, func(f *Fault) action { return nonNil(f.ChangeTools) }, changeToolsProbes},
+		{wire.MCPFaultDuplicateAnswer, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.DuplicateAnswer) }, duplicateAnswerProbes},
 	}
 }
 
@@ -255,6 +258,21 @@ func Probes() []fault.Probe[Fault] {
 		out = append(out, k.probes()...)
 	}
 	return out
+}
+
+// Transport returns the MCP transport f's kind needs: MCPTransportHTTP for
+// a kind that acts on the HTTP exchange (a status, a dropped connection, an
+// SSE event), MCPTransportStdio for one that acts on the stdio server's
+// process, MCPTransportAny for one that acts on the call either way (and for
+// a fault with no valid kind).
+func (f Fault) Transport() wire.MCPTransport {
+	name := f.Kind()
+	for _, k := range faultKinds() {
+		if k.name == name {
+			return k.transport
+		}
+	}
+	return wire.MCPTransportAny
 }
 
 // Kinds returns the YAML names of the ledger's fault kinds, sorted.

@@ -26,6 +26,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/ledgerstdio"
+
 	"github.com/replaycheck/replaycheck/fakes/gateway"
 )
 
@@ -47,6 +49,9 @@ func Getenv(k string) string {
 // proxy that reads a rendered config, proxies that fail to start, clients.
 // Call it from TestMain.
 func Main(m *testing.M) {
+	if code, ok := ledgerstdio.Main(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	if role := os.Getenv(HelperEnv); role != "" {
 		os.Exit(helper(role, os.Args[1:]))
 	}

@@ -46,6 +46,18 @@ const (
 	MCPSpawn MCPKind = "spawn"
 )
 
+// MCPTransport is how a client reaches the MCP server: over Streamable HTTP,
+// or over stdio, spawning the server as a process (replaycheck
+// ledger-stdio). The zero value is either.
+type MCPTransport string
+
+// The MCP transports.
+const (
+	MCPTransportAny   MCPTransport = ""
+	MCPTransportHTTP  MCPTransport = "http"
+	MCPTransportStdio MCPTransport = "stdio"
+)
+
 // The Detail of an MCPToolsChanged event.
 const (
 	MCPToolRemoved = "removed"
@@ -81,6 +93,25 @@ const (
 	// MCPFaultDuplicateAnswer wrote the event answering the call twice on
 	// its POST's stream; the call ran once.
 	MCPFaultDuplicateAnswer = "duplicate_answer"
+	// MCPFaultStdioExitAtStart made a ledger-stdio process exit as it
+	// started, before serving (a crash loop when it fires N times).
+	MCPFaultStdioExitAtStart = "stdio_exit_at_start"
+	// MCPFaultStdioExitBeforeExecute made the ledger-stdio process carrying
+	// the call exit before the call ran: nothing was written.
+	MCPFaultStdioExitBeforeExecute = "stdio_exit_before_execute"
+	// MCPFaultStdioExitAfterExecute made the ledger-stdio process carrying
+	// the call exit after the call ran, before its answer: the ambiguous
+	// case over stdio.
+	MCPFaultStdioExitAfterExecute = "stdio_exit_after_execute"
+	// MCPFaultStdioExitAfterAnswer made the ledger-stdio process exit right
+	// after it answered the call.
+	MCPFaultStdioExitAfterAnswer = "stdio_exit_after_answer"
+	// MCPFaultStdioHang made the ledger-stdio process stop answering after
+	// the call ran: the call's outcome is unknown to the client.
+	MCPFaultStdioHang = "stdio_hang"
+	// MCPFaultStdioMalformedLine made the ledger-stdio process write a line
+	// that is not JSON-RPC on stdout after the call ran, before its answer.
+	MCPFaultStdioMalformedLine = "stdio_malformed_line"
 	// MCPFaultWriteFailed is the ledger's own failure to persist a write,
 	// not an armed fault: the Detail of the MCPFault event and of the
 	// MCPResult of that call, counted in MCPCounts.WriteFailures.

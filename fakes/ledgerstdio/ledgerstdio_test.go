@@ -1,7 +1,8 @@
-package main
+package ledgerstdio
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,15 @@ import (
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
+
+// TestMain serves ledger-stdio when the test binary is spawned as
+// replaycheck ledger-stdio URL.
+func TestMain(m *testing.M) {
+	if code, ok := Main(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
 
 // stdioLedger starts a ledger writing to a file in a temp directory, served
 // at a run's own address (as a client run's is): everything arriving there
@@ -99,7 +109,7 @@ func TestLedgerStdioForwardsToTheRunsLedger(t *testing.T) {
 	var errOut strings.Builder
 	done := make(chan error, 1)
 	go func() {
-		done <- runLedgerStdio(ctx, &ledgerStdioOptions{URL: url, PID: 4242, In: serverIn, Out: serverOut, ErrOut: &errOut})
+		done <- Serve(ctx, &Options{URL: url, PID: 4242, In: serverIn, Out: serverOut, ErrOut: &errOut})
 		_ = serverOut.Close()
 	}()
 
@@ -158,8 +168,7 @@ func TestLedgerStdioForwardsToTheRunsLedger(t *testing.T) {
 }
 
 func TestLedgerStdioSpawnedTwice(t *testing.T) {
-	// TestMain puts this test binary on PATH as replaycheck.
-	bin, err := exec.LookPath("replaycheck")
+	bin, err := os.Executable() // TestMain serves ledger-stdio as replaycheck does
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,9 +199,9 @@ func TestLedgerStdioSpawnedTwice(t *testing.T) {
 }
 
 func TestLedgerStdioBadURL(t *testing.T) {
-	err := runLedgerStdio(context.Background(), &ledgerStdioOptions{URL: "127.0.0.1:8766", In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
-	if exitCode(err) != exitBadUsage {
-		t.Errorf("runLedgerStdio with a URL without scheme = %v (exit %d), want exit %d", err, exitCode(err), exitBadUsage)
+	err := Serve(context.Background(), &Options{URL: "127.0.0.1:8766", In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	if !errors.Is(err, ErrBadUsage) {
+		t.Errorf("Serve with a URL without scheme = %v, want ErrBadUsage", err)
 	}
 }
 
@@ -214,7 +223,7 @@ func TestLedgerStdioRelaysToolListChanges(t *testing.T) {
 	serverIn, clientOut := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- runLedgerStdio(ctx, &ledgerStdioOptions{URL: url, In: serverIn, Out: serverOut, ErrOut: io.Discard})
+		done <- Serve(ctx, &Options{URL: url, In: serverIn, Out: serverOut, ErrOut: io.Discard})
 		_ = serverOut.Close()
 	}()
 	changed := make(chan struct{}, 8)

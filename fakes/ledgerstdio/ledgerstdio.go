@@ -1,0 +1,310 @@
+// Package ledgerstdio is the ledger over MCP stdio: the server a client
+// spawns as a process (replaycheck ledger-stdio URL), which offers the tools
+// of one run's ledger and forwards each call to it once. The ledger records
+// each process as a spawn, attributed to the run whose address it connected
+// to. Serve is the whole server; Command is its argv for a client's config.
+package ledgerstdio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+)
+
+// DefaultConnectTimeout bounds connecting to the ledger and listing its
+// tools when Options.ConnectTimeout is 0.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Name is the replaycheck command that runs Serve: a client spawns
+// [replaycheck, Name, URL].
+const Name = "ledger-stdio"
+
+// ErrBadUsage marks an Options error: a URL that is not the ledger's, a
+// negative timeout.
+var ErrBadUsage = errors.New("bad usage")
+
+// Options are the arguments of Serve.
+type Options struct {
+	// URL is the ledger's Streamable HTTP URL: for a client run, the run's
+	// own ({{mcp_url}}).
+	URL string
+	// ConnectTimeout bounds connecting to the ledger (initialize) and
+	// listing its tools; 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// PID is the process id announced to the ledger (the spawn's Detail);
+	// 0 means this process's.
+	PID int
+
+	// In and Out carry the MCP messages (stdin and stdout); In ending ends
+	// the command. ErrOut gets nothing but what the command says in words.
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// Version is this server's version in its MCP implementation info.
+	Version string
+}
+
+// Serve connects to the ledger at opts.URL, then serves its tools over
+// opts.In and opts.Out until In ends or ctx is done. An error wrapping
+// ErrBadUsage is a bad option; ctx ending returns its cause.
+func Serve(ctx context.Context, opts *Options) error {
+	u, err := url.Parse(opts.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("ledger-stdio: %q is not the ledger's http(s) URL, e.g. http://127.0.0.1:8766/mcp: %w", opts.URL, ErrBadUsage)
+	}
+	if opts.ConnectTimeout < 0 {
+		return fmt.Errorf("ledger-stdio: connect timeout %s is negative: %w", opts.ConnectTimeout, ErrBadUsage)
+	}
+	limit := opts.ConnectTimeout
+	if limit == 0 {
+		limit = DefaultConnectTimeout
+	}
+	pid := opts.PID
+	if pid == 0 {
+		pid = os.Getpid()
+	}
+
+	relay := &toolRelay{limit: limit}
+	ledgerSession, tools, err := connectLedger(ctx, opts.URL, pid, limit, relay, opts.Version)
+	if err != nil {
+		return err
+	}
+	defer ledgerSession.Close()
+
+	info := &mcp.Implementation{Name: "replaycheck-ledger-stdio", Version: opts.Version}
+	if r := ledgerSession.InitializeResult(); r != nil && r.ServerInfo != nil {
+		info = r.ServerInfo
+	}
+	relay.start(ctx, mcp.NewServer(info, nil), ledgerSession, tools)
+	defer relay.wait()
+	in, ok := opts.In.(io.ReadCloser)
+	if !ok {
+		in = io.NopCloser(opts.In)
+	}
+	err = relay.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{opts.Out}})
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	if err != nil && !stdioEnded(err) {
+		return fmt.Errorf("ledger-stdio: serving over stdio: %w", err)
+	}
+	if err := ledgerSession.Close(); err != nil {
+		return fmt.Errorf("ledger-stdio: closing the ledger session: %w", err)
+	}
+	return nil
+}
+
+// stdioEnded reports whether err is the client ending the stdio
+// connection: stdin at its end, or stdout closed by the reader (a
+// notification the server wrote as the client went away).
+func stdioEnded(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
+}
+
+// connectLedger opens an MCP session with the ledger at endpoint, announcing
+// pid as a spawn, and lists its tools, within limit. The caller closes the
+// session.
+func connectLedger(ctx context.Context, endpoint string, pid int, limit time.Duration, relay *toolRelay, version string) (*mcp.ClientSession, []*mcp.Tool, error) {
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:   endpoint,
+		HTTPClient: &http.Client{Transport: spawnAnnouncer{pid: strconv.Itoa(pid), next: http.DefaultTransport}},
+		// A broken stream is not resumed: the call it carried is answered
+		// as failed, never sent again.
+		MaxRetries: -1,
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-ledger-stdio", Version: version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { relay.changed() },
+	})
+	session, err := client.Connect(cctx, transport, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger-stdio: connecting to the ledger at %s: %w", endpoint, err)
+	}
+	var tools []*mcp.Tool
+	for t, err := range session.Tools(cctx, nil) {
+		if err != nil {
+			_ = session.Close()
+			return nil, nil, fmt.Errorf("ledger-stdio: listing the ledger's tools at %s: %w", endpoint, err)
+		}
+		tools = append(tools, t)
+	}
+	return session, tools, nil
+}
+
+// toolRelay keeps the tools offered over stdio those the ledger lists: when
+// the ledger says its list changed, it lists them again and the stdio server
+// offers the new list (the SDK then tells the stdio client). Its methods are
+// safe for concurrent use.
+type toolRelay struct {
+	limit  time.Duration // bounds one listing
+	server *mcp.Server   // set by start
+	ledger *mcp.ClientSession
+
+	mu      sync.Mutex
+	ctx     context.Context // ends the refreshes; set by start
+	offered []string
+	started bool
+	missed  bool           // the list changed before start
+	pending sync.WaitGroup // refreshes under way
+}
+
+// start offers tools on server, each forwarded to ledger, until ctx is
+// done; a change the ledger announced before is listed again.
+func (r *toolRelay) start(ctx context.Context, server *mcp.Server, ledger *mcp.ClientSession, tools []*mcp.Tool) {
+	r.mu.Lock()
+	r.ctx, r.server, r.ledger, r.started = ctx, server, ledger, true
+	r.offerLocked(tools)
+	missed := r.missed
+	r.mu.Unlock()
+	if missed {
+		r.changed()
+	}
+}
+
+// changed lists the ledger's tools again, in the background: a
+// notification handler must not wait on the session it came from. A change
+// before start is listed again by start.
+func (r *toolRelay) changed() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.started {
+		r.missed = true
+		return
+	}
+	r.pending.Add(1)
+	go func() {
+		defer r.pending.Done()
+		ctx, cancel := context.WithTimeout(r.ctx, r.limit)
+		defer cancel()
+		var tools []*mcp.Tool
+		for t, err := range r.ledger.Tools(ctx, nil) {
+			if err != nil {
+				return // the old list stays; its calls get the ledger's answer
+			}
+			tools = append(tools, t)
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.offerLocked(tools)
+	}()
+}
+
+// wait waits for the refreshes under way.
+func (r *toolRelay) wait() { r.pending.Wait() }
+
+// offerLocked makes tools the offered list. r.mu must be held.
+func (r *toolRelay) offerLocked(tools []*mcp.Tool) {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	var gone []string
+	for _, n := range r.offered {
+		if !slices.Contains(names, n) {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		r.server.RemoveTools(gone...)
+	}
+	for _, t := range tools {
+		r.server.AddTool(t, forwardCall(r.ledger))
+	}
+	r.offered = names
+}
+
+// forwardCall returns the handler of every offered tool: it sends the call
+// to the ledger once and answers with the ledger's result as it is (isError
+// included), or with the ledger's JSON-RPC error, or with an error saying
+// the call could not be forwarded (then the client cannot know whether it
+// ran).
+func forwardCall(ledgerSession *mcp.ClientSession) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := ledgerSession.CallTool(ctx, &mcp.CallToolParams{
+			Meta:      hopMeta(req.Params.Meta),
+			Name:      req.Params.Name,
+			Arguments: req.Params.Arguments,
+		})
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			return nil, rpcErr
+		case err != nil:
+			return nil, fmt.Errorf("forwarding %s to the ledger: %w", req.Params.Name, err)
+		}
+		return res, nil
+	}
+}
+
+// hopMeta is the _meta of a call to forward: the client's, without the
+// protocol's own keys (io.modelcontextprotocol/…: protocol version, client
+// info and capabilities), which describe the stdio hop and which the SDK
+// sets afresh for the ledger's; nil when nothing is left.
+func hopMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// spawnAnnouncer sets ledger.StdioSpawnHeader on every request to the
+// ledger, so the initialize of this process counts as one spawn.
+type spawnAnnouncer struct {
+	pid  string
+	next http.RoundTripper
+}
+
+func (a spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(ledger.StdioSpawnHeader, a.pid)
+	return a.next.RoundTrip(r)
+}
+
+// nopWriteCloser is stdout for the stdio transport: closing the MCP
+// connection does not close the writer, which belongs to the caller.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Main serves over this process's stdin and stdout when args are [Name,
+// URL], as `replaycheck ledger-stdio URL` does, and returns the exit code (0,
+// 1 on a failure, 2 on bad usage) and true; for other args it returns false.
+// A test binary that stands in for replaycheck calls it first thing.
+func Main(args []string) (int, bool) {
+	if len(args) != 2 || args[0] != Name {
+		return 0, false
+	}
+	err := Serve(context.Background(), &Options{URL: args[1], In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Version: "test"})
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, ErrBadUsage):
+		fmt.Fprintln(os.Stderr, err)
+		return 2, true
+	}
+	fmt.Fprintln(os.Stderr, err)
+	return 1, true
+}

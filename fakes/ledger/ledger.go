@@ -166,6 +166,9 @@ type Server struct {
 	// stdioEnded holds the sessions of the ledger-stdio processes whose
 	// end was recorded.
 	stdioEnded map[string]bool
+	// stdioHeld holds, by session id, the call whose answer a ledger-stdio
+	// process was told to hold (stdio_hang): its client has no answer.
+	stdioHeld map[string]*call
 }
 
 // New returns a ledger server. It opens the ledger file when cfg.Path is set;
@@ -217,6 +220,7 @@ func New(cfg Config) (*Server, error) {
 		listSent:       map[*mcp.ServerSession]uint64{},
 		listed:         map[string]uint64{},
 		stdioEnded:     map[string]bool{},
+		stdioHeld:      map[string]*call{},
 	}
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}

@@ -357,3 +357,35 @@ func TestStdioExitInjected(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioKilled: a ledger-stdio process killed (SIGKILL) says no goodbye;
+// the ledger notices its session's stream closing without a DELETE and
+// records its end as gone, once.
+func TestStdioKilled(t *testing.T) {
+	const token = "rc0stdioKill"
+	l, url, _ := stdioLedger(t, token)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := spawn(t, ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitWrite(t, ctx, p.cs, "entry-"+token)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	c := waitLedger(t, l, token, func(c wire.MCPCounts) bool { return c.Exits == 1 })
+	_ = p.cs.Close()
+	if c.Spawns != 1 || c.Exits != 1 {
+		t.Errorf("counts = %+v, want 1 spawn, 1 exit", c)
+	}
+	var exits []stdioEvent
+	for _, e := range stdioEvents(t, l, token) {
+		if e.Kind == wire.MCPExit {
+			exits = append(exits, e)
+		}
+	}
+	if diff := cmp.Diff([]stdioEvent{{Kind: wire.MCPExit, Detail: wire.MCPExitGone}}, exits); diff != "" {
+		t.Errorf("exit events (-want +got):\n%s", diff)
+	}
+}

@@ -163,6 +163,9 @@ type Server struct {
 	listSent map[*mcp.ServerSession]uint64
 	// listed counts the tools/list requests per session id.
 	listed map[string]uint64
+	// stdioEnded holds the sessions of the ledger-stdio processes whose
+	// end was recorded.
+	stdioEnded map[string]bool
 }
 
 // New returns a ledger server. It opens the ledger file when cfg.Path is set;
@@ -213,6 +216,7 @@ func New(cfg Config) (*Server, error) {
 		tools:          baseTools(),
 		listSent:       map[*mcp.ServerSession]uint64{},
 		listed:         map[string]uint64{},
+		stdioEnded:     map[string]bool{},
 	}
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}

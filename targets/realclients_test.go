@@ -53,6 +53,10 @@ type realClient struct {
 	// a run without a stdio fault.
 	stdio  bool
 	spawns int
+	// stdioFaults is what the scenarios of scenarios/stdio show on a stdio
+	// client that differs from the usual (see TestRealClientsStdio): a
+	// "fail" is a finding the scenario proves.
+	stdioFaults map[string]string
 }
 
 // geminiPath is the path streamed Gemini clients call, geminiUnaryPath the
@@ -171,6 +175,11 @@ var stdioClients = []realClient{
 		offered: "mcp__ledger__commit_write", endpoint: "/v1/messages",
 		followUpsOnce: 2, followUpsAlways: 3,
 		stdio: true, spawns: 1,
+		stdioFaults: map[string]string{
+			// It retries a server that died at start once, then runs
+			// without its tools.
+			"client stdio server crash loop at start": "pass exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 paths=[/v1/messages] spawns=2 unoffered",
+		},
 	},
 	{
 		file:  "codex-stdio.yaml",
@@ -195,6 +204,21 @@ var stdioClients = []realClient{
 		// process with server/discover, closes it and opens its session
 		// on a second.
 		stdio: true, spawns: 2,
+		// Every process fault ends the run with the MCP client's error
+		// (exit 1) before any follow-up: the agent lists the server's
+		// tools again before the next model call, on a connection that
+		// is gone ("Not connected", "Connection closed"), or the call's
+		// timeout is thrown ("Request timed out"). After an answer it
+		// had, the run fails too: the tool ran, the user is told it
+		// failed (a finding: a user who retries writes again).
+		stdioFaults: map[string]string{
+			"client stdio server exits after executing":  "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			"client stdio server exits before executing": "pass exit=1 writes=0 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			"client stdio server exits after answering":  "fail exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			"client stdio server hangs after executing":  "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			// connect() fails: no model call at all.
+			"client stdio server crash loop at start": "pass exit=1 writes=0 mcp_calls=0 initial=0 follow_ups=0 paths=[] spawns=2 unoffered",
+		},
 	},
 }
 
@@ -338,15 +362,21 @@ func TestRealClients(t *testing.T) {
 	}
 }
 
-// TestRealClientsStdio runs the transport-agnostic client scenarios on each
-// shipped target of a real client that spawns the ledger over stdio
-// (Claude Code, Codex CLI, Gemini CLI, an OpenAI Agents SDK agent with
-// MCPServerStdio), unmodified, inside a loopback-only network namespace, as
-// TestRealClients does over HTTP: the same writes, exits and model calls,
-// and the ledger-stdio processes each client starts (spawns).
+// TestRealClientsStdio runs the transport-agnostic client scenarios and
+// scenarios/stdio on each shipped target of a real client that spawns the
+// ledger over stdio (Claude Code, Codex CLI, Gemini CLI, an OpenAI Agents
+// SDK agent with MCPServerStdio), unmodified, inside a loopback-only network
+// namespace. On the first it holds what TestRealClients holds over HTTP (the
+// same writes, exits and model calls) and the ledger-stdio processes each
+// client starts (spawns). On the stdio process faults it holds what each
+// client does today: by default it tells the model the call's transport
+// error (or, after an answer or a malformed line, the answer) and exits 0,
+// without sending the call again and without respawning the server; in a
+// crash loop it runs without the ledger's tools. Exceptions are in
+// stdioFaults.
 func TestRealClientsStdio(t *testing.T) {
 	if testing.Short() {
-		t.Skip("real clients take about 30 s; not in -short")
+		t.Skip("real clients over stdio take about a minute; not in -short")
 	}
 	if err := loopbackNamespace(); err != nil {
 		t.Skipf("no loopback-only network namespace: %v", err)
@@ -357,13 +387,32 @@ func TestRealClientsStdio(t *testing.T) {
 				t.Skip(why)
 			}
 			t.Parallel()
-			saved, out := runInNamespace(t, c, transportAgnostic, 0)
+			wantCode := 0
+			for _, w := range c.stdioFaults {
+				if strings.HasPrefix(w, "fail ") {
+					wantCode = 1 // a rule is broken
+				}
+			}
+			saved, out := runInNamespace(t, c, append(slices.Clone(transportAgnostic), "scenarios/stdio"), wantCode)
 			tail := fmt.Sprintf("paths=[%s] spawns=%d", c.endpoint, c.spawns)
 			want := map[string]string{
 				"client no fault":             "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
 				"client follow-up 500 once":   fmt.Sprintf("pass exit=%d writes=1 mcp_calls=1 initial=1 follow_ups=%d %s", c.exitOnce, c.followUpsOnce, tail),
 				"client follow-up 500 always": fmt.Sprintf("pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=%d %s", c.followUpsAlways, tail),
+				// The call is not sent again, on this server or a new one;
+				// the model is told the transport error and the client
+				// exits 0.
+				"client stdio server exits after executing":  "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				"client stdio server exits before executing": "pass exit=0 writes=0 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				"client stdio server hangs after executing":  "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				// The answer it has is used.
+				"client stdio server exits after answering":   "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				"client stdio server writes a malformed line": "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				// It gives up on the server and runs without its tools
+				// (the scripted model, offered none, answers done).
+				"client stdio server crash loop at start": fmt.Sprintf("pass exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 %s unoffered", tail),
 			}
+			maps.Copy(want, c.stdioFaults)
 			got := summarize(t, c, saved, want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("results (-want +got):\n%s\n%s", diff, out)

@@ -197,8 +197,13 @@ func (s *Server) answered(p *post, status int) {
 		if c.directive == "" || c.fate.answered {
 			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
 		}
-		if c.directive != "" && c.fate.exits {
+		switch {
+		case c.directive != "" && c.fate.exits:
 			s.exitLocked(c.token, p.session, c.pid, c, c.directive)
+		case c.directive != "" && !c.fate.answered && p.session != "":
+			// The process holds the answer (stdio_hang): the call is in
+			// flight for its client until the process ends.
+			s.stdioHeld[p.session] = c
 		}
 	}
 }

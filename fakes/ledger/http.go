@@ -357,6 +357,7 @@ func (s *Server) exitLocked(token, session, pid string, c *call, detail string) 
 			return
 		}
 		s.stdioEnded[session] = true
+		delete(s.stdioHeld, session)
 	}
 	e := wire.MCPEvent{Token: token, Kind: wire.MCPExit, PID: pid, Detail: detail}
 	if c != nil {
@@ -397,14 +398,19 @@ func (s *Server) stdioGone(owner, session, pid string) {
 	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), wire.MCPExitGone)
 }
 
-// inFlightOfLocked returns an unanswered call of session (the one with the
-// lowest request id text when several are), or nil. s.mu must be held.
+// inFlightOfLocked returns a call of session its client has no answer to:
+// one the ledger has not answered (the lowest request id text when several
+// are), else one whose answer the process was told to hold; nil when none.
+// s.mu must be held.
 func (s *Server) inFlightOfLocked(session string) *call {
 	var found *call
 	for k, c := range s.inflight {
 		if k.session == session && (found == nil || c.idText < found.idText) {
 			found = c
 		}
+	}
+	if found == nil {
+		found = s.stdioHeld[session]
 	}
 	return found
 }

@@ -167,14 +167,17 @@ var realClients = []realClient{
 }
 
 // stdioClients are the shipped targets of real clients that spawn the
-// ledger as a stdio MCP server (the *-stdio.yaml files).
+// ledger as a stdio MCP server (the *-stdio.yaml files). Each run gets a
+// 2-minute deadline: the hang scenario waits out a 5 s tool timeout, and
+// with every real client of this package starting at once on a small
+// machine a client can take 20 s to reach its tool call.
 var stdioClients = []realClient{
 	{
 		file:  "claude-code-stdio.yaml",
 		needs: []string{"clients/node_modules/.bin/claude"}, version: []string{"node_modules/.bin/claude", "--version"},
 		offered: "mcp__ledger__commit_write", endpoint: "/v1/messages",
 		followUpsOnce: 2, followUpsAlways: 3,
-		stdio: true, spawns: 1,
+		stdio: true, spawns: 1, timeout: "2m",
 		stdioFaults: map[string]string{
 			// It retries a server that died at start once, then runs
 			// without its tools.
@@ -186,7 +189,7 @@ var stdioClients = []realClient{
 		needs: []string{"clients/node_modules/.bin/codex"}, version: []string{"node_modules/.bin/codex", "--version"}, node: true,
 		offered: "mcp__ledger.commit_write", endpoint: "/v1/responses",
 		followUpsOnce: 2, followUpsAlways: 10,
-		stdio: true, spawns: 1,
+		stdio: true, spawns: 1, timeout: "2m",
 	},
 	{
 		file:  "gemini-cli-stdio.yaml",
@@ -203,7 +206,7 @@ var stdioClients = []realClient{
 		// The MCP client's version negotiation (mode auto) probes a first
 		// process with server/discover, closes it and opens its session
 		// on a second.
-		stdio: true, spawns: 2,
+		stdio: true, spawns: 2, timeout: "2m",
 		// Every process fault ends the run with the MCP client's error
 		// (exit 1) before any follow-up: the agent lists the server's
 		// tools again before the next model call, on a connection that

@@ -48,6 +48,15 @@ type realClient struct {
 	// ambiguous session expiry, the 401 not retried without credentials to
 	// refresh, the tool's error told to the model and exit 0.
 	mcp map[string]string
+	// stdio marks a client that spawns the ledger over stdio (replaycheck
+	// ledger-stdio); spawns is how many ledger-stdio processes it starts in
+	// a run without a stdio fault.
+	stdio  bool
+	spawns int
+	// stdioFaults is what the scenarios of scenarios/stdio show on a stdio
+	// client that differs from the usual (see TestRealClientsStdio): a
+	// "fail" is a finding the scenario proves.
+	stdioFaults map[string]string
 }
 
 // geminiPath is the path streamed Gemini clients call, geminiUnaryPath the
@@ -157,6 +166,76 @@ var realClients = []realClient{
 	},
 }
 
+// stdioClients are the shipped targets of real clients that spawn the
+// ledger as a stdio MCP server (the *-stdio.yaml files). Each run gets a
+// 2-minute deadline: the hang scenario waits out a 5 s tool timeout, and
+// with every real client of this package starting at once on a small
+// machine a client can take 20 s to reach its tool call.
+var stdioClients = []realClient{
+	{
+		file:  "claude-code-stdio.yaml",
+		needs: []string{"clients/node_modules/.bin/claude"}, version: []string{"node_modules/.bin/claude", "--version"},
+		offered: "mcp__ledger__commit_write", endpoint: "/v1/messages",
+		followUpsOnce: 2, followUpsAlways: 3,
+		stdio: true, spawns: 1, timeout: "2m",
+		stdioFaults: map[string]string{
+			// It retries a server that died at start once, then runs
+			// without its tools.
+			"client stdio server crash loop at start": "pass exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 paths=[/v1/messages] spawns=2 unoffered",
+		},
+	},
+	{
+		file:  "codex-stdio.yaml",
+		needs: []string{"clients/node_modules/.bin/codex"}, version: []string{"node_modules/.bin/codex", "--version"}, node: true,
+		offered: "mcp__ledger.commit_write", endpoint: "/v1/responses",
+		followUpsOnce: 2, followUpsAlways: 10,
+		stdio: true, spawns: 1, timeout: "2m",
+	},
+	{
+		file:  "gemini-cli-stdio.yaml",
+		needs: []string{"clients/node_modules/.bin/gemini"}, version: []string{"node_modules/.bin/gemini", "--version"}, node: true,
+		offered: "mcp_ledger_commit_write", endpoint: geminiPath,
+		followUpsOnce: 2, followUpsAlways: 2, timeout: "2m",
+		stdio: true, spawns: 1,
+	},
+	{
+		file:  "openai-agents-stdio.yaml",
+		needs: []string{"clients/openai-agents-stdio.mjs", "clients/node_modules/@openai/agents/package.json"}, node: true,
+		offered: "commit_write", endpoint: "/v1/responses",
+		followUpsOnce: 2, followUpsAlways: 3,
+		// The MCP client's version negotiation (mode auto) probes a first
+		// process with server/discover, closes it and opens its session
+		// on a second.
+		stdio: true, spawns: 2, timeout: "2m",
+		// Every process fault ends the run with the MCP client's error
+		// (exit 1) before any follow-up: the agent lists the server's
+		// tools again before the next model call, on a connection that
+		// is gone ("Not connected", "Connection closed"), or the call's
+		// timeout is thrown ("Request timed out"). After an answer it
+		// had, the run fails too: the tool ran, the user is told it
+		// failed (a finding: a user who retries writes again).
+		stdioFaults: map[string]string{
+			"client stdio server exits after executing":  "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			"client stdio server exits before executing": "pass exit=1 writes=0 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			"client stdio server exits after answering":  "fail exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			"client stdio server hangs after executing":  "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			// connect() fails: no model call at all.
+			"client stdio server crash loop at start": "pass exit=1 writes=0 mcp_calls=0 initial=0 follow_ups=0 paths=[] spawns=2 unoffered",
+		},
+	},
+}
+
+// transportAgnostic are the client scenarios whose faults act on the model
+// API, which run on a client whatever its MCP transport. The MCP ones of
+// scenarios/clients (session expiry, 401) act on the Streamable HTTP
+// exchange, which over stdio only the ledger-stdio process sees: they test
+// it, not the client, and do not run on the stdio targets.
+var transportAgnostic = []string{
+	"scenarios/clients/no-fault.yaml",
+	"scenarios/clients/follow-up-500-once.yaml",
+	"scenarios/clients/follow-up-500-always.yaml",
+}
+
 var (
 	unshareOnce sync.Once
 	unshareErr  error
@@ -216,6 +295,7 @@ type savedRun struct {
 			Upstream []struct {
 				Offered []string
 			}
+			MCP          []struct{ Kind string }
 			Unattributed json.RawMessage
 		}
 		Verdict  string
@@ -255,26 +335,9 @@ func TestRealClients(t *testing.T) {
 				t.Skip(why)
 			}
 			t.Parallel()
-			name := c.file[:len(c.file)-len(filepath.Ext(c.file))]
-			js := filepath.Join(t.TempDir(), "run.json")
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
-			args := []string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, replaycheckBin, "run", "scenarios/clients"}
+			paths := []string{"scenarios/clients"}
 			if c.gemini != nil {
-				args = append(args, "scenarios/gemini")
-			}
-			args = append(args, "--target", "targets/"+c.file, "--json", js, "--parallel", "3")
-			if c.timeout != "" {
-				args = append(args, "--timeout", c.timeout)
-			}
-			cmd := exec.CommandContext(ctx, "unshare", args...)
-			cmd.Dir = ".."
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			err := cmd.Run()
-			var ee *exec.ExitError
-			if err != nil && !errors.As(err, &ee) {
-				t.Fatalf("running replaycheck in unshare -rn: %v\n%s", err, out.String())
+				paths = append(paths, "scenarios/gemini")
 			}
 			wantCode := 0
 			for _, w := range c.gemini {
@@ -282,17 +345,7 @@ func TestRealClients(t *testing.T) {
 					wantCode = 1 // a rule is broken
 				}
 			}
-			if code := cmd.ProcessState.ExitCode(); code != wantCode {
-				t.Errorf("exit %d, want %d (every scenario passes, but those expected to fail)\n%s", code, wantCode, out.String())
-			}
-			b, err := os.ReadFile(js)
-			if err != nil {
-				t.Fatalf("no JSON report: %v\n%s", err, out.String())
-			}
-			var saved savedRun
-			if err := json.Unmarshal(b, &saved); err != nil {
-				t.Fatal(err)
-			}
+			saved, out := runInNamespace(t, c, paths, wantCode)
 			want := map[string]string{
 				"client no fault":             fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[%s]", c.endpoint),
 				"client follow-up 500 once":   fmt.Sprintf("pass exit=%d writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.exitOnce, c.followUpsOnce, c.endpoint),
@@ -304,42 +357,161 @@ func TestRealClients(t *testing.T) {
 			}
 			maps.Copy(want, c.mcp)
 			maps.Copy(want, c.gemini)
-			got := map[string]string{}
-			for _, r := range saved.Results {
-				h := r.History
-				if h.Target != name {
-					t.Errorf("result on target %q, want %q", h.Target, name)
-				}
-				exit, paths := "none", []string(nil)
-				if len(h.Requests) == 1 && h.Requests[0].Client != nil {
-					exit, paths = fmt.Sprint(h.Requests[0].Client.Exit), h.Requests[0].Paths
-				}
-				got[h.Scenario] = fmt.Sprintf("%s exit=%s writes=%d mcp_calls=%d initial=%d follow_ups=%d paths=%v",
-					r.Verdict, exit, r.Counts.Writes, r.Counts.MCPCalls, r.Counts.Initial, r.Counts.FollowUp, paths)
-				for _, v := range r.Verdicts {
-					if v.Status != "pass" && !strings.HasPrefix(want[h.Scenario], "fail ") {
-						t.Errorf("%s: %s %s is %s: %s", h.Scenario, v.Kind, v.Check, v.Status, v.Message)
-					}
-				}
-				if len(h.Unattributed) > 0 && string(h.Unattributed) != "null" {
-					t.Errorf("%s: unattributed traffic: %s", h.Scenario, h.Unattributed)
-				}
-				offered := false
-				for _, u := range h.Upstream {
-					offered = offered || slices.Contains(u.Offered, c.offered)
-				}
-				if !offered {
-					t.Errorf("%s: no model request offered %q", h.Scenario, c.offered)
-				}
-				if h.Scenario == "client no fault" && len(h.Requests) == 1 && h.Requests[0].Client != nil {
-					if s := h.Requests[0].Client.Stdout; !bytes.Contains([]byte(s), []byte("done")) {
-						t.Errorf("%s: stdout lacks the model's answer done: %q", h.Scenario, s)
-					}
-				}
-			}
+			got := summarize(t, c, saved, want)
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("results (-want +got):\n%s\n%s", diff, out.String())
+				t.Errorf("results (-want +got):\n%s\n%s", diff, out)
 			}
 		})
 	}
+}
+
+// TestRealClientsStdio runs the transport-agnostic client scenarios and
+// scenarios/stdio on each shipped target of a real client that spawns the
+// ledger over stdio (Claude Code, Codex CLI, Gemini CLI, an OpenAI Agents
+// SDK agent with MCPServerStdio), unmodified, inside a loopback-only network
+// namespace. On the first it holds what TestRealClients holds over HTTP (the
+// same writes, exits and model calls) and the ledger-stdio processes each
+// client starts (spawns). On the stdio process faults it holds what each
+// client does today: by default it tells the model the call's transport
+// error (or, after an answer or a malformed line, the answer) and exits 0,
+// without sending the call again and without respawning the server; in a
+// crash loop it runs without the ledger's tools. Exceptions are in
+// stdioFaults.
+func TestRealClientsStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real clients over stdio take about a minute; not in -short")
+	}
+	if err := loopbackNamespace(); err != nil {
+		t.Skipf("no loopback-only network namespace: %v", err)
+	}
+	for _, c := range stdioClients {
+		t.Run(c.file, func(t *testing.T) {
+			if why := c.installed(); why != "" {
+				t.Skip(why)
+			}
+			t.Parallel()
+			wantCode := 0
+			for _, w := range c.stdioFaults {
+				if strings.HasPrefix(w, "fail ") {
+					wantCode = 1 // a rule is broken
+				}
+			}
+			saved, out := runInNamespace(t, c, append(slices.Clone(transportAgnostic), "scenarios/stdio"), wantCode)
+			tail := fmt.Sprintf("paths=[%s] spawns=%d", c.endpoint, c.spawns)
+			want := map[string]string{
+				"client no fault":             "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				"client follow-up 500 once":   fmt.Sprintf("pass exit=%d writes=1 mcp_calls=1 initial=1 follow_ups=%d %s", c.exitOnce, c.followUpsOnce, tail),
+				"client follow-up 500 always": fmt.Sprintf("pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=%d %s", c.followUpsAlways, tail),
+				// The call is not sent again, on this server or a new one;
+				// the model is told the transport error and the client
+				// exits 0.
+				"client stdio server exits after executing":  "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				"client stdio server exits before executing": "pass exit=0 writes=0 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				"client stdio server hangs after executing":  "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				// The answer it has is used.
+				"client stdio server exits after answering":   "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				"client stdio server writes a malformed line": "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
+				// It gives up on the server and runs without its tools
+				// (the scripted model, offered none, answers done).
+				"client stdio server crash loop at start": fmt.Sprintf("pass exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 %s unoffered", tail),
+			}
+			maps.Copy(want, c.stdioFaults)
+			got := summarize(t, c, saved, want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("results (-want +got):\n%s\n%s", diff, out)
+			}
+		})
+	}
+}
+
+// summarize returns each result of saved as a line keyed by its scenario:
+// "VERDICT exit=N writes=N mcp_calls=N initial=N follow_ups=N paths=[…]",
+// with " spawns=N" for a client with the ledger over stdio (c.stdio) and
+// " unoffered" when no model request offered c.offered. It reports every
+// check that did not pass in a scenario want does not expect to fail,
+// unattributed traffic, a result on another target, and a no-fault run
+// whose stdout lacks the model's answer.
+func summarize(t *testing.T, c realClient, saved savedRun, want map[string]string) map[string]string {
+	t.Helper()
+	name := c.file[:len(c.file)-len(filepath.Ext(c.file))]
+	got := map[string]string{}
+	for _, r := range saved.Results {
+		h := r.History
+		if h.Target != name {
+			t.Errorf("result on target %q, want %q", h.Target, name)
+		}
+		exit, paths := "none", []string(nil)
+		if len(h.Requests) == 1 && h.Requests[0].Client != nil {
+			exit, paths = fmt.Sprint(h.Requests[0].Client.Exit), h.Requests[0].Paths
+		}
+		line := fmt.Sprintf("%s exit=%s writes=%d mcp_calls=%d initial=%d follow_ups=%d paths=%v",
+			r.Verdict, exit, r.Counts.Writes, r.Counts.MCPCalls, r.Counts.Initial, r.Counts.FollowUp, paths)
+		if c.stdio {
+			spawns := 0
+			for _, e := range h.MCP {
+				if e.Kind == "spawn" {
+					spawns++
+				}
+			}
+			line += fmt.Sprintf(" spawns=%d", spawns)
+		}
+		offered := false
+		for _, u := range h.Upstream {
+			offered = offered || slices.Contains(u.Offered, c.offered)
+		}
+		if !offered {
+			line += " unoffered"
+		}
+		got[h.Scenario] = line
+		for _, v := range r.Verdicts {
+			if v.Status != "pass" && !strings.HasPrefix(want[h.Scenario], "fail ") {
+				t.Errorf("%s: %s %s is %s: %s", h.Scenario, v.Kind, v.Check, v.Status, v.Message)
+			}
+		}
+		if len(h.Unattributed) > 0 && string(h.Unattributed) != "null" {
+			t.Errorf("%s: unattributed traffic: %s", h.Scenario, h.Unattributed)
+		}
+		if h.Scenario == "client no fault" && len(h.Requests) == 1 && h.Requests[0].Client != nil {
+			if s := h.Requests[0].Client.Stdout; !strings.Contains(s, "done") {
+				t.Errorf("%s: stdout lacks the model's answer done: %q", h.Scenario, s)
+			}
+		}
+	}
+	return got
+}
+
+// runInNamespace runs `replaycheck run PATHS --target targets/FILE --json`
+// inside `unshare -rn` (loopback only) from the repository root, checks its
+// exit code is wantCode, and returns the JSON report and the output.
+func runInNamespace(t *testing.T, c realClient, paths []string, wantCode int) (savedRun, string) {
+	t.Helper()
+	js := filepath.Join(t.TempDir(), "run.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	args := append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, replaycheckBin, "run"}, paths...)
+	args = append(args, "--target", "targets/"+c.file, "--json", js, "--parallel", "3")
+	if c.timeout != "" {
+		args = append(args, "--timeout", c.timeout)
+	}
+	cmd := exec.CommandContext(ctx, "unshare", args...)
+	cmd.Dir = ".."
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running replaycheck in unshare -rn: %v\n%s", err, out.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != wantCode {
+		t.Errorf("exit %d, want %d (every scenario passes, but those expected to fail)\n%s", code, wantCode, out.String())
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatalf("no JSON report: %v\n%s", err, out.String())
+	}
+	var saved savedRun
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	return saved, out.String()
 }

@@ -278,6 +278,12 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
 		case wire.MCPSpawn:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: spawnText(e.Detail)})
+		case wire.MCPExit:
+			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req, Label: exitText(e)}
+			if strings.HasPrefix(e.Detail, "stdio_") {
+				st.Fault = e.Detail
+			}
+			steps = append(steps, st)
 		default:
 			steps = append(steps, ledgerStep(e, req, callExec[e.Tool+"\x00"+e.RequestID]))
 		}
@@ -292,6 +298,44 @@ func spawnText(pid string) string {
 		return "stdio server spawned"
 	}
 	return "stdio server spawned (pid " + pid + ")"
+}
+
+// exitText words the end of a ledger-stdio process: its pid, the call it
+// left unanswered (or had just answered), and how it ended, e.g. "stdio
+// server pid 4711 exited before answering tools/call commit_write [3]
+// (fault stdio_exit_after_execute)".
+func exitText(e wire.MCPEvent) string {
+	who := "stdio server"
+	if e.PID != "" {
+		who += " pid " + e.PID
+	}
+	var how string
+	switch e.Detail {
+	case wire.MCPExitStdinClosed:
+		how = "stdin closed"
+	case wire.MCPExitStopped:
+		how = "stopped"
+	case wire.MCPExitGone:
+		how = "went away without closing its session: killed or crashed"
+	default:
+		how = "fault " + e.Detail
+	}
+	call := ""
+	if e.Tool != "" {
+		call = " tools/call " + e.Tool
+		if e.RequestID != "" {
+			call += " [" + e.RequestID + "]"
+		}
+	}
+	switch {
+	case e.Detail == wire.MCPFaultStdioExitAtStart:
+		return who + " exited as it started, before serving (" + how + ")"
+	case e.Detail == wire.MCPFaultStdioExitAfterAnswer && call != "":
+		return who + " exited after answering" + call + " (" + how + ")"
+	case call != "":
+		return who + " exited before answering" + call + " (" + how + ")"
+	}
+	return who + " exited (" + how + ")"
 }
 
 // causedBy ties the tool call st (of event e) to the latest model answer
@@ -483,6 +527,18 @@ func mcpFaultText(name string) string {
 		return "session expired after the tool ran, connection closed"
 	case wire.MCPFaultUnauthorized:
 		return "refused: 401 unauthorized"
+	case wire.MCPFaultStdioExitAtStart:
+		return "stdio server told to exit as it starts"
+	case wire.MCPFaultStdioExitBeforeExecute:
+		return "stdio server told to exit before the tool ran"
+	case wire.MCPFaultStdioExitAfterExecute:
+		return "stdio server told to exit after the tool ran, before answering"
+	case wire.MCPFaultStdioExitAfterAnswer:
+		return "stdio server told to exit after answering"
+	case wire.MCPFaultStdioHang:
+		return "stdio server told to hang: the answer is never written"
+	case wire.MCPFaultStdioMalformedLine:
+		return "stdio server told to write a line that is not JSON-RPC before the answer"
 	}
 	return "fault " + name
 }

@@ -289,6 +289,14 @@ func TestExplainLedgerSteps(t *testing.T) {
 			{At: ms(2), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "3", Detail: wire.MCPCallUnknownTool},
 			{At: ms(3), Kind: wire.MCPFault, Tool: "commit_write", RequestID: "3", Detail: wire.MCPFaultExpireSessionAfterExecute},
 			{At: ms(4), Kind: wire.MCPFault, Tool: "commit_write", RequestID: "4", Detail: wire.MCPFaultUnauthorized},
+			{At: ms(5), Kind: wire.MCPFault, Tool: "commit_write", RequestID: "5", PID: "4711", Detail: wire.MCPFaultStdioExitAfterExecute},
+			{At: ms(5), Kind: wire.MCPExit, Tool: "commit_write", RequestID: "5", PID: "4711", Detail: wire.MCPFaultStdioExitAfterExecute},
+			{At: ms(6), Kind: wire.MCPSpawn, Detail: "4712"},
+			{At: ms(6), Kind: wire.MCPFault, PID: "4712", Detail: wire.MCPFaultStdioExitAtStart},
+			{At: ms(6), Kind: wire.MCPExit, PID: "4712", Detail: wire.MCPFaultStdioExitAtStart},
+			{At: ms(7), Kind: wire.MCPExit, Tool: "commit_write", RequestID: "8", PID: "4713", Detail: wire.MCPFaultStdioExitAfterAnswer},
+			{At: ms(8), Kind: wire.MCPExit, Tool: "commit_write", RequestID: "9", PID: "4714", Detail: wire.MCPExitStdinClosed},
+			{At: ms(9), Kind: wire.MCPExit, PID: "4715", Detail: wire.MCPExitGone},
 		},
 	}
 	type step struct {
@@ -307,6 +315,14 @@ func TestExplainLedgerSteps(t *testing.T) {
 		{StepToolCall, "tools/call commit_write (a tool the server did not offer)", ""},
 		{StepLedger, "session expired after the tool ran, connection closed", wire.MCPFaultExpireSessionAfterExecute},
 		{StepLedger, "refused: 401 unauthorized", wire.MCPFaultUnauthorized},
+		{StepLedger, "stdio server told to exit after the tool ran, before answering", wire.MCPFaultStdioExitAfterExecute},
+		{StepLedger, "stdio server pid 4711 exited before answering tools/call commit_write [5] (fault stdio_exit_after_execute)", wire.MCPFaultStdioExitAfterExecute},
+		{StepLedger, "stdio server spawned (pid 4712)", ""},
+		{StepLedger, "stdio server told to exit as it starts", wire.MCPFaultStdioExitAtStart},
+		{StepLedger, "stdio server pid 4712 exited as it started, before serving (fault stdio_exit_at_start)", wire.MCPFaultStdioExitAtStart},
+		{StepLedger, "stdio server pid 4713 exited after answering tools/call commit_write [8] (fault stdio_exit_after_answer)", wire.MCPFaultStdioExitAfterAnswer},
+		{StepLedger, "stdio server pid 4714 exited before answering tools/call commit_write [9] (stdin closed)", ""},
+		{StepLedger, "stdio server pid 4715 exited (went away without closing its session: killed or crashed)", ""},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ledger steps (-want +got):\n%s", d)

@@ -27,7 +27,14 @@ they are counted for the run exactly as over HTTP; a call is never sent twice
 Each process announces itself on its connection (the Replaycheck-Stdio-Spawn
 header, its process id), so the ledger records one spawn event per process a
 client starts, counted as spawns. When stdin closes, it closes its ledger
-session and exits 0. It waits at most --connect-timeout for the ledger.
+session and exits 0 (an exit event of the run, stdin_closed). It waits at most
+--connect-timeout for the ledger.
+
+It obeys the ledger's stdio faults (stdio_exit, stdio_hang,
+stdio_malformed_line), which the ledger arms and counts per run: it exits
+with code 70 as it starts or with a call in flight, hangs instead of
+answering, or writes a line that is not JSON-RPC before an answer. The
+ledger records each such end.
 
 In a client target file, {{ledger_stdio_json}} is this command as a JSON
 array for the run, {{ledger_stdio_command}} the binary and

@@ -513,12 +513,12 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES"})
+	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES", "SPAWNS", "EXITS"})
 	row := func(name string, c control.RunCounts) error {
 		u, l := c.Upstream, c.MCP
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
 			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
-			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures)})
+			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits)})
 	}
 	counts := control.CountsOf(fk.upstream, fk.ledger, fk.linefiles()...)
 	for _, rc := range counts.Runs {

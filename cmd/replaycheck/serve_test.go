@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 )
 
@@ -174,20 +175,20 @@ func TestServe(t *testing.T) {
 			total, total2 = l, lines[i+1]
 		}
 	}
-	if len(cells(noTok)) != 10 || len(cells(total)) != 10 {
-		t.Fatalf("no (serve, no token) row or TOTAL row of 10 cells:\n%s", got)
+	if len(cells(noTok)) != 12 || len(cells(total)) != 12 {
+		t.Fatalf("no (serve, no token) row or TOTAL row of 12 cells:\n%s", got)
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
 	// (session messages carry no token; their number depends on the SDK).
 	tests := []struct {
 		name      string
 		row, want []string
 	}{
-		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0", "0"}},
-		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", ""}},
+		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0", "0", "0", "0"}},
+		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", ""}},
 		{"no-token row", cells(noTok)[:8], []string{"(serve, no token)", "0", "0", "-", "1", "0", "0", "0"}},
 		{"total row", cells(total)[:8], []string{"TOTAL", "1", "1", "1 follow_up injected_500", "2", "1", "0", "0"}},
-		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", ""}},
+		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", ""}},
 	}
 	if n, _ := strconv.Atoi(cells(noTok)[8]); n < 3 {
 		t.Errorf("no-token row counts %d MCP messages, want at least initialize, notifications/initialized and tools/list:\n%s", n, got)
@@ -377,8 +378,8 @@ func TestServeCountsFailedWrites(t *testing.T) {
 			total = cells(l)
 		}
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES
-	if len(total) != 10 || total[4] != "1" || total[5] != "0" || total[9] != "1" {
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
+	if len(total) != 12 || total[4] != "1" || total[5] != "0" || total[9] != "1" {
 		t.Errorf("TOTAL row %q, want 1 call, 0 writes, 1 failed write:\n%s", total, got)
 	}
 }
@@ -419,5 +420,46 @@ func TestServeStopsWithOpenStream(t *testing.T) {
 	// waiting for it and closed the connection (an unexpected EOF).
 	if _, err := io.ReadAll(resp.Body); err != nil {
 		t.Errorf("the SSE stream was cut instead of ended by serve's shutdown: %v", err)
+	}
+}
+
+// spawnHeader sets ledger.StdioSpawnHeader on every request, as a
+// ledger-stdio process does.
+type spawnHeader struct{}
+
+func (spawnHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(ledger.StdioSpawnHeader, "4711")
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeTableCountsSpawnsAndExits: a ledger-stdio process's session
+// (announced by its header) counts as a spawn in the table's SPAWNS, and
+// its end (the session closed) in EXITS.
+func TestServeTableCountsSpawnsAndExits(t *testing.T) {
+	_, mcpURL, out, stop := startServe(t, &serveOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ledger-stdio", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: mcpURL, MaxRetries: -1, HTTPClient: &http.Client{Transport: spawnHeader{}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	var total []string
+	for _, l := range strings.Split(got, "\n") {
+		if strings.Contains(l, "TOTAL") {
+			total = cells(l)
+		}
+	}
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
+	if len(total) != 12 || total[10] != "1" || total[11] != "1" {
+		t.Errorf("TOTAL row %q, want 1 spawn, 1 exit:\n%s", total, got)
 	}
 }

@@ -1,6 +1,10 @@
 package fault
 
-import "time"
+import (
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
 
 // Site is the kind of point in a run where explore arms a fault kind.
 type Site int
@@ -19,6 +23,9 @@ const (
 	AtStream
 	// AtPlain is a non-streamed model request, before any byte of its answer.
 	AtPlain
+	// AtSpawn is the start of an MCP server process a client spawned (its
+	// initialize with the ledger, a stdio spawn).
+	AtSpawn
 )
 
 // Spot is the point a probe builds its fault for.
@@ -58,6 +65,9 @@ type Probe[F any] struct {
 	Optional bool
 	// At is the kind of point the fault goes to.
 	At Site
+	// Transport is the MCP transport the fault needs (MCPTransportAny for
+	// either, and for model faults); the fake's table fills it.
+	Transport wire.MCPTransport
 	// Build returns the fault for a point.
 	Build func(Spot, Settings) F
 }

@@ -43,6 +43,14 @@ type call struct {
 	outcome string             // result detail ("is_error", "dedup"); guarded by Server.mu
 	gone    chan struct{}      // closed when the client gives up
 	session *mcp.ServerSession // the session a tool handler ran it on; nil before
+	// pid is the process id a ledger-stdio process announced on the POST
+	// (StdioSpawnHeader); "" for a call that did not come from one.
+	pid string
+	// directive is the stdio fault the process carrying the call was told
+	// to carry out, and fate what then becomes of the call; guarded by
+	// Server.mu.
+	directive string
+	fate      fate
 }
 
 // inflightKey finds an unanswered call from a cancel notice: the session and
@@ -63,8 +71,10 @@ type post struct {
 
 // receive counts one tools/call and notes the faults that fire on it. The
 // call belongs to owner, the run whose own address it arrived at, when set;
-// else to the run token its arguments carry.
-func (s *Server) receive(owner, session string, req *jsonrpc.Request) *call {
+// else to the run token its arguments carry. pid is the process id of the
+// ledger-stdio process that sent it, "" when none did: only then can the
+// stdio kinds fire.
+func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call {
 	var params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -81,6 +91,7 @@ func (s *Server) receive(owner, session string, req *jsonrpc.Request) *call {
 		id:     req.ID,
 		idText: fmt.Sprint(req.ID.Raw()),
 		gone:   make(chan struct{}),
+		pid:    pid,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,7 +109,7 @@ func (s *Server) receive(owner, session string, req *jsonrpc.Request) *call {
 	}
 	for _, list := range lists {
 		for _, a := range list {
-			if a.fault.Method != "" || a.fault.Tool != "" && a.fault.Tool != c.tool {
+			if !a.matchesCall(c.tool, c.pid != "") {
 				continue
 			}
 			a.seen++
@@ -183,7 +194,17 @@ func (s *Server) answered(p *post, status int) {
 		if status >= 400 {
 			detail = "http " + strconv.Itoa(status)
 		}
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
+		if c.directive == "" || c.fate.answered {
+			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
+		}
+		switch {
+		case c.directive != "" && c.fate.exits:
+			s.exitLocked(c.token, p.session, c.pid, c, c.directive)
+		case c.directive != "" && !c.fate.answered && p.session != "":
+			// The process holds the answer (stdio_hang): the call is in
+			// flight for its client until the process ends.
+			s.stdioHeld[p.session] = c
+		}
 	}
 }
 

@@ -23,10 +23,13 @@ import (
 
 // Fault is one fault armed on the ledger. Exactly one of the kind fields
 // (FailBeforeExecute, DropAfterExecute, IsError, Delay, ChangeTools,
-// ExpireSession, Unauthorized, DuplicateAnswer) is set. A fault acts
-// on tools/call requests, or, with Method, on one session step (initialize
-// or tools/list), which only fail_before_execute can refuse. In YAML and
-// JSON, for example:
+// ExpireSession, Unauthorized, DuplicateAnswer, StdioExit, StdioHang,
+// StdioMalformedLine) is set. A fault acts on tools/call requests, or, with
+// Method, on one session step (initialize or tools/list), which only
+// fail_before_execute can refuse; stdio_exit at start acts on the
+// initialize of a ledger-stdio process (its Method is initialize or none).
+// The stdio kinds act only on what comes from a ledger-stdio process (see
+// Transport). In YAML and JSON, for example:
 //
 //	{tool: commit_write, drop_after_execute: {}, times: once}
 //	{tool: commit_write, drop_after_execute: {after: headers}}
@@ -39,6 +42,12 @@ import (
 //	{tool: commit_write, expire_session: {after: execute}, times: once}
 //	{tool: commit_write, unauthorized: {}, times: always}
 //	{tool: commit_write, duplicate_answer: {}, times: once}
+//	{tool: commit_write, stdio_exit: {}, times: once}
+//	{tool: commit_write, stdio_exit: {at: before_execute}}
+//	{tool: commit_write, stdio_exit: {at: after_answer}}
+//	{stdio_exit: {at: start}, times: 2}
+//	{tool: commit_write, stdio_hang: {}, times: once}
+//	{tool: commit_write, stdio_malformed_line: {}}
 type Fault struct {
 	// Method is the session step whose requests the fault applies to
 	// (MethodInitialize or MethodToolsList); "" applies it to tools/call
@@ -74,6 +83,16 @@ type Fault struct {
 	// DuplicateAnswer lets the tool run once and writes the SSE event
 	// answering it twice on its POST's stream.
 	DuplicateAnswer *DuplicateAnswer `json:"duplicate_answer,omitempty" yaml:"duplicate_answer,omitempty" jsonschema_description:"Run the tool once, then write the SSE event carrying its JSON-RPC response twice on the POST's stream, as a buggy proxy that repeats an event does; the client sees the same response id twice."`
+	// StdioExit makes the ledger-stdio process exit (non-zero, as a crash)
+	// as it starts, or with a call in flight before or after it ran, or
+	// right after answering it.
+	StdioExit *StdioExit `json:"stdio_exit,omitempty" yaml:"stdio_exit,omitempty" jsonschema_description:"Over stdio only: make the ledger-stdio process exit non-zero, as a crash, at start, before_execute, after_execute (default) or after_answer; over HTTP it never fires."`
+	// StdioHang lets the tool run, then makes the ledger-stdio process stop
+	// writing to stdout (this answer and every other) until its stdin closes.
+	StdioHang *StdioHang `json:"stdio_hang,omitempty" yaml:"stdio_hang,omitempty" jsonschema_description:"Over stdio only: run the tool (the write is synced), then make the ledger-stdio process hang: it writes nothing more on stdout, this answer included, until its stdin closes or it is killed; over HTTP it never fires."`
+	// StdioMalformedLine lets the tool run, then makes the ledger-stdio
+	// process write a line that is not JSON-RPC on stdout before the answer.
+	StdioMalformedLine *StdioMalformedLine `json:"stdio_malformed_line,omitempty" yaml:"stdio_malformed_line,omitempty" jsonschema_description:"Over stdio only: run the tool, then make the ledger-stdio process write one line that is not JSON-RPC (a log line) on stdout, then the real answer; over HTTP it never fires."`
 }
 
 // JSONSchemaExtend makes the JSON Schema of Fault (github.com/invopop/jsonschema)
@@ -86,6 +105,7 @@ func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 	s.AnyOf = []*jsonschema.Schema{
 		{Not: &jsonschema.Schema{Required: []string{"method"}}},
 		{Required: []string{wire.MCPFaultFailBeforeExecute}, Not: &jsonschema.Schema{Required: []string{"tool"}}},
+		{Required: []string{KindStdioExit}, Not: &jsonschema.Schema{Required: []string{"tool"}}},
 	}
 }
 
@@ -180,7 +200,36 @@ type (
 	answerer interface {
 		writeAnswer(s *Server, c *call, w io.Writer, event []byte) (int, error)
 	}
+	// director is a fault a ledger-stdio process carries out on its call:
+	// the tool handler attaches directive's name (its MCP fault name) to the
+	// call's result under StdioFaultMeta, for the process, which strips it
+	// and obeys. fate says what then becomes of the call for its client, as
+	// the ledger records it once the result reached the process. Directors
+	// fire only on calls from a ledger-stdio process.
+	director interface {
+		directive() (string, fate)
+	}
+	// spawnExiter makes a ledger-stdio process exit as it starts: when
+	// atSpawn is true the fault matches the initialize of such processes
+	// (spawns), never a tools/call, and the ledger refuses that initialize
+	// with StdioFaultHeader.
+	spawnExiter interface {
+		atSpawn() bool
+	}
 )
+
+// fate is what becomes of a call a director fired on: whether the client
+// gets its answer (an MCPResult is recorded) and whether the process exits
+// (an MCPExit is recorded, after the result when there is one).
+type fate struct {
+	answered, exits bool
+}
+
+// isSpawnFault reports whether act makes a process exit as it starts.
+func isSpawnFault(act action) bool {
+	e, ok := act.(spawnExiter)
+	return ok && e.atSpawn()
+}
 
 // firedFault is a fault that fired on a call: its kind's YAML name and its
 // action.
@@ -235,6 +284,9 @@ func faultKinds() []faultKind {
 		{wire.MCPFaultUnauthorized, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.Unauthorized) }, unauthorizedProbes},
 		{wire.MCPFaultChangeTools, wire.MCPTransportAny, func(f *Fault) action { return nonNil(f.ChangeTools) }, changeToolsProbes},
 		{wire.MCPFaultDuplicateAnswer, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.DuplicateAnswer) }, duplicateAnswerProbes},
+		{KindStdioExit, wire.MCPTransportStdio, func(f *Fault) action { return nonNil(f.StdioExit) }, stdioExitProbes},
+		{wire.MCPFaultStdioHang, wire.MCPTransportStdio, func(f *Fault) action { return nonNil(f.StdioHang) }, stdioHangProbes},
+		{wire.MCPFaultStdioMalformedLine, wire.MCPTransportStdio, func(f *Fault) action { return nonNil(f.StdioMalformedLine) }, stdioMalformedLineProbes},
 	}
 }
 
@@ -255,7 +307,10 @@ func nonNil[T any, P interface {
 func Probes() []fault.Probe[Fault] {
 	var out []fault.Probe[Fault]
 	for _, k := range faultKinds() {
-		out = append(out, k.probes()...)
+		for _, p := range k.probes() {
+			p.Transport = k.transport
+			out = append(out, p)
+		}
 	}
 	return out
 }
@@ -341,6 +396,15 @@ func (f *Fault) resolve() (string, action, error) {
 
 // checkMethod checks Method against the fault's kind (name, act) and tool.
 func (f *Fault) checkMethod(name string, act action) error {
+	if isSpawnFault(act) {
+		switch {
+		case f.Tool != "":
+			return &FieldError{Field: "tool", Err: fmt.Errorf("%s at %s with tool %s: a process exits as it starts, before any call; drop the tool", name, StdioExitAtStart, f.Tool)}
+		case f.Method != "" && f.Method != MethodInitialize:
+			return &FieldError{Field: "method", Err: fmt.Errorf("method %s with %s at %s: a process exits at its initialize; want method %s or none", f.Method, name, StdioExitAtStart, MethodInitialize)}
+		}
+		return nil
+	}
 	switch {
 	case f.Method == "":
 		return nil
@@ -392,11 +456,25 @@ func ParseFault(s string) (Fault, error) {
 
 // armed is one fault entry armed on a run, with its occurrence count.
 type armed struct {
-	fault Fault
-	name  string
-	act   action
-	seen  int // matching requests so far
-	fired int // requests it acted on
+	fault     Fault
+	name      string
+	act       action
+	transport wire.MCPTransport // its kind's (faultKind.transport)
+	seen      int               // matching requests so far
+	fired     int               // requests it acted on
+}
+
+// matchesCall reports whether a is about a tools/call of tool from a
+// ledger-stdio process (stdio) or not: a fault for a session step or a spawn
+// is not, and a stdio kind matches only calls from a ledger-stdio process.
+func (a *armed) matchesCall(tool string, stdio bool) bool {
+	switch {
+	case a.fault.Method != "" || isSpawnFault(a.act):
+		return false
+	case a.fault.Tool != "" && a.fault.Tool != tool:
+		return false
+	}
+	return stdio || a.transport != wire.MCPTransportStdio
 }
 
 // arm validates faults and returns their armed entries.
@@ -407,7 +485,7 @@ func arm(faults []Fault) ([]*armed, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mcp fault %d (%s): %w", i+1, faults[i].String(), err)
 		}
-		out = append(out, &armed{fault: faults[i], name: name, act: act})
+		out = append(out, &armed{fault: faults[i], name: name, act: act, transport: faults[i].Transport()})
 	}
 	return out, nil
 }

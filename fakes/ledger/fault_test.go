@@ -495,9 +495,10 @@ func TestFaultSchema(t *testing.T) {
 	if diff := cmp.Diff(Kinds(), oneOf); diff != "" {
 		t.Errorf("oneOf required kinds (-want +got):\n%s", diff)
 	}
-	// A method needs fail_before_execute and no tool.
-	if len(s.AnyOf) != 2 || s.AnyOf[0].Not == nil || !slices.Equal(s.AnyOf[1].Required, []string{"fail_before_execute"}) {
-		t.Errorf("anyOf = %+v, want no method, or fail_before_execute without tool", s.AnyOf)
+	// A method needs fail_before_execute, or stdio_exit (at start), and no tool.
+	if len(s.AnyOf) != 3 || s.AnyOf[0].Not == nil || !slices.Equal(s.AnyOf[1].Required, []string{"fail_before_execute"}) ||
+		!slices.Equal(s.AnyOf[2].Required, []string{KindStdioExit}) || s.AnyOf[2].Not == nil {
+		t.Errorf("anyOf = %+v, want no method, or fail_before_execute or stdio_exit without tool", s.AnyOf)
 	}
 	for _, k := range append(Kinds(), "method", "tool", "times") {
 		p, ok := s.Properties.Get(k)

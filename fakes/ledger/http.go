@@ -27,6 +27,22 @@ const (
 	// id as the value: the initialize that carries it is recorded as one
 	// spawn (wire.MCPSpawn) before it is handled.
 	StdioSpawnHeader = "Replaycheck-Stdio-Spawn"
+	// StdioFaultHeader is the response header of an initialize from a
+	// ledger-stdio process that a stdio_exit fault at start refused: its
+	// value, wire.MCPFaultStdioExitAtStart, tells the process to exit
+	// before serving.
+	StdioFaultHeader = "Replaycheck-Stdio-Fault"
+	// StdioEndHeader is the request header of the DELETE a ledger-stdio
+	// process closes its session with as it ends: why, wire.MCPExitStdinClosed
+	// or wire.MCPExitStopped (the Detail of its MCPExit event; anything else
+	// counts as stopped).
+	StdioEndHeader = "Replaycheck-Stdio-End"
+	// StdioFaultMeta is the _meta key of a tool result that tells the
+	// ledger-stdio process carrying the call to carry out a stdio fault; its
+	// value is the fault's MCP fault name (wire.MCPFaultStdio…). The process
+	// strips it: it never reaches the process's client. Only results to
+	// calls from a ledger-stdio process carry it.
+	StdioFaultMeta = "replaycheck/stdio_fault"
 	// newProtocolVersion is the first protocol version (SEP-2575) for which
 	// the SDK itself answers unknown methods with -32601 and HTTP 404.
 	newProtocolVersion = "2026-07-28"
@@ -57,6 +73,12 @@ func knownMethod(method string) bool { return slices.Contains(sdkMethods(), meth
 // when the server is closed, so a shutdown need not wait for its client.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	owner, _ := runtoken.FromContext(r.Context())
+	pid, stdio := stdioPID(r.Header)
+	session := ""
+	if !s.stateless {
+		session = r.Header.Get(sessionIDHeader)
+	}
+	clientCtx := r.Context()
 	if r.Method == http.MethodGet {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -71,7 +93,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")) {
 		s.message(owner, r.Method)
+		if stdio && session != "" && r.Method == http.MethodDelete {
+			s.stdioClosed(owner, session, pid, r.Header.Get(StdioEndHeader))
+		}
 		s.sdk.ServeHTTP(w, r)
+		if stdio && session != "" && r.Method == http.MethodGet && clientCtx.Err() != nil {
+			s.stdioGone(owner, session, pid)
+		}
 		return
 	}
 	body, err := s.readPost(w, r)
@@ -109,10 +137,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	session := ""
-	if !s.stateless {
-		session = r.Header.Get(sessionIDHeader)
-	}
 	if session != "" && !s.knownSession(session) {
 		// The SDK answers 404 without running anything: the client's
 		// session ended (or the ledger restarted). Its tool calls were
@@ -140,9 +164,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
-		if req.IsCall() && req.Method == MethodInitialize && session == "" {
-			if pid, ok := r.Header[StdioSpawnHeader]; ok {
-				s.spawn(owner, strings.Join(pid, ","))
+		if req.IsCall() && req.Method == MethodInitialize && session == "" && stdio {
+			if s.spawn(owner, pid) {
+				refuseSpawn(w, req)
+				return
 			}
 		}
 		if req.IsCall() && slices.Contains(SessionMethods(), req.Method) {
@@ -168,7 +193,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == nil {
 				p = &post{session: session}
 			}
-			p.calls = append(p.calls, s.receive(owner, session, req))
+			if !stdio {
+				pid = ""
+			}
+			p.calls = append(p.calls, s.receive(owner, session, pid, req))
 		}
 	}
 	if stepRefusal != nil && p == nil {
@@ -250,15 +278,141 @@ func (s *Server) message(owner, method string) {
 	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Detail: method})
 }
 
+// stdioPID returns the process id a ledger-stdio process announced in h
+// (StdioSpawnHeader), and whether h has that header at all ("?" for an
+// empty one).
+func stdioPID(h http.Header) (string, bool) {
+	v, ok := h[StdioSpawnHeader]
+	if !ok {
+		return "", false
+	}
+	if pid := strings.Join(v, ","); pid != "" {
+		return pid, true
+	}
+	return "?", true
+}
+
 // spawn records that a ledger-stdio process with process id pid opened a
 // session: one MCPSpawn event and one count of Spawns for owner (the run at
-// whose own address it arrived, "" elsewhere) and in the total.
-func (s *Server) spawn(owner, pid string) {
+// whose own address it arrived, "" elsewhere) and in the total. It matches
+// the spawn against the faults that make a process exit as it starts
+// (owner's, then the global ones) and reports whether one fired: then the
+// process's exit is recorded too, and the caller refuses its initialize.
+func (s *Server) spawn(owner, pid string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total.counts.Spawns++
-	s.runLocked(owner).counts.Spawns++
+	r := s.runLocked(owner)
+	r.counts.Spawns++
 	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSpawn, Detail: pid})
+	lists := [][]*armed{s.global}
+	if owner != "" {
+		lists = [][]*armed{r.faults, s.global}
+	}
+	exit := false
+	for _, list := range lists {
+		for _, a := range list {
+			if !isSpawnFault(a.act) {
+				continue
+			}
+			a.seen++
+			if a.fault.Times.Fires(a.seen) {
+				a.fired++
+				exit = true
+			}
+		}
+	}
+	if exit {
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPFault, PID: pid, Detail: wire.MCPFaultStdioExitAtStart})
+		s.exitLocked(owner, "", pid, nil, wire.MCPFaultStdioExitAtStart)
+		s.log.Info("ledger fault", "fault", wire.MCPFaultStdioExitAtStart, "token", owner, "pid", pid)
+	}
+	return exit
+}
+
+// refuseSpawn answers the initialize req of a ledger-stdio process that a
+// stdio_exit fault at start fired on: 503 with a JSON-RPC error, and
+// StdioFaultHeader, which tells the process to exit. No session opens.
+func refuseSpawn(w http.ResponseWriter, req *jsonrpc.Request) {
+	msg := "ledger: injected fault " + wire.MCPFaultStdioExitAtStart + ": the stdio server process exits as it starts"
+	w.Header().Set(StdioFaultHeader, wire.MCPFaultStdioExitAtStart)
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeServerBusy, Message: msg}})
+	if err != nil {
+		http.Error(w, msg, http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write(b)
+}
+
+// exitLocked records that the ledger-stdio process pid (of session, "" when
+// it has none) ended, how (detail), with c in flight (nil when none): one
+// MCPExit event and one count of Exits for token and in the total. A
+// process's end is recorded once: a later one for the same session is
+// ignored. s.mu must be held.
+func (s *Server) exitLocked(token, session, pid string, c *call, detail string) {
+	if session != "" {
+		if s.stdioEnded[session] {
+			return
+		}
+		s.stdioEnded[session] = true
+		delete(s.stdioHeld, session)
+	}
+	e := wire.MCPEvent{Token: token, Kind: wire.MCPExit, PID: pid, Detail: detail}
+	if c != nil {
+		e.Tool, e.RequestID = c.tool, c.idText
+	}
+	s.total.counts.Exits++
+	s.runLocked(token).counts.Exits++
+	s.eventLocked(e)
+	s.log.Info("ledger-stdio process ended", "token", token, "pid", pid, "how", detail, "tool", e.Tool, "request_id", e.RequestID)
+}
+
+// stdioClosed records the clean end of the ledger-stdio process pid: it
+// closes its session (a DELETE), saying why in StdioEndHeader (why).
+func (s *Server) stdioClosed(owner, session, pid, why string) {
+	if why != wire.MCPExitStdinClosed {
+		why = wire.MCPExitStopped
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), why)
+}
+
+// stdioGone records that the ledger-stdio process pid went away without
+// closing its session: its standalone stream's connection closed while the
+// session was still open (and the ledger not closing). A call of the
+// session still in flight is the call it died with.
+func (s *Server) stdioGone(owner, session, pid string) {
+	select {
+	case <-s.closing:
+		return
+	default:
+	}
+	if !s.knownSession(session) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), wire.MCPExitGone)
+}
+
+// inFlightOfLocked returns a call of session its client has no answer to:
+// one the ledger has not answered (the lowest request id text when several
+// are), else one whose answer the process was told to hold; nil when none.
+// s.mu must be held.
+func (s *Server) inFlightOfLocked(session string) *call {
+	var found *call
+	for k, c := range s.inflight {
+		if k.session == session && (found == nil || c.idText < found.idText) {
+			found = c
+		}
+	}
+	if found == nil {
+		found = s.stdioHeld[session]
+	}
+	return found
 }
 
 // sessionStep counts one session step (a request of one of
@@ -279,7 +433,7 @@ func (s *Server) sessionStep(owner, method string) stepRefuser {
 	var refusal stepRefuser
 	for _, list := range lists {
 		for _, a := range list {
-			if a.fault.Method != method {
+			if a.fault.Method != method || isSpawnFault(a.act) {
 				continue
 			}
 			a.seen++

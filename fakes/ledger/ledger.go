@@ -20,7 +20,19 @@
 // A ledger-stdio process (replaycheck ledger-stdio, the stdio server a
 // client spawns, which forwards its calls here) sets StdioSpawnHeader on its
 // requests: its initialize is recorded as one spawn (wire.MCPSpawn, counted
-// in MCPCounts.Spawns) for the run whose address it arrived at.
+// in MCPCounts.Spawns) for the run whose address it arrived at, and its end
+// as one wire.MCPExit (counted in MCPCounts.Exits): by a stdio fault (when
+// the ledger tells it to exit), a clean end (its DELETE, StdioEndHeader
+// saying why), or gone (its standalone stream's connection closed while its
+// session was open: killed or crashed), with the call it left unanswered.
+//
+// The stdio fault kinds (stdio_exit, stdio_hang, stdio_malformed_line;
+// transport stdio in the table) act on the ledger-stdio process and fire
+// only on what comes from one. The ledger arms and counts them per run, so
+// their times span respawns, and tells the process: a stdio_exit at start
+// refuses the process's initialize with StdioFaultHeader; on a call, the
+// tool handler attaches the fault's name to the result under the _meta key
+// StdioFaultMeta (the director hook), which the process strips and obeys.
 //
 // A call counts as cancelled when, before its answer was written, the client
 // closed the POST that carried it, or sent notifications/cancelled for it on
@@ -40,7 +52,10 @@
 // itself); in the tool handlers: before execution (is_error), after it
 // (change_tools), holding the answer (delay); and at the answer on the
 // stream, the wrapper's ResponseWriter (drop_after_execute and expire_session
-// after execute cut it, duplicate_answer writes its event twice). The
+// after execute cut it, duplicate_answer writes its event twice); and, for
+// calls from a ledger-stdio process, in the result the process obeys
+// (stdio_exit before execute preempts the tool; stdio_exit, stdio_hang and
+// stdio_malformed_line direct the process). The
 // wrapper, the handlers and the writer ask the faults that fired on a call at
 // each hook and know no kind. A call of a tool no longer offered is recorded
 // as one (wire.MCPCallUnknownTool). Sessions are bounded on request:
@@ -163,6 +178,12 @@ type Server struct {
 	listSent map[*mcp.ServerSession]uint64
 	// listed counts the tools/list requests per session id.
 	listed map[string]uint64
+	// stdioEnded holds the sessions of the ledger-stdio processes whose
+	// end was recorded.
+	stdioEnded map[string]bool
+	// stdioHeld holds, by session id, the call whose answer a ledger-stdio
+	// process was told to hold (stdio_hang): its client has no answer.
+	stdioHeld map[string]*call
 }
 
 // New returns a ledger server. It opens the ledger file when cfg.Path is set;
@@ -213,6 +234,8 @@ func New(cfg Config) (*Server, error) {
 		tools:          baseTools(),
 		listSent:       map[*mcp.ServerSession]uint64{},
 		listed:         map[string]uint64{},
+		stdioEnded:     map[string]bool{},
+		stdioHeld:      map[string]*call{},
 	}
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}

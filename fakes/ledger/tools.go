@@ -2,10 +2,12 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -90,19 +92,19 @@ func (s *Server) addTool(name, base string, over Annotations) {
 			Name:        name,
 			Description: "Append one entry to the ledger as one line.",
 			Annotations: &a,
-		}, s.commitWrite)
+		}, directed(s, s.commitWrite))
 	case ToolCommitWriteKeyed:
 		mcp.AddTool(s.mcp, &mcp.Tool{
 			Name:        name,
 			Description: "Append one entry to the ledger, only the first time idempotency_key is seen; later calls with that key return the first result.",
 			Annotations: &a,
-		}, s.commitWriteKeyed)
+		}, directed(s, s.commitWriteKeyed))
 	case ToolReadLedger:
 		mcp.AddTool(s.mcp, &mcp.Tool{
 			Name:        name,
 			Description: "Return every entry in the ledger, in write order.",
 			Annotations: &a,
-		}, s.readLedger)
+		}, directed(s, s.readLedger))
 	}
 }
 
@@ -189,10 +191,51 @@ func textResult(text string) *mcp.CallToolResult {
 func (s *Server) preempted(ctx context.Context, c *call) *mcp.CallToolResult {
 	for p := range hooks[preempter](c) {
 		res := p.preempt(s, c)
+		if res == nil {
+			continue // this fault (as set) lets the tool run
+		}
 		s.hold(ctx, c)
 		return res
 	}
 	return nil
+}
+
+// directed wraps a tool handler: when a director fired on the call (a
+// stdio fault, on a call from a ledger-stdio process), the first one's
+// directive is attached to the result under StdioFaultMeta and its fault
+// recorded, once the tool ran (or was preempted). A handler's error becomes
+// the isError result the SDK would have made of it, to carry the directive.
+func directed[In any](s *Server, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		res, out, err := h(ctx, req, in)
+		c := callFrom(ctx, req)
+		for d := range hooks[director](c) {
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				break // a JSON-RPC error carries no _meta; the process passes it on
+			}
+			if err != nil {
+				res, out = &mcp.CallToolResult{}, nil
+				res.SetError(err)
+				err = nil
+			}
+			if res == nil {
+				res = &mcp.CallToolResult{}
+			}
+			name, f := d.directive()
+			if res.Meta == nil {
+				res.Meta = mcp.Meta{}
+			}
+			res.Meta[StdioFaultMeta] = name
+			s.mu.Lock()
+			c.directive, c.fate = name, f
+			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Detail: name})
+			s.mu.Unlock()
+			s.log.Info("ledger fault", "fault", name, "tool", c.tool, "token", c.token, "request_id", c.idText, "pid", c.pid)
+			break
+		}
+		return res, out, err
+	}
 }
 
 // write appends entry to the ledger and counts the write once it is synced.

@@ -2,7 +2,19 @@
 // spawns as a process (replaycheck ledger-stdio URL), which offers the tools
 // of one run's ledger and forwards each call to it once. The ledger records
 // each process as a spawn, attributed to the run whose address it connected
-// to. Serve is the whole server; Command is its argv for a client's config.
+// to, and its end (wire.MCPExit). Serve is the whole server; Command is its
+// argv for a client's config.
+//
+// The process obeys the ledger's stdio faults (ledger.StdioExit, StdioHang,
+// StdioMalformedLine): the ledger arms, counts and records them per run, so
+// their counts survive respawns, and tells the process what to do. At start,
+// the ledger answers the process's initialize with ledger.StdioFaultHeader:
+// the process exits (FaultExitCode) before serving. On a call, the ledger's
+// result carries the fault's name under the _meta key ledger.StdioFaultMeta;
+// the process strips it as it writes the answer to stdout (the client never
+// sees it) and exits before the answer, after it, hangs instead of writing
+// it, or writes a line that is not JSON-RPC before it. Exiting is a real
+// exit (Options.Exit, os.Exit by default), never a clean end.
 package ledgerstdio
 
 import (
@@ -17,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -24,6 +37,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // DefaultConnectTimeout bounds connecting to the ledger and listing its
@@ -57,6 +71,10 @@ type Options struct {
 	ErrOut io.Writer
 	// Version is this server's version in its MCP implementation info.
 	Version string
+	// Exit ends the process when a stdio fault says so, with FaultExitCode;
+	// nil means os.Exit. A test's may return: Serve then writes nothing more
+	// and returns an error wrapping ErrExited.
+	Exit func(code int)
 }
 
 // Serve connects to the ledger at opts.URL, then serves its tools over
@@ -78,31 +96,63 @@ func Serve(ctx context.Context, opts *Options) error {
 	if pid == 0 {
 		pid = os.Getpid()
 	}
+	exit := opts.Exit
+	if exit == nil {
+		exit = os.Exit
+	}
 
 	relay := &toolRelay{limit: limit}
-	ledgerSession, tools, err := connectLedger(ctx, opts.URL, pid, limit, relay, opts.Version)
+	announcer := &spawnAnnouncer{pid: strconv.Itoa(pid), next: http.DefaultTransport}
+	ledgerSession, tools, err := connectLedger(ctx, opts.URL, announcer, limit, relay, opts.Version)
+	if announcer.start.get() == wire.MCPFaultStdioExitAtStart {
+		if ledgerSession != nil {
+			_ = ledgerSession.Close()
+		}
+		return exitAtStart(exit)
+	}
 	if err != nil {
 		return err
 	}
-	defer ledgerSession.Close()
+	// The session is closed once, with why the process ends; a process a
+	// fault killed never closes it (the ledger recorded its end).
+	end := wire.MCPExitStopped
+	exited := false
+	defer func() {
+		if !exited {
+			announcer.end.Store(&end)
+			_ = ledgerSession.Close()
+		}
+	}()
 
 	info := &mcp.Implementation{Name: "replaycheck-ledger-stdio", Version: opts.Version}
 	if r := ledgerSession.InitializeResult(); r != nil && r.ServerInfo != nil {
 		info = r.ServerInfo
 	}
-	relay.start(ctx, mcp.NewServer(info, nil), ledgerSession, tools)
+	runCtx, died := context.WithCancelCause(ctx)
+	defer died(nil)
+	relay.start(runCtx, mcp.NewServer(info, nil), ledgerSession, tools)
 	defer relay.wait()
-	in, ok := opts.In.(io.ReadCloser)
-	if !ok {
-		in = io.NopCloser(opts.In)
-	}
-	err = relay.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{opts.Out}})
-	if ctx.Err() != nil {
+	in := newStdin(opts.In)
+	out := &stdout{w: opts.Out, exit: exit, stdinDone: in.done, stop: runCtx.Done(), died: func() {
+		announcer.dead.Store(true)
+		died(ErrExited)
+	}}
+	err = relay.server.Run(runCtx, &mcp.IOTransport{Reader: in, Writer: nopWriteCloser{out}})
+	switch {
+	case out.dead.Load():
+		// Only when Exit returned (a test's): a dead process says no
+		// goodbye, so the announcer refuses the DELETE; closing frees the
+		// session's streams.
+		exited = true
+		_ = ledgerSession.Close()
+		return fmt.Errorf("ledger-stdio: a stdio fault made the process exit: %w", ErrExited)
+	case ctx.Err() != nil:
 		return context.Cause(ctx)
-	}
-	if err != nil && !stdioEnded(err) {
+	case err != nil && !stdioEnded(err):
 		return fmt.Errorf("ledger-stdio: serving over stdio: %w", err)
 	}
+	end, exited = wire.MCPExitStdinClosed, true
+	announcer.end.Store(&end)
 	if err := ledgerSession.Close(); err != nil {
 		return fmt.Errorf("ledger-stdio: closing the ledger session: %w", err)
 	}
@@ -116,15 +166,15 @@ func stdioEnded(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed)
 }
 
-// connectLedger opens an MCP session with the ledger at endpoint, announcing
-// pid as a spawn, and lists its tools, within limit. The caller closes the
-// session.
-func connectLedger(ctx context.Context, endpoint string, pid int, limit time.Duration, relay *toolRelay, version string) (*mcp.ClientSession, []*mcp.Tool, error) {
+// connectLedger opens an MCP session with the ledger at endpoint through
+// announcer (which announces the process as a spawn), and lists its tools,
+// within limit. The caller closes the session.
+func connectLedger(ctx context.Context, endpoint string, announcer *spawnAnnouncer, limit time.Duration, relay *toolRelay, version string) (*mcp.ClientSession, []*mcp.Tool, error) {
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   endpoint,
-		HTTPClient: &http.Client{Transport: spawnAnnouncer{pid: strconv.Itoa(pid), next: http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: announcer},
 		// A broken stream is not resumed: the call it carried is answered
 		// as failed, never sent again.
 		MaxRetries: -1,
@@ -271,16 +321,34 @@ func hopMeta(m mcp.Meta) mcp.Meta {
 }
 
 // spawnAnnouncer sets ledger.StdioSpawnHeader on every request to the
-// ledger, so the initialize of this process counts as one spawn.
+// ledger, so the initialize of this process counts as one spawn, and
+// ledger.StdioEndHeader (end, once set) on the DELETE that closes the
+// session; it notes the stdio fault the ledger answers the initialize with
+// (ledger.StdioFaultHeader) in start.
 type spawnAnnouncer struct {
-	pid  string
-	next http.RoundTripper
+	pid   string
+	next  http.RoundTripper
+	end   atomic.Pointer[string]
+	start startFault
+	dead  atomic.Bool // a stdio fault made the process exit: nothing more is sent
 }
 
-func (a spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
+func (a *spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if a.dead.Load() {
+		return nil, ErrExited
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set(ledger.StdioSpawnHeader, a.pid)
-	return a.next.RoundTrip(r)
+	if end := a.end.Load(); end != nil && r.Method == http.MethodDelete {
+		r.Header.Set(ledger.StdioEndHeader, *end)
+	}
+	resp, err := a.next.RoundTrip(r)
+	if err == nil {
+		if f := resp.Header.Get(ledger.StdioFaultHeader); f != "" {
+			a.start.set(f)
+		}
+	}
+	return resp, err
 }
 
 // nopWriteCloser is stdout for the stdio transport: closing the MCP

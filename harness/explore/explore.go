@@ -33,6 +33,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Defaults of Options.
@@ -52,6 +53,10 @@ type Options struct {
 	Target target.Target
 	// Kinds are the fault kinds swept; nil means every non-optional kind.
 	Kinds []Kind
+	// Transport is how the target reaches the MCP server: a kind that
+	// needs another transport is not swept (see Kind.fits). The zero value,
+	// unknown, sweeps the HTTP kinds and skips the stdio ones.
+	Transport wire.MCPTransport
 	// Points, when set, keeps only the points whose description
 	// (Point.String) it matches.
 	Points *regexp.Regexp
@@ -466,7 +471,7 @@ func (e *explorer) plan(bases []*scenario.Scenario, maps [][]Point, rep *Report)
 		var one []Schedule
 		for _, p := range maps[i] {
 			for _, k := range e.opts.Kinds {
-				if !k.applies(p) {
+				if !k.applies(p) || !k.fits(e.opts.Transport) {
 					continue
 				}
 				if e.opts.Fingerprint {

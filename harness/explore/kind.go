@@ -8,6 +8,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Kind is one fault kind the sweep arms at a point: a probe of the upstream
@@ -20,6 +21,8 @@ type Kind struct {
 	Doc string `json:"doc"`
 	// Optional kinds run only when --kinds names them.
 	Optional bool `json:"optional,omitempty"`
+	// Transport is the MCP transport the kind needs (see fits).
+	Transport wire.MCPTransport `json:"transport,omitempty"`
 	// at is the kind of point the fault goes to.
 	at fault.Site
 	// upstream and mcp build the fault for a point; one of them is set.
@@ -35,7 +38,7 @@ func Kinds() []Kind {
 		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, at: p.At, upstream: p.Build})
 	}
 	for _, p := range ledger.Probes() {
-		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, at: p.At, mcp: p.Build})
+		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Transport: p.Transport, at: p.At, mcp: p.Build})
 	}
 	return out
 }
@@ -58,9 +61,25 @@ func (k Kind) applies(p Point) bool {
 		return p.Side == SideUpstream && !p.Cut && !p.Stream
 	case fault.AtSessionStep:
 		return p.Side == SideMCP && p.Method != ""
+	case fault.AtSpawn:
+		return p.Side == SideMCP && p.Method == ledger.MethodInitialize
 	default:
 		return p.Side == SideMCP && p.Method == ""
 	}
+}
+
+// fits reports whether k can act on a target that reaches the MCP server
+// over t: a kind for either transport always can; a stdio kind only over
+// stdio; an HTTP kind over HTTP, and over an unknown transport
+// (MCPTransportAny), which is how targets reached the ledger before stdio.
+func (k Kind) fits(t wire.MCPTransport) bool {
+	switch k.Transport {
+	case wire.MCPTransportAny:
+		return true
+	case wire.MCPTransportHTTP:
+		return t != wire.MCPTransportStdio
+	}
+	return k.Transport == t
 }
 
 // times returns the Times the sweep arms k at p with: the point's own

@@ -120,6 +120,10 @@ type MCPCounts struct {
 	// Spawns counts the ledger-stdio processes that opened a session (one
 	// MCPSpawn event each); omitted from JSON when zero.
 	Spawns int `json:"spawns,omitempty"`
+	// Exits counts the ledger-stdio processes that ended (one MCPExit event
+	// each: by a fault, cleanly, or gone), so Spawns - Exits are still
+	// running as far as the ledger knows; omitted from JSON when zero.
+	Exits int `json:"exits,omitempty"`
 }
 
 // CallsTotal returns the number of tools/call requests over all tools.

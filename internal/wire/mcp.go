@@ -44,6 +44,27 @@ const (
 	// stdio server a client spawns) opening its session with the ledger:
 	// one per process the client started. Detail is its process id.
 	MCPSpawn MCPKind = "spawn"
+	// MCPExit is a ledger-stdio process ending: PID is its process id, Tool
+	// and RequestID the call it had in flight when there was one, and
+	// Detail says how: the MCPFaultStdio… name of the fault that made it
+	// exit, MCPExitStdinClosed or MCPExitStopped (a clean end: it closed its
+	// session with the ledger), or MCPExitGone (it went away without closing
+	// its session: killed or crashed). One per process at most.
+	MCPExit MCPKind = "exit"
+)
+
+// The Detail of an MCPExit event that no fault caused.
+const (
+	// MCPExitStdinClosed: the client closed the process's stdin and the
+	// process closed its ledger session and exited 0: a clean end.
+	MCPExitStdinClosed = "stdin_closed"
+	// MCPExitStopped: the process was stopped (a signal, or it failed) and
+	// closed its ledger session as it ended.
+	MCPExitStopped = "stopped"
+	// MCPExitGone: the process's connections to the ledger closed while its
+	// session was open (its standalone stream ended without a DELETE): it
+	// was killed or crashed.
+	MCPExitGone = "gone"
 )
 
 // MCPTransport is how a client reaches the MCP server: over Streamable HTTP,
@@ -136,6 +157,9 @@ type MCPEvent struct {
 	RequestID string `json:"request_id,omitempty"`
 	Entry     string `json:"entry,omitempty"`
 	Key       string `json:"key,omitempty"`
+	// PID is the process id a ledger-stdio process announced, on its
+	// MCPExit events (its MCPSpawn carries it in Detail).
+	PID string `json:"pid,omitempty"`
 	// Detail says more: the fault's name, "is_error", "dedup", the cancel
 	// cause, the session step's method (see the kinds).
 	Detail string `json:"detail,omitempty"`
@@ -143,6 +167,16 @@ type MCPEvent struct {
 
 // IsFault reports whether e is the firing of the MCP fault called name.
 func (e MCPEvent) IsFault(name string) bool { return e.Kind == MCPFault && e.Detail == name }
+
+// IsExit reports whether e is a ledger-stdio process ending, and whether it
+// died with a call in flight (Tool is set): its client got no answer to that
+// call from it.
+func (e MCPEvent) IsExit() (exit, inFlight bool) {
+	if e.Kind != MCPExit {
+		return false, false
+	}
+	return true, e.Tool != "" && e.Detail != MCPFaultStdioExitAfterAnswer
+}
 
 // IsDedup reports whether e is a result answered from an earlier call with
 // the same idempotency key.

@@ -1,0 +1,26 @@
+package ledger
+
+import (
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// StdioHang lets the tool run (the write is synced), then makes the
+// ledger-stdio process that carried the call hang as a deadlocked server
+// does: it writes nothing more on stdout — not this call's answer, nor any
+// other — until its stdin closes (then it ends cleanly) or it is killed. It
+// fires only on calls from a ledger-stdio process.
+type StdioHang struct{}
+
+func (h *StdioHang) check() error { return nil }
+
+// directive tells the process to hang instead of answering.
+func (h *StdioHang) directive() (string, fate) { return wire.MCPFaultStdioHang, fate{} }
+
+func stdioHangProbes() []fault.Probe[Fault] {
+	return []fault.Probe[Fault]{
+		{Name: "stdio-hang", Doc: "execute the tools/call, then make the stdio server process hang: it never answers", At: fault.AtToolCall, Build: func(fault.Spot, fault.Settings) Fault {
+			return Fault{StdioHang: &StdioHang{}}
+		}},
+	}
+}

@@ -8,7 +8,7 @@ package scenarios
 import "embed"
 
 // FS holds the suite's YAML files under seed/, mcp/, retry/, clients/,
-// model/ and gemini/.
+// model/, gemini/ and stdio/.
 //
-//go:embed seed mcp retry clients model gemini
+//go:embed seed mcp retry clients model gemini stdio
 var FS embed.FS

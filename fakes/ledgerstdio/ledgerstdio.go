@@ -359,11 +359,12 @@ func (nopWriteCloser) Close() error { return nil }
 
 // Main serves over this process's stdin and stdout when args are [Name,
 // URL], as `replaycheck ledger-stdio URL` does, and returns the exit code (0,
-// 1 on a failure, 2 on bad usage) and true; for other args it returns false.
+// 1 on a failure, 2 on bad usage) and true; for other args, a flag in place
+// of URL included (ledger-stdio --help), it returns false.
 // A test binary that stands in for replaycheck calls it first thing.
 func Main(args []string) (int, bool) {
-	if len(args) != 2 || args[0] != Name {
-		return 0, false
+	if len(args) != 2 || args[0] != Name || strings.HasPrefix(args[1], "-") {
+		return 0, false // a flag (--help) is the real command's
 	}
 	err := Serve(context.Background(), &Options{URL: args[1], In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, Version: "test"})
 	switch {

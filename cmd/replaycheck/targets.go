@@ -35,12 +35,14 @@ func resolveTargets(args []string, opts targetfile.Options) ([]target.Target, er
 // checkApplies says on w how many (scenario, target) pairs of whole, the
 // selection before sharding, are skipped: a scenario with client
 // expectations runs on client targets only, a client target runs only
-// those, and a target that serves some endpoints only (the built-in gateway
-// has no gemini) skips scenarios sending others. None that applies is the
-// user's error.
+// those, a target that serves some endpoints only (the built-in gateway
+// has no gemini) skips scenarios sending others, and one that does not
+// speak a scenario's MCP transport (a proxy, stdio) skips it. None that
+// applies is the user's error.
 func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Target) error {
 	applies, skipped := 0, 0
-	var unserved []string // "target: endpoint", once each
+	var unserved []string // "target does not serve endpoint", once each
+	var unspoken []string // "target does not speak MCP over transport", once each
 	for _, s := range whole {
 		for _, t := range targets {
 			if run.Applies(s, t) {
@@ -48,6 +50,12 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 				continue
 			}
 			skipped++
+			if tr := s.MCPTransport(); !target.Speaks(t, tr) {
+				if u := t.Name() + " does not speak MCP over " + string(tr); !slices.Contains(unspoken, u) {
+					unspoken = append(unspoken, u)
+				}
+				continue
+			}
 			if e := target.Unserved(t, s.AllRequests()); e != "" && !t.Traits().Client && s.Expect.Client == nil {
 				if u := t.Name() + " does not serve " + string(e); !slices.Contains(unserved, u) {
 					unserved = append(unserved, u)
@@ -58,6 +66,9 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 	also := ""
 	if len(unserved) > 0 {
 		also = "; " + strings.Join(unserved, ", ") + " (a client target can: scenarios/clients)"
+	}
+	if len(unspoken) > 0 {
+		also += "; " + strings.Join(unspoken, ", ") + " (the scenario's mcp.transport, or the transport its MCP faults need)"
 	}
 	if applies == 0 {
 		return asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)%s", also))

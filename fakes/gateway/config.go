@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -42,6 +43,13 @@ type Config struct {
 	// MCP is the ledger's Streamable HTTP URL, for example
 	// http://127.0.0.1:8766/mcp.
 	MCP string
+	// MCPCommand, when set, is the MCP server's command (argv) over stdio:
+	// the gateway spawns it as a process and talks MCP over its stdin and
+	// stdout instead of connecting to MCP, which may then be "". One process
+	// serves every request, as the HTTP session does; when it exits, the next
+	// request that needs it spawns it anew. Close ends it (closing its stdin,
+	// then SIGTERM and SIGKILL if it does not exit).
+	MCPCommand []string
 	// ServerLabel is the label apps use for the MCP server in their tools
 	// list (`"server_label":"ledger"`) and the prefix of the function names the
 	// model sees (`ledger-commit_write`). "" means DefaultServerLabel.
@@ -115,7 +123,14 @@ type Backoff struct {
 // withDefaults returns a copy of cfg with defaults filled in and its maps
 // copied, or an error naming the field that is wrong.
 func (cfg Config) withDefaults() (Config, error) {
+	if cfg.MCPCommand != nil && (len(cfg.MCPCommand) == 0 || cfg.MCPCommand[0] == "") {
+		return cfg, errors.New("gateway config: the MCP command is empty; want the stdio server's argv")
+	}
+	cfg.MCPCommand = slices.Clone(cfg.MCPCommand)
 	for name, raw := range map[string]string{"upstream": cfg.Upstream, "mcp": cfg.MCP} {
+		if name == "mcp" && cfg.MCPCommand != nil {
+			continue // spawned over stdio
+		}
 		if raw == "" {
 			return cfg, fmt.Errorf("gateway config: %s URL is required", name)
 		}

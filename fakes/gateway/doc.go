@@ -31,6 +31,17 @@
 // the transport re-authenticates once and sends the request again (see
 // reauthorizer); a second refusal is told to the model, not retried.
 //
+// MCP over stdio: with Config.MCPCommand the gateway spawns the MCP server
+// as a process (replaycheck ledger-stdio URL, for the built-in target) and
+// talks MCP over its stdin and stdout; one process serves every request,
+// and when it exits the next use spawns a new one (the follow-up round of
+// the request it died in lists the tools on it). A tools/call in flight when
+// the process dies (CallTool returns `calling "tools/call": EOF`) or breaks
+// its stdout gets the unknown-outcome result and is not sent again; only a
+// call never written to the process's stdin goes on a new process, once. A
+// call that outlives the tool timeout ends the process (taken for hung).
+// Close ends the process: stdin closed, then SIGTERM and SIGKILL.
+//
 // Retries: the router retries a whole attempt (the tool loop) up to
 // NumRetries times per model group, then falls back. Guarded, an attempt
 // that failed after an unkeyed tool call was dispatched is not retried; an

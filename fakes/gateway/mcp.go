@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"slices"
 	"sort"
 	"strings"
@@ -38,11 +39,14 @@ const IdempotencyKeyField = "idempotency_key"
 // pool may still hand it out: a tools/call it refuses before sending goes
 // once on a new session, as one the server refused with 404 (errNotRun).
 type mcpPool struct {
-	url    string
-	client *http.Client // for the MCP transport: sendRecorder, streamHeaderTimeout on GETs
-	label  string
-	log    *slog.Logger
-	stale  bool // StaleToolList: notifications/tools/list_changed is ignored
+	url string
+	// command, when set, is the stdio server the pool spawns for each
+	// session instead of connecting to url (see stdioTransport).
+	command []string
+	client  *http.Client // for the MCP transport: sendRecorder, streamHeaderTimeout on GETs
+	label   string
+	log     *slog.Logger
+	stale   bool // StaleToolList: notifications/tools/list_changed is ignored
 	// relist lists a session's tools anew after the server said they
 	// changed; run in a goroutine of its own (counted in wg).
 	relist func(s *mcpSession)
@@ -111,7 +115,7 @@ func newMCPPool(cfg Config) *mcpPool {
 		next = http.DefaultTransport
 	}
 	client.Transport = sendRecorder{next: streamHeaderTimeout{next: next, timeout: cfg.SessionTimeout}}
-	return &mcpPool{url: cfg.MCP, client: &client, label: cfg.ServerLabel, log: cfg.Logger, stale: cfg.Bugs.Has(StaleToolList)}
+	return &mcpPool{url: cfg.MCP, command: cfg.MCPCommand, client: &client, label: cfg.ServerLabel, log: cfg.Logger, stale: cfg.Bugs.Has(StaleToolList)}
 }
 
 // streamHeaderTimeout is an http.RoundTripper that gives up on a GET (a
@@ -253,6 +257,26 @@ func (p *mcpPool) discard(s *mcpSession) {
 	_ = s.cs.Close()
 }
 
+// retire stops handing out s and closes it in the background (a stdio
+// server that does not exit when its stdin closes is signalled after
+// stdioTerminate; close waits for it), so the next session call connects
+// anew.
+func (p *mcpPool) retire(s *mcpSession) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur == s {
+		p.cur = nil
+	}
+	if p.closed || !p.all[s] {
+		return // close closes it, or its watcher saw it end
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		_ = s.cs.Close()
+	}()
+}
+
 // release closes a session obtained from fresh.
 func (p *mcpPool) release(s *mcpSession) {
 	p.mu.Lock()
@@ -283,15 +307,20 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 			}()
 		},
 	})
-	transport := &mcp.StreamableClientTransport{
+	var transport mcp.Transport = &mcp.StreamableClientTransport{
 		Endpoint:     p.url,
 		HTTPClient:   p.client,
 		MaxRetries:   -1, // never resume or re-send on the transport's own initiative
 		OAuthHandler: reauthorizer{label: p.label, log: p.log},
 	}
+	if p.command != nil {
+		transport = stdioTransport{command: p.command}
+	}
+	// A session whose initialize fails is closed by Connect, which ends a
+	// spawned process too.
 	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to MCP server %s: %w", RedactURL(p.url), err)
+		return nil, fmt.Errorf("connecting to MCP server %s: %w", p.describe(), err)
 	}
 	s.cs = cs
 	if p.all == nil {
@@ -310,6 +339,15 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	return s, nil
 }
 
+// describe names the MCP server for an error: its URL, or the stdio
+// command the pool spawns.
+func (p *mcpPool) describe() string {
+	if p.command != nil {
+		return fmt.Sprintf("%q (stdio)", p.command[0])
+	}
+	return RedactURL(p.url)
+}
+
 // close closes every session and waits for their watchers.
 func (p *mcpPool) close() error {
 	p.mu.Lock()
@@ -322,7 +360,8 @@ func (p *mcpPool) close() error {
 	p.mu.Unlock()
 	var errs []error
 	for _, s := range sessions {
-		if err := s.cs.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		var exit *exec.ExitError // a stdio server's exit status: it ended
+		if err := s.cs.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.As(err, &exit) {
 			errs = append(errs, err)
 		}
 	}

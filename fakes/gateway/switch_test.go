@@ -25,6 +25,7 @@ type observed struct {
 	Initial       int
 	FollowUp      int
 	Chunks        int // `data: {"id"` chunks of a streamed answer
+	Spawns        int // stdio server processes that opened a ledger session
 	// Models are the distinct model ids the app's answer named, in order
 	// (only where a scenario looks at them).
 	Models []string
@@ -54,7 +55,7 @@ func (r *rig) observe(statuses []int, chunks int) observed {
 	}
 	l, u := r.ledger.Total(), r.upstream.Total()
 	return observed{Statuses: statuses, Calls: l.CallsTotal(), Writes: l.Writes, Keys: l.Keys, Cancellations: l.Cancellations,
-		Initial: u.Initial, FollowUp: u.FollowUp, Chunks: chunks}
+		Initial: u.Initial, FollowUp: u.FollowUp, Chunks: chunks, Spawns: l.Spawns}
 }
 
 // answerModels returns the distinct model ids an answer names, in order: a
@@ -106,6 +107,13 @@ func followUp500() upstream.Fault {
 	return upstream.Fault{On: wire.KindFollowUp, Respond: &upstream.Respond{Status: 500}}
 }
 
+// stdioDeath is a stdio ledger whose first times processes exit at point
+// (see dyingCommand).
+type stdioDeath struct {
+	point string
+	times int
+}
+
 // TestEachSwitchAlone runs, for every switch, a scenario that exposes it,
 // once guarded and once with that switch alone, and checks both outcomes and
 // that exactly the expected counts differ.
@@ -118,6 +126,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		name     string
 		bug      Bug
 		tweak    func(*Config)
+		stdio    *stdioDeath // the gateway spawns a stdio ledger that dies so
 		arm      func(t *testing.T, r *rig)
 		run      func(t *testing.T, r *rig) observed
 		guarded  observed
@@ -372,6 +381,16 @@ func TestEachSwitchAlone(t *testing.T) {
 			switched: observed{Statuses: []int{200}, Calls: 8, Initial: 1, FollowUp: 1},
 			differ:   []string{"Calls"},
 		},
+		{
+			name: "stdio server exits after executing", bug: MCPReplayAfterStdioDeath,
+			stdio: &stdioDeath{point: dieAfterExecute, times: 1},
+			run:   oneChat,
+			// The follow-up round lists the tools on a new process; the
+			// switch sends the call on it again.
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1, Spawns: 2},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1, Spawns: 2},
+			differ:   []string{"Calls", "Writes"},
+		},
 	}
 	// Every dialect, plain and streamed: the upstream answers as another model.
 	for _, d := range []struct{ name, path string }{{"chat", pathChat}, {"responses", pathResponses}, {"messages", pathMessages}} {
@@ -409,8 +428,15 @@ func TestEachSwitchAlone(t *testing.T) {
 		t.Run(string(tt.bug)+"/"+tt.name, func(t *testing.T) {
 			t.Parallel()
 			run := func(bugs Bugs) observed {
-				r := newRig(t, bugs, tt.tweak)
-				tt.arm(t, r)
+				tweak := tt.tweak
+				if tt.stdio != nil {
+					dir := t.TempDir()
+					tweak = func(c *Config) { c.MCPCommand = dyingCommand(t, dir, tt.stdio.point, tt.stdio.times, c.MCP) }
+				}
+				r := newRig(t, bugs, tweak)
+				if tt.arm != nil {
+					tt.arm(t, r)
+				}
 				return tt.run(t, r)
 			}
 			guarded := run(nil)

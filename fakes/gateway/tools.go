@@ -123,12 +123,29 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 		log.Warn("mcp call refused as unauthorized after re-authenticating once; not sent again", "err", err)
 		return fmt.Sprintf("MCP server '%s' refused the call %s as unauthorized, also after the gateway re-authenticated once; the call did not run and was not sent again. (%v)", label, c.Name, err)
 	}
-	if err != nil && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnSessionExpiry) && g.sessionEnded(ctx, s) {
+	stdio := g.pool.command != nil
+	if err != nil && stdio && classifyMCPError(err) == mcpTransport {
+		// The stdio server's connection broke with the call written to it:
+		// the process exited (CallTool returns `calling "tools/call": EOF`,
+		// io.EOF wrapped, when it exits mid-call) or wrote a line that is not
+		// JSON-RPC. It may have run the call. The next use spawns a new one.
+		g.pool.retire(s)
+		if g.cfg.Bugs.Has(MCPReplayAfterStdioDeath) {
+			log.Warn("mcp stdio server died with the call in flight; sending it again on a respawned server", "err", err)
+			res, err = g.onNewSession(ctx, params)
+		}
+	}
+	if err != nil && stdio && classifyMCPError(err) == mcpTimeout && ctx.Err() == nil {
+		// A stdio server that did not answer within the tool timeout is
+		// taken for hung: it is ended, and the next use spawns a new one.
+		g.pool.retire(s)
+	}
+	if err != nil && !stdio && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnSessionExpiry) && g.sessionEnded(ctx, s) {
 		log.Warn("mcp call connection lost and its session ended; taking the call as not run and sending it on a new session", "err", err)
 		g.pool.discard(s)
 		res, err = g.onNewSession(ctx, params)
 	}
-	if err != nil && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnDisconnect) {
+	if err != nil && !stdio && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnDisconnect) {
 		log.Warn("mcp call connection lost; reconnecting and sending it again", "err", err)
 		g.breaker.strike()
 		res, err = g.resend(ctx, params)
@@ -226,7 +243,8 @@ func (g *Gateway) callTool(ctx context.Context, s *mcpSession, params *mcp.CallT
 }
 
 // toolTimer returns ctx with a trace that calls expire ToolTimeout after the
-// first request made on it was written to its connection: the tool timeout
+// first request made on it was written to its connection (an HTTP request,
+// or a stdio server's line, see stdioConn): the tool timeout
 // is the server's time, never the time the gateway takes to get the call
 // out (a new connection, a busy machine), which would let the timeout pass
 // before the server had the call. A call whose request is not written within
@@ -253,6 +271,7 @@ func (g *Gateway) toolTimer(ctx context.Context, expire func()) (context.Context
 			call.Stop()
 		}
 	}
+	ctx = context.WithValue(ctx, wroteKey{}, func() { trace.WroteRequest(httptrace.WroteRequestInfo{}) })
 	return httptrace.WithClientTrace(ctx, trace), stop
 }
 

@@ -69,8 +69,8 @@ type Counts struct {
 // counts with those of every Targets pattern that matches target laid over
 // them, patterns in lexical order (a later one wins). A count a matching
 // block sets replaces the general one of the same name; upstream counts are
-// replaced key by key, mcp.calls as a whole and mcp.unknown_tool_calls on
-// its own. e is not changed.
+// replaced key by key, mcp.calls as a whole, mcp.unknown_tool_calls and
+// mcp.spawns each on its own. e is not changed.
 func (e Expect) For(target string) Counts {
 	c := e.Counts
 	c.Upstream = maps.Clone(e.Upstream)
@@ -107,6 +107,9 @@ func (e Expect) For(target string) Counts {
 			}
 			if o.MCP.UnknownToolCalls != nil {
 				m.UnknownToolCalls = o.MCP.UnknownToolCalls
+			}
+			if o.MCP.Spawns != nil {
+				m.Spawns = o.MCP.Spawns
 			}
 			c.MCP = &m
 		}
@@ -316,6 +319,10 @@ type MCPExpect struct {
 	// UnknownToolCalls is the number of tools/call requests of a tool the
 	// server did not offer when they arrived (MCPCallUnknownTool).
 	UnknownToolCalls *Count `yaml:"unknown_tool_calls,omitempty" json:"unknown_tool_calls,omitempty" jsonschema_description:"tools/call requests of a tool the server did not offer when they arrived (a removed or renamed tool, or one it never had): the MCP unknown-tool error answered them and nothing ran"`
+	// Spawns is the number of stdio server processes (replaycheck
+	// ledger-stdio) that opened a session with the run's ledger
+	// (wire.MCPSpawn): 0 over HTTP.
+	Spawns *Count `yaml:"spawns,omitempty" json:"spawns,omitempty" jsonschema_description:"stdio server processes (replaycheck ledger-stdio) the target spawned that opened a session with the run's ledger, respawns included; 0 over HTTP"`
 }
 
 // CallCount is a number of tools/call requests, either in total or per tool.

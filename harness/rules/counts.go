@@ -81,6 +81,7 @@ func counts(h *history.History) []Verdict {
 			}
 		}
 		eq("mcp.unknown_tool_calls", e.MCP.UnknownToolCalls, unknownTool, "tools/call")
+		eq("mcp.spawns", e.MCP.Spawns, len(h.MCPOf(wire.MCPSpawn, "")), "spawn")
 	}
 	chunks, errs := 0, 0
 	for _, x := range h.Requests {

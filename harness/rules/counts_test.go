@@ -138,3 +138,24 @@ func atLeast(n int) *history.Count { return &history.Count{Min: n} }
 func atMost(n int) *history.Count { return &history.Count{Max: &n} }
 
 func between(min, max int) *history.Count { return &history.Count{Min: min, Max: &max} }
+
+// TestSpawnsCount: mcp.spawns counts the stdio server processes that
+// opened a session with the run's ledger, and a target block overrides it.
+func TestSpawnsCount(t *testing.T) {
+	h := seedHistory(func(h *history.History) {
+		h.MCP = append(h.MCP, mcp(1, wire.MCPSpawn, "", "4711"), mcp(300, wire.MCPSpawn, "", "4712"))
+		h.Expect = history.Expect{
+			Counts:  history.Counts{MCP: &history.MCPExpect{Spawns: history.Exactly(1)}},
+			Targets: map[string]history.Counts{h.Target: {MCP: &history.MCPExpect{Spawns: history.Exactly(2)}}},
+		}
+	})
+	var got []string
+	for _, v := range Check(h) {
+		if v.Kind == KindCount {
+			got = append(got, v.Check+" "+string(v.Status)+": "+v.Message)
+		}
+	}
+	if diff := cmp.Diff([]string{"mcp.spawns pass: expected 2 spawns, observed 2"}, got); diff != "" {
+		t.Errorf("count verdicts (-want +got):\n%s", diff)
+	}
+}

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -13,23 +14,34 @@ func noReplayAmbiguousMCPRule() Rule {
 		Doc: "A tools/call whose connection dropped after the server executed it (the outcome is unknown to " +
 			"the client) is not sent again, whatever idempotentHint or readOnlyHint the tool advertises; also when " +
 			"the server forgot the session with it (expire_session after execute): the client must initialize a new " +
-			"session, and must not take the session's end as proof that the call did not run. The one " +
+			"session, and must not take the session's end as proof that the call did not run; and also when the stdio " +
+			"server process ran it and then died, hung or broke its stdout before answering (stdio_exit after_execute, " +
+			"stdio_hang, stdio_malformed_line): a re-send on a respawned process is a replay. A process that died before " +
+			"executing the call (stdio_exit before_execute) leaves nothing ambiguous: sending it again is safe. The one " +
 			"exception is a keyed write re-sent with the same idempotency key that the server deduplicates (answers " +
 			"from the first call, writing nothing): that re-send passes; an unkeyed re-send, or one with a new key " +
 			"that writes again, fails. Judged per client request and tool, beyond the calls of that tool the script " +
-			"still had to make. Cannot judge when no tools/call connection was dropped after execution.",
+			"still had to make. Cannot judge when no tools/call connection was dropped, nor stdio server lost, after execution.",
 		Seed: "001 (agent-framework #9247): \"avoid automatically replaying an operation whose execution outcome is unknown\"; " +
 			"idempotentHint and readOnlyHint \"are not a reliable guarantee of replay safety\". The keyed exception is 004 #1 " +
-			"(\"For a write, that re-issue is only safe with an idempotency key\"; \"If the tool has no key, never resend\") and 003 R13",
+			"(\"For a write, that re-issue is only safe with an idempotency key\"; \"If the tool has no key, never resend\") and 003 R13; " +
+			"over stdio, hermes-agent PR #106546 (\"a stdio server dying mid-call no longer replays the tool call\")",
 		Check: noReplayAmbiguousMCP,
 	}
 }
 
 // ambiguous reports whether e is a fault that left a tools/call's outcome
 // unknown to the client: it ran, and the connection closed before the answer
-// (drop_after_execute, or expire_session after execute).
+// (drop_after_execute, or expire_session after execute), or the stdio server
+// process carrying it exited, hung or wrote a line that is not JSON-RPC
+// before the answer (stdio_exit after_execute, stdio_hang,
+// stdio_malformed_line). A stdio process that exited before executing the
+// call (stdio_exit before_execute), or after answering it, leaves nothing
+// unknown.
 func ambiguous(e wire.MCPEvent) bool {
-	return e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute)
+	return e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute) ||
+		e.IsFault(wire.MCPFaultStdioExitAfterExecute) || e.IsFault(wire.MCPFaultStdioHang) ||
+		e.IsFault(wire.MCPFaultStdioMalformedLine)
 }
 
 // noReplayAmbiguousMCP finds, for each client exchange and tool, the first
@@ -44,12 +56,15 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	}
 	first := map[scope]int{}
 	var order []scope
-	drops := 0
+	drops, lost := 0, 0 // lost: of the drops, stdio servers
 	for i, e := range h.MCP {
 		if !ambiguous(e) {
 			continue
 		}
 		drops++
+		if strings.HasPrefix(e.Detail, "stdio_") {
+			lost++
+		}
 		s := scope{h.ExchangeAt(e.At.D()), e.Tool}
 		if _, ok := first[s]; !ok {
 			first[s] = i
@@ -57,7 +72,7 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 		}
 	}
 	if drops == 0 {
-		return unknown("no tools/call re-sent after its connection dropped", "no tools/call connection was dropped after execution")
+		return unknown("no tools/call re-sent after its connection dropped", "no tools/call connection was dropped, nor stdio server lost, after execution")
 	}
 	dedup := deduplicated(h)
 	replayed, deduped := 0, 0
@@ -83,8 +98,14 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 		replayed += resent - d
 		deduped += d
 	}
-	expected := fmt.Sprintf("no tools/call re-sent after %s, unless re-sent with the same idempotency key and deduplicated by the server",
-		plural(drops, "dropped connection"))
+	what := plural(drops-lost, "dropped connection")
+	switch {
+	case lost > 0 && lost == drops:
+		what = plural(lost, "stdio server lost after execution")
+	case lost > 0:
+		what += " and " + plural(lost, "stdio server lost after execution")
+	}
+	expected := fmt.Sprintf("no tools/call re-sent after %s, unless re-sent with the same idempotency key and deduplicated by the server", what)
 	writes := plural(len(h.Writes()), "write")
 	if len(keyedTools(h)) > 0 {
 		writes += ", " + plural(len(h.Keys()), "idempotency key")

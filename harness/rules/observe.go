@@ -20,7 +20,7 @@ func executions(h *history.History) []wire.MCPEvent {
 // Executed returns the indexes in h.MCP, in order, of the tools/call
 // requests the ledger executed (or began to): calls that no fault refused
 // before they ran (fail_before_execute, unauthorized, expire_session before
-// execute), of a tool the server offered, and that were not answered from an
+// execute, stdio_exit before_execute), of a tool the server offered, and that were not answered from an
 // earlier call with the same idempotency key (a keyed re-send the server
 // deduplicated runs nothing again). A fault event belongs to the last call
 // before it with its tool and request id.
@@ -50,10 +50,11 @@ func Executed(h *history.History) []int {
 }
 
 // refusedBefore reports whether e is a fault that answered a call before it
-// ran.
+// ran, or ended the stdio server process carrying it before it ran
+// (stdio_exit before_execute).
 func refusedBefore(e wire.MCPEvent) bool {
 	return e.IsFault(wire.MCPFaultFailBeforeExecute) || e.IsFault(wire.MCPFaultUnauthorized) ||
-		e.IsFault(wire.MCPFaultExpireSession)
+		e.IsFault(wire.MCPFaultExpireSession) || e.IsFault(wire.MCPFaultStdioExitBeforeExecute)
 }
 
 // keyedTools returns the tools whose calls carry an idempotency key: a write

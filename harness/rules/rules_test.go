@@ -62,6 +62,25 @@ func mcpID(at int, kind wire.MCPKind, tool, detail, id string) wire.MCPEvent {
 	return e
 }
 
+// stdioExited appends a spawn and a call of commit_write (request id 1)
+// whose stdio server process the fault fault ended (it wrote, unless the
+// process exited before executing), and that process's exit.
+func stdioExited(h *history.History, fault string) {
+	h.MCP = append(h.MCP, mcp(1, wire.MCPSpawn, "", "4711"), mcp(1, wire.MCPCall, "commit_write", ""))
+	if fault != wire.MCPFaultStdioExitBeforeExecute {
+		h.MCP = append(h.MCP, mcp(1, wire.MCPWrite, "commit_write", ""))
+	}
+	exit := mcp(2, wire.MCPExit, "commit_write", fault)
+	exit.PID = "4711"
+	h.MCP = append(h.MCP, mcp(2, wire.MCPFault, "commit_write", fault), exit)
+}
+
+// respawnedResend appends a new stdio server process and the call of
+// commit_write sent on it (its first request, id 1 again), which writes.
+func respawnedResend(h *history.History) {
+	h.MCP = append(h.MCP, mcp(3, wire.MCPSpawn, "", "4712"), mcp(3, wire.MCPCall, "commit_write", ""), mcp(3, wire.MCPWrite, "commit_write", ""))
+}
+
 // keyedDrop appends a keyed call (request id 1) that wrote with key k1 and
 // whose connection dropped after execution.
 func keyedDrop(h *history.History) {
@@ -313,6 +332,37 @@ func TestRules(t *testing.T) {
 			keyedDrop(h)
 			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPFault, "commit_write_keyed", "is_error", "2"))
 		}), Fail},
+		{"ambiguous: stdio server exited after executing, not re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioExitAfterExecute)
+		}), Pass},
+		{"ambiguous: stdio server exited after executing, re-sent on a respawned server", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioExitAfterExecute)
+			respawnedResend(h)
+		}), Fail},
+		{"dispatch: stdio server exited after executing, re-sent on a respawned server", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioExitAfterExecute)
+			respawnedResend(h)
+		}), Fail},
+		{"ambiguous: stdio server hung after executing, re-sent on a respawned server", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioHang)
+			respawnedResend(h)
+		}), Fail},
+		{"ambiguous: stdio server wrote a malformed line after executing, re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioMalformedLine)
+			respawnedResend(h)
+		}), Fail},
+		{"ambiguous: stdio server exited before executing, re-sent: nothing was ambiguous", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioExitBeforeExecute)
+			respawnedResend(h)
+		}), Unknown},
+		{"dispatch: stdio server exited before executing, re-sent on a respawned server", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioExitBeforeExecute)
+			respawnedResend(h)
+		}), Pass},
+		{"ambiguous: stdio server exited after answering, the next call is the script's", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
+			stdioExited(h, wire.MCPFaultStdioExitAfterAnswer)
+			respawnedResend(h)
+		}), Unknown},
 		{"ambiguous: no drop", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) { loop(h, 1, "forwarded", 200) }), Unknown},
 
 		{"keyed: same key", "keyed-retry-same-key", seedHistory(func(h *history.History) {
@@ -805,7 +855,7 @@ func TestRunFactsHoldPass(t *testing.T) {
 		{"an unknown stays unknown with its own reason", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 0, 0)}
-		}), Unknown, "cannot judge: no tools/call connection was dropped after execution", nil, nil},
+		}), Unknown, "cannot judge: no tools/call connection was dropped, nor stdio server lost, after execution", nil, nil},
 		{"a fault that matched but did not fire", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "injected_503", 503), up(2, "initial", "forwarded", 200), up(3, "follow_up", "forwarded", 200))
 			h.Faults = []wire.FaultReport{

@@ -162,8 +162,12 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 // requests, gateway knobs and guardrails that a client writes itself or
 // does not have); and a scenario whose app requests use an endpoint the
 // target does not serve (gemini on the built-in gateway) does not run on
-// it (target.Unserved).
+// it (target.Unserved), nor one over an MCP transport the target does not
+// speak (target.Speaks: a stdio scenario on a proxy).
 func Applies(s *scenario.Scenario, t target.Target) bool {
+	if !target.Speaks(t, s.MCPTransport()) {
+		return false
+	}
 	if t.Traits().Client {
 		return s.Expect.Client != nil
 	}
@@ -374,6 +378,7 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 	if err != nil {
 		return nil, err
 	}
+	env.urls.MCPTransport = s.MCPTransport()
 	begin := opts.Now()
 	inst, err := startTarget(ctx, opts, t, s.Name, env, s.Gateway)
 	if err != nil {

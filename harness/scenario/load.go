@@ -259,6 +259,7 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			fail(at, "mcp fault: %v", err)
 		}
 	}
+	checkTransport(s, fail)
 	known := rules.Names()
 	for i, r := range s.Expect.Rules {
 		if !slices.Contains(known, r) {
@@ -317,6 +318,36 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	}
 	slices.SortFunc(errs, func(a, b *Error) int { return a.Line*1000 + a.Col - b.Line*1000 - b.Col })
 	return errs
+}
+
+// checkTransport checks mcp.transport and that the MCP faults need no
+// transport but that one (ledger.Fault.Transport): a fault acting on the
+// HTTP exchange cannot fire over stdio, nor one acting on the stdio process
+// over HTTP.
+func checkTransport(s *Scenario, fail func(path []any, format string, args ...any)) {
+	want, from := wire.MCPTransportAny, ""
+	if s.MCP != nil {
+		switch s.MCP.Transport {
+		case wire.MCPTransportAny, wire.MCPTransportHTTP, wire.MCPTransportStdio:
+		default:
+			fail([]any{"mcp", "transport"}, "mcp.transport %q: want %s or %s", s.MCP.Transport, wire.MCPTransportHTTP, wire.MCPTransportStdio)
+			return
+		}
+		want, from = s.MCP.Transport, "mcp.transport is "+string(s.MCP.Transport)
+	}
+	for i, f := range s.Faults.MCP {
+		need := f.Transport()
+		if need == wire.MCPTransportAny || f.Validate() != nil {
+			continue
+		}
+		if want == wire.MCPTransportAny {
+			want, from = need, fmt.Sprintf("faults.mcp[%d] (%s) needs %s", i, f.Kind(), need)
+			continue
+		}
+		if need != want {
+			fail([]any{"faults", "mcp", i}, "mcp fault %s needs MCP over %s, but %s: a scenario runs over one transport", f.Kind(), need, from)
+		}
+	}
 }
 
 // clientIgnored are the request fields a client target does not use, with

@@ -28,6 +28,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // DefaultPrompt is the prompt of a request that names none: the seed's.
@@ -67,6 +68,9 @@ type Scenario struct {
 	// idempotentHint, destructiveHint). They are global to a ledger, so a
 	// scenario that sets them runs on fakes and a target of its own.
 	Annotations map[string]ledger.Annotations `yaml:"annotations,omitempty" json:"annotations,omitempty" jsonschema_description:"tool annotations the ledger advertises, by tool name; the scenario then gets fakes and a target of its own"`
+	// MCP says how the target reaches the MCP server; nil leaves it to the
+	// target (see MCPTransport).
+	MCP *MCP `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"how the target reaches the ledger MCP server: {transport: stdio} spawns it as a process (replaycheck ledger-stdio), {transport: http} connects over Streamable HTTP; unset, the transport the MCP faults need, or whichever the target uses. A target that does not speak the transport skips the scenario"`
 	// Gateway sets knobs of the built-in gateway target. A scenario that sets
 	// any runs on fakes and a target of its own.
 	Gateway *Gateway `yaml:"gateway,omitempty" json:"gateway,omitempty" jsonschema_description:"knobs of the built-in gateway target; the scenario then gets fakes and a target of its own"`
@@ -121,6 +125,15 @@ type Faults struct {
 	MCP []ledger.Fault `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"faults of the ledger MCP server"`
 }
 
+// MCP is how the target reaches the MCP server. Its zero value leaves
+// everything to the target.
+type MCP struct {
+	// Transport is the MCP transport the scenario runs over: MCPTransportHTTP
+	// or MCPTransportStdio; "" is the one its MCP faults need, or whichever
+	// the target uses (see Scenario.MCPTransport).
+	Transport wire.MCPTransport `yaml:"transport,omitempty" json:"transport,omitempty" jsonschema:"enum=http,enum=stdio" jsonschema_description:"http (Streamable HTTP) or stdio (the target spawns the ledger as a process, replaycheck ledger-stdio URL, one run's own); unset: the one the MCP faults need, or whichever the target uses"`
+}
+
 // Gateway holds knobs of the built-in gateway target that a scenario needs.
 // Zero values keep the target's defaults.
 type Gateway struct {
@@ -145,7 +158,24 @@ type Gateway struct {
 // faults (a dropped, refused or slow call counts against a target's
 // per-server circuit breaker, which concurrent scenarios would feel).
 func (s *Scenario) Isolated() bool {
-	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0
+	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0 || s.MCPTransport() == wire.MCPTransportStdio
+}
+
+// MCPTransport returns the MCP transport the scenario runs over: its
+// mcp.transport, else the one its MCP faults need (ledger.Fault.Transport;
+// Parse refuses a scenario whose faults need two, or another than
+// mcp.transport), else MCPTransportAny. A stdio scenario is isolated: its
+// ledger is the run's own, so every spawn arriving there is the run's.
+func (s *Scenario) MCPTransport() wire.MCPTransport {
+	if s.MCP != nil && s.MCP.Transport != wire.MCPTransportAny {
+		return s.MCP.Transport
+	}
+	for _, f := range s.Faults.MCP {
+		if t := f.Transport(); t != wire.MCPTransportAny {
+			return t
+		}
+	}
+	return wire.MCPTransportAny
 }
 
 // AllRequests returns Request followed by Requests. A client scenario

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
 
@@ -251,6 +252,39 @@ func TestParseAnchors(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("bodies (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMCPTransport checks the transport a scenario runs over: its
+// mcp.transport, else the one its faults need, else either; stdio makes it
+// isolated.
+func TestMCPTransport(t *testing.T) {
+	tests := []struct {
+		name         string
+		src          string
+		want         wire.MCPTransport
+		wantIsolated bool
+	}{
+		{"unset", "name: a\nrequest: {endpoint: chat}\nexpect: {writes: 1}\n", wire.MCPTransportAny, false},
+		{"stdio", "name: a\nrequest: {endpoint: chat}\nmcp: {transport: stdio}\nexpect: {writes: 1}\n", wire.MCPTransportStdio, true},
+		{"http", "name: a\nrequest: {endpoint: chat}\nmcp: {transport: http}\nexpect: {writes: 1}\n", wire.MCPTransportHTTP, false},
+		{"a stdio fault implies stdio", "name: a\nrequest: {endpoint: chat}\nfaults: {mcp: [{stdio_exit: {}}]}\nexpect: {writes: 1}\n", wire.MCPTransportStdio, true},
+		{"an HTTP fault implies http", "name: a\nrequest: {endpoint: chat}\nfaults: {mcp: [{is_error: {}}, {drop_after_execute: {}}]}\nexpect: {writes: 1}\n", wire.MCPTransportHTTP, true},
+		{"a fault of either transport over stdio", "name: a\nrequest: {endpoint: chat}\nmcp: {transport: stdio}\nfaults: {mcp: [{is_error: {}}]}\nexpect: {writes: 1}\n", wire.MCPTransportStdio, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ss, errs := Parse("t.yaml", []byte(tt.src))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if got := ss[0].MCPTransport(); got != tt.want {
+				t.Errorf("MCPTransport() = %q, want %q", got, tt.want)
+			}
+			if got := ss[0].Isolated(); got != tt.wantIsolated {
+				t.Errorf("Isolated() = %v, want %v", got, tt.wantIsolated)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
@@ -12,6 +13,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 var _ Reachable = (*builtinInstance)(nil)
@@ -46,12 +48,16 @@ func parseBuiltin(spec string) (Target, error) {
 func (b *builtin) Name() string { return b.name }
 
 // Traits says the gateway has front ends for chat, responses and
-// messages, not gemini.
+// messages, not gemini, and reaches MCP over HTTP and stdio.
 func (b *builtin) Traits() Traits {
-	return Traits{Endpoints: []scenario.Endpoint{gateway.EndpointChat, gateway.EndpointResponses, gateway.EndpointMessages}}
+	return Traits{
+		Endpoints:     []scenario.Endpoint{gateway.EndpointChat, gateway.EndpointResponses, gateway.EndpointMessages},
+		MCPTransports: []wire.MCPTransport{wire.MCPTransportHTTP, wire.MCPTransportStdio},
+	}
 }
 
-// Start starts a gateway on its own loopback listener.
+// Start starts a gateway on its own loopback listener, reaching the ledger
+// over stdio (a process it spawns) when f.MCPTransport says so.
 func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
 	transport := &http.Transport{MaxIdleConnsPerHost: 64}
 	cfg := gateway.Config{
@@ -59,6 +65,16 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		MCP:        f.MCP,
 		Bugs:       b.bugs,
 		HTTPClient: &http.Client{Transport: transport},
+	}
+	if f.MCPTransport == wire.MCPTransportStdio {
+		// The stdio ledger of this instance's ledger: replaycheck
+		// ledger-stdio URL, run by this very binary (a test binary stands
+		// in for replaycheck with ledgerstdio.Main).
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("starting %s over MCP stdio: finding replaycheck's own binary: %w", b.name, err)
+		}
+		cfg.MCPCommand = []string{exe, LedgerStdioCommand, f.MCP}
 	}
 	setup := history.Setup{NumRetries: gateway.DefaultNumRetries}
 	if knobs != nil {

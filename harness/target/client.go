@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // clientOutputBytes bounds what is kept of a client's stdout and of its
@@ -79,6 +81,24 @@ type ClientSpec struct {
 	KeepRunDirs bool
 }
 
+// mcpTransports are the MCP transports the client's command and env point
+// it at: stdio when they use the stdio ledger's command, HTTP when they use
+// the ledger's URL or address, HTTP when neither (REPLAYCHECK_MCP_URL).
+func (spec ClientSpec) mcpTransports() []wire.MCPTransport {
+	texts := slices.Clone(spec.Command)
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		texts = append(texts, spec.Env[k])
+	}
+	var out []wire.MCPTransport
+	if usesVar(texts, varMCPURL, varMCPAddr) {
+		out = append(out, wire.MCPTransportHTTP)
+	}
+	if usesVar(texts, stdioVars...) {
+		out = append(out, wire.MCPTransportStdio)
+	}
+	return out
+}
+
 // NewClient returns the client target spec describes.
 func NewClient(spec ClientSpec) Target {
 	t := &client{spec: spec, secrets: slices.Clone(spec.Secrets)}
@@ -100,7 +120,7 @@ func (t *client) Name() string { return t.spec.Name }
 // Traits says the target is a client, run one run at a time when its via
 // proxy must.
 func (t *client) Traits() Traits {
-	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint}
+	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports()}
 	if t.spec.Via != nil {
 		tr.Exclusive = t.spec.Via.Traits().Exclusive
 	}

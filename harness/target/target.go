@@ -36,6 +36,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Target is a kind of system under test, started once per set of fakes.
@@ -83,6 +84,26 @@ type Traits struct {
 	// nil is every one (a proxy finds out from the answers). The built-in
 	// gateway has no Gemini front end.
 	Endpoints []scenario.Endpoint
+	// MCPTransports are the MCP transports the target reaches the ledger
+	// over; nil is HTTP only (a proxy, a client whose command and env use
+	// {{mcp_url}} or neither). The built-in gateway speaks both; a client
+	// whose command or env uses the stdio ledger's command
+	// ({{ledger_stdio_json}}, …) speaks stdio. The runner skips a scenario
+	// over a transport the target does not speak (see Speaks).
+	MCPTransports []wire.MCPTransport
+}
+
+// Speaks reports whether t reaches the ledger over transport (see
+// Traits.MCPTransports); every target speaks MCPTransportAny.
+func Speaks(t Target, transport wire.MCPTransport) bool {
+	if transport == wire.MCPTransportAny {
+		return true
+	}
+	spoken := t.Traits().MCPTransports
+	if spoken == nil {
+		return transport == wire.MCPTransportHTTP
+	}
+	return slices.Contains(spoken, transport)
 }
 
 // FakeAddrs are fixed loopback addresses of the fakes.
@@ -99,6 +120,11 @@ type Fakes struct {
 	Upstream string
 	// MCP is the ledger's Streamable HTTP URL.
 	MCP string
+	// MCPTransport is how the instance is to reach the ledger: over
+	// MCPTransportStdio the built-in gateway spawns replaycheck ledger-stdio
+	// MCP; MCPTransportAny or MCPTransportHTTP, it connects to MCP. Other
+	// targets reach it as their files say (see Traits.MCPTransports).
+	MCPTransport wire.MCPTransport
 }
 
 // Instance is a started target that app requests can be sent through.

@@ -185,6 +185,18 @@ func concat(parts ...[]string) []string {
 	return out
 }
 
+// usesVar reports whether one of texts uses a template variable of names
+// ({{name}}, {{- name}}, or as an argument: {{json name}}).
+func usesVar(texts []string, names ...string) bool {
+	re := regexp.MustCompile(`\{\{[^}]*\b(` + strings.Join(names, "|") + `)\b`)
+	for _, t := range texts {
+		if re.MatchString(t) {
+			return true
+		}
+	}
+	return false
+}
+
 var undefinedFunc = regexp.MustCompile(`function "([^"]*)" not defined`)
 
 // checkTemplate parses text with the variables in names and reports an

@@ -90,20 +90,30 @@ func exploreFaultCells(s explore.Schedule) (point, kind, times string) {
 }
 
 // WriteFingerprint writes a target's retry policy as a table: for each fault
-// armed on every attempt of a model request, the attempts made, the gaps
-// between them, whether Retry-After was honoured, the time taken, what the
-// app got and how many times the tool ran.
+// armed on every attempt of a model request (or, over stdio, of a
+// tools/call), the attempts made, the gaps between them, whether Retry-After
+// was honoured, the time taken, what the app got and how many times the tool
+// ran; with a SPAWNS column (the stdio server processes started) when a row
+// has spawns.
 func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"BASE", "REQUEST", "FAULT (EVERY ATTEMPT)", "ATTEMPTS", "GAP MIN", "GAP MEDIAN", "GAP MAX", "RETRY-AFTER", "TOTAL", "OUTCOME", "TOOL RUNS"})
+	spawns := slices.ContainsFunc(rows, func(r explore.FingerprintRow) bool { return r.Spawns > 0 })
+	header := []string{"BASE", "REQUEST", "FAULT (EVERY ATTEMPT)", "ATTEMPTS", "GAP MIN", "GAP MEDIAN", "GAP MAX", "RETRY-AFTER", "TOTAL", "OUTCOME", "TOOL RUNS"}
+	if spawns {
+		header = append(header, "SPAWNS")
+	}
+	t.Header(header)
 	for _, r := range rows {
 		req := string(r.Request) + " " + r.Endpoint
 		if r.Stream {
 			req += " stream"
+		}
+		if r.Tool != "" {
+			req = "tools/call " + r.Tool
 		}
 		gaps := []string{"-", "-", "-"}
 		if r.Attempts > 1 {
@@ -115,6 +125,9 @@ func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
 		}
 		row := append([]string{r.Base, req, r.Fault, strconv.Itoa(r.Attempts)}, gaps...)
 		row = append(row, ra, roundMS(r.Total), r.Outcome, strconv.Itoa(r.Executions))
+		if spawns {
+			row = append(row, strconv.Itoa(r.Spawns))
+		}
 		if err := t.Append(row); err != nil {
 			return fmt.Errorf("writing fingerprint: %w", err)
 		}

@@ -53,10 +53,6 @@ type Options struct {
 	Target target.Target
 	// Kinds are the fault kinds swept; nil means every non-optional kind.
 	Kinds []Kind
-	// Transport is how the target reaches the MCP server: a kind that
-	// needs another transport is not swept (see Kind.fits). The zero value,
-	// unknown, sweeps the HTTP kinds and skips the stdio ones.
-	Transport wire.MCPTransport
 	// Points, when set, keeps only the points whose description
 	// (Point.String) it matches.
 	Points *regexp.Regexp
@@ -460,6 +456,20 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 	return out, nil
 }
 
+// transportOf is how the target reaches the ledger in a run of base b: the
+// base's own transport (mcp.transport, or what its faults need), else stdio
+// on a target that speaks nothing else, else HTTP. A kind that needs another
+// transport is not swept on b (see Kind.fits).
+func transportOf(b *scenario.Scenario, t target.Target) wire.MCPTransport {
+	if tr := b.MCPTransport(); tr != wire.MCPTransportAny {
+		return tr
+	}
+	if target.Speaks(t, wire.MCPTransportStdio) && !target.Speaks(t, wire.MCPTransportHTTP) {
+		return wire.MCPTransportStdio
+	}
+	return wire.MCPTransportHTTP
+}
+
 // plan lists the sweep's runs: every single fault, then (depth 2) every pair
 // on different requests, then the random schedules; pairs and random
 // schedules are drawn with the seed, and the whole list is cut to MaxRuns
@@ -471,11 +481,11 @@ func (e *explorer) plan(bases []*scenario.Scenario, maps [][]Point, rep *Report)
 		var one []Schedule
 		for _, p := range maps[i] {
 			for _, k := range e.opts.Kinds {
-				if !k.applies(p) || !k.fits(e.opts.Transport) {
+				if !k.applies(p) || !k.fits(transportOf(b, e.opts.Target)) {
 					continue
 				}
 				if e.opts.Fingerprint {
-					if !p.Cut && p.Side == SideUpstream && p.Nth == 1 {
+					if fingerprinted(p) {
 						one = append(one, Schedule{{Point: p, Kind: k.Name, Times: fault.Always}})
 					}
 					continue

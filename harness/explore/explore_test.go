@@ -155,29 +155,24 @@ func TestFindsEachSwitch(t *testing.T) {
 		target string
 		base   string
 		rule   string
-		// transport, when set, runs the base over it and sweeps its kinds.
-		transport wire.MCPTransport
 	}{
-		{"builtin:naive", "chat stream tool call", "no-replay-after-dispatch", ""},
-		{"builtin:" + string(gateway.ReplayAfterDispatch), "responses stream tool call", "no-replay-after-dispatch", ""},
-		{"builtin:" + string(gateway.StreamSplice), "chat stream with a fallback", "no-splice", ""},
-		{"builtin:" + string(gateway.MCPResendOnDisconnect), "messages stream tool call", "no-replay-ambiguous-mcp", ""},
-		{"builtin:" + string(gateway.BreakerCountsToolErrors), "chat four parallel tool calls", "is-error-not-retried", ""},
-		{"builtin:" + string(gateway.RetryEverything), "chat keyed tool call", "non-retryable-not-retried", ""},
-		{"builtin:" + string(gateway.NoCancelOnTimeout), "chat with a tool timeout", "cancel-propagates", ""},
-		{"builtin:" + string(gateway.FreshKeyPerAttempt), "chat keyed tool call", "keyed-retry-same-key", ""},
-		{"builtin:" + string(gateway.RunToolsFromCutStream), "chat stream tool call", "no-replay-after-dispatch", ""},
-		{"builtin:" + string(gateway.HideServedModel), "messages stream tool call", "model-honored", ""},
-		{"builtin:" + string(gateway.StaleToolList), "chat two requests", "no-stale-tool-call", ""},
-		{"builtin:" + string(gateway.MCPResendOnSessionExpiry), "messages stream tool call", "no-replay-ambiguous-mcp", ""},
-		{"builtin:" + string(gateway.MCPRetryUnauthorized), "chat stream tool call", "reauth-at-most-once", ""},
-		{"builtin:" + string(gateway.MCPReplayAfterStdioDeath), "chat stream tool call", "no-replay-ambiguous-mcp", wire.MCPTransportStdio},
+		{"builtin:naive", "chat stream tool call", "no-replay-after-dispatch"},
+		{"builtin:" + string(gateway.ReplayAfterDispatch), "responses stream tool call", "no-replay-after-dispatch"},
+		{"builtin:" + string(gateway.StreamSplice), "chat stream with a fallback", "no-splice"},
+		{"builtin:" + string(gateway.MCPResendOnDisconnect), "messages stream tool call", "no-replay-ambiguous-mcp"},
+		{"builtin:" + string(gateway.BreakerCountsToolErrors), "chat four parallel tool calls", "is-error-not-retried"},
+		{"builtin:" + string(gateway.RetryEverything), "chat keyed tool call", "non-retryable-not-retried"},
+		{"builtin:" + string(gateway.NoCancelOnTimeout), "chat with a tool timeout", "cancel-propagates"},
+		{"builtin:" + string(gateway.FreshKeyPerAttempt), "chat keyed tool call", "keyed-retry-same-key"},
+		{"builtin:" + string(gateway.RunToolsFromCutStream), "chat stream tool call", "no-replay-after-dispatch"},
+		{"builtin:" + string(gateway.HideServedModel), "messages stream tool call", "model-honored"},
+		{"builtin:" + string(gateway.StaleToolList), "chat two requests", "no-stale-tool-call"},
+		{"builtin:" + string(gateway.MCPResendOnSessionExpiry), "messages stream tool call", "no-replay-ambiguous-mcp"},
+		{"builtin:" + string(gateway.MCPRetryUnauthorized), "chat stream tool call", "reauth-at-most-once"},
+		{"builtin:" + string(gateway.MCPReplayAfterStdioDeath), "chat stream tool call over stdio", "no-replay-ambiguous-mcp"},
 	}
 	for _, info := range gateway.AllBugs() {
-		if !slices.ContainsFunc(tests, func(tt struct {
-			target, base, rule string
-			transport          wire.MCPTransport
-		}) bool {
+		if !slices.ContainsFunc(tests, func(tt struct{ target, base, rule string }) bool {
 			return tt.target == "builtin:"+string(info.Bug)
 		}) {
 			t.Errorf("switch %s has no row here: explore must find every switch's failure", info.Bug)
@@ -189,14 +184,7 @@ func TestFindsEachSwitch(t *testing.T) {
 			t.Parallel()
 			tg := parseTarget(t, tt.target)
 			bs := bases(t, tg, tt.base)
-			if tt.transport != wire.MCPTransportAny {
-				for i, b := range bs {
-					over := *b
-					over.MCP = &scenario.MCP{Transport: tt.transport}
-					bs[i] = &over
-				}
-			}
-			rep, err := Explore(context.Background(), bs, Options{Target: tg, Parallel: 4, Transport: tt.transport})
+			rep, err := Explore(context.Background(), bs, Options{Target: tg, Parallel: 4})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,14 +13,21 @@ import (
 // FingerprintRow is a target's answer to one failing model request: a fault
 // kind armed on every attempt of the initial or the follow-up request, and
 // what the target did about it, as the upstream saw it. Where a client runs
-// through a proxy, the attempts are the product of both layers' retries.
+// through a proxy, the attempts are the product of both layers' retries. On
+// a target that spawns the ledger over stdio, a row is also its answer to a
+// stdio server that dies (or hangs, or garbles its output) on every
+// tools/call of Tool: the attempts are the calls the ledger received, and
+// Spawns shows the respawns.
 type FingerprintRow struct {
 	Base string `json:"base"`
-	// Request is the request the fault was armed on: initial or follow_up,
-	// with its endpoint and stream flag.
-	Request  wire.RequestKind `json:"request"`
-	Endpoint string           `json:"endpoint"`
+	// Request is the model request the fault was armed on: initial or
+	// follow_up, with its endpoint and stream flag; "" for a tools/call.
+	Request  wire.RequestKind `json:"request,omitempty"`
+	Endpoint string           `json:"endpoint,omitempty"`
 	Stream   bool             `json:"stream,omitempty"`
+	// Tool is the tool whose tools/call the fault was armed on; "" for a
+	// model request.
+	Tool string `json:"tool,omitempty"`
 	// Fault is the fault kind, for example 429-retry-after.
 	Fault string `json:"fault"`
 	// Attempts counts the upstream requests of that kind; Gaps are the
@@ -40,21 +47,37 @@ type FingerprintRow struct {
 	Outcome string `json:"outcome"`
 	// Executions counts the tool calls the ledger executed (writes).
 	Executions int `json:"executions"`
+	// Spawns counts the stdio server processes the target started; 0 when
+	// it reached the ledger over HTTP.
+	Spawns int `json:"spawns,omitempty"`
 }
 
 // FingerprintKinds are the kinds of a retry-policy fingerprint: every status
-// and the reset.
+// and the reset, and, on a base that reaches the ledger over stdio, the stdio
+// server's deaths at a tools/call.
 func FingerprintKinds() []Kind {
-	return slices.DeleteFunc(Kinds(), func(k Kind) bool { return k.at != fault.AtRequest || k.Optional })
+	return slices.DeleteFunc(Kinds(), func(k Kind) bool {
+		if k.Optional {
+			return true
+		}
+		return k.at != fault.AtRequest && (k.at != fault.AtToolCall || k.Transport != wire.MCPTransportStdio)
+	})
+}
+
+// fingerprinted reports whether a fingerprint arms its kinds at p: the first
+// occurrence of each model request, or of each tools/call (whose kinds, by
+// FingerprintKinds, are the stdio ones).
+func fingerprinted(p Point) bool {
+	return p.Nth == 1 && !p.Cut && (p.Side == SideUpstream || p.Method == "")
 }
 
 // Fingerprint returns the retry policy the sweep's cells show: one row per
-// cell that armed a single fault on every attempt of a model request, in
-// sweep order.
+// cell that armed a single fault on every attempt of a model request or of
+// a tools/call, in sweep order.
 func Fingerprint(rep *Report) []FingerprintRow {
 	var out []FingerprintRow
 	for _, c := range rep.Cells {
-		if len(c.Schedule) != 1 || c.Schedule[0].Times != fault.Always || c.Schedule[0].Point.Side != SideUpstream || c.Schedule[0].Point.Cut {
+		if len(c.Schedule) != 1 || c.Schedule[0].Times != fault.Always || !fingerprinted(c.Schedule[0].Point) {
 			continue
 		}
 		a, h := c.Schedule[0], c.Result.History
@@ -62,12 +85,20 @@ func Fingerprint(rep *Report) []FingerprintRow {
 			continue
 		}
 		p := a.Point
-		row := FingerprintRow{Base: c.Base, Request: p.Kind, Endpoint: p.Endpoint, Stream: p.Stream, Fault: a.Kind,
+		row := FingerprintRow{Base: c.Base, Request: p.Kind, Endpoint: p.Endpoint, Stream: p.Stream, Tool: p.Tool, Fault: a.Kind,
 			Outcome: outcome(h), Executions: len(h.Writes())}
 		var at []time.Duration
 		var wait time.Duration
+		for _, e := range h.MCP {
+			switch {
+			case e.Kind == wire.MCPSpawn:
+				row.Spawns++
+			case p.Side == SideMCP && e.Kind == wire.MCPCall && e.Tool == p.Tool:
+				at = append(at, e.At.D())
+			}
+		}
 		for _, u := range h.Upstream {
-			if u.Kind != p.Kind || u.Endpoint != p.Endpoint || u.Stream != p.Stream {
+			if p.Side != SideUpstream || u.Kind != p.Kind || u.Endpoint != p.Endpoint || u.Stream != p.Stream {
 				continue
 			}
 			at = append(at, u.At.D())

@@ -68,18 +68,11 @@ func (k Kind) applies(p Point) bool {
 	}
 }
 
-// fits reports whether k can act on a target that reaches the MCP server
-// over t: a kind for either transport always can; a stdio kind only over
-// stdio; an HTTP kind over HTTP, and over an unknown transport
-// (MCPTransportAny), which is how targets reached the ledger before stdio.
+// fits reports whether k can act on a run that reaches the MCP server over
+// t (see transportOf): a kind for either transport always can, the others
+// only over their own.
 func (k Kind) fits(t wire.MCPTransport) bool {
-	switch k.Transport {
-	case wire.MCPTransportAny:
-		return true
-	case wire.MCPTransportHTTP:
-		return t != wire.MCPTransportStdio
-	}
-	return k.Transport == t
+	return k.Transport == wire.MCPTransportAny || k.Transport == t
 }
 
 // times returns the Times the sweep arms k at p with: the point's own

@@ -10,16 +10,17 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
-// TestPlanFitsTheTransport: the stdio kinds are swept only when the target
-// reaches the MCP server over stdio, where the HTTP kinds are not; the crash
-// loop goes to the spawn's initialize only; every MCP fault planned is
-// valid.
+// TestPlanFitsTheTransport: the stdio kinds are swept only on a base that
+// reaches the MCP server over stdio (its mcp.transport, or a target that
+// speaks nothing else), where the HTTP kinds are not; the crash loop goes to
+// the spawn's initialize only; every MCP fault planned is valid.
 func TestPlanFitsTheTransport(t *testing.T) {
 	tg := parseTarget(t, "builtin:guarded")
-	b := bases(t, tg, "chat stream tool call")
+	httpBase, stdioBase := bases(t, tg, "chat stream tool call"), bases(t, tg, "chat stream tool call over stdio")
 	h := &history.History{MCP: []wire.MCPEvent{
 		{Kind: wire.MCPSession, Detail: ledger.MethodInitialize},
 		{Kind: wire.MCPSession, Detail: ledger.MethodToolsList},
@@ -27,22 +28,21 @@ func TestPlanFitsTheTransport(t *testing.T) {
 	}}
 	stdioKinds := []string{"stdio-crash-loop", "stdio-exit-before", "stdio-exit-after", "stdio-exit-after-answer", "stdio-hang", "stdio-malformed"}
 	for _, tt := range []struct {
-		name      string
-		transport wire.MCPTransport
-		want      []string // the kinds planned, in plan order, each once
+		name string
+		base []*scenario.Scenario
+		want []string // the kinds planned, in plan order, each once
 	}{
-		{"unknown", wire.MCPTransportAny, []string{"mcp-session-fail", "mcp-session-reset", "mcp-fail", "mcp-reset", "mcp-drop", "mcp-drop-mid", "mcp-is-error", "mcp-slow"}},
-		{"http", wire.MCPTransportHTTP, []string{"mcp-session-fail", "mcp-session-reset", "mcp-fail", "mcp-reset", "mcp-drop", "mcp-drop-mid", "mcp-is-error", "mcp-slow"}},
-		{"stdio", wire.MCPTransportStdio, append([]string{"stdio-crash-loop", "mcp-is-error", "mcp-slow"}, stdioKinds[1:]...)},
+		{"http", httpBase, []string{"mcp-session-fail", "mcp-session-reset", "mcp-fail", "mcp-reset", "mcp-drop", "mcp-drop-mid", "mcp-is-error", "mcp-slow"}},
+		{"stdio", stdioBase, append([]string{"stdio-crash-loop", "mcp-is-error", "mcp-slow"}, stdioKinds[1:]...)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			kinds, err := SelectKinds(append([]string{"mcp-session-fail", "mcp-session-reset", "mcp-fail", "mcp-reset", "mcp-drop", "mcp-drop-mid", "mcp-is-error", "mcp-slow"}, stdioKinds...))
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := newExplorer(Options{Target: tg, Kinds: kinds, Transport: tt.transport})
+			e := newExplorer(Options{Target: tg, Kinds: kinds})
 			var got []string
-			for _, j := range e.plan(b, [][]Point{Map(h)}, &Report{}) {
+			for _, j := range e.plan(tt.base, [][]Point{Map(h)}, &Report{}) {
 				a := j.sched[0]
 				if a.Kind == "stdio-crash-loop" && a.Point.Method != ledger.MethodInitialize {
 					t.Errorf("%s at %s, want the crash loop at initialize only", a.Kind, a.Point)

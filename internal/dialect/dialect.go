@@ -151,10 +151,10 @@ type Request struct {
 	ResultIDs    []string // ids of the tool calls whose results it carries
 	// Results are the tool results it carries, in order, each with what
 	// the client told the model about its call (see ToolResult).
-	Results []ToolResult
-	Tools        []Tool   // tools the request offers
-	Legacy       bool     // chat: tools offered as legacy "functions"
-	UserText     []string // user text, in order
+	Results  []ToolResult
+	Tools    []Tool   // tools the request offers
+	Legacy   bool     // chat: tools offered as legacy "functions"
+	UserText []string // user text, in order
 }
 
 // ToolResult is one tool result a follow-up carries: what the client told

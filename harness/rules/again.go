@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // reask is a call the model asked for again (a script step's
@@ -33,6 +34,47 @@ func reasks(h *history.History) [][]reask {
 			i := max(h.ExchangeAt(u.At.D()), 0)
 			out[i] = append(out[i], reask{tool: c.Tool, failed: c.AgainFor})
 		}
+	}
+	return out
+}
+
+// wrote returns the indexes in h.MCP of the tools/call requests that
+// wrote: a write of their tool and request id follows them before the next
+// such call.
+func wrote(h *history.History) map[int]bool {
+	out := map[int]bool{}
+	last := map[string]int{}
+	for i, e := range h.MCP {
+		id := e.Tool + "\x00" + e.RequestID
+		switch e.Kind {
+		case wire.MCPCall:
+			last[id] = i
+		case wire.MCPWrite:
+			if j, ok := last[id]; ok {
+				out[j] = true
+			}
+		}
+	}
+	return out
+}
+
+// asked returns, for each client exchange of h (at least one), how many of
+// the calls the model asked for again there are logical calls of their own:
+// at most one per execution in the exchange that wrote nothing (a tool
+// error, a read), as asking again for a call that wrote repeats a write the
+// client had made and reported failed.
+func asked(h *history.History) []int {
+	w := wrote(h)
+	rs := reasks(h)
+	idle := make([]int, len(rs))
+	for _, i := range Executed(h) {
+		if !w[i] {
+			idle[max(h.ExchangeAt(h.MCP[i].At.D()), 0)]++
+		}
+	}
+	out := make([]int, len(rs))
+	for i := range out {
+		out[i] = min(len(rs[i]), idle[i])
 	}
 	return out
 }

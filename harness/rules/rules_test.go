@@ -191,6 +191,9 @@ func TestRules(t *testing.T) {
 		{"replay: the model asked again after a call refused before it ran", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			reaskedLoop(h, "MCP tool call commit_write failed: 503", mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute))
 		}), Pass},
+		{"replay: the model asked again after an isError result, which wrote nothing", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			reaskedLoop(h, "MCP tool error: entry not found", mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultIsError))
+		}), Pass},
 		{"replay: no call reached", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200))
 		}), Unknown},

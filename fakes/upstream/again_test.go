@@ -3,8 +3,11 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
@@ -382,4 +385,31 @@ func TestAgainValidate(t *testing.T) {
 			diff(t, "error", tt.wantErr, got)
 		})
 	}
+}
+
+// FuzzAgainRecord: any result text is read without a panic, and recorded
+// as the history keeps it: at most wire.MaxResultText runes of valid UTF-8,
+// no newline or tab, nothing shaped like a provider key.
+func FuzzAgainRecord(f *testing.F) {
+	for _, s := range []string{failedResult.text, unknownResult.text, "", "key sk-proj-abcdef0123456789 closed", "\xff\xfe", strings.Repeat("é", 300)} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, text string, isErr bool) {
+		res := api.ToolResult{CallID: "call_1", Text: text, Error: isErr}
+		read := readResult(res, &Step{Call: "c", AgainIfFailed: 1})
+		if read != wire.ResultFailed && read != wire.ResultUnknown && read != wire.ResultOK {
+			t.Fatalf("reading %q", read)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+		got := recordResults([]api.ToolResult{res}, nil, r)[0].Text
+		if utf8.RuneCountInString(got) > wire.MaxResultText || strings.ContainsAny(got, "\n\t") {
+			t.Fatalf("recorded %q: over %d runes, or with a newline or tab", got, wire.MaxResultText)
+		}
+		if utf8.ValidString(text) && !utf8.ValidString(got) {
+			t.Fatalf("recorded %q from valid UTF-8: invalid", got)
+		}
+		if strings.Contains(got, "sk-proj-abcdef0123456789") {
+			t.Fatalf("recorded a key: %q", got)
+		}
+	})
 }

@@ -353,6 +353,9 @@ func TestValidJSONDepth(t *testing.T) {
 }
 
 var fuzzSeeds = []string{
+	`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":[{"type":"text","text":"closed"}]}]}]}`,
+	`{"contents":[{"role":"user","parts":[{"functionResponse":{"id":"fc_1","response":{"error":{"code":1}}}}]}]}`,
+	`{"input":[{"type":"mcp_call","output":"","error":"gone"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"x"}]}]}`,
 	`{"messages":[{"role":"user","content":"hi"},{"role":"tool","content":"ok"}],"tools":[{"type":"function","function":{"name":"commit_write"}}],"stream":true}`,
 	`{"input":[{"type":"function_call_output","call_id":"c","output":"ok"}],"tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"f"}]}]}`,
 	`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t"},{"type":"text","text":"with entry a"}]}],"tools":[{"name":"x"}]}`,

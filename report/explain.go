@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -170,6 +171,7 @@ func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 	attempts := map[int]int{}              // request -> attempts so far
 	tries := map[int]int{}                 // request -> tries of the latest kind
 	lastKind := map[int]wire.RequestKind{} // request -> kind of the latest model request
+	lastResults := map[int][]string{}      // request -> result ids of the latest follow-up
 	translated := map[int]bool{}           // request -> translation explained
 	for n, u := range h.Upstream {
 		req := h.ExchangeAt(u.At.D()) + 1
@@ -177,12 +179,17 @@ func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 		case u.Kind != wire.KindFollowUp || attempts[req] == 0:
 			attempts[req]++
 			tries[req] = 1
-		case lastKind[req] == u.Kind:
+		case lastKind[req] == u.Kind && !carriesNew(u.ResultIDs, lastResults[req]):
 			tries[req]++
 		default:
+			// A follow-up with a result the last one did not carry is the
+			// next step of the tool loop, not that follow-up sent again.
 			tries[req] = 1
 		}
 		lastKind[req] = u.Kind
+		if u.Kind == wire.KindFollowUp {
+			lastResults[req] = u.ResultIDs
+		}
 		kind := strings.ReplaceAll(string(u.Kind), "_", "-")
 		up := Step{At: u.At.D(), From: PartyTarget, To: PartyModel, Kind: StepUpstream, Request: req,
 			Attempt: attempts[req], Try: tries[req], ModelCall: n + 1}
@@ -191,7 +198,7 @@ func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 			up.Label += " (stream)"
 		}
 		if len(u.ResultIDs) > 0 {
-			up.Label += " with the result of " + strings.Join(u.ResultIDs, ", ")
+			up.Label += " with the result of " + resultsText(u)
 		}
 		if tries[req] > 1 {
 			up.Notes = append(up.Notes, fmt.Sprintf("sent again: try %d of this %s", tries[req], kind))
@@ -209,6 +216,11 @@ func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 			ans.Fault = u.Fault
 		} else if u.Failed() {
 			ans.Failed = true
+		}
+		for _, c := range u.Calls {
+			if c.AgainFor != "" {
+				ans.Notes = append(ans.Notes, fmt.Sprintf("model asks again for %s after the client reported %s failed", c.Tool, c.AgainFor))
+			}
 		}
 		steps = append(steps, up, ans)
 		if len(u.Calls) > 0 || u.ToolCalls > 0 {
@@ -356,6 +368,8 @@ func causedBy(st *Step, answers []*toolAnswer, e wire.MCPEvent) {
 		}
 		if again {
 			st.Notes = append(st.Notes, "the same tool call sent again")
+		} else if idx < len(a.u.Calls) && a.u.Calls[idx].AgainFor != "" {
+			st.Notes = append(st.Notes, "a new call the model asked for because the client reported "+a.u.Calls[idx].AgainFor+" failed")
 		}
 		return
 	}
@@ -504,6 +518,56 @@ func modelAnswer(u wire.UpstreamRequest) string {
 		parts = append(parts, ra)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// carriesNew reports whether ids holds an id that prev does not.
+func carriesNew(ids, prev []string) bool {
+	for _, id := range ids {
+		if !slices.Contains(prev, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxResultWords bounds the text of a result a timeline line quotes, in runes.
+const maxResultWords = 80
+
+// resultsText names the results a follow-up carried, each with what the
+// client told the model where the history has it: `call_X: error "connection
+// closed"`; else their ids.
+func resultsText(u wire.UpstreamRequest) string {
+	if len(u.Results) == 0 {
+		return strings.Join(u.ResultIDs, ", ")
+	}
+	parts := make([]string, 0, len(u.Results))
+	for _, r := range u.Results {
+		if r.ID == "" {
+			continue
+		}
+		var said []string
+		if r.Error {
+			said = append(said, "error")
+		}
+		if r.Text != "" {
+			said = append(said, strconv.Quote(clipRunes(r.Text, maxResultWords)))
+		}
+		if len(said) == 0 {
+			parts = append(parts, r.ID)
+			continue
+		}
+		parts = append(parts, r.ID+": "+strings.Join(said, " "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// clipRunes cuts s to n runes, the last "…" when it was cut.
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // mcpFaultText says what an MCP fault did to a call, for its arrow.

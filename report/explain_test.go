@@ -351,3 +351,52 @@ func TestExplainClientAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A model that asks again: the follow-up line says what the client told
+// the model about each call, the answer marks the re-ask, the re-asked
+// call's tools/call says why it came, and the next follow-up (a new result)
+// is no try 2 of the first.
+func TestExplainAskedAgain(t *testing.T) {
+	initial := wire.UpstreamRequest{At: ms(1), Path: "/v1/messages", Kind: wire.KindInitial, Outcome: wire.OutcomeForwarded, Status: 200,
+		Calls: []wire.ToolCall{{Tool: "commit_write", ID: "toolu_1"}}}
+	failed := wire.UpstreamRequest{At: ms(3), Path: "/v1/messages", Kind: wire.KindFollowUp, Outcome: wire.OutcomeForwarded, Status: 200,
+		ResultIDs: []string{"toolu_1"}, Results: []wire.ToolResult{{ID: "toolu_1", Error: true, Text: "connection closed", Read: wire.ResultFailed}},
+		Calls: []wire.ToolCall{{Tool: "commit_write", ID: "toolu_2", AgainFor: "toolu_1"}}}
+	last := wire.UpstreamRequest{At: ms(5), Path: "/v1/messages", Kind: wire.KindFollowUp, Outcome: wire.OutcomeForwarded, Status: 200,
+		ResultIDs: []string{"toolu_1", "toolu_2"}, Results: []wire.ToolResult{{ID: "toolu_1", Error: true, Text: "connection closed"}, {ID: "toolu_2", Text: "wrote alpha"}}}
+	h := &history.History{
+		Setup:    history.Setup{ToolCalls: 1, Tools: []string{"commit_write"}},
+		Requests: []history.Exchange{{Endpoint: "messages", Path: "/v1/messages", Start: ms(0), End: ms(10), Status: 200}},
+		Upstream: []wire.UpstreamRequest{initial, failed, last},
+		MCP: []wire.MCPEvent{
+			{At: ms(2), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "1"},
+			{At: ms(2.1), Kind: wire.MCPWrite, Tool: "commit_write", RequestID: "1", Entry: "alpha"},
+			{At: ms(4), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "2"},
+			{At: ms(4.1), Kind: wire.MCPWrite, Tool: "commit_write", RequestID: "2", Entry: "alpha"},
+		},
+	}
+	steps := Explain(h)
+	ups := stepsOf(steps, StepUpstream)
+	if len(ups) != 3 {
+		t.Fatalf("%d model requests, want 3", len(ups))
+	}
+	if d := cmp.Diff([]string{
+		"POST /v1/messages initial",
+		`POST /v1/messages follow-up with the result of toolu_1: error "connection closed"`,
+		`POST /v1/messages follow-up with the result of toolu_1: error "connection closed"; toolu_2: "wrote alpha"`,
+	}, []string{ups[0].Label, ups[1].Label, ups[2].Label}); d != "" {
+		t.Errorf("model request labels (-want +got):\n%s", d)
+	}
+	if ups[2].Try != 1 {
+		t.Errorf("the follow-up with the re-ask's result is try %d, want 1: it carries a new result", ups[2].Try)
+	}
+	answers := stepsOf(steps, StepModelAnswer)
+	if !slices.Contains(answers[1].Notes, "model asks again for commit_write after the client reported toolu_1 failed") {
+		t.Errorf("re-ask answer's notes %q", answers[1].Notes)
+	}
+	tc := stepsOf(steps, StepToolCall)
+	if len(tc) != 2 || tc[1].CallID != "toolu_2" || tc[1].Execution != 2 ||
+		!slices.Contains(tc[1].Notes, "a new call the model asked for because the client reported toolu_1 failed") {
+		t.Errorf("tool calls %+v: want the second tied to toolu_2, execution 2, its note", tc)
+	}
+}

@@ -159,6 +159,9 @@ type toolCall struct {
 	args      string // JSON object text, or the custom tool's input
 	// argsQuoted is args as a JSON string, when known ("" = quote args).
 	argsQuoted string
+	// againFor is the id of the call the client reported failed that this
+	// call asks for again; "" for a call of the script's own.
+	againFor string
 }
 
 // appendQuotedArgs appends c.args as a JSON string.
@@ -238,7 +241,20 @@ func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 	if a.model == "" {
 		a.model = "replaycheck-fake"
 	}
-	steps, say := x.script.turn(x.round)
+	steps, first, say := x.script.turn(x.round)
+	made := make([]againCall, len(steps))
+	for i := range steps {
+		made[i] = againCall{mintedCall: mintedCall{step: first + i, round: x.round}}
+	}
+	if len(x.again) > 0 {
+		// The client reported calls failed: the model asks for them again
+		// (same tool, same arguments) instead of going on with the script.
+		all := x.script.steps()
+		steps, made = make([]Step, len(x.again)), x.again
+		for i, c := range x.again {
+			steps[i] = all[c.step]
+		}
+	}
 	entry := ""
 	for i := range steps {
 		st := &steps[i]
@@ -259,12 +275,19 @@ func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 			c.args = customInput(st.Arguments, r.json, entry, x.token)
 			c.argsQuoted = ""
 		}
+		m := made[i].mintedCall
+		if made[i].of != "" {
+			c.args, c.argsQuoted = m.args, m.argsQuoted
+		}
+		m.args, m.argsQuoted = c.args, c.argsQuoted
+		c.againFor = made[i].of
 		a.calls = append(a.calls, c)
+		x.mints = append(x.mints, m)
 	}
 	if len(a.calls) == 0 {
 		a.text = say
 	} else {
-		x.answeredRound = x.round
+		x.answeredRound = x.mints[0].round
 	}
 	return a, nil
 }

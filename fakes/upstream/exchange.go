@@ -35,6 +35,9 @@ func (s *Server) serveModelRequest(x *exchange) {
 	}
 	x.round = st.roundOf(x.token, &x.req)
 	player := st.cassette
+	if player == nil && s.cfg.Cassette == nil && s.cfg.Relay == "" {
+		x.again, x.reads = st.again(&x.req, x.script)
+	}
 	f := flag
 	if f == nil {
 		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.Stream)
@@ -102,6 +105,13 @@ type exchange struct {
 	// answeredRound is the round whose calls the answer carries (-1 = none).
 	answeredRound int
 	script        *Script
+	// again are the calls the model asks for again (a scripted follow-up
+	// that reported a call failed), reads the fake model's readings of its
+	// results (see runState.again); mints, what each call of the scripted
+	// answer was made for, in its order.
+	again []againCall
+	reads []string
+	mints []mintedCall
 	// fault is the fault that fires on this request (nil for none), kinds
 	// its kinds in the order they act (Fault.kinds), backed by kindBuf, the
 	// first pacers of them pacers.
@@ -158,6 +168,7 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 	rec.Status = status
 	rec.Model = x.req.Model
 	rec.ResultIDs = x.req.ResultIDs
+	rec.Results = recordResults(x.req.Results, x.reads, x.r)
 	if len(x.req.Tools) > 0 {
 		rec.Offered = offeredNames(x.req.Tools)
 	}
@@ -182,6 +193,7 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 			st.rounds = make(map[int]int)
 		}
 		st.rounds[x.seq] = x.answeredRound
+		st.mint(rec.Calls, x.mints)
 	}
 	if s.cfg.Log != nil {
 		line := make([]byte, 0, len(rec.Path)+len(rec.Kind)+len(outcome)+3)
@@ -263,6 +275,11 @@ func (s *Server) answerScripted(x *exchange) {
 	rep := x.de.d.answer(*bp, &a, &x.req)
 	x.rec.ResponseID = rep.id
 	x.rec.SetCalls(a.callNames(), rep.callIDs)
+	for i := range x.rec.Calls {
+		if i < len(a.calls) {
+			x.rec.Calls[i].AgainFor = a.calls[i].againFor
+		}
+	}
 	if !x.req.Stream {
 		*bp = rep.body[:0]
 		x.w.Header()["Content-Type"] = jsonContentType

@@ -64,7 +64,7 @@ func fuzzDialect(f *testing.F, name string) {
 			checkMatch(t, req.Tools, call)
 		}
 		s := Script{}
-		calls, say := s.turn(req.Rounds)
+		calls, _, say := s.turn(req.Rounds)
 		a := answer{idTok: "rc0123456789", seq: 1, model: req.Model, text: say}
 		for _, c := range calls {
 			if tl, ok, _ := matchTool(req.Tools, c.Call); ok {

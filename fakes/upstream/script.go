@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,19 @@ import (
 // alpha…" gives alpha), and {{token}}, replaced by the run token. The zero
 // Script is the seed's default: call commit_write once with entry {{entry}},
 // then say done.
+//
+// A call step with again_if_failed: N makes the model ask again: when a
+// follow-up's latest round of results reports that a call the fake made
+// for the step failed (the dialect's error flag, or a text matching the
+// step's failed_if, DefaultFailedIf when unset), unless its text says the
+// outcome is unknown (unknown_if, DefaultUnknownIf), the fake answers with
+// the same call again — same tool, same arguments, a new call id — instead
+// of the next group, at most N times per call of the script; a result the
+// fake cannot tie to a call it made (no run token, an id the client
+// rewrote) is never asked again. The script's rounds do not count the
+// re-asks, and the record marks each (wire.ToolCall.AgainFor):
+//
+//	[{call: commit_write, arguments: {entry: "{{entry}}"}, again_if_failed: 1}, {say: done}]
 type Script struct {
 	// Steps are the script's steps in order.
 	Steps []Step
@@ -52,7 +66,37 @@ type Step struct {
 	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty" jsonschema_description:"arguments of the call; string values may use {{entry}} and {{token}}"`
 	// Say is the final text of the answer once no tool call is left.
 	Say string `json:"say,omitempty" yaml:"say,omitempty" jsonschema_description:"final text answered when no tool call is left"`
+	// AgainIfFailed is how many times the model asks again for the call
+	// when the client reports that it failed (see Script): 0 never.
+	AgainIfFailed int `json:"again_if_failed,omitempty" yaml:"again_if_failed,omitempty" jsonschema:"minimum=0,maximum=10" jsonschema_description:"how many times the model asks again for this call (same tool, same arguments, a new call id) when the follow-up reports it failed: the result is flagged as an error (Anthropic is_error, a Gemini response with an error, a Responses mcp_call error) or its text matches failed_if, and its text does not match unknown_if. 0 (default) never; at most 10"`
+	// FailedIf is the pattern (RE2) of a result text that reports the call
+	// failed; "" = DefaultFailedIf. Only with AgainIfFailed.
+	FailedIf string `json:"failed_if,omitempty" yaml:"failed_if,omitempty" jsonschema_description:"RE2 pattern of a result text that reports the call failed (start it with (?i) to ignore case); default (?i)error|fail|exception|timed out|timeout|closed|disconnect|not connected|refused|unavailable|broken pipe. Needs again_if_failed"`
+	// UnknownIf is the pattern (RE2) of a result text that reports the
+	// call's outcome unknown, which is no failure; "" = DefaultUnknownIf.
+	// Only with AgainIfFailed.
+	UnknownIf string `json:"unknown_if,omitempty" yaml:"unknown_if,omitempty" jsonschema_description:"RE2 pattern of a result text that says the call's outcome is unknown: no failure, the model does not ask again (it wins over failed_if and the error flag); default (?i)unknown|may have|might have|uncertain|did not confirm|not confirmed|do not retry|don't retry. Needs again_if_failed"`
 }
+
+// MaxAgainIfFailed bounds Step.AgainIfFailed.
+const MaxAgainIfFailed = 10
+
+// StepError is a problem with one step of a Script: its index and, when the
+// problem is one setting, the setting's YAML name.
+type StepError struct {
+	Step  int
+	Field string // "" = the step as a whole
+	Err   error
+}
+
+func (e *StepError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("steps[%d]: %v", e.Step, e.Err)
+	}
+	return fmt.Sprintf("steps[%d].%s: %v", e.Step, e.Field, e.Err)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
 
 // DefaultScript returns the seed's script: call commit_write with the entry
 // the prompt names, then answer done.
@@ -80,30 +124,50 @@ func ParseScript(b []byte) (Script, error) {
 	return s, nil
 }
 
-// Validate reports the first step that is not exactly one of call or say.
+// Validate reports, as a *StepError, the first step that is not exactly one
+// of call or say, or whose again_if_failed settings are bad.
 func (s Script) Validate() error {
 	for i, st := range s.Steps {
+		bad := func(field, format string, args ...any) error {
+			return &StepError{Step: i, Field: field, Err: fmt.Errorf(format, args...)}
+		}
 		switch {
 		case st.Call == "" && st.Say == "":
-			return fmt.Errorf("steps[%d]: want call or say", i)
+			return bad("", "want call or say")
 		case st.Call != "" && st.Say != "":
-			return fmt.Errorf("steps[%d]: call and say are exclusive", i)
+			return bad("", "call and say are exclusive")
 		case st.Say != "" && st.Arguments != nil:
-			return fmt.Errorf("steps[%d].arguments: only a call takes arguments", i)
+			return bad("arguments", "only a call takes arguments")
+		case st.Say != "" && st.AgainIfFailed != 0:
+			return bad("again_if_failed", "only a call is asked for again")
+		case st.AgainIfFailed < 0 || st.AgainIfFailed > MaxAgainIfFailed:
+			return bad("again_if_failed", "want a count from 0 to %d, got %d", MaxAgainIfFailed, st.AgainIfFailed)
+		}
+		for _, p := range []struct{ field, pattern string }{{"failed_if", st.FailedIf}, {"unknown_if", st.UnknownIf}} {
+			if p.pattern == "" {
+				continue
+			}
+			if st.AgainIfFailed == 0 {
+				return bad(p.field, "needs again_if_failed (a count of 1 or more)")
+			}
+			if _, err := regexp.Compile(p.pattern); err != nil {
+				return bad(p.field, "want an RE2 pattern: %w", err)
+			}
 		}
 	}
 	return nil
 }
 
 // Fill returns a copy of s with f applied to every string in it: calls, say
-// texts, and argument keys and string values at any depth; it shares no map
+// texts, and argument keys and string values at any depth (the patterns
+// failed_if and unknown_if are copied as they are); it shares no map
 // or list with s. Of two keys f makes one, the later in sorted order wins.
 // An argument value JSON cannot encode (NaN, ±Inf) is an error: the fake
 // sends the arguments as a JSON object.
 func (s Script) Fill(f func(string) string) (Script, error) {
 	steps := make([]Step, len(s.Steps))
 	for i, st := range s.Steps {
-		steps[i] = Step{Call: f(st.Call), Say: f(st.Say)}
+		steps[i] = Step{Call: f(st.Call), Say: f(st.Say), AgainIfFailed: st.AgainIfFailed, FailedIf: st.FailedIf, UnknownIf: st.UnknownIf}
 		if len(st.Arguments) == 0 {
 			continue
 		}
@@ -180,13 +244,19 @@ func (s *Script) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
-// turn is what the script answers to a request that carries rounds rounds of
-// tool results: the call group for that round, or the final text.
-func (s *Script) turn(rounds int) (calls []Step, say string) {
-	steps := s.Steps
-	if len(steps) == 0 {
-		steps = defaultSteps
+// steps returns the script's steps, the default script's when it has none.
+func (s *Script) steps() []Step {
+	if len(s.Steps) == 0 {
+		return defaultSteps
 	}
+	return s.Steps
+}
+
+// turn is what the script answers to a request that carries rounds rounds of
+// tool results: the call group for that round, steps()[first:first+len(calls)],
+// or the final text.
+func (s *Script) turn(rounds int) (calls []Step, first int, say string) {
+	steps := s.steps()
 	say = "done"
 	group := 0
 	for i := 0; i < len(steps); {
@@ -200,12 +270,12 @@ func (s *Script) turn(rounds int) (calls []Step, say string) {
 			j++
 		}
 		if group == rounds && calls == nil {
-			calls = steps[i:j]
+			calls, first = steps[i:j], i
 		}
 		group++
 		i = j
 	}
-	return calls, say
+	return calls, first, say
 }
 
 var defaultSteps = DefaultScript().Steps

@@ -69,7 +69,7 @@ func TestScriptTurn(t *testing.T) {
 		{7, nil, "end"},
 	}
 	for _, tt := range tests {
-		calls, say := s.turn(tt.rounds)
+		calls, _, say := s.turn(tt.rounds)
 		var names []string
 		for _, c := range calls {
 			names = append(names, c.Call)
@@ -78,7 +78,7 @@ func TestScriptTurn(t *testing.T) {
 		diff(t, "say", tt.wantSay, say)
 	}
 	var zero Script
-	calls, say := zero.turn(0)
+	calls, _, say := zero.turn(0)
 	diff(t, "default call", "commit_write", calls[0].Call)
 	diff(t, "default say", "done", say)
 }
@@ -156,13 +156,13 @@ func TestParseErrorsSayCauseOnce(t *testing.T) {
 // they are, shares nothing with the original, and refuses an argument JSON
 // cannot send.
 func TestScriptFill(t *testing.T) {
-	if n := reflect.TypeFor[Step]().NumField(); n != 3 {
+	if n := reflect.TypeFor[Step]().NumField(); n != 6 {
 		t.Fatalf("Step has %d fields: make Fill carry the new one, and add it here", n)
 	}
 	in := Script{Steps: []Step{
 		{Call: "x_write", Arguments: map[string]any{"entry": "x", "x": "key", "n": uint64(9007199254740993), "ok": true, "none": nil,
 			"nested": map[string]any{"list": []any{"x", -1.5, map[string]any{"deep": "x"}}, "empty": map[string]any{}}}},
-		{Call: "commit_write"},
+		{Call: "commit_write", AgainIfFailed: 2, FailedIf: "x fail", UnknownIf: "x unknown"},
 		{Say: "done x"},
 	}}
 	upper := func(s string) string { return strings.ReplaceAll(s, "x", "X") }
@@ -173,7 +173,7 @@ func TestScriptFill(t *testing.T) {
 	want := Script{Steps: []Step{
 		{Call: "X_write", Arguments: map[string]any{"entry": "X", "X": "key", "n": uint64(9007199254740993), "ok": true, "none": nil,
 			"nested": map[string]any{"list": []any{"X", -1.5, map[string]any{"deep": "X"}}, "empty": map[string]any{}}}},
-		{Call: "commit_write"},
+		{Call: "commit_write", AgainIfFailed: 2, FailedIf: "x fail", UnknownIf: "x unknown"},
 		{Say: "done X"},
 	}}
 	if d := cmp.Diff(want, got); d != "" {

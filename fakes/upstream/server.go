@@ -111,6 +111,9 @@ type runState struct {
 	// so a follow-up that carries only the latest results (Responses'
 	// previous_response_id) still gets the next round.
 	rounds map[int]int
+	// minted maps the id of each tool call of a scripted answer to the
+	// step, attempt and round it was made for (again_if_failed).
+	minted map[string]mintedCall
 }
 
 // maxRounds bounds runState.rounds (cleared when full).
@@ -118,13 +121,14 @@ const maxRounds = 4096
 
 // roundOf returns the script round a request is at: 0 for an initial one;
 // for a follow-up, one past the latest round whose calls it answers, by the
-// call ids the fake minted, or else the rounds of results it carries.
+// call ids the fake minted, or else the rounds of results it carries
+// (rounds that answer calls the model asked for again not counted).
 // s.mu must be held.
 func (st *runState) roundOf(token string, req *api.Request) int {
 	if !req.FollowUp {
 		return 0
 	}
-	r := max(req.Rounds, 1)
+	r := max(req.Rounds-st.againRounds(req), 1)
 	if token == "" {
 		return r
 	}

@@ -12,7 +12,8 @@ func isErrorNotRetriedRule() Rule {
 		Name: "is-error-not-retried",
 		Doc: "An MCP result with isError: true is a result, not a transport failure: it goes back to the " +
 			"model, the call is not re-sent, and it does not count toward the server being unreachable — every " +
-			"logical call reaches the server exactly once. Cannot judge when no call got an isError result.",
+			"logical call reaches the server exactly once; a call the model asked for again after the client reported " +
+			"the first failed (again_if_failed) is a logical call of its own. Cannot judge when no call got an isError result.",
 		Seed: "004 #2: \"An MCP tool result with isError: true is not a transport failure; return it to the model instead of " +
 			"retrying\"; 002 (hermes PR): three isError results opened the breaker and a later valid call never reached the " +
 			"server — \"a completed RPC round-trip resets the breaker regardless of payload\". 002's maintainers closed that PR " +
@@ -45,20 +46,34 @@ func isErrorNotRetried(h *history.History) Verdict {
 		i := max(h.ExchangeAt(e.At.D()), 0)
 		byExchange[i] = append(byExchange[i], e)
 	}
+	again := reasks(h)
+	total := 0
 	for i, calls := range byExchange {
-		if len(calls) == per {
+		want := per + len(again[i])
+		total += want
+		if len(calls) == want {
 			continue
 		}
 		where := ""
 		if n > 1 {
 			where = fmt.Sprintf(" in request %d of %d", i+1, n)
 		}
+		asked := ""
+		if len(again[i]) > 0 {
+			asked = fmt.Sprintf(" (%s asked again by the model)", plural(len(again[i]), "call"))
+		}
 		return judged(false,
-			fmt.Sprintf("%s per client request to reach the server once each, %s answered with isError", plural(per, "logical call"), plural(errs, "call")),
+			fmt.Sprintf("%s per client request%s to reach the server once each, %s answered with isError", plural(want, "logical call"), asked, plural(errs, "call")),
 			fmt.Sprintf("%s%s (%s)", plural(len(calls), "tools/call"), where, tally(byTool(calls))))
 	}
 	all := h.Calls("")
+	observed := fmt.Sprintf("%s (%s)", plural(len(all), "tools/call"), tally(byTool(all)))
+	for _, rs := range again {
+		if s := reaskText(rs); s != "" {
+			observed += "; " + s
+		}
+	}
 	return judged(true,
-		fmt.Sprintf("%s to reach the server once each, %s answered with isError", plural(per*n, "logical call"), plural(errs, "call")),
-		fmt.Sprintf("%s (%s)", plural(len(all), "tools/call"), tally(byTool(all))))
+		fmt.Sprintf("%s to reach the server once each, %s answered with isError", plural(total, "logical call"), plural(errs, "call")),
+		observed)
 }

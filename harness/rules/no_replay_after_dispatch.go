@@ -13,8 +13,10 @@ func noReplayAfterDispatchRule() Rule {
 		Doc: "A tool call that reached the MCP server is executed at most once per logical call: " +
 			"no retry and no fallback re-runs it; judged per client request. A keyed call re-sent with the same " +
 			"idempotency key that the server deduplicates (answers from the first call, writing nothing) is not " +
-			"executed again; a call a fail_before_execute fault refused was not executed. Cannot judge when no tool " +
-			"call reached the server.",
+			"executed again; a call a fail_before_execute fault refused was not executed. A call the model asked for " +
+			"again because the client reported the first failed (again_if_failed) is no planned call: a logical call of its " +
+			"own when the first wrote nothing (a tool error); when the first had written, its execution is a duplicate the " +
+			"client's report caused. Cannot judge when no tool call reached the server.",
 		Seed: "000 (LiteLLM): \"The router neither retries nor falls back on a tagged error\" — under fault_on each endpoint " +
 			"wrote 3 lines before the fix and 1 after; the keyed exception is 004 #1 (\"Generate one key per logical action " +
 			"(not per attempt) and reuse it on every retry\") and 003 R13",
@@ -45,16 +47,23 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 	for i := range deduplicated(h) {
 		deduped[max(h.ExchangeAt(h.MCP[i].At.D()), 0)]++
 	}
+	// A call the model asked for again after a call that wrote nothing is
+	// a logical call of its own (see asked).
+	again := asked(h)
 	worst := 0
 	for i, es := range byExchange {
-		if len(es) > len(byExchange[worst]) {
+		if len(es)-again[i] > len(byExchange[worst])-again[worst] {
 			worst = i
 		}
 	}
 	es := byExchange[worst]
+	per += again[worst]
 	extra := ""
 	if d := deduped[worst]; d > 0 {
 		extra = fmt.Sprintf(" and %s the server deduplicated by idempotency key", plural(d, "keyed re-send"))
+	}
+	if s := reaskText(reasks(h)[worst]); s != "" {
+		extra += "; " + s
 	}
 	if n == 1 {
 		return judged(len(es) <= per, fmt.Sprintf("at most %s for %s", plural(per, "execution"), plural(per, "logical tool call")),

@@ -144,6 +144,28 @@ func loop(h *history.History, at int, followOutcome wire.Outcome, followStatus i
 	h.MCP = append(h.MCP, mcp(at+1, wire.MCPCall, "commit_write", ""), mcp(at+1, wire.MCPWrite, "commit_write", ""), mcp(at+1, wire.MCPResult, "commit_write", ""))
 }
 
+// reaskedLoop appends a tool loop in which the client reported the script's
+// call (call_1, tools/call 1) failed with text and the model asked again
+// (call_2, tools/call 2, which wrote): first says what became of the first
+// call at the ledger — a write, or a fault (fail_before_execute, is_error).
+func reaskedLoop(h *history.History, text string, first ...wire.MCPEvent) {
+	initial := up(1, "initial", "forwarded", 200)
+	initial.Calls = []wire.ToolCall{{Tool: "commit_write", ID: "call_1"}}
+	failed := up(3, "follow_up", "forwarded", 200)
+	failed.ResultIDs = []string{"call_1"}
+	failed.Results = []wire.ToolResult{{ID: "call_1", Text: text, Read: wire.ResultFailed}}
+	failed.Calls = []wire.ToolCall{{Tool: "commit_write", ID: "call_2", AgainFor: "call_1"}}
+	last := up(5, "follow_up", "forwarded", 200)
+	last.ResultIDs = []string{"call_1", "call_2"}
+	h.Upstream = append(h.Upstream, initial, failed, last)
+	h.MCP = append(h.MCP, mcpID(2, wire.MCPCall, "commit_write", "", "1"))
+	for _, e := range first {
+		e.RequestID = "1"
+		h.MCP = append(h.MCP, e)
+	}
+	h.MCP = append(h.MCP, mcpID(4, wire.MCPCall, "commit_write", "", "2"), mcpID(4, wire.MCPWrite, "commit_write", "", "2"), mcpID(4, wire.MCPResult, "commit_write", "", "2"))
+}
+
 func TestRules(t *testing.T) {
 	tests := []struct {
 		name string
@@ -182,6 +204,15 @@ func TestRules(t *testing.T) {
 			w.RequestID = "2"
 			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), w)
 		}), Fail},
+		{"replay: the model asked again after the client reported a call that ran as failed", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			reaskedLoop(h, "MCP server process exited: connection closed", mcp(2, wire.MCPWrite, "commit_write", ""))
+		}), Fail},
+		{"replay: the model asked again after a call refused before it ran", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			reaskedLoop(h, "MCP tool call commit_write failed: 503", mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute))
+		}), Pass},
+		{"replay: the model asked again after an isError result, which wrote nothing", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			reaskedLoop(h, "MCP tool error: entry not found", mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultIsError))
+		}), Pass},
 		{"replay: no call reached", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200))
 		}), Unknown},
@@ -392,6 +423,9 @@ func TestRules(t *testing.T) {
 
 		{"is-error: each call once", "is-error-not-retried", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "is_error"))
+		}), Pass},
+		{"is-error: the model asked again after the isError result", "is-error-not-retried", seedHistory(func(h *history.History) {
+			reaskedLoop(h, "MCP tool error: entry not found", mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultIsError))
 		}), Pass},
 		{"is-error: retried", "is-error-not-retried", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", "is_error"), mcp(2, wire.MCPCall, "commit_write", ""))

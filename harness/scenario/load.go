@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -233,7 +234,16 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 		fail([]any{"expect"}, "scenario %q expects nothing: set expect with counts or rules", s.Name)
 	}
 	if err := s.Model.Script.Validate(); err != nil {
-		fail([]any{"model"}, "model: %v", err)
+		// A step's problem is placed at the step, or at its setting.
+		at := []any{"model"}
+		var se *upstream.StepError
+		if errors.As(err, &se) {
+			at = append(at, se.Step)
+			if se.Field != "" {
+				at = append(at, se.Field)
+			}
+		}
+		fail(at, "model: %v", err)
 	}
 	if err := s.Model.load(file); err != nil {
 		fail([]any{"model", "cassette"}, "model: %v", err)

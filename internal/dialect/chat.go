@@ -95,7 +95,7 @@ func parseChat(body []byte) (Request, error) {
 		})
 		switch {
 		case role.is("tool") || role.is("function"):
-			req.addToolResult(callID.str(), !inResult)
+			req.addToolResult(ToolResult{CallID: callID.str(), Text: contentText(content)}, !inResult)
 			inResult = true
 			return true
 		case role.is("user"):

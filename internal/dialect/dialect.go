@@ -149,10 +149,36 @@ type Request struct {
 	FollowUp     bool     // carries a tool result
 	Rounds       int      // rounds of tool results carried
 	ResultIDs    []string // ids of the tool calls whose results it carries
-	Tools        []Tool   // tools the request offers
-	Legacy       bool     // chat: tools offered as legacy "functions"
-	UserText     []string // user text, in order
+	// Results are the tool results it carries, in order, each with what
+	// the client told the model about its call (see ToolResult).
+	Results  []ToolResult
+	Tools    []Tool   // tools the request offers
+	Legacy   bool     // chat: tools offered as legacy "functions"
+	UserText []string // user text, in order
 }
+
+// ToolResult is one tool result a follow-up carries: what the client told
+// the model about one call.
+type ToolResult struct {
+	// CallID is the id of the call it answers; "" when it names none.
+	CallID string
+	// Round is the round of results it belongs to, from 1 (Request.Rounds
+	// is the latest).
+	Round int
+	// Error is the dialect's error flag: Anthropic tool_result is_error,
+	// a Gemini functionResponse whose response has an "error" key, a
+	// Responses mcp_call with an error. Chat and Responses function
+	// outputs have none (false).
+	Error bool
+	// Text is the result's text as the model reads it, at most
+	// MaxResultText bytes (cut on a rune boundary): the content's text
+	// parts joined by newlines; for Gemini the response's error, output or
+	// result string, else the response object's JSON.
+	Text string
+}
+
+// MaxResultText bounds ToolResult.Text, in bytes.
+const MaxResultText = 4096
 
 // Tool is one tool a request offers.
 type Tool struct {

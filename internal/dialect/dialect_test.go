@@ -64,7 +64,8 @@ func TestParse(t *testing.T) {
 			want: Request{Model: "m", Stream: true, IncludeUsage: true, UserText: []string{"with entry a"}, Tools: []Tool{{Name: "commit_write"}, {Name: "free", Custom: true}}}},
 		{name: "chat follow-up, two rounds", dialect: "chat",
 			body: `{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},{"role":"tool","tool_call_id":"call_1"},{"role":"tool","tool_call_id":"call_2"},{"role":"assistant"},{"role":"function","content":"ok"}]}`,
-			want: Request{FollowUp: true, Rounds: 2, ResultIDs: []string{"call_1", "call_2"}, UserText: []string{"hi"}}},
+			want: Request{FollowUp: true, Rounds: 2, ResultIDs: []string{"call_1", "call_2"}, UserText: []string{"hi"},
+				Results: []ToolResult{{CallID: "call_1", Round: 1}, {CallID: "call_2", Round: 1}, {Round: 2, Text: "ok"}}}},
 		{name: "chat legacy functions", dialect: "chat", body: `{"functions":[{"name":"f"}],"stream":"yes"}`,
 			want: Request{Legacy: true, Tools: []Tool{{Name: "f"}}}},
 		{name: "chat messages not an array", dialect: "chat", body: `{"messages":"x"}`, wantErr: "messages: want an array"},
@@ -72,13 +73,33 @@ func TestParse(t *testing.T) {
 			want: Request{Stream: true, UserText: []string{"hello"}}},
 		{name: "responses follow-up", dialect: "responses",
 			body: `{"input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c1"},{"type":"function_call_output","call_id":"c1","output":"ok"},{"type":"custom_tool_call_output","call_id":"c2"},{"type":"mcp_call","output":null},{"type":"mcp_call","output":"x"}],"tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"f"},{"type":"custom","name":"g"}]},{"type":"web_search"}]}`,
-			want: Request{FollowUp: true, Rounds: 2, ResultIDs: []string{"c1", "c2"}, UserText: []string{"hi"}, Tools: []Tool{{Name: "f", Namespace: "ns"}, {Name: "g", Namespace: "ns", Custom: true}}}},
+			want: Request{FollowUp: true, Rounds: 2, ResultIDs: []string{"c1", "c2"}, UserText: []string{"hi"},
+				Results: []ToolResult{{CallID: "c1", Round: 1, Text: "ok"}, {CallID: "c2", Round: 1}, {Round: 2, Text: "x"}}, Tools: []Tool{{Name: "f", Namespace: "ns"}, {Name: "g", Namespace: "ns", Custom: true}}}},
 		{name: "messages follow-up", dialect: "messages",
 			body: `{"stream":true,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1"},{"type":"tool_result","tool_use_id":"toolu_2"},{"type":"text","text":"more"}]}],"tools":[{"name":"c"},{"type":"bash_20250124","name":"bash"},{"type":"web_search_20250305","name":"web_search"}]}`,
-			want: Request{Stream: true, FollowUp: true, Rounds: 1, ResultIDs: []string{"toolu_1", "toolu_2"}, UserText: []string{"hi", "more"}, Tools: []Tool{{Name: "c"}, {Name: "bash"}}}},
+			want: Request{Stream: true, FollowUp: true, Rounds: 1, ResultIDs: []string{"toolu_1", "toolu_2"}, UserText: []string{"hi", "more"},
+				Results: []ToolResult{{CallID: "toolu_1", Round: 1}, {CallID: "toolu_2", Round: 1}}, Tools: []Tool{{Name: "c"}, {Name: "bash"}}}},
 		{name: "gemini follow-up, snake_case", dialect: "gemini",
 			body: `{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"id":"fc_1"}},{"text":"said"}]},{"role":"user","parts":[{"function_response":{"id":"fc_1"}},{"functionResponse":{"name":"x"}}]}],"tools":[{"function_declarations":[{"name":"f"}]},{"googleSearch":{}}]}`,
-			want: Request{FollowUp: true, Rounds: 1, ResultIDs: []string{"fc_1"}, UserText: []string{"hi"}, Tools: []Tool{{Name: "f"}}}},
+			want: Request{FollowUp: true, Rounds: 1, ResultIDs: []string{"fc_1"}, UserText: []string{"hi"},
+				Results: []ToolResult{{CallID: "fc_1", Round: 1}, {Round: 1}}, Tools: []Tool{{Name: "f"}}}},
+		{name: "chat result text and parts", dialect: "chat",
+			body: `{"messages":[{"role":"tool","tool_call_id":"call_1","content":"MCP tool call commit_write failed: 503"},{"role":"tool","tool_call_id":"call_2","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`,
+			want: Request{FollowUp: true, Rounds: 1, ResultIDs: []string{"call_1", "call_2"},
+				Results: []ToolResult{{CallID: "call_1", Round: 1, Text: "MCP tool call commit_write failed: 503"}, {CallID: "call_2", Round: 1, Text: "a\nb"}}}},
+		{name: "responses results: output parts, mcp_call error", dialect: "responses",
+			body: `{"input":[{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"closed"}]},{"type":"mcp_call","id":"m1","output":"","error":"server gone"},{"type":"mcp_call","output":"fine","error":null}]}`,
+			want: Request{FollowUp: true, Rounds: 1, ResultIDs: []string{"c1"},
+				Results: []ToolResult{{CallID: "c1", Round: 1, Text: "closed"}, {Round: 1, Error: true, Text: "server gone"}, {Round: 1, Text: "fine"}}}},
+		{name: "messages is_error and content blocks", dialect: "messages",
+			body: `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":"connection closed"},{"type":"tool_result","tool_use_id":"toolu_2","is_error":false,"content":[{"type":"text","text":"wrote"}]}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_3","is_error":"true"}]}]}`,
+			want: Request{FollowUp: true, Rounds: 2, ResultIDs: []string{"toolu_1", "toolu_2", "toolu_3"},
+				Results: []ToolResult{{CallID: "toolu_1", Round: 1, Error: true, Text: "connection closed"}, {CallID: "toolu_2", Round: 1, Text: "wrote"}, {CallID: "toolu_3", Round: 2}}}},
+		{name: "gemini response error, output, object", dialect: "gemini",
+			body: `{"contents":[{"role":"user","parts":[{"functionResponse":{"id":"fc_1","response":{"error":"not connected"}}},{"functionResponse":{"id":"fc_2","response":{"error":{"code":5}}}},{"functionResponse":{"id":"fc_3","response":{"output":"ok"}}},{"functionResponse":{"id":"fc_4","response":{"n":1}}},{"functionResponse":{"id":"fc_5","response":{"error":null,"result":"r"}}}]}]}`,
+			want: Request{FollowUp: true, Rounds: 1, ResultIDs: []string{"fc_1", "fc_2", "fc_3", "fc_4", "fc_5"},
+				Results: []ToolResult{{CallID: "fc_1", Round: 1, Error: true, Text: "not connected"}, {CallID: "fc_2", Round: 1, Error: true, Text: `{"code":5}`},
+					{CallID: "fc_3", Round: 1, Text: "ok"}, {CallID: "fc_4", Round: 1, Text: `{"n":1}`}, {CallID: "fc_5", Round: 1, Text: "r"}}}},
 		{name: "not JSON", dialect: "gemini", body: `{"contents":[`, wantErr: ErrNotJSON.Error()},
 		{name: "not an object", dialect: "messages", body: `[]`, wantErr: ErrNotObject.Error()},
 	}
@@ -332,6 +353,9 @@ func TestValidJSONDepth(t *testing.T) {
 }
 
 var fuzzSeeds = []string{
+	`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":[{"type":"text","text":"closed"}]}]}]}`,
+	`{"contents":[{"role":"user","parts":[{"functionResponse":{"id":"fc_1","response":{"error":{"code":1}}}}]}]}`,
+	`{"input":[{"type":"mcp_call","output":"","error":"gone"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"x"}]}]}`,
 	`{"messages":[{"role":"user","content":"hi"},{"role":"tool","content":"ok"}],"tools":[{"type":"function","function":{"name":"commit_write"}}],"stream":true}`,
 	`{"input":[{"type":"function_call_output","call_id":"c","output":"ok"}],"tools":[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"f"}]}]}`,
 	`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t"},{"type":"text","text":"with entry a"}]}],"tools":[{"name":"x"}]}`,
@@ -371,6 +395,16 @@ func FuzzParseAll(f *testing.F) {
 			}
 			if req.FollowUp != (req.Rounds > 0) || len(req.ResultIDs) > 0 && !req.FollowUp {
 				t.Fatalf("%s: follow-up %v with %d rounds and ids %q", d.Name, req.FollowUp, req.Rounds, req.ResultIDs)
+			}
+			if len(req.Results) < len(req.ResultIDs) || len(req.Results) > 0 != req.FollowUp {
+				t.Fatalf("%s: %d results for %d ids, follow-up %v", d.Name, len(req.Results), len(req.ResultIDs), req.FollowUp)
+			}
+			last := 1
+			for _, r := range req.Results {
+				if r.Round < last || r.Round > req.Rounds || len(r.Text) > MaxResultText {
+					t.Fatalf("%s: result %+v out of order or too long (%d rounds)", d.Name, r, req.Rounds)
+				}
+				last = r.Round
 			}
 		}
 	})

@@ -132,7 +132,7 @@ func parseGemini(body []byte) (Request, error) {
 		var text []string
 		c.field("parts").eachElem(func(p jval) bool {
 			if fr := fieldEither(p, "functionResponse", "function_response"); fr.exists() && !fr.isNull() {
-				req.addToolResult(fr.field("id").str(), !inResult && !result)
+				req.addToolResult(geminiResult(fr), !inResult && !result)
 				result = true
 			} else if s := p.field("text").str(); s != "" {
 				text = append(text, s)
@@ -155,6 +155,33 @@ func parseGemini(body []byte) (Request, error) {
 		return true
 	})
 	return req, nil
+}
+
+// geminiResult reads a functionResponse: its id, and its response object's
+// error (the flag, and its text), else its output, result or content
+// string, else the object's JSON.
+func geminiResult(fr jval) ToolResult {
+	res := ToolResult{CallID: fr.field("id").str()}
+	resp := fr.field("response")
+	if e := resp.field("error"); !e.isNull() {
+		res.Error = true
+		if s := e.str(); s != "" {
+			res.Text = s
+			return res
+		}
+		res.Text = e.r.Raw
+		return res
+	}
+	for _, k := range [...]string{"output", "result", "content"} {
+		if s := resp.field(k).str(); s != "" {
+			res.Text = s
+			return res
+		}
+	}
+	if resp.exists() && !resp.isNull() {
+		res.Text = resp.r.Raw
+	}
+	return res
 }
 
 // geminiTerminal: a chunk whose candidate carries a finishReason.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -133,16 +134,48 @@ func checkArray(name string, v jval) error {
 	return nil
 }
 
-// addToolResult records one tool result the request carries, for the call
-// callID ("" when it names none); newRound starts a new round of results.
-func (r *Request) addToolResult(callID string, newRound bool) {
-	if callID != "" {
-		r.ResultIDs = append(r.ResultIDs, callID)
+// addToolResult records one tool result the request carries, res naming
+// its call (CallID "" when it names none), its flag and text; newRound
+// starts a new round of results.
+func (r *Request) addToolResult(res ToolResult, newRound bool) {
+	if res.CallID != "" {
+		r.ResultIDs = append(r.ResultIDs, res.CallID)
 	}
 	r.FollowUp = true
 	if newRound {
 		r.Rounds++
 	}
+	res.Round = r.Rounds
+	res.Text = boundText(res.Text)
+	r.Results = append(r.Results, res)
+}
+
+// boundText cuts s to at most MaxResultText bytes on a rune boundary.
+func boundText(s string) string {
+	if len(s) <= MaxResultText {
+		return s
+	}
+	i := MaxResultText
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i]
+}
+
+// contentText is the text of a result's content: a string, or the "text"
+// fields of an array of parts, joined by newlines.
+func contentText(content jval) string {
+	if s := content.str(); s != "" {
+		return s
+	}
+	var parts []string
+	content.eachElem(func(p jval) bool {
+		if s := p.field("text").str(); s != "" {
+			parts = append(parts, s)
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
 }
 
 // appendText appends the text of a content value: a string, or an array of

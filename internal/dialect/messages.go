@@ -100,7 +100,11 @@ func parseMessages(body []byte) (Request, error) {
 			typ := block.field("type")
 			switch {
 			case typ.is("tool_result"):
-				req.addToolResult(block.field("tool_use_id").str(), !inResult)
+				req.addToolResult(ToolResult{
+					CallID: block.field("tool_use_id").str(),
+					Error:  block.field("is_error").isTrue(),
+					Text:   contentText(block.field("content")),
+				}, !inResult)
 				inResult = true
 			case typ.is("text"):
 				if s := block.field("text").str(); s != "" {

@@ -99,7 +99,7 @@ func parseResponses(body []byte) (Request, error) {
 	}
 	inResult := false
 	input.eachElem(func(item jval) bool {
-		var typ, role, content, output, callID jval
+		var typ, role, content, output, callID, errv jval
 		item.eachField(func(k string, v jval) bool {
 			switch k {
 			case "type":
@@ -112,11 +112,20 @@ func parseResponses(body []byte) (Request, error) {
 				output = v
 			case "call_id":
 				callID = v
+			case "error":
+				errv = v
 			}
 			return true
 		})
 		if isToolOutputItem(typ.str(), output) {
-			req.addToolResult(callID.str(), !inResult)
+			res := ToolResult{CallID: callID.str(), Text: contentText(output)}
+			if typ.is("mcp_call") && !errv.isNull() {
+				res.Error = true
+				if e := errv.str(); e != "" {
+					res.Text = e
+				}
+			}
+			req.addToolResult(res, !inResult)
 			inResult = true
 			return true
 		}

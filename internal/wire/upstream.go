@@ -54,6 +54,12 @@ type UpstreamRequest struct {
 	// ResultIDs are the ids of the tool calls whose results a follow-up
 	// carries, in its order; nil when it names none.
 	ResultIDs []string `json:"result_ids,omitempty"`
+	// Results are what a follow-up told the model about each call whose
+	// result it carries, in its order: the call's id, the dialect's error
+	// flag and the result's text (whitespace collapsed, at most
+	// MaxResultText runes, credentials scrubbed). Nil when it carries none
+	// or the history predates them.
+	Results []ToolResult `json:"results,omitempty"`
 	// Offered are the names of the tools the request offered, in its order:
 	// a tool's name, or "namespace.name" for a tool inside a Responses
 	// namespace tool (ledger.commit_write). Nil when it offered none.
@@ -93,6 +99,49 @@ type ToolCall struct {
 	// toolu_…), "" when the answer gave none.
 	Tool string `json:"tool"`
 	ID   string `json:"id,omitempty"`
+	// AgainFor, when set, is the id of the call the client reported failed
+	// and this call asks for again (a script step's again_if_failed): a new
+	// logical call of the model, not a re-send of the first.
+	AgainFor string `json:"again_for,omitempty"`
+}
+
+// ToolResult is what a follow-up told the model about one tool call.
+type ToolResult struct {
+	// ID is the id of the call the result answers ("" when it names none).
+	ID string `json:"id,omitempty"`
+	// Error is the dialect's error flag (Anthropic is_error, a Gemini
+	// response with an error); chat and Responses function outputs have none.
+	Error bool `json:"error,omitempty"`
+	// Text is the result's text, whitespace collapsed, cut to MaxResultText
+	// runes (ending in "…" when cut), credentials scrubbed.
+	Text string `json:"text,omitempty"`
+	// Read is how the fake model read a result of a call whose script step
+	// asks again (again_if_failed): "failed" (it asked again, or would have
+	// past the step's count), "unknown" (the client said the outcome is
+	// unknown: not a failure) or "ok"; "" when no step asked.
+	Read string `json:"read,omitempty"`
+}
+
+// MaxResultText bounds ToolResult.Text, in runes.
+const MaxResultText = 200
+
+// The readings of ToolResult.Read.
+const (
+	ResultFailed  = "failed"
+	ResultUnknown = "unknown"
+	ResultOK      = "ok"
+)
+
+// AgainFor returns, for each call of the answer that asked again for a call
+// the client reported failed, that call's id; nil when none did.
+func (u UpstreamRequest) AgainFor() []string {
+	var out []string
+	for _, c := range u.Calls {
+		if c.AgainFor != "" {
+			out = append(out, c.AgainFor)
+		}
+	}
+	return out
 }
 
 // SetCalls records the answer's tool calls: their names, and their ids in

@@ -145,7 +145,7 @@ func roundMS(d history.Duration) string { return d.D().Round(time.Millisecond).S
 // failing cells (every cell with All), the bases' notes and the total.
 func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	if len(r.Fingerprint) > 0 {
-		if _, err := io.WriteString(w, "RETRY POLICY (each fault on every attempt; attempts as the upstream saw them, so layers multiply)\n"); err != nil {
+		if _, err := io.WriteString(w, "RETRY POLICY (each fault on every attempt; attempts as the upstream saw them, so layers multiply, or for a tools/call as the ledger did)\n"); err != nil {
 			return err
 		}
 		if err := WriteFingerprint(w, r.Fingerprint); err != nil {

@@ -83,7 +83,10 @@ Fault kinds (--kinds, comma-separated; the default is every one not marked
 each model request, and prints the target's retry policy: attempts (as the
 upstream saw them, so a client's retries times a proxy's), the gaps between
 them, whether Retry-After was honoured, the total time, what the app got and
-how many times the tool ran; --json keeps it, to diff two versions.
+how many times the tool ran; --json keeps it, to diff two versions. On a base
+that reaches the ledger over stdio it also arms each stdio server death at
+every tools/call and counts the calls the ledger received and the processes
+spawned (SPAWNS: the respawns).
 
 The sweep runs in a fixed order; --depth 2 adds every pair of faults on
 different requests and --random N adds N random schedules of two or three

@@ -346,6 +346,57 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
+// TestFingerprintOverStdio: over stdio the fingerprint arms the stdio
+// server's deaths on every tools/call, and tells the guarded gateway (the
+// call in flight is never re-sent: one call, one write, and a respawn for the
+// next round) from the one that re-sends it on a respawned server (two calls,
+// two writes).
+func TestFingerprintOverStdio(t *testing.T) {
+	kinds, err := SelectKinds([]string{"400", "stdio-exit-after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Request, Tool, Fault string
+		Attempts, Executions int
+	}
+	tests := []struct {
+		target string
+		want   []row
+	}{
+		{"builtin:guarded", []row{
+			{"initial", "", "400", 1, 0}, {"follow_up", "", "400", 1, 1},
+			{"", "commit_write", "stdio-exit-after", 1, 1},
+		}},
+		{"builtin:" + string(gateway.MCPReplayAfterStdioDeath), []row{
+			{"initial", "", "400", 1, 0}, {"follow_up", "", "400", 1, 1},
+			{"", "commit_write", "stdio-exit-after", 2, 2},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			t.Parallel()
+			tg := parseTarget(t, tt.target)
+			rep, err := Explore(context.Background(), bases(t, tg, "chat stream tool call over stdio"), Options{Target: tg, Kinds: kinds, Fingerprint: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []row
+			for _, r := range rep.Fingerprint {
+				got = append(got, row{string(r.Request), r.Tool, r.Fault, r.Attempts, r.Executions})
+				// The process that died is respawned for the re-send or for
+				// the next round; when the gateway sees it die is its own.
+				if (r.Tool == "") != (r.Spawns == 1) || r.Spawns < 1 {
+					t.Errorf("%s %s%s: %d spawns, want 1 for a model request's fault and 2 or more for a death", r.Fault, r.Request, r.Tool, r.Spawns)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("fingerprint (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestRandomSchedulesShrink draws random schedules of several faults on the
 // naive gateway; every failure among them reduces to a single fault.
 func TestRandomSchedulesShrink(t *testing.T) {

@@ -40,7 +40,7 @@ func TestRunVerboseExplainsFailure(t *testing.T) {
 	}{
 		{`^\s+\+\S+\s+app → target\s+POST /v1/messages$`, 1},
 		{`target → model\s+attempt [123]: POST /v1/responses initial$`, 3},
-		{`target → model\s+attempt [123]: POST /v1/responses follow-up with the result of call_\w+$`, 3},
+		{`target → model\s+attempt [123]: POST /v1/responses follow-up with the result of call_\w+: "recorded alpha-\w+"$`, 3},
 		{`↳ translated: the app sent Anthropic Messages \(/v1/messages\); the target asked the model in OpenAI Responses \(/v1/responses\)$`, 1},
 		{`model → target\s+HTTP 200, asks for \S*commit_write call_\w+ \[answer [135]\]$`, 3},
 		{`model → target\s+FAULT follow_up respond 500 always: HTTP 500 \[answer [246]\]$`, 3},

@@ -57,7 +57,34 @@ type realClient struct {
 	// client that differs from the usual (see TestRealClientsStdio): a
 	// "fail" is a finding the scenario proves.
 	stdioFaults map[string]string
+	// told is what the first follow-up of each stdio fault scenario told
+	// the model about the call (see toldModel), where it differs from the
+	// usual: the ledger's answer in a scenario without a fault or whose
+	// answer arrived, nothing in a crash loop (no call).
+	told map[string]told
 }
+
+// told is what a run's first follow-up told the model about the first tool
+// call (the history's results), or that no follow-up came: Error is the
+// dialect's error flag, Text a stable part of the result's text (the
+// history keeps its first 200 characters), Again the calls the model asked
+// for again (again_if_failed) in the run.
+type told struct {
+	Error bool
+	Text  string
+	Again int
+}
+
+// noFollowUp is the told of a run that made no follow-up.
+var noFollowUp = told{Text: "(no follow-up)"}
+
+// answered is the told of a run whose follow-up carried the ledger's answer
+// (recorded alpha-…, as text or JSON).
+var answered = told{Text: "recorded"}
+
+// askedAgain is the scenario whose model asks again when told the call
+// failed (scenarios/stdio/clients-exit-after-execute-asks-again.yaml).
+const askedAgain = "client stdio server exits after executing, model asks again"
 
 // geminiPath is the path streamed Gemini clients call, geminiUnaryPath the
 // one unstreamed ones call.
@@ -182,6 +209,17 @@ var stdioClients = []realClient{
 			// It retries a server that died at start once, then runs
 			// without its tools.
 			"client stdio server crash loop at start": "pass exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 paths=[/v1/messages] spawns=2 unoffered",
+			// It tells the model the call failed ("Connection closed",
+			// is_error), the model asks again, and Claude Code spawns
+			// the server again for the new call, which writes a second
+			// time: the finding the scenario proves.
+			askedAgain: "fail exit=0 writes=2 mcp_calls=2 initial=1 follow_ups=2 paths=[/v1/messages] spawns=2",
+		},
+		told: map[string]told{
+			"client stdio server exits after executing": {Error: true, Text: "Connection closed"},
+			askedAgain: {Error: true, Text: "Connection closed", Again: 1},
+			"client stdio server exits before executing": {Error: true, Text: "Connection closed"},
+			"client stdio server hangs after executing":  {Error: true, Text: `MCP server "ledger" tool "commit_write" timed out after 5s`},
 		},
 	},
 	{
@@ -190,6 +228,15 @@ var stdioClients = []realClient{
 		offered: "mcp__ledger.commit_write", endpoint: "/v1/responses",
 		followUpsOnce: 2, followUpsAlways: 10,
 		stdio: true, spawns: 1, timeout: "2m",
+		// A function output has no error flag: the failure is in the
+		// text. The model asks again; the server is not spawned again and
+		// the new call fails at once ("Transport closed").
+		told: map[string]told{
+			"client stdio server exits after executing": {Text: "tool call failed for `ledger/commit_write` Caused by: Transport closed"},
+			askedAgain: {Text: "tool call failed for `ledger/commit_write` Caused by: Transport closed", Again: 1},
+			"client stdio server exits before executing": {Text: "tool call failed for `ledger/commit_write` Caused by: Transport closed"},
+			"client stdio server hangs after executing":  {Text: "tool call failed for `ledger/commit_write` Caused by: timed out awaiting tools/call after 5s"},
+		},
 	},
 	{
 		file:  "gemini-cli-stdio.yaml",
@@ -197,6 +244,17 @@ var stdioClients = []realClient{
 		offered: "mcp_ledger_commit_write", endpoint: geminiPath,
 		followUpsOnce: 2, followUpsAlways: 2, timeout: "2m",
 		stdio: true, spawns: 1,
+		// The result quotes the call and the MCP error ("MCP error
+		// -32000: Connection closed", "MCP error -32001: Request timed
+		// out") past the 200 characters the history keeps. The model asks
+		// again; the server is not spawned again and the new call fails
+		// at once.
+		told: map[string]told{
+			"client stdio server exits after executing": {Error: true, Text: "MCP tool 'commit_write' reported tool error for function call"},
+			askedAgain: {Error: true, Text: "MCP tool 'commit_write' reported tool error for function call", Again: 1},
+			"client stdio server exits before executing": {Error: true, Text: "MCP tool 'commit_write' reported tool error for function call"},
+			"client stdio server hangs after executing":  {Error: true, Text: "MCP tool 'commit_write' reported tool error for function call"},
+		},
 	},
 	{
 		file:  "openai-agents-stdio.yaml",
@@ -215,25 +273,32 @@ var stdioClients = []realClient{
 		// had, the run fails too: the tool ran, the user is told it
 		// failed (a finding: a user who retries writes again).
 		stdioFaults: map[string]string{
-			"client stdio server exits after executing":  "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			"client stdio server exits after executing": "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
+			askedAgain: "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
 			"client stdio server exits before executing": "pass exit=1 writes=0 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
 			"client stdio server exits after answering":  "fail exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
 			"client stdio server hangs after executing":  "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses] spawns=2",
 			// connect() fails: no model call at all.
 			"client stdio server crash loop at start": "pass exit=1 writes=0 mcp_calls=0 initial=0 follow_ups=0 paths=[] spawns=2 unoffered",
 		},
+		// The model is told nothing: the run ends first.
+		told: map[string]told{
+			"client stdio server exits after executing": noFollowUp,
+			askedAgain: noFollowUp,
+			"client stdio server exits before executing": noFollowUp,
+			"client stdio server exits after answering":  noFollowUp,
+			"client stdio server hangs after executing":  noFollowUp,
+		},
 	},
 }
 
-// transportAgnostic are the client scenarios whose faults act on the model
-// API, which run on a client whatever its MCP transport. The MCP ones of
-// scenarios/clients (session expiry, 401) act on the Streamable HTTP
-// exchange, which over stdio only the ledger-stdio process sees: they test
-// it, not the client, and do not run on the stdio targets.
-var transportAgnostic = []string{
-	"scenarios/clients/no-fault.yaml",
-	"scenarios/clients/follow-up-500-once.yaml",
-	"scenarios/clients/follow-up-500-always.yaml",
+// httpOnly are the client scenarios whose faults act on the Streamable
+// HTTP exchange (session expiry, 401), which over stdio only the
+// ledger-stdio process sees: the runner skips them on a target that speaks
+// MCP over stdio only, and says so, naming them.
+var httpOnly = []string{
+	"client mcp session expired after the call ran",
+	"client mcp tools/call refused 401",
 }
 
 var (
@@ -293,7 +358,16 @@ type savedRun struct {
 				Paths []string
 			}
 			Upstream []struct {
+				Kind    string
 				Offered []string
+				Calls   []struct {
+					Tool     string
+					AgainFor string `json:"again_for"`
+				}
+				Results []struct {
+					Error bool
+					Text  string
+				}
 			}
 			MCP          []struct{ Kind string }
 			Unattributed json.RawMessage
@@ -365,18 +439,22 @@ func TestRealClients(t *testing.T) {
 	}
 }
 
-// TestRealClientsStdio runs the transport-agnostic client scenarios and
-// scenarios/stdio on each shipped target of a real client that spawns the
-// ledger over stdio (Claude Code, Codex CLI, Gemini CLI, an OpenAI Agents
-// SDK agent with MCPServerStdio), unmodified, inside a loopback-only network
-// namespace. On the first it holds what TestRealClients holds over HTTP (the
-// same writes, exits and model calls) and the ledger-stdio processes each
-// client starts (spawns). On the stdio process faults it holds what each
-// client does today: by default it tells the model the call's transport
-// error (or, after an answer or a malformed line, the answer) and exits 0,
-// without sending the call again and without respawning the server; in a
-// crash loop it runs without the ledger's tools. Exceptions are in
-// stdioFaults.
+// TestRealClientsStdio runs scenarios/clients and scenarios/stdio on each
+// shipped target of a real client that spawns the ledger over stdio (Claude
+// Code, Codex CLI, Gemini CLI, an OpenAI Agents SDK agent with
+// MCPServerStdio), unmodified, inside a loopback-only network namespace.
+// The runner skips the client scenarios whose faults act on the Streamable
+// HTTP exchange, since the target speaks MCP over stdio only, and says so
+// (httpOnly). On the others it holds what TestRealClients holds over HTTP
+// (the same writes, exits and model calls) and the ledger-stdio processes
+// each client starts (spawns). On the stdio process faults it holds what
+// each client does today: by default it tells the model the call's
+// transport error (or, after an answer or a malformed line, the answer) and
+// exits 0, without sending the call again and without respawning the
+// server; in a crash loop it runs without the ledger's tools; when the
+// model asks again after the call was reported failed, the new call fails
+// at once on the dead server. Exceptions are in stdioFaults. It also holds
+// what the first follow-up told the model (told), read from the history.
 func TestRealClientsStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real clients over stdio take about a minute; not in -short")
@@ -396,7 +474,12 @@ func TestRealClientsStdio(t *testing.T) {
 					wantCode = 1 // a rule is broken
 				}
 			}
-			saved, out := runInNamespace(t, c, append(slices.Clone(transportAgnostic), "scenarios/stdio"), wantCode)
+			saved, out := runInNamespace(t, c, []string{"scenarios/clients", "scenarios/stdio"}, wantCode)
+			name := strings.TrimSuffix(c.file, filepath.Ext(c.file))
+			skipped := fmt.Sprintf("%s does not speak MCP over http: %q, %q", name, httpOnly[0], httpOnly[1])
+			if !strings.Contains(out, skipped) {
+				t.Errorf("output does not say the HTTP-only client scenarios were skipped (%q):\n%s", skipped, out)
+			}
 			tail := fmt.Sprintf("paths=[%s] spawns=%d", c.endpoint, c.spawns)
 			want := map[string]string{
 				"client no fault":             "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 " + tail,
@@ -414,14 +497,62 @@ func TestRealClientsStdio(t *testing.T) {
 				// It gives up on the server and runs without its tools
 				// (the scripted model, offered none, answers done).
 				"client stdio server crash loop at start": fmt.Sprintf("pass exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 %s unoffered", tail),
+				// Told the call failed, the model asks again; the client
+				// does not spawn the server again for it, and the new
+				// call fails at once.
+				askedAgain: "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=2 " + tail,
 			}
 			maps.Copy(want, c.stdioFaults)
 			got := summarize(t, c, saved, want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("results (-want +got):\n%s\n%s", diff, out)
 			}
+			wantTold := map[string]told{
+				"client no fault":                             answered,
+				"client follow-up 500 once":                   answered,
+				"client follow-up 500 always":                 answered,
+				"client stdio server exits after answering":   answered,
+				"client stdio server writes a malformed line": answered,
+				"client stdio server crash loop at start":     noFollowUp,
+			}
+			maps.Copy(wantTold, c.told)
+			if diff := cmp.Diff(wantTold, toldModel(saved, wantTold)); diff != "" {
+				t.Errorf("what the first follow-up told the model (-want +got):\n%s", diff)
+			}
 		})
 	}
+}
+
+// toldModel returns, per scenario of saved, what its first follow-up told
+// the model about the first call, with the re-asks of the run: the text
+// cut to want's text for the scenario where it contains it, so a diff
+// shows the whole text only where it does not.
+func toldModel(saved savedRun, want map[string]told) map[string]told {
+	got := map[string]told{}
+	for _, r := range saved.Results {
+		h := r.History
+		g := noFollowUp
+		for _, u := range h.Upstream {
+			if u.Kind == "follow_up" && g == noFollowUp {
+				g = told{Text: "(no result)"}
+				if len(u.Results) > 0 {
+					g = told{Error: u.Results[0].Error, Text: u.Results[0].Text}
+				}
+			}
+		}
+		for _, u := range h.Upstream {
+			for _, c := range u.Calls {
+				if c.AgainFor != "" {
+					g.Again++
+				}
+			}
+		}
+		if w := want[h.Scenario].Text; w != "" && strings.Contains(g.Text, w) {
+			g.Text = w
+		}
+		got[h.Scenario] = g
+	}
+	return got
 }
 
 // summarize returns each result of saved as a line keyed by its scenario:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/run"
@@ -41,8 +42,9 @@ func resolveTargets(args []string, opts targetfile.Options) ([]target.Target, er
 // applies is the user's error.
 func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Target) error {
 	applies, skipped := 0, 0
-	var unserved []string // "target does not serve endpoint", once each
-	var unspoken []string // "target does not speak MCP over transport", once each
+	var unserved []string               // "target does not serve endpoint", once each
+	var unspoken []string               // "target does not speak MCP over transport", once each
+	unspokenBy := map[string][]string{} // unspoken's entries: the scenarios skipped
 	for _, s := range whole {
 		for _, t := range targets {
 			if run.Applies(s, t) {
@@ -51,9 +53,11 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 			}
 			skipped++
 			if tr := s.MCPTransport(); !target.Speaks(t, tr) {
-				if u := t.Name() + " does not speak MCP over " + string(tr); !slices.Contains(unspoken, u) {
+				u := t.Name() + " does not speak MCP over " + string(tr)
+				if !slices.Contains(unspoken, u) {
 					unspoken = append(unspoken, u)
 				}
+				unspokenBy[u] = append(unspokenBy[u], s.Name)
 				continue
 			}
 			if e := target.Unserved(t, s.AllRequests()); e != "" && !t.Traits().Client && s.Expect.Client == nil {
@@ -68,7 +72,11 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 		also = "; " + strings.Join(unserved, ", ") + " (a client target can: scenarios/clients)"
 	}
 	if len(unspoken) > 0 {
-		also += "; " + strings.Join(unspoken, ", ") + " (the scenario's mcp.transport, or the transport its MCP faults need)"
+		named := make([]string, len(unspoken))
+		for i, u := range unspoken {
+			named[i] = u + ": " + quotedNames(unspokenBy[u], 5)
+		}
+		also += "; " + strings.Join(named, "; ") + " (the scenario's mcp.transport, or the transport its MCP faults need)"
 	}
 	if applies == 0 {
 		return asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)%s", also))
@@ -77,4 +85,18 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 		fmt.Fprintf(w, "skipping %s: scenarios with expect.client run on client targets only, and client targets run only those%s\n", countOf(skipped, "scenario run", "scenario runs"), also)
 	}
 	return nil
+}
+
+// quotedNames returns names quoted and joined by commas, the first most of
+// them and "… N more" for the rest.
+func quotedNames(names []string, most int) string {
+	var q []string
+	for i, n := range names {
+		if i == most {
+			q = append(q, fmt.Sprintf("… %d more", len(names)-most))
+			break
+		}
+		q = append(q, strconv.Quote(n))
+	}
+	return strings.Join(q, ", ")
 }

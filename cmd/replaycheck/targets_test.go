@@ -81,6 +81,27 @@ func TestRunSkipsUnservedEndpoint(t *testing.T) {
 	}
 }
 
+// A scenario over an MCP transport the target does not speak (stdio on a
+// client given only the HTTP ledger) is skipped, and the run names it with
+// the reason.
+func TestRunSkipsUnspokenTransport(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"exit.yaml":   "name: stdio exit\nfaults: {mcp: [{stdio_exit: {}}]}\nexpect: {client: {}, writes: 1}\n",
+		"hang.yaml":   "name: stdio hang\nmcp: {transport: stdio}\nexpect: {client: {}, writes: 1}\n",
+		"target.yaml": "kind: client\nname: http-client\ncommand: [sh, -c, 'echo {{mcp_url}}']\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := execute(t, "run", filepath.Join(dir, "exit.yaml"), filepath.Join(dir, "hang.yaml"), "--target", filepath.Join(dir, "target.yaml"))
+	want := `http-client does not speak MCP over stdio: "stdio exit", "stdio hang" (the scenario's mcp.transport`
+	if code != exitBadUsage || !strings.Contains(out+errOut, want) {
+		t.Errorf("exit %d, want %d and output with %q:\n%s%s", code, exitBadUsage, want, out, errOut)
+	}
+}
+
 func TestSchemaTarget(t *testing.T) {
 	code, out, errOut := execute(t, "schema", "--target")
 	if code != exitOK {

@@ -4,8 +4,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/internal/procgone"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 )
 
@@ -35,27 +34,6 @@ func stdioRig(t *testing.T, bugs Bugs, point string, times int, tweak func(*Conf
 		}
 	})
 	return r, dir, log
-}
-
-// assertGone fails t for every pid that is still a live process (a zombie
-// does not count).
-func assertGone(t *testing.T, pids []int) {
-	t.Helper()
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		if i := strings.LastIndexByte(string(b), ')'); i >= 0 {
-			if f := strings.Fields(string(b[i+1:])); len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
-				continue
-			}
-		}
-		t.Errorf("stdio server process %d is still running after Close: %s", pid, b)
-	}
 }
 
 // TestStdioOutcomes runs the seed's chat request (twice where said) on a
@@ -124,7 +102,7 @@ func TestStdioOutcomes(t *testing.T) {
 			if len(pids) != got.Spawns {
 				t.Errorf("%d processes started, the ledger counted %d spawns", len(pids), got.Spawns)
 			}
-			assertGone(t, pids)
+			procgone.AssertGone(t, pids)
 		})
 	}
 }
@@ -146,7 +124,7 @@ func TestStdioCloseEndsTheProcess(t *testing.T) {
 	if err := r.gw.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	assertGone(t, pids)
+	procgone.AssertGone(t, pids)
 }
 
 // waitSessionEnd waits up to a minute for the gateway's shared MCP session

@@ -5,6 +5,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/procgone"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
@@ -22,7 +23,7 @@ var (
 	testEnv    = targettest.Getenv
 	ctxFor     = targettest.Ctx
 	pidsIn     = targettest.PidsIn
-	assertGone = targettest.AssertGone
+	assertGone = procgone.AssertGone
 )
 
 func self(t *testing.T) string { return targettest.Self(t) }

@@ -9,6 +9,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/procgone"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
@@ -22,7 +23,7 @@ const testKey = targettest.Key
 var (
 	testEnv    = targettest.Getenv
 	ctxFor     = targettest.Ctx
-	assertGone = targettest.AssertGone
+	assertGone = procgone.AssertGone
 )
 
 // helperProxyTarget is a proxy target started as the test binary's proxy

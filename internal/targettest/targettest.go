@@ -1,8 +1,8 @@
 // Package targettest is what the tests of packages target, targetfile,
 // process and run share: the test binary standing in for the processes
 // targets start (Main and its helper roles), target files written to a
-// temporary directory, and checks that processes are gone. It is for tests
-// only.
+// temporary directory. It is for tests only; internal/procgone checks that
+// processes are gone.
 package targettest
 
 import (

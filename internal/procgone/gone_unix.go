@@ -1,6 +1,6 @@
 //go:build unix
 
-package targettest
+package procgone
 
 import (
 	"errors"

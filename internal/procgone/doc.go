@@ -1,0 +1,3 @@
+// Package procgone checks, in tests, that the processes a test's code
+// started are gone. It is for tests only.
+package procgone

@@ -359,7 +359,11 @@ func (f Fault) Validate() error {
 
 // resolve returns the fault's kind name and action, or an error naming what
 // is wrong.
-func (f *Fault) resolve() (string, action, error) {
+func (f *Fault) resolve() (string, action, error) { return f.resolveFor(isTool, toolNames) }
+
+// resolveFor is resolve with the tools a fault may name: known reports
+// whether one is, names lists them.
+func (f *Fault) resolveFor(known func(string) bool, names func() []string) (string, action, error) {
 	var name string
 	var act action
 	var set []string
@@ -377,8 +381,8 @@ func (f *Fault) resolve() (string, action, error) {
 	default:
 		return "", nil, fmt.Errorf("%d fault kinds set (%s); want exactly one", len(set), strings.Join(set, ", "))
 	}
-	if f.Tool != "" && !isTool(f.Tool) {
-		return "", nil, fmt.Errorf("%s: unknown tool %q; want one of %s, or none for every tool", name, f.Tool, strings.Join(toolNames(), ", "))
+	if f.Tool != "" && !known(f.Tool) {
+		return "", nil, fmt.Errorf("%s: unknown tool %q; want one of %s, or none for every tool", name, f.Tool, strings.Join(names(), ", "))
 	}
 	if err := f.checkMethod(name, act); err != nil {
 		return "", nil, err
@@ -477,11 +481,12 @@ func (a *armed) matchesCall(tool string, stdio bool) bool {
 	return stdio || a.transport != wire.MCPTransportStdio
 }
 
-// arm validates faults and returns their armed entries.
-func arm(faults []Fault) ([]*armed, error) {
+// arm validates faults, which may name the tools known reports (names
+// lists them), and returns their armed entries.
+func arm(faults []Fault, known func(string) bool, names func() []string) ([]*armed, error) {
 	out := make([]*armed, 0, len(faults))
 	for i := range faults {
-		name, act, err := faults[i].resolve()
+		name, act, err := faults[i].resolveFor(known, names)
 		if err != nil {
 			return nil, fmt.Errorf("mcp fault %d (%s): %w", i+1, faults[i].String(), err)
 		}

@@ -123,6 +123,11 @@ type Config struct {
 	// SessionTimeout closes an MCP session that received no request for
 	// this long (its standalone GET stream does not count); 0 never does.
 	SessionTimeout time.Duration
+	// Forward, when set, makes the ledger a forwarder in front of a real MCP
+	// server: it offers that server's tools instead of its own and forwards
+	// their calls (see Forward). New connects to the server; Close
+	// disconnects (and ends a spawned one).
+	Forward *Forward
 	// MaxSessions caps the open MCP sessions: past it an initialize is
 	// refused (503 with a JSON-RPC error saying why) until one ends; 0 sets
 	// no cap.
@@ -156,6 +161,7 @@ type Server struct {
 	mcp     *mcp.Server
 	sdk     http.Handler // the SDK's Streamable HTTP handler
 	journal *journal
+	fwd     *forwarder // nil unless forwarding (Config.Forward)
 
 	closing   chan struct{} // closed by Close: delays end
 	closeOnce sync.Once
@@ -243,7 +249,16 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)
-	for _, tool := range toolNames() {
+	if cfg.Forward != nil {
+		fwd, err := s.connectForward(*cfg.Forward)
+		if err != nil {
+			_ = j.close()
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+		s.fwd = fwd
+		s.tools = s.baseToolsLocked()
+	}
+	for tool := range s.tools {
 		s.addTool(tool, tool, s.annotations[tool])
 	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
@@ -261,6 +276,11 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
+		if s.fwd != nil {
+			if err := s.fwd.close(); err != nil {
+				s.log.Warn("forward: closing the connection to the MCP server", "err", err)
+			}
+		}
 		s.closeErr = s.journal.close()
 	})
 	return s.closeErr
@@ -272,7 +292,11 @@ func (s *Server) Close() error {
 // ones; each entry counts its own matching calls for Times. Arm validates
 // every fault first and changes nothing on error; the error names the fault.
 func (s *Server) Arm(token string, faults []Fault) error {
-	a, err := arm(faults)
+	names := toolNames
+	if s.fwd != nil {
+		names = s.fwd.names
+	}
+	a, err := arm(faults, s.knownTool, names)
 	if err != nil {
 		return err
 	}

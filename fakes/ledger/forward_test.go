@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -24,6 +25,16 @@ type itemServer struct {
 	mu    sync.Mutex
 	items []string
 	ran   int
+	// journal, when set, gets a line per call run ("ran") and per item
+	// created ("item NAME"): the record of a server in another process.
+	journal io.Writer
+}
+
+// note writes line to the journal, when there is one. is.mu must be held.
+func (is *itemServer) note(line string) {
+	if is.journal != nil {
+		_, _ = io.WriteString(is.journal, line+"\n")
+	}
 }
 
 type createItemInput struct {
@@ -37,12 +48,14 @@ func (is *itemServer) mcpServer() *mcp.Server {
 			is.mu.Lock()
 			defer is.mu.Unlock()
 			is.ran++
+			is.note("ran")
 			if in.Name == "" {
 				res := &mcp.CallToolResult{}
 				res.SetError(errors.New("name must not be empty"))
 				return res, nil, nil
 			}
 			is.items = append(is.items, in.Name)
+			is.note("item " + in.Name)
 			return textResult("created " + in.Name), nil, nil
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "list_items", Description: "List the items.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
@@ -50,6 +63,7 @@ func (is *itemServer) mcpServer() *mcp.Server {
 			is.mu.Lock()
 			defer is.mu.Unlock()
 			is.ran++
+			is.note("ran")
 			b, err := json.Marshal(is.items)
 			return textResult(string(b)), nil, err
 		})

@@ -266,7 +266,7 @@ func (s *Server) forward(ctx context.Context, c *call, base string, args json.Ra
 	res, err := s.fwd.session.CallTool(ctx, params)
 	var rpcErr *jsonrpc.Error
 	switch {
-	case errors.As(err, &rpcErr):
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport:
 		// The server refused the call (unknown tool, bad arguments): it
 		// answered, and a JSON-RPC error runs no tool.
 		return nil, rpcErr
@@ -288,6 +288,14 @@ func (s *Server) forward(ctx context.Context, c *call, base string, args json.Ra
 	}
 	return res, nil
 }
+
+// codeRejectedByTransport is the JSON-RPC code go-sdk v1.8.0 gives a call
+// its transport failed to carry or answer (its unexported
+// jsonrpc2.ErrRejected: a broken connection, an error status): not the
+// server's answer, so the call's outcome is unknown. A 4xx carrying the
+// server's JSON-RPC error is wrapped in it too and so counts as unknown:
+// the cautious side.
+const codeRejectedByTransport = -32005
 
 // canonical renders JSON arguments with sorted keys and no spaces, so equal
 // arguments render equally; arguments that are not JSON render as they came.

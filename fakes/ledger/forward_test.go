@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -238,5 +239,48 @@ func TestForwardMirrorsTools(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("the ledger did not follow the server's list_changed: tools %v, want %v", list(), want)
 		}
+	}
+}
+
+// TestForwardUnknown breaks the server's connection after it ran a call,
+// before its answer: the ledger records the call's outcome as unknown
+// (forward_unknown), counts no write, and the client gets an error answer.
+func TestForwardUnknown(t *testing.T) {
+	is := &itemServer{}
+	srv := is.mcpServer()
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"explode"`)) {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		sdk.ServeHTTP(httptest.NewRecorder(), r) // the tool runs; its answer goes nowhere
+		panic(http.ErrAbortHandler)
+	}))
+	t.Cleanup(ts.Close)
+
+	s, ledgerURL := newLedger(t, Config{Forward: &Forward{URL: ts.URL}})
+	cs := connect(t, ledgerURL, "")
+	res, err := callTool(t, cs, "create_item", map[string]any{"name": "explode"})
+	if err == nil && !res.IsError {
+		t.Errorf("call answered %q, want an error", text(res))
+	}
+	if items, _ := is.record(); !cmp.Equal([]string{"explode"}, items) {
+		t.Errorf("server items %v, want [explode]: the call ran", items)
+	}
+	got := waitCounts(t, s, "", func(c wire.MCPCounts) bool { return c.Calls["create_item"] > 0 })
+	if got.Writes != 0 {
+		t.Errorf("ledger counted %d writes, want 0: the forwarder never saw the answer", got.Writes)
+	}
+	var details []string
+	for _, e := range s.Events("") {
+		if e.Kind == wire.MCPFault {
+			details = append(details, e.Detail)
+		}
+	}
+	if diff := cmp.Diff([]string{wire.MCPFaultForwardUnknown}, details); diff != "" {
+		t.Errorf("fault events (-want +got):\n%s", diff)
 	}
 }

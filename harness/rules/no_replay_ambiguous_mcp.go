@@ -41,7 +41,7 @@ func noReplayAmbiguousMCPRule() Rule {
 func ambiguous(e wire.MCPEvent) bool {
 	return e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute) ||
 		e.IsFault(wire.MCPFaultStdioExitAfterExecute) || e.IsFault(wire.MCPFaultStdioHang) ||
-		e.IsFault(wire.MCPFaultStdioMalformedLine)
+		e.IsFault(wire.MCPFaultStdioMalformedLine) || e.IsFault(wire.MCPFaultForwardUnknown)
 }
 
 // noReplayAmbiguousMCP finds, for each client exchange and tool, the first

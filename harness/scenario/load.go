@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -344,6 +345,7 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 			return
 		}
 		want, from = s.MCP.Transport, "mcp.transport is "+string(s.MCP.Transport)
+		checkForward(s.MCP, fail)
 	}
 	for i, f := range s.Faults.MCP {
 		need := f.Transport()
@@ -357,6 +359,22 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 		if need != want {
 			fail([]any{"faults", "mcp", i}, "mcp fault %s needs MCP over %s, but %s: a scenario runs over one transport", f.Kind(), need, from)
 		}
+	}
+}
+
+// checkForward checks mcp.relay, mcp.command and mcp.writes.
+func checkForward(m *MCP, fail func(path []any, format string, args ...any)) {
+	switch {
+	case m.Relay != "" && len(m.Command) > 0:
+		fail([]any{"mcp", "command"}, "mcp.relay and mcp.command: set one, the MCP server to forward to")
+	case m.Relay != "":
+		if u, err := url.Parse(m.Relay); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fail([]any{"mcp", "relay"}, "mcp.relay %q: want an http or https URL of a Streamable HTTP MCP endpoint", m.Relay)
+		}
+	case m.Command != nil && (len(m.Command) == 0 || m.Command[0] == ""):
+		fail([]any{"mcp", "command"}, "mcp.command: want the server's argv, such as [npx, -y, my-mcp-server]")
+	case m.Writes != nil && m.Forward() == nil:
+		fail([]any{"mcp", "writes"}, "mcp.writes names the tools that write on a forwarded server; set mcp.relay or mcp.command too")
 	}
 }
 

@@ -158,3 +158,41 @@ expect: {rules: [no-replay-after-dispatch]}
 		})
 	}
 }
+
+// TestForwardParallelCountsMatchServer runs the forwarded seed 8 times in
+// parallel on naive against one shared server: every run has a ledger of
+// its own, and the writes of all the runs are exactly the server's items.
+func TestForwardParallelCountsMatchServer(t *testing.T) {
+	is, url := serveItems(t)
+	ss, errs := scenario.Parse("forward.yaml", []byte(`
+name: seed chat fault_on, forwarded, repeated
+repeat: 8
+request: {endpoint: chat}
+mcp: {relay: "`+url+`"}
+model: [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}]
+faults:
+  upstream: [{on: follow_up, respond: {status: 500}, times: always}]
+expect: {rules: [no-replay-after-dispatch]}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tg, err := target.ParseTarget("builtin:naive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := 0
+	for _, h := range hs {
+		if h.Error != "" {
+			t.Fatalf("run error: %s", h.Error)
+		}
+		writes += len(h.Writes())
+	}
+	if len(hs) != 8 || writes != is.count() || writes != 8*3 {
+		t.Errorf("%d runs with %d writes, the server created %d items: want 8 runs, 24 and 24", len(hs), writes, is.count())
+	}
+}

@@ -62,6 +62,12 @@
 // Config.SessionTimeout closes idle ones and Config.MaxSessions refuses an
 // initialize past the cap (Server.Sessions counts both).
 //
+// With Config.Forward the ledger is a forwarder in front of a real MCP
+// server (forward.go): it offers that server's tools instead of its own and
+// forwards each call that reaches a tool handler once, so every fault acts
+// at the forwarding point; what the forwarder saw is recorded as calls,
+// writes and forward_unknown faults (see Forward).
+//
 // To add a fault kind: write fault_<name>.go with its settings type
 // implementing action (check) and the hook interfaces of the points where it
 // acts, and a function returning its probes; add its field to Fault and its
@@ -210,6 +216,9 @@ func New(cfg Config) (*Server, error) {
 	bodyTimeout := cfg.BodyTimeout
 	if bodyTimeout <= 0 {
 		bodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.Forward != nil && len(cfg.Annotations) > 0 {
+		return nil, errors.New("ledger: annotations are the ledger's tools' hints; a forwarded server advertises its own (see Forward.Writes)")
 	}
 	for tool := range cfg.Annotations {
 		if !isTool(tool) {

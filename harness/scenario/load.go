@@ -345,7 +345,7 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 			return
 		}
 		want, from = s.MCP.Transport, "mcp.transport is "+string(s.MCP.Transport)
-		checkForward(s.MCP, fail)
+		checkForward(s, fail)
 	}
 	for i, f := range s.Faults.MCP {
 		need := f.Transport()
@@ -362,8 +362,13 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 	}
 }
 
-// checkForward checks mcp.relay, mcp.command and mcp.writes.
-func checkForward(m *MCP, fail func(path []any, format string, args ...any)) {
+// checkForward checks mcp.relay, mcp.command and mcp.writes, and that a
+// scenario forwarding to a real server sets no ledger annotations.
+func checkForward(s *Scenario, fail func(path []any, format string, args ...any)) {
+	m := s.MCP
+	if m.Forward() != nil && len(s.Annotations) > 0 {
+		fail([]any{"annotations"}, "annotations are the ledger's tools' hints; a forwarded server advertises its own (use mcp.writes to say which of its tools write)")
+	}
 	switch {
 	case m.Relay != "" && len(m.Command) > 0:
 		fail([]any{"mcp", "command"}, "mcp.relay and mcp.command: set one, the MCP server to forward to")

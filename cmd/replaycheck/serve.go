@@ -259,8 +259,12 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		}
 		fk.upFaults = append(fk.upFaults, f)
 	}
+	parseMCPFault := ledger.ParseFault
+	if opts.MCPRelay != "" || strings.TrimSpace(opts.MCPCommand) != "" {
+		parseMCPFault = ledger.ParseForwardedFault // names the server's tools; Arm checks them
+	}
 	for _, s := range opts.MCPFaults {
-		f, err := ledger.ParseFault(s)
+		f, err := parseMCPFault(s)
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--mcp-fault: %w", err))
 		}

@@ -32,7 +32,7 @@ func TestServeMCPRelay(t *testing.T) {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 
-	_, mcpURL, _, _ := startServe(t, &serveOptions{MCPRelay: ts.URL, MCPFaults: []string{"{drop_after_execute: {}}"}})
+	_, mcpURL, _, _ := startServe(t, &serveOptions{MCPRelay: ts.URL, MCPFaults: []string{"{tool: create_item, drop_after_execute: {}}"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)

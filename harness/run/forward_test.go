@@ -196,3 +196,43 @@ expect: {rules: [no-replay-after-dispatch]}
 		t.Errorf("%d runs with %d writes, the server created %d items: want 8 runs, 24 and 24", len(hs), writes, is.count())
 	}
 }
+
+// TestForwardFaultNamesServerTool arms a fault on one of the forwarded
+// server's tools by name (drop_after_execute on create_item, once): the
+// server runs the call once, guarded does not send it again, and
+// no-replay-ambiguous-mcp judges (it would be unknown had the fault not
+// fired).
+func TestForwardFaultNamesServerTool(t *testing.T) {
+	is, url := serveItems(t)
+	ss, errs := scenario.Parse("forward.yaml", []byte(`
+name: drop after execute on the server's tool
+request: {endpoint: chat}
+mcp: {relay: "`+url+`"}
+model: [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}]
+faults:
+  mcp: [{tool: create_item, drop_after_execute: {}, times: once}]
+expect: {rules: [no-replay-ambiguous-mcp]}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tg, err := target.ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hs[0]
+	if h.Error != "" {
+		t.Fatalf("run error: %s", h.Error)
+	}
+	if is.count() != 1 || len(h.Writes()) != 1 {
+		t.Errorf("server created %d items, history has %d writes: want 1 and 1", is.count(), len(h.Writes()))
+	}
+	vs := rules.Check(h)
+	if len(vs) != 1 || vs[0].Status != rules.Pass {
+		t.Fatalf("verdicts %+v: want no-replay-ambiguous-mcp pass", vs)
+	}
+}

@@ -255,7 +255,7 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 		}
 	}
 	for i, f := range s.Faults.MCP {
-		if err := f.Validate(); err != nil {
+		if err := validateMCPFault(s, f); err != nil {
 			at := []any{"faults", "mcp", i}
 			// A setting of a fault kind is a FieldError (the setting) in
 			// the chain of a FieldError (the kind).
@@ -349,7 +349,7 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 	}
 	for i, f := range s.Faults.MCP {
 		need := f.Transport()
-		if need == wire.MCPTransportAny || f.Validate() != nil {
+		if need == wire.MCPTransportAny || validateMCPFault(s, f) != nil {
 			continue
 		}
 		if want == wire.MCPTransportAny {
@@ -360,6 +360,16 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 			fail([]any{"faults", "mcp", i}, "mcp fault %s needs MCP over %s, but %s: a scenario runs over one transport", f.Kind(), need, from)
 		}
 	}
+}
+
+// validateMCPFault validates f as a fault of s: of the ledger's tools, or,
+// when s forwards to a real server, of any tool name (the ledger checks it
+// against the server's tools as it arms it).
+func validateMCPFault(s *Scenario, f ledger.Fault) error {
+	if s.MCP.Forward() != nil {
+		return f.ValidateForwarded()
+	}
+	return f.Validate()
 }
 
 // checkForward checks mcp.relay, mcp.command and mcp.writes, and that a

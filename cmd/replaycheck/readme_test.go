@@ -158,6 +158,14 @@ const (
 // show fails the test.
 var readmeNotes = map[string]readmeNote{
 	"make test": {skip: "runs every test of the tree, this one included"},
+	// The reader's own MCP server is not here; TestServeMCPRelay runs the
+	// same flags in front of an MCP server the test serves.
+	`replaycheck serve --mcp-relay http://127.0.0.1:3001/mcp --script script.yaml --mcp-fault '{drop_after_execute: {}}'`: {
+		skip: "needs your own MCP server at 127.0.0.1:3001 and a script calling its tools; TestServeMCPRelay runs these flags against a test server",
+	},
+	`replaycheck serve --mcp-command "node build/index.js" --script script.yaml`: {
+		skip: "needs your own MCP server's build and a script calling its tools; TestForwardStdio runs a forwarding ledger over stdio",
+	},
 	"replaycheck run --target builtin:naive -v":      {exit: 1},
 	"replaycheck run --target builtin:stream-splice": {exit: 1},
 	// The switch re-sends the calls of the stdio deaths after execute.

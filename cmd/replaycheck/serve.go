@@ -58,6 +58,14 @@ type serveOptions struct {
 	Miss         string
 	ReplayTiming bool
 
+	// MCPRelay and MCPCommand make the ledger a forwarder in front of the
+	// user's own MCP server (--mcp-relay URL, --mcp-command "CMD ARGS",
+	// split on spaces); MCPWrites names the tools that write
+	// (--mcp-writes; nil: every tool not annotated readOnlyHint).
+	MCPRelay   string
+	MCPCommand string
+	MCPWrites  []string
+
 	// SessionTimeout and MaxSessions bound the ledger's MCP sessions
 	// (--mcp-session-timeout, --mcp-max-sessions).
 	SessionTimeout time.Duration
@@ -134,6 +142,13 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
   replaycheck serve --upstream-fault '{on: follow_up, respond: {status: 500}, times: once}' \
     --mcp-fault '{tool: commit_write, drop_after_execute: {}}'
 
+  # your own MCP server in place of the ledger; script.yaml calls its tools, such as
+  # [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}], and every
+  # call's answer is lost after the server ran it
+  replaycheck serve --mcp-relay http://127.0.0.1:3001/mcp --script script.yaml \
+    --mcp-fault '{drop_after_execute: {}}'
+  replaycheck serve --mcp-command "node build/index.js" --script script.yaml
+
   # relay to OpenAI, print the counts every 10 seconds
   replaycheck serve --relay https://api.openai.com --every 10s
 
@@ -163,6 +178,9 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringVar(&opts.ScriptFile, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
+	f.StringVar(&opts.MCPRelay, "mcp-relay", "", "forward the MCP side to your own MCP server at this Streamable HTTP URL: its tools replace the ledger's, each call is forwarded once, --mcp-fault applies at the forwarding point")
+	f.StringVar(&opts.MCPCommand, "mcp-command", "", `forward the MCP side to your own MCP server started with this command over stdio ("CMD ARGS", split on spaces, no shell quoting)`)
+	f.StringSliceVar(&opts.MCPWrites, "mcp-writes", nil, "with --mcp-relay or --mcp-command: exactly the server's tools whose calls write (default: every tool not annotated readOnlyHint)")
 	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every model request and ledger call to stderr")
 	f.StringVar(&opts.RecordDir, "record", "", "with --relay: record each relayed exchange into a new cassette (session-TIME.jsonl) in this directory; credentials never reach it")
@@ -241,8 +259,12 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		}
 		fk.upFaults = append(fk.upFaults, f)
 	}
+	parseMCPFault := ledger.ParseFault
+	if opts.MCPRelay != "" || strings.TrimSpace(opts.MCPCommand) != "" {
+		parseMCPFault = ledger.ParseForwardedFault // names the server's tools; Arm checks them
+	}
 	for _, s := range opts.MCPFaults {
-		f, err := ledger.ParseFault(s)
+		f, err := parseMCPFault(s)
 		if err != nil {
 			return nil, asUsage(fmt.Errorf("--mcp-fault: %w", err))
 		}
@@ -302,10 +324,18 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		return nil, asUsage(fmt.Errorf("--upstream-fault: %w", err))
 	}
 	fk.upstream = u
-	l, err := ledger.New(ledger.Config{Path: opts.LedgerFile, Stateless: opts.Stateless, Logger: slog.New(inner),
-		SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions})
+	fwd, err := opts.forward()
 	if err != nil {
 		fk.close()
+		return nil, asUsage(err)
+	}
+	l, err := ledger.New(ledger.Config{Path: opts.LedgerFile, Stateless: opts.Stateless, Logger: slog.New(inner),
+		SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions, Forward: fwd})
+	if err != nil {
+		fk.close()
+		if fwd != nil {
+			return nil, fmt.Errorf("--mcp-relay/--mcp-command: %w", err)
+		}
 		return nil, asUsage(fmt.Errorf("--ledger: %w", err))
 	}
 	fk.ledger = l
@@ -314,6 +344,22 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		return nil, asUsage(fmt.Errorf("--mcp-fault: %w", err))
 	}
 	return fk, nil
+}
+
+// forward returns the MCP server --mcp-relay or --mcp-command names, nil
+// when neither is set.
+func (opts *serveOptions) forward() (*ledger.Forward, error) {
+	command := strings.Fields(opts.MCPCommand)
+	switch {
+	case opts.MCPRelay != "" && len(command) > 0:
+		return nil, errors.New("--mcp-relay and --mcp-command: set one, the MCP server to forward to")
+	case opts.MCPRelay == "" && len(command) == 0:
+		if opts.MCPWrites != nil {
+			return nil, errors.New("--mcp-writes needs --mcp-relay or --mcp-command")
+		}
+		return nil, nil
+	}
+	return &ledger.Forward{URL: opts.MCPRelay, Command: command, Writes: opts.MCPWrites}, nil
 }
 
 // close closes the ledger (syncing its file) and the upstream log.

@@ -54,9 +54,10 @@ type Fault struct {
 	// requests. A session step can only be refused: Method needs
 	// FailBeforeExecute and no Tool.
 	Method string `json:"method,omitempty" yaml:"method,omitempty" jsonschema:"enum=,enum=initialize,enum=tools/list" jsonschema_description:"MCP session step whose requests the fault applies to (initialize or tools/list), refused with fail_before_execute (no tool); empty applies the fault to tools/call requests."`
-	// Tool is the ledger tool whose tools/call requests the fault applies to;
-	// "" applies it to every tool.
-	Tool string `json:"tool,omitempty" yaml:"tool,omitempty" jsonschema:"enum=,enum=commit_write,enum=commit_write_keyed,enum=read_ledger" jsonschema_description:"Ledger tool whose tools/call requests the fault applies to (commit_write, commit_write_keyed or read_ledger); empty applies it to every tool."`
+	// Tool is the ledger tool whose tools/call requests the fault applies to
+	// (a tool of the forwarded server when forwarding, see
+	// ValidateForwarded); "" applies it to every tool.
+	Tool string `json:"tool,omitempty" yaml:"tool,omitempty" jsonschema_description:"Ledger tool whose tools/call requests the fault applies to (commit_write, commit_write_keyed or read_ledger), or, when forwarding to your own MCP server (mcp.relay, mcp.command), one of its tools; empty applies it to every tool."`
 	// Times says on which matching requests (the tool's calls, or the
 	// method's requests) the fault fires; the zero value is always.
 	Times fault.Times `json:"times,omitempty" yaml:"times,omitempty" jsonschema_description:"On which matching requests (tools/call requests, or the method's requests) the fault fires, counted per run: always (default), once, a count N (the first N), or {nth: K}."`
@@ -106,6 +107,14 @@ func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 		{Not: &jsonschema.Schema{Required: []string{"method"}}},
 		{Required: []string{wire.MCPFaultFailBeforeExecute}, Not: &jsonschema.Schema{Required: []string{"tool"}}},
 		{Required: []string{KindStdioExit}, Not: &jsonschema.Schema{Required: []string{"tool"}}},
+	}
+	if p, ok := s.Properties.Get("tool"); ok {
+		// A ledger tool, or a forwarded server's (any tool name).
+		enum := []any{""}
+		for _, t := range toolNames() {
+			enum = append(enum, t)
+		}
+		p.AnyOf = []*jsonschema.Schema{{Enum: enum}, {Pattern: "^[A-Za-z0-9_.-]{1,64}$"}}
 	}
 }
 
@@ -357,9 +366,26 @@ func (f Fault) Validate() error {
 	return err
 }
 
+// ValidateForwarded is Validate for a forwarding ledger (Config.Forward),
+// whose tools are not known until it lists them: Tool may be any tool name;
+// Arm checks it against the tools the server lists.
+func (f Fault) ValidateForwarded() error {
+	_, _, err := f.resolveFor(toolName().MatchString, forwardedToolNames)
+	return err
+}
+
+// forwardedToolNames says, in an error, what a forwarded tool's name may be.
+func forwardedToolNames() []string {
+	return []string{"a tool name of 1 to 64 letters, digits, '_', '-' or '.'"}
+}
+
 // resolve returns the fault's kind name and action, or an error naming what
 // is wrong.
-func (f *Fault) resolve() (string, action, error) {
+func (f *Fault) resolve() (string, action, error) { return f.resolveFor(isTool, toolNames) }
+
+// resolveFor is resolve with the tools a fault may name: known reports
+// whether one is, names lists them.
+func (f *Fault) resolveFor(known func(string) bool, names func() []string) (string, action, error) {
 	var name string
 	var act action
 	var set []string
@@ -377,8 +403,8 @@ func (f *Fault) resolve() (string, action, error) {
 	default:
 		return "", nil, fmt.Errorf("%d fault kinds set (%s); want exactly one", len(set), strings.Join(set, ", "))
 	}
-	if f.Tool != "" && !isTool(f.Tool) {
-		return "", nil, fmt.Errorf("%s: unknown tool %q; want one of %s, or none for every tool", name, f.Tool, strings.Join(toolNames(), ", "))
+	if f.Tool != "" && !known(f.Tool) {
+		return "", nil, fmt.Errorf("%s: unknown tool %q; want one of %s, or none for every tool", name, f.Tool, strings.Join(names(), ", "))
 	}
 	if err := f.checkMethod(name, act); err != nil {
 		return "", nil, err
@@ -436,7 +462,13 @@ func (f Fault) String() string {
 // ParseFault decodes one fault from a YAML flow mapping, such as the value of
 // a --mcp-fault flag ('{tool: commit_write, drop_after_execute: {}}'). The
 // decoding is strict: unknown fields are errors, and the fault is validated.
-func ParseFault(s string) (Fault, error) {
+func ParseFault(s string) (Fault, error) { return parseFault(s, Fault.Validate) }
+
+// ParseForwardedFault is ParseFault for a forwarding ledger: the fault is
+// validated with ValidateForwarded.
+func ParseForwardedFault(s string) (Fault, error) { return parseFault(s, Fault.ValidateForwarded) }
+
+func parseFault(s string, validate func(Fault) error) (Fault, error) {
 	var f Fault
 	if strings.TrimSpace(s) == "" {
 		return f, errors.New("mcp fault: empty; want a YAML mapping such as '{tool: commit_write, drop_after_execute: {}}'")
@@ -448,7 +480,7 @@ func ParseFault(s string) (Fault, error) {
 	if err := dec.Decode(&f); err != nil {
 		return Fault{}, fmt.Errorf("mcp fault %q (fields: method, tool, times, %s): %w", s, strings.Join(Kinds(), ", "), err)
 	}
-	if err := f.Validate(); err != nil {
+	if err := validate(f); err != nil {
 		return Fault{}, fmt.Errorf("mcp fault %q: %w", s, err)
 	}
 	return f, nil
@@ -477,11 +509,12 @@ func (a *armed) matchesCall(tool string, stdio bool) bool {
 	return stdio || a.transport != wire.MCPTransportStdio
 }
 
-// arm validates faults and returns their armed entries.
-func arm(faults []Fault) ([]*armed, error) {
+// arm validates faults, which may name the tools known reports (names
+// lists them), and returns their armed entries.
+func arm(faults []Fault, known func(string) bool, names func() []string) ([]*armed, error) {
 	out := make([]*armed, 0, len(faults))
 	for i := range faults {
-		name, act, err := faults[i].resolve()
+		name, act, err := faults[i].resolveFor(known, names)
 		if err != nil {
 			return nil, fmt.Errorf("mcp fault %d (%s): %w", i+1, faults[i].String(), err)
 		}

@@ -62,6 +62,12 @@
 // Config.SessionTimeout closes idle ones and Config.MaxSessions refuses an
 // initialize past the cap (Server.Sessions counts both).
 //
+// With Config.Forward the ledger is a forwarder in front of a real MCP
+// server (forward.go): it offers that server's tools instead of its own and
+// forwards each call that reaches a tool handler once, so every fault acts
+// at the forwarding point; what the forwarder saw is recorded as calls,
+// writes and forward_unknown faults (see Forward).
+//
 // To add a fault kind: write fault_<name>.go with its settings type
 // implementing action (check) and the hook interfaces of the points where it
 // acts, and a function returning its probes; add its field to Fault and its
@@ -123,6 +129,11 @@ type Config struct {
 	// SessionTimeout closes an MCP session that received no request for
 	// this long (its standalone GET stream does not count); 0 never does.
 	SessionTimeout time.Duration
+	// Forward, when set, makes the ledger a forwarder in front of a real MCP
+	// server: it offers that server's tools instead of its own and forwards
+	// their calls (see Forward). New connects to the server; Close
+	// disconnects (and ends a spawned one).
+	Forward *Forward
 	// MaxSessions caps the open MCP sessions: past it an initialize is
 	// refused (503 with a JSON-RPC error saying why) until one ends; 0 sets
 	// no cap.
@@ -156,6 +167,7 @@ type Server struct {
 	mcp     *mcp.Server
 	sdk     http.Handler // the SDK's Streamable HTTP handler
 	journal *journal
+	fwd     *forwarder // nil unless forwarding (Config.Forward)
 
 	closing   chan struct{} // closed by Close: delays end
 	closeOnce sync.Once
@@ -205,6 +217,9 @@ func New(cfg Config) (*Server, error) {
 	if bodyTimeout <= 0 {
 		bodyTimeout = DefaultBodyTimeout
 	}
+	if cfg.Forward != nil && len(cfg.Annotations) > 0 {
+		return nil, errors.New("ledger: annotations are the ledger's tools' hints; a forwarded server advertises its own (see Forward.Writes)")
+	}
 	for tool := range cfg.Annotations {
 		if !isTool(tool) {
 			return nil, fmt.Errorf("ledger annotations: unknown tool %q; want one of %v", tool, toolNames())
@@ -243,7 +258,16 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware)
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)
-	for _, tool := range toolNames() {
+	if cfg.Forward != nil {
+		fwd, err := s.connectForward(*cfg.Forward)
+		if err != nil {
+			_ = j.close()
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+		s.fwd = fwd
+		s.tools = s.baseToolsLocked()
+	}
+	for tool := range s.tools {
 		s.addTool(tool, tool, s.annotations[tool])
 	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
@@ -261,6 +285,11 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
+		if s.fwd != nil {
+			if err := s.fwd.close(); err != nil {
+				s.log.Warn("forward: closing the connection to the MCP server", "err", err)
+			}
+		}
 		s.closeErr = s.journal.close()
 	})
 	return s.closeErr
@@ -272,7 +301,11 @@ func (s *Server) Close() error {
 // ones; each entry counts its own matching calls for Times. Arm validates
 // every fault first and changes nothing on error; the error names the fault.
 func (s *Server) Arm(token string, faults []Fault) error {
-	a, err := arm(faults)
+	names := toolNames
+	if s.fwd != nil {
+		names = s.fwd.names
+	}
+	a, err := arm(faults, s.knownTool, names)
 	if err != nil {
 		return err
 	}

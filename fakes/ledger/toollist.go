@@ -33,6 +33,28 @@ func baseTools() map[string]string {
 	return m
 }
 
+// baseToolsLocked returns the tool list the server starts with: baseTools,
+// or a forwarding ledger's server's tools as last listed. s.mu must be held.
+func (s *Server) baseToolsLocked() map[string]string {
+	if s.fwd == nil {
+		return baseTools()
+	}
+	m := map[string]string{}
+	for _, t := range s.fwd.names() {
+		m[t] = t
+	}
+	return m
+}
+
+// knownTool reports whether a fault may name the tool: a ledger tool, or a
+// tool a forwarding ledger's server lists.
+func (s *Server) knownTool(name string) bool {
+	if s.fwd == nil {
+		return isTool(name)
+	}
+	return s.fwd.tool(name) != nil
+}
+
 // offeredLocked reports whether the server offers the tool name. s.mu must
 // be held.
 func (s *Server) offeredLocked(name string) bool {
@@ -131,13 +153,14 @@ func (s *Server) restoreTools() {
 			removed = append(removed, name)
 		}
 	}
+	base := s.baseToolsLocked()
 	var missing []string
-	for _, t := range toolNames() {
+	for t := range base {
 		if !s.offeredLocked(t) {
 			missing = append(missing, t)
 		}
 	}
-	s.tools = baseTools()
+	s.tools = base
 	annotations := maps.Clone(s.annotations)
 	s.mu.Unlock()
 	if len(removed) > 0 {

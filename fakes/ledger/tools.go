@@ -74,7 +74,15 @@ func defaultAnnotations(tool string) mcp.ToolAnnotations {
 
 // addTool registers (or replaces) the tool name, which works as the ledger
 // tool base (its description, input and handler), with base's annotations.
+// A forwarding ledger offers name as the server's tool base instead (over
+// does not apply).
 func (s *Server) addTool(name, base string, over Annotations) {
+	if s.fwd != nil {
+		if !s.addForwarded(name, base) {
+			s.log.Warn("forward: the server no longer lists the tool; not offered", "tool", base, "as", name)
+		}
+		return
+	}
 	a := defaultAnnotations(base)
 	if over.ReadOnly != nil {
 		a.ReadOnlyHint = *over.ReadOnly
@@ -208,34 +216,40 @@ func (s *Server) preempted(ctx context.Context, c *call) *mcp.CallToolResult {
 func directed[In any](s *Server, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
 		res, out, err := h(ctx, req, in)
-		c := callFrom(ctx, req)
-		for d := range hooks[director](c) {
-			var rpcErr *jsonrpc.Error
-			if errors.As(err, &rpcErr) {
-				break // a JSON-RPC error carries no _meta; the process passes it on
-			}
-			if err != nil {
-				res, out = &mcp.CallToolResult{}, nil
-				res.SetError(err)
-				err = nil
-			}
-			if res == nil {
-				res = &mcp.CallToolResult{}
-			}
-			name, f := d.directive()
-			if res.Meta == nil {
-				res.Meta = mcp.Meta{}
-			}
-			res.Meta[StdioFaultMeta] = name
-			s.mu.Lock()
-			c.directive, c.fate = name, f
-			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Detail: name})
-			s.mu.Unlock()
-			s.log.Info("ledger fault", "fault", name, "tool", c.tool, "token", c.token, "request_id", c.idText, "pid", c.pid)
-			break
-		}
-		return res, out, err
+		return s.direct(ctx, req, res, out, err)
 	}
+}
+
+// direct attaches the directive of the first director that fired on the
+// call of req to its result (see directed).
+func (s *Server) direct(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult, out any, err error) (*mcp.CallToolResult, any, error) {
+	c := callFrom(ctx, req)
+	for d := range hooks[director](c) {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) {
+			break // a JSON-RPC error carries no _meta; the process passes it on
+		}
+		if err != nil {
+			res, out = &mcp.CallToolResult{}, nil
+			res.SetError(err)
+			err = nil
+		}
+		if res == nil {
+			res = &mcp.CallToolResult{}
+		}
+		name, f := d.directive()
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		res.Meta[StdioFaultMeta] = name
+		s.mu.Lock()
+		c.directive, c.fate = name, f
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Detail: name})
+		s.mu.Unlock()
+		s.log.Info("ledger fault", "fault", name, "tool", c.tool, "token", c.token, "request_id", c.idText, "pid", c.pid)
+		break
+	}
+	return res, out, err
 }
 
 // write appends entry to the ledger and counts the write once it is synced.

@@ -35,13 +35,15 @@ func noReplayAmbiguousMCPRule() Rule {
 // (drop_after_execute, or expire_session after execute), or the stdio server
 // process carrying it exited, hung or wrote a line that is not JSON-RPC
 // before the answer (stdio_exit after_execute, stdio_hang,
-// stdio_malformed_line). A stdio process that exited before executing the
+// stdio_malformed_line), or a forwarding ledger's call whose answer never
+// came back from the real server (forward_unknown). A stdio process that
+// exited before executing the
 // call (stdio_exit before_execute), or after answering it, leaves nothing
 // unknown.
 func ambiguous(e wire.MCPEvent) bool {
 	return e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute) ||
 		e.IsFault(wire.MCPFaultStdioExitAfterExecute) || e.IsFault(wire.MCPFaultStdioHang) ||
-		e.IsFault(wire.MCPFaultStdioMalformedLine)
+		e.IsFault(wire.MCPFaultStdioMalformedLine) || e.IsFault(wire.MCPFaultForwardUnknown)
 }
 
 // noReplayAmbiguousMCP finds, for each client exchange and tool, the first

@@ -26,9 +26,10 @@ type fakesEnv struct {
 // startFakes starts a ledger and an upstream fake, at addrs where set and on
 // 127.0.0.1 port 0 otherwise. With owner set the ledger is that run token's
 // own: everything arriving at it belongs to the run (see runtoken.Handler),
-// its session steps included.
-func startFakes(annotations map[string]ledger.Annotations, now func() time.Time, addrs target.FakeAddrs, owner string) (*fakesEnv, error) {
-	l, err := ledger.New(ledger.Config{Annotations: annotations, Now: now})
+// its session steps included. With fwd set the ledger forwards to that real
+// MCP server instead of offering its own tools (see ledger.Forward).
+func startFakes(annotations map[string]ledger.Annotations, now func() time.Time, addrs target.FakeAddrs, owner string, fwd *ledger.Forward) (*fakesEnv, error) {
+	l, err := ledger.New(ledger.Config{Annotations: annotations, Now: now, Forward: fwd})
 	if err != nil {
 		return nil, fmt.Errorf("starting the ledger: %w", err)
 	}

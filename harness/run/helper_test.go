@@ -1,6 +1,7 @@
 package run
 
 import (
+	"os"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/harness/target"
@@ -10,8 +11,14 @@ import (
 )
 
 // TestMain lets the test binary stand in for the processes targets start
-// (see targettest.Main).
-func TestMain(m *testing.M) { targettest.Main(m) }
+// (see targettest.Main), and for a user's MCP server over stdio (see
+// itemServerArg).
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == itemServerArg {
+		os.Exit(serveItemsOverStdio(os.Args[2]))
+	}
+	targettest.Main(m)
+}
 
 // The shared test fixtures, by their names in this package's tests.
 const (

@@ -163,7 +163,7 @@ func TestKeepRunDirs(t *testing.T) {
 // and arrive at the shared addresses are counted for the window they came
 // in, with samples, and for no other window.
 func TestUnattributed(t *testing.T) {
-	env, err := startFakes(nil, time.Now, target.FakeAddrs{}, "")
+	env, err := startFakes(nil, time.Now, target.FakeAddrs{}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

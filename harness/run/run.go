@@ -242,7 +242,7 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 	instances := map[target.Target]target.Instance{}
 	if len(shared) > 0 {
 		var err error
-		if env, err = startFakes(nil, r.opts.Now, addrs, ""); err != nil {
+		if env, err = startFakes(nil, r.opts.Now, addrs, "", nil); err != nil {
 			return err
 		}
 		for _, p := range shared {
@@ -374,7 +374,7 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddrs) (*history.History, error) {
 	s, t := j.s, j.t
 	token := runToken(opts.Seed, s, t, j.rep)
-	env, err := startFakes(s.Annotations, opts.Now, addrs, token)
+	env, err := startFakes(s.Annotations, opts.Now, addrs, token, s.MCP.Forward())
 	if err != nil {
 		return nil, err
 	}

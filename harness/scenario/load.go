@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -254,7 +255,7 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 		}
 	}
 	for i, f := range s.Faults.MCP {
-		if err := f.Validate(); err != nil {
+		if err := validateMCPFault(s, f); err != nil {
 			at := []any{"faults", "mcp", i}
 			// A setting of a fault kind is a FieldError (the setting) in
 			// the chain of a FieldError (the kind).
@@ -344,10 +345,11 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 			return
 		}
 		want, from = s.MCP.Transport, "mcp.transport is "+string(s.MCP.Transport)
+		checkForward(s, fail)
 	}
 	for i, f := range s.Faults.MCP {
 		need := f.Transport()
-		if need == wire.MCPTransportAny || f.Validate() != nil {
+		if need == wire.MCPTransportAny || validateMCPFault(s, f) != nil {
 			continue
 		}
 		if want == wire.MCPTransportAny {
@@ -357,6 +359,37 @@ func checkTransport(s *Scenario, fail func(path []any, format string, args ...an
 		if need != want {
 			fail([]any{"faults", "mcp", i}, "mcp fault %s needs MCP over %s, but %s: a scenario runs over one transport", f.Kind(), need, from)
 		}
+	}
+}
+
+// validateMCPFault validates f as a fault of s: of the ledger's tools, or,
+// when s forwards to a real server, of any tool name (the ledger checks it
+// against the server's tools as it arms it).
+func validateMCPFault(s *Scenario, f ledger.Fault) error {
+	if s.MCP.Forward() != nil {
+		return f.ValidateForwarded()
+	}
+	return f.Validate()
+}
+
+// checkForward checks mcp.relay, mcp.command and mcp.writes, and that a
+// scenario forwarding to a real server sets no ledger annotations.
+func checkForward(s *Scenario, fail func(path []any, format string, args ...any)) {
+	m := s.MCP
+	if m.Forward() != nil && len(s.Annotations) > 0 {
+		fail([]any{"annotations"}, "annotations are the ledger's tools' hints; a forwarded server advertises its own (use mcp.writes to say which of its tools write)")
+	}
+	switch {
+	case m.Relay != "" && len(m.Command) > 0:
+		fail([]any{"mcp", "command"}, "mcp.relay and mcp.command: set one, the MCP server to forward to")
+	case m.Relay != "":
+		if u, err := url.Parse(m.Relay); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fail([]any{"mcp", "relay"}, "mcp.relay %q: want an http or https URL of a Streamable HTTP MCP endpoint", m.Relay)
+		}
+	case m.Command != nil && (len(m.Command) == 0 || m.Command[0] == ""):
+		fail([]any{"mcp", "command"}, "mcp.command: want the server's argv, such as [npx, -y, my-mcp-server]")
+	case m.Writes != nil && m.Forward() == nil:
+		fail([]any{"mcp", "writes"}, "mcp.writes names the tools that write on a forwarded server; set mcp.relay or mcp.command too")
 	}
 }
 

@@ -132,6 +132,25 @@ type MCP struct {
 	// or MCPTransportStdio; "" is the one its MCP faults need, or whichever
 	// the target uses (see Scenario.MCPTransport).
 	Transport wire.MCPTransport `yaml:"transport,omitempty" json:"transport,omitempty" jsonschema:"enum=http,enum=stdio" jsonschema_description:"http (Streamable HTTP) or stdio (the target spawns the ledger as a process, replaycheck ledger-stdio URL, one run's own); unset: the one the MCP faults need, or whichever the target uses"`
+	// Relay replaces the ledger's tools with those of a real MCP server at
+	// this Streamable HTTP URL: each call forwarded once, the MCP faults
+	// applied at the forwarding point (see ledger.Forward).
+	Relay string `yaml:"relay,omitempty" json:"relay,omitempty" jsonschema:"format=uri" jsonschema_description:"forward to the real MCP server at this Streamable HTTP URL instead of the ledger's own tools: the target sees that server's tools, each call is forwarded once, the MCP faults apply at the forwarding point, and writes are the forwarded calls of tools not annotated readOnlyHint that the server answered (not isError); the scenario then gets fakes and a target of its own"`
+	// Command replaces the ledger's tools with those of a real MCP server
+	// started with this argv (over stdio), once per run.
+	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward to a real MCP server started with this argv over stdio, once per run (see relay)"`
+	// Writes, with Relay or Command, names exactly the server's tools whose
+	// calls write; unset, a tool writes unless annotated readOnlyHint.
+	Writes []string `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema_description:"with relay or command: exactly the server's tools whose calls write (unset: every tool not annotated readOnlyHint: true)"`
+}
+
+// Forward returns the real MCP server the scenario forwards to, or nil when
+// it runs on the ledger's own tools.
+func (m *MCP) Forward() *ledger.Forward {
+	if m == nil || (m.Relay == "" && len(m.Command) == 0) {
+		return nil
+	}
+	return &ledger.Forward{URL: m.Relay, Command: m.Command, Writes: m.Writes}
 }
 
 // Gateway holds knobs of the built-in gateway target that a scenario needs.
@@ -154,11 +173,13 @@ type Gateway struct {
 }
 
 // Isolated reports whether the scenario needs fakes and a target of its own:
-// it sets gateway knobs or annotations (global to a ledger), or arms MCP
+// it forwards to a real MCP server, sets gateway knobs or annotations
+// (global to a ledger), or arms MCP
 // faults (a dropped, refused or slow call counts against a target's
 // per-server circuit breaker, which concurrent scenarios would feel).
 func (s *Scenario) Isolated() bool {
-	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0 || s.MCPTransport() == wire.MCPTransportStdio
+	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0 || s.MCPTransport() == wire.MCPTransportStdio ||
+		s.MCP.Forward() != nil
 }
 
 // MCPTransport returns the MCP transport the scenario runs over: its

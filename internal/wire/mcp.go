@@ -137,6 +137,10 @@ const (
 	// not an armed fault: the Detail of the MCPFault event and of the
 	// MCPResult of that call, counted in MCPCounts.WriteFailures.
 	MCPFaultWriteFailed = "write_failed"
+	// MCPFaultForwardUnknown is a forwarding ledger's call whose answer
+	// never came back from the real MCP server (its connection broke, or the
+	// client gave up first): the call may have run. Not an armed fault.
+	MCPFaultForwardUnknown = "forward_unknown"
 )
 
 // MCPEvent is one thing the ledger MCP server saw or did: the record the

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeMCPRelay serves with --mcp-relay in front of a real MCP server
+// and --mcp-fault drop_after_execute: a client sees the server's tools, its
+// call's answer is lost, and the server ran it once.
+func TestServeMCPRelay(t *testing.T) {
+	var mu sync.Mutex
+	var items []string
+	srv := mcp.NewServer(&mcp.Implementation{Name: "items", Version: "1"}, nil)
+	type in struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "create_item"}, func(_ context.Context, _ *mcp.CallToolRequest, in in) (*mcp.CallToolResult, any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		items = append(items, in.Name)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "created"}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+
+	_, mcpURL, _, _ := startServe(t, &serveOptions{MCPRelay: ts.URL, MCPFaults: []string{"{tool: create_item, drop_after_execute: {}}"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != "create_item" {
+		t.Fatalf("tools %v, want the server's create_item only", tools.Tools)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_item", Arguments: map[string]any{"name": "a"}}); err == nil {
+		t.Errorf("call answered %+v, want its answer lost", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(items) != 1 {
+		t.Errorf("server created %v, want one item", items)
+	}
+}
+
+// TestServeMCPForwardFlags checks that a wrong use of the forwarding flags is
+// a usage error.
+func TestServeMCPForwardFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		opts serveOptions
+	}{
+		{"relay and command", serveOptions{MCPRelay: "http://127.0.0.1:1/mcp", MCPCommand: "my-server"}},
+		{"writes alone", serveOptions{MCPWrites: []string{"create_item"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			opts.UpstreamAddr, opts.MCPAddr, opts.Out, opts.ErrOut = "127.0.0.1:0", "127.0.0.1:0", io.Discard, io.Discard
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := runServe(ctx, &opts)
+			var usage usageError
+			if !errors.As(err, &usage) {
+				t.Fatalf("runServe: %v, want a usage error", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,324 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// Forward is the real MCP server a forwarding ledger stands in front of
+// (Config.Forward): exactly one of URL and Command is set.
+//
+// A forwarding ledger offers the server's tools as the server lists them
+// (annotations included, following its notifications/tools/list_changed)
+// instead of commit_write, commit_write_keyed and read_ledger. Each
+// tools/call that reaches a tool handler (no fault refused it before) is
+// forwarded once, never retried, and answered with the server's result, so
+// every fault acts at the forwarding point as it acts on the ledger's own
+// tools. What the forwarder saw is recorded as the ledger records its own
+// calls: an answer that is not isError of a write tool (see Writes) is a
+// write (wire.MCPWrite, Entry the tool name and its canonical arguments,
+// Key the idempotency_key argument when there is one), appended to the
+// journal as a ledger line; an isError answer ran and failed and writes
+// nothing (its result's Detail is wire.MCPFaultIsError); a call whose answer
+// never came back (the server's connection broke, or the client gave up) is
+// recorded as a wire.MCPFault event with Detail wire.MCPFaultForwardUnknown.
+type Forward struct {
+	// URL is the Streamable HTTP endpoint of the server.
+	URL string
+	// Command is the server's argv, spawned once per ledger and spoken to
+	// over stdio (mcp.CommandTransport); Close ends it.
+	Command []string
+	// Writes, when non-nil, names exactly the tools whose calls write; nil
+	// lets the annotations decide: a tool writes unless it is annotated
+	// readOnlyHint: true.
+	Writes []string
+	// HTTPClient makes the requests to URL; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// ConnectTimeout bounds connecting to the server and listing its tools;
+	// 0 means DefaultForwardConnectTimeout.
+	ConnectTimeout time.Duration
+}
+
+// DefaultForwardConnectTimeout bounds connecting to a forwarded server when
+// Forward.ConnectTimeout is 0.
+const DefaultForwardConnectTimeout = 30 * time.Second
+
+func (f *Forward) check() error {
+	switch {
+	case f.URL == "" && len(f.Command) == 0:
+		return errors.New("forward: set the server's URL or its command")
+	case f.URL != "" && len(f.Command) > 0:
+		return errors.New("forward: set either the server's URL or its command, not both")
+	case len(f.Command) > 0 && f.Command[0] == "":
+		return errors.New("forward: the command's program is empty")
+	}
+	return nil
+}
+
+// where names the server for messages.
+func (f *Forward) where() string {
+	if f.URL != "" {
+		return f.URL
+	}
+	return fmt.Sprintf("%q", f.Command)
+}
+
+// forwarder is a forwarding ledger's connection to the real server and the
+// tools it lists.
+type forwarder struct {
+	cfg     Forward
+	session *mcp.ClientSession
+	limit   time.Duration
+
+	mu    sync.Mutex
+	tools map[string]*mcp.Tool // as the server lists them, by name
+
+	refreshes sync.WaitGroup // listings under way after list_changed
+}
+
+// connectForward connects s to the server cfg names and lists its tools.
+func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	limit := cfg.ConnectTimeout
+	if limit <= 0 {
+		limit = DefaultForwardConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var transport mcp.Transport
+	if cfg.URL != "" {
+		transport = &mcp.StreamableClientTransport{
+			Endpoint:   cfg.URL,
+			HTTPClient: cfg.HTTPClient,
+			// A broken stream is not resumed: the call it carried is
+			// recorded unknown and answered as failed, never sent again.
+			MaxRetries: -1,
+		}
+	} else {
+		// The process outlives ctx: it ends when the session closes.
+		transport = &mcp.CommandTransport{Command: exec.Command(cfg.Command[0], cfg.Command[1:]...)}
+	}
+	f := &forwarder{cfg: cfg, limit: limit}
+	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			f.refreshes.Go(func() { s.refreshForwarded() })
+		},
+	})
+	session, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("forward: connecting to the MCP server %s: %w", cfg.where(), err)
+	}
+	f.session = session
+	tools, err := f.list(ctx)
+	if err != nil {
+		_ = session.Close()
+		return nil, err
+	}
+	f.tools = tools
+	return f, nil
+}
+
+// list lists the server's tools.
+func (f *forwarder) list(ctx context.Context) (map[string]*mcp.Tool, error) {
+	tools := map[string]*mcp.Tool{}
+	for t, err := range f.session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("forward: listing the tools of the MCP server %s: %w", f.cfg.where(), err)
+		}
+		tools[t.Name] = t
+	}
+	return tools, nil
+}
+
+// tool returns the server's tool name as last listed, or nil.
+func (f *forwarder) tool(name string) *mcp.Tool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tools[name]
+}
+
+// names returns the server's tool names as last listed, sorted.
+func (f *forwarder) names() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.tools))
+}
+
+// writes reports whether a call of the server's tool name writes.
+func (f *forwarder) writes(name string) bool {
+	if f.cfg.Writes != nil {
+		return slices.Contains(f.cfg.Writes, name)
+	}
+	t := f.tool(name)
+	return t == nil || t.Annotations == nil || !t.Annotations.ReadOnlyHint
+}
+
+// close ends the connection (and a spawned server) and waits for listings
+// under way.
+func (f *forwarder) close() error {
+	err := f.session.Close()
+	f.refreshes.Wait()
+	return err
+}
+
+// refreshForwarded lists the server's tools again after it said they
+// changed, and offers the new list: tools it no longer lists are removed
+// (with the names change_tools gave them), new and changed ones (re)added.
+func (s *Server) refreshForwarded() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.fwd.limit)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	tools, err := s.fwd.list(ctx)
+	if err != nil {
+		s.log.Warn("forward: the server's tools changed but listing them failed; offering the old list", "err", err)
+		return
+	}
+	s.fwd.mu.Lock()
+	s.fwd.tools = tools
+	s.fwd.mu.Unlock()
+	s.mu.Lock()
+	var removed []string
+	for name, base := range s.tools {
+		if _, ok := tools[base]; !ok {
+			removed = append(removed, name)
+			delete(s.tools, name)
+		}
+	}
+	added := map[string]string{}
+	for name, base := range s.tools {
+		added[name] = base // re-added: the server's tool may have changed
+	}
+	for name := range tools {
+		if _, ok := s.tools[name]; !ok {
+			s.tools[name] = name
+			added[name] = name
+		}
+	}
+	s.mu.Unlock()
+	s.log.Info("forward: the server's tools changed", "removed", removed, "tools", slices.Sorted(maps.Keys(tools)))
+	if len(removed) > 0 {
+		s.mcp.RemoveTools(removed...)
+	}
+	for name, base := range added {
+		s.addTool(name, base, Annotations{})
+	}
+}
+
+// addForwarded offers name as the server's tool base, forwarding its calls,
+// and reports whether the server lists base.
+func (s *Server) addForwarded(name, base string) bool {
+	t := s.fwd.tool(base)
+	if t == nil {
+		return false
+	}
+	offered := *t
+	offered.Name = name
+	s.mcp.AddTool(&offered, s.forwardTool(base))
+	return true
+}
+
+// forwardTool is the handler of a forwarded tool: the faults that fired on
+// the call act around one forward of it to the server's tool base.
+func (s *Server) forwardTool(base string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c := callFrom(ctx, req)
+		res := s.preempted(ctx, c)
+		var err error
+		if res == nil {
+			res, err = s.forward(ctx, c, base, req.Params.Arguments)
+			if err == nil {
+				s.hold(ctx, c)
+			}
+		}
+		res, _, err = s.direct(ctx, req, res, nil, err)
+		return res, err
+	}
+}
+
+// forward sends c to the server's tool base once and records what came of
+// it (see Forward).
+func (s *Server) forward(ctx context.Context, c *call, base string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: base}
+	if len(args) > 0 {
+		params.Arguments = args
+	}
+	res, err := s.fwd.session.CallTool(ctx, params)
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport:
+		// The server refused the call (unknown tool, bad arguments): it
+		// answered, and a JSON-RPC error runs no tool.
+		return nil, rpcErr
+	case err != nil:
+		s.mu.Lock()
+		c.outcome = wire.MCPFaultForwardUnknown
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultForwardUnknown})
+		s.mu.Unlock()
+		s.log.Warn("forward: the server's answer never came back; the call may have run", "tool", base, "token", c.token, "err", err)
+		return nil, fmt.Errorf("forwarding %s to the MCP server %s: no answer, the call may have run: %w", base, s.fwd.cfg.where(), err)
+	case res.IsError:
+		s.setOutcome(c, wire.MCPFaultIsError)
+		return res, nil
+	}
+	if s.fwd.writes(base) {
+		if _, err := s.write(c, base+" "+canonical(args), idempotencyKey(args)); err != nil {
+			s.log.Error("forward: recording a write failed; the server ran it", "tool", base, "err", err)
+		}
+	}
+	return res, nil
+}
+
+// codeRejectedByTransport is the JSON-RPC code go-sdk v1.8.0 gives a call
+// its transport failed to carry or answer (its unexported
+// jsonrpc2.ErrRejected: a broken connection, an error status): not the
+// server's answer, so the call's outcome is unknown. A 4xx carrying the
+// server's JSON-RPC error is wrapped in it too and so counts as unknown:
+// the cautious side.
+const codeRejectedByTransport = -32005
+
+// canonical renders JSON arguments with sorted keys and no spaces, so equal
+// arguments render equally; arguments that are not JSON render as they came.
+func canonical(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return string(args)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(args)
+	}
+	return string(b)
+}
+
+// idempotencyKey returns the string argument idempotency_key, or "".
+func idempotencyKey(args json.RawMessage) string {
+	var a struct {
+		Key string `json:"idempotency_key"`
+	}
+	_ = json.Unmarshal(args, &a) // arguments that are not an object have no key
+	return a.Key
+}

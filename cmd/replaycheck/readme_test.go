@@ -209,6 +209,10 @@ var readmeNotes = map[string]readmeNote{
 		skip: "too slow for the tests: a sweep of 96 cells, each a run of the client (2m19s on 2 cores)",
 	},
 	"REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-process.yaml": {exit: 1},
+	"MEMORY_DIR=$(mktemp -d) replaycheck run targets/testdata/forward-memory.yaml --target builtin:naive --target builtin:guarded": {
+		exit: 1, needs: []string{"clients"},
+		output: []string{`no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions \(create_entities ×3\)`},
+	},
 	"REPLAYCHECK_AGENT=$PWD/bin/agent replaycheck run scenarios/clients \\ --target targets/agent.yaml --target targets/agent-naive.yaml": {
 		exit: 1,
 	},

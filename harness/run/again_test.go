@@ -6,8 +6,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -50,22 +48,8 @@ func TestAgainOnTheGateway(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ss, errs := scenario.Parse("again.yaml", []byte(againScenario(tt.name, tt.endpoint, tt.extra, tt.faults)))
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			tg, err := target.ParseTarget(tt.target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			hs := runSource(t, againScenario(tt.name, tt.endpoint, tt.extra, tt.faults), tt.target, 1)
 			h := hs[0]
-			if h.Error != "" {
-				t.Fatalf("run error: %s", h.Error)
-			}
 			again, reads := reaskedIn(h)
 			if len(h.Writes()) != tt.wantWrites || (len(again) > 0) != tt.wantAgain || len(reads) == 0 || reads[0].Read != tt.wantRead {
 				t.Errorf("%d writes, asked again for %q, results %+v: want %d writes, asked again %v, the first result read %s",

@@ -15,8 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // itemServer is a real MCP server standing in for a user's own: create_item
@@ -124,7 +122,7 @@ func TestForwardSeedOnTheGateway(t *testing.T) {
 				server = fmt.Sprintf("{command: [%q, %s, %q]}", self(t), itemServerArg, journal)
 				items = func() int { return journalLines(t, journal) }
 			}
-			ss, errs := scenario.Parse("forward.yaml", []byte(`
+			hs := runSource(t, `
 name: seed chat fault_on, forwarded
 request: {endpoint: chat}
 mcp: `+server+`
@@ -132,22 +130,8 @@ model: [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}]
 faults:
   upstream: [{on: follow_up, respond: {status: 500}, times: always}]
 expect: {rules: [no-replay-after-dispatch]}
-`))
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			tg, err := target.ParseTarget(tt.target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+`, tt.target, 1)
 			h := hs[0]
-			if h.Error != "" {
-				t.Fatalf("run error: %s", h.Error)
-			}
 			if got := items(); got != tt.wantItems || len(h.Writes()) != got {
 				t.Errorf("server created %d items, history has %d writes: want %d and %d", got, len(h.Writes()), tt.wantItems, tt.wantItems)
 			}
@@ -164,7 +148,7 @@ expect: {rules: [no-replay-after-dispatch]}
 // its own, and the writes of all the runs are exactly the server's items.
 func TestForwardParallelCountsMatchServer(t *testing.T) {
 	is, url := serveItems(t)
-	ss, errs := scenario.Parse("forward.yaml", []byte(`
+	hs := runSource(t, `
 name: seed chat fault_on, forwarded, repeated
 repeat: 8
 request: {endpoint: chat}
@@ -173,23 +157,9 @@ model: [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}]
 faults:
   upstream: [{on: follow_up, respond: {status: 500}, times: always}]
 expect: {rules: [no-replay-after-dispatch]}
-`))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	tg, err := target.ParseTarget("builtin:naive")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "builtin:naive", 8)
 	writes := 0
 	for _, h := range hs {
-		if h.Error != "" {
-			t.Fatalf("run error: %s", h.Error)
-		}
 		writes += len(h.Writes())
 	}
 	if len(hs) != 8 || writes != is.count() || writes != 8*3 {
@@ -204,7 +174,7 @@ expect: {rules: [no-replay-after-dispatch]}
 // fired).
 func TestForwardFaultNamesServerTool(t *testing.T) {
 	is, url := serveItems(t)
-	ss, errs := scenario.Parse("forward.yaml", []byte(`
+	hs := runSource(t, `
 name: drop after execute on the server's tool
 request: {endpoint: chat}
 mcp: {relay: "`+url+`"}
@@ -212,22 +182,8 @@ model: [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}]
 faults:
   mcp: [{tool: create_item, drop_after_execute: {}, times: once}]
 expect: {rules: [no-replay-ambiguous-mcp]}
-`))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	tg, err := target.ParseTarget("builtin:guarded")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "builtin:guarded", 1)
 	h := hs[0]
-	if h.Error != "" {
-		t.Fatalf("run error: %s", h.Error)
-	}
 	if is.count() != 1 || len(h.Writes()) != 1 {
 		t.Errorf("server created %d items, history has %d writes: want 1 and 1", is.count(), len(h.Writes()))
 	}

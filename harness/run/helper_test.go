@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/internal/procgone"
@@ -48,4 +50,29 @@ func writeTarget(t *testing.T, src string, extra map[string]string) (target.Targ
 func helperProxyTarget(t *testing.T, mode string) (target.Target, string) {
 	src, extra := targettest.ProxyFile(t, mode)
 	return writeTarget(t, src, extra)
+}
+
+// runSource runs the scenarios of the YAML src on the named target, parallel
+// at once, and returns their histories, failing t on a bad scenario, a bad
+// target name, a harness error or a run that ended in error.
+func runSource(t *testing.T, src, targetName string, parallel int) []*history.History {
+	t.Helper()
+	ss, errs := scenario.Parse("scenario.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tg, err := target.ParseTarget(targetName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: parallel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		if h.Error != "" {
+			t.Fatalf("run error: %s", h.Error)
+		}
+	}
+	return hs
 }

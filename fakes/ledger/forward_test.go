@@ -3,91 +3,17 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/internal/itemserver"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
-
-// itemServer is the real MCP server of the forwarding tests: create_item
-// appends a name to its items (an empty name is an isError answer, nothing
-// appended), list_items (readOnlyHint) returns them. It counts every call
-// its tools ran: its own record of executions.
-type itemServer struct {
-	mu    sync.Mutex
-	items []string
-	ran   int
-	// journal, when set, gets a line per call run ("ran") and per item
-	// created ("item NAME"): the record of a server in another process.
-	journal io.Writer
-}
-
-// note writes line to the journal, when there is one. is.mu must be held.
-func (is *itemServer) note(line string) {
-	if is.journal != nil {
-		_, _ = io.WriteString(is.journal, line+"\n")
-	}
-}
-
-type createItemInput struct {
-	Name string `json:"name" jsonschema:"the item's name"`
-}
-
-func (is *itemServer) mcpServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "items", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "create_item", Description: "Create an item."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in createItemInput) (*mcp.CallToolResult, any, error) {
-			is.mu.Lock()
-			defer is.mu.Unlock()
-			is.ran++
-			is.note("ran")
-			if in.Name == "" {
-				res := &mcp.CallToolResult{}
-				res.SetError(errors.New("name must not be empty"))
-				return res, nil, nil
-			}
-			is.items = append(is.items, in.Name)
-			is.note("item " + in.Name)
-			return textResult("created " + in.Name), nil, nil
-		})
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_items", Description: "List the items.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-			is.mu.Lock()
-			defer is.mu.Unlock()
-			is.ran++
-			is.note("ran")
-			b, err := json.Marshal(is.items)
-			return textResult(string(b)), nil, err
-		})
-	return srv
-}
-
-// record returns the items created and how many calls the server ran.
-func (is *itemServer) record() ([]string, int) {
-	is.mu.Lock()
-	defer is.mu.Unlock()
-	return slices.Clone(is.items), is.ran
-}
-
-// newItemServer serves a new itemServer over Streamable HTTP and returns it
-// with its URL and MCP server (to change its tools).
-func newItemServer(t testing.TB) (*itemServer, string, *mcp.Server) {
-	t.Helper()
-	is := &itemServer{}
-	srv := is.mcpServer()
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	t.Cleanup(ts.Close)
-	return is, ts.URL, srv
-}
 
 // forwardCase is one call through a forwarding ledger and what the server,
 // the client and the ledger each saw of it.
@@ -137,8 +63,8 @@ func forwardCases() []forwardCase {
 func TestForwardHTTP(t *testing.T) {
 	for _, tt := range forwardCases() {
 		t.Run(tt.name, func(t *testing.T) {
-			is, url, _ := newItemServer(t)
-			runForwardCase(t, Forward{URL: url}, tt, func() ([]string, int) { return is.record() })
+			is, url, _ := itemserver.ServeHTTP(t)
+			runForwardCase(t, Forward{URL: url}, tt, func() ([]string, int) { return is.Record() })
 		})
 	}
 }
@@ -194,7 +120,7 @@ func runForwardCase(t *testing.T, fwd Forward, tt forwardCase, record func() ([]
 // server's tools with their annotations, and follows the server's
 // tools/list_changed.
 func TestForwardMirrorsTools(t *testing.T) {
-	_, url, srv := newItemServer(t)
+	_, url, srv := itemserver.ServeHTTP(t)
 	_, ledgerURL := newLedger(t, Config{Forward: &Forward{URL: url}})
 	changed := make(chan struct{}, 8)
 	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, &mcp.ClientOptions{
@@ -226,7 +152,9 @@ func TestForwardMirrorsTools(t *testing.T) {
 
 	srv.RemoveTools("list_items")
 	mcp.AddTool(srv, &mcp.Tool{Name: "delete_item", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true)}},
-		func(context.Context, *mcp.CallToolRequest, createItemInput) (*mcp.CallToolResult, any, error) {
+		func(context.Context, *mcp.CallToolRequest, struct {
+			Name string `json:"name"`
+		}) (*mcp.CallToolResult, any, error) {
 			return textResult("deleted"), nil, nil
 		})
 	want := map[string]bool{"create_item": false, "delete_item": false}
@@ -246,8 +174,8 @@ func TestForwardMirrorsTools(t *testing.T) {
 // before its answer: the ledger records the call's outcome as unknown
 // (forward_unknown), counts no write, and the client gets an error answer.
 func TestForwardUnknown(t *testing.T) {
-	is := &itemServer{}
-	srv := is.mcpServer()
+	is := &itemserver.Server{}
+	srv := is.MCPServer()
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -267,7 +195,7 @@ func TestForwardUnknown(t *testing.T) {
 	if err == nil && !res.IsError {
 		t.Errorf("call answered %q, want an error", text(res))
 	}
-	if items, _ := is.record(); !cmp.Equal([]string{"explode"}, items) {
+	if items, _ := is.Record(); !cmp.Equal([]string{"explode"}, items) {
 		t.Errorf("server items %v, want [explode]: the call ran", items)
 	}
 	got := waitCounts(t, s, "", func(c wire.MCPCounts) bool { return c.Calls["create_item"] > 0 })

@@ -8,16 +8,17 @@ import (
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/itemserver"
 	"github.com/replaycheck/replaycheck/internal/procgone"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // TestMain lets the test binary stand in for the processes targets start
 // (see targettest.Main), and for a user's MCP server over stdio (see
-// itemServerArg).
+// itemserver.Main).
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == itemServerArg {
-		os.Exit(serveItemsOverStdio(os.Args[2]))
+	if code, ok := itemserver.Main(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	targettest.Main(m)
 }

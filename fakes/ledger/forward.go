@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"sync"
@@ -41,6 +42,12 @@ type Forward struct {
 	// Command is the server's argv, spawned once per ledger and spoken to
 	// over stdio (mcp.CommandTransport); Close ends it.
 	Command []string
+	// Env is added to the environment of Command's process ("NAME=value"
+	// each, winning over replaycheck's own); nil adds nothing.
+	Env []string
+	// Dir is the working directory of Command's process; "" is
+	// replaycheck's own.
+	Dir string
 	// Writes, when non-nil, names exactly the tools whose calls write; nil
 	// lets the annotations decide: a tool writes unless it is annotated
 	// readOnlyHint: true.
@@ -64,6 +71,8 @@ func (f *Forward) check() error {
 		return errors.New("forward: set either the server's URL or its command, not both")
 	case len(f.Command) > 0 && f.Command[0] == "":
 		return errors.New("forward: the command's program is empty")
+	case (len(f.Env) > 0 || f.Dir != "") && len(f.Command) == 0:
+		return errors.New("forward: Env and Dir are those of the server's command; the server at a URL runs in its own")
 	}
 	return nil
 }
@@ -111,7 +120,12 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 		}
 	} else {
 		// The process outlives ctx: it ends when the session closes.
-		transport = &mcp.CommandTransport{Command: exec.Command(cfg.Command[0], cfg.Command[1:]...)}
+		cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+		if len(cfg.Env) > 0 {
+			cmd.Env = append(os.Environ(), cfg.Env...)
+		}
+		cmd.Dir = cfg.Dir
+		transport = &mcp.CommandTransport{Command: cmd}
 	}
 	f := &forwarder{cfg: cfg, limit: limit}
 	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{

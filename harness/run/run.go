@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
@@ -215,7 +216,7 @@ type runner struct {
 func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs, serial bool) error {
 	var shared, isolated []pair
 	for _, p := range pairs {
-		if r.isolated(p.s) {
+		if r.isolated(p.s, p.t) {
 			isolated = append(isolated, p)
 		} else {
 			shared = append(shared, p)
@@ -223,7 +224,7 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 	}
 	do := func(env *fakesEnv, instances map[target.Target]target.Instance) func(j job) (*history.History, error) {
 		return func(j job) (*history.History, error) {
-			if r.isolated(j.s) {
+			if r.isolated(j.s, j.t) {
 				return runIsolated(ctx, j, r.opts, addrs)
 			}
 			inst := instances[j.t]
@@ -279,8 +280,11 @@ func (r *runner) failed() bool {
 	return r.harnessErr != nil
 }
 
-// isolated reports whether s runs on fakes and an instance of its own.
-func (r *runner) isolated(s *scenario.Scenario) bool { return r.opts.Isolate || s.Isolated() }
+// isolated reports whether s runs on t on fakes and an instance of its own:
+// every scenario does on a target that forwards to a real MCP server.
+func (r *runner) isolated(s *scenario.Scenario, t target.Target) bool {
+	return r.opts.Isolate || s.Isolated() || t.Traits().Forward != nil
+}
 
 // pool runs the runs of pairs on up to parallel workers, longest expected
 // wait first.
@@ -374,12 +378,20 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddrs) (*history.History, error) {
 	s, t := j.s, j.t
 	token := runToken(opts.Seed, s, t, j.rep)
-	env, err := startFakes(s.Annotations, opts.Now, addrs, token, s.MCP.Forward())
+	begin := opts.Now()
+	fwd, err := forwardOf(&j, token)
+	if err != nil {
+		h := newHistory(s, t, nil, token, begin)
+		h.Repetition = j.rep
+		h.Error = err.Error()
+		return h, nil
+	}
+	s = j.s
+	env, err := startFakes(s.Annotations, opts.Now, addrs, token, fwd)
 	if err != nil {
 		return nil, err
 	}
 	env.urls.MCPTransport = s.MCPTransport()
-	begin := opts.Now()
 	inst, err := startTarget(ctx, opts, t, s.Name, env, s.Gateway)
 	if err != nil {
 		env.Close()
@@ -401,6 +413,29 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 		return nil, err
 	}
 	return h, nil
+}
+
+// forwardOf returns the real MCP server j's run with token forwards to:
+// the scenario's own (mcp.relay, mcp.command), else its target's (see
+// target.Traits.Forward), for which j's scenario becomes the one the target
+// runs (target.Forward.Scenario); nil when there is none.
+func forwardOf(j *job, token string) (*ledger.Forward, error) {
+	if fwd := j.s.MCP.Forward(); fwd != nil {
+		return fwd, nil
+	}
+	tf := j.t.Traits().Forward
+	if tf == nil {
+		return nil, nil
+	}
+	if len(j.s.Annotations) > 0 {
+		return nil, fmt.Errorf("target %s forwards to a real MCP server, which advertises its own annotations; the scenario's annotations are the ledger's tools' hints", j.t.Name())
+	}
+	j.s = tf.Scenario(j.s)
+	fwd, err := tf.For(token)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", j.t.Name(), err)
+	}
+	return fwd, nil
 }
 
 func closeAll(m map[target.Target]target.Instance) {

@@ -79,6 +79,9 @@ type ClientSpec struct {
 	// KeepRunDirs keeps each run's scratch directory ({{run_dir}}) instead
 	// of removing it when the run ends.
 	KeepRunDirs bool
+	// Forward, when set, is Traits.Forward: the real MCP server the
+	// client's runs forward to.
+	Forward *Forward
 }
 
 // mcpTransports are the MCP transports the client's command and env point
@@ -120,7 +123,7 @@ func (t *client) Name() string { return t.spec.Name }
 // Traits says the target is a client, run one run at a time when its via
 // proxy must.
 func (t *client) Traits() Traits {
-	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports()}
+	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports(), Forward: t.spec.Forward}
 	if t.spec.Via != nil {
 		tr.Exclusive = t.spec.Via.Traits().Exclusive
 	}

@@ -56,6 +56,9 @@ type ProxySpec struct {
 	// Secrets are masked wherever the proxy's answers and output are shown
 	// (beyond Headers' values and the harness's secret-named variables).
 	Secrets []string
+	// Forward, when set, is Traits.Forward: the real MCP server the
+	// proxy's runs forward to.
+	Forward *Forward
 }
 
 // ProxyStart is how the harness starts a proxy.
@@ -117,7 +120,7 @@ func (t *proxy) Name() string { return t.spec.Name }
 // run one at a time with fixed fakes, a fixed port, or a proxy the harness
 // does not start.
 func (t *proxy) Traits() Traits {
-	tr := Traits{RetryAfterHint: t.spec.RetryAfterHint, Exclusive: t.spec.Fakes != nil || t.fixedPort || t.spec.Start == nil}
+	tr := Traits{RetryAfterHint: t.spec.RetryAfterHint, Exclusive: t.spec.Fakes != nil || t.fixedPort || t.spec.Start == nil, Forward: t.spec.Forward}
 	if t.spec.Fakes != nil {
 		tr.Fakes = *t.spec.Fakes
 	}

@@ -91,6 +91,11 @@ type Traits struct {
 	// ({{ledger_stdio_json}}, …) speaks stdio. The runner skips a scenario
 	// over a transport the target does not speak (see Speaks).
 	MCPTransports []wire.MCPTransport
+	// Forward, when set, is the real MCP server every run on the target
+	// forwards to in place of the ledger's own tools, unless the scenario
+	// names its own (a target file's mcp; see Forward). The runner runs
+	// every scenario on such a target on fakes and an instance of its own.
+	Forward *Forward
 }
 
 // Speaks reports whether t reaches the ledger over transport (see

@@ -29,8 +29,8 @@ const (
 	varToolTimeout  = "tool_timeout"        // the scenario's tool_timeout knob, "" when unset
 	varStreamIdle   = "stream_idle_timeout" // the scenario's stream_idle_timeout knob, "" when unset
 	varPrompt       = "prompt"              // a client run's rendered prompt
-	varToken        = "token"               // a client run's run token
-	varEntry        = "entry"               // a client run's ledger entry
+	varToken        = "token"               // a client run's run token, or the run's whose forwarded server starts
+	varEntry        = "entry"               // a client run's ledger entry, or the run's whose forwarded server starts
 	varRunDir       = "run_dir"             // a client run's fresh scratch directory
 	// The stdio ledger (replaycheck ledger-stdio {{mcp_url}}) for a client
 	// that spawns its MCP servers: the whole command as a JSON array, the
@@ -156,11 +156,14 @@ const (
 	// ledger's command ({{ledger_stdio_json}}, {{ledger_stdio_command}},
 	// {{ledger_stdio_args_json}}).
 	ClientVars
+	// ForwardVars are a target's mcp.command's and mcp.env's (see Forward):
+	// the run's token and entry.
+	ForwardVars
 )
 
 // names lists the variables of vs.
 func (vs Vars) names() []string {
-	return [...][]string{URLVars: {varPort}, FakeVars: fakeVars, ProxyVars: proxyVars, StartVars: startVars, ClientVars: clientVars}[vs]
+	return [...][]string{URLVars: {varPort}, FakeVars: fakeVars, ProxyVars: proxyVars, StartVars: startVars, ClientVars: clientVars, ForwardVars: forwardVars}[vs]
 }
 
 // CheckTemplate parses text with the variables of vs and reports an unknown
@@ -169,12 +172,13 @@ func CheckTemplate(text string, vs Vars) error { return checkTemplate(text, vs.n
 
 // Variable sets, as lists of names.
 var (
-	fakeVars   = []string{varUpstreamURL, varUpstreamRoot, varMCPURL, varUpstreamAddr, varMCPAddr}
-	knobVars   = []string{varNumRetries, varFallbacks, varToolTimeout, varStreamIdle}
-	stdioVars  = []string{varLedgerStdioJSON, varLedgerStdioCommand, varLedgerStdioArgsJSON}
-	proxyVars  = concat(fakeVars, knobVars, []string{varPort, varReplaycheck}, stdioVars)
-	startVars  = concat(proxyVars, []string{varConfig})
-	clientVars = concat(fakeVars, []string{varPrompt, varToken, varEntry, varRunDir, varReplaycheck}, stdioVars)
+	fakeVars    = []string{varUpstreamURL, varUpstreamRoot, varMCPURL, varUpstreamAddr, varMCPAddr}
+	knobVars    = []string{varNumRetries, varFallbacks, varToolTimeout, varStreamIdle}
+	stdioVars   = []string{varLedgerStdioJSON, varLedgerStdioCommand, varLedgerStdioArgsJSON}
+	proxyVars   = concat(fakeVars, knobVars, []string{varPort, varReplaycheck}, stdioVars)
+	startVars   = concat(proxyVars, []string{varConfig})
+	clientVars  = concat(fakeVars, []string{varPrompt, varToken, varEntry, varRunDir, varReplaycheck}, stdioVars)
+	forwardVars = []string{varToken, varEntry}
 )
 
 func concat(parts ...[]string) []string {

@@ -49,6 +49,9 @@ type ClientFile struct {
 	// with that run's fake addresses; the client's model API base URLs point
 	// at it, its MCP URL at the ledger.
 	Via string `yaml:"via,omitempty" json:"via,omitempty" jsonschema_description:"a proxy the client's model calls go through, for gateways that never run tools themselves: a proxy target file (relative to this file) or builtin:NAME; started per client run, wired to that run's fakes; OPENAI_BASE_URL, ANTHROPIC_BASE_URL and {{upstream_url}} then point at it and the API keys are its Authorization bearer"`
+	// MCP, when set, forwards every run to a real MCP server in place of
+	// the ledger's own tools.
+	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; the client reaches the forwarder where it reaches the ledger ({{mcp_url}}, the stdio ledger)"`
 }
 
 // loadClient builds the client target of a file of kind client.
@@ -102,6 +105,11 @@ func clientSpec(f *source) (target.ClientSpec, error) {
 	if err := checkPassEnv(f, c.PassEnv, "pass_env"); err != nil {
 		return fail(err)
 	}
+	fwd, err := loadForward(f, c.MCP)
+	if err != nil {
+		return fail(err)
+	}
+	t.Forward = fwd
 	t.Secrets = append(t.Secrets, f.secrets...)
 	if c.Via != "" {
 		via, err := loadVia(f, c.Via)

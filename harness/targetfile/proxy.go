@@ -45,6 +45,9 @@ type ProxyFile struct {
 	// Install says how to install the start command, for the error when it
 	// is not found or not executable.
 	Install string `yaml:"install,omitempty" json:"install,omitempty" jsonschema_description:"how to install start.command, shown when it is not found or not executable, e.g. pip install 'litellm[proxy]'"`
+	// MCP, when set, forwards every run to a real MCP server in place of
+	// the ledger's own tools.
+	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; each run then has fakes, a forwarder and a proxy instance of its own"`
 }
 
 // ProxyStart is how the harness starts a proxy.
@@ -120,7 +123,7 @@ func proxySpec(f *source) (target.ProxySpec, error) {
 		if !scenario.Endpoint(ep).Valid() {
 			return fail(f.errorf([]any{"bodies"}, "bodies: unknown endpoint %q; want %s", ep, scenario.EndpointNames()))
 		}
-		if err := checkBody(f, body, "bodies", ep); err != nil {
+		if err := checkValue(f, body, target.FakeVars, "bodies", ep); err != nil {
 			return fail(err)
 		}
 		if t.Bodies == nil {
@@ -211,25 +214,30 @@ func proxySpec(f *source) (target.ProxySpec, error) {
 	} else if p.Fakes == nil || p.Fakes.Upstream == "" || p.Fakes.MCP == "" {
 		return fail(f.errorf(nil, "a proxy the harness does not start must name the fakes' fixed addresses (fakes: {upstream_addr, mcp_addr}) it is configured with; or set start to have it started with a rendered config"))
 	}
+	fwd, err := loadForward(f, p.MCP)
+	if err != nil {
+		return fail(err)
+	}
+	t.Forward = fwd
 	t.Secrets = append(t.Secrets, f.secrets...)
 	return t, nil
 }
 
-// checkBody checks the templates of every string in a body value
-// (target.FakeVars).
-func checkBody(f *source, x any, path ...any) error {
+// checkValue checks the templates of every string in a decoded value (a
+// body, a call's arguments) against vs.
+func checkValue(f *source, x any, vs target.Vars, path ...any) error {
 	switch v := x.(type) {
 	case string:
-		return f.check(v, target.FakeVars, path...)
+		return f.check(v, vs, path...)
 	case map[string]any:
 		for k, e := range v {
-			if err := checkBody(f, e, append(path, k)...); err != nil {
+			if err := checkValue(f, e, vs, append(path, k)...); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for i, e := range v {
-			if err := checkBody(f, e, append(path, i)...); err != nil {
+			if err := checkValue(f, e, vs, append(path, i)...); err != nil {
 				return err
 			}
 		}

@@ -37,8 +37,8 @@ type memoryRun struct {
 type memoryResult struct {
 	Verdict string
 	History struct {
-		Token, Entry string
-		MCP          []struct{ Kind, Tool, Entry string }
+		Scenario, Token, Entry string
+		MCP                    []struct{ Kind, Tool, Entry string }
 	}
 	Counts struct{ Writes int }
 }
@@ -133,25 +133,32 @@ func TestForwardMemoryServer(t *testing.T) {
 }
 
 // runForwardMemory runs memoryScenario on target, repeat times with
-// --parallel 8, from the repository root, with MEMORY_DIR=dir for the
-// servers' files, inside `unshare -rn` (loopback only) when this machine
-// allows it and on plain loopback otherwise. It checks the exit code is
-// wantCode and returns the JSON report.
+// --parallel 8, with MEMORY_DIR=dir for the servers' files (see
+// runForwarded).
 func runForwardMemory(t *testing.T, dir, target string, repeat, wantCode int) memoryRun {
 	t.Helper()
+	return runForwarded(t, dir, []string{"MEMORY_DIR=" + dir}, wantCode,
+		"run", memoryScenario, "--target", target, "--parallel", "8", "--repeat", fmt.Sprint(repeat))
+}
+
+// runForwarded runs replaycheck with args and --json, from the repository
+// root with env added, inside `unshare -rn` (loopback only) when this
+// machine allows it and on plain loopback otherwise. It checks the exit
+// code is wantCode and returns the JSON report (written into dir).
+func runForwarded(t *testing.T, dir string, env []string, wantCode int, args ...string) memoryRun {
+	t.Helper()
 	js := filepath.Join(dir, "run.json")
-	args := []string{replaycheckBin, "run", memoryScenario, "--target", target, "--json", js,
-		"--parallel", "8", "--repeat", fmt.Sprint(repeat)}
+	args = append(append([]string{replaycheckBin}, args...), "--json", js)
 	if err := loopbackNamespace(); err == nil {
 		args = append([]string{"unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`}, args...)
 	} else {
 		t.Logf("no loopback-only network namespace, running on plain loopback: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "MEMORY_DIR="+dir)
+	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

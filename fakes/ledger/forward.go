@@ -96,6 +96,20 @@ type forwarder struct {
 	tools map[string]*mcp.Tool // as the server lists them, by name
 
 	refreshes sync.WaitGroup // listings under way after list_changed
+	// installed is closed once the ledger offers the server's tools (New
+	// calls install), or once connecting failed (abandon, which sets
+	// abandoned first): list_changed handlers wait for it.
+	installed chan struct{}
+	abandoned bool
+}
+
+// install says the ledger has the forwarder in place.
+func (f *forwarder) install() { close(f.installed) }
+
+// abandon says connecting failed: no listing follows a list_changed.
+func (f *forwarder) abandon() {
+	f.abandoned = true
+	close(f.installed)
 }
 
 // connectForward connects s to the server cfg names and lists its tools.
@@ -127,20 +141,30 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 		cmd.Dir = cfg.Dir
 		transport = &mcp.CommandTransport{Command: cmd}
 	}
-	f := &forwarder{cfg: cfg, limit: limit}
+	f := &forwarder{cfg: cfg, limit: limit, installed: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			f.refreshes.Go(func() { s.refreshForwarded() })
+			f.refreshes.Go(func() {
+				// A change announced while New still connects (some
+				// servers announce one at once) waits until the forwarder
+				// is in place; listing again then is harmless.
+				<-f.installed
+				if !f.abandoned {
+					s.refreshForwarded()
+				}
+			})
 		},
 	})
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
+		f.abandon()
 		return nil, fmt.Errorf("forward: connecting to the MCP server %s: %w", cfg.where(), err)
 	}
 	f.session = session
 	tools, err := f.list(ctx)
 	if err != nil {
 		_ = session.Close()
+		f.abandon()
 		return nil, err
 	}
 	f.tools = tools

@@ -270,6 +270,9 @@ func New(cfg Config) (*Server, error) {
 	for tool := range s.tools {
 		s.addTool(tool, tool, s.annotations[tool])
 	}
+	if s.fwd != nil {
+		s.fwd.install()
+	}
 	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:                    cfg.Stateless,
 		Logger:                       log,

@@ -39,6 +39,12 @@ type memoryResult struct {
 	History struct {
 		Scenario, Token, Entry string
 		MCP                    []struct{ Kind, Tool, Entry string }
+		// Upstream are the model requests, with the tool results they
+		// carried.
+		Upstream []struct {
+			Kind    string
+			Results []struct{ Text string }
+		}
 	}
 	Counts struct{ Writes int }
 }
@@ -137,21 +143,22 @@ func TestForwardMemoryServer(t *testing.T) {
 // runForwarded).
 func runForwardMemory(t *testing.T, dir, target string, repeat, wantCode int) memoryRun {
 	t.Helper()
-	return runForwarded(t, dir, []string{"MEMORY_DIR=" + dir}, wantCode,
+	return runForwarded(t, dir, []string{"MEMORY_DIR=" + dir}, true, wantCode,
 		"run", memoryScenario, "--target", target, "--parallel", "8", "--repeat", fmt.Sprint(repeat))
 }
 
 // runForwarded runs replaycheck with args and --json, from the repository
-// root with env added, inside `unshare -rn` (loopback only) when this
-// machine allows it and on plain loopback otherwise. It checks the exit
-// code is wantCode and returns the JSON report (written into dir).
-func runForwarded(t *testing.T, dir string, env []string, wantCode int, args ...string) memoryRun {
+// root with env added, with netns inside `unshare -rn` (loopback only)
+// when this machine allows it, and on plain loopback otherwise (without
+// netns: a server the test started listens there). It checks the exit code
+// is wantCode and returns the JSON report (written into dir).
+func runForwarded(t *testing.T, dir string, env []string, netns bool, wantCode int, args ...string) memoryRun {
 	t.Helper()
 	js := filepath.Join(dir, "run.json")
 	args = append(append([]string{replaycheckBin}, args...), "--json", js)
-	if err := loopbackNamespace(); err == nil {
+	if err := loopbackNamespace(); err == nil && netns {
 		args = append([]string{"unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`}, args...)
-	} else {
+	} else if netns {
 		t.Logf("no loopback-only network namespace, running on plain loopback: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
@@ -29,6 +30,8 @@ type Forward struct {
 	Env map[string]string
 	// Dir is Command's working directory; "" is replaycheck's own.
 	Dir string
+	// ConnectTimeout is ledger.Forward.ConnectTimeout (0: its default).
+	ConnectTimeout time.Duration
 	// Writes, when non-nil, names exactly the server's tools whose calls
 	// write (see ledger.Forward.Writes).
 	Writes []string
@@ -45,7 +48,7 @@ type Forward struct {
 func (f *Forward) For(token string) (*ledger.Forward, error) {
 	v := templateVars{Token: token, Entry: scenario.Entry(token)}
 	names := ForwardVars.names()
-	out := &ledger.Forward{URL: f.Relay, Writes: f.Writes, Dir: f.Dir}
+	out := &ledger.Forward{URL: f.Relay, Writes: f.Writes, Dir: f.Dir, ConnectTimeout: f.ConnectTimeout}
 	for _, a := range f.Command {
 		r, err := render(a, names, v)
 		if err != nil {

@@ -3,6 +3,8 @@ package targetfile
 import (
 	"net/url"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
+
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/target"
 )
@@ -19,6 +21,8 @@ type MCPFile struct {
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"environment added for the command (it gets replaycheck's own too), e.g. MEMORY_FILE_PATH: \"${MEMORY_DIR}/memory-{{token}}.jsonl\"; values may use ${ENV}, {{token}} and {{entry}}"`
 	// Writes names exactly the server's tools whose calls write.
 	Writes []string `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema_description:"exactly the server's tools whose calls write (unset: every tool not annotated readOnlyHint: true)"`
+	// ConnectTimeout bounds connecting to the server and listing its tools.
+	ConnectTimeout fault.Duration `yaml:"connect_timeout,omitempty" json:"connect_timeout,omitempty" jsonschema_description:"deadline of connecting to the server and listing its tools, per run (default 30s; a node server spawned per run at --parallel 8 on a loaded machine can take longer)"`
 	// Calls maps the tools scenarios call to the server's.
 	Calls map[string]MCPCall `yaml:"calls,omitempty" json:"calls,omitempty" jsonschema_description:"for scenarios written for the ledger: each key a tool their model scripts call (commit_write, the seed's), each value the call of one of the server's tools the model makes instead; MCP faults naming the key name that tool instead. Scenarios that forward on their own (mcp.relay, mcp.command) are left as they are"`
 }
@@ -68,7 +72,7 @@ func loadForward(f *source, m *MCPFile) (*target.Forward, error) {
 			return nil, f.errorf([]any{"mcp", "writes", i}, "mcp.writes: a tool name is empty")
 		}
 	}
-	fwd := &target.Forward{Relay: m.Relay, Command: m.Command, Env: m.Env, Writes: m.Writes}
+	fwd := &target.Forward{Relay: m.Relay, Command: m.Command, Env: m.Env, Writes: m.Writes, ConnectTimeout: m.ConnectTimeout.D()}
 	if m.Command != nil {
 		fwd.Dir = f.dir()
 	}

@@ -45,6 +45,9 @@ type memoryResult struct {
 			Kind    string
 			Results []struct{ Text string }
 		}
+		// Requests are the app requests; a client target's carry its
+		// command's exit.
+		Requests []struct{ Client *struct{ Exit int } }
 	}
 	Counts struct{ Writes int }
 }

@@ -193,3 +193,63 @@ func startEverything(t *testing.T) string {
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
+
+// TestClaudeCodeForwardMemory runs the client scenarios (scenarios/clients,
+// written for the ledger) on Claude Code, unmodified, with the ledger
+// replaced by server-memory through the forwarder
+// (targets/claude-code-memory.yaml: Claude Code reaches the forwarder over
+// HTTP, the forwarder a server-memory spawned per run over stdio with a
+// file of its own; commit_write mapped to create_entities), inside a
+// loopback-only network namespace. It pins what Claude Code does: every
+// scenario passes, it runs create_entities at most once per run (never
+// again after the follow-up fails, the session expires after the call ran,
+// or a 401), and each run's file holds exactly the entity the forwarder saw
+// written. Skips when the clients are not installed.
+func TestClaudeCodeForwardMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real client; not in -short")
+	}
+	if err := loopbackNamespace(); err != nil {
+		t.Skipf("no loopback-only network namespace: %v", err)
+	}
+	for _, c := range realClients {
+		if c.file == "claude-code.yaml" {
+			if why := c.installed(); why != "" {
+				t.Skip(why)
+			}
+		}
+	}
+	needNodeServer(t, memoryServer)
+	dir := t.TempDir()
+	saved := runForwarded(t, dir, []string{"MEMORY_DIR=" + dir}, true, 0,
+		"run", "scenarios/clients", "--target", "targets/claude-code-memory.yaml", "--parallel", "3", "--timeout", "150s")
+	files := memoryFiles(t, dir)
+	got := map[string]string{}
+	for _, r := range saved.runs() {
+		exit := "none"
+		if len(r.History.Requests) == 1 && r.History.Requests[0].Client != nil {
+			exit = fmt.Sprint(r.History.Requests[0].Client.Exit)
+		}
+		lines := files[r.History.Entry]
+		distinct := map[string]bool{}
+		for _, e := range r.History.MCP {
+			if e.Kind == "write" && e.Tool == "create_entities" {
+				distinct[e.Entry] = true
+			}
+		}
+		if len(distinct) != len(lines) {
+			t.Errorf("%s: the forwarder saw %d distinct entities written, the server's file has %d lines", r.History.Scenario, len(distinct), len(lines))
+		}
+		got[r.History.Scenario] = fmt.Sprintf("%s exit=%s writes=%d lines=%d", r.Verdict, exit, r.Counts.Writes, len(lines))
+	}
+	want := map[string]string{
+		"client no fault":                               "pass exit=0 writes=1 lines=1",
+		"client follow-up 500 once":                     "pass exit=0 writes=1 lines=1",
+		"client follow-up 500 always":                   "pass exit=1 writes=1 lines=1",
+		"client mcp session expired after the call ran": "pass exit=0 writes=1 lines=1",
+		"client mcp tools/call refused 401":             "pass exit=0 writes=0 lines=0",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Claude Code through the forwarder to server-memory (-want +got):\n%s", diff)
+	}
+}

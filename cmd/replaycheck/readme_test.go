@@ -213,6 +213,27 @@ var readmeNotes = map[string]readmeNote{
 		exit: 1, needs: []string{"clients"},
 		output: []string{`no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions \(create_entities ×3\)`},
 	},
+	// The seed suite and explore forwarded to real MCP servers from target
+	// files (TestForwardSeedSuite pins the per-run counts).
+	"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-memory.yaml --parallel 8": {
+		exit: 1, needs: []string{"clients"},
+		output: []string{`observed 3 executions \(create_entities ×3\)`, `10 scenarios on gateway-memory-naive: 6 pass, 4 fail`},
+	},
+	"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=guarded replaycheck run scenarios/seed --target targets/gateway-memory.yaml --parallel 8": {
+		needs: []string{"clients"}, output: []string{`10 scenarios on gateway-memory-guarded: 10 pass, 0 fail`},
+	},
+	// Ends at SIGTERM once the block has run (node's exit by the signal).
+	"PORT=3001 node targets/clients/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp &": {
+		exit: 143, netns: true, needs: []string{"clients"}, ready: []string{"http://127.0.0.1:3001/mcp"},
+	},
+	"REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-everything.yaml --parallel 8": {
+		exit: 1, needs: []string{"clients"},
+		output: []string{`observed 3 executions \(echo ×3\)`, `10 scenarios on gateway-everything-naive: 6 pass, 4 fail`},
+	},
+	"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=naive replaycheck explore --target targets/gateway-memory.yaml --kinds mcp-drop --parallel 4": {
+		exit: 1, needs: []string{"clients"},
+		output: []string{`mcp-drop at tools/call create_entities #1 \(once\)`, `3 findings \(3 confirmed, 0 flaky\)`},
+	},
 	"REPLAYCHECK_AGENT=$PWD/bin/agent replaycheck run scenarios/clients \\ --target targets/agent.yaml --target targets/agent-naive.yaml": {
 		exit: 1,
 	},

@@ -230,6 +230,9 @@ var readmeNotes = map[string]readmeNote{
 		exit: 1, needs: []string{"clients"},
 		output: []string{`observed 3 executions \(echo ×3\)`, `10 scenarios on gateway-everything-naive: 6 pass, 4 fail`},
 	},
+	"unshare -rn sh -c 'ip link set lo up && MEMORY_DIR=$(mktemp -d) replaycheck run scenarios/clients --target targets/claude-code-memory.yaml --timeout 150s'": {
+		needs: []string{"clients"}, output: []string{`5 scenarios on claude-code-memory: 5 pass, 0 fail`},
+	},
 	"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=naive replaycheck explore --target targets/gateway-memory.yaml --kinds mcp-drop --parallel 4": {
 		exit: 1, needs: []string{"clients"},
 		output: []string{`mcp-drop at tools/call create_entities #1 \(once\)`, `3 findings \(3 confirmed, 0 flaky\)`},

@@ -281,7 +281,9 @@ func loadShipped(t *testing.T, glob string) []string {
 	}
 	// The variables shipped files require: LiteLLM's key, and the
 	// directory of server-memory's files (gateway-memory.yaml, …).
-	getenv := func(k string) string { return map[string]string{"LITELLM_MASTER_KEY": "sk-test", "MEMORY_DIR": "/tmp"}[k] }
+	getenv := func(k string) string {
+		return map[string]string{"LITELLM_MASTER_KEY": "sk-test", "MEMORY_DIR": "/tmp"}[k]
+	}
 	names := map[string]string{}
 	for _, f := range files {
 		tg, err := targetfile.Load(f, targetfile.Options{Getenv: getenv})

@@ -30,17 +30,9 @@ func TestForwardListChangedWhileConnecting(t *testing.T) {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
 	_, ledgerURL := newLedger(t, Config{Forward: &Forward{URL: hs.URL}})
-	changed := make(chan struct{}, 8)
-	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
 	ctx, cancel := contextT()
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ledgerURL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs, changed := watchTools(ctx, t, ledgerURL)
 	for {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {

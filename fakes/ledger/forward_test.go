@@ -122,17 +122,9 @@ func runForwardCase(t *testing.T, fwd Forward, tt forwardCase, record func() ([]
 func TestForwardMirrorsTools(t *testing.T) {
 	_, url, srv := itemserver.ServeHTTP(t)
 	_, ledgerURL := newLedger(t, Config{Forward: &Forward{URL: url}})
-	changed := make(chan struct{}, 8)
-	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
 	ctx, cancel := contextT()
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ledgerURL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs, changed := watchTools(ctx, t, ledgerURL)
 
 	list := func() map[string]bool {
 		t.Helper()
@@ -168,6 +160,27 @@ func TestForwardMirrorsTools(t *testing.T) {
 			t.Fatalf("the ledger did not follow the server's list_changed: tools %v, want %v", list(), want)
 		}
 	}
+}
+
+// watchTools connects a client to the ledger at ledgerURL, closed when the
+// test ends; changed gets a value at each tools/list_changed it receives.
+func watchTools(ctx context.Context, t *testing.T, ledgerURL string) (cs *mcp.ClientSession, changed <-chan struct{}) {
+	t.Helper()
+	ch := make(chan struct{}, 8)
+	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case ch <- struct{}{}:
+			default: // one pending change is enough to list again
+			}
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ledgerURL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, ch
 }
 
 // TestForwardUnknown breaks the server's connection after it ran a call,

@@ -3,7 +3,6 @@ package targetfile
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,37 +17,6 @@ const (
 	clientHead = "kind: client\ncommand: [x]\n"
 	proxyHead  = "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x]}\n"
 )
-
-// TestTargetFileMCPErrors checks that a target file's mcp that contradicts
-// itself is an error at its line and column.
-func TestTargetFileMCPErrors(t *testing.T) {
-	tests := []struct {
-		name, src, wantErr string
-	}{
-		{"neither", clientHead + "mcp: {writes: [a]}\n", "target.yaml:3:6: mcp: set relay"},
-		{"both", clientHead + "mcp: {relay: \"http://127.0.0.1:1/mcp\", command: [node]}\n", "target.yaml:3:49: mcp.relay and mcp.command: set one"},
-		{"relay not a URL", proxyHead + "mcp: {relay: localhost}\n", "target.yaml:4:14: mcp.relay \"localhost\": want an http or https URL"},
-		{"env with relay", clientHead + "mcp:\n  relay: http://127.0.0.1:1/mcp\n  env: {A: b}\n", "target.yaml:5:8: mcp.env is the environment of mcp.command"},
-		{"empty program", clientHead + "mcp: {command: [\"\"]}\n", "target.yaml:3:16: mcp.command: want the server's argv"},
-		{"unknown variable", clientHead + "mcp: {command: [node, \"{{mcp_url}}\"]}\n", "target.yaml:3:23: unknown template variable {{mcp_url}} here; want one of entry, token"},
-		{"unknown variable in env", clientHead + "mcp:\n  command: [node]\n  env: {F: \"{{run_dir}}/f\"}\n", "target.yaml:5:12: unknown template variable {{run_dir}}"},
-		{"call without a tool", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {arguments: {a: b}}}\n", "target.yaml:5:25: mcp.calls.commit_write: want the server's tool"},
-		{"unknown variable in arguments", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {call: c, arguments: {a: \"{{prompt}}\"}}}\n", "target.yaml:5:50: unknown template variable {{prompt}}"},
-		{"unknown field", clientHead + "mcp: {command: [node], transport: stdio}\n", "target.yaml:3:24: unknown field \"transport\""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "target.yaml")
-			if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := Load(path, Options{Getenv: testEnv})
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("error:\n%v\nwant it to contain %q", err, tt.wantErr)
-			}
-		})
-	}
-}
 
 // TestTargetFileMCP checks what a target file's mcp becomes: the server of
 // each run, its templates rendered with the run's token and entry and its

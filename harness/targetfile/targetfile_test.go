@@ -55,6 +55,17 @@ func TestLoadTargetFileErrors(t *testing.T) {
 			"target.yaml:12:14: document expands to more than 1048576 nodes through its aliases"},
 		{"alias inside its own anchor", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x]}\nbodies: {chat: &b {x: [*b]}}\n",
 			"target.yaml:4:24: alias *b is inside its own anchor &b"},
+		// mcp (forward.go) that contradicts itself.
+		{"mcp: neither", clientHead + "mcp: {writes: [a]}\n", "target.yaml:3:6: mcp: set relay"},
+		{"mcp: both", clientHead + "mcp: {relay: \"http://127.0.0.1:1/mcp\", command: [node]}\n", "target.yaml:3:49: mcp.relay and mcp.command: set one"},
+		{"mcp: relay not a URL", proxyHead + "mcp: {relay: localhost}\n", "target.yaml:4:14: mcp.relay \"localhost\": want an http or https URL"},
+		{"mcp: env with relay", clientHead + "mcp:\n  relay: http://127.0.0.1:1/mcp\n  env: {A: b}\n", "target.yaml:5:8: mcp.env is the environment of mcp.command"},
+		{"mcp: empty program", clientHead + "mcp: {command: [\"\"]}\n", "target.yaml:3:16: mcp.command: want the server's argv"},
+		{"mcp: unknown variable", clientHead + "mcp: {command: [node, \"{{mcp_url}}\"]}\n", "target.yaml:3:23: unknown template variable {{mcp_url}} here; want one of entry, token"},
+		{"unknown variable in env", clientHead + "mcp:\n  command: [node]\n  env: {F: \"{{run_dir}}/f\"}\n", "target.yaml:5:12: unknown template variable {{run_dir}}"},
+		{"mcp: call without a tool", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {arguments: {a: b}}}\n", "target.yaml:5:25: mcp.calls.commit_write: want the server's tool"},
+		{"unknown variable in arguments", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {call: c, arguments: {a: \"{{prompt}}\"}}}\n", "target.yaml:5:50: unknown template variable {{prompt}}"},
+		{"mcp: unknown field", clientHead + "mcp: {command: [node], transport: stdio}\n", "target.yaml:3:24: unknown field \"transport\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

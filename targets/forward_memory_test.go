@@ -79,15 +79,7 @@ type memoryEntity struct{ Type, Name string }
 // own process and file) holds exactly the distinct entities the forwarder
 // saw run. Skips when server-memory is not installed (make clients).
 func TestForwardMemoryServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a node MCP server per run; not in -short")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH")
-	}
-	if _, err := os.Stat(memoryServer); err != nil {
-		t.Skipf("%s is not installed (make clients, or npm ci --prefix targets/clients): %v", memoryServer, err)
-	}
+	needNodeServer(t, memoryServer)
 	tests := []struct {
 		name     string
 		target   string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os/exec"
@@ -15,11 +16,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Forward is the real MCP server a forwarding ledger stands in front of
-// (Config.Forward): exactly one of URL and Command is set.
+// (Config.Forward): exactly one of URL, Command and Cassette is set.
 //
 // A forwarding ledger offers the server's tools as the server lists them
 // (annotations included, following its notifications/tools/list_changed)
@@ -41,6 +43,13 @@ type Forward struct {
 	// Command is the server's argv, spawned once per ledger and spoken to
 	// over stdio (mcp.CommandTransport); Close ends it.
 	Command []string
+	// Cassette, instead of a server, answers from a recording of one,
+	// offline (see cassette.go): its tools are offered and each call that
+	// would be forwarded is answered from it.
+	Cassette *mcpcassette.Cassette
+	// Record, when set, gets the forwarded exchanges (see cassette.go);
+	// the caller closes it after the ledger.
+	Record *mcpcassette.Recorder
 	// Writes, when non-nil, names exactly the tools whose calls write; nil
 	// lets the annotations decide: a tool writes unless it is annotated
 	// readOnlyHint: true.
@@ -57,11 +66,19 @@ type Forward struct {
 const DefaultForwardConnectTimeout = 30 * time.Second
 
 func (f *Forward) check() error {
+	set := 0
+	for _, ok := range []bool{f.URL != "", len(f.Command) > 0, f.Cassette != nil} {
+		if ok {
+			set++
+		}
+	}
 	switch {
-	case f.URL == "" && len(f.Command) == 0:
-		return errors.New("forward: set the server's URL or its command")
-	case f.URL != "" && len(f.Command) > 0:
-		return errors.New("forward: set either the server's URL or its command, not both")
+	case set == 0:
+		return errors.New("forward: set the server's URL, its command or a cassette")
+	case set > 1:
+		return errors.New("forward: set one of the server's URL, its command and a cassette")
+	case f.Cassette != nil && f.Record != nil:
+		return errors.New("forward: a cassette's answers are not recorded again")
 	case len(f.Command) > 0 && f.Command[0] == "":
 		return errors.New("forward: the command's program is empty")
 	}
@@ -70,8 +87,11 @@ func (f *Forward) check() error {
 
 // where names the server for messages.
 func (f *Forward) where() string {
-	if f.URL != "" {
+	switch {
+	case f.URL != "":
 		return f.URL
+	case f.Cassette != nil:
+		return "of the cassette " + f.Cassette.Path
 	}
 	return fmt.Sprintf("%q", f.Command)
 }
@@ -87,12 +107,18 @@ type forwarder struct {
 	tools map[string]*mcp.Tool // as the server lists them, by name
 
 	refreshes sync.WaitGroup // listings under way after list_changed
+
+	replay *mcpcassette.Player // answers calls instead of session (Forward.Cassette)
+	log    *slog.Logger        // where a failed recording is said
 }
 
 // connectForward connects s to the server cfg names and lists its tools.
 func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if cfg.Cassette != nil {
+		return replayForwarder(cfg), nil
 	}
 	limit := cfg.ConnectTimeout
 	if limit <= 0 {
@@ -113,7 +139,7 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 		// The process outlives ctx: it ends when the session closes.
 		transport = &mcp.CommandTransport{Command: exec.Command(cfg.Command[0], cfg.Command[1:]...)}
 	}
-	f := &forwarder{cfg: cfg, limit: limit}
+	f := &forwarder{cfg: cfg, limit: limit, log: s.log}
 	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			f.refreshes.Go(func() { s.refreshForwarded() })
@@ -130,6 +156,7 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 		return nil, err
 	}
 	f.tools = tools
+	f.recordSession(session.InitializeResult(), tools)
 	return f, nil
 }
 
@@ -171,6 +198,9 @@ func (f *forwarder) writes(name string) bool {
 // close ends the connection (and a spawned server) and waits for listings
 // under way.
 func (f *forwarder) close() error {
+	if f.session == nil {
+		return nil // a replay has no connection
+	}
 	err := f.session.Close()
 	f.refreshes.Wait()
 	return err
@@ -197,6 +227,7 @@ func (s *Server) refreshForwarded() {
 	s.fwd.mu.Lock()
 	s.fwd.tools = tools
 	s.fwd.mu.Unlock()
+	s.fwd.recordTools(tools)
 	s.mu.Lock()
 	var removed []string
 	for name, base := range s.tools {
@@ -246,7 +277,7 @@ func (s *Server) forwardTool(base string) mcp.ToolHandler {
 		res := s.preempted(ctx, c)
 		var err error
 		if res == nil {
-			res, err = s.forward(ctx, c, base, req.Params.Arguments)
+			res, err = s.forward(ctx, c, base, req.Params.Arguments, req.Extra)
 			if err == nil {
 				s.hold(ctx, c)
 			}
@@ -258,12 +289,22 @@ func (s *Server) forwardTool(base string) mcp.ToolHandler {
 
 // forward sends c to the server's tool base once and records what came of
 // it (see Forward).
-func (s *Server) forward(ctx context.Context, c *call, base string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) forward(ctx context.Context, c *call, base string, args json.RawMessage, extra *mcp.RequestExtra) (*mcp.CallToolResult, error) {
+	if s.fwd.replay != nil {
+		return s.replayForwarded(c, base, args, extra)
+	}
 	params := &mcp.CallToolParams{Name: base}
 	if len(args) > 0 {
 		params.Arguments = args
 	}
 	res, err := s.fwd.session.CallTool(ctx, params)
+	s.fwd.recordCall(c.token, base, args, extra, res, err)
+	return s.forwarded(c, base, args, res, err)
+}
+
+// forwarded records what came of c, forwarded to the server's tool base
+// with args: the server's result res or its error err (see Forward).
+func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport:

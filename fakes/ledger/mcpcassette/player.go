@@ -90,7 +90,7 @@ func (e *MissError) Error() string {
 	if e.Recorded == 0 {
 		return head + "; " + e.Tool + " was never called in the recording"
 	}
-	return fmt.Sprintf("%s; %d of %s, with other arguments: the closest is %s, %s", head, e.Recorded, e.Tool, e.Closest, e.ClosestArguments)
+	return fmt.Sprintf("%s; the %d recorded calls of %s have other arguments, the closest %s: %s", head, e.Recorded, e.Tool, e.Closest, e.ClosestArguments)
 }
 
 // miss builds the MissError of a call. p.mu must be held.

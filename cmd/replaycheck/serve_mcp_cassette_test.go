@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,12 +32,10 @@ func (a authHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // call never recorded with an MCP error, counted as a cassette miss.
 func TestServeMCPRecordReplay(t *testing.T) {
 	const bearer = "Bearer tok-0a1b2c3d4e"
-	is := &itemserver.Server{}
-	srv := is.MCPServer()
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	_, serverURL, stopServer := itemserver.ServeHTTPStoppable(t)
 	dir := t.TempDir()
 
-	_, mcpURL, _, stop := startServe(t, &serveOptions{MCPRelay: ts.URL, RecordDir: dir})
+	_, mcpURL, _, stop := startServe(t, &serveOptions{MCPRelay: serverURL, RecordDir: dir})
 	cs := connectServe(t, mcpURL, bearer)
 	for _, name := range []string{"a", "tok-0a1b2c3d4e"} {
 		if _, err := callServe(t, cs, name); err != nil {
@@ -49,7 +46,7 @@ func TestServeMCPRecordReplay(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
-	ts.Close()
+	stopServer()
 	if model, _ := filepath.Glob(filepath.Join(dir, "*.jsonl")); len(model) != 0 {
 		t.Errorf("model cassettes %v, want none: nothing was relayed", model)
 	}

@@ -27,16 +27,14 @@ import (
 // belong to the run token owner when it is set (the run's own address).
 func recordItems(t *testing.T, owner, auth string, calls func(cs *mcp.ClientSession)) (string, wire.MCPCounts) {
 	t.Helper()
-	is := &itemserver.Server{}
-	srv := is.MCPServer()
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer ts.Close()
+	_, serverURL, stop := itemserver.ServeHTTPStoppable(t)
+	defer stop()
 	path := filepath.Join(t.TempDir(), "mcp", "session.jsonl")
 	rec, err := mcpcassette.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Forward: &Forward{URL: ts.URL + "?api_key=url-secret-in-query", Record: rec}})
+	s, err := New(Config{Forward: &Forward{URL: serverURL + "?api_key=url-secret-in-query", Record: rec}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -66,16 +65,14 @@ expect: {rules: [no-replay-after-dispatch]}
 // returns the cassette's path; the server is gone when it returns.
 func recordCreateItem(t *testing.T) string {
 	t.Helper()
-	is := &itemserver.Server{}
-	srv := is.MCPServer()
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	defer ts.Close()
+	_, serverURL, stop := itemserver.ServeHTTPStoppable(t)
+	defer stop()
 	path := filepath.Join(t.TempDir(), "mcp", "session.jsonl")
 	rec, err := mcpcassette.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.New(ledger.Config{Forward: &ledger.Forward{URL: ts.URL, Record: rec}})
+	l, err := ledger.New(ledger.Config{Forward: &ledger.Forward{URL: serverURL, Record: rec}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,19 +29,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/inputfile"
-	"github.com/replaycheck/replaycheck/internal/linefile"
+	"github.com/replaycheck/replaycheck/internal/jsonl"
 	"github.com/replaycheck/replaycheck/internal/nesting"
 )
 
@@ -267,60 +265,15 @@ func checkTool(t *mcp.Tool) error {
 }
 
 // Recorder appends entries to one cassette file, each whole or not at all
-// (see linefile). It is safe for concurrent use; File().Loss() counts the
-// entries lost.
-type Recorder struct {
-	mu   sync.Mutex
-	f    *linefile.File
-	line int
-}
+// (see jsonl.Writer); its Add returns the entry's line. It is safe for
+// concurrent use; File().Loss() counts the entries lost.
+type Recorder = jsonl.Writer[Entry]
 
 // Create creates a new cassette file (it must not exist) and its directory.
 func Create(path string) (*Recorder, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("mcp cassette: %w", err)
-	}
-	f, err := linefile.Open(path, linefile.Options{New: true})
+	r, err := jsonl.Create[Entry](path)
 	if err != nil {
 		return nil, fmt.Errorf("mcp cassette: %w", err)
 	}
-	return &Recorder{f: f}, nil
-}
-
-// Path returns the file the recorder writes.
-func (r *Recorder) Path() string { return r.f.Path() }
-
-// File returns the cassette file, whose Loss counts the entries written and
-// lost.
-func (r *Recorder) File() *linefile.File { return r.f }
-
-// Add appends e as one line and returns where it was written. A failed
-// write loses e only.
-func (r *Recorder) Add(e Entry) (Source, error) {
-	var buf bytes.Buffer
-	if err := encoder(&buf).Encode(&e); err != nil {
-		return Source{}, fmt.Errorf("mcp cassette %s: encoding entry: %w", r.Path(), err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.f.Append(buf.Bytes()); err != nil {
-		return Source{}, fmt.Errorf("mcp cassette: %w", err)
-	}
-	r.line++
-	return Source{File: r.Path(), Line: r.line}, nil
-}
-
-// Close syncs and closes the file.
-func (r *Recorder) Close() error {
-	if err := r.f.Close(); err != nil {
-		return fmt.Errorf("mcp cassette: %w", err)
-	}
-	return nil
-}
-
-// encoder writes one entry per line, leaving <, > and & as they are.
-func encoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc
+	return r, nil
 }

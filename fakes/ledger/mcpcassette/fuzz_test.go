@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/jsonl"
 )
 
 // FuzzLoad: any file either loads or is an error naming the file; nothing
@@ -30,7 +32,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		var b strings.Builder
-		enc := encoder(&b)
+		enc := jsonl.Encoder(&b)
 		entries := []Entry{{ToolsList: &ToolsList{Tools: c.Tools}}}
 		if c.Initialize != nil {
 			entries = append(entries, Entry{Initialize: c.Initialize})

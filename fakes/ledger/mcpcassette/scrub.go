@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/jsonl"
 	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
@@ -205,7 +206,7 @@ func decode(b []byte) (any, error) {
 // > and & as they are.
 func encode(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
-	if err := encoder(&buf).Encode(v); err != nil {
+	if err := jsonl.Encoder(&buf).Encode(v); err != nil {
 		return nil, err
 	}
 	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil

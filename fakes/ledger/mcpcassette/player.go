@@ -86,11 +86,19 @@ type MissError struct {
 }
 
 func (e *MissError) Error() string {
-	head := fmt.Sprintf("no recorded answer for tools/call %s %s in the MCP cassette %s (%d recorded calls)", e.Tool, e.Arguments, e.Path, e.Calls)
+	head := fmt.Sprintf("no recorded answer for tools/call %s %s in the MCP cassette %s, which holds %s", e.Tool, e.Arguments, e.Path, count(e.Calls, "call"))
 	if e.Recorded == 0 {
 		return head + "; " + e.Tool + " was never called in the recording"
 	}
-	return fmt.Sprintf("%s; the %d recorded calls of %s have other arguments, the closest %s: %s", head, e.Recorded, e.Tool, e.Closest, e.ClosestArguments)
+	return fmt.Sprintf("%s; %s of %s, all with other arguments, the closest %s: %s", head, count(e.Recorded, "call"), e.Tool, e.Closest, e.ClosestArguments)
+}
+
+// count says n things: "1 call", "2 calls".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // miss builds the MissError of a call. p.mu must be held.

@@ -197,6 +197,18 @@ var readmeNotes = map[string]readmeNote{
 	"replaycheck serve --cassette cassettes/ --upstream-fault '{on: initial, drop: {after: tool_call}}'": {
 		continues: true, ready: []string{readmeUpstreamReady}, stop: true,
 	},
+	// Records server-memory's initialize and tools (nothing calls a tool
+	// here); TestServeMCPRecordReplay records calls with these flags.
+	`replaycheck serve --mcp-command "node targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js" \ --script examples/mcp-cassette/script.yaml --record cassettes/`: {
+		netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true, needs: []string{"clients"},
+	},
+	"replaycheck run examples/mcp-cassette/replay.yaml --target builtin:naive --target builtin:guarded": {
+		exit:   1,
+		output: []string{`no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions \(create_entities ×3\)`},
+	},
+	`replaycheck serve --mcp-cassette examples/mcp-cassette/ --script examples/mcp-cassette/script.yaml --mcp-fault '{drop_after_execute: {}}'`: {
+		netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true,
+	},
 	"make clients build": {
 		skip: "installs the agent clients from the npm registry and builds bin/replaycheck; the test uses " +
 			"targets/clients/node_modules when it is installed and links its replaycheck as bin/replaycheck",

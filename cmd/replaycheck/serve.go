@@ -22,6 +22,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/control"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/dialect"
@@ -65,6 +66,9 @@ type serveOptions struct {
 	MCPRelay   string
 	MCPCommand string
 	MCPWrites  []string
+	// MCPCassette replays the MCP side from an MCP cassette file or
+	// directory instead (--mcp-cassette; see mcpCassetteFlags).
+	MCPCassette string
 
 	// SessionTimeout and MaxSessions bound the ledger's MCP sessions
 	// (--mcp-session-timeout, --mcp-max-sessions).
@@ -156,6 +160,10 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
   replaycheck serve --relay https://api.openai.com --record cassettes/
   replaycheck serve --cassette cassettes/ --upstream-fault '{on: initial, drop: {after: tool_call}}'
 
+  # record your own MCP server's answers once (into cassettes/mcp/), then replay them offline
+  replaycheck serve --mcp-relay http://127.0.0.1:3001/mcp --script script.yaml --record cassettes/
+  replaycheck serve --mcp-cassette cassettes/mcp/ --script script.yaml --mcp-fault '{drop_after_execute: {}}'
+
   # switch a fault on while it runs, then read the counts
   curl -s localhost:8765/_replaycheck/faults -H 'Content-Type: application/json' -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
   curl -s localhost:8765/_replaycheck/counts`,
@@ -180,10 +188,11 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
 	f.StringVar(&opts.MCPRelay, "mcp-relay", "", "forward the MCP side to your own MCP server at this Streamable HTTP URL: its tools replace the ledger's, each call is forwarded once, --mcp-fault applies at the forwarding point")
 	f.StringVar(&opts.MCPCommand, "mcp-command", "", `forward the MCP side to your own MCP server started with this command over stdio ("CMD ARGS", split on spaces, no shell quoting)`)
-	f.StringSliceVar(&opts.MCPWrites, "mcp-writes", nil, "with --mcp-relay or --mcp-command: exactly the server's tools whose calls write (default: every tool not annotated readOnlyHint)")
+	f.StringSliceVar(&opts.MCPWrites, "mcp-writes", nil, "with --mcp-relay, --mcp-command or --mcp-cassette: exactly the server's tools whose calls write (default: every tool not annotated readOnlyHint)")
+	f.StringVar(&opts.MCPCassette, "mcp-cassette", "", "replay your own MCP server offline from an MCP cassette file, or every *.jsonl one in a directory (recorded by --mcp-relay or --mcp-command with --record DIR, in DIR/mcp/): its tools, each call answered from the recorded call of the same tool and arguments (a call never recorded gets an MCP error, counted as a cassette miss); --mcp-fault applies as when forwarding")
 	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every model request and ledger call to stderr")
-	f.StringVar(&opts.RecordDir, "record", "", "with --relay: record each relayed exchange into a new cassette (session-TIME.jsonl) in this directory; credentials never reach it")
+	f.StringVar(&opts.RecordDir, "record", "", "with --relay: record each relayed exchange into a new cassette (session-TIME.jsonl) in this directory; with --mcp-relay or --mcp-command: record the forwarded MCP exchanges into a new MCP cassette in its mcp/ subdirectory; credentials never reach them")
 	f.StringVar(&opts.CassettePath, "cassette", "", "answer model requests from a cassette file, or every *.jsonl cassette in a directory, offline; faults apply as to scripted answers")
 	f.StringVar(&opts.Miss, "miss", upstream.MissError, `with --cassette: a request no entry matches gets "error" (404 naming the closest entry) or "relay" (needs --relay; relayed and recorded)`)
 	f.BoolVar(&opts.ReplayTiming, "replay-timing", false, "with --cassette: wait for headers and between events as recorded")
@@ -207,6 +216,8 @@ type servedFakes struct {
 	mcpFaults []ledger.Fault
 	log       *linefile.File     // the upstream log file, or nil
 	recorder  *cassette.Recorder // the cassette being recorded, or nil
+	// mcpRecorder is the MCP cassette being recorded, or nil.
+	mcpRecorder *mcpcassette.Recorder
 }
 
 // servedFile is a file serve appends to, with what the user calls it.
@@ -226,6 +237,9 @@ func (fk *servedFakes) files() []servedFile {
 	}
 	if fk.recorder != nil {
 		out = append(out, servedFile{"cassette", fk.recorder.File()})
+	}
+	if fk.mcpRecorder != nil {
+		out = append(out, servedFile{"MCP cassette", fk.mcpRecorder.File()})
 	}
 	return out
 }
@@ -260,7 +274,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		fk.upFaults = append(fk.upFaults, f)
 	}
 	parseMCPFault := ledger.ParseFault
-	if opts.MCPRelay != "" || strings.TrimSpace(opts.MCPCommand) != "" {
+	if opts.MCPRelay != "" || strings.TrimSpace(opts.MCPCommand) != "" || opts.MCPCassette != "" {
 		parseMCPFault = ledger.ParseForwardedFault // names the server's tools; Arm checks them
 	}
 	for _, s := range opts.MCPFaults {
@@ -325,6 +339,9 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	fk.upstream = u
 	fwd, err := opts.forward()
+	if err == nil {
+		fwd, fk.mcpRecorder, err = mcpCassetteFlags(opts, fwd, time.Now())
+	}
 	if err != nil {
 		fk.close()
 		return nil, asUsage(err)
@@ -354,8 +371,8 @@ func (opts *serveOptions) forward() (*ledger.Forward, error) {
 	case opts.MCPRelay != "" && len(command) > 0:
 		return nil, errors.New("--mcp-relay and --mcp-command: set one, the MCP server to forward to")
 	case opts.MCPRelay == "" && len(command) == 0:
-		if opts.MCPWrites != nil {
-			return nil, errors.New("--mcp-writes needs --mcp-relay or --mcp-command")
+		if opts.MCPWrites != nil && opts.MCPCassette == "" {
+			return nil, errors.New("--mcp-writes needs --mcp-relay, --mcp-command or --mcp-cassette")
 		}
 		return nil, nil
 	}
@@ -375,6 +392,9 @@ func (fk *servedFakes) close() error {
 	}
 	if fk.recorder != nil {
 		errs = append(errs, fk.recorder.Close())
+	}
+	if fk.mcpRecorder != nil {
+		errs = append(errs, fk.mcpRecorder.Close()) // after the ledger, which writes it
 	}
 	return errors.Join(errs...)
 }
@@ -537,6 +557,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	fmt.Fprintf(&b, "  upstream log: %s\n", or(opts.UpstreamLog, "none"))
 	fmt.Fprintf(&b, "  flags dir:    %s\n", or(opts.FlagsDir, "none"))
 	b.WriteString(cassetteBanner(opts, fk))
+	b.WriteString(mcpCassetteBanner(opts, fk))
 	ctl := strings.TrimSuffix(upURL, "/v1") + control.Prefix
 	if key != "" {
 		ctl += " (bearer key required)"

@@ -25,8 +25,8 @@ func cassetteFlags(opts *serveOptions, ucfg *upstream.Config, now time.Time) (*c
 	}
 	missRelay := opts.Miss == upstream.MissRelay
 	switch {
-	case opts.RecordDir != "" && opts.Relay == "":
-		return nil, errors.New("--record needs --relay: only relayed exchanges are recorded")
+	case opts.RecordDir != "" && opts.Relay == "" && !opts.forwardsMCP():
+		return nil, errors.New("--record needs --relay, --mcp-relay or --mcp-command: only relayed and forwarded exchanges are recorded")
 	case missRelay && (opts.CassettePath == "" || opts.Relay == ""):
 		return nil, errors.New("--miss relay needs --cassette and --relay")
 	case opts.CassettePath != "" && opts.Relay != "" && !missRelay:
@@ -42,6 +42,9 @@ func cassetteFlags(opts *serveOptions, ucfg *upstream.Config, now time.Time) (*c
 		ucfg.Cassette, ucfg.Miss, ucfg.ReplayTiming = player, opts.Miss, opts.ReplayTiming
 	}
 	dir := opts.RecordDir
+	if opts.Relay == "" {
+		dir = "" // --record is for the MCP side only (see mcpCassetteFlags)
+	}
 	if dir == "" && missRelay {
 		// What a miss relays is recorded next to the cassette it missed.
 		dir = opts.CassettePath
@@ -63,22 +66,29 @@ func cassetteFlags(opts *serveOptions, ucfg *upstream.Config, now time.Time) (*c
 	return rec, nil
 }
 
-// newSessionCassette creates this session's cassette in dir, named after
-// the time it started (session-20250102T150405Z.jsonl, then -2, -3… when
-// taken).
+// newSessionCassette creates this session's cassette in dir (see
+// newSessionFile).
 func newSessionCassette(dir string, now time.Time) (*cassette.Recorder, error) {
+	return newSessionFile(dir, now, cassette.Create)
+}
+
+// newSessionFile creates this session's cassette in dir with create, named
+// after the time it started (session-20250102T150405Z.jsonl, then -2, -3…
+// when taken).
+func newSessionFile[R any](dir string, now time.Time, create func(path string) (R, error)) (R, error) {
 	base := "session-" + now.UTC().Format("20060102T150405Z")
 	for n := 1; n <= 100; n++ {
 		name := base
 		if n > 1 {
 			name += "-" + strconv.Itoa(n)
 		}
-		rec, err := cassette.Create(filepath.Join(dir, name+".jsonl"))
+		rec, err := create(filepath.Join(dir, name+".jsonl"))
 		if err == nil || !errors.Is(err, os.ErrExist) {
 			return rec, err
 		}
 	}
-	return nil, fmt.Errorf("%s: 100 cassettes named %s* already", dir, base)
+	var none R
+	return none, fmt.Errorf("%s: 100 cassettes named %s* already", dir, base)
 }
 
 // cassetteBanner describes the record and replay settings for serve's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -16,11 +17,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Forward is the real MCP server a forwarding ledger stands in front of
-// (Config.Forward): exactly one of URL and Command is set.
+// (Config.Forward): exactly one of URL, Command and Cassette is set.
 //
 // A forwarding ledger offers the server's tools as the server lists them
 // (annotations included, following its notifications/tools/list_changed)
@@ -48,6 +50,13 @@ type Forward struct {
 	// Dir is the working directory of Command's process; "" is
 	// replaycheck's own.
 	Dir string
+	// Cassette, instead of a server, answers from a recording of one,
+	// offline (see cassette.go): its tools are offered and each call that
+	// would be forwarded is answered from it.
+	Cassette *mcpcassette.Cassette
+	// Record, when set, gets the forwarded exchanges (see cassette.go);
+	// the caller closes it after the ledger.
+	Record *mcpcassette.Recorder
 	// Writes, when non-nil, names exactly the tools whose calls write; nil
 	// lets the annotations decide: a tool writes unless it is annotated
 	// readOnlyHint: true.
@@ -64,11 +73,19 @@ type Forward struct {
 const DefaultForwardConnectTimeout = 30 * time.Second
 
 func (f *Forward) check() error {
+	set := 0
+	for _, ok := range []bool{f.URL != "", len(f.Command) > 0, f.Cassette != nil} {
+		if ok {
+			set++
+		}
+	}
 	switch {
-	case f.URL == "" && len(f.Command) == 0:
-		return errors.New("forward: set the server's URL or its command")
-	case f.URL != "" && len(f.Command) > 0:
-		return errors.New("forward: set either the server's URL or its command, not both")
+	case set == 0:
+		return errors.New("forward: set the server's URL, its command or a cassette")
+	case set > 1:
+		return errors.New("forward: set one of the server's URL, its command and a cassette")
+	case f.Cassette != nil && f.Record != nil:
+		return errors.New("forward: a cassette's answers are not recorded again")
 	case len(f.Command) > 0 && f.Command[0] == "":
 		return errors.New("forward: the command's program is empty")
 	case (len(f.Env) > 0 || f.Dir != "") && len(f.Command) == 0:
@@ -79,8 +96,11 @@ func (f *Forward) check() error {
 
 // where names the server for messages.
 func (f *Forward) where() string {
-	if f.URL != "" {
+	switch {
+	case f.URL != "":
 		return f.URL
+	case f.Cassette != nil:
+		return "of the cassette " + f.Cassette.Path
 	}
 	return fmt.Sprintf("%q", f.Command)
 }
@@ -101,6 +121,9 @@ type forwarder struct {
 	// abandoned first): list_changed handlers wait for it.
 	installed chan struct{}
 	abandoned bool
+
+	replay *mcpcassette.Player // answers calls instead of session (Forward.Cassette)
+	log    *slog.Logger        // where a failed recording is said
 }
 
 // install says the ledger has the forwarder in place.
@@ -116,6 +139,9 @@ func (f *forwarder) abandon() {
 func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
+	}
+	if cfg.Cassette != nil {
+		return replayForwarder(cfg), nil
 	}
 	limit := cfg.ConnectTimeout
 	if limit <= 0 {
@@ -141,7 +167,7 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 		cmd.Dir = cfg.Dir
 		transport = &mcp.CommandTransport{Command: cmd}
 	}
-	f := &forwarder{cfg: cfg, limit: limit, installed: make(chan struct{})}
+	f := &forwarder{cfg: cfg, limit: limit, installed: make(chan struct{}), log: s.log}
 	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			f.refreshes.Go(func() {
@@ -168,6 +194,7 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 		return nil, err
 	}
 	f.tools = tools
+	f.recordSession(session.InitializeResult(), tools)
 	return f, nil
 }
 
@@ -209,6 +236,9 @@ func (f *forwarder) writes(name string) bool {
 // close ends the connection (and a spawned server) and waits for listings
 // under way.
 func (f *forwarder) close() error {
+	if f.session == nil {
+		return nil // a replay has no connection
+	}
 	err := f.session.Close()
 	f.refreshes.Wait()
 	return err
@@ -235,6 +265,7 @@ func (s *Server) refreshForwarded() {
 	s.fwd.mu.Lock()
 	s.fwd.tools = tools
 	s.fwd.mu.Unlock()
+	s.fwd.recordTools(tools)
 	s.mu.Lock()
 	var removed []string
 	for name, base := range s.tools {
@@ -284,7 +315,7 @@ func (s *Server) forwardTool(base string) mcp.ToolHandler {
 		res := s.preempted(ctx, c)
 		var err error
 		if res == nil {
-			res, err = s.forward(ctx, c, base, req.Params.Arguments)
+			res, err = s.forward(ctx, c, base, req.Params.Arguments, req.Extra)
 			if err == nil {
 				s.hold(ctx, c)
 			}
@@ -296,12 +327,22 @@ func (s *Server) forwardTool(base string) mcp.ToolHandler {
 
 // forward sends c to the server's tool base once and records what came of
 // it (see Forward).
-func (s *Server) forward(ctx context.Context, c *call, base string, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (s *Server) forward(ctx context.Context, c *call, base string, args json.RawMessage, extra *mcp.RequestExtra) (*mcp.CallToolResult, error) {
+	if s.fwd.replay != nil {
+		return s.replayForwarded(c, base, args, extra)
+	}
 	params := &mcp.CallToolParams{Name: base}
 	if len(args) > 0 {
 		params.Arguments = args
 	}
 	res, err := s.fwd.session.CallTool(ctx, params)
+	s.fwd.recordCall(c.token, base, args, extra, res, err)
+	return s.forwarded(c, base, args, res, err)
+}
+
+// forwarded records what came of c, forwarded to the server's tool base
+// with args: the server's result res or its error err (see Forward).
+func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejectedByTransport:

@@ -66,7 +66,9 @@
 // server (forward.go): it offers that server's tools instead of its own and
 // forwards each call that reaches a tool handler once, so every fault acts
 // at the forwarding point; what the forwarder saw is recorded as calls,
-// writes and forward_unknown faults (see Forward).
+// writes and forward_unknown faults (see Forward). Forward.Record writes the
+// forwarded exchanges to an MCP cassette, and Forward.Cassette replays one
+// in place of the server, offline (cassette.go).
 //
 // To add a fault kind: write fault_<name>.go with its settings type
 // implementing action (check) and the hook interfaces of the points where it

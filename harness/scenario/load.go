@@ -249,6 +249,9 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	if err := s.Model.load(file); err != nil {
 		fail([]any{"model", "cassette"}, "model: %v", err)
 	}
+	if err := s.MCP.loadCassette(file); err != nil {
+		fail([]any{"mcp", "cassette"}, "%v", err)
+	}
 	for i, f := range s.Faults.Upstream {
 		if err := f.Validate(); err != nil {
 			fail([]any{"faults", "upstream", i}, "upstream fault: %v", err)
@@ -372,7 +375,7 @@ func validateMCPFault(s *Scenario, f ledger.Fault) error {
 	return f.Validate()
 }
 
-// checkForward checks mcp.relay, mcp.command and mcp.writes, and that a
+// checkForward checks mcp.relay, mcp.command, mcp.cassette and mcp.writes, and that a
 // scenario forwarding to a real server sets no ledger annotations.
 func checkForward(s *Scenario, fail func(path []any, format string, args ...any)) {
 	m := s.MCP
@@ -382,6 +385,8 @@ func checkForward(s *Scenario, fail func(path []any, format string, args ...any)
 	switch {
 	case m.Relay != "" && len(m.Command) > 0:
 		fail([]any{"mcp", "command"}, "mcp.relay and mcp.command: set one, the MCP server to forward to")
+	case m.Cassette != "" && (m.Relay != "" || len(m.Command) > 0):
+		fail([]any{"mcp", "cassette"}, "mcp.cassette replays a recorded server in place of a real one: set one of mcp.relay, mcp.command and mcp.cassette")
 	case m.Relay != "":
 		if u, err := url.Parse(m.Relay); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			fail([]any{"mcp", "relay"}, "mcp.relay %q: want an http or https URL of a Streamable HTTP MCP endpoint", m.Relay)
@@ -389,7 +394,7 @@ func checkForward(s *Scenario, fail func(path []any, format string, args ...any)
 	case m.Command != nil && (len(m.Command) == 0 || m.Command[0] == ""):
 		fail([]any{"mcp", "command"}, "mcp.command: want the server's argv, such as [npx, -y, my-mcp-server]")
 	case m.Writes != nil && m.Forward() == nil:
-		fail([]any{"mcp", "writes"}, "mcp.writes names the tools that write on a forwarded server; set mcp.relay or mcp.command too")
+		fail([]any{"mcp", "writes"}, "mcp.writes names the tools that write on a forwarded server; set mcp.relay, mcp.command or mcp.cassette too")
 	}
 }
 

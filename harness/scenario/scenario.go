@@ -26,6 +26,7 @@ package scenario
 import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -139,18 +140,26 @@ type MCP struct {
 	// Command replaces the ledger's tools with those of a real MCP server
 	// started with this argv (over stdio), once per run.
 	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward to a real MCP server started with this argv over stdio, once per run (see relay)"`
-	// Writes, with Relay or Command, names exactly the server's tools whose
-	// calls write; unset, a tool writes unless annotated readOnlyHint.
-	Writes []string `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema_description:"with relay or command: exactly the server's tools whose calls write (unset: every tool not annotated readOnlyHint: true)"`
+	// Cassette replaces the ledger's tools with those of a real MCP server
+	// recorded in an MCP cassette (see mcp_cassette.go), answered offline.
+	Cassette string `yaml:"cassette,omitempty" json:"cassette,omitempty" jsonschema:"minLength=1" jsonschema_description:"replay a real MCP server offline from an MCP cassette file (or a directory of *.jsonl ones) recorded by serve --mcp-relay URL --record DIR (in DIR/mcp/), relative to this scenario file: the target sees the recorded tools, each call is answered from the recorded call of the same tool and arguments (a call never recorded gets an MCP error and counts as a cassette miss), and the MCP faults and writes are as with relay"`
+	// Writes, with Relay, Command or Cassette, names exactly the server's
+	// tools whose calls write; unset, a tool writes unless annotated
+	// readOnlyHint.
+	Writes []string `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema_description:"with relay, command or cassette: exactly the server's tools whose calls write (unset: every tool not annotated readOnlyHint: true)"`
+
+	// cassette is Cassette as the loader read it.
+	cassette *mcpcassette.Cassette
 }
 
-// Forward returns the real MCP server the scenario forwards to, or nil when
-// it runs on the ledger's own tools.
+// Forward returns the real MCP server the scenario forwards to (or the
+// cassette it replays, as the loader read it), or nil when it runs on the
+// ledger's own tools.
 func (m *MCP) Forward() *ledger.Forward {
-	if m == nil || (m.Relay == "" && len(m.Command) == 0) {
+	if m == nil || (m.Relay == "" && len(m.Command) == 0 && m.Cassette == "") {
 		return nil
 	}
-	return &ledger.Forward{URL: m.Relay, Command: m.Command, Writes: m.Writes}
+	return &ledger.Forward{URL: m.Relay, Command: m.Command, Cassette: m.cassette, Writes: m.Writes}
 }
 
 // Gateway holds knobs of the built-in gateway target that a scenario needs.

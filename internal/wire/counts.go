@@ -124,6 +124,10 @@ type MCPCounts struct {
 	// each: by a fault, cleanly, or gone), so Spawns - Exits are still
 	// running as far as the ledger knows; omitted from JSON when zero.
 	Exits int `json:"exits,omitempty"`
+	// CassetteMisses counts the calls a replay of an MCP cassette had no
+	// recorded answer for (one MCPFaultCassetteMiss event each); omitted
+	// from JSON when zero.
+	CassetteMisses int `json:"cassette_misses,omitempty"`
 }
 
 // CallsTotal returns the number of tools/call requests over all tools.

@@ -141,6 +141,11 @@ const (
 	// never came back from the real MCP server (its connection broke, or the
 	// client gave up first): the call may have run. Not an armed fault.
 	MCPFaultForwardUnknown = "forward_unknown"
+	// MCPFaultCassetteMiss is a call a forwarding ledger replaying an MCP
+	// cassette could not answer: no recorded call of the tool has its
+	// arguments. It ran nothing and was answered with a JSON-RPC error
+	// naming it; counted in MCPCounts.CassetteMisses. Not an armed fault.
+	MCPFaultCassetteMiss = "cassette_miss"
 )
 
 // MCPEvent is one thing the ledger MCP server saw or did: the record the

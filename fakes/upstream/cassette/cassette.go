@@ -26,15 +26,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/replaycheck/replaycheck/internal/inputfile"
-	"github.com/replaycheck/replaycheck/internal/linefile"
+	"github.com/replaycheck/replaycheck/internal/jsonl"
 	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -235,63 +233,34 @@ func (e *Entry) validate() error {
 }
 
 // Recorder appends entries to one cassette file, each whole or not at all
-// (a failed write is cut back off the file, so the cassette stays readable
-// and a later entry starts a line of its own). It is safe for concurrent
-// use; File().Loss() counts the entries lost.
-type Recorder struct {
-	mu   sync.Mutex
-	f    *linefile.File
-	line int
-}
+// (see jsonl.Writer). It is safe for concurrent use; File().Loss() counts
+// the entries lost.
+type Recorder struct{ *jsonl.Writer[Entry] }
 
 // Create creates a new cassette file (it must not exist) and its directory.
 func Create(path string) (*Recorder, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("cassette: %w", err)
-	}
-	f, err := linefile.Open(path, linefile.Options{New: true})
+	w, err := jsonl.Create[Entry](path)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
-	return &Recorder{f: f}, nil
+	return &Recorder{w}, nil
 }
-
-// Path returns the file the recorder writes.
-func (r *Recorder) Path() string { return r.f.Path() }
-
-// File returns the cassette file, whose Loss counts the entries written and
-// lost.
-func (r *Recorder) File() *linefile.File { return r.f }
 
 // Add appends e as one line and returns where it was written. A failed
 // write loses e only; a later Add is tried anew.
 func (r *Recorder) Add(e Entry) (Source, error) {
-	var buf bytes.Buffer
-	if err := encoder(&buf).Encode(&e); err != nil {
-		return Source{}, fmt.Errorf("cassette %s: encoding entry: %w", r.Path(), err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.f.Append(buf.Bytes()); err != nil {
+	n, err := r.Writer.Add(e)
+	if err != nil {
 		return Source{}, fmt.Errorf("cassette: %w", err)
 	}
-	r.line++
-	return Source{File: r.Path(), Line: r.line}, nil
+	return Source{File: r.Path(), Line: n}, nil
 }
 
 // Close syncs and closes the file. The entries lost to failed writes are
 // not its error: each Add returned its own, and File().Loss() counts them.
 func (r *Recorder) Close() error {
-	if err := r.f.Close(); err != nil {
+	if err := r.Writer.Close(); err != nil {
 		return fmt.Errorf("cassette: %w", err)
 	}
 	return nil
-}
-
-// encoder writes one entry per line, leaving <, > and & as they are (the
-// bytes read back the same either way; these read better).
-func encoder(w io.Writer) *json.Encoder {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc
 }

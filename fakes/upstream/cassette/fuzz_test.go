@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/jsonl"
 )
 
 // FuzzLoad: any file either loads or is an error naming the file; nothing
@@ -59,7 +61,7 @@ func FuzzScrub(f *testing.F) {
 // writeAll writes entries as a cassette to w, one line each, as the recorder
 // does.
 func writeAll(w io.Writer, entries []Entry) error {
-	enc := encoder(w)
+	enc := jsonl.Encoder(w)
 	for i := range entries {
 		if err := enc.Encode(&entries[i]); err != nil {
 			return err

@@ -6,12 +6,14 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -96,14 +98,21 @@ func requestSecrets(extra *mcp.RequestExtra) []string {
 	return cassette.Secrets(extra.Header, "")
 }
 
-// urlSecrets returns the credentials in the server's URL: its password
-// and its key-like query parameters.
+// urlSecrets returns the credentials the forwarder was given for the
+// server: the password and key-like query parameters of its URL, and the
+// values of its command's environment whose names say they hold one.
 func (f *forwarder) urlSecrets() []string {
+	var out []string
+	for _, kv := range f.cfg.Env {
+		if name, v, ok := strings.Cut(kv, "="); ok && secret.Name(name) && len(v) >= secret.MinLen {
+			out = append(out, v)
+		}
+	}
 	u, err := url.Parse(f.cfg.URL)
 	if f.cfg.URL == "" || err != nil {
-		return nil
+		return out
 	}
-	out := cassette.Secrets(nil, u.RawQuery)
+	out = append(out, cassette.Secrets(nil, u.RawQuery)...)
 	if p, ok := u.User.Password(); ok {
 		out = append(out, p)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,19 @@ func TestCassetteFaults(t *testing.T) {
 			}
 			runForwardCase(t, Forward{Cassette: c}, tt, nil)
 		})
+	}
+}
+
+func TestRecordScrubsCommandSecrets(t *testing.T) {
+	f := &forwarder{cfg: Forward{
+		Command: []string{"server"},
+		Env:     []string{"MEMORY_FILE_PATH=/tmp/memory.jsonl", "NOTION_API_TOKEN=ntn_abcdef123456", "GITHUB_TOKEN=x"},
+	}}
+	got := f.urlSecrets()
+	if !slices.Contains(got, "ntn_abcdef123456") {
+		t.Errorf("secrets %q: the value of NOTION_API_TOKEN is missing", got)
+	}
+	if slices.Contains(got, "/tmp/memory.jsonl") {
+		t.Errorf("secrets %q: MEMORY_FILE_PATH is no secret", got)
 	}
 }

@@ -29,9 +29,10 @@ type Mechanism struct {
 	// stdio_exit, …) on the MCP side; one per fault, joined with " + ".
 	Family string `json:"family"`
 	// Step is where the fault bites: the model request (initial,
-	// follow_up), with ", after the tool call" for a cut once the answer's
-	// tool calls were complete, or the MCP step (tools/call, mcp
-	// initialize); one per fault, joined with " + ".
+	// follow_up) or the MCP step (tools/call, mcp initialize); one per
+	// fault, joined with " + ". Where in a streamed answer a cut came is
+	// the reproduction's detail: the rule tells a tool run from a cut
+	// stream (no-replay-after-dispatch) from a spliced one (no-splice).
 	Step string `json:"step"`
 }
 
@@ -78,17 +79,14 @@ func firstRule(failed []string) string {
 	return ""
 }
 
-// stepOf is where a fault at p bites: its model request kind (a cut after
-// the answer's tool calls were complete is a step of its own: the tools
-// could run from it), or its MCP step.
+// stepOf is where a fault at p bites: its model request kind or its MCP
+// step.
 func stepOf(p Point) string {
 	switch {
 	case p.Side == SideMCP && p.Method != "":
 		return "mcp " + p.Method
 	case p.Side == SideMCP:
 		return "tools/call"
-	case p.Cut && p.ToolCalls && p.ContentEvents > 0 && p.Event >= p.ContentEvents:
-		return string(p.Kind) + ", after the tool call"
 	}
 	return string(p.Kind)
 }

@@ -233,6 +233,16 @@ func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) erro
 	return err
 }
 
+// ExploreFindingsText is the findings part of the terminal report (the
+// summary, then each finding in detail), for other reports to show as it
+// reads there; "" when the sweep found nothing.
+func ExploreFindingsText(r *explore.Report) string {
+	var b strings.Builder
+	writeFindingSummary(&b, r)
+	writeFindingDetails(&b, r)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // writeFindingSummary writes the first screen: how many findings (one per
 // mechanism) and which rules they break, then one line per finding: its
 // rule, its fault family and step, its fault kinds and its cells.

@@ -229,7 +229,9 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		{opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, report.ExploreSuite(rep)) }},
 		{opts.JSON, func(w io.Writer) error { return report.WriteExploreJSON(w, rep) }},
 		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep) }},
-		{opts.HTML, func(w io.Writer) error { return report.WriteHTML(w, report.ExploreSuite(rep)) }},
+		{opts.HTML, func(w io.Writer) error {
+			return report.WriteHTMLWith(w, report.ExploreSuite(rep), report.HTMLOptions{Preface: report.ExploreFindingsText(rep)})
+		}},
 	} {
 		switch f.path {
 		case "":

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
@@ -75,6 +77,22 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 	h, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(h), `<pre class="preface">2 findings, one per cause`) {
+		t.Errorf("HTML report: no findings above the cells:\n%.3000s", h)
+	}
+	// One verdict per cell: the HTML's summary rows tally as the JSON's cells.
+	summary, _, _ := strings.Cut(string(h)[strings.Index(string(h), `<table class="summary">`):], "</table>")
+	for _, v := range []rules.Status{rules.Pass, rules.Fail, rules.Unknown} {
+		want := 0
+		for _, c := range rep.Cells {
+			if c.Verdict == v {
+				want++
+			}
+		}
+		if got := strings.Count(summary, fmt.Sprintf(`<span class="verdict %s">%s</span>`, v, v)); got != want {
+			t.Errorf("HTML report: %d cells %s, the JSON report %d", got, v, want)
+		}
 	}
 	if n := strings.Count(string(h), `<svg class="seq"`); n != len(rep.Cells) {
 		t.Errorf("HTML report: %d diagrams, want one per cell (%d)", n, len(rep.Cells))

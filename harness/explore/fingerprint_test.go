@@ -4,6 +4,11 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TestOuterGaps checks that the waits of an outer retry loop are told from
@@ -33,5 +38,31 @@ func TestOuterGaps(t *testing.T) {
 				t.Errorf("outerGaps = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFingerprintRowOfACutRun checks a row's outer gaps and that a run cut
+// by its deadline marks its attempts incomplete.
+func TestFingerprintRowOfACutRun(t *testing.T) {
+	p := Point{Side: SideUpstream, Kind: wire.KindFollowUp, Endpoint: "chat", Nth: 1}
+	h := &history.History{Error: "no answer within 5s"}
+	for _, ms := range []int{0, 100, 300, 3300, 3400, 3600, 7000, 7100} {
+		h.Upstream = append(h.Upstream, wire.UpstreamRequest{Kind: wire.KindFollowUp, Endpoint: "chat", At: history.Duration(time.Duration(ms) * time.Millisecond)})
+	}
+	rep := &Report{Cells: []Cell{{Base: "b", Schedule: Schedule{{Point: p, Kind: "500", Times: fault.Always}}, Result: rules.Result{History: h}}}}
+	rows := Fingerprint(rep)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	if r.Attempts != 8 || !r.Incomplete {
+		t.Errorf("attempts %d, incomplete %t; want 8, incomplete", r.Attempts, r.Incomplete)
+	}
+	want := []history.Duration{history.Duration(3 * time.Second), history.Duration(3400 * time.Millisecond)}
+	if !slices.Equal(r.OuterGaps, want) {
+		t.Errorf("outer gaps %v, want %v", r.OuterGaps, want)
+	}
+	if r.GapMax != history.Duration(200*time.Millisecond) {
+		t.Errorf("gap max %v, want the inner loop's 200ms", r.GapMax)
 	}
 }

@@ -298,7 +298,7 @@ func writeFindingDetails(b *strings.Builder, r *explore.Report) {
 		}
 		b.WriteString("\n")
 		if f.Message != "" {
-			fmt.Fprintf(b, "   %s\n", f.Message)
+			fmt.Fprintf(b, "   %s\n", strings.ReplaceAll(strings.TrimRight(f.Message, "\n"), "\n", "\n   "))
 		}
 		fmt.Fprintf(b, "   shown by %s on %s (%s); fault kinds %s\n", countOf(f.Cells, "cell"), countOf(len(f.Bases), "base"), strings.Join(f.Bases, "; "), strings.Join(f.Kinds, ", "))
 		if f.File != "" {

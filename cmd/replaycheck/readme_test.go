@@ -206,7 +206,7 @@ var readmeNotes = map[string]readmeNote{
 		needs: []string{"clients"},
 	},
 	"replaycheck explore --target builtin:naive --out found/": {
-		exit: 1, output: []string{`\n[0-9]+ findings, one per cause, from [0-9]+ failing cells; rules broken: no-replay-after-dispatch, `, `written to found/no-replay-after-dispatch-`},
+		exit: 1, output: []string{`^[0-9]+ findings, one per cause, from [0-9]+ failing cells; rules broken: no-replay-after-dispatch, `, `written to found/no-replay-after-dispatch-`},
 	},
 	// Runs the findings the command above wrote: every one passes on the fixed gateway.
 	"replaycheck run found/ --target builtin:guarded": {

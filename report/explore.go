@@ -91,7 +91,8 @@ func exploreFaultCells(s explore.Schedule) (point, kind, times string) {
 
 // WriteFingerprint writes a target's retry policy as a table: for each fault
 // armed on every attempt of a model request (or, over stdio, of a
-// tools/call), the attempts made, the gaps between them, whether Retry-After
+// tools/call), the attempts made (N+ when the run hit its deadline first),
+// the gaps between them (and an outer retry loop's), whether Retry-After
 // was honoured, the time taken, what the app got and how many times the tool
 // ran; with a SPAWNS column (the stdio server processes started) when a row
 // has spawns.
@@ -102,11 +103,12 @@ func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
 	spawns := slices.ContainsFunc(rows, func(r explore.FingerprintRow) bool { return r.Spawns > 0 })
-	header := []string{"BASE", "REQUEST", "FAULT (EVERY ATTEMPT)", "ATTEMPTS", "GAP MIN", "GAP MEDIAN", "GAP MAX", "RETRY-AFTER", "TOTAL", "OUTCOME", "TOOL RUNS"}
+	header := []string{"BASE", "REQUEST", "FAULT (EVERY ATTEMPT)", "ATTEMPTS", "GAP MIN", "GAP MEDIAN", "GAP MAX", "OUTER GAPS", "RETRY-AFTER", "TOTAL", "OUTCOME", "TOOL RUNS"}
 	if spawns {
 		header = append(header, "SPAWNS")
 	}
 	t.Header(header)
+	incomplete := false
 	for _, r := range rows {
 		req := string(r.Request) + " " + r.Endpoint
 		if r.Stream {
@@ -123,7 +125,13 @@ func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
 		if ra == "" {
 			ra = "-"
 		}
-		row := append([]string{r.Base, req, r.Fault, strconv.Itoa(r.Attempts)}, gaps...)
+		attempts := strconv.Itoa(r.Attempts)
+		if r.Incomplete {
+			attempts += "+"
+			incomplete = true
+		}
+		row := append([]string{r.Base, req, r.Fault, attempts}, gaps...)
+		row = append(row, outerGapList(r.OuterGaps))
 		row = append(row, ra, roundMS(r.Total), r.Outcome, strconv.Itoa(r.Executions))
 		if spawns {
 			row = append(row, strconv.Itoa(r.Spawns))
@@ -135,14 +143,39 @@ func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("writing fingerprint: %w", err)
 	}
+	if incomplete {
+		if _, err := io.WriteString(w, "N+: the run hit its deadline (--timeout) before the target gave up; more attempts may have followed\n"); err != nil {
+			return fmt.Errorf("writing fingerprint: %w", err)
+		}
+	}
 	return nil
+}
+
+// outerGapList renders an outer retry loop's waits, in order ("-" for
+// none): the first few, then how many more.
+func outerGapList(gaps []history.Duration) string {
+	const shown = 4
+	if len(gaps) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, shown+1)
+	for i, g := range gaps {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("+%d more", len(gaps)-shown))
+			break
+		}
+		parts = append(parts, roundMS(g))
+	}
+	return strings.Join(parts, " ")
 }
 
 func roundMS(d history.Duration) string { return d.D().Round(time.Millisecond).String() }
 
-// WriteExploreTable writes the terminal report of a sweep: the findings, each
-// with its minimal schedule and the file it was written to, the matrix of
-// failing cells (every cell with All), the bases' notes and the total.
+// WriteExploreTable writes the terminal report of a sweep: first a summary
+// of the findings, one line per mechanism; then each finding in detail (its
+// reproduction, the rules broken, the cells, bases and fault kinds that
+// show it, the file it was written to); then, with All, every cell of the
+// matrix; then the bases' notes and the total.
 func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	if len(r.Fingerprint) > 0 {
 		if _, err := io.WriteString(w, "RETRY POLICY (each fault on every attempt; attempts as the upstream saw them, so layers multiply, or for a tools/call as the ledger did)\n"); err != nil {
@@ -156,30 +189,15 @@ func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) erro
 		}
 	}
 	var b strings.Builder
-	if len(r.Findings) > 0 {
-		b.WriteString("FINDINGS (each reduced to its minimal fault schedule and re-run)\n")
-		for i, f := range r.Findings {
-			state := fmt.Sprintf("reproduced %d of %d", f.Reproduced, f.Tries)
-			if f.Flaky {
-				state = "FLAKY: " + state
-			}
-			fmt.Fprintf(&b, "%d. %s: %s\n   %s; %s; %s; %s\n", i+1, f.Base, f.Schedule, strings.Join(f.Failed, ", "), state, countOf(f.Writes, "write"), countOf(f.Cells, "cell"))
-			if f.Message != "" {
-				fmt.Fprintf(&b, "   %s\n", f.Message)
-			}
-			if len(f.Also) > 0 {
-				fmt.Fprintf(&b, "   the same failure with %s\n", alsoList(f.Also))
-			}
-			if f.File != "" {
-				fmt.Fprintf(&b, "   written to %s\n", f.File)
-			}
-		}
-		b.WriteString("\n")
-	}
+	writeFindingSummary(&b, r)
+	writeFindingDetails(&b, r)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	cells := exploreCells(r, opts.All)
+	var cells []explore.Cell
+	if opts.All {
+		cells = exploreCells(r, true)
+	}
 	if len(cells) > 0 {
 		t := tablewriter.NewTable(w,
 			tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -208,20 +226,95 @@ func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) erro
 		}
 	}
 	if hidden := len(r.Cells) - len(cells); hidden > 0 {
-		fmt.Fprintf(&b, "%s not listed: they pass or cannot judge (--all lists them)\n", countOf(hidden, "cell"))
+		fmt.Fprintf(&b, "%s not listed (--all lists every cell with its verdict and finding)\n", countOf(hidden, "cell"))
 	}
 	b.WriteString(ExploreTotalLine(r) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// alsoList renders the other schedules of a finding, the first few by name.
-func alsoList(also []string) string {
-	const shown = 4
-	if len(also) <= shown {
-		return strings.Join(also, "; ")
+// ExploreFindingsText is the findings part of the terminal report (the
+// summary, then each finding in detail), for other reports to show as it
+// reads there; "" when the sweep found nothing.
+func ExploreFindingsText(r *explore.Report) string {
+	var b strings.Builder
+	writeFindingSummary(&b, r)
+	writeFindingDetails(&b, r)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// writeFindingSummary writes the first screen: how many findings (one per
+// mechanism) and which rules they break, then one line per finding: its
+// rule, its fault family and step, its fault kinds and its cells.
+func writeFindingSummary(b *strings.Builder, r *explore.Report) {
+	if len(r.Findings) == 0 {
+		return
 	}
-	return strings.Join(also[:shown], "; ") + fmt.Sprintf("; and %d more", len(also)-shown)
+	failing := 0
+	for _, c := range r.Cells {
+		if c.Verdict == rules.Fail {
+			failing++
+		}
+	}
+	var broken []string
+	for _, f := range r.Findings {
+		if !slices.Contains(broken, f.Mechanism.Rule) {
+			broken = append(broken, f.Mechanism.Rule)
+		}
+	}
+	fmt.Fprintf(b, "%s, one per cause, from %s; rules broken: %s\n", countOf(len(r.Findings), "finding"), countOf(failing, "failing cell"), strings.Join(broken, ", "))
+	for i, f := range r.Findings {
+		flaky := ""
+		if f.Flaky {
+			flaky = " FLAKY"
+		}
+		fmt.Fprintf(b, "%3d. %-26s %s at %s: %s (%s)%s\n", i+1, f.Mechanism.Rule, f.Mechanism.Family, f.Mechanism.Step, kindList(f.Kinds), countOf(f.Cells, "cell"), flaky)
+	}
+	b.WriteString("\n")
+}
+
+// writeFindingDetails writes each finding: its mechanism, its reproduction
+// and how it did when re-run, the rules broken, where else it shows and
+// the file written.
+func writeFindingDetails(b *strings.Builder, r *explore.Report) {
+	if len(r.Findings) == 0 {
+		return
+	}
+	b.WriteString("FINDINGS (one per mechanism; each reproduced by the smallest of its cells, re-run)\n")
+	for i, f := range r.Findings {
+		state := fmt.Sprintf("reproduced %d of %d", f.Reproduced, f.Tries)
+		if f.Flaky {
+			state = "FLAKY: " + state
+		}
+		fmt.Fprintf(b, "%d. %s\n", i+1, f.Mechanism)
+		fmt.Fprintf(b, "   reproduction: %s: %s; %s; %s", f.Base, f.Schedule, state, countOf(f.Writes, "write"))
+		if f.LogicalCalls > 0 {
+			fmt.Fprintf(b, " for %s", countOf(f.LogicalCalls, "tool call"))
+		}
+		b.WriteString("\n")
+		fmt.Fprintf(b, "   breaks %s", strings.Join(f.Failed, ", "))
+		if more := slices.DeleteFunc(slices.Clone(f.Rules), func(c string) bool { return slices.Contains(f.Failed, c) }); len(more) > 0 {
+			fmt.Fprintf(b, "; other cells also break %s", strings.Join(more, ", "))
+		}
+		b.WriteString("\n")
+		if f.Message != "" {
+			fmt.Fprintf(b, "   %s\n", strings.ReplaceAll(strings.TrimRight(f.Message, "\n"), "\n", "\n   "))
+		}
+		fmt.Fprintf(b, "   shown by %s on %s (%s); fault kinds %s\n", countOf(f.Cells, "cell"), countOf(len(f.Bases), "base"), strings.Join(f.Bases, "; "), strings.Join(f.Kinds, ", "))
+		if f.File != "" {
+			fmt.Fprintf(b, "   written to %s\n", f.File)
+		}
+	}
+	b.WriteString("\n")
+}
+
+// kindList renders fault kinds, the first few by name.
+func kindList(kinds []string) string {
+	const shown = 5
+	if len(kinds) <= shown {
+		return strings.Join(kinds, ", ")
+	}
+	return strings.Join(kinds[:shown], ", ") + fmt.Sprintf(" and %d more", len(kinds)-shown)
 }
 
 func statusList(ss []int) string {
@@ -242,13 +335,14 @@ func WriteExploreMarkdown(w io.Writer, r *explore.Report) error {
 	}
 	fmt.Fprintf(&b, "## %s replaycheck explore\n\n%s\n\n", icon, mdEscape(ExploreTotalLine(r)))
 	if len(r.Findings) > 0 {
-		b.WriteString("| # | Base | Minimal fault schedule | Failed | Writes | Reproduced | Scenario |\n|--:|---|---|---|--:|---|---|\n")
+		b.WriteString("| # | Rule broken | Fault family | Step | Cells | Reproduction | Failed | Writes | Reproduced | Scenario |\n|--:|---|---|---|--:|---|---|--:|---|---|\n")
 		for i, f := range r.Findings {
 			state := fmt.Sprintf("%d of %d", f.Reproduced, f.Tries)
 			if f.Flaky {
 				state += " (flaky)"
 			}
-			cells := []string{strconv.Itoa(i + 1), f.Base, f.Schedule.String(), strings.Join(f.Failed, ", "), strconv.Itoa(f.Writes), state, f.File}
+			cells := []string{strconv.Itoa(i + 1), f.Mechanism.Rule, f.Mechanism.Family, f.Mechanism.Step, strconv.Itoa(f.Cells),
+				f.Base + ": " + f.Schedule.String(), strings.Join(f.Failed, ", "), strconv.Itoa(f.Writes), state, f.File}
 			for j := range cells {
 				cells[j] = mdEscape(cells[j])
 			}

@@ -20,6 +20,9 @@ type HTMLOptions struct {
 	// results past it are listed with their checks only. 0 means
 	// DefaultMaxDiagrams.
 	MaxDiagrams int
+	// Preface is text shown as written above the results, for example an
+	// explore sweep's findings (ExploreFindingsText); "" shows none.
+	Preface string
 }
 
 // DefaultMaxDiagrams is how many sequence diagrams an HTML report draws
@@ -45,7 +48,7 @@ func WriteHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 	if limit <= 0 {
 		limit = DefaultMaxDiagrams
 	}
-	p := htmlPage{Total: TotalLine(s), Abort: AbortLines(s), Baseline: BaselineLines(s), Notes: NoteLines(s)}
+	p := htmlPage{Total: TotalLine(s), Abort: AbortLines(s), Baseline: BaselineLines(s), Notes: NoteLines(s), Preface: opts.Preface}
 	t := s.Totals()
 	switch {
 	case s.Abort != nil:
@@ -167,6 +170,7 @@ type htmlPage struct {
 	Title, Mark, Total    string
 	Info, Abort, Baseline []string
 	Notes                 []string
+	Preface               string
 	Rows                  []htmlRow
 	Sections              []htmlSection
 	Undrawn               int
@@ -277,6 +281,7 @@ svg .bolt { fill: var(--fault); }
 svg .bolttext { fill: #fff; font-size: 11px; font-weight: 700; }
 .answer h4, .faults h4, .output h4 { margin: 10px 0 4px; font-size: 13px; }
 pre { margin: 0; padding: 8px 10px; background: #f6f8fa; border: 1px solid var(--line); border-radius: 4px; font: 12px/1.4 "Liberation Mono", Menlo, Consolas, monospace; white-space: pre-wrap; word-break: break-all; max-height: 320px; overflow: auto; }
+pre.preface { max-height: none; margin: 12px 0; word-break: normal; }
 .cut { color: var(--muted); font-size: 12px; }
 footer { color: var(--muted); font-size: 12px; margin-top: 28px; }
 </style>
@@ -288,6 +293,7 @@ footer { color: var(--muted); font-size: 12px; margin-top: 28px; }
 {{with .Abort}}<div class="banner">{{range .}}<p>{{.}}</p>{{end}}</div>{{end}}
 {{with .Baseline}}<div class="banner">{{range .}}<p>{{.}}</p>{{end}}</div>{{end}}
 {{with .Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with .Preface}}<pre class="preface">{{.}}</pre>{{end}}
 {{if .Rows}}<table class="summary">
 <thead><tr><th>Scenario</th><th>Target</th><th>Verdict</th>{{if .Repeated}}<th>Runs</th>{{end}}<th>Status</th><th>Writes</th><th>Initial</th><th>Follow-up</th><th>MCP calls</th><th>Failed checks</th>{{if .HasBaseline}}<th>Baseline</th>{{end}}</tr></thead>
 <tbody>

@@ -189,14 +189,15 @@ func statuses(r rules.Result) string {
 	return strings.Join(parts, ",")
 }
 
-// failedChecks renders the names of the failed and unknown checks.
+// failedChecks renders the names of the failed and unknown checks; an
+// if-judged rule's unknown, which the verdict does not count, is left out.
 func failedChecks(r rules.Result) string {
 	var parts []string
 	for _, v := range r.Verdicts {
-		switch v.Status {
-		case rules.Fail:
+		switch {
+		case v.Status == rules.Fail:
 			parts = append(parts, v.Check)
-		case rules.Unknown:
+		case v.Status == rules.Unknown && !v.IfJudged:
 			parts = append(parts, v.Check+"?")
 		}
 	}

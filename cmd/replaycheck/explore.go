@@ -64,10 +64,17 @@ fault can go — each model request, each event boundary of each streamed answer
 before the terminal event) and each MCP tools/call — then runs the base once
 per point and fault kind, judging every replay rule of the catalogue.
 
-Each failure is reduced to its minimal fault schedule and re-run (--confirm
-times, 3 by default): one that does not fail every time is reported as flaky.
+Each failure is reduced to its minimal fault schedule; failures that break
+the same first rule with faults of one family (any model-side fault, or one
+MCP fault kind) at one step (initial, follow_up, tools/call, an MCP session
+step) are one finding, a mechanism, however many bases and fault kinds show
+it. The smallest of them is its reproduction, re-run (--confirm times, 3 by
+default): one that does not fail every time is reported as flaky. The report
+opens with one line per finding, then each in detail; --all adds every cell.
 With --out DIR each confirmed finding is written as a scenario file that
-fails on this target and passes on one without the bug: a regression test in
+fails on this target and passes on one without the bug — also one that does
+not retry at all (it expects no duplicate write, and the broken rules only
+where the run can judge them: expect.rules_if_judged): a regression test in
 one step.
 
 With no BASE_SCENARIO it explores one streamed tool-call request per dialect
@@ -83,7 +90,9 @@ Fault kinds (--kinds, comma-separated; the default is every one not marked
 each model request, and prints the target's retry policy: attempts (as the
 upstream saw them, so a client's retries times a proxy's), the gaps between
 them, whether Retry-After was honoured, the total time, what the app got and
-how many times the tool ran; --json keeps it, to diff two versions. On a base
+how many times the tool ran; --json keeps it, to diff two versions. OUTER
+GAPS are the waits between bursts of attempts, where an agent's own backoff
+wraps its SDK's retries; ATTEMPTS N+ means the run hit --timeout first. On a base
 that reaches the ledger over stdio it also arms each stdio server death at
 every tools/call and counts the calls the ledger received and the processes
 spawned (SPAWNS: the respawns).
@@ -141,7 +150,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.DurationVar(&opts.Dribble, "dribble", fault.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream")
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
 	f.StringVar(&opts.OutDir, "out", "", "write each confirmed finding as a scenario file in DIR")
-	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
+	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix with its verdict and finding")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE (- for stdout)")
 	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE (- for stdout)")
 	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE (- for stdout)")
@@ -229,7 +238,9 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		{opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, report.ExploreSuite(rep)) }},
 		{opts.JSON, func(w io.Writer) error { return report.WriteExploreJSON(w, rep) }},
 		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep) }},
-		{opts.HTML, func(w io.Writer) error { return report.WriteHTML(w, report.ExploreSuite(rep)) }},
+		{opts.HTML, func(w io.Writer) error {
+			return report.WriteHTMLWith(w, report.ExploreSuite(rep), report.HTMLOptions{Preface: report.ExploreFindingsText(rep)})
+		}},
 	} {
 		switch f.path {
 		case "":

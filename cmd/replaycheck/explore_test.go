@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 )
 
@@ -28,9 +30,12 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"1. seed chat no fault: 500 at follow_up chat #1 (once)",
+		"2 findings, one per cause, from 4 failing cells; rules broken: no-replay-after-dispatch\n",
+		"  1. no-replay-after-dispatch   model request at follow_up: 500 (2 cells)\n",
+		"  2. no-replay-after-dispatch   drop_after_execute at tools/call: mcp-drop (2 cells)\n",
+		"1. no-replay-after-dispatch: model request fault at follow_up\n   reproduction: seed chat no fault: 500 at follow_up chat #1 (once)",
 		"no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 2 executions",
-		"mcp-drop at tools/call commit_write #1 (once)",
+		"reproduction: seed chat no fault: mcp-drop at tools/call commit_write #1 (once)",
 		"written to " + found,
 	} {
 		if !strings.Contains(out, want) {
@@ -66,12 +71,28 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 		t.Errorf("JUnit: %d tests, want %d (err %v)", suites.Tests, len(rep.Cells), err)
 	}
 	m, err := os.ReadFile(md)
-	if err != nil || !strings.Contains(string(m), "replaycheck explore") || !strings.Contains(string(m), "Minimal fault schedule") {
+	if err != nil || !strings.Contains(string(m), "replaycheck explore") || !strings.Contains(string(m), "| Rule broken | Fault family | Step |") {
 		t.Errorf("Markdown report (err %v):\n%s", err, m)
 	}
 	h, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(h), `<pre class="preface">2 findings, one per cause`) {
+		t.Errorf("HTML report: no findings above the cells:\n%.3000s", h)
+	}
+	// One verdict per cell: the HTML's summary rows tally as the JSON's cells.
+	summary, _, _ := strings.Cut(string(h)[strings.Index(string(h), `<table class="summary">`):], "</table>")
+	for _, v := range []rules.Status{rules.Pass, rules.Fail, rules.Unknown} {
+		want := 0
+		for _, c := range rep.Cells {
+			if c.Verdict == v {
+				want++
+			}
+		}
+		if got := strings.Count(summary, fmt.Sprintf(`<span class="verdict %s">%s</span>`, v, v)); got != want {
+			t.Errorf("HTML report: %d cells %s, the JSON report %d", got, v, want)
+		}
 	}
 	if n := strings.Count(string(h), `<svg class="seq"`); n != len(rep.Cells) {
 		t.Errorf("HTML report: %d diagrams, want one per cell (%d)", n, len(rep.Cells))
@@ -99,7 +120,7 @@ func TestExploreFindingsCannotBeWritten(t *testing.T) {
 	if code := exitCode(err); code != exitRuleBroken || err == nil || !strings.Contains(err.Error(), "writing findings") {
 		t.Errorf("exit %d, want 1 and the write error; error %v\nstderr:\n%s", code, err, errOut.String())
 	}
-	if !strings.Contains(out.String(), "1. seed chat no fault: 500 at follow_up") {
+	if !strings.Contains(out.String(), "reproduction: seed chat no fault: 500 at follow_up") {
 		t.Errorf("the table lacks the finding:\n%s", out.String())
 	}
 	if _, err := os.Stat(js); err != nil {

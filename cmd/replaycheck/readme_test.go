@@ -217,6 +217,13 @@ var readmeNotes = map[string]readmeNote{
 	"unshare -rn sh -c 'ip link set lo up && ./bin/replaycheck run scenarios/clients --target targets/claude-code.yaml -vv --filter always'": {
 		needs: []string{"clients"},
 	},
+	"replaycheck explore --target builtin:naive --out found/": {
+		exit: 1, output: []string{`^[0-9]+ findings, one per cause, from [0-9]+ failing cells; rules broken: no-replay-after-dispatch, `, `written to found/no-replay-after-dispatch-`},
+	},
+	// Runs the findings the command above wrote: every one passes on the fixed gateway.
+	"replaycheck run found/ --target builtin:guarded": {
+		output: []string{` scenarios on builtin:guarded: ([0-9]+) pass, 0 fail, 0 unknown`},
+	},
 	"unshare -rn sh -c 'ip link set lo up && ./bin/replaycheck explore --target targets/ai-sdk.yaml --out found/'": {
 		skip: "too slow for the tests: a sweep of 96 cells, each a run of the client (2m19s on 2 cores)",
 	},

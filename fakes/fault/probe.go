@@ -68,6 +68,10 @@ type Probe[F any] struct {
 	// Transport is the MCP transport the fault needs (MCPTransportAny for
 	// either, and for model faults); the fake's table fills it.
 	Transport wire.MCPTransport
+	// Family is the YAML name of the fault kind the probe arms (respond,
+	// drop, drop_after_execute, …): probes of one family act the same way,
+	// in different shapes. The fake's table fills it.
+	Family string
 	// Build returns the fault for a point.
 	Build func(Spot, Settings) F
 }

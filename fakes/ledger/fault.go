@@ -317,7 +317,7 @@ func Probes() []fault.Probe[Fault] {
 	var out []fault.Probe[Fault]
 	for _, k := range faultKinds() {
 		for _, p := range k.probes() {
-			p.Transport = k.transport
+			p.Transport, p.Family = k.transport, string(k.name)
 			out = append(out, p)
 		}
 	}

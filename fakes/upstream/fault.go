@@ -399,8 +399,12 @@ func kindNames() []string {
 func Probes() []fault.Probe[Fault] {
 	var out []fault.Probe[Fault]
 	for _, e := range kindTable() {
-		if e.probes != nil {
-			out = append(out, e.probes()...)
+		if e.probes == nil {
+			continue
+		}
+		for _, p := range e.probes() {
+			p.Family = e.name
+			out = append(out, p)
 		}
 	}
 	return out

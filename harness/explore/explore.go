@@ -144,8 +144,9 @@ type Base struct {
 type Cell struct {
 	Base     string   `json:"base"`
 	Schedule Schedule `json:"schedule"`
-	// Verdict is fail when a rule failed or the run did not complete, pass
-	// when some rule passed and none failed, unknown otherwise.
+	// Verdict is the run's verdict (Result.Verdict): fail when a rule failed
+	// or the run did not complete, pass when some rule passed and none
+	// failed, unknown otherwise (every rule is expected if judged).
 	Verdict rules.Status `json:"verdict"`
 	// Failed names the failing checks.
 	Failed []string `json:"failed,omitempty"`
@@ -159,14 +160,22 @@ type Cell struct {
 	Result rules.Result `json:"-"`
 }
 
-// Finding is one distinct failure reduced to its minimal schedule.
+// Finding is one mechanism of failure (see Mechanism): the sweep's failing
+// cells that show it, and the smallest of their minimal schedules as its
+// reproduction.
 type Finding struct {
-	Base string `json:"base"`
-	// Schedule is the minimal fault schedule that makes the base fail.
+	// Mechanism is the cause: the first rule broken, the fault family and
+	// the step where it bites.
+	Mechanism Mechanism `json:"mechanism"`
+	// Base and Schedule are the reproduction: the minimal fault schedule
+	// that makes the base fail.
+	Base     string   `json:"base"`
 	Schedule Schedule `json:"schedule"`
-	// Failed names the checks that failed in every confirming run.
+	// Failed names the checks the reproduction failed in every confirming
+	// run; Rules those any of the finding's cells failed.
 	Failed []string `json:"failed"`
-	// Message is the first failing verdict's message.
+	Rules  []string `json:"rules"`
+	// Message is the reproduction's first failing verdict's message.
 	Message string `json:"message"`
 	// Writes are the ledger writes of the first confirming run, where the
 	// base asks for LogicalCalls tool calls.
@@ -176,11 +185,13 @@ type Finding struct {
 	Reproduced int  `json:"reproduced"`
 	Tries      int  `json:"tries"`
 	Flaky      bool `json:"flaky,omitempty"`
-	// Cells counts the sweep's failing cells that show this failure; Also
-	// lists the other schedules among them (the same checks failing with
-	// other faults on the same requests).
-	Cells int      `json:"cells"`
-	Also  []string `json:"also,omitempty"`
+	// Cells counts the sweep's failing cells that show this mechanism;
+	// CellIndexes are their indexes in Report.Cells, Bases and Kinds their
+	// bases and fault kinds, in sweep order.
+	Cells       int      `json:"cells"`
+	CellIndexes []int    `json:"cell_indexes"`
+	Bases       []string `json:"bases"`
+	Kinds       []string `json:"kinds"`
 	// File is where the finding's scenario was written, if it was.
 	File string `json:"file,omitempty"`
 
@@ -433,6 +444,7 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 		ss[i] = &c
 	}
 	out := make([]*rules.Result, len(jobs))
+	start := e.opts.Now()
 	// Isolated, as the cells with MCP faults run: the target starts fresh
 	// and its MCP session steps are the run's, to be mapped as points.
 	hs, err := run.Run(ctx, ss, run.Options{
@@ -451,7 +463,7 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 		out[i] = &r
 	}
 	if e.opts.OnProgress != nil {
-		e.opts.OnProgress(Progress{Phase: "clean", Done: len(jobs), Total: len(jobs)})
+		e.opts.OnProgress(Progress{Phase: "clean", Done: len(jobs), Total: len(jobs), Elapsed: e.opts.Now().Sub(start)})
 	}
 	return out, nil
 }
@@ -579,23 +591,7 @@ func (e *explorer) sweep(ctx context.Context, todo []job, rep *Report) error {
 
 func cellOf(j job, r rules.Result) Cell {
 	return Cell{
-		Base: j.base.Name, Schedule: j.sched, Verdict: cellVerdict(r.Verdicts), Failed: rules.Failed(r.Verdicts),
+		Base: j.base.Name, Schedule: j.sched, Verdict: r.Verdict, Failed: rules.Failed(r.Verdicts),
 		Writes: r.Counts.Writes, Statuses: r.Counts.Statuses, Result: r,
 	}
-}
-
-// cellVerdict folds a cell's verdicts: fail if any failed, pass if some
-// passed, unknown if none could judge. Every rule is checked in every cell,
-// so most cannot judge; that alone says nothing about the cell.
-func cellVerdict(vs []rules.Verdict) rules.Status {
-	s := rules.Unknown
-	for _, v := range vs {
-		switch v.Status {
-		case rules.Fail:
-			return rules.Fail
-		case rules.Pass:
-			s = rules.Pass
-		}
-	}
-	return s
 }

@@ -27,8 +27,9 @@ import (
 func TestMap(t *testing.T) {
 	h := &history.History{
 		Upstream: []wire.UpstreamRequest{
-			{Kind: "initial", Endpoint: "chat", Stream: true, Events: 4, ContentEvents: 2},
+			{Kind: "initial", Endpoint: "chat", Stream: true, Events: 4, ContentEvents: 2, ToolCalls: 1},
 			{Kind: "follow_up", Endpoint: "chat"},
+			{Kind: "follow_up", Endpoint: "chat", Stream: true, Events: 3, ContentEvents: 1},
 		},
 		MCP: []wire.MCPEvent{
 			{Kind: wire.MCPSession, Detail: "server/discover"}, {Kind: wire.MCPSession, Detail: "initialize"},
@@ -49,6 +50,10 @@ func TestMap(t *testing.T) {
 		"initial chat stream #1, right after the tool call",
 		"initial chat stream #1, before the terminal event",
 		"follow_up chat #1",
+		"follow_up chat stream #1",
+		"follow_up chat stream #1, after the headers",
+		"follow_up chat stream #1, right after the text", // a text answer has no tool call to cut after
+		"follow_up chat stream #1, before the terminal event",
 		"mcp initialize #1",
 		"mcp tools/list #1",
 		"mcp tools/list #2", // refused steps count, as the ledger counts a fault's requests
@@ -200,25 +205,84 @@ func TestFindsEachSwitch(t *testing.T) {
 			if filepath.Dir(f.File) != dir {
 				t.Fatalf("finding written to %q, want a file in %s", f.File, dir)
 			}
-			ss, err := scenario.Load(f.File)
-			if err != nil {
-				t.Fatalf("the written scenario does not load: %v", err)
-			}
-			src, _ := os.ReadFile(f.File)
-			for _, want := range []struct {
-				tg      target.Target
-				verdict rules.Status
-			}{{tg, rules.Fail}, {guarded, rules.Pass}} {
-				hs, err := run.Run(context.Background(), ss, run.Options{Targets: []target.Target{want.tg}, Timeout: 30 * time.Second})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r := rules.Evaluate(hs[0]); r.Verdict != want.verdict {
-					t.Errorf("the written scenario is %s on %s, want %s:\n%s\n%v", r.Verdict, want.tg.Name(), want.verdict, src, r.Verdicts)
-				}
-			}
+			checkReproductions(t, rep, tg, guarded)
 		})
 	}
+}
+
+// checkReproductions checks that every confirmed finding of rep was written
+// as a scenario that loads, fails on tg, the target it came from, and
+// passes on fixed, a target without the bug.
+func checkReproductions(t *testing.T, rep *Report, tg, fixed target.Target) {
+	t.Helper()
+	for _, f := range rep.Findings {
+		if f.Flaky {
+			continue
+		}
+		if f.File == "" {
+			t.Errorf("finding %s was not written", f.Mechanism)
+			continue
+		}
+		ss, err := scenario.Load(f.File)
+		if err != nil {
+			t.Errorf("the scenario written for %s does not load: %v", f.Mechanism, err)
+			continue
+		}
+		src, _ := os.ReadFile(f.File)
+		for _, want := range []struct {
+			tg      target.Target
+			verdict rules.Status
+		}{{tg, rules.Fail}, {fixed, rules.Pass}} {
+			hs, err := run.Run(context.Background(), ss, run.Options{Targets: []target.Target{want.tg}, Timeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := rules.Evaluate(hs[0]); r.Verdict != want.verdict {
+				t.Errorf("the scenario written for %s is %s on %s, want %s:\n%s\n%v", f.Mechanism, r.Verdict, want.tg.Name(), want.verdict, src, r.Verdicts)
+			}
+		}
+	}
+}
+
+// TestNaiveSweepFindsEachMechanismOnce sweeps every default base of the
+// naive gateway: at most 15 findings, each a different mechanism, each
+// written as a scenario that fails on naive and passes on guarded.
+func TestNaiveSweepFindsEachMechanismOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps every default base")
+	}
+	naive, guarded := parseTarget(t, "builtin:naive"), parseTarget(t, "builtin:guarded")
+	rep, err := Explore(context.Background(), bases(t, naive), Options{Target: naive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Findings); n == 0 || n > 15 {
+		t.Errorf("%d findings on builtin:naive, want 1 to 15", n)
+	}
+	seen := map[Mechanism]bool{}
+	failing := 0
+	for _, f := range rep.Findings {
+		if seen[f.Mechanism] {
+			t.Errorf("two findings of mechanism %s", f.Mechanism)
+		}
+		seen[f.Mechanism] = true
+		failing += f.Cells
+	}
+	for i, c := range rep.Cells {
+		if (c.Verdict == rules.Fail) != (c.Finding > 0) {
+			t.Errorf("cell %d (%s: %s) is %s with finding %d", i, c.Base, c.Schedule, c.Verdict, c.Finding)
+		}
+		if c.Verdict == rules.Fail {
+			failing--
+		}
+	}
+	if failing != 0 {
+		t.Errorf("the findings' cells and the failing cells differ by %d: each failing cell shows one finding", failing)
+	}
+	if err := WriteFindings(t.TempDir(), rep); err != nil {
+		t.Fatal(err)
+	}
+	checkReproductions(t, rep, naive, guarded)
 }
 
 func TestBaseFailingCleanStopsTheSweep(t *testing.T) {

@@ -30,13 +30,21 @@ type FingerprintRow struct {
 	Tool string `json:"tool,omitempty"`
 	// Fault is the fault kind, for example 429-retry-after.
 	Fault string `json:"fault"`
-	// Attempts counts the upstream requests of that kind; Gaps are the
-	// waits between consecutive ones (min, median, max; zero with one
-	// attempt).
-	Attempts  int              `json:"attempts"`
+	// Attempts counts the upstream requests of that kind; Incomplete is
+	// set when the run hit its deadline (--timeout) before the target gave
+	// up, so more attempts may have followed.
+	Attempts   int  `json:"attempts"`
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Gaps are the waits between consecutive attempts (min, median, max;
+	// zero with one attempt) of the innermost retry loop: all of them, but
+	// for the outer loop's.
 	GapMin    history.Duration `json:"gap_min"`
 	GapMedian history.Duration `json:"gap_median"`
 	GapMax    history.Duration `json:"gap_max"`
+	// OuterGaps are the waits of an outer retry loop, in order, where the
+	// attempts come in bursts (see outerGaps): an agent's own backoff
+	// around its SDK's retries. Nil for a single loop.
+	OuterGaps []history.Duration `json:"outer_gaps,omitempty"`
 	// RetryAfter says whether every retry waited the Retry-After (or
 	// retry-after-ms) the answer asked for: honoured, ignored, or "" when
 	// the fault asked for no wait or nothing was retried.
@@ -86,7 +94,7 @@ func Fingerprint(rep *Report) []FingerprintRow {
 		}
 		p := a.Point
 		row := FingerprintRow{Base: c.Base, Request: p.Kind, Endpoint: p.Endpoint, Stream: p.Stream, Tool: p.Tool, Fault: a.Kind,
-			Outcome: outcome(h), Executions: len(h.Writes())}
+			Outcome: outcome(h), Executions: len(h.Writes()), Incomplete: h.Error != ""}
 		var at []time.Duration
 		var wait time.Duration
 		for _, e := range h.MCP {
@@ -112,6 +120,13 @@ func Fingerprint(rep *Report) []FingerprintRow {
 			for i := range gaps {
 				gaps[i] = at[i+1] - at[i]
 			}
+			outer := outerGaps(gaps)
+			for _, i := range outer {
+				row.OuterGaps = append(row.OuterGaps, history.Duration(gaps[i]))
+			}
+			for _, i := range slices.Backward(outer) {
+				gaps = slices.Delete(gaps, i, i+1)
+			}
 			slices.Sort(gaps)
 			row.GapMin, row.GapMedian, row.GapMax = history.Duration(gaps[0]), history.Duration(gaps[len(gaps)/2]), history.Duration(gaps[len(gaps)-1])
 			row.Total = history.Duration(at[len(at)-1] - at[0])
@@ -123,6 +138,31 @@ func Fingerprint(rep *Report) []FingerprintRow {
 			}
 		}
 		out = append(out, row)
+	}
+	return out
+}
+
+// outerGapFactor is how much longer than the median gap a gap must be to
+// end a burst of attempts.
+const outerGapFactor = 2
+
+// outerGaps returns the indexes, in order, of the gaps that separate bursts
+// of attempts: each gap longer than both its neighbours and at least
+// outerGapFactor times the median gap. An inner loop's backoff grows (or
+// stays flat) within a burst and starts short again after the outer wait,
+// so the outer waits are those peaks; a single loop, whose gaps only grow,
+// has none (its longest gap is its last).
+func outerGaps(gaps []time.Duration) []int {
+	if len(gaps) < 3 {
+		return nil
+	}
+	sorted := slices.Sorted(slices.Values(gaps))
+	median := sorted[len(sorted)/2]
+	var out []int
+	for i := 1; i < len(gaps)-1; i++ {
+		if gaps[i] > gaps[i-1] && gaps[i] > gaps[i+1] && gaps[i] >= outerGapFactor*median {
+			out = append(out, i)
+		}
 	}
 	return out
 }

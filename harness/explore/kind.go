@@ -23,6 +23,9 @@ type Kind struct {
 	Optional bool `json:"optional,omitempty"`
 	// Transport is the MCP transport the kind needs (see fits).
 	Transport wire.MCPTransport `json:"transport,omitempty"`
+	// Family is the fake's fault kind the probe arms (respond, drop,
+	// drop_after_execute, …); findings on the MCP side are grouped by it.
+	Family string `json:"family"`
 	// at is the kind of point the fault goes to.
 	at fault.Site
 	// upstream and mcp build the fault for a point; one of them is set.
@@ -35,10 +38,10 @@ type Kind struct {
 func Kinds() []Kind {
 	var out []Kind
 	for _, p := range upstream.Probes() {
-		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, at: p.At, upstream: p.Build})
+		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Family: p.Family, at: p.At, upstream: p.Build})
 	}
 	for _, p := range ledger.Probes() {
-		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Transport: p.Transport, at: p.At, mcp: p.Build})
+		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Transport: p.Transport, Family: p.Family, at: p.At, mcp: p.Build})
 	}
 	return out
 }

@@ -38,20 +38,27 @@ type Point struct {
 	Cut    bool `json:"cut,omitempty"`
 	Event  int  `json:"event,omitempty"`
 	Events int  `json:"events,omitempty"`
-	// ContentEvents is how many events complete the answer's tool calls.
+	// ContentEvents is how many events complete the answer's content: its
+	// tool calls, or its text when ToolCalls is false.
 	ContentEvents int `json:"content_events,omitempty"`
+	// ToolCalls is true for a cut point in an answer that carries tool
+	// calls.
+	ToolCalls bool `json:"tool_calls,omitempty"`
 }
 
 // Meaning says what a cut point is: after the headers, right after the
-// complete tool call, before the terminal event, or after the k-th event.
+// complete tool call (or, in an answer without one, the complete text),
+// before the terminal event, or after the k-th event.
 func (p Point) Meaning() string {
 	switch {
 	case !p.Cut:
 		return ""
 	case p.Event == 0:
 		return "after the headers"
-	case p.Event == p.ContentEvents && p.ContentEvents > 0:
+	case p.Event == p.ContentEvents && p.ContentEvents > 0 && p.ToolCalls:
 		return "right after the tool call"
+	case p.Event == p.ContentEvents && p.ContentEvents > 0:
+		return "right after the text"
 	case p.Event == p.Events-1:
 		return "before the terminal event"
 	default:
@@ -104,7 +111,7 @@ func Map(h *history.History) []Point {
 		events := max(u.Events, 1) // an answer of unknown shape can still be cut after its headers
 		for k := range events {
 			c := p
-			c.Cut, c.Event, c.Events, c.ContentEvents = true, k, u.Events, u.ContentEvents
+			c.Cut, c.Event, c.Events, c.ContentEvents, c.ToolCalls = true, k, u.Events, u.ContentEvents, u.ToolCalls > 0
 			out = append(out, c)
 		}
 	}

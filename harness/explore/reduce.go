@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/rules"
@@ -46,17 +45,6 @@ func candidates(s Schedule) []Schedule {
 	return out
 }
 
-// class names the kind of failure a schedule shows: the base, the checks
-// that failed, and the requests (or tool calls) its faults went to.
-func class(base string, s Schedule, failed []string) string {
-	parts := []string{base, strings.Join(slices.Sorted(slices.Values(failed)), ",")}
-	for _, a := range s {
-		p := a.Point
-		parts = append(parts, fmt.Sprintf("%s %s %s %t %s %s %d", p.Side, p.Kind, p.Endpoint, p.Stream, p.Method, p.Tool, p.Nth))
-	}
-	return strings.Join(parts, "\x00")
-}
-
 // stillFails reports whether r fails one of the checks the original did.
 func stillFails(r rules.Result, failed []string) bool {
 	if r.Verdict != rules.Fail {
@@ -71,9 +59,9 @@ func stillFails(r rules.Result, failed []string) bool {
 }
 
 // reduce shrinks every failing cell to its minimal schedule (greedily: a
-// smaller schedule that still fails replaces it), merges cells that reduce
-// to the same schedule into one finding, and confirms each finding by
-// re-running it Confirm times.
+// smaller schedule that still fails replaces it), merges the cells whose
+// minimal schedules show one mechanism into one finding, reproduced by the
+// smallest, and confirms each finding by re-running it Confirm times.
 func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 	var work []*shrinking
 	for i, c := range rep.Cells {
@@ -86,32 +74,18 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 		rep.Runs = e.runs
 		return err
 	}
-	// One finding per class: the same checks failing on the same base with
-	// faults on the same requests are one bug, shown by its first schedule
-	// in sweep order; the others are listed with it.
+	// One finding per mechanism: the failures that break the same first
+	// rule with faults of one family at one step are one cause, shown by
+	// the smallest of them (see smaller); the others are listed with it.
 	for _, w := range work {
 		if r, ok := e.known[key(w.base, w.sched)]; ok && r.Verdict == rules.Fail {
 			w.failed = rules.Failed(r.Verdicts) // what the minimal schedule breaks
 		}
 	}
-	var found []*shrinking
-	byClass := map[string]*shrinking{}
-	also := map[*shrinking][]string{}
-	for _, w := range work {
-		k := class(w.base, w.sched, w.failed)
-		f, ok := byClass[k]
-		if !ok {
-			byClass[k] = w
-			found = append(found, w)
-			continue
-		}
-		f.cells = append(f.cells, w.cells...)
-		if d := w.sched.String(); d != f.sched.String() && !slices.Contains(also[f], d) {
-			also[f] = append(also[f], d)
-		}
-	}
+	groups := e.groupByMechanism(work)
 	var jobs []job
-	for i, f := range found {
+	for i, g := range groups {
+		f := g.members[0].w
 		for n := range e.opts.Confirm {
 			jobs = append(jobs, job{base: e.byKey[f.base], sched: f.sched,
 				name: fmt.Sprintf("explore finding %d, confirm %d of %d: %s: %s", i+1, n+1, e.opts.Confirm, f.base, f.sched)})
@@ -125,8 +99,10 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 	if ctx.Err() != nil {
 		rep.Interrupted = true
 	}
-	for i, f := range found {
-		fd := Finding{Base: f.base, Schedule: f.sched, Cells: len(f.cells), Also: also[f], base: e.byKey[f.base]}
+	for i, g := range groups {
+		f := g.members[0].w
+		fd := Finding{Mechanism: g.mech, Base: f.base, Schedule: f.sched, base: e.byKey[f.base]}
+		fd.summary(rep, g.cellsOf())
 		var failedEvery []string
 		for n := range e.opts.Confirm {
 			r := res[i*e.opts.Confirm+n]
@@ -159,11 +135,18 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 		fd.Flaky = fd.Reproduced < fd.Tries || fd.Tries == 0
 		rep.Findings = append(rep.Findings, fd)
 	}
-	// Confirmed findings first, then by the size of their schedule; stable
-	// within, so the sweep order decides.
+	// Confirmed findings first, then by their rule in catalogue order;
+	// stable within, so the sweep order decides.
 	order := make([]int, len(rep.Findings))
 	for i := range order {
 		order[i] = i
+	}
+	names := rules.Names()
+	rank := func(r string) int {
+		if i := slices.Index(names, r); i >= 0 {
+			return i
+		}
+		return len(names)
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		fa, fb := rep.Findings[a], rep.Findings[b]
@@ -173,12 +156,12 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 			}
 			return -1
 		}
-		return len(fa.Schedule) - len(fb.Schedule)
+		return rank(fa.Mechanism.Rule) - rank(fb.Mechanism.Rule)
 	})
 	sorted := make([]Finding, len(order))
 	for to, from := range order {
 		sorted[to] = rep.Findings[from]
-		for _, c := range found[from].cells {
+		for _, c := range sorted[to].CellIndexes {
 			rep.Cells[c].Finding = to + 1
 		}
 	}

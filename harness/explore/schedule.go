@@ -70,8 +70,10 @@ func (s Schedule) faults(kinds map[string]Kind, set fault.Settings) (ups []upstr
 
 // withSchedule returns a copy of base, named name, run once (without its
 // repeat), with the schedule's faults armed after its own and every rule of
-// the catalogue expected to hold. A client scenario stays one (it checks
-// nothing of the client's exit).
+// the catalogue expected if judged (expect.rules_if_judged): the run fails
+// if one breaks, passes if one holds and none breaks, and is unknown when
+// none could judge. A client scenario stays one (it checks nothing of the
+// client's exit).
 func withSchedule(base *scenario.Scenario, name string, s Schedule, kinds map[string]Kind, set fault.Settings) *scenario.Scenario {
 	c := *base
 	c.Name = name
@@ -82,7 +84,7 @@ func withSchedule(base *scenario.Scenario, name string, s Schedule, kinds map[st
 		Upstream: append(append([]upstream.Fault(nil), base.Faults.Upstream...), ups...),
 		MCP:      append(append([]ledger.Fault(nil), base.Faults.MCP...), mcp...),
 	}
-	c.Expect = history.Expect{Rules: rules.Names(), MaxAttempts: base.Expect.MaxAttempts}
+	c.Expect = history.Expect{RulesIfJudged: rules.Names(), MaxAttempts: base.Expect.MaxAttempts}
 	if base.Expect.Client != nil {
 		c.Expect.Client = &history.ClientExpect{}
 	}

@@ -38,17 +38,20 @@ type scenarioFile struct {
 }
 
 type fileExpect struct {
-	Writes      *history.Count        `json:"writes,omitempty"`
-	MaxAttempts *int                  `json:"max_attempts,omitempty"`
-	Client      *history.ClientExpect `json:"client,omitempty"`
-	Rules       []string              `json:"rules,omitempty"`
+	Writes        *history.Count        `json:"writes,omitempty"`
+	MaxAttempts   *int                  `json:"max_attempts,omitempty"`
+	Client        *history.ClientExpect `json:"client,omitempty"`
+	Rules         []string              `json:"rules,omitempty"`
+	RulesIfJudged []string              `json:"rules_if_judged,omitempty"`
 }
 
 // YAML renders the finding as a scenario file: its base with the minimal
-// schedule armed, expecting the rules that failed to hold — and, for a
-// duplicate write, at most the base's logical calls of writes in place of
-// no-replay-after-dispatch. It fails on the explored target, and passes on
-// one without the bug.
+// schedule armed. Where the base makes tool calls, it expects at most the
+// base's logical calls of writes, and the rules that broke if judged
+// (expect.rules_if_judged): a fixed target that never retries gives some of
+// them nothing to judge, and its single write is the evidence that it
+// passes. A base without tool calls expects the rules to hold. It fails on
+// the explored target, and passes on one without the bug.
 func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 	b := f.base
 	if b == nil {
@@ -61,7 +64,7 @@ func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 	ups, mcp := f.Schedule.faults(kinds, set)
 	out := scenarioFile{
 		Name:           "explore: " + b.Name + ": " + f.Schedule.String(),
-		Description:    fmt.Sprintf("Found by replaycheck explore on %s (seed %s), reproduced %d of %d: %s", target, seed, f.Reproduced, f.Tries, f.Message),
+		Description:    fmt.Sprintf("Found by replaycheck explore on %s (seed %s): %s, in %s; reproduced %d of %d: %s", target, seed, f.Mechanism, countCells(f.Cells), f.Reproduced, f.Tries, f.Message),
 		Tags:           append(slices.Clone(b.Tags), "explore"),
 		Request:        b.Request,
 		Requests:       b.Requests,
@@ -90,17 +93,20 @@ func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 	if b.Expect.Client != nil {
 		out.Expect.Client = &history.ClientExpect{}
 	}
-	if n := f.LogicalCalls; n > 0 && f.Writes > n {
-		// A duplicate write: bound the writes, which a fixed target that
-		// runs the tool once — or, refusing the unsafe replay, not at all —
-		// satisfies, where no-replay-after-dispatch cannot judge the latter.
-		out.Expect.Writes = &history.Count{Max: &n}
-		out.Expect.Rules = slices.DeleteFunc(out.Expect.Rules, func(r string) bool { return r == noReplayAfterDispatch })
+	broken := out.Expect.Rules
+	if len(broken) == 0 {
+		// Only the run check failed (the target hung or died): no rule
+		// may break, and the run must complete.
+		broken = rules.Names()
 	}
-	if len(out.Expect.Rules) == 0 && out.Expect.Writes == nil {
-		// Only the run check failed (the target hung or died): every rule
-		// is expected, and the run must complete.
-		out.Expect.Rules = rules.Names()
+	if n := f.LogicalCalls; n > 0 {
+		// No write twice: a fixed target that runs each tool once — or,
+		// refusing an unsafe replay, not at all — satisfies it, with
+		// evidence, where a rule may find nothing to judge.
+		out.Expect.Writes = &history.Count{Max: &n}
+		out.Expect.Rules, out.Expect.RulesIfJudged = nil, broken
+	} else {
+		out.Expect.Rules = broken
 	}
 	js, err := json.Marshal(out)
 	if err != nil {
@@ -112,9 +118,6 @@ func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 	}
 	return y, nil
 }
-
-// noReplayAfterDispatch is the rule a bound on the writes stands in for.
-const noReplayAfterDispatch = "no-replay-after-dispatch"
 
 // ruleNames keeps the names of catalogue rules among checks.
 func ruleNames(checks []string) []string {
@@ -129,14 +132,27 @@ func ruleNames(checks []string) []string {
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9]+`)
 
-// fileName is a file name for a finding: its base and schedule, lowercased,
-// with runs of other characters as one dash.
+// fileName is a file name for a finding: its rule, step and the fault kinds
+// of its reproduction, lowercased, with runs of other characters as one
+// dash.
 func fileName(f Finding) string {
-	s := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(f.Base+" "+f.Schedule.String()), "-"), "-")
+	parts := []string{f.Mechanism.Rule, f.Mechanism.Step}
+	for _, a := range f.Schedule {
+		parts = append(parts, a.Kind)
+	}
+	s := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(strings.Join(parts, " ")), "-"), "-")
 	if len(s) > 100 {
 		s = strings.TrimRight(s[:100], "-")
 	}
 	return s
+}
+
+// countCells is "1 cell" or "N cells".
+func countCells(n int) string {
+	if n == 1 {
+		return "1 cell"
+	}
+	return fmt.Sprintf("%d cells", n)
 }
 
 // WriteFindings writes each confirmed finding of rep as a scenario file in

@@ -36,6 +36,11 @@ type Expect struct {
 	AllowFailures int `yaml:"allow_failures,omitempty" json:"allow_failures,omitempty" jsonschema:"minimum=0" jsonschema_description:"how many of a repeated scenario's runs (repeat: N) may fail with the scenario still passing, e.g. 2 for at most 2 of N (default 0: every run must pass); less than repeat; run --repeat M makes it k×M of N×M"`
 	// Rules are the replay rules that must hold.
 	Rules []string `yaml:"rules,omitempty" json:"rules,omitempty" jsonschema_description:"replay rules that must hold (see replaycheck rules)"`
+	// RulesIfJudged are replay rules that must not fail: one the run gives
+	// no occasion to judge stays unknown without making the scenario
+	// unknown (a target that does not retry at all has no retry to judge).
+	// A scenario still needs some check that passes to pass.
+	RulesIfJudged []string `yaml:"rules_if_judged,omitempty" json:"rules_if_judged,omitempty" jsonschema_description:"replay rules that must not fail; one the run gives no occasion to judge (unknown) does not make the scenario unknown, e.g. retry-after-honored on a target that does not retry at all; the scenario still needs a check that passes"`
 	// Targets maps a target name pattern (path.Match syntax: "builtin:*",
 	// "litellm") to counts that replace the general counts of the same name
 	// on the targets it matches: the exact numbers of one implementation

@@ -59,6 +59,10 @@ type Verdict struct {
 	// Note, when set, is a fact of the run the verdict did not weigh (traffic
 	// no run could own); Message ends with it.
 	Note string `json:"note,omitempty"`
+	// IfJudged marks a rule the scenario expects only if the run can judge
+	// it (expect.rules_if_judged): its unknown does not make the run
+	// unknown (see Overall).
+	IfJudged bool `json:"if_judged,omitempty"`
 }
 
 // Rule is one replay rule of the catalogue.
@@ -115,7 +119,8 @@ func Names() []string {
 }
 
 // Check judges h: first whether the run completed, then its plain count
-// expectations, then each rule it names, in order. A rule name that is not in
+// expectations, then each rule it names, in order (expect.rules, then
+// expect.rules_if_judged, whose verdicts are marked IfJudged). A rule name that is not in
 // the catalogue gives a failing verdict. A rule that would pass says unknown
 // instead when an armed fault never fired or a script call matched no offered
 // tool (passBlockers); a failure stays a failure. Rule verdicts that pass or
@@ -128,14 +133,15 @@ func Check(h *history.History) []Verdict {
 	out = append(out, counts(h)...)
 	blockers := passBlockers(h)
 	note := unattributedNote(h)
-	for _, name := range h.Expect.Rules {
+	names := slices.Concat(h.Expect.Rules, h.Expect.RulesIfJudged)
+	for i, name := range names {
 		r, ok := Lookup(name)
 		if !ok {
 			out = append(out, verdict(name, KindRule, Fail, "a known rule", "no rule of that name"))
 			continue
 		}
 		v := r.Check(h)
-		v.Check, v.Kind = r.Name, KindRule
+		v.Check, v.Kind, v.IfJudged = r.Name, KindRule, i >= len(h.Expect.Rules)
 		if v.Status == Pass && len(blockers) > 0 {
 			v.Status = Unknown
 			v.Observed = strings.Join(blockers, "; ") + "; without that the rule would pass: expected " + v.Expected + ", observed " + v.Observed
@@ -151,19 +157,23 @@ func Check(h *history.History) []Verdict {
 }
 
 // Overall folds verdicts into one: fail if any failed, else unknown if any
-// could not judge, else pass. No verdicts at all is unknown.
+// could not judge (an IfJudged rule's unknown aside), else pass if one
+// passed. No verdicts at all, or only IfJudged ones that could not judge, is
+// unknown: a pass needs evidence.
 func Overall(vs []Verdict) Status {
-	if len(vs) == 0 {
-		return Unknown
-	}
-	s := Pass
+	s, passed := Pass, false
 	for _, v := range vs {
-		switch v.Status {
-		case Fail:
+		switch {
+		case v.Status == Fail:
 			return Fail
-		case Unknown:
+		case v.Status == Pass:
+			passed = true
+		case !v.IfJudged:
 			s = Unknown
 		}
+	}
+	if !passed {
+		return Unknown
 	}
 	return s
 }

@@ -725,6 +725,27 @@ func TestCounts(t *testing.T) {
 	}
 }
 
+// TestRulesIfJudged checks that a rule expected only if judged keeps its
+// own verdict, marked, and that its unknown does not make the run unknown
+// when another check passed.
+func TestRulesIfJudged(t *testing.T) {
+	h := seedHistory(func(h *history.History) {
+		loop(h, 1, "injected_500", 500)
+		h.Expect = history.Expect{Counts: history.Counts{Writes: history.Exactly(1)}, RulesIfJudged: []string{"retry-after-honored"}}
+	})
+	vs := Check(h)
+	if len(vs) != 2 || vs[1].Check != "retry-after-honored" || vs[1].Status != Unknown || !vs[1].IfJudged || vs[0].IfJudged {
+		t.Fatalf("got %+v", vs)
+	}
+	if got := Overall(vs); got != Pass {
+		t.Errorf("Overall = %s, want pass: the writes passed and the rule had nothing to judge", got)
+	}
+	h.Expect.RulesIfJudged, h.Expect.Rules = nil, []string{"retry-after-honored"}
+	if got := Overall(Check(h)); got != Unknown {
+		t.Errorf("Overall with the rule required = %s, want unknown", got)
+	}
+}
+
 func TestCheckRunErrorAndUnknownRule(t *testing.T) {
 	h := seedHistory(func(h *history.History) {
 		h.Error = "no answer within 2s"
@@ -749,12 +770,16 @@ func TestOverall(t *testing.T) {
 		{"all pass", []Status{Pass, Pass}, Pass},
 		{"unknown is not a pass", []Status{Pass, Unknown}, Unknown},
 		{"fail wins", []Status{Unknown, Fail, Pass}, Fail},
+		{"an if-judged rule's unknown is not held against a pass", []Status{Pass, "unknown if judged"}, Pass},
+		{"an if-judged rule's unknown alone is no evidence", []Status{"unknown if judged"}, Unknown},
+		{"an if-judged rule's failure fails", []Status{Pass, "fail if judged"}, Fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var vs []Verdict
 			for _, s := range tt.in {
-				vs = append(vs, Verdict{Status: s})
+				st, ifJudged := strings.CutSuffix(string(s), " if judged")
+				vs = append(vs, Verdict{Status: Status(st), IfJudged: ifJudged})
 			}
 			if got := Overall(vs); got != tt.want {
 				t.Errorf("Overall = %s, want %s", got, tt.want)

@@ -280,6 +280,14 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			fail([]any{"expect", "rules", i}, "unknown rule %q; want one of %s", r, strings.Join(known, ", "))
 		}
 	}
+	for i, r := range s.Expect.RulesIfJudged {
+		switch {
+		case !slices.Contains(known, r):
+			fail([]any{"expect", "rules_if_judged", i}, "unknown rule %q; want one of %s", r, strings.Join(known, ", "))
+		case slices.Contains(s.Expect.Rules, r):
+			fail([]any{"expect", "rules_if_judged", i}, "rule %q is in both rules (must hold) and rules_if_judged (must not fail): name it in one", r)
+		}
+	}
 	checkCounts := func(c history.Counts, prefix ...any) {
 		for _, k := range slices.SortedFunc(maps.Keys(c.Upstream), wire.CompareCountKeys) {
 			if err := k.Check(); err != nil {

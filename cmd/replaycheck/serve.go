@@ -76,6 +76,8 @@ type serveOptions struct {
 	// Ready, when set, is called with the fakes' URLs once both accept
 	// connections (the upstream base URL with /v1, the ledger's /mcp URL).
 	Ready func(upstreamURL, mcpURL string)
+	// wrapControl, when set (by tests), wraps the control API's handler.
+	wrapControl func(http.Handler) http.Handler
 }
 
 func newServeCmd() *cobra.Command {
@@ -388,6 +390,10 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if opts.ErrOut == nil {
 		opts.ErrOut = io.Discard
 	}
+	key, err := controlKey(opts)
+	if err != nil {
+		return err
+	}
 	fk, err := buildFakes(opts)
 	if err != nil {
 		return err
@@ -410,12 +416,12 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	baseCtx := func(net.Listener) context.Context { return base }
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", loopback.Guard("MCP server", fk.ledger))
-	key := opts.ControlKey
-	if key == "" {
-		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
-	}
 	upMux := http.NewServeMux()
-	upMux.Handle(control.Prefix, (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles()}).Handler())
+	var ctl http.Handler = (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles()}).Handler()
+	if opts.wrapControl != nil {
+		ctl = opts.wrapControl(ctl)
+	}
+	upMux.Handle(control.Prefix, ctl)
 	upMux.Handle("/", loopback.Guard("model API", fk.upstream))
 	servers := []*http.Server{
 		{Handler: upMux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
@@ -481,6 +487,28 @@ loop:
 	}
 	fmt.Fprintln(opts.Out, "serve stopped")
 	return nil
+}
+
+// controlKey returns the control API's key (--control-key, else
+// $REPLAYCHECK_CONTROL_KEY; "" for none). Listening on an address other than
+// loopback needs one (exit 2): other hosts could arm faults otherwise.
+func controlKey(opts *serveOptions) (string, error) {
+	key := opts.ControlKey
+	if key == "" {
+		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
+	}
+	if key != "" {
+		return key, nil
+	}
+	for _, a := range []struct{ flag, addr string }{{"--upstream-addr", opts.UpstreamAddr}, {"--mcp-addr", opts.MCPAddr}} {
+		host, _, err := net.SplitHostPort(a.addr)
+		if err == nil && !loopback.IsLoopbackHost(host) {
+			return "", asUsage(fmt.Errorf("%s %s is not a loopback address, so other hosts could reach the fakes and the control API; "+
+				"set a control key with --control-key KEY or $REPLAYCHECK_CONTROL_KEY (every control request but health then needs "+
+				"Authorization: Bearer KEY), or listen on 127.0.0.1", a.flag, a.addr))
+		}
+	}
+	return "", nil
 }
 
 // maxScriptSize bounds a --script file.

@@ -24,9 +24,10 @@
 // loopback clients are served (403); with a key set, every request but
 // health must carry `Authorization: Bearer KEY` (401 with WWW-Authenticate
 // otherwise; the key is compared in constant time), from any address. A
-// POST, PUT or DELETE must carry `Content-Type: application/json` or a YAML
-// type (application/yaml, application/x-yaml, text/yaml), else 415: no HTML
-// form can send one. A bad request gets 400 with {"error": …} naming the
+// POST or PUT must carry `Content-Type: application/json` or a YAML type
+// (application/yaml, application/x-yaml, text/yaml), else 415: no HTML form
+// can send one (a page cannot send PUT or DELETE without a CORS preflight,
+// which the API never answers). A bad request gets 400 with {"error": …} naming the
 // problem and, for a body, its line and column; nothing of it is applied.
 package control
 
@@ -105,7 +106,7 @@ func (a *API) Handler() http.Handler {
 				return
 			}
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && !documentType(r.Header.Get("Content-Type")) {
+		if (r.Method == http.MethodPost || r.Method == http.MethodPut) && !documentType(r.Header.Get("Content-Type")) {
 			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("%s %s: Content-Type %q; send application/json or application/yaml", r.Method, r.URL.Path, r.Header.Get("Content-Type")))
 			return
 		}

@@ -1,15 +1,15 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients chromium jq
+.PHONY: build test bench bench-relay fuzz lint clients openapi-client chromium jq
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
-# test installs the real agent clients (make clients), Chromium (make
-# chromium) and jq (make jq) and runs every test; -race needs cgo and a C
-# compiler (gcc).
-test: clients chromium jq
+# test installs the real agent clients (make clients), the control API's
+# client generator (make openapi-client), Chromium (make chromium) and jq
+# (make jq) and runs every test; -race needs cgo and a C compiler (gcc).
+test: clients openapi-client chromium jq
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
@@ -23,6 +23,18 @@ clients:
 	  npm ci --prefix targets/clients --no-audit --no-fund; \
 	else \
 	  echo "make clients: npm not found; skipping (targets/realclients_test.go will skip the real clients)"; \
+	fi
+
+# openapi-client installs openapi-typescript, openapi-fetch and TypeScript,
+# pinned by fakes/control/client/package-lock.json: TestGeneratedClient
+# (fakes/control) generates a typed client of the control API from
+# fakes/control/openapi.yaml, compiles a program with it and runs it. The
+# test skips while they are not installed.
+openapi-client:
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix fakes/control/client --no-audit --no-fund; \
+	else \
+	  echo "make openapi-client: npm not found; skipping (TestGeneratedClient will skip)"; \
 	fi
 
 # chromium installs Debian's chromium for the HTML report's browser test

@@ -179,16 +179,37 @@ var readmeNotes = map[string]readmeNote{
 	"sort upstream.log | uniq -c": {output: []string{`^ *3 .* initial `, `^ *3 .* follow_up injected_500$`}},
 	// The control API, while the serve of the block above runs.
 	"C=http://127.0.0.1:8765/_replaycheck J='Content-Type: application/json'": {continues: true},
-	`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}, "times": "once"}]}'`: {
-		output: []string{`"upstream": 1`},
+	`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "initial", "respond": {"status": 429}, "times": "once"}]}'`: {
+		output: []string{`"id": "upstream-1"`, `"status": 429`},
+	},
+	`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 503}}]}'`: {
+		output: []string{`"id": "upstream-2"`},
 	},
 	`curl -s $C/faults -H "$J" -d '{"run": "rc1zn8c3ywjk", "mcp": [{"tool": "commit_write", "drop_after_execute": {}}]}'`: {
-		output: []string{`"mcp": 1`, `"run": "rc1zn8c3ywjk"`},
+		output: []string{`"id": "mcp-1"`, `"run": "rc1zn8c3ywjk"`},
+	},
+	"curl -s $C/faults":                      {output: []string{`"id": "upstream-1"`, `"id": "upstream-2"`, `"id": "mcp-1"`, `"matched": `, `"runs": `}},
+	"curl -s $C/faults/upstream-2":           {output: []string{`"id": "upstream-2"`, `"status": 503`}},
+	"curl -s -X DELETE $C/faults/upstream-2": {output: []string{`"id": "upstream-2"`}},
+	`curl -s -X PUT $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'`: {
+		output: []string{`"id": "upstream-3"`, `"status": 500`},
 	},
 	"curl -s $C/counts":                   {output: []string{`"total": \{`, `"write_errors": `, `"unfired_faults": `, `"mcp_sessions": `}},
 	`curl -s "$C/timeline?run="`:          {output: []string{`"events": `}},
-	`curl -s -X DELETE -H "$J" $C/faults`: {output: []string{`"cleared": true`}},
-	`curl -s -X POST -H "$J" $C/reset`:    {output: []string{`"reset": true`}},
+	"curl -s -X DELETE $C/faults":         {output: []string{`"cleared": true`, `"removed": \[`, `"upstream-3"`, `"mcp-1"`}},
+	"curl -s $C/openapi.yaml | head -n 1": {output: []string{`^openapi: 3\.1\.0$`}},
+	// A control key, and serve listening beyond loopback (in a network
+	// namespace of its own: fixed ports).
+	"replaycheck serve --upstream-addr 0.0.0.0:8765": {exit: 2, netns: true, output: []string{`not a loopback address`, `--control-key`}},
+	"replaycheck serve --upstream-addr 0.0.0.0:8765 --mcp-addr 0.0.0.0:8766 &": {
+		ready: []string{readmeUpstreamReady, readmeLedgerReady},
+	},
+	"curl -s http://127.0.0.1:8765/_replaycheck/health":                                  {output: []string{`"status": "ok"`}},
+	`curl -s -o /dev/null -w '%{http_code}\n' http://127.0.0.1:8765/_replaycheck/counts`: {output: []string{`^401$`}},
+	`curl -s -H "Authorization: Bearer $REPLAYCHECK_CONTROL_KEY" http://127.0.0.1:8765/_replaycheck/faults`: {
+		output: []string{`"faults": \[\]`},
+	},
+	`curl -s -X POST -H "$J" $C/reset`: {output: []string{`"reset": true`}},
 	"replaycheck serve --relay https://api.openai.com --record cassettes/": {
 		netns: true, ready: []string{readmeUpstreamReady}, stop: true,
 	},

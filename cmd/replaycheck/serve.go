@@ -80,6 +80,8 @@ type serveOptions struct {
 	// Ready, when set, is called with the fakes' URLs once both accept
 	// connections (the upstream base URL with /v1, the ledger's /mcp URL).
 	Ready func(upstreamURL, mcpURL string)
+	// wrapControl, when set (by tests), wraps the control API's handler.
+	wrapControl func(http.Handler) http.Handler
 }
 
 func newServeCmd() *cobra.Command {
@@ -124,19 +126,27 @@ never fired is said on stderr when serve stops, and listed in counts
 past --mcp-max-sessions open ones an initialize is refused with 503 until one
 ends (counts: mcp_sessions).
 
-A control API on the upstream's port (loopback clients only; --control-key or
-$REPLAYCHECK_CONTROL_KEY requires a bearer key; a POST or DELETE says Content-Type:
-application/json or application/yaml; web pages are refused) switches faults and reads counts
-while serve runs, for hand reproductions and test suites in any language (see
-examples/control for Python and TypeScript):
-  GET    /_replaycheck/health          ready
-  GET    /_replaycheck/counts          the count table as JSON, per run token and in total
-  POST   /_replaycheck/faults          {run, upstream: [...], mcp: [...]}: the shapes of a
-                                       scenario's faults, for one run token or (no run) all;
-                                       a bad body is a 400 naming the line, and arms nothing
-  DELETE /_replaycheck/faults[?run=T]  clear them
-  POST   /_replaycheck/reset           forget counts, events and faults (the ledger file stays)
-  GET    /_replaycheck/timeline?run=T  what both fakes saw for a run token, in order
+A control API on the upstream's port switches faults and reads counts while
+serve runs, for hand reproductions and test suites in any language (see
+examples/control for Python and TypeScript; GET /_replaycheck/openapi.yaml is its
+OpenAPI 3.1 description). Without a control key it answers loopback clients only.
+--control-key or $REPLAYCHECK_CONTROL_KEY requires Authorization: Bearer KEY on
+every route but health, from any address; listening on an address other than
+loopback (--upstream-addr 0.0.0.0:8765, for another container) needs a key. A
+POST or PUT says Content-Type: application/json or application/yaml; web pages
+are refused; a wrong method gets 405 with Allow.
+  GET    /_replaycheck/health            ready (no key needed)
+  GET    /_replaycheck/counts            the count table as JSON, per run token and in total
+  GET    /_replaycheck/faults[?run=T]    the armed faults: ids, matched and fired, per run and in total
+  POST   /_replaycheck/faults            add {run, upstream: [...], mcp: [...]} (the shapes of a
+                                         scenario's faults, for one run token or, no run, all);
+                                         answers 201 with their ids; a bad body is a 400 naming
+                                         the line, and arms nothing
+  PUT    /_replaycheck/faults            replace the faults of the body's run (or the global ones)
+  DELETE /_replaycheck/faults[?run=T]    disarm all (or run T's; ?run= the global ones)
+  GET    /_replaycheck/faults/ID         one fault; DELETE disarms it
+  POST   /_replaycheck/reset             forget counts, events and faults (the ledger file stays)
+  GET    /_replaycheck/timeline?run=T    what both fakes saw for a run token, in order
 
 MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 		Example: `  # the seed rig: fakes on 8765 and 8766, the seed's files and flag files
@@ -164,9 +174,12 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
   replaycheck serve --mcp-relay http://127.0.0.1:3001/mcp --script script.yaml --record cassettes/
   replaycheck serve --mcp-cassette cassettes/mcp/ --script script.yaml --mcp-fault '{drop_after_execute: {}}'
 
-  # switch a fault on while it runs, then read the counts
+  # add a fault while it runs (the answer holds its id), then read the counts
   curl -s localhost:8765/_replaycheck/faults -H 'Content-Type: application/json' -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'
-  curl -s localhost:8765/_replaycheck/counts`,
+  curl -s localhost:8765/_replaycheck/counts
+
+  # serve another container (a CI service): any address, with a control key
+  REPLAYCHECK_CONTROL_KEY=$(openssl rand -hex 16) replaycheck serve --upstream-addr 0.0.0.0:8765 --mcp-addr 0.0.0.0:8766`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -196,7 +209,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringVar(&opts.CassettePath, "cassette", "", "answer model requests from a cassette file, or every *.jsonl cassette in a directory, offline; faults apply as to scripted answers")
 	f.StringVar(&opts.Miss, "miss", upstream.MissError, `with --cassette: a request no entry matches gets "error" (404 naming the closest entry) or "relay" (needs --relay; relayed and recorded)`)
 	f.BoolVar(&opts.ReplayTiming, "replay-timing", false, "with --cassette: wait for headers and between events as recorded")
-	f.StringVar(&opts.ControlKey, "control-key", "", "require Authorization: Bearer KEY on the control API (default $REPLAYCHECK_CONTROL_KEY; none when both are empty)")
+	f.StringVar(&opts.ControlKey, "control-key", "", "require Authorization: Bearer KEY on the control API but health, from any address (default $REPLAYCHECK_CONTROL_KEY; none when both are empty, and then only loopback addresses may be listened on)")
 	return cmd
 }
 
@@ -408,6 +421,10 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if opts.ErrOut == nil {
 		opts.ErrOut = io.Discard
 	}
+	key, err := controlKey(opts)
+	if err != nil {
+		return err
+	}
 	fk, err := buildFakes(opts)
 	if err != nil {
 		return err
@@ -430,12 +447,12 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	baseCtx := func(net.Listener) context.Context { return base }
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", loopback.Guard("MCP server", fk.ledger))
-	key := opts.ControlKey
-	if key == "" {
-		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
-	}
 	upMux := http.NewServeMux()
-	upMux.Handle(control.Prefix, (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles()}).Handler())
+	var ctl http.Handler = (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles()}).Handler()
+	if opts.wrapControl != nil {
+		ctl = opts.wrapControl(ctl)
+	}
+	upMux.Handle(control.Prefix, ctl)
 	upMux.Handle("/", loopback.Guard("model API", fk.upstream))
 	servers := []*http.Server{
 		{Handler: upMux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
@@ -501,6 +518,28 @@ loop:
 	}
 	fmt.Fprintln(opts.Out, "serve stopped")
 	return nil
+}
+
+// controlKey returns the control API's key (--control-key, else
+// $REPLAYCHECK_CONTROL_KEY; "" for none). Listening on an address other than
+// loopback needs one (exit 2): other hosts could arm faults otherwise.
+func controlKey(opts *serveOptions) (string, error) {
+	key := opts.ControlKey
+	if key == "" {
+		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
+	}
+	if key != "" {
+		return key, nil
+	}
+	for _, a := range []struct{ flag, addr string }{{"--upstream-addr", opts.UpstreamAddr}, {"--mcp-addr", opts.MCPAddr}} {
+		host, _, err := net.SplitHostPort(a.addr)
+		if err == nil && !loopback.IsLoopbackHost(host) {
+			return "", asUsage(fmt.Errorf("%s %s is not a loopback address, so other hosts could reach the fakes and the control API; "+
+				"set a control key with --control-key KEY or $REPLAYCHECK_CONTROL_KEY (every control request but health then needs "+
+				"Authorization: Bearer KEY), or listen on 127.0.0.1", a.flag, a.addr))
+		}
+	}
+	return "", nil
 }
 
 // maxScriptSize bounds a --script file.

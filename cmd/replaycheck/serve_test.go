@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/control"
+	"github.com/replaycheck/replaycheck/fakes/control/controltest"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 )
@@ -51,7 +53,11 @@ func (o *serveOut) String() string {
 func startServe(t *testing.T, opts *serveOptions) (upURL, mcpURL string, out *serveOut, stop func() error) {
 	t.Helper()
 	out = &serveOut{tables: make(chan struct{}, 16)}
-	opts.UpstreamAddr, opts.MCPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	if opts.UpstreamAddr == "" {
+		opts.UpstreamAddr, opts.MCPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	}
+	// Every exchange with the control API is checked against its description.
+	opts.wrapControl = func(h http.Handler) http.Handler { return controltest.Validate(t, control.Spec, h) }
 	opts.Out = out
 	if opts.ErrOut == nil {
 		opts.ErrOut = io.Discard

@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +40,7 @@ func TestServeControlAPI(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, b
 	}
-	if code, b := call("POST", "faults", `{"upstream": [{"on": "initial", "respond": {"status": 503}}]}`); code != 200 {
+	if code, b := call("POST", "faults", `{"upstream": [{"on": "initial", "respond": {"status": 503}}]}`); code != 201 {
 		t.Fatalf("arming: %d %s", code, b)
 	}
 	res, err := http.Post(upURL+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
@@ -60,6 +64,80 @@ func TestServeControlAPI(t *testing.T) {
 	}
 	if s := out.String(); !strings.Contains(s, "1 initial injected_503") {
 		t.Errorf("the table lacks what the JSON counts showed:\n%s", s)
+	}
+}
+
+// TestServeListensBeyondLoopback: serve refuses to listen on a non-loopback
+// address without a control key (exit 2, saying what to set); with one, a
+// client on another address gets health without the key, 401 with
+// WWW-Authenticate for anything else without it, and the API with it.
+func TestServeListensBeyondLoopback(t *testing.T) {
+	t.Setenv("REPLAYCHECK_CONTROL_KEY", "")
+	for _, addr := range []string{"0.0.0.0:0", ":0"} {
+		var errOut strings.Builder
+		err := runServe(context.Background(), &serveOptions{UpstreamAddr: addr, MCPAddr: "127.0.0.1:0", ErrOut: &errOut})
+		if exitCode(err) != 2 || err == nil || !strings.Contains(err.Error(), "--upstream-addr "+addr+" is not a loopback address") || !strings.Contains(err.Error(), "--control-key") {
+			t.Errorf("serve on %s without a key: exit %d, %v; want exit 2 naming --control-key", addr, exitCode(err), err)
+		}
+	}
+	err := runServe(context.Background(), &serveOptions{UpstreamAddr: "127.0.0.1:0", MCPAddr: "0.0.0.0:0"})
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--mcp-addr 0.0.0.0:0") {
+		t.Errorf("serve with the MCP server on 0.0.0.0 without a key: exit %d, %v; want 2", exitCode(err), err)
+	}
+
+	// A client on another address: this machine's first non-loopback one.
+	var ip net.IP
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			ip = n.IP
+			break
+		}
+	}
+	if ip == nil {
+		t.Skip("no non-loopback IPv4 address here to reach serve from")
+	}
+	upURL, _, _, stop := startServe(t, &serveOptions{UpstreamAddr: "0.0.0.0:0", MCPAddr: "0.0.0.0:0", ControlKey: "k3y"})
+	defer stop()
+	u, err := url.Parse(upURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + net.JoinHostPort(ip.String(), u.Port()) + control.Prefix
+	call := func(method, path, key, body string) (*http.Response, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	if res, b := call("GET", "health", "", ""); res.StatusCode != 200 {
+		t.Errorf("health from %s without the key: %d %s", ip, res.StatusCode, b)
+	}
+	for _, key := range []string{"", "wrong"} {
+		res, b := call("GET", "counts", key, "")
+		if res.StatusCode != 401 || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(b, "Authorization: Bearer") || strings.Contains(b, "k3y") {
+			t.Errorf("counts from %s with key %q: %d %q %s; want 401 with WWW-Authenticate, never the key", ip, key, res.StatusCode, res.Header.Get("WWW-Authenticate"), b)
+		}
+	}
+	if res, b := call("POST", "faults", "k3y", `{"upstream": [{"on": "initial", "respond": {"status": 429}}]}`); res.StatusCode != 201 || !strings.Contains(b, `"id": "upstream-`) {
+		t.Errorf("adding a fault from %s with the key: %d %s", ip, res.StatusCode, b)
+	}
+	if res, b := call("GET", "faults", "k3y", ""); res.StatusCode != 200 || !strings.Contains(b, `"status": 429`) {
+		t.Errorf("listing faults from %s with the key: %d %s", ip, res.StatusCode, b)
 	}
 }
 
@@ -109,8 +187,8 @@ func TestControlExamples(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, b)
 			}
-			if !strings.Contains(string(b), want) || !strings.Contains(string(b), "model call: 500") {
-				t.Errorf("output lacks %q and the 500:\n%s", want, b)
+			if !strings.Contains(string(b), want) || !strings.Contains(string(b), "model call: 500") || !regexp.MustCompile(`fault upstream-\d+ matched: 1 fired: 1`).Match(b) {
+				t.Errorf("output lacks %q, the 500 and the fault's counts:\n%s", want, b)
 			}
 		})
 	}

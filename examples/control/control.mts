@@ -1,6 +1,8 @@
-// Drive `replaycheck serve` from a TypeScript test: arm a fault, run your agent, read the counts.
+// Drive `replaycheck serve` from a TypeScript test: add a fault, run your agent, read what it did.
 // Plain HTTP (fetch, Node 18+). Start the fakes first with `replaycheck serve`, then compile (tsc) and run
-// this file (REPLAYCHECK_URL defaults to http://127.0.0.1:8765).
+// this file (REPLAYCHECK_URL defaults to http://127.0.0.1:8765; with serve --control-key, set
+// REPLAYCHECK_CONTROL_KEY too). The API is described by $REPLAYCHECK_URL/_replaycheck/openapi.yaml, from
+// which a typed client can be generated (see fakes/control/client).
 
 const base: string = process.env.REPLAYCHECK_URL ?? "http://127.0.0.1:8765";
 const key: string = process.env.REPLAYCHECK_CONTROL_KEY ?? "";
@@ -19,7 +21,9 @@ async function control(method: string, path: string, body?: unknown): Promise<an
 }
 
 await control("POST", "reset");
-await control("POST", "faults", { upstream: [{ on: "follow_up", respond: { status: 500 }, times: "once" }] });
+// POST adds a fault next to those armed already and answers it with its id.
+const added = await control("POST", "faults", { upstream: [{ on: "follow_up", respond: { status: 500 }, times: "once" }] });
+const faultID: string = added.faults[0].id;
 
 // Your agent runs here, against `${base}/v1` and the ledger at http://127.0.0.1:8766/mcp.
 // This example stands in for it with one follow-up model call, which gets the armed 500.
@@ -37,6 +41,10 @@ const res = await fetch(`${base}/v1/chat/completions`, {
   signal: AbortSignal.timeout(10_000),
 });
 console.log("model call:", res.status);
+
+const fault = await control("GET", `faults/${faultID}`);
+console.log("fault", faultID, "matched:", fault.matched, "fired:", fault.fired);
+await control("DELETE", `faults/${faultID}`); // disarm it; the counts stay
 
 const { total } = await control("GET", "counts");
 console.log("follow-ups:", total.upstream.follow_up, "injected 500s:", total.upstream.outcomes["follow_up injected_500"] ?? 0,

@@ -1,26 +1,34 @@
 // Package control is the HTTP control API of a running pair of fakes (the
 // model upstream and the ledger MCP server), for engineers reproducing a bug
 // by hand and for test suites in other languages: read the counts, arm and
-// clear faults, reset, and read a run's timeline while the fakes serve.
+// disarm named faults, reset, and read a run's timeline while the fakes
+// serve. openapi.yaml (served at Prefix+"openapi.yaml") describes it.
 //
 // Every route is under Prefix:
 //
-//	GET    /_replaycheck/health          200 {"status":"ok"} once the fakes serve
-//	GET    /_replaycheck/counts          counts per run token and in total, lines files lost,
-//	                                     faults that never fired, the ledger's MCP sessions
-//	POST   /_replaycheck/faults          arm faults: {run, upstream: [...], mcp: [...]}
-//	DELETE /_replaycheck/faults[?run=T]  clear the faults of all runs, or of run T
-//	POST   /_replaycheck/reset           forget counts, events and faults (the ledger file stays)
-//	GET    /_replaycheck/timeline?run=T  what both fakes saw for run T ("" = no token), in order
+//	GET    /_replaycheck/health             200 {"status":"ok"} once the fakes serve (no key needed)
+//	GET    /_replaycheck/openapi.yaml       the OpenAPI 3.1 description of this API
+//	GET    /_replaycheck/counts             counts per run token and in total, lines files lost,
+//	                                        faults that never fired, the ledger's MCP sessions
+//	GET    /_replaycheck/faults[?run=T]     the armed faults, with ids, matched and fired counts
+//	POST   /_replaycheck/faults             add faults {run, upstream: [...], mcp: [...]}; 201 with their ids
+//	PUT    /_replaycheck/faults             replace the faults of the body's run (or the global ones)
+//	DELETE /_replaycheck/faults[?run=T]     disarm every fault, or those armed for run T (?run= the global ones)
+//	GET    /_replaycheck/faults/{id}        one armed fault
+//	DELETE /_replaycheck/faults/{id}        disarm one fault
+//	POST   /_replaycheck/reset              forget counts, events and faults (the ledger file stays)
+//	GET    /_replaycheck/timeline?run=T     what both fakes saw for run T ("" = no token), in order
 //
-// A request from another host than loopback gets 403, and so does one from
-// a web page (see loopback.Guard: a foreign Origin or Host); with a key set,
-// one without `Authorization: Bearer KEY` gets 401 (the key is compared in
-// constant time). A POST or DELETE must carry `Content-Type:
-// application/json` or a YAML type (application/yaml, application/x-yaml,
-// text/yaml), else 415: no HTML form can send one. A bad request gets 400 with
-// {"error": …} naming the problem and, for a body, its line and column;
-// nothing of it is applied.
+// A wrong method gets 405 with Allow. A request from a web page is refused
+// (see loopback.Guard: a foreign Origin or Host). Without a key, only
+// loopback clients are served (403); with a key set, every request but
+// health must carry `Authorization: Bearer KEY` (401 with WWW-Authenticate
+// otherwise; the key is compared in constant time), from any address. A
+// POST or PUT must carry `Content-Type: application/json` or a YAML type
+// (application/yaml, application/x-yaml, text/yaml), else 415: no HTML form
+// can send one (a page cannot send PUT or DELETE without a CORS preflight,
+// which the API never answers). A bad request gets 400 with {"error": …} naming the
+// problem and, for a body, its line and column; nothing of it is applied.
 package control
 
 import (
@@ -28,7 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -66,33 +74,59 @@ type API struct {
 // Handler returns the API's handler, to be mounted at Prefix.
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+Prefix+"health", func(w http.ResponseWriter, _ *http.Request) {
+	route := func(path string, methods map[string]http.HandlerFunc) {
+		mux.Handle(Prefix+path, byMethod(methods))
+	}
+	route("health", map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}})
+	route("openapi.yaml", map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(Spec) // the client went away; nothing to do
+	}})
+	route("counts", map[string]http.HandlerFunc{http.MethodGet: a.counts})
+	route("faults", map[string]http.HandlerFunc{
+		http.MethodGet: a.listFaults, http.MethodPost: a.addFaults, http.MethodPut: a.replaceFaults, http.MethodDelete: a.clearFaults,
 	})
-	mux.HandleFunc("GET "+Prefix+"counts", a.counts)
-	mux.HandleFunc("POST "+Prefix+"faults", a.armFaults)
-	mux.HandleFunc("DELETE "+Prefix+"faults", a.clearFaults)
-	mux.HandleFunc("POST "+Prefix+"reset", a.reset)
-	mux.HandleFunc("GET "+Prefix+"timeline", a.timeline)
+	route("faults/{id}", map[string]http.HandlerFunc{http.MethodGet: a.getFault, http.MethodDelete: a.deleteFault})
+	route("reset", map[string]http.HandlerFunc{http.MethodPost: a.reset})
+	route("timeline", map[string]http.HandlerFunc{http.MethodGet: a.timeline})
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such control route; see GET health, GET counts, POST/DELETE faults, POST reset, GET timeline under %s", r.Method, r.URL.Path, Prefix))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such control route; see GET health, GET openapi.yaml, GET counts, GET/POST/PUT/DELETE faults, GET/DELETE faults/{id}, POST reset, GET timeline under %s", r.Method, r.URL.Path, Prefix))
 	})
 	return loopback.Guard("control API", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !fromLoopback(r) {
-			writeError(w, http.StatusForbidden, "the control API answers loopback clients only")
-			return
+		if r.URL.Path != Prefix+"health" {
+			if a.Key == "" && !fromLoopback(r) {
+				writeError(w, http.StatusForbidden, "the control API answers loopback clients only when serve has no control key (--control-key)")
+				return
+			}
+			if a.Key != "" && !bearer(r, a.Key) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="replaycheck control API"`)
+				writeError(w, http.StatusUnauthorized, "missing or wrong Authorization: Bearer key (the control key serve was started with)")
+				return
+			}
 		}
-		if a.Key != "" && !bearer(r, a.Key) {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			writeError(w, http.StatusUnauthorized, "missing or wrong Authorization: Bearer key")
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead && !documentType(r.Header.Get("Content-Type")) {
+		if (r.Method == http.MethodPost || r.Method == http.MethodPut) && !documentType(r.Header.Get("Content-Type")) {
 			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("%s %s: Content-Type %q; send application/json or application/yaml", r.Method, r.URL.Path, r.Header.Get("Content-Type")))
 			return
 		}
 		mux.ServeHTTP(w, r)
 	}))
+}
+
+// byMethod serves each request with the handler of its method, and answers
+// any other method 405 with Allow listing the route's methods.
+func byMethod(methods map[string]http.HandlerFunc) http.Handler {
+	allow := strings.Join(slices.Sorted(maps.Keys(methods)), ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := methods[r.Method]
+		if !ok {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; this route takes %s", r.Method, r.URL.Path, allow))
+			return
+		}
+		h(w, r)
+	})
 }
 
 // documentType reports whether the media type of a Content-Type header is
@@ -159,6 +193,8 @@ type WriteError struct {
 // UnfiredFault is an armed fault that has not fired: Upstream or MCP holds
 // it, in the shape POST faults takes, for Run ("" = every request).
 type UnfiredFault struct {
+	// ID is its id for GET and DELETE faults/{id}.
+	ID       string          `json:"id"`
 	Run      string          `json:"run"`
 	Upstream *upstream.Fault `json:"upstream,omitempty"`
 	MCP      *ledger.Fault   `json:"mcp,omitempty"`
@@ -207,12 +243,12 @@ func unfired(u *upstream.Server, l *ledger.Server, tokens []string) []UnfiredFau
 	for _, run := range runs {
 		for _, r := range u.FaultReports(run) {
 			if r.Fired == 0 {
-				out = append(out, UnfiredFault{Run: run, Upstream: &r.Fault, Matched: r.Matched})
+				out = append(out, UnfiredFault{ID: upstreamID(r.ID), Run: run, Upstream: &r.Fault, Matched: r.Matched})
 			}
 		}
 		for _, r := range l.FaultReports(run) {
 			if r.Fired == 0 {
-				out = append(out, UnfiredFault{Run: run, MCP: &r.Fault, Matched: r.Matched})
+				out = append(out, UnfiredFault{ID: mcpID(r.ID), Run: run, MCP: &r.Fault, Matched: r.Matched})
 			}
 		}
 	}
@@ -223,39 +259,6 @@ func (a *API) counts(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, CountsOf(a.Upstream, a.Ledger, a.Files...))
 }
 
-// FaultRequest is the body of POST faults, in YAML or JSON: the faults of
-// both fakes in the shapes of a scenario's faults, for one run token (Run)
-// or, with Run empty, for every request. It replaces the faults armed
-// before for the same run (or the global ones) on both fakes.
-type FaultRequest struct {
-	Run      string           `yaml:"run,omitempty" json:"run,omitempty"`
-	Upstream []upstream.Fault `yaml:"upstream,omitempty" json:"upstream,omitempty"`
-	MCP      []ledger.Fault   `yaml:"mcp,omitempty" json:"mcp,omitempty"`
-}
-
-func (a *API) armFaults(w http.ResponseWriter, r *http.Request) {
-	src, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error())
-		return
-	}
-	req, bad := parseFaults(src)
-	if bad != nil {
-		writeJSON(w, http.StatusBadRequest, bad)
-		return
-	}
-	// Both validated: arming cannot fail half-way.
-	if err := a.Upstream.Arm(req.Run, nil, req.Upstream); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	if err := a.Ledger.Arm(req.Run, req.MCP); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": req.Run, "upstream": len(req.Upstream), "mcp": len(req.MCP)})
-}
-
 // Problem is the body of a 400 answer: what is wrong and, in a request body,
 // where (1-based line and column; 0 when it is not at one place).
 type Problem struct {
@@ -264,54 +267,12 @@ type Problem struct {
 	Column int    `json:"column,omitempty"`
 }
 
-// parseFaults decodes and validates a fault request, strictly: an unknown
-// field, a bad value or an invalid fault is a Problem at its place.
-func parseFaults(src []byte) (FaultRequest, *Problem) {
-	const file = "faults"
-	var req FaultRequest
-	if err := yamlfile.Decode(file, src, &req); err != nil {
-		return req, problem(err)
-	}
-	body, _ := yamlfile.ParseDocument(file, src)
-	if req.Run != "" && !runtoken.Valid(req.Run) {
-		return req, problem(yamlfile.ErrorAt(file, src, yamlfile.At(body, "run"), "run: %q is not a run token", req.Run))
-	}
-	for i, f := range req.Upstream {
-		if err := f.Validate(); err != nil {
-			return req, problem(yamlfile.ErrorAt(file, src, yamlfile.At(body, "upstream", i), "upstream[%d]: %v", i, err))
-		}
-	}
-	for i, f := range req.MCP {
-		if err := f.Validate(); err != nil {
-			return req, problem(yamlfile.ErrorAt(file, src, yamlfile.At(body, "mcp", i), "mcp[%d]: %v", i, err))
-		}
-	}
-	return req, nil
-}
-
 func problem(err error) *Problem {
 	var ye *yamlfile.Error
 	if !errors.As(err, &ye) {
 		return &Problem{Error: err.Error()}
 	}
 	return &Problem{Error: ye.Msg, Line: ye.Line, Column: ye.Col}
-}
-
-func (a *API) clearFaults(w http.ResponseWriter, r *http.Request) {
-	run := r.URL.Query().Get("run")
-	if run != "" && !runtoken.Valid(run) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("run: %q is not a run token", run))
-		return
-	}
-	if err := a.Upstream.Arm(run, nil, nil); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	if err := a.Ledger.Arm(run, nil); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"run": run, "cleared": true})
 }
 
 func (a *API) reset(w http.ResponseWriter, _ *http.Request) {

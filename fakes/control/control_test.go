@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/fakes/control/controltest"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -33,7 +34,7 @@ func newRig(t *testing.T, key string) *rig {
 	}
 	t.Cleanup(func() { l.Close() })
 	mux := http.NewServeMux()
-	mux.Handle(Prefix, (&API{Upstream: u, Ledger: l, Key: key}).Handler())
+	mux.Handle(Prefix, controltest.Validate(t, Spec, (&API{Upstream: u, Ledger: l, Key: key}).Handler()))
 	mux.Handle("/", u)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -91,8 +92,8 @@ func TestArmCountResetTimeline(t *testing.T) {
 	if code := r.do(t, "GET", Prefix+"health", "", nil, &health); code != 200 || health["status"] != "ok" {
 		t.Fatalf("health: %d %v", code, health)
 	}
-	var armed map[string]any
-	if code := r.do(t, "POST", Prefix+"faults", "upstream: [{on: follow_up, respond: {status: 503}, times: once}]\nmcp: [{tool: commit_write, drop_after_execute: {}}]\n", nil, &armed); code != 200 {
+	var armed ArmedFaults
+	if code := r.do(t, "POST", Prefix+"faults", "upstream: [{on: follow_up, respond: {status: 503}, times: once}]\nmcp: [{tool: commit_write, drop_after_execute: {}}]\n", nil, &armed); code != 201 {
 		t.Fatalf("arming: %d %v", code, armed)
 	}
 	if got := []int{r.chat(t), r.chat(t)}; got[0] != 503 || got[1] != 200 {
@@ -182,7 +183,7 @@ func TestKeyAndRoutes(t *testing.T) {
 }
 
 func TestOnlyLoopback(t *testing.T) {
-	h := (&API{Key: ""}).Handler()
+	h := controltest.Validate(t, Spec, (&API{Key: ""}).Handler())
 	req := httptest.NewRequest("GET", Prefix+"health", nil)
 	req.RemoteAddr = "192.0.2.7:5555"
 	w := httptest.NewRecorder()
@@ -211,8 +212,8 @@ func TestWebPagesRefused(t *testing.T) {
 		{name: "text/plain", header: map[string]string{"Content-Type": "text/plain"}, want: 415, wantProblem: "Content-Type"},
 		{name: "a form", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, want: 415, wantProblem: "Content-Type"},
 		{name: "no Content-Type", header: map[string]string{"Content-Type": ""}, want: 415, wantProblem: "Content-Type"},
-		{name: "JSON", header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, want: 200},
-		{name: "YAML", header: map[string]string{"Content-Type": "application/yaml"}, want: 200},
+		{name: "JSON", header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, want: 201},
+		{name: "YAML", header: map[string]string{"Content-Type": "application/yaml"}, want: 201},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,8 +243,8 @@ func TestWebPagesRefused(t *testing.T) {
 			if res.StatusCode != tt.want || !strings.Contains(p.Error, tt.wantProblem) {
 				t.Errorf("got %d %+v, want %d naming %q", res.StatusCode, p, tt.want, tt.wantProblem)
 			}
-			if armed := len(r.up.FaultReports("")) > 0; armed != (tt.want == 200) {
-				t.Errorf("faults armed: %v, want %v", r.up.FaultReports(""), tt.want == 200)
+			if armed := len(r.up.FaultReports("")) > 0; armed != (tt.want == 201) {
+				t.Errorf("faults armed: %v, want %v", r.up.FaultReports(""), tt.want == 201)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/fakes/control/controltest"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 )
 
@@ -20,7 +21,7 @@ func TestCountsSayWhatWentUnseen(t *testing.T) {
 	}
 	r := newRig(t, "")
 	faults := "upstream: [{on: follow_up, respond: {status: 503}}, {on: initial, endpoint: messages, respond: {status: 429}}]\nmcp: [{tool: read_ledger, is_error: {}}]\n"
-	if code := r.do(t, "POST", Prefix+"faults", faults, nil, nil); code != 200 {
+	if code := r.do(t, "POST", Prefix+"faults", faults, nil, nil); code != 201 {
 		t.Fatalf("arming: %d", code)
 	}
 	if got := r.chat(t); got != 503 {
@@ -36,7 +37,7 @@ func TestCountsSayWhatWentUnseen(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, Prefix+"counts", nil)
 	req.RemoteAddr, req.Host = "127.0.0.1:1", "127.0.0.1:8765"
-	(&API{Upstream: r.up, Ledger: r.led, Files: []*linefile.File{full}}).Handler().ServeHTTP(rec, req)
+	controltest.Validate(t, Spec, (&API{Upstream: r.up, Ledger: r.led, Files: []*linefile.File{full}}).Handler()).ServeHTTP(rec, req)
 	var c Counts
 	if err := json.Unmarshal(rec.Body.Bytes(), &c); err != nil {
 		t.Fatalf("counts %q: %v", rec.Body, err)

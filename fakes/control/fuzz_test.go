@@ -1,6 +1,11 @@
 package control
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+)
 
 // FuzzParseFaults: any body either is refused with a Problem or gives faults
 // that every fake accepts; nothing panics.
@@ -16,7 +21,7 @@ func FuzzParseFaults(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		req, bad := parseFaults(src)
+		req, bad := parseFaults(src, upstream.Fault.Validate, ledger.Fault.Validate)
 		if bad != nil {
 			if bad.Error == "" {
 				t.Fatalf("a refusal without a message for %q", src)

@@ -113,8 +113,10 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 				continue
 			}
 			a.seen++
+			a.runs.Match(c.token)
 			if a.fault.Times.Fires(a.seen) {
 				a.fired++
+				a.runs.Fire(c.token)
 				c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
 			}
 		}

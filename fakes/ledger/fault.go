@@ -494,6 +494,8 @@ type armed struct {
 	transport wire.MCPTransport // its kind's (faultKind.transport)
 	seen      int               // matching requests so far
 	fired     int               // requests it acted on
+	id        uint64            // its id on the server (FaultReport.ID)
+	runs      wire.FaultRuns    // seen and fired per run token
 }
 
 // matchesCall reports whether a is about a tools/call of tool from a

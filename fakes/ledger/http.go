@@ -316,8 +316,10 @@ func (s *Server) spawn(owner, pid string) bool {
 				continue
 			}
 			a.seen++
+			a.runs.Match(owner)
 			if a.fault.Times.Fires(a.seen) {
 				a.fired++
+				a.runs.Fire(owner)
 				exit = true
 			}
 		}
@@ -437,8 +439,10 @@ func (s *Server) sessionStep(owner, method string) stepRefuser {
 				continue
 			}
 			a.seen++
+			a.runs.Match(owner)
 			if a.fault.Times.Fires(a.seen) {
 				a.fired++
+				a.runs.Fire(owner)
 				if f, ok := a.act.(stepRefuser); ok && refusal == nil {
 					refusal = f
 				}

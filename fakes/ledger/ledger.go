@@ -181,6 +181,7 @@ type Server struct {
 	runs        map[string]*run // by run token; "" holds calls without one
 	total       *run            // counts and keys over all runs
 	global      []*armed        // faults armed with token ""
+	faultSeq    uint64          // the last fault id given (armed.id)
 	annotations map[string]Annotations
 	dedup       map[string]*keyedWrite // commit_write_keyed results by key
 	inflight    map[inflightKey]*call  // unanswered calls by session and request id
@@ -306,16 +307,13 @@ func (s *Server) Close() error {
 // ones; each entry counts its own matching calls for Times. Arm validates
 // every fault first and changes nothing on error; the error names the fault.
 func (s *Server) Arm(token string, faults []Fault) error {
-	names := toolNames
-	if s.fwd != nil {
-		names = s.fwd.names
-	}
-	a, err := arm(faults, s.knownTool, names)
+	a, err := s.armable(faults)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.numberLocked(a)
 	if token == "" {
 		s.global = a
 	} else {
@@ -328,9 +326,15 @@ func (s *Server) Arm(token string, faults []Fault) error {
 // FaultReport is what became of one armed fault: the calls it matched and
 // the calls it acted on.
 type FaultReport struct {
+	// ID identifies the armed fault on its server for its life: ids are
+	// never reused, and arming again gives new ones.
+	ID      uint64
 	Fault   Fault
 	Matched int
 	Fired   int
+	// Runs are Matched and Fired per run token, in token order (a global
+	// fault matches the calls of every run).
+	Runs []wire.FaultRunCounts
 }
 
 // FaultReports returns, in armed order, what became of the faults armed for
@@ -348,7 +352,7 @@ func (s *Server) FaultReports(token string) []FaultReport {
 	}
 	out := make([]FaultReport, len(list))
 	for i, a := range list {
-		out[i] = FaultReport{Fault: a.fault, Matched: a.seen, Fired: a.fired}
+		out[i] = a.report()
 	}
 	return out
 }

@@ -40,9 +40,9 @@ func (s *Server) serveModelRequest(x *exchange) {
 	}
 	f := flag
 	if f == nil {
-		x.armed = pickFault(st.faults, x.kind, x.de.name, x.req.Stream)
+		x.armed = pickFault(st.faults, x.token, x.kind, x.de.name, x.req.Stream)
 		if x.armed == nil {
-			x.armed = pickFault(s.global, x.kind, x.de.name, x.req.Stream)
+			x.armed = pickFault(s.global, x.token, x.kind, x.de.name, x.req.Stream)
 		}
 		if x.armed != nil {
 			f = &x.armed.Fault
@@ -77,12 +77,13 @@ func (s *Server) serveModelRequest(x *exchange) {
 
 // pickFault counts the occurrence for every matching fault in order and
 // returns the first whose Times pick it. s.mu must be held.
-func pickFault(faults []*armedFault, kind wire.RequestKind, endpoint string, stream bool) *armedFault {
+func pickFault(faults []*armedFault, token string, kind wire.RequestKind, endpoint string, stream bool) *armedFault {
 	for _, af := range faults {
 		if !af.matches(kind, endpoint, stream, af.streams) {
 			continue
 		}
 		af.seen++
+		af.runs.Match(token)
 		if af.Times.Fires(af.seen) {
 			return af
 		}
@@ -178,6 +179,7 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 	s.mu.Lock()
 	if x.acted && x.armed != nil {
 		x.armed.fired++
+		x.armed.runs.Fire(x.token)
 	}
 	st := s.run(x.token)
 	st.counts.Add(rec.Kind, rec.Outcome)

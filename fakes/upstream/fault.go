@@ -418,10 +418,17 @@ type armedFault struct {
 	streams streamMatch
 	seen    int
 	fired   int
+	// id is the fault's id on its server (FaultReport.ID); runs counts
+	// seen and fired per run token.
+	id   uint64
+	runs wire.FaultRuns
 }
 
 // FaultReport is what became of one armed fault.
 type FaultReport struct {
+	// ID identifies the armed fault on its server for its life: ids are
+	// never reused, and arming again gives new ones.
+	ID uint64 `json:"id"`
 	// Fault is the fault as armed; its pointer fields are shared with the
 	// server's copy and must not be modified.
 	Fault Fault `json:"fault"`
@@ -442,6 +449,9 @@ type FaultReport struct {
 	// alone — an answer held back. A delay or dribble before another action
 	// fires when that action does.
 	Fired int `json:"fired"`
+	// Runs are Matched and Fired per run token, in token order (a global
+	// fault matches the requests of every run).
+	Runs []wire.FaultRunCounts `json:"runs"`
 }
 
 // FaultReports returns, in armed order, what became of the faults armed
@@ -463,7 +473,7 @@ func (s *Server) FaultReports(token string) []FaultReport {
 	}
 	out := make([]FaultReport, len(list))
 	for i, af := range list {
-		out[i] = FaultReport{Fault: af.Fault, Matched: af.seen, Fired: af.fired}
+		out[i] = af.report()
 	}
 	return out
 }

@@ -111,7 +111,8 @@ func TestTruncateDoesNotFire(t *testing.T) {
 			t.Fatal(err)
 		}
 		diff(t, "log", "/v1/chat/completions initial forwarded\n", log.String())
-		diff(t, "report", []FaultReport{{Fault: mustFault(t, "{truncate: {after_bytes: 1000000}}"), Matched: 1}}, s.FaultReports(tok))
+		diff(t, "report", []FaultReport{{ID: 1, Fault: mustFault(t, "{truncate: {after_bytes: 1000000}}"), Matched: 1,
+			Runs: []wire.FaultRunCounts{{Run: tok, Matched: 1}}}}, s.FaultReports(tok))
 	})
 	t.Run("stream", func(t *testing.T) {
 		s, srv, log := newFake(t, Config{})

@@ -95,6 +95,7 @@ type Server struct {
 	logErr   error // the first failed write to cfg.Log
 	total    wire.UpstreamCounts
 	untokSeq int
+	faultSeq uint64 // the last fault id given (armedFault.id)
 }
 
 // runState is what the server keeps for one run token.
@@ -221,20 +222,13 @@ func (s *Server) arm(token string, script *Script, player *cassette.Player, faul
 			return fmt.Errorf("arming upstream for %q: script: %w", token, err)
 		}
 	}
-	armed := make([]*armedFault, len(faults))
-	for i, f := range faults {
-		if err := f.Validate(); err != nil {
-			return fmt.Errorf("arming upstream for %q: faults[%d].%w", token, i, err)
-		}
-		if s.cfg.Relay != "" && s.cfg.Cassette == nil && player == nil {
-			if name := relayUnsupported(&f); name != "" {
-				return fmt.Errorf("arming upstream for %q: faults[%d].%s: not available in relay mode (scripted and replayed streams only)", token, i, name)
-			}
-		}
-		armed[i] = &armedFault{Fault: f, streams: f.streams()}
+	armed, err := s.armable(token, player, faults)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.numberLocked(armed)
 	if token == "" {
 		s.global = armed
 		if script != nil {

@@ -1,6 +1,10 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
 
 // Fault sides, for FaultReport.Side.
 const (
@@ -24,4 +28,52 @@ type FaultReport struct {
 	// the fault matched; Fired how many of them it acted on.
 	Matched int `json:"matched"`
 	Fired   int `json:"fired"`
+}
+
+// FaultRunCounts are what one armed fault did to the requests of one run
+// token ("" = requests that carried none): how many it matched, and how
+// many of them it acted on.
+type FaultRunCounts struct {
+	Run     string `json:"run"`
+	Matched int    `json:"matched"`
+	Fired   int    `json:"fired"`
+}
+
+// FaultRuns counts, per run token, the requests one armed fault matched and
+// acted on, next to its totals. The zero value is empty and ready; it is not
+// safe for concurrent use (a fake guards it with its own lock).
+type FaultRuns struct {
+	byRun map[string]*FaultRunCounts
+}
+
+// Match counts one request of run that the fault matched.
+func (f *FaultRuns) Match(run string) { f.of(run).Matched++ }
+
+// Fire counts one request of run that the fault acted on.
+func (f *FaultRuns) Fire(run string) { f.of(run).Fired++ }
+
+func (f *FaultRuns) of(run string) *FaultRunCounts {
+	if f.byRun == nil {
+		f.byRun = make(map[string]*FaultRunCounts)
+	}
+	c, ok := f.byRun[run]
+	if !ok {
+		c = &FaultRunCounts{Run: run}
+		f.byRun[run] = c
+	}
+	return c
+}
+
+// List returns a copy of the counts, one per run token seen, in token order;
+// nil when the fault matched nothing.
+func (f *FaultRuns) List() []FaultRunCounts {
+	if len(f.byRun) == 0 {
+		return nil
+	}
+	out := make([]FaultRunCounts, 0, len(f.byRun))
+	for _, c := range f.byRun {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b FaultRunCounts) int { return strings.Compare(a.Run, b.Run) })
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+
 	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -195,20 +196,20 @@ func TestActionInstallsARelease(t *testing.T) {
 	}
 	archive := fmt.Sprintf("replaycheck_1.2.3_linux_%s.tar.gz", runtime.GOARCH)
 	sum := fmt.Sprintf("%x", sha256.Sum256(tgz.Bytes()))
-	var checksums string
+	var checksums atomic.Value // the release's checksums.txt, set before each install
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch req.URL.Path {
 		case "/v1.2.3/" + archive:
 			_, _ = w.Write(tgz.Bytes())
 		case "/v1.2.3/checksums.txt":
-			_, _ = fmt.Fprint(w, checksums)
+			_, _ = fmt.Fprint(w, checksums.Load())
 		default:
 			http.NotFound(w, req)
 		}
 	}))
 	t.Cleanup(srv.Close)
 
-	checksums = sum + "  " + archive + "\n" + strings.Repeat("0", 64) + "  replaycheck_1.2.3_darwin_arm64.tar.gz\n"
+	checksums.Store(sum + "  " + archive + "\n" + strings.Repeat("0", 64) + "  replaycheck_1.2.3_darwin_arm64.tar.gz\n")
 	r := newActionRunner(t)
 	out, code := r.run("install.sh", "INPUT_VERSION=v1.2.3", "REPLAYCHECK_RELEASES="+srv.URL)
 	if code != 0 || !strings.Contains(out, "replaycheck 1.2.3 from the release") {
@@ -218,7 +219,7 @@ func TestActionInstallsARelease(t *testing.T) {
 		t.Errorf("installed binary %q (%v), want the archive's", b, err)
 	}
 
-	checksums = strings.Repeat("f", 64) + "  " + archive + "\n"
+	checksums.Store(strings.Repeat("f", 64) + "  " + archive + "\n")
 	r = newActionRunner(t)
 	if out, code := r.run("install.sh", "INPUT_VERSION=1.2.3", "REPLAYCHECK_RELEASES="+srv.URL); code != 3 || !strings.Contains(out, "checksums.txt of v1.2.3 says") {
 		t.Errorf("install.sh with a wrong checksum: exit %d, want 3 saying so\n%s", code, out)

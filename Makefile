@@ -1,15 +1,16 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients openapi-client chromium jq
+.PHONY: build test bench bench-relay fuzz lint clients openapi-client chromium jq podman image actionlint release-check
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
 # test installs the real agent clients (make clients), the control API's
-# client generator (make openapi-client), Chromium (make chromium) and jq
-# (make jq) and runs every test; -race needs cgo and a C compiler (gcc).
-test: clients openapi-client chromium jq
+# client generator (make openapi-client), Chromium (make chromium), jq (make
+# jq), podman (make podman) and actionlint (make actionlint) and runs every
+# test; -race needs cgo and a C compiler (gcc).
+test: clients openapi-client chromium jq podman actionlint
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
@@ -48,6 +49,41 @@ chromium:
 
 jq:
 	$(call debian_package,jq,jq,the README's jq command)
+
+# podman installs Debian's podman, and runc, for the container image's test
+# (cmd/replaycheck/image_test.go builds the Dockerfile's image and runs it).
+# The test runs containers with runc when it is installed: podman's default
+# runtime, crun, refuses to start any container on a machine whose cgroups
+# are a v1/v2 hybrid, as this project's machines are.
+podman:
+	$(call debian_package,podman,podman,the container image's test)
+	$(call debian_package,runc,runc,the container image's test)
+
+# image builds the container image (Dockerfile) offline: the static binary is
+# built here and copied into a scratch image, so nothing is pulled.
+# CONTAINER=docker builds it with docker instead.
+CONTAINER ?= podman
+IMAGE ?= localhost/replaycheck:dev
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+image:
+	rm -rf dist/image && mkdir -p dist/image/linux/$(IMAGE_ARCH)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags '-s -w' \
+	  -o dist/image/linux/$(IMAGE_ARCH)/replaycheck ./cmd/replaycheck
+	$(CONTAINER) build --platform linux/$(IMAGE_ARCH) --build-arg TARGETPLATFORM=linux/$(IMAGE_ARCH) \
+	  -f Dockerfile -t $(IMAGE) dist/image
+
+# actionlint builds actionlint v1.7.12 from the Go module proxy into bin/;
+# cmd/replaycheck/action_test.go lints action.yml and the workflows with it
+# (and skips, saying so, while it is not there).
+actionlint:
+	@test -x bin/actionlint || GOBIN=$(CURDIR)/bin $(GO) install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+
+# release-check builds goreleaser v2.15.1 into bin/ (several minutes the
+# first time) and checks .goreleaser.yaml with it; TestGoreleaserConfig runs
+# the same check whenever bin/goreleaser exists.
+release-check:
+	@test -x bin/goreleaser || GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/goreleaser/v2@v2.15.1
+	bin/goreleaser check
 
 # debian_package PACKAGE,COMMANDS,TEST installs Debian's PACKAGE when none of
 # COMMANDS is on PATH (see chromium and jq).

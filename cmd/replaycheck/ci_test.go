@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+
 	"github.com/replaycheck/replaycheck/harness/targetfile"
 )
 
@@ -33,13 +35,13 @@ type workflow struct {
 }
 
 // TestCIWorkflowExample checks the shipped workflow: one job per shard with
-// N equal to the matrix size, Go set up from go.mod, the user's target file
-// (TARGET, one that loads) with its gateway installed, the suite run on it with
-// --junit, --json and --markdown "$GITHUB_STEP_SUMMARY", and the JUnit and
-// JSON files uploaded also when the run failed; then a merge job, also after
-// a failed shard, that downloads every shard's reports, merges their JSON
-// with report merge into JUnit, Markdown and HTML, and uploads the HTML
-// report with the merged JUnit and JSON.
+// N equal to the matrix size, the user's target file (TARGET, one that loads)
+// with its gateway installed, the suite run on it by the repository's action
+// (a release installed, no Go, inputs action.yml has, the shard and the
+// baseline); then a merge job, also after a failed shard, that downloads
+// every shard's artifact, merges their JSON with report merge into JUnit,
+// Markdown and HTML, and uploads the HTML report with the merged JUnit and
+// JSON.
 func TestCIWorkflowExample(t *testing.T) {
 	src, err := os.ReadFile("../../examples/ci/replaycheck.yml")
 	if err != nil {
@@ -72,33 +74,32 @@ func TestCIWorkflowExample(t *testing.T) {
 	if _, err := targetfile.Load("../../"+tf, targetfile.Options{}); err != nil {
 		t.Errorf("TARGET %q: %v", tf, err)
 	}
-	var setupGo, run, upload, install bool
+	action := readAction(t)
+	var usesAction, install bool
 	for _, s := range job.Steps {
 		switch {
-		case strings.HasPrefix(s.Uses, "actions/setup-go@"):
-			setupGo = s.With["go-version-file"] == "go.mod"
 		case strings.HasPrefix(s.Run, "pip install 'litellm[proxy]'"):
 			install = true
-		case strings.Contains(s.Run, " run "):
+		case strings.HasPrefix(s.Uses, "replaycheck/replaycheck@"):
+			for name := range s.With {
+				if _, ok := action.Inputs[name]; !ok {
+					t.Errorf("the workflow passes input %s, which action.yml does not have", name)
+				}
+			}
 			runCmd, _, _ := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}).Find([]string{"run"})
-			for _, f := range regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z-]*)`).FindAllStringSubmatch(s.Run, -1) {
+			for _, f := range regexp.MustCompile(`(?:^|\s)--([a-z][a-z-]*)`).FindAllStringSubmatch(fmt.Sprint(s.With["args"]), -1) {
 				if runCmd.Flags().Lookup(f[1]) == nil {
 					t.Errorf("the workflow passes --%s, which replaycheck run does not have", f[1])
 				}
 			}
-			run = strings.Contains(s.Run, `--target "$TARGET"`) &&
-				strings.Contains(s.Run, `--junit "junit-${{ matrix.shard }}.xml"`) &&
-				strings.Contains(s.Run, `--json "run-${{ matrix.shard }}.json"`) &&
-				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`) &&
-				strings.Contains(s.Run, `--shard "${{ matrix.shard }}/$SHARDS"`) &&
-				strings.Contains(s.Run, "--baseline replaycheck-baseline.yaml")
-		case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
-			upload = s.With["path"] == "junit-${{ matrix.shard }}.xml\nrun-${{ matrix.shard }}.json\n" &&
-				s.With["name"] == "replaycheck-shard-${{ matrix.shard }}" && s.If == "${{ !cancelled() }}"
+			usesAction = s.With["targets"] == "${{ env.TARGET }}" && s.With["shard"] == "${{ matrix.shard }}/${{ env.SHARDS }}" &&
+				strings.Contains(fmt.Sprint(s.With["baseline"]), "replaycheck-baseline.yaml") && s.With["version"] != nil
+		case strings.HasPrefix(s.Uses, "actions/setup-go@"):
+			t.Errorf("the replaycheck job sets up Go: the action installs a release")
 		}
 	}
-	if !setupGo || !install || !run || !upload {
-		t.Errorf("setup-go from go.mod %v, the target's gateway installed %v, run on $TARGET with reports %v, upload after failures %v", setupGo, install, run, upload)
+	if !install || !usesAction {
+		t.Errorf("the target's gateway installed %v, the action run on $TARGET's shard with a version and the baseline %v", install, usesAction)
 	}
 
 	merge, ok := w.Jobs["merge"]
@@ -112,7 +113,8 @@ func TestCIWorkflowExample(t *testing.T) {
 	for _, s := range merge.Steps {
 		switch {
 		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
-			download = s.With["pattern"] == "replaycheck-shard-*" && s.With["merge-multiple"] == true
+			// The action names a shard's artifact replaycheck-report-shard-I-of-N.
+			download = s.With["pattern"] == "replaycheck-report-shard-*" && s.With["merge-multiple"] == nil
 		case strings.Contains(s.Run, " report merge "):
 			mergeCmd, _, _ := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}).Find([]string{"report", "merge"})
 			for _, f := range regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z-]*)`).FindAllStringSubmatch(s.Run, -1) {
@@ -120,7 +122,7 @@ func TestCIWorkflowExample(t *testing.T) {
 					t.Errorf("the workflow passes --%s, which replaycheck report merge does not have", f[1])
 				}
 			}
-			merged = strings.Contains(s.Run, "report merge run-*.json") && strings.Contains(s.Run, "--junit junit.xml") &&
+			merged = strings.Contains(s.Run, "report merge replaycheck-report-shard-*/report.json") && strings.Contains(s.Run, "--junit junit.xml") &&
 				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`) && strings.Contains(s.Run, "--html report.html")
 		case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
 			uploaded = s.With["path"] == "junit.xml\nrun.json\nreport.html\n" && s.If == "${{ !cancelled() }}"
@@ -129,6 +131,26 @@ func TestCIWorkflowExample(t *testing.T) {
 	if !download || !merged || !uploaded {
 		t.Errorf("merge job downloads every shard's reports %v, merges their JSON into JUnit, Markdown and HTML %v, uploads them also after a failure %v", download, merged, uploaded)
 	}
+}
+
+// actionMetadata is the part of action.yml the CI example relies on.
+type actionMetadata struct {
+	Inputs map[string]struct {
+		Default string `yaml:"default"`
+	} `yaml:"inputs"`
+}
+
+func readAction(t *testing.T) actionMetadata {
+	t.Helper()
+	src, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionMetadata
+	if err := yaml.Unmarshal(src, &a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	return a
 }
 
 // TestDocumentedFlagsExist checks that every flag the README passes to a

@@ -295,6 +295,10 @@ var readmeNotes = map[string]readmeNote{
 		skip: "downloads and compiles goreleaser, for several minutes; TestGoreleaserConfig checks the release file",
 	},
 	"goreleaser build --snapshot --clean": {skip: "builds the six release binaries, for minutes"},
+	"make image":                          {skip: "builds the container image with podman; TestContainerImage builds the same Dockerfile and runs it"},
+	"docker run -d --name replaycheck -p 127.0.0.1:8765:8765 -p 127.0.0.1:8766:8766 -e REPLAYCHECK_CONTROL_KEY=ci-key ghcr.io/replaycheck/replaycheck:v1.0.0": {
+		skip: "pulls the released image from ghcr.io; TestContainerImage runs the image built from the Dockerfile with podman",
+	},
 }
 
 // readmeTools are the programs a README command may need besides

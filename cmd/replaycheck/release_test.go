@@ -23,14 +23,21 @@ type goreleaserConfig struct {
 	Archives []struct {
 		Files []string `yaml:"files"`
 	} `yaml:"archives"`
+	Dockers []struct {
+		IDs        []string `yaml:"ids"`
+		Dockerfile string   `yaml:"dockerfile"`
+		Images     []string `yaml:"images"`
+		Platforms  []string `yaml:"platforms"`
+	} `yaml:"dockers_v2"`
 }
 
 // TestGoreleaserConfig checks the release configuration without goreleaser
 // (building it takes minutes): static binaries of this command for Linux,
 // macOS and Windows on amd64 and arm64, the version stamped into the
-// variable `replaycheck version` prints, and archive files that exist. When
-// goreleaser is installed (on PATH or in $(go env GOPATH)/bin) it checks the
-// file too.
+// variable `replaycheck version` prints, archive files that exist, and the
+// container image built from the Dockerfile. When goreleaser is installed
+// (on PATH, in bin/ by make release-check, or in $(go env GOPATH)/bin) it
+// checks the file too.
 func TestGoreleaserConfig(t *testing.T) {
 	const root = "../.."
 	b, err := os.ReadFile(filepath.Join(root, ".goreleaser.yaml"))
@@ -69,7 +76,27 @@ func TestGoreleaserConfig(t *testing.T) {
 		}
 	}
 
+	// The image: the Dockerfile copies the binary from where dockers_v2
+	// puts each platform's build, $TARGETPLATFORM/replaycheck.
+	if len(c.Dockers) != 1 {
+		t.Fatalf("%d dockers_v2 entries, want 1 (the image)", len(c.Dockers))
+	}
+	d := c.Dockers[0]
+	dockerfile, err := os.ReadFile(filepath.Join(root, d.Dockerfile))
+	if err != nil {
+		t.Fatalf("dockers_v2 dockerfile: %v", err)
+	}
+	if !strings.Contains(string(dockerfile), "COPY $TARGETPLATFORM/replaycheck ") || !slices.Equal(d.IDs, []string{"replaycheck"}) {
+		t.Errorf("dockers_v2 builds %s from builds %v, want the Dockerfile copying $TARGETPLATFORM/replaycheck of build replaycheck", d.Dockerfile, d.IDs)
+	}
+	if !slices.Equal(d.Images, []string{"ghcr.io/replaycheck/replaycheck"}) || !slices.Equal(d.Platforms, []string{"linux/amd64", "linux/arm64"}) {
+		t.Errorf("dockers_v2 pushes %v for %v, want ghcr.io/replaycheck/replaycheck for linux/amd64 and linux/arm64", d.Images, d.Platforms)
+	}
+
 	bin, err := exec.LookPath("goreleaser")
+	if _, serr := os.Stat(filepath.Join(root, "bin", "goreleaser")); err != nil && serr == nil {
+		bin, err = filepath.Abs(filepath.Join(root, "bin", "goreleaser")) // make release-check
+	}
 	if err != nil {
 		gopath, gerr := exec.Command("go", "env", "GOPATH").Output()
 		bin = filepath.Join(strings.TrimSpace(string(gopath)), "bin", "goreleaser")

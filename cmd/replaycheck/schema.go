@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,7 +30,9 @@ func newSchemaCmd() *cobra.Command {
 the loader decodes into, with the endpoints, rule names, fault kinds and fault
 timings as enums. Point an editor's YAML support at it to complete and check
 scenario files. The repository publishes it as schemas/scenario.schema.json
-(kept current by a test); it rejects what validate rejects within a file.
+(kept current by a test); it rejects what validate rejects within a file. Its
+$id is that file's URL in the repository at this release's tag (on main for a
+build that is not a release), so the $id resolves to the same schema.
 
 With --target it prints the schema of a target file instead: one of kind
 proxy or kind client. The two are separate files because editors pick a
@@ -49,7 +53,7 @@ schema per file name; name target files *.target.yaml or map the folder.`,
 
 // runSchema prints the schema.
 func runSchema(_ context.Context, opts *schemaOptions) error {
-	schema := scenario.Schema
+	schema := func() ([]byte, error) { return scenario.SchemaAt(releaseTag(versionString())) }
 	if opts.TargetSchema {
 		schema = targetfile.Schema
 	}
@@ -60,3 +64,15 @@ func runSchema(_ context.Context, opts *schemaOptions) error {
 	_, err = opts.Out.Write(b)
 	return err
 }
+
+// releaseTag is the repository's tag of a release version (1.2.3 as
+// goreleaser stamps it, v1.2.3 as go install records it), or main for any
+// other build (dev, a pseudo-version, a prerelease).
+func releaseTag(version string) string {
+	if releaseVersion.MatchString(version) {
+		return "v" + strings.TrimPrefix(version, "v")
+	}
+	return "main"
+}
+
+var releaseVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+$`)

@@ -15,8 +15,21 @@ import (
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
-// SchemaID is the $id of the scenario file schema.
-const SchemaID = "https://github.com/replaycheck/replaycheck/scenario.schema.json"
+// SchemaFile is where the repository keeps the scenario file schema.
+const SchemaFile = "schemas/scenario.schema.json"
+
+// SchemaID is the $id of the scenario file schema in the repository: the
+// URL of SchemaFile on main (SchemaURL("main")).
+const SchemaID = schemaBase + "main/" + SchemaFile
+
+// schemaBase is the URL of the repository's files at a ref: append the ref
+// and the path.
+const schemaBase = "https://raw.githubusercontent.com/replaycheck/replaycheck/"
+
+// SchemaURL returns the URL of the scenario file schema in the repository
+// at ref (a release tag such as v1.2.3, or main): the file itself, which
+// resolves.
+func SchemaURL(ref string) string { return schemaBase + ref + "/" + SchemaFile }
 
 // durationPattern matches a Go duration string such as "250ms" or "1m30s".
 const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -24,8 +37,12 @@ const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 // Schema returns the JSON Schema of a scenario file (one scenario or a list
 // of them), generated from the Go types, with the endpoints, rule names,
 // fault kinds and fault timings as enums and patterns, so editors complete
-// and check scenario files.
-func Schema() ([]byte, error) {
+// and check scenario files. Its $id is SchemaID.
+func Schema() ([]byte, error) { return SchemaAt("main") }
+
+// SchemaAt is Schema with the $id of the file in the repository at tag
+// (SchemaURL): a release's binary names its own tag.
+func SchemaAt(tag string) ([]byte, error) {
 	r := &jsonschema.Reflector{Mapper: mapType, Namer: typeName}
 	s := r.Reflect(&Scenario{})
 	defs := s.Definitions
@@ -68,7 +85,7 @@ func Schema() ([]byte, error) {
 	// its own errors, not as "want array".
 	root := &jsonschema.Schema{
 		Version:     jsonschema.Version,
-		ID:          SchemaID,
+		ID:          jsonschema.ID(SchemaURL(tag)),
 		Title:       "replaycheck scenario file",
 		Description: "One scenario, or a list of scenarios.",
 		If:          &jsonschema.Schema{Type: "array"},

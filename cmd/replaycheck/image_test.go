@@ -111,11 +111,10 @@ func lastLines(b []byte, n int) string {
 // The container shares the host's network (--network host) and serves on
 // loopback port 0, its addresses read from its banner: the control API
 // answers loopback clients only until a control key opens it to others.
-// TODO(issue 22 item 3): once a key opens the control API to non-loopback
-// callers, run the image's default command on podman's own network with
-// -p 127.0.0.1::8765 -p 127.0.0.1::8766 and REPLAYCHECK_CONTROL_KEY, as
-// the README's docker run does (checked by hand: the ports publish and the
-// model API answers; the control API says 403 "loopback clients only").
+// TestContainerImage builds the image offline, checks its shape, runs its
+// default command (serve on 0.0.0.0 in the container) with the ports
+// published on the host's loopback and a control key, as the README's
+// docker run does, and arms a fault from the host that fires.
 func TestContainerImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the container image test")
@@ -165,9 +164,8 @@ func TestContainerImage(t *testing.T) {
 	}
 
 	const key = "rc-image-test-key"
-	args := append([]string{"run", "-d", "--network", "host", "-e", "REPLAYCHECK_CONTROL_KEY=" + key}, p.run...)
-	args = append(args, image, "serve", "--upstream-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0")
-	id := strings.TrimSpace(p.output(args...))
+	args := append([]string{"run", "-d", "-p", "127.0.0.1::8765", "-p", "127.0.0.1::8766", "-e", "REPLAYCHECK_CONTROL_KEY=" + key}, p.run...)
+	id := strings.TrimSpace(p.output(append(args, image)...))
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := p.cmd("logs", id).CombinedOutput()
@@ -176,13 +174,14 @@ func TestContainerImage(t *testing.T) {
 		_ = p.cmd("rm", "-f", "-t", "0", id).Run()
 	})
 
-	upstreamURL := waitForBanner(t, p, id)
+	waitForBanner(t, p, id)
+	upstreamURL := "http://" + strings.TrimSpace(p.output("port", id, "8765/tcp")) + "/v1"
 	ctl := strings.TrimSuffix(upstreamURL, "/v1") + control.Prefix
 	waitHealthy(t, ctl+"health", key)
 
 	// Arm the first initial request to fail with 503, from the host.
 	body := `{"upstream": [{"on": "initial", "respond": {"status": 503}, "times": "once"}]}`
-	if status, got := controlCall(t, "POST", ctl+"faults", key, body); status != http.StatusOK {
+	if status, got := controlCall(t, "POST", ctl+"faults", key, body); status != http.StatusCreated {
 		t.Fatalf("POST faults: %d %s", status, got)
 	}
 	chat := `{"model": "gpt-4o", "messages": [{"role": "user", "content": "Call commit_write once with entry alpha-rc0123456789, then reply done."}],
@@ -218,15 +217,15 @@ func TestContainerImage(t *testing.T) {
 var bannerURL = regexp.MustCompile(`(?m)^  upstream:\s+(http://\S+/v1)\b`)
 
 // waitForBanner waits, for at most a minute, until the container's output
-// names the model API's address, and returns that URL.
-func waitForBanner(t *testing.T, p *podman, id string) string {
+// shows serve's banner naming the model API's address.
+func waitForBanner(t *testing.T, p *podman, id string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for tick := time.NewTicker(50 * time.Millisecond); ; <-tick.C {
 		out, err := p.cmd("logs", id).CombinedOutput()
-		if m := bannerURL.FindSubmatch(out); m != nil {
+		if bannerURL.Match(out) {
 			tick.Stop()
-			return string(m[1])
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the container printed no serve banner within a minute (%v):\n%s", err, out)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type exploreOptions struct {
 	// scenario files (--out); "" writes none.
 	OutDir string
 	All    bool
+	// Diff is a fingerprint saved by --fingerprint --json to compare this
+	// sweep's with (--diff); "" compares with none.
+	Diff string
 	reportFiles
 
 	Out    io.Writer
@@ -83,7 +87,9 @@ Fault kinds (--kinds, comma-separated; the default is every one not marked
 each model request, and prints the target's retry policy: attempts (as the
 upstream saw them, so a client's retries times a proxy's), the gaps between
 them, whether Retry-After was honoured, the total time, what the app got and
-how many times the tool ran; --json keeps it, to diff two versions. On a base
+how many times the tool ran; --json keeps it, and --diff FILE compares this
+sweep's policy with one kept that way: what changed in attempts, gaps (beyond
+timing jitter), Retry-After, outcome and tool runs, row by row. On a base
 that reaches the ledger over stdio it also arms each stdio server death at
 every tools/call and counts the calls the ledger received and the processes
 spawned (SPAWNS: the respawns).
@@ -114,6 +120,9 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
   # its retry policy as a table, saved to diff against the next version of the client
   replaycheck explore --target targets/openai-agents.yaml --fingerprint --json policy-v1.json
 
+  # after upgrading the client: what changed in its retry policy
+  replaycheck explore --target targets/openai-agents.yaml --fingerprint --diff policy-v1.json
+
   # a base scenario of my own, reports for CI
   replaycheck explore my-base.yaml --target builtin:guarded --junit explore.xml --json explore.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -142,6 +151,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
 	f.StringVar(&opts.OutDir, "out", "", "write each confirmed finding as a scenario file in DIR")
 	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
+	f.StringVar(&opts.Diff, "diff", "", "with --fingerprint: compare the retry policy with one saved by --fingerprint --json FILE and print what changed")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE (- for stdout)")
 	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE (- for stdout)")
 	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE (- for stdout)")
@@ -150,6 +160,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	cmd.ValidArgsFunction = completeScenarioPaths
 	complete(cmd, "target", completeTarget)
 	complete(cmd, "kinds", completeKinds)
+	complete(cmd, "diff", completeFiles("json"))
 	for _, name := range []string{"points", "depth", "random", "seed", "max-runs", "shard", "parallel", "timeout", "stall", "slow", "linger", "dribble", "confirm"} {
 		complete(cmd, name, noCompletion)
 	}
@@ -199,6 +210,10 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if err := explore.Applicable(bases, xo.Target); err != nil {
 		return asUsage(err)
 	}
+	saved, err := readFingerprint(opts.Diff)
+	if err != nil {
+		return asUsage(err)
+	}
 	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut)}
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
@@ -222,6 +237,10 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		werrs = append(werrs, explore.WriteFindings(opts.OutDir, rep))
 	}
 	werrs = append(werrs, tableError(report.WriteExploreTable(table, rep, report.ExploreOptions{All: opts.All})))
+	if saved != nil {
+		changes := explore.DiffFingerprints(saved.Fingerprint, rep.Fingerprint)
+		werrs = append(werrs, tableError(report.WriteFingerprintDiff(table, opts.Diff, changes, len(rep.Fingerprint))))
+	}
 	for _, f := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -274,6 +293,8 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		return xo, fmt.Errorf("--stall, --slow, --linger and --dribble want positive durations")
 	case opts.Confirm < 1:
 		return xo, fmt.Errorf("--confirm %d: want 1 or more", opts.Confirm)
+	case opts.Diff != "" && !opts.Fingerprint:
+		return xo, fmt.Errorf("--diff compares retry-policy fingerprints: it needs --fingerprint")
 	case opts.OutDir == stdoutName:
 		return xo, fmt.Errorf("--out -: want a directory for the finding files (stdout cannot hold them; --json - writes the sweep there)")
 	}
@@ -299,6 +320,26 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		xo.Shard, xo.Shards = sel.Shard, sel.Shards
 	}
 	return xo, nil
+}
+
+// readFingerprint reads the saved sweep --diff names; nil for "".
+func readFingerprint(path string) (*explore.Report, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--diff: %w", err)
+	}
+	defer f.Close()
+	rep, err := explore.ReadReport(f)
+	if err != nil {
+		return nil, fmt.Errorf("--diff %s: %w", path, err)
+	}
+	if len(rep.Fingerprint) == 0 {
+		return nil, fmt.Errorf("--diff %s: the report holds no fingerprint (write one with explore --fingerprint --json FILE)", path)
+	}
+	return rep, nil
 }
 
 // writeReport writes a report to path through a temporary file

@@ -1,0 +1,95 @@
+package targets_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// exploreInNamespace runs `replaycheck explore ARGS` inside `unshare -rn`
+// (loopback only) from the repository root and returns its exit code and
+// output.
+func exploreInNamespace(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "unshare", append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, replaycheckBin, "explore"}, args...)...)
+	cmd.Dir = ".."
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running replaycheck explore in unshare -rn: %v\n%s", err, out.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// realClientFile returns the shipped real client of a target file.
+func realClientFile(t *testing.T, file string) realClient {
+	t.Helper()
+	i := slices.IndexFunc(realClients, func(c realClient) bool { return c.file == file })
+	if i < 0 {
+		t.Fatalf("no real client %s", file)
+	}
+	return realClients[i]
+}
+
+// TestCodexFingerprintDiff fingerprints the shipped Codex CLI target as it
+// ships (request_max_retries 4 inside stream_max_retries 1: 10 attempts of
+// a failing request) and saves it with --json, then fingerprints a copy
+// configured with request_max_retries 1 (2 × 2 attempts) and diffs it
+// against the saved one with --diff: the attempts changed, 10 to 4, the gaps
+// may have, and nothing else did. Skips when Codex is not installed (make clients).
+func TestCodexFingerprintDiff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two fingerprints of Codex take about a minute; not in -short")
+	}
+	if err := loopbackNamespace(); err != nil {
+		t.Skipf("no loopback-only network namespace: %v", err)
+	}
+	if why := realClientFile(t, "codex.yaml").installed(); why != "" {
+		t.Skip(why)
+	}
+	t.Parallel()
+	src, err := os.ReadFile("codex.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := filepath.Abs("clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(src), "request_max_retries=4", "request_max_retries=1", 1)
+	changed = strings.Replace(changed, "\ndir: clients\n", "\ndir: "+clients+"\n", 1)
+	if changed == string(src) || !strings.Contains(changed, clients) {
+		t.Fatal("codex.yaml no longer sets request_max_retries=4 and dir: clients; update this test")
+	}
+	dir := t.TempDir()
+	fewer, saved := filepath.Join(dir, "codex-fewer-retries.yaml"), filepath.Join(dir, "codex-policy.json")
+	if err := os.WriteFile(fewer, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sweep := []string{"--fingerprint", "--kinds", "500", "--points", "^initial", "--timeout", "90s"}
+	if code, out := exploreInNamespace(t, append([]string{"--target", "targets/codex.yaml", "--json", saved}, sweep...)...); code != 0 {
+		t.Fatalf("fingerprint of codex.yaml: exit %d, want 0\n%s", code, out)
+	}
+	code, out := exploreInNamespace(t, append([]string{"--target", fewer, "--diff", saved}, sweep...)...)
+	if code != 0 {
+		t.Fatalf("fingerprint of the copy: exit %d, want 0\n%s", code, out)
+	}
+	// The longest gap goes too: the backoff no longer reaches its longer
+	// waits (2 s × 0.2 s doubling) before giving up.
+	want := regexp.MustCompile(`RETRY POLICY CHANGED against \S+: 1 of 1 rows\n(?:.*\n){3}│ client tool call │ initial responses stream │ 500 +│ attempts +│ 10 +│ 4 +│\n(?:│ client tool call │ initial responses stream │ 500 +│ gaps +│[^\n]*\n)?└`)
+	if !want.MatchString(out) {
+		t.Errorf("the diff does not show the attempts going from 10 to 4 (and the gaps) and nothing else:\n%s", out)
+	}
+}

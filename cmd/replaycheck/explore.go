@@ -48,6 +48,9 @@ type exploreOptions struct {
 	// Diff is a fingerprint saved by --fingerprint --json to compare this
 	// sweep's with (--diff); "" compares with none.
 	Diff string
+	// Progress prints a line per finished run with the runs done, the total
+	// and the time left (--progress), where not a terminal.
+	Progress bool
 	reportFiles
 
 	Out    io.Writer
@@ -100,6 +103,12 @@ faults, both drawn with --seed, so the same seed gives the same sweep. A
 target that hangs or dies on one cell fails that cell and the sweep goes on;
 Ctrl-C stops it and reports what was found so far (exit 130).
 
+On a client target the runs start only as the machine has a spare CPU (at
+most --parallel at once): a client's start costs CPU, its backoff none, and
+crowded clients start slower and behave otherwise than alone. On a terminal
+the progress shows in place with the time left; --progress prints it as a
+line per run elsewhere (a CI log).
+
 Reports: --junit, --json, --markdown and --html FILE; FILE - writes that
 report to stdout (one at most) and the table then goes to stderr, so
 'explore --json - | jq' reads only JSON. 'report merge' joins run reports, not
@@ -141,7 +150,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sampled pairs, the random schedules and the run tokens")
 	f.IntVar(&opts.MaxRuns, "max-runs", explore.DefaultMaxRuns, "bound on the sweep's runs (single faults first, then pairs, then random schedules)")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "run shard I of N (1-based) of the sweep's cells")
-	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once (default 8 per CPU: the runs mostly wait)")
+	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once (default 8 per CPU: the runs mostly wait); on a client target a cap: each run starts when a CPU is spare, so the clients do not slow each other")
 	opts.Timeout = 30 * time.Second
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
 	f.DurationVar(&opts.Stall, "stall", fault.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
@@ -151,6 +160,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
 	f.StringVar(&opts.OutDir, "out", "", "write each confirmed finding as a scenario file in DIR")
 	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix, not only the failing ones")
+	f.BoolVar(&opts.Progress, "progress", false, "print a line per finished run (runs done of the total, failing so far, time left) where stderr is not a terminal, which shows it in place")
 	f.StringVar(&opts.Diff, "diff", "", "with --fingerprint: compare the retry policy with one saved by --fingerprint --json FILE and print what changed")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE (- for stdout)")
 	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE (- for stdout)")
@@ -214,7 +224,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut)}
+	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut), lines: opts.Progress}
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
 	}
@@ -354,11 +364,12 @@ func writeReport(path string, write func(io.Writer) error) error {
 
 // exploreProgress shows the sweep's progress: in place on a terminal (done
 // and total, failures so far, an estimate of the time left), a line per
-// phase otherwise.
+// phase otherwise, and with lines also a line per run.
 type exploreProgress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
+	lines    bool
 	phase    string
 	shown    bool
 }
@@ -366,19 +377,27 @@ type exploreProgress struct {
 func (p *exploreProgress) update(pr explore.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.terminal {
-		if pr.Done == pr.Total {
-			fmt.Fprintf(p.w, "explore %s: %d runs, %d failing, in %s\n", pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
-		}
+	if p.terminal {
+		fmt.Fprintf(p.w, "\r\033[Kexplore %s [%d/%d] %d failing%s", pr.Phase, pr.Done, pr.Total, pr.Failed, timeLeft(pr, " · "))
+		p.shown = true
 		return
 	}
-	eta := ""
-	if pr.Done > 0 && pr.Done < pr.Total {
-		left := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
-		eta = fmt.Sprintf(" · about %s left", left.Round(time.Second))
+	switch {
+	case pr.Done == pr.Total:
+		fmt.Fprintf(p.w, "explore %s: %d runs, %d failing, in %s\n", pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
+	case p.lines:
+		fmt.Fprintf(p.w, "explore %s: %d/%d runs, %d failing, %s%s\n", pr.Phase, pr.Done, pr.Total, pr.Failed, pr.Elapsed.Round(time.Second), timeLeft(pr, ", "))
 	}
-	fmt.Fprintf(p.w, "\r\033[Kexplore %s [%d/%d] %d failing%s", pr.Phase, pr.Done, pr.Total, pr.Failed, eta)
-	p.shown = true
+}
+
+// timeLeft estimates, after sep, the time the phase has left at the pace of
+// its runs so far; "" before the first run ends.
+func timeLeft(pr explore.Progress, sep string) string {
+	if pr.Done == 0 || pr.Done >= pr.Total {
+		return ""
+	}
+	left := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
+	return fmt.Sprintf("%sabout %s left", sep, left.Round(time.Second))
 }
 
 func (p *exploreProgress) finish() {

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -203,5 +204,28 @@ func TestExploreFingerprintDiff(t *testing.T) {
 		if code != exitBadUsage || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s%s", tt.args, code, tt.want, out, errOut)
 		}
+	}
+}
+
+// TestExploreProgressLines: with --progress, where stderr is not a
+// terminal, each finished run of a phase is a line with the runs done of the
+// total and the time left, and the phase's end a line of its own; without
+// it, only the phases' ends.
+func TestExploreProgressLines(t *testing.T) {
+	args := []string{"explore", "../../scenarios/seed/no-fault-chat.yaml", "--kinds", "400,500", "--target", "builtin:guarded"}
+	_, _, quiet := execute(t, args...)
+	code, out, errOut := execute(t, append(args, "--progress")...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	perRun := regexp.MustCompile(`(?m)^explore sweep: [1-7]/8 runs, 0 failing, \d+s, about \d+s left$`)
+	if n := len(perRun.FindAllString(errOut, -1)); n != 7 {
+		t.Errorf("%d lines of runs done with the time left, want 7 (8 runs, the last one ends the phase):\n%s", n, errOut)
+	}
+	if !strings.Contains(errOut, "explore sweep: 8 runs, 0 failing, in ") {
+		t.Errorf("no line ends the sweep phase:\n%s", errOut)
+	}
+	if perRun.MatchString(quiet) {
+		t.Errorf("lines per run without --progress:\n%s", quiet)
 	}
 }

@@ -85,8 +85,8 @@ type Options struct {
 	Parallel int
 	Timeout  time.Duration
 	// Settings are the durations of the stall, slow, linger and dribble
-	// kinds; zero
-	// fields take fault.DefaultSettings.
+	// kinds; zero fields take fault.DefaultSettings, but for Linger and
+	// Dribble, which scale to the target's clean runs (see paced).
 	Settings fault.Settings
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
@@ -326,12 +326,6 @@ func newExplorer(opts Options) *explorer {
 	if s.Slow <= 0 {
 		s.Slow = fault.DefaultSettings.Slow
 	}
-	if s.Linger <= 0 {
-		s.Linger = fault.DefaultSettings.Linger
-	}
-	if s.Dribble <= 0 {
-		s.Dribble = fault.DefaultSettings.Dribble
-	}
 	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}}
 	if opts.Target != nil && opts.Target.Traits().Client && opts.Parallel > 1 {
 		e.admission = run.CPUHeadroom{}
@@ -412,6 +406,8 @@ func (e *explorer) clean(ctx context.Context, bases []*scenario.Scenario, rep *R
 		return nil, nil
 	}
 	maps := make([][]Point, len(bases))
+	e.opts.Settings = paced(e.opts.Settings, res)
+	rep.Settings = e.opts.Settings
 	for i, r := range res {
 		b := bases[i]
 		if r.Verdict == rules.Fail {

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/harness/explore"
 )
 
 // exploreInNamespace runs `replaycheck explore ARGS` inside `unshare -rn`
@@ -91,5 +95,71 @@ func TestCodexFingerprintDiff(t *testing.T) {
 	want := regexp.MustCompile(`RETRY POLICY CHANGED against \S+: 1 of 1 rows\n(?:.*\n){3}│ client tool call │ initial responses stream │ 500 +│ attempts +│ 10 +│ 4 +│\n(?:│ client tool call │ initial responses stream │ 500 +│ gaps +│[^\n]*\n)?└`)
 	if !want.MatchString(out) {
 		t.Errorf("the diff does not show the attempts going from 10 to 4 (and the gaps) and nothing else:\n%s", out)
+	}
+}
+
+// TestExploreSameFindingsAtAnyParallel sweeps the shipped AI SDK agent's
+// stream cuts and 500s of its follow-up at the default concurrency (its
+// runs start as the CPU has room) and one at a time: every cell has the
+// same verdict and writes, and the same findings are found. Skips when the
+// AI SDK is not installed (make clients).
+func TestExploreSameFindingsAtAnyParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two sweeps of the AI SDK agent take minutes; not in -short")
+	}
+	if err := loopbackNamespace(); err != nil {
+		t.Skipf("no loopback-only network namespace: %v", err)
+	}
+	if why := realClientFile(t, "ai-sdk.yaml").installed(); why != "" {
+		t.Skip(why)
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	sweep := func(name string, extra ...string) *explore.Report {
+		js := filepath.Join(dir, name+".json")
+		args := append([]string{"--target", "targets/ai-sdk.yaml", "--kinds", "drop,500", "--points", "^follow_up", "--json", js}, extra...)
+		code, out := exploreInNamespace(t, args...)
+		if code != 0 && code != 1 {
+			t.Fatalf("explore %s: exit %d, want 0 or 1\n%s", name, code, out)
+		}
+		f, err := os.Open(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rep, err := explore.ReadReport(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	type outcome struct {
+		Verdict string
+		Writes  int
+	}
+	cells := func(rep *explore.Report) map[string]outcome {
+		m := map[string]outcome{}
+		for _, c := range rep.Cells {
+			m[c.Base+": "+c.Schedule.String()] = outcome{string(c.Verdict), c.Writes}
+		}
+		return m
+	}
+	findings := func(rep *explore.Report) []string {
+		var out []string
+		for _, f := range rep.Findings {
+			out = append(out, f.Base+": "+f.Schedule.String()+": "+strings.Join(f.Failed, ", "))
+		}
+		slices.Sort(out)
+		return out
+	}
+	def, serial := sweep("default"), sweep("serial", "--parallel", "1")
+	if len(def.Cells) == 0 {
+		t.Fatal("the sweep has no cell")
+	}
+	if diff := cmp.Diff(cells(serial), cells(def)); diff != "" {
+		t.Errorf("cells (-one at a time +default):\n%s", diff)
+	}
+	if diff := cmp.Diff(findings(serial), findings(def)); diff != "" {
+		t.Errorf("findings (-one at a time +default):\n%s", diff)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/ctxwait"
 )
 
 // Admission decides when a run may start beside the running ones: Admit
@@ -60,7 +62,7 @@ func (a CPUHeadroom) Admit(ctx context.Context, running func() int) error {
 	before, err := sample()
 	if errors.Is(err, os.ErrNotExist) {
 		for running() >= runtime.NumCPU() {
-			if err := waitOrDone(ctx, every); err != nil {
+			if err := ctxwait.Sleep(ctx, every); err != nil {
 				return err
 			}
 		}
@@ -70,7 +72,7 @@ func (a CPUHeadroom) Admit(ctx context.Context, running func() int) error {
 		return err
 	}
 	for {
-		if err := waitOrDone(ctx, every); err != nil {
+		if err := ctxwait.Sleep(ctx, every); err != nil {
 			return err
 		}
 		if running() == 0 {
@@ -84,18 +86,6 @@ func (a CPUHeadroom) Admit(ctx context.Context, running func() int) error {
 			return nil
 		}
 		before = after
-	}
-}
-
-// waitOrDone waits d, or until ctx ends (its error).
-func waitOrDone(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

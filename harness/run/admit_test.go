@@ -12,6 +12,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/ctxwait"
 )
 
 // cpuClock is a machine whose CPU times advance by idle and busy ticks at
@@ -84,7 +85,7 @@ type oneAtATime struct{ calls int }
 func (a *oneAtATime) Admit(ctx context.Context, running func() int) error {
 	a.calls++
 	for running() > 0 {
-		if err := waitOrDone(ctx, time.Millisecond); err != nil {
+		if err := ctxwait.Sleep(ctx, time.Millisecond); err != nil {
 			return err
 		}
 	}

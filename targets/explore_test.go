@@ -18,23 +18,30 @@ import (
 	"github.com/replaycheck/replaycheck/harness/explore"
 )
 
-// exploreInNamespace runs `replaycheck explore ARGS` inside `unshare -rn`
-// (loopback only) from the repository root and returns its exit code and
-// output.
-func exploreInNamespace(t *testing.T, args ...string) (int, string) {
+// inNamespace runs `replaycheck ARGS` inside `unshare -rn` (loopback only)
+// from the repository root, bounded by timeout, and returns its exit code
+// and output.
+func inNamespace(t *testing.T, timeout time.Duration, args ...string) (int, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, replaycheckBin, "explore"}, args...)...)
+	cmd := exec.CommandContext(ctx, "unshare", append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, replaycheckBin}, args...)...)
 	cmd.Dir = ".."
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("running replaycheck explore in unshare -rn: %v\n%s", err, out.String())
+		t.Fatalf("running replaycheck in unshare -rn: %v\n%s", err, out.String())
 	}
 	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// exploreInNamespace runs `replaycheck explore ARGS` in unshare -rn (see
+// inNamespace).
+func exploreInNamespace(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	return inNamespace(t, 8*time.Minute, append([]string{"explore"}, args...)...)
 }
 
 // realClientFile returns the shipped real client of a target file.

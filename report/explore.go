@@ -110,13 +110,7 @@ func WriteFingerprint(w io.Writer, rows []explore.FingerprintRow) error {
 	t.Header(header)
 	incomplete := false
 	for _, r := range rows {
-		req := string(r.Request) + " " + r.Endpoint
-		if r.Stream {
-			req += " stream"
-		}
-		if r.Tool != "" {
-			req = "tools/call " + r.Tool
-		}
+		req := fingerprintRequest(r)
 		gaps := []string{"-", "-", "-"}
 		if r.Attempts > 1 {
 			gaps = []string{roundMS(r.GapMin), roundMS(r.GapMedian), roundMS(r.GapMax)}

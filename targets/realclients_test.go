@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -617,32 +616,22 @@ func summarize(t *testing.T, c realClient, saved savedRun, want map[string]strin
 func runInNamespace(t *testing.T, c realClient, paths []string, wantCode int) (savedRun, string) {
 	t.Helper()
 	js := filepath.Join(t.TempDir(), "run.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	args := append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, replaycheckBin, "run"}, paths...)
+	args := append([]string{"run"}, paths...)
 	args = append(args, "--target", "targets/"+c.file, "--json", js, "--parallel", "3")
 	if c.timeout != "" {
 		args = append(args, "--timeout", c.timeout)
 	}
-	cmd := exec.CommandContext(ctx, "unshare", args...)
-	cmd.Dir = ".."
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("running replaycheck in unshare -rn: %v\n%s", err, out.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != wantCode {
-		t.Errorf("exit %d, want %d (every scenario passes, but those expected to fail)\n%s", code, wantCode, out.String())
+	code, out := inNamespace(t, 4*time.Minute, args...)
+	if code != wantCode {
+		t.Errorf("exit %d, want %d (every scenario passes, but those expected to fail)\n%s", code, wantCode, out)
 	}
 	b, err := os.ReadFile(js)
 	if err != nil {
-		t.Fatalf("no JSON report: %v\n%s", err, out.String())
+		t.Fatalf("no JSON report: %v\n%s", err, out)
 	}
 	var saved savedRun
 	if err := json.Unmarshal(b, &saved); err != nil {
 		t.Fatal(err)
 	}
-	return saved, out.String()
+	return saved, out
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -39,11 +40,20 @@ type exploreOptions struct {
 	Slow        time.Duration
 	Linger      time.Duration
 	Dribble     time.Duration
-	Confirm     int
+	// LingerSet and DribbleSet say that --linger and --dribble were given;
+	// unset, they scale to the target (explore.Options.Settings).
+	LingerSet, DribbleSet bool
+	Confirm               int
 	// OutDir is the directory the confirmed findings are written to as
 	// scenario files (--out); "" writes none.
 	OutDir string
 	All    bool
+	// Diff is a fingerprint saved by --fingerprint --json to compare this
+	// sweep's with (--diff); "" compares with none.
+	Diff string
+	// Progress prints a line per finished run with the runs done, the total
+	// and the time left (--progress), where not a terminal.
+	Progress bool
 	reportFiles
 
 	Out    io.Writer
@@ -90,9 +100,11 @@ Fault kinds (--kinds, comma-separated; the default is every one not marked
 each model request, and prints the target's retry policy: attempts (as the
 upstream saw them, so a client's retries times a proxy's), the gaps between
 them, whether Retry-After was honoured, the total time, what the app got and
-how many times the tool ran; --json keeps it, to diff two versions. OUTER
-GAPS are the waits between bursts of attempts, where an agent's own backoff
-wraps its SDK's retries; ATTEMPTS N+ means the run hit --timeout first. On a base
+how many times the tool ran; --json keeps it, and --diff FILE compares this
+sweep's policy with one kept that way: what changed in attempts, gaps (beyond
+timing jitter), Retry-After, outcome and tool runs, row by row. OUTER GAPS
+are the waits between bursts of attempts, where an agent's own backoff wraps
+its SDK's retries; ATTEMPTS N+ means the run hit --timeout first. On a base
 that reaches the ledger over stdio it also arms each stdio server death at
 every tools/call and counts the calls the ledger received and the processes
 spawned (SPAWNS: the respawns).
@@ -102,6 +114,12 @@ different requests and --random N adds N random schedules of two or three
 faults, both drawn with --seed, so the same seed gives the same sweep. A
 target that hangs or dies on one cell fails that cell and the sweep goes on;
 Ctrl-C stops it and reports what was found so far (exit 130).
+
+On a client target the runs start only as the machine has a spare CPU (at
+most --parallel at once): a client's start costs CPU, its backoff none, and
+crowded clients start slower and behave otherwise than alone. On a terminal
+the progress shows in place with the time left; --progress prints it as a
+line per run elsewhere (a CI log).
 
 Reports: --junit, --json, --markdown and --html FILE; FILE - writes that
 report to stdout (one at most) and the table then goes to stderr, so
@@ -123,11 +141,15 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
   # its retry policy as a table, saved to diff against the next version of the client
   replaycheck explore --target targets/openai-agents.yaml --fingerprint --json policy-v1.json
 
+  # after upgrading the client: what changed in its retry policy
+  replaycheck explore --target targets/openai-agents.yaml --fingerprint --diff policy-v1.json
+
   # a base scenario of my own, reports for CI
   replaycheck explore my-base.yaml --target builtin:guarded --junit explore.xml --json explore.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			opts.LingerSet, opts.DribbleSet = cmd.Flags().Changed("linger"), cmd.Flags().Changed("dribble")
 			return runExplore(cmd.Context(), opts)
 		},
 	}
@@ -141,16 +163,18 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sampled pairs, the random schedules and the run tokens")
 	f.IntVar(&opts.MaxRuns, "max-runs", explore.DefaultMaxRuns, "bound on the sweep's runs (single faults first, then pairs, then random schedules)")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "run shard I of N (1-based) of the sweep's cells")
-	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once (default 8 per CPU: the runs mostly wait)")
+	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once (default 8 per CPU: the runs mostly wait); on a client target a cap: each run starts when a CPU is spare, so the clients do not slow each other")
 	opts.Timeout = 30 * time.Second
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
 	f.DurationVar(&opts.Stall, "stall", fault.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
 	f.DurationVar(&opts.Slow, "slow", fault.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")
-	f.DurationVar(&opts.Linger, "linger", fault.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut")
-	f.DurationVar(&opts.Dribble, "dribble", fault.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream")
+	f.DurationVar(&opts.Linger, "linger", fault.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut (unset: 10 clean runs of the target, at most the default)")
+	f.DurationVar(&opts.Dribble, "dribble", fault.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream (unset: one clean run of the target, at most the default)")
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
 	f.StringVar(&opts.OutDir, "out", "", "write each confirmed finding as a scenario file in DIR")
 	f.BoolVar(&opts.All, "all", false, "list every cell of the matrix with its verdict and finding")
+	f.BoolVar(&opts.Progress, "progress", false, "print a line per finished run (runs done of the total, failing so far, time left) where stderr is not a terminal, which shows it in place")
+	f.StringVar(&opts.Diff, "diff", "", "with --fingerprint: compare the retry policy with one saved by --fingerprint --json FILE and print what changed")
 	f.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report (one testcase per cell) to FILE (- for stdout)")
 	f.StringVar(&opts.JSON, "json", "", "write the sweep (points, cells, findings) as JSON to FILE (- for stdout)")
 	f.StringVar(&opts.Markdown, "markdown", "", "write a Markdown summary to FILE (- for stdout)")
@@ -159,6 +183,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	cmd.ValidArgsFunction = completeScenarioPaths
 	complete(cmd, "target", completeTarget)
 	complete(cmd, "kinds", completeKinds)
+	complete(cmd, "diff", completeFiles("json"))
 	for _, name := range []string{"points", "depth", "random", "seed", "max-runs", "shard", "parallel", "timeout", "stall", "slow", "linger", "dribble", "confirm"} {
 		complete(cmd, name, noCompletion)
 	}
@@ -208,7 +233,11 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if err := explore.Applicable(bases, xo.Target); err != nil {
 		return asUsage(err)
 	}
-	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut)}
+	saved, err := readFingerprint(opts.Diff)
+	if err != nil {
+		return asUsage(err)
+	}
+	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut), lines: opts.Progress}
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
 	}
@@ -231,6 +260,10 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		werrs = append(werrs, explore.WriteFindings(opts.OutDir, rep))
 	}
 	werrs = append(werrs, tableError(report.WriteExploreTable(table, rep, report.ExploreOptions{All: opts.All})))
+	if saved != nil {
+		changes := explore.DiffFingerprints(saved.Fingerprint, rep.Fingerprint)
+		werrs = append(werrs, tableError(report.WriteFingerprintDiff(table, opts.Diff, changes, len(rep.Fingerprint))))
+	}
 	for _, f := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -285,8 +318,16 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		return xo, fmt.Errorf("--stall, --slow, --linger and --dribble want positive durations")
 	case opts.Confirm < 1:
 		return xo, fmt.Errorf("--confirm %d: want 1 or more", opts.Confirm)
+	case opts.Diff != "" && !opts.Fingerprint:
+		return xo, fmt.Errorf("--diff compares retry-policy fingerprints: it needs --fingerprint")
 	case opts.OutDir == stdoutName:
 		return xo, fmt.Errorf("--out -: want a directory for the finding files (stdout cannot hold them; --json - writes the sweep there)")
+	}
+	if !opts.LingerSet {
+		xo.Settings.Linger = 0
+	}
+	if !opts.DribbleSet {
+		xo.Settings.Dribble = 0
 	}
 	if len(opts.Kinds) > 0 || !opts.Fingerprint {
 		kinds, err := explore.SelectKinds(opts.Kinds)
@@ -312,6 +353,26 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 	return xo, nil
 }
 
+// readFingerprint reads the saved sweep --diff names; nil for "".
+func readFingerprint(path string) (*explore.Report, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--diff: %w", err)
+	}
+	defer f.Close()
+	rep, err := explore.ReadReport(f)
+	if err != nil {
+		return nil, fmt.Errorf("--diff %s: %w", path, err)
+	}
+	if len(rep.Fingerprint) == 0 {
+		return nil, fmt.Errorf("--diff %s: the report holds no fingerprint (write one with explore --fingerprint --json FILE)", path)
+	}
+	return rep, nil
+}
+
 // writeReport writes a report to path through a temporary file
 // (replaceFile), so that a failed write leaves no truncated report.
 func writeReport(path string, write func(io.Writer) error) error {
@@ -324,11 +385,12 @@ func writeReport(path string, write func(io.Writer) error) error {
 
 // exploreProgress shows the sweep's progress: in place on a terminal (done
 // and total, failures so far, an estimate of the time left), a line per
-// phase otherwise.
+// phase otherwise, and with lines also a line per run.
 type exploreProgress struct {
 	mu       sync.Mutex
 	w        io.Writer
 	terminal bool
+	lines    bool
 	phase    string
 	shown    bool
 }
@@ -336,19 +398,27 @@ type exploreProgress struct {
 func (p *exploreProgress) update(pr explore.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.terminal {
-		if pr.Done == pr.Total {
-			fmt.Fprintf(p.w, "explore %s: %d runs, %d failing, in %s\n", pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
-		}
+	if p.terminal {
+		fmt.Fprintf(p.w, "\r\033[Kexplore %s [%d/%d] %d failing%s", pr.Phase, pr.Done, pr.Total, pr.Failed, timeLeft(pr, " · "))
+		p.shown = true
 		return
 	}
-	eta := ""
-	if pr.Done > 0 && pr.Done < pr.Total {
-		left := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
-		eta = fmt.Sprintf(" · about %s left", left.Round(time.Second))
+	switch {
+	case pr.Done == pr.Total:
+		fmt.Fprintf(p.w, "explore %s: %d runs, %d failing, in %s\n", pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
+	case p.lines:
+		fmt.Fprintf(p.w, "explore %s: %d/%d runs, %d failing, %s%s\n", pr.Phase, pr.Done, pr.Total, pr.Failed, pr.Elapsed.Round(time.Second), timeLeft(pr, ", "))
 	}
-	fmt.Fprintf(p.w, "\r\033[Kexplore %s [%d/%d] %d failing%s", pr.Phase, pr.Done, pr.Total, pr.Failed, eta)
-	p.shown = true
+}
+
+// timeLeft estimates, after sep, the time the phase has left at the pace of
+// its runs so far; "" before the first run ends.
+func timeLeft(pr explore.Progress, sep string) string {
+	if pr.Done == 0 || pr.Done >= pr.Total {
+		return ""
+	}
+	left := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
+	return fmt.Sprintf("%sabout %s left", sep, left.Round(time.Second))
 }
 
 func (p *exploreProgress) finish() {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -177,5 +178,77 @@ func TestExploreBaseFailingClean(t *testing.T) {
 	code, out, errOut := execute(t, "explore", base)
 	if code != exitRuleBroken || !strings.Contains(out, `base scenario "wants two writes" fails without any fault`) {
 		t.Errorf("exit %d, want 1 naming the base\n%s%s", code, out, errOut)
+	}
+}
+
+// TestExploreFingerprintDiff saves the guarded gateway's fingerprint with
+// --json and diffs the naive gateway's against it: the 400 and the 500 with
+// x-should-retry: false retried, and the tool run again; diffed against itself the policy is unchanged. A --diff
+// without --fingerprint, or of a file with no fingerprint, is bad usage.
+func TestExploreFingerprintDiff(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "policy-v1.json")
+	// Statuses the guarded gateway does not retry: no jittered gaps to move
+	// on a busy machine.
+	args := []string{"explore", "../../scenarios/seed/no-fault-chat.yaml", "--fingerprint", "--kinds", "400,500-no-retry"}
+	if code, out, errOut := execute(t, append(args, "--json", saved)...); code != exitOK {
+		t.Fatalf("saving the fingerprint: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := execute(t, append(args, "--target", "builtin:naive", "--diff", saved)...)
+	if code != exitRuleBroken {
+		t.Fatalf("exit %d, want 1 (the naive gateway's findings)\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"RETRY POLICY CHANGED against " + saved + ": 4 of 4 rows",
+		"│ seed chat no fault │ initial chat   │ 400                   │ attempts  │ 1      │ 3     │",
+		"│ seed chat no fault │ follow_up chat │ 400                   │ tool runs │ 1      │ 3     │",
+		"│ seed chat no fault │ follow_up chat │ 500-no-retry          │ attempts  │ 1      │ 3     │",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, errOut := execute(t, append(args, "--diff", saved)...); code != exitOK || !strings.Contains(out, "RETRY POLICY UNCHANGED against "+saved+" (4 rows)") {
+		t.Errorf("guarded against itself: exit %d\n%s%s", code, out, errOut)
+	}
+	empty := filepath.Join(dir, "sweep.json")
+	if code, out, errOut := execute(t, "explore", "../../scenarios/seed/no-fault-chat.yaml", "--kinds", "400", "--json", empty); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--diff", saved}, "--diff compares retry-policy fingerprints: it needs --fingerprint"},
+		{[]string{"--fingerprint", "--diff", empty}, "the report holds no fingerprint"},
+		{[]string{"--fingerprint", "--diff", filepath.Join(dir, "none.json")}, "--diff: open"},
+	} {
+		code, out, errOut := execute(t, append([]string{"explore", "../../scenarios/seed/no-fault-chat.yaml"}, tt.args...)...)
+		if code != exitBadUsage || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, want 2 and %q\n%s%s", tt.args, code, tt.want, out, errOut)
+		}
+	}
+}
+
+// TestExploreProgressLines: with --progress, where stderr is not a
+// terminal, each finished run of a phase is a line with the runs done of the
+// total and the time left, and the phase's end a line of its own; without
+// it, only the phases' ends.
+func TestExploreProgressLines(t *testing.T) {
+	args := []string{"explore", "../../scenarios/seed/no-fault-chat.yaml", "--kinds", "400,500", "--target", "builtin:guarded"}
+	_, _, quiet := execute(t, args...)
+	code, out, errOut := execute(t, append(args, "--progress")...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	perRun := regexp.MustCompile(`(?m)^explore sweep: [1-7]/8 runs, 0 failing, \d+s, about \d+s left$`)
+	if n := len(perRun.FindAllString(errOut, -1)); n != 7 {
+		t.Errorf("%d lines of runs done with the time left, want 7 (8 runs, the last one ends the phase):\n%s", n, errOut)
+	}
+	if !strings.Contains(errOut, "explore sweep: 8 runs, 0 failing, in ") {
+		t.Errorf("no line ends the sweep phase:\n%s", errOut)
+	}
+	if perRun.MatchString(quiet) {
+		t.Errorf("lines per run without --progress:\n%s", quiet)
 	}
 }

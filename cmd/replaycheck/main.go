@@ -17,6 +17,7 @@ func main() {
 	// stays the verdict's. Notified, not ignored, so that the targets
 	// replaycheck starts get the default disposition.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd(os.Stdin, os.Stdout, os.Stderr).ExecuteContext(ctx)
 	stop()

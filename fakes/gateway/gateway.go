@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/ctxwait"
 )
 
 // closeGrace is how long Close lets tool calls left running by
@@ -66,7 +68,7 @@ func New(cfg Config) (*Gateway, error) {
 		routes:    dialectTable(),
 		pool:      newMCPPool(cfg),
 		now:       time.Now,
-		sleep:     sleepCtx,
+		sleep:     ctxwait.Sleep,
 	}
 	g.pool.relist = g.relist
 	g.instance = strconv.FormatInt(g.now().UnixNano(), 36)

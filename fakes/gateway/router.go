@@ -204,18 +204,3 @@ func (g *Gateway) backoff(try int, minWait time.Duration) time.Duration {
 	g.randMu.Unlock()
 	return max(d/2+jitter, minWait)
 }
-
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -44,7 +44,9 @@ const (
 )
 
 // runsPerCPU is the default number of runs at once per CPU: a sweep's runs
-// mostly wait (on lingering cuts, Retry-After, slow tools), not compute.
+// mostly wait (on lingering cuts, Retry-After, slow tools), not compute. On
+// a client target it is only the cap: the runs start as the CPU has room
+// for them (see Options.Parallel).
 const runsPerCPU = 8
 
 // Options configure Explore. Target is required.
@@ -74,12 +76,17 @@ type Options struct {
 	// Shard (1-based); zero Shards runs all.
 	Shard, Shards int
 	// Parallel is the number of runs at once; 0 means runsPerCPU per CPU.
+	// On a client target it is a cap: each run starts only when the machine
+	// has a spare CPU (run.CPUHeadroom), so the client processes do not slow
+	// each other's starts (their timeouts run on the wall clock: crowded,
+	// a client behaves otherwise than alone, and a cell's verdict would
+	// depend on Parallel). Parallel 1 runs one at a time.
 	// Timeout bounds each run, as in run.Options.
 	Parallel int
 	Timeout  time.Duration
 	// Settings are the durations of the stall, slow, linger and dribble
-	// kinds; zero
-	// fields take fault.DefaultSettings.
+	// kinds; zero fields take fault.DefaultSettings, but for Linger and
+	// Dribble, which scale to the target's clean runs (see paced).
 	Settings fault.Settings
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
@@ -288,9 +295,11 @@ func distinctNames(bases []*scenario.Scenario) error {
 
 // explorer holds a sweep's settings and what its runs found.
 type explorer struct {
-	opts  Options
-	kinds map[string]Kind
-	byKey map[string]*scenario.Scenario // base by name
+	opts Options
+	// admission starts the runs of a client target as the CPU has room.
+	admission run.Admission
+	kinds     map[string]Kind
+	byKey     map[string]*scenario.Scenario // base by name
 	// known holds, per base and schedule, the result of its latest run.
 	known map[string]rules.Result
 	runs  int
@@ -328,13 +337,10 @@ func newExplorer(opts Options) *explorer {
 	if s.Slow <= 0 {
 		s.Slow = fault.DefaultSettings.Slow
 	}
-	if s.Linger <= 0 {
-		s.Linger = fault.DefaultSettings.Linger
-	}
-	if s.Dribble <= 0 {
-		s.Dribble = fault.DefaultSettings.Dribble
-	}
 	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}}
+	if opts.Target != nil && opts.Target.Traits().Client && opts.Parallel > 1 {
+		e.admission = run.CPUHeadroom{}
+	}
 	for _, k := range Kinds() {
 		e.kinds[k.Name] = k
 	}
@@ -360,7 +366,7 @@ func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rul
 	pr := Progress{Phase: phase, Total: len(jobs)}
 	start := e.opts.Now()
 	_, err := run.Run(ctx, ss, run.Options{
-		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
+		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Admission: e.admission, Timeout: e.opts.Timeout,
 		Seed: e.opts.Seed, Now: e.opts.Now,
 		// One call at a time, as each run ends. Each job runs once on the
 		// one target (withSchedule), so the i-th history is the i-th job's.
@@ -411,6 +417,8 @@ func (e *explorer) clean(ctx context.Context, bases []*scenario.Scenario, rep *R
 		return nil, nil
 	}
 	maps := make([][]Point, len(bases))
+	e.opts.Settings = paced(e.opts.Settings, res)
+	rep.Settings = e.opts.Settings
 	for i, r := range res {
 		b := bases[i]
 		if r.Verdict == rules.Fail {
@@ -448,7 +456,7 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 	// Isolated, as the cells with MCP faults run: the target starts fresh
 	// and its MCP session steps are the run's, to be mapped as points.
 	hs, err := run.Run(ctx, ss, run.Options{
-		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
+		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Admission: e.admission, Timeout: e.opts.Timeout,
 		Seed: e.opts.Seed, Now: e.opts.Now, Isolate: true,
 	})
 	e.runs += len(jobs)

@@ -59,6 +59,10 @@ type Options struct {
 	OnEvent func(Event)
 	// Logger receives what the harness does; nil discards.
 	Logger *slog.Logger
+	// Admission, when set, decides when each run may start beside the
+	// others, below Parallel (see CPUHeadroom); nil starts one whenever
+	// fewer than Parallel are in flight.
+	Admission Admission
 	// Isolate runs every scenario as an isolated one (see
 	// scenario.Scenario.Isolated): on fakes and an instance of its own, so
 	// the target's MCP session steps (initialize, tools/list) are the run's
@@ -300,43 +304,88 @@ func (r *runner) pool(ctx context.Context, pairs []pair, parallel int, do func(j
 	// starts early, so the others fill the other workers meanwhile.
 	order := slices.Clone(pairs)
 	sort.SliceStable(order, func(a, b int) bool { return expectedWait(order[a].s) > expectedWait(order[b].s) })
-	work := make(chan job)
+	// A place per run at once; with an Admission, a run takes its place
+	// and then waits to be admitted, so it is admitted as it would start.
+	places := make(chan struct{}, min(parallel, runs))
+	inFlight := 0 // runs started and not ended, under r.mu
 	var wg sync.WaitGroup
-	for range min(parallel, runs) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range work {
-				r.opts.event(Event{Kind: EventRunStarted, Target: j.t.Name(), Scenario: j.s.Name, Run: j.rep, At: r.opts.Now()})
-				h, err := do(j)
-				if h != nil {
-					r.opts.Logger.Debug("scenario run ended", "scenario", h.Scenario, "target", h.Target, "token", h.Token, "duration", h.Duration.D(), "error", h.Error)
-				}
-				r.mu.Lock()
-				if err != nil && r.harnessErr == nil {
-					r.harnessErr = err
-				}
-				if r.out != nil {
-					r.out[j.i] = h
-				}
-				if h != nil && r.opts.OnHistory != nil {
-					r.opts.OnHistory(j.i, h)
-				}
-				r.mu.Unlock()
-			}
-		}()
-	}
 feed:
 	for _, p := range order {
 		for k := 1; k <= p.n; k++ {
+			select {
+			case places <- struct{}{}:
+			case <-ctx.Done():
+				break feed
+			}
 			if ctx.Err() != nil || r.failed() {
 				break feed
 			}
-			work <- p.job(k)
+			if err := r.admit(ctx, &inFlight); err != nil {
+				if ctx.Err() == nil {
+					r.fail(err)
+				}
+				break feed
+			}
+			wg.Add(1)
+			go func(j job) {
+				defer wg.Done()
+				r.one(j, do)
+				r.mu.Lock()
+				inFlight--
+				r.mu.Unlock()
+				<-places
+			}(p.job(k))
 		}
 	}
-	close(work)
 	wg.Wait()
+}
+
+// admit waits for r.opts.Admission, if any, to admit one more run beside
+// the inFlight ones, and counts it in.
+func (r *runner) admit(ctx context.Context, inFlight *int) error {
+	if a := r.opts.Admission; a != nil {
+		running := func() int {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return *inFlight
+		}
+		if err := a.Admit(ctx, running); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	*inFlight++
+	r.mu.Unlock()
+	return nil
+}
+
+// fail records that the harness cannot run: no further run starts.
+func (r *runner) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.harnessErr == nil {
+		r.harnessErr = err
+	}
+}
+
+// one makes run j and hands its history on.
+func (r *runner) one(j job, do func(job) (*history.History, error)) {
+	r.opts.event(Event{Kind: EventRunStarted, Target: j.t.Name(), Scenario: j.s.Name, Run: j.rep, At: r.opts.Now()})
+	h, err := do(j)
+	if h != nil {
+		r.opts.Logger.Debug("scenario run ended", "scenario", h.Scenario, "target", h.Target, "token", h.Token, "duration", h.Duration.D(), "error", h.Error)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil && r.harnessErr == nil {
+		r.harnessErr = err
+	}
+	if r.out != nil {
+		r.out[j.i] = h
+	}
+	if h != nil && r.opts.OnHistory != nil {
+		r.opts.OnHistory(j.i, h)
+	}
 }
 
 // expectedWait estimates how long a scenario must wait by design: the waits

@@ -49,6 +49,27 @@ func Executed(h *history.History) []int {
 	return out
 }
 
+// unknownOutcome returns the indexes in h.MCP of the tools/call requests a
+// forwarding ledger forwarded and got no answer to (wire.MCPFaultForwardUnknown):
+// they may have run. A fault event belongs to the last call before it with
+// its tool and request id.
+func unknownOutcome(h *history.History) map[int]bool {
+	out := map[int]bool{}
+	last := map[string]int{}
+	for i, e := range h.MCP {
+		id := e.Tool + "\x00" + e.RequestID
+		switch {
+		case e.Kind == wire.MCPCall:
+			last[id] = i
+		case e.IsFault(wire.MCPFaultForwardUnknown):
+			if j, ok := last[id]; ok {
+				out[j] = true
+			}
+		}
+	}
+	return out
+}
+
 // refusedBefore reports whether e is a fault that answered a call before it
 // ran, or ended the stdio server process carrying it before it ran
 // (stdio_exit before_execute).
@@ -62,7 +83,7 @@ func refusedBefore(e wire.MCPEvent) bool {
 func keyedTools(h *history.History) map[string]bool {
 	keyed := map[string]bool{}
 	for _, e := range h.MCP {
-		if e.Key != "" || e.IsDedup() {
+		if e.Key != "" && e.Kind != wire.MCPCall || e.IsDedup() {
 			keyed[e.Tool] = true
 		}
 	}

@@ -110,4 +110,3 @@ expect: {rules: [no-replay-ambiguous-mcp, no-replay-after-dispatch]}
 		})
 	}
 }
-

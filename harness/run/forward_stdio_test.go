@@ -27,7 +27,6 @@ func TestForwardStdioFaultsOnTheGateway(t *testing.T) {
 		want          rules.Status // no-replay-ambiguous-mcp
 	}{
 		{"stdio_exit: {at: before_execute}", "builtin:guarded", false, 0, rules.Unknown},
-		{"stdio_exit: {at: before_execute}", "builtin:mcp-replay-after-stdio-death", false, 1, rules.Unknown},
 		{"stdio_exit: {at: after_execute}", "builtin:guarded", false, 1, rules.Pass},
 		{"stdio_exit: {at: after_execute}", "builtin:mcp-replay-after-stdio-death", false, 2, rules.Fail},
 		{"stdio_exit: {at: after_answer}", "builtin:guarded", false, 1, rules.Unknown},

@@ -4,7 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/fakes/ledgerstdio"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
@@ -15,14 +14,10 @@ import (
 )
 
 // TestMain lets the test binary stand in for the processes targets start
-// (see targettest.Main), for a user's MCP server over stdio (see
-// itemserver.Main), and for replaycheck ledger-stdio, the stdio server the
-// built-in gateway spawns (see ledgerstdio.Main).
+// (see targettest.Main), and for a user's MCP server over stdio (see
+// itemserver.Main).
 func TestMain(m *testing.M) {
 	if code, ok := itemserver.Main(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	if code, ok := ledgerstdio.Main(os.Args[1:]); ok {
 		os.Exit(code)
 	}
 	targettest.Main(m)

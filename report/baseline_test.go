@@ -66,7 +66,7 @@ func TestBaselineJUnit(t *testing.T) {
 		{Name: "chat follow-up 500 after tool ran on builtin:guarded",
 			Failure: `stale: baseline entry {scenario: "chat follow-up 500 after tool ran", target: "builtin:guarded", rule: "writes"} now passes: remove it`},
 		{Name: "chat follow-up 500 after tool ran on builtin:naive",
-			Failure: "fail: no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions (commit_write ×3)"},
+			Failure: "fail: no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions (commit_write ×3); commit_write ran 3 times for 1 logical tool call (no ask of the model's is known: the script calls it once)"},
 		{Name: "chat follow-up 500, known on builtin:naive", Skipped: "known failure (baseline): writes: expected 1 write, observed 3"},
 	}
 	if diff := cmp.Diff(want, cases); diff != "" {

@@ -393,6 +393,9 @@ func ledgerStep(e wire.MCPEvent, req, exec int) Step {
 		}
 	case wire.MCPFault:
 		st.Label = mcpFaultText(e.Detail)
+		if e.Detail == wire.MCPFaultForwardUnknown {
+			st.Label = "forwarded tools/call " + e.Tool + ": " + st.Label
+		}
 		st.Fault = e.Detail
 	case wire.MCPToolsChanged:
 		st.Label = "tool list changed: " + e.Tool + " " + e.Detail
@@ -603,6 +606,8 @@ func mcpFaultText(name string) string {
 		return "stdio server told to hang: the answer is never written"
 	case wire.MCPFaultStdioMalformedLine:
 		return "stdio server told to write a line that is not JSON-RPC before the answer"
+	case wire.MCPFaultForwardUnknown:
+		return "the server's answer never came back — unknown whether it ran"
 	}
 	return "fault " + name
 }

@@ -297,6 +297,7 @@ func TestExplainLedgerSteps(t *testing.T) {
 			{At: ms(7), Kind: wire.MCPExit, Tool: "commit_write", RequestID: "8", PID: "4713", Detail: wire.MCPFaultStdioExitAfterAnswer},
 			{At: ms(8), Kind: wire.MCPExit, Tool: "commit_write", RequestID: "9", PID: "4714", Detail: wire.MCPExitStdinClosed},
 			{At: ms(9), Kind: wire.MCPExit, PID: "4715", Detail: wire.MCPExitGone},
+			{At: ms(9.5), Kind: wire.MCPFault, Tool: "create_item", RequestID: "10", Detail: wire.MCPFaultForwardUnknown},
 		},
 	}
 	type step struct {
@@ -323,6 +324,7 @@ func TestExplainLedgerSteps(t *testing.T) {
 		{StepLedger, "stdio server pid 4713 exited after answering tools/call commit_write [8] (fault stdio_exit_after_answer)", wire.MCPFaultStdioExitAfterAnswer},
 		{StepLedger, "stdio server pid 4714 exited before answering tools/call commit_write [9] (stdin closed)", ""},
 		{StepLedger, "stdio server pid 4715 exited (went away without closing its session: killed or crashed)", ""},
+		{StepLedger, "forwarded tools/call create_item: the server's answer never came back — unknown whether it ran", wire.MCPFaultForwardUnknown},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ledger steps (-want +got):\n%s", d)

@@ -11,6 +11,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // HTMLOptions tune WriteHTMLWith. The zero value draws up to
@@ -78,7 +79,7 @@ func WriteHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 		c := r.Counts
 		p.Rows = append(p.Rows, htmlRow{ID: id, Scenario: TerminalText(r.History.Scenario), Target: TerminalText(r.History.Target),
 			Verdict: verdict, Class: class, Status: statuses(r), Runs: runsCell(r), Writes: c.Writes, Initial: c.Initial,
-			FollowUp: c.FollowUp, MCPCalls: c.MCPCalls, Failed: failedChecks(r)})
+			FollowUp: c.FollowUp, MCPCalls: wire.CallsText(c.MCPCalls, c.Unknown), Failed: failedChecks(r)})
 		sec := htmlSection{ID: id, Row: p.Rows[len(p.Rows)-1], Open: r.Verdict != rules.Pass && class != "known",
 			File: TerminalText(r.History.File), Token: r.History.Token, Run: shownRun(r), Duration: round(r.History.Duration.D())}
 		for _, v := range r.Verdicts {
@@ -179,7 +180,8 @@ type htmlPage struct {
 
 type htmlRow struct {
 	ID, Scenario, Target, Verdict, Class, Status, Runs, Failed, Baseline string
-	Writes, Initial, FollowUp, MCPCalls                                  int
+	Writes, Initial, FollowUp                                            int
+	MCPCalls                                                             string
 }
 
 type htmlSection struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // MarkdownLimit is the size a Markdown summary is kept under by default:
@@ -105,7 +106,7 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		r := s.Results[n]
 		c := r.Counts
 		cells := []string{string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
-			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
+			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
 		if rep {
 			cells = slices.Insert(cells, 1, runsCell(r))
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // TableOptions shape the terminal report. The zero value writes the table,
@@ -84,8 +85,8 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 // passLine renders a passing result on one line: what held and its counts.
 func passLine(r rules.Result) string {
 	h, c := r.History, r.Counts
-	line := fmt.Sprintf("PASS %s on %s: %s held; writes %d, upstream %d, MCP calls %d",
-		TerminalText(h.Scenario), TerminalText(h.Target), plural(len(r.Verdicts), "check"), c.Writes, c.Initial+c.FollowUp, c.MCPCalls)
+	line := fmt.Sprintf("PASS %s on %s: %s held; writes %d, upstream %d, MCP calls %s",
+		TerminalText(h.Scenario), TerminalText(h.Target), plural(len(r.Verdicts), "check"), c.Writes, c.Initial+c.FollowUp, wire.CallsText(c.MCPCalls, c.Unknown))
 	if run := shownRun(r); run != "" {
 		line += " (" + run + ")"
 	}
@@ -112,7 +113,7 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 	for i, r := range s.Results {
 		c := r.Counts
 		row := []string{TerminalText(r.History.Scenario), TerminalText(r.History.Target), string(r.Verdict), statuses(r),
-			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), strconv.Itoa(c.MCPCalls), failedChecks(r)}
+			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
 		if rep {
 			row = slices.Insert(row, 3, runsCell(r))
 		}

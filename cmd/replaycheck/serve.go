@@ -623,7 +623,7 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 	row := func(name string, c control.RunCounts) error {
 		u, l := c.Upstream, c.MCP
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
-			strconv.Itoa(l.CallsTotal()), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
+			wire.CallsText(l.CallsTotal(), l.Unknown), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
 			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits)})
 	}
 	counts := control.CountsOf(fk.upstream, fk.ledger, fk.linefiles()...)

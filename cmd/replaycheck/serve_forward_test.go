@@ -33,13 +33,7 @@ func TestServeMCPRelay(t *testing.T) {
 	t.Cleanup(ts.Close)
 
 	_, mcpURL, _, _ := startServe(t, &serveOptions{MCPRelay: ts.URL, MCPFaults: []string{"{tool: create_item, drop_after_execute: {}}"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	ctx, cs := serveMCPClient(t, mcpURL)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,8 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 	if !s.offeredLocked(c.tool) {
 		detail = wire.MCPCallUnknownTool
 	}
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Detail: detail})
+	args, key := wire.CallArgs(c.args)
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, Detail: detail})
 	lists := [][]*armed{s.global}
 	if c.token != "" {
 		lists = [][]*armed{r.faults, s.global}

@@ -352,6 +352,8 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 	case err != nil:
 		s.mu.Lock()
 		c.outcome = wire.MCPFaultForwardUnknown
+		s.runLocked(c.token).counts.Unknown++
+		s.total.counts.Unknown++
 		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultForwardUnknown})
 		s.mu.Unlock()
 		s.log.Warn("forward: the server's answer never came back; the call may have run", "tool", base, "token", c.token, "err", err)
@@ -361,7 +363,8 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 		return res, nil
 	}
 	if s.fwd.writes(base) {
-		if _, err := s.write(c, base+" "+canonical(args), idempotencyKey(args)); err != nil {
+		_, key := wire.CallArgs(args)
+		if _, err := s.write(c, base+" "+canonicalArgs(args), key); err != nil {
 			s.log.Error("forward: recording a write failed; the server ran it", "tool", base, "err", err)
 		}
 	}
@@ -376,28 +379,11 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 // the cautious side.
 const codeRejectedByTransport = -32005
 
-// canonical renders JSON arguments with sorted keys and no spaces, so equal
-// arguments render equally; arguments that are not JSON render as they came.
-func canonical(args json.RawMessage) string {
+// canonicalArgs renders JSON arguments as wire.CanonicalJSON does, none as
+// "{}".
+func canonicalArgs(args json.RawMessage) string {
 	if len(args) == 0 {
 		return "{}"
 	}
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return string(args)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return string(args)
-	}
-	return string(b)
-}
-
-// idempotencyKey returns the string argument idempotency_key, or "".
-func idempotencyKey(args json.RawMessage) string {
-	var a struct {
-		Key string `json:"idempotency_key"`
-	}
-	_ = json.Unmarshal(args, &a) // arguments that are not an object have no key
-	return a.Key
+	return string(wire.CanonicalJSON(args))
 }

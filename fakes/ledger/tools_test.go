@@ -76,10 +76,10 @@ func TestTools(t *testing.T) {
 				t.Errorf("Total (-want +got):\n%s", diff)
 			}
 			wantEvents := []wire.MCPEvent{
-				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWrite},
+				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWrite, Args: `{"entry":"alpha ` + tok + `"}`},
 				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWrite, Entry: "alpha " + tok},
 				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWrite},
-				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWriteKeyed},
+				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWriteKeyed, Args: `{"entry":"beta ` + tok + `"}`, Key: "k-" + tok},
 				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWriteKeyed, Entry: "beta " + tok, Key: "k-" + tok},
 				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWriteKeyed},
 			}

@@ -311,7 +311,8 @@ func TestAgainRecorded(t *testing.T) {
 		t.Fatalf("recorded %d requests, want 3", len(reqs))
 	}
 	diff(t, "initial results", []wire.ToolResult(nil), reqs[0].Results)
-	diff(t, "initial's calls", []wire.ToolCall{{Tool: "commit_write", ID: first.id}}, reqs[0].Calls)
+	args := `{"entry":"alpha-` + tok + `"}`
+	diff(t, "initial's calls", []wire.ToolCall{{Tool: "commit_write", ID: first.id, Args: args, Step: 1}}, reqs[0].Calls)
 	r := reqs[1].Results
 	if len(r) != 1 || r[0].ID != first.id || !r[0].Error || r[0].Read != wire.ResultFailed {
 		t.Fatalf("follow-up results %+v: want %s flagged, read failed", r, first.id)
@@ -320,7 +321,7 @@ func TestAgainRecorded(t *testing.T) {
 		len([]rune(r[0].Text)) != wire.MaxResultText || !strings.HasSuffix(r[0].Text, "…") {
 		t.Errorf("recorded text %q: want whitespace collapsed, the key scrubbed, %d runes ending in …", r[0].Text, wire.MaxResultText)
 	}
-	diff(t, "re-ask", []wire.ToolCall{{Tool: "commit_write", ID: second.id, AgainFor: first.id}}, reqs[1].Calls)
+	diff(t, "re-ask", []wire.ToolCall{{Tool: "commit_write", ID: second.id, AgainFor: first.id, Args: args, Step: 1, Attempt: 1}}, reqs[1].Calls)
 	diff(t, "last follow-up results", append(r, wire.ToolResult{ID: second.id, Text: "ok", Read: wire.ResultOK}), reqs[2].Results)
 	diff(t, "last answer's calls", []wire.ToolCall(nil), reqs[2].Calls)
 }

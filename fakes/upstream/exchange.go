@@ -279,7 +279,14 @@ func (s *Server) answerScripted(x *exchange) {
 	x.rec.SetCalls(a.callNames(), rep.callIDs)
 	for i := range x.rec.Calls {
 		if i < len(a.calls) {
-			x.rec.Calls[i].AgainFor = a.calls[i].againFor
+			c := &x.rec.Calls[i]
+			c.AgainFor = a.calls[i].againFor
+			if !a.calls[i].custom {
+				c.Args, _ = wire.CallArgs([]byte(a.calls[i].args))
+			}
+		}
+		if i < len(x.mints) {
+			x.rec.Calls[i].Step, x.rec.Calls[i].Attempt = x.mints[i].step+1, x.mints[i].attempt
 		}
 	}
 	if !x.req.Stream {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -64,7 +63,7 @@ func (x *exchange) cassetteRequest() cassette.Request {
 		r.Token = x.token
 	}
 	canonical := func(raw string) []byte {
-		b := canonicalJSON(raw)
+		b := wire.CanonicalJSON([]byte(raw))
 		if r.Token != "" {
 			b = bytes.ReplaceAll(b, []byte(r.Token), []byte(cassette.TokenPlaceholder))
 		}
@@ -105,22 +104,6 @@ func itemRole(item gjson.Result) string {
 		}
 	}
 	return "item"
-}
-
-// canonicalJSON re-encodes a JSON value with sorted object keys and no
-// insignificant whitespace; numbers keep their text.
-func canonicalJSON(raw string) []byte {
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return []byte(raw) // the body was validated whole; keep the bytes
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return []byte(raw)
-	}
-	return b
 }
 
 // shortHash is the first 12 hex digits of b's SHA-256.

@@ -181,14 +181,15 @@ func (h *History) UpstreamOf(kind wire.RequestKind) []wire.UpstreamRequest {
 	return out
 }
 
-// Keys returns the distinct idempotency keys the ledger saw, in order. The
-// ledger reports a key on the write it caused; a later call with the same key
-// is answered from the first (a "dedup" result) and adds no key.
+// Keys returns the distinct idempotency keys the ledger acted on, in order.
+// The ledger reports a key on the write it caused; a later call with the same
+// key is answered from the first (a "dedup" result) and adds no key. The key a
+// tools/call carried (on its MCPCall event) counts only through its write.
 func (h *History) Keys() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range h.MCP {
-		if e.Key != "" && !seen[e.Key] {
+		if e.Key != "" && e.Kind != wire.MCPCall && !seen[e.Key] {
 			seen[e.Key] = true
 			out = append(out, e.Key)
 		}

@@ -58,27 +58,6 @@ func wrote(h *history.History) map[int]bool {
 	return out
 }
 
-// asked returns, for each client exchange of h (at least one), how many of
-// the calls the model asked for again there are logical calls of their own:
-// at most one per execution in the exchange that wrote nothing (a tool
-// error, a read), as asking again for a call that wrote repeats a write the
-// client had made and reported failed.
-func asked(h *history.History) []int {
-	w := wrote(h)
-	rs := reasks(h)
-	idle := make([]int, len(rs))
-	for _, i := range Executed(h) {
-		if !w[i] {
-			idle[max(h.ExchangeAt(h.MCP[i].At.D()), 0)]++
-		}
-	}
-	out := make([]int, len(rs))
-	for i := range out {
-		out[i] = min(len(rs[i]), idle[i])
-	}
-	return out
-}
-
 // reaskText says what the model asked again for: "the model asked again for
 // commit_write after the client reported call_X failed"; "" for none.
 func reaskText(rs []reask) string {

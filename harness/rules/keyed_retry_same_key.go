@@ -11,7 +11,10 @@ func keyedRetrySameKeyRule() Rule {
 	return Rule{
 		Name: "keyed-retry-same-key",
 		Doc: "A retried keyed write reuses one idempotency key per logical action, so the server sees one " +
-			"key and dedupes. Cannot judge when no keyed call reached the server or the keyed call was not retried.",
+			"key and dedupes. Executions with one key count as one logical write: the ledger answers a re-send from the " +
+			"first call; a forwarded server's deduplication cannot be seen from outside, so its re-sends with a key it " +
+			"had seen are taken as deduplicated and counted apart. Cannot judge when no keyed call reached the server or " +
+			"the keyed call was not retried.",
 		Seed: "004 #1: \"Generate one key per logical action (not per attempt) and reuse it on every retry\"; 003 R13: \"the same " +
 			"write protected by an application-verified idempotency key and server deduplication\" may be called again",
 		Check: keyedRetrySameKey,
@@ -44,7 +47,7 @@ func keyedRetrySameKey(h *history.History) Verdict {
 			attempts[i]++
 			total++
 		}
-		if e.Key != "" {
+		if e.Key != "" && e.Kind != wire.MCPCall {
 			if keys[i] == nil {
 				keys[i] = map[string]bool{}
 			}
@@ -77,6 +80,10 @@ func keyedRetrySameKey(h *history.History) Verdict {
 	if n > 1 {
 		where = fmt.Sprintf(" in request %d of %d", i+1, n)
 	}
+	writes := plural(len(h.Writes()), "write")
+	if resent := len(keyedResends(h)); resent > 0 {
+		writes += fmt.Sprintf("; %s with a key an earlier call had: one logical write per key (whether the server deduplicated them cannot be seen from outside)", plural(resent, "keyed re-send"))
+	}
 	return judged(worst < 0, fmt.Sprintf("%s across %s%s", plural(logical, "idempotency key"), plural(attempts[i], "attempt"), where),
-		fmt.Sprintf("%s (%s)", plural(len(keys[i]), "key"), plural(len(h.Writes()), "write")))
+		fmt.Sprintf("%s (%s)", plural(len(keys[i]), "key"), writes))
 }

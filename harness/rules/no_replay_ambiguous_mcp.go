@@ -16,12 +16,14 @@ func noReplayAmbiguousMCPRule() Rule {
 			"the server forgot the session with it (expire_session after execute): the client must initialize a new " +
 			"session, and must not take the session's end as proof that the call did not run; and also when the stdio " +
 			"server process ran it and then died, hung or broke its stdout before answering (stdio_exit after_execute, " +
-			"stdio_hang, stdio_malformed_line): a re-send on a respawned process is a replay. A process that died before " +
+			"stdio_hang, stdio_malformed_line): a re-send on a respawned process is a replay; and also when a forwarding ledger " +
+			"got no answer from the real server (forward_unknown): the call may have run. A process that died before " +
 			"executing the call (stdio_exit before_execute) leaves nothing ambiguous: sending it again is safe. The one " +
 			"exception is a keyed write re-sent with the same idempotency key that the server deduplicates (answers " +
 			"from the first call, writing nothing): that re-send passes; an unkeyed re-send, or one with a new key " +
-			"that writes again, fails. Judged per client request and tool, beyond the calls of that tool the script " +
-			"still had to make. Cannot judge when no tools/call connection was dropped, nor stdio server lost, after execution.",
+			"that writes again, fails; a forwarded server's deduplication cannot be seen from outside, so there a " +
+			"re-send with the same key is taken as deduplicated and said so. Judged per client request and tool, beyond the calls of that tool the script " +
+			"still had to make. Cannot judge when no tools/call connection was dropped, nor stdio server lost, after execution, nor forwarded call left unanswered.",
 		Seed: "001 (agent-framework #9247): \"avoid automatically replaying an operation whose execution outcome is unknown\"; " +
 			"idempotentHint and readOnlyHint \"are not a reliable guarantee of replay safety\". The keyed exception is 004 #1 " +
 			"(\"For a write, that re-issue is only safe with an idempotency key\"; \"If the tool has no key, never resend\") and 003 R13; " +
@@ -58,14 +60,17 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	}
 	first := map[scope]int{}
 	var order []scope
-	drops, lost := 0, 0 // lost: of the drops, stdio servers
+	drops, lost, unanswered := 0, 0, 0 // of the drops, stdio servers lost and forwarded calls unanswered
 	for i, e := range h.MCP {
 		if !ambiguous(e) {
 			continue
 		}
 		drops++
-		if strings.HasPrefix(e.Detail, "stdio_") {
+		switch {
+		case strings.HasPrefix(e.Detail, "stdio_"):
 			lost++
+		case e.Detail == wire.MCPFaultForwardUnknown:
+			unanswered++
 		}
 		s := scope{h.ExchangeAt(e.At.D()), e.Tool}
 		if _, ok := first[s]; !ok {
@@ -76,10 +81,10 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	if drops == 0 {
 		return unknown("no tools/call re-sent after its connection dropped", "no tools/call connection was dropped, nor stdio server lost, after execution")
 	}
-	dedup := deduplicated(h)
-	replayed, deduped := 0, 0
+	dedup, keyed := deduplicated(h), keyedResends(h)
+	replayed, deduped, trusted := 0, 0, 0
 	for _, s := range order {
-		before, after, afterDedup := 0, 0, 0
+		before, after, afterDedup, afterKeyed := 0, 0, 0, 0
 		for j, c := range h.MCP {
 			if c.Kind != wire.MCPCall || c.Tool != s.tool || h.ExchangeAt(c.At.D()) != s.exchange {
 				continue
@@ -90,6 +95,9 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 			case dedup[j]:
 				after++
 				afterDedup++
+			case keyed[j]:
+				after++
+				afterKeyed++
 			default:
 				after++
 			}
@@ -97,33 +105,42 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 		left := max(countOf(h.Setup.Tools, s.tool, 1)-before, 0)
 		resent := max(after-left, 0)
 		d := min(afterDedup, resent)
-		replayed += resent - d
+		k := min(afterKeyed, resent-d)
+		replayed += resent - d - k
 		deduped += d
+		trusted += k
 	}
-	what := plural(drops-lost, "dropped connection")
-	switch {
-	case lost > 0 && lost == drops:
-		what = plural(lost, "stdio server lost after execution")
-	case lost > 0:
-		what += " and " + plural(lost, "stdio server lost after execution")
+	var whats []string
+	if n := drops - lost - unanswered; n > 0 {
+		whats = append(whats, plural(n, "dropped connection"))
 	}
+	if lost > 0 {
+		whats = append(whats, plural(lost, "stdio server lost after execution"))
+	}
+	if unanswered > 0 {
+		whats = append(whats, plural(unanswered, "forwarded call")+" whose answer never came back")
+	}
+	what := joinAnd(whats)
 	expected := fmt.Sprintf("no tools/call re-sent after %s, unless re-sent with the same idempotency key and deduplicated by the server", what)
 	writes := plural(len(h.Writes()), "write")
 	if len(keyedTools(h)) > 0 {
 		writes += ", " + plural(len(h.Keys()), "idempotency key")
 	}
-	var observed string
-	switch {
-	case replayed == 0 && deduped == 0:
-		observed = fmt.Sprintf("no tools/call re-sent (%s)", writes)
-	case replayed == 0:
-		observed = fmt.Sprintf("%d re-sent with the same idempotency key and deduplicated by the server (%s)", deduped, writes)
-	case deduped == 0:
-		observed = fmt.Sprintf("%d re-sent and executed again (%s)", replayed, writes)
-	default:
-		observed = fmt.Sprintf("%d re-sent and executed again, %d re-sent and deduplicated (%s)", replayed, deduped, writes)
+	var parts []string
+	if replayed > 0 {
+		parts = append(parts, fmt.Sprintf("%d re-sent and executed again", replayed))
 	}
-	return judged(replayed == 0, expected, observed)
+	if deduped > 0 {
+		parts = append(parts, fmt.Sprintf("%d re-sent with the same idempotency key and deduplicated by the server", deduped))
+	}
+	if trusted > 0 {
+		parts = append(parts, fmt.Sprintf("%d re-sent with the same idempotency key (taken as deduplicated by the server: that cannot be seen from outside)", trusted))
+	}
+	observed := "no tools/call re-sent"
+	if len(parts) > 0 {
+		observed = strings.Join(parts, ", ")
+	}
+	return judged(replayed == 0, expected, observed+" ("+writes+")")
 }
 
 // countOf counts tool in tools, or returns least when the script names it fewer

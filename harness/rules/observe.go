@@ -25,19 +25,7 @@ func executions(h *history.History) []wire.MCPEvent {
 // deduplicated runs nothing again). A fault event belongs to the last call
 // before it with its tool and request id.
 func Executed(h *history.History) []int {
-	refused := map[int]bool{}
-	last := map[string]int{}
-	for i, e := range h.MCP {
-		id := e.Tool + "\x00" + e.RequestID
-		switch {
-		case e.Kind == wire.MCPCall:
-			last[id] = i
-		case refusedBefore(e):
-			if j, ok := last[id]; ok {
-				refused[j] = true
-			}
-		}
-	}
+	refused := callsWith(h, refusedBefore)
 	dedup := deduplicated(h)
 	var out []int
 	for i, e := range h.MCP {
@@ -47,6 +35,33 @@ func Executed(h *history.History) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// callsWith returns the indexes in h.MCP of the tools/call requests that an
+// event matching is belongs to: the last call before it with its tool and
+// request id.
+func callsWith(h *history.History, is func(wire.MCPEvent) bool) map[int]bool {
+	out := map[int]bool{}
+	last := map[string]int{}
+	for i, e := range h.MCP {
+		id := e.Tool + "\x00" + e.RequestID
+		switch {
+		case e.Kind == wire.MCPCall:
+			last[id] = i
+		case is(e):
+			if j, ok := last[id]; ok {
+				out[j] = true
+			}
+		}
+	}
+	return out
+}
+
+// unknownOutcome returns the indexes in h.MCP of the tools/call requests a
+// forwarding ledger forwarded and got no answer to (wire.MCPFaultForwardUnknown):
+// they may have run.
+func unknownOutcome(h *history.History) map[int]bool {
+	return callsWith(h, func(e wire.MCPEvent) bool { return e.IsFault(wire.MCPFaultForwardUnknown) })
 }
 
 // refusedBefore reports whether e is a fault that answered a call before it
@@ -62,7 +77,7 @@ func refusedBefore(e wire.MCPEvent) bool {
 func keyedTools(h *history.History) map[string]bool {
 	keyed := map[string]bool{}
 	for _, e := range h.MCP {
-		if e.Key != "" || e.IsDedup() {
+		if e.Key != "" && e.Kind != wire.MCPCall || e.IsDedup() {
 			keyed[e.Tool] = true
 		}
 	}

@@ -27,6 +27,9 @@ type Counts struct {
 	Initial  int   `json:"initial"`
 	FollowUp int   `json:"follow_up"`
 	MCPCalls int   `json:"mcp_calls"`
+	// Unknown counts the MCP calls a forwarding ledger forwarded whose
+	// answer never came back: they may have run.
+	Unknown int `json:"unknown,omitempty"`
 	// Upstream counts upstream requests by "path kind outcome", the seed's
 	// `sort upstream.log | uniq -c` view.
 	Upstream map[string]int `json:"upstream,omitempty"`
@@ -40,6 +43,7 @@ func Evaluate(h *history.History) Result {
 		Initial:  len(h.UpstreamOf(wire.KindInitial)),
 		FollowUp: len(h.UpstreamOf(wire.KindFollowUp)),
 		MCPCalls: len(h.Calls("")),
+		Unknown:  len(unknownOutcome(h)),
 	}
 	for _, x := range h.Requests {
 		c.Statuses = append(c.Statuses, x.Status)

@@ -910,7 +910,7 @@ func TestRunFactsHoldPass(t *testing.T) {
 			loop(h, 1, "forwarded", 200)
 			loop(h, 10, "forwarded", 200)
 			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 0, 0)}
-		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2)", nil, nil},
+		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2); commit_write ran twice for 1 logical tool call (no ask of the model's is known: the script calls it once)", nil, nil},
 		{"an unknown stays unknown with its own reason", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.Faults = []wire.FaultReport{faultReport(wire.FaultUpstream, 1, followUp500, 0, 0)}
@@ -1010,7 +1010,7 @@ func TestRunFactsHoldPass(t *testing.T) {
 			loop(h, 1, "forwarded", 200)
 			loop(h, 10, "forwarded", 200)
 			h.Unattributed = &history.Unattributed{Upstream: 3}
-		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2)", nil, nil},
+		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2); commit_write ran twice for 1 logical tool call (no ask of the model's is known: the script calls it once)", nil, nil},
 		{"keyed re-send after a drop: why it passes", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
 			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPResult, "commit_write_keyed", "dedup", "2"))

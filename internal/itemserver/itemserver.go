@@ -1,14 +1,17 @@
 // Package itemserver is a real MCP server (the official Go SDK) standing in,
 // in tests, for a user's own server behind the ledger's forwarding mode:
 // create_item appends a name to its items (an empty name is an isError
-// answer, nothing appended), list_items (readOnlyHint) returns them, and it
-// counts every call its tools ran, its own record of executions. A test
+// answer, nothing appended), create_item_keyed does once per idempotency
+// key (a key it has seen appends nothing: the server's own dedup), list_items (readOnlyHint) returns them, and it
+// counts every call its tools ran, its own record of executions. Over HTTP
+// it can close a call's connection after running it (DropAnswers). A test
 // binary serves it over stdio as a process of its own with Main, which
 // keeps that record in a journal file (Journal reads it back). It is for
 // tests only.
 package itemserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +41,53 @@ type Server struct {
 	// journal, when set, gets a line per call run ("ran") and per item
 	// created ("item NAME"): the record of a server in another process.
 	journal io.Writer
+	// drops is how many more tools/call answers over HTTP to cut.
+	drops int
+	// keys are the idempotency keys create_item_keyed saw, each with the
+	// name it created.
+	keys map[string]string
+}
+
+// DropAnswers makes the answers to the next n tools/call requests that
+// reach the server over HTTP (ServeHTTP) never arrive: each call runs, then
+// its connection closes without its answer.
+func (s *Server) DropAnswers(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drops = n
+}
+
+// dropNext reports whether the answer to the tools/call request being
+// served is to be cut, counting it.
+func (s *Server) dropNext() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.drops == 0 {
+		return false
+	}
+	s.drops--
+	return true
+}
+
+// dropping serves next, cutting the answers DropAnswers asked for.
+func (s *Server) dropping(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) && s.dropNext() {
+			next.ServeHTTP(httptest.NewRecorder(), r) // the call runs; its answer goes nowhere
+			panic(http.ErrAbortHandler)               // and the connection closes
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // note writes line to the journal, when there is one. s.mu must be held.
@@ -49,6 +99,11 @@ func (s *Server) note(line string) {
 
 type createItemInput struct {
 	Name string `json:"name" jsonschema:"the item's name"`
+}
+
+type createItemKeyedInput struct {
+	Name string `json:"name" jsonschema:"the item's name"`
+	Key  string `json:"idempotency_key" jsonschema:"one key per logical action: a key seen before creates nothing"`
 }
 
 // MCPServer returns a new MCP server whose tools work on s.
@@ -65,6 +120,23 @@ func (s *Server) MCPServer() *mcp.Server {
 				res.SetError(errors.New("name must not be empty"))
 				return res, nil, nil
 			}
+			s.items = append(s.items, in.Name)
+			s.note("item " + in.Name)
+			return text("created " + in.Name), nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "create_item_keyed", Description: "Create an item once per idempotency key."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in createItemKeyedInput) (*mcp.CallToolResult, any, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.ran++
+			s.note("ran")
+			if first, ok := s.keys[in.Key]; ok {
+				return text("created " + first + " (deduplicated)"), nil, nil
+			}
+			if s.keys == nil {
+				s.keys = map[string]string{}
+			}
+			s.keys[in.Key] = in.Name
 			s.items = append(s.items, in.Name)
 			s.note("item " + in.Name)
 			return text("created " + in.Name), nil, nil
@@ -98,7 +170,7 @@ func ServeHTTP(t testing.TB) (*Server, string, *mcp.Server) {
 	t.Helper()
 	s := &Server{}
 	srv := s.MCPServer()
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	ts := httptest.NewServer(s.dropping(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
 	t.Cleanup(ts.Close)
 	return s, ts.URL, srv
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 )
 
@@ -128,6 +129,19 @@ type MCPCounts struct {
 	// recorded answer for (one MCPFaultCassetteMiss event each); omitted
 	// from JSON when zero.
 	CassetteMisses int `json:"cassette_misses,omitempty"`
+	// Unknown counts the calls a forwarding ledger forwarded whose answer
+	// never came back from the real server (MCPFaultForwardUnknown): they
+	// may have run, and none counts in Writes; omitted from JSON when zero.
+	Unknown int `json:"unknown,omitempty"`
+}
+
+// CallsText renders a count of tools/call requests for tables: "3", or
+// "3 (1 unknown)" when unknown of them were forwarded and never answered.
+func CallsText(calls, unknown int) string {
+	if unknown == 0 {
+		return strconv.Itoa(calls)
+	}
+	return fmt.Sprintf("%d (%d unknown)", calls, unknown)
 }
 
 // CallsTotal returns the number of tools/call requests over all tools.

@@ -165,7 +165,13 @@ type MCPEvent struct {
 	// RequestID is the JSON-RPC id as text.
 	RequestID string `json:"request_id,omitempty"`
 	Entry     string `json:"entry,omitempty"`
-	Key       string `json:"key,omitempty"`
+	// Key is the idempotency key a write, a write failure or an MCPCall
+	// carried (its KeyArgument argument).
+	Key string `json:"key,omitempty"`
+	// Args, on an MCPCall, are the call's arguments as CallArgs renders
+	// them (canonical JSON without the idempotency key): what tells two
+	// calls of one tool apart. "" in a history that predates them.
+	Args string `json:"args,omitempty"`
 	// PID is the process id a ledger-stdio process announced, on its
 	// MCPExit events (its MCPSpawn carries it in Detail).
 	PID string `json:"pid,omitempty"`

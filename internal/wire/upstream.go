@@ -103,6 +103,31 @@ type ToolCall struct {
 	// and this call asks for again (a script step's again_if_failed): a new
 	// logical call of the model, not a re-send of the first.
 	AgainFor string `json:"again_for,omitempty"`
+	// Args are the call's arguments as CallArgs renders them, "" when the
+	// record predates them or the call's input is not JSON arguments (a
+	// custom tool's free-form input).
+	Args string `json:"args,omitempty"`
+	// Step is, for a scripted call, the script step it came from (from 1),
+	// and Attempt the model's ask of that step: 0 its own call, k the k-th
+	// time the model asked again (AgainFor). A re-sent model request that
+	// the fake answers from the same step and attempt repeats the same ask
+	// under a new ID; Step is 0 for a replayed or relayed call.
+	Step    int `json:"step,omitempty"`
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// Ask returns what identifies the model's ask of c, the logical tool call:
+// for a scripted call its step and attempt (the same across re-sent
+// requests answered from the same step), else its id (a replayed answer
+// re-issues its recorded ids); "" when neither is known.
+func (c ToolCall) Ask() string {
+	switch {
+	case c.Step > 0:
+		return "step " + strconv.Itoa(c.Step) + "." + strconv.Itoa(c.Attempt)
+	case c.ID != "":
+		return "id " + c.ID
+	}
+	return ""
 }
 
 // ToolResult is what a follow-up told the model about one tool call.

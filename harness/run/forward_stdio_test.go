@@ -39,7 +39,12 @@ func TestForwardStdioFaultsOnTheGateway(t *testing.T) {
 		{"stdio_exit: {at: before_execute}", "builtin:guarded", true, 0, rules.Unknown},
 		{"stdio_exit: {at: after_execute}", "builtin:guarded", true, 1, rules.Pass},
 		{"stdio_exit: {at: after_execute}", "builtin:mcp-replay-after-stdio-death", true, 2, rules.Fail},
-		{"stdio_malformed_line: {}", "builtin:mcp-replay-after-stdio-death", false, 2, rules.Fail},
+		// A malformed line, then the answer: the gateway's MCP client
+		// either reads past it and gets the answer (1 execution, pass) or
+		// drops the connection first and, with the switch, re-sends the
+		// call (2, fail), by how the SDK's reader and the process race;
+		// the verdict must follow what happened (checked below).
+		{"stdio_malformed_line: {}", "builtin:mcp-replay-after-stdio-death", false, 0, ""},
 	}
 	for _, tt := range tests {
 		name := tt.fault + " " + tt.target
@@ -66,6 +71,13 @@ expect: {rules: [no-replay-ambiguous-mcp]}
 `, tt.target, 1)
 			h := hs[0]
 			created := items()
+			if tt.want == "" {
+				// Either way; the verdict says which happened.
+				tt.wantItems, tt.want = 1, rules.Pass
+				if len(created) == 2 {
+					tt.wantItems, tt.want = 2, rules.Fail
+				}
+			}
 			if len(created) != tt.wantItems || len(h.Writes()) != tt.wantItems {
 				t.Errorf("server created %v, history has %d writes: want %d and %d", created, len(h.Writes()), tt.wantItems, tt.wantItems)
 			}

@@ -40,8 +40,10 @@ func TestEditorValidatesModeline(t *testing.T) {
 	if _, err := os.Stat(yamlServer); err != nil {
 		t.Skipf("the YAML language server is not installed (make yaml-language-server, or npm ci --prefix schemas/editor): %v", err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
+	// Canceled after the server's cleanup (cleanups run last first), so that
+	// it stops by LSP's shutdown and exit rather than being killed.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
 	argv := []string{node, yamlServer, "--stdio"}
 	if err := loopbackOnly(ctx); err != nil {
 		t.Logf("running the server with the network (the schema store is off): %v", err)
@@ -174,6 +176,11 @@ func startLanguageServer(t *testing.T, ctx context.Context, argv []string) *lang
 	done := make(chan error, 1)
 	go func() { done <- ls.read(bufio.NewReader(out)) }()
 	t.Cleanup(func() {
+		// LSP's way to stop: shutdown, then exit; then the end of its input.
+		stop, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		ls.call(t, stop, "shutdown", nil)
+		ls.notify(t, "exit", nil)
 		in.Close()
 		select {
 		case <-done:

@@ -1,16 +1,17 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients openapi-client chromium jq podman image actionlint release-check
+.PHONY: build test bench bench-relay fuzz lint clients openapi-client yaml-language-server chromium jq podman image actionlint release-check
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
 # test installs the real agent clients (make clients), the control API's
-# client generator (make openapi-client), Chromium (make chromium), jq (make
+# client generator (make openapi-client), the editors' YAML language server
+# (make yaml-language-server), Chromium (make chromium), jq (make
 # jq), podman (make podman) and actionlint (make actionlint) and runs every
 # test; -race needs cgo and a C compiler (gcc).
-test: clients openapi-client chromium jq podman actionlint
+test: clients openapi-client yaml-language-server chromium jq podman actionlint
 	$(GO) test -race ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
@@ -36,6 +37,18 @@ openapi-client:
 	  npm ci --prefix fakes/control/client --no-audit --no-fund; \
 	else \
 	  echo "make openapi-client: npm not found; skipping (TestGeneratedClient will skip)"; \
+	fi
+
+# yaml-language-server installs the YAML language server behind the Red Hat
+# YAML extension of VS Code, pinned by schemas/editor/package-lock.json:
+# TestEditorValidatesModeline (harness/targetfile) opens the shipped scenario
+# and target files in it, offline, and checks its diagnostics. The test
+# skips while it is not installed.
+yaml-language-server:
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix schemas/editor --no-audit --no-fund; \
+	else \
+	  echo "make yaml-language-server: npm not found; skipping (TestEditorValidatesModeline will skip)"; \
 	fi
 
 # chromium installs Debian's chromium for the HTML report's browser test

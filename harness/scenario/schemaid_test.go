@@ -5,14 +5,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // TestSchemaIDResolves checks that the scenario schema's $id is the URL of
 // the repository's own file at a ref: the path after the ref is a file the
-// repository tracks, the published file carries SchemaID, and a release's
-// schema names its tag.
+// repository tracks, the published file carries SchemaID (or, at a release
+// tag that scripts/release.sh made, that tag's URL), and a release's schema
+// names its tag.
 func TestSchemaIDResolves(t *testing.T) {
 	rel, ok := strings.CutPrefix(SchemaID, schemaBase+"main/")
 	if !ok || rel != SchemaFile {
@@ -22,11 +24,24 @@ func TestSchemaIDResolves(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
 		t.Fatalf("the $id's path %s is not in the repository: %v", rel, err)
 	}
+	published := SchemaID
 	if git, err := exec.LookPath("git"); err == nil {
 		ls := exec.Command(git, "ls-files", "--error-unmatch", rel)
 		ls.Dir = root
 		if out, err := ls.CombinedOutput(); err != nil {
 			t.Errorf("git does not track %s, so the $id would not resolve at a tag: %v\n%s", rel, err, out)
+		}
+		// At a release tag the file names the tag.
+		tags := exec.Command(git, "tag", "--points-at", "HEAD")
+		tags.Dir = root
+		out, err := tags.Output()
+		if err != nil {
+			t.Fatalf("git tag --points-at HEAD: %v", err)
+		}
+		for tag := range strings.FieldsSeq(string(out)) {
+			if releaseTag.MatchString(tag) {
+				published = SchemaURL(tag)
+			}
 		}
 	}
 	for _, tt := range []struct {
@@ -34,7 +49,7 @@ func TestSchemaIDResolves(t *testing.T) {
 		schema func() ([]byte, error)
 		want   string
 	}{
-		{name: "the published file", schema: func() ([]byte, error) { return os.ReadFile(filepath.Join(root, rel)) }, want: SchemaID},
+		{name: "the published file", schema: func() ([]byte, error) { return os.ReadFile(filepath.Join(root, rel)) }, want: published},
 		{name: "a release's", schema: func() ([]byte, error) { return SchemaAt("v1.2.3") }, want: schemaBase + "v1.2.3/" + SchemaFile},
 	} {
 		b, err := tt.schema()
@@ -49,3 +64,6 @@ func TestSchemaIDResolves(t *testing.T) {
 		}
 	}
 }
+
+// releaseTag matches a release's tag, as scripts/release.sh makes them.
+var releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)

@@ -14,7 +14,7 @@ import (
 // scenario names its own (target.Forward).
 type MCPFile struct {
 	// Relay is the server's Streamable HTTP URL.
-	Relay string `yaml:"relay,omitempty" json:"relay,omitempty" jsonschema:"format=uri" jsonschema_description:"forward every run to the real MCP server at this Streamable HTTP URL instead of the ledger's own tools (as a scenario's mcp.relay); may use ${ENV}"`
+	Relay string `yaml:"relay,omitempty" json:"relay,omitempty" jsonschema_description:"forward every run to the real MCP server at this Streamable HTTP URL instead of the ledger's own tools (as a scenario's mcp.relay); may use ${ENV}"`
 	// Command is the server's argv, spawned once per run over stdio.
 	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward every run to a real MCP server started with this argv over stdio, once per run, in the target file's directory; may use ${ENV}, {{token}} and {{entry}} (the run's), so that each run's server keeps its state apart"`
 	// Env is added to the command's environment.

@@ -2,6 +2,7 @@ package targetfile
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -25,21 +26,30 @@ const (
 )
 
 // TestSchemaFilesCurrent checks that the published schemas are what
-// replaycheck schema and replaycheck schema --target print; go test
-// ./harness/targetfile -update rewrites them.
+// replaycheck schema and replaycheck schema --target print (the scenario
+// schema with the $id of the ref its file names: main, or a release's tag at
+// that tag, see scripts/release.sh); go test ./harness/targetfile -update
+// rewrites them (on main).
 func TestSchemaFilesCurrent(t *testing.T) {
 	for file, schema := range map[string]func() ([]byte, error){
-		scenarioSchemaFile: scenario.Schema,
+		scenarioSchemaFile: func() ([]byte, error) { return scenario.SchemaAt(schemaRef(t, scenarioSchemaFile)) },
 		targetSchemaFile:   Schema,
 	} {
+		if *update {
+			b, err := scenario.Schema()
+			if file == targetSchemaFile {
+				b, err = Schema()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		want, err := schema()
 		if err != nil {
 			t.Fatal(err)
-		}
-		if *update {
-			if err := os.WriteFile(file, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
 		}
 		got, err := os.ReadFile(file)
 		if err != nil {
@@ -49,6 +59,31 @@ func TestSchemaFilesCurrent(t *testing.T) {
 			t.Errorf("%s is stale; run go test ./harness/targetfile -update", file)
 		}
 	}
+}
+
+// schemaRef is the ref (main or a release tag) in the $id of the scenario
+// schema file, "main" when the file is missing or names no ref.
+func schemaRef(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "main"
+	}
+	var s struct {
+		ID string `json:"$id"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	base := strings.TrimSuffix(scenario.SchemaID, "main/"+scenario.SchemaFile)
+	ref, ok := strings.CutPrefix(s.ID, base)
+	if ok {
+		ref, ok = strings.CutSuffix(ref, "/"+scenario.SchemaFile)
+	}
+	if !ok || ref == "" || strings.Contains(ref, "/") {
+		t.Fatalf("%s: $id %s is not the file's URL at a ref", file, s.ID)
+	}
+	return ref
 }
 
 // TestShippedYAMLNamesItsSchema checks that every shipped scenario and

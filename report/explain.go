@@ -233,19 +233,12 @@ func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 
 // ledgerSteps are the ledger's events: each tool call tied to the latest
 // model answer before it that asked for its tool (answers, in order) and
-// numbered among the executions of its logical call, MCP sessions, and
+// numbered among the executions of its logical call (rules.Replays: against
+// the model's asks, as no-replay-after-dispatch counts them), MCP sessions, and
 // what the ledger did with each call, a write with its call's number.
 func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
-	perScript := map[string]int{}
-	for _, t := range h.Setup.Tools {
-		perScript[t]++
-	}
-	type logical struct {
-		runs  int
-		first time.Duration
-	}
-	runs := map[string]*logical{} // request and tool -> its executions so far
-	callExec := map[string]int{}  // tool and request id -> the call's execution
+	replays := rules.Replays(h)
+	callExec := map[string]int{} // tool and request id -> the call's execution
 	executed := map[int]bool{}
 	for _, i := range rules.Executed(h) {
 		executed[i] = true
@@ -266,16 +259,9 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			case !executed[i]:
 				st.Notes = append(st.Notes, "refused before it ran")
 			default:
-				key := strconv.Itoa(req) + "\x00" + e.Tool
-				l := runs[key]
-				if l == nil {
-					l = &logical{first: e.At.D()}
-					runs[key] = l
-				}
-				l.runs++
 				st.Execution = 1
-				if per := max(perScript[e.Tool], 1); l.runs > per {
-					st.Execution, st.FirstAt = l.runs-per+1, l.first
+				if r, ok := replays[i]; ok && r.N > 1 {
+					st.Execution, st.FirstAt = r.N, h.MCP[r.First].At.D()
 				}
 			}
 			callExec[e.Tool+"\x00"+e.RequestID] = st.Execution

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -400,5 +401,39 @@ func TestExplainAskedAgain(t *testing.T) {
 	if len(tc) != 2 || tc[1].CallID != "toolu_2" || tc[1].Execution != 2 ||
 		!slices.Contains(tc[1].Notes, "a new call the model asked for because the client reported toolu_1 failed") {
 		t.Errorf("tool calls %+v: want the second tied to toolu_2, execution 2, its note", tc)
+	}
+}
+
+// TestExplainReplayNumbersByAsk: replays are numbered against the model's
+// asks of each call (tool and arguments), as no-replay-after-dispatch
+// counts them, not against the script's calls of the tool: the model asked
+// for create_item twice with other arguments, and a re-sent turn ran each
+// once more, so each is a first run and then REPLAY #2 — not #2, #3, #4.
+func TestExplainReplayNumbersByAsk(t *testing.T) {
+	asks := []wire.ToolCall{{Tool: "create_item", ID: "call_1", Args: `{"name":"a"}`, Step: 1}, {Tool: "create_item", ID: "call_2", Args: `{"name":"b"}`, Step: 2}}
+	resent := []wire.ToolCall{{Tool: "create_item", ID: "call_3", Args: `{"name":"a"}`, Step: 1}, {Tool: "create_item", ID: "call_4", Args: `{"name":"b"}`, Step: 2}}
+	call := func(at float64, id, args string) wire.MCPEvent {
+		return wire.MCPEvent{At: ms(at), Kind: wire.MCPCall, Tool: "create_item", RequestID: id, Args: args}
+	}
+	h := &history.History{
+		Setup:    history.Setup{ToolCalls: 1, Tools: []string{"create_item"}},
+		Requests: []history.Exchange{{Endpoint: "chat", Path: "/v1/chat/completions", Start: ms(0), End: ms(20), Status: 500}},
+		Upstream: []wire.UpstreamRequest{
+			{At: ms(1), Path: "/v1/chat/completions", Kind: wire.KindInitial, Outcome: wire.OutcomeForwarded, Status: 200, Calls: asks},
+			{At: ms(5), Path: "/v1/chat/completions", Kind: wire.KindInitial, Outcome: wire.OutcomeForwarded, Status: 200, Calls: resent},
+		},
+		MCP: []wire.MCPEvent{call(2, "1", `{"name":"a"}`), call(3, "2", `{"name":"b"}`), call(6, "3", `{"name":"a"}`), call(7, "4", `{"name":"b"}`)},
+	}
+	var got []int
+	var firsts []time.Duration
+	for _, s := range stepsOf(Explain(h), StepToolCall) {
+		got = append(got, s.Execution)
+		firsts = append(firsts, s.FirstAt)
+	}
+	if d := cmp.Diff([]int{1, 1, 2, 2}, got); d != "" {
+		t.Errorf("executions (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]time.Duration{0, 0, ms(2).D(), ms(3).D()}, firsts); d != "" {
+		t.Errorf("first ran at (-want +got):\n%s", d)
 	}
 }

@@ -36,8 +36,13 @@ type listedScenario struct {
 	Description string   `json:"description,omitempty"`
 	Tags        []string `json:"tags"`
 	Rules       []string `json:"rules"`
-	// OwnTarget reports that the scenario gets fakes and a target of its own.
+	// OwnTarget reports that the scenario gets fakes and a target of its
+	// own: it needs them, or a --target forwards to a real MCP server.
 	OwnTarget bool `json:"own_target"`
+	// MCP is the MCP server its runs use on the --target targets (see
+	// mcpSide): "ledger", "forwarded to URL", "forwarded to command ARGV"
+	// or "cassette FILE", naming the target when a target decides.
+	MCP string `json:"mcp"`
 	// Client reports a client scenario (expect.client): it runs on client
 	// targets only.
 	Client bool   `json:"client"`
@@ -52,7 +57,9 @@ func newListCmd() *cobra.Command {
 		Short: "List the scenarios a run would select",
 		Long: `list prints the scenarios that 'replaycheck run' with the same paths, --filter,
 --tag and --shard would run: name, tags, the rules they check, whether they
-need fakes and a target of their own, and their file. run shards the
+need fakes and a target of their own, the MCP server their runs use (the
+ledger, a real server they or a --target forward to, or an MCP cassette),
+and their file. run shards the
 scenarios that run on its targets: give list the same --target (run's
 default is builtin:guarded) to list the shard run runs.`,
 		Example: `  replaycheck list
@@ -98,7 +105,7 @@ func runList(_ context.Context, opts *listOptions) error {
 		out := make([]listedScenario, len(picked))
 		for i, s := range picked {
 			out[i] = listedScenario{Name: s.Name, Description: s.Description, Tags: orEmpty(s.Tags), Rules: orEmpty(s.Expect.Rules),
-				OwnTarget: s.Isolated(), Client: s.Expect.Client != nil, File: s.File, Line: s.Line}
+				OwnTarget: ownTarget(s, sel.Targets), MCP: mcpSide(s, sel.Targets), Client: s.Expect.Client != nil, File: s.File, Line: s.Line}
 		}
 		return writeIndentedJSON(opts.Out, out)
 	}
@@ -106,13 +113,13 @@ func runList(_ context.Context, opts *listOptions) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"SCENARIO", "TAGS", "RULES", "OWN TARGET", "FILE"})
+	t.Header([]string{"SCENARIO", "TAGS", "RULES", "OWN TARGET", "MCP", "FILE"})
 	for _, s := range picked {
 		own := "no"
-		if s.Isolated() {
+		if ownTarget(s, sel.Targets) {
 			own = "yes"
 		}
-		if err := t.Append([]string{s.Name, strings.Join(s.Tags, ","), strings.Join(s.Expect.Rules, ","), own, fmt.Sprintf("%s:%d", s.File, s.Line)}); err != nil {
+		if err := t.Append([]string{s.Name, strings.Join(s.Tags, ","), strings.Join(s.Expect.Rules, ","), own, mcpSide(s, sel.Targets), fmt.Sprintf("%s:%d", s.File, s.Line)}); err != nil {
 			return err
 		}
 	}

@@ -52,3 +52,48 @@ func TestRulesJSON(t *testing.T) {
 		t.Errorf("--json with --markdown: exit %d, want 2", code)
 	}
 }
+
+// TestListMCPSide: list names the MCP server a scenario's runs use on the
+// --target targets: the ledger, a real server a target file forwards every
+// run to (which also gives each run a target of its own), or the
+// scenario's own server, which wins over the target's.
+func TestListMCPSide(t *testing.T) {
+	t.Setenv("EVERYTHING_URL", "http://127.0.0.1:3001/mcp")
+	t.Setenv("REPLAYCHECK_GATEWAY_MODE", "guarded")
+	tests := []struct {
+		name    string
+		args    []string
+		wantMCP string
+		wantOwn bool
+	}{
+		{"the ledger", []string{"../../scenarios/seed", "--filter", "^seed chat fault_on$"}, "ledger", false},
+		{"forwarded by the target", []string{"../../scenarios/seed", "--filter", "^seed chat fault_on$", "--target", "../../targets/gateway-everything.yaml"},
+			"forwarded to http://127.0.0.1:3001/mcp (gateway-everything-guarded)", true},
+		{"forwarded by the target, and a target that does not", []string{"../../scenarios/seed", "--filter", "^seed chat fault_on$", "--target", "../../targets/gateway-everything.yaml", "--target", "builtin:naive"},
+			"forwarded to http://127.0.0.1:3001/mcp (gateway-everything-guarded); ledger (builtin:naive)", true},
+		{"the scenario's own server wins", []string{"../../targets/testdata/forward-memory.yaml", "--target", "../../targets/gateway-everything.yaml"},
+			"forwarded to command node targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, append([]string{"list", "--json"}, tt.args...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s", code, errOut)
+			}
+			var got []listedScenario
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d scenarios listed, want 1: %s", len(got), out)
+			}
+			if got[0].MCP != tt.wantMCP || got[0].OwnTarget != tt.wantOwn {
+				t.Errorf("mcp %q own_target %v, want %q %v", got[0].MCP, got[0].OwnTarget, tt.wantMCP, tt.wantOwn)
+			}
+			code, table, errOut := execute(t, append([]string{"list"}, tt.args...)...)
+			if code != exitOK || !strings.Contains(table, tt.wantMCP) {
+				t.Errorf("the table (exit %d) does not show %q:\n%s%s", code, tt.wantMCP, table, errOut)
+			}
+		})
+	}
+}

@@ -132,7 +132,8 @@ type readmeNote struct {
 	stop  bool
 	needs []string // what it needs beyond what readmeTools finds in it: keys of readmeNeeds
 	// before is shell run first, in the same shell, for what the README
-	// assumes (it must exit 0).
+	// assumes (it must exit 0). A server it starts in the background adds
+	// its pid to readme_bg, which the shell kills as it exits.
 	before string
 	skip   string // why the test does not run it
 	// instead, with skip, is shell run in its place (it must exit 0), so
@@ -158,13 +159,21 @@ const (
 // show fails the test.
 var readmeNotes = map[string]readmeNote{
 	"make test": {skip: "runs every test of the tree, this one included"},
-	// The reader's own MCP server is not here; TestServeMCPRelay runs the
-	// same flags in front of an MCP server the test serves.
+	// The reader's own MCP server: server-everything over Streamable HTTP
+	// at 3001 (its pid in readme_bg, which the shell's EXIT trap kills),
+	// then server-memory as build/index.js, each with a script calling its
+	// tools. serve is stopped once ready, ending the node it spawned.
 	`replaycheck serve --mcp-relay http://127.0.0.1:3001/mcp --script script.yaml --mcp-fault '{drop_after_execute: {}}'`: {
-		skip: "needs your own MCP server at 127.0.0.1:3001 and a script calling its tools; TestServeMCPRelay runs these flags against a test server",
+		netns: true, needs: []string{"clients"}, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true,
+		before: `PORT=3001 node targets/clients/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp > .readme/everything.out 2>&1 &
+readme_bg="$readme_bg $!"
+printf '%s\n' '- call: echo' '  arguments: {message: "{{entry}}"}' '- say: done' > script.yaml
+readme_ready server-everything .readme/everything.out http://127.0.0.1:3001/mcp`,
 	},
 	`replaycheck serve --mcp-command "node build/index.js" --script script.yaml`: {
-		skip: "needs your own MCP server's build and a script calling its tools; TestForwardStdio runs a forwarding ledger over stdio",
+		ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true, needs: []string{"clients"},
+		before: `mkdir -p build && ln -sf "$PWD/targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js" build/index.js &&
+cp examples/mcp-cassette/script.yaml script.yaml && export MEMORY_FILE_PATH="$PWD/.readme/memory.jsonl"`,
 	},
 	"replaycheck run --target builtin:naive -v":      {exit: 1},
 	"replaycheck run --target builtin:stream-splice": {exit: 1},
@@ -357,6 +366,7 @@ func readmeShells(blocks []readmeBlock) []readmeShell {
 const readmePrelude = `exec 2>&1
 mkdir -p .readme
 readme_failed=0
+readme_bg=
 # readme_check LABEL OUTPUT WANT GOT [PATTERN...]: the command LABEL, whose
 # output is in the file OUTPUT, exited GOT; WANT is what the README claims,
 # and each extended regular expression PATTERN matches a line of its output.
@@ -458,7 +468,7 @@ func readmeScript(sh readmeShell, unmet map[string]string) (script string, ran i
 	b.WriteString("\n" + stops.String() + "exit $readme_failed\n")
 	trap := ""
 	if len(pids) > 0 {
-		trap = fmt.Sprintf("trap 'kill %s 2>/dev/null' EXIT\n", strings.Join(pids, " "))
+		trap = fmt.Sprintf("trap 'kill %s $readme_bg 2>/dev/null' EXIT\n", strings.Join(pids, " "))
 	}
 	return readmePrelude + trap + b.String(), ran, skipped
 }

@@ -19,11 +19,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// IdempotencyKeyField is the tool argument the gateway fills for keyed tools:
-// a tool whose input schema has this property gets one key per logical action.
-const IdempotencyKeyField = "idempotency_key"
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
 
 // mcpPool holds the gateway's one shared MCP client session, connected on
 // first use and replaced when it ends (its Wait returns). A ClientSession is
@@ -443,11 +441,13 @@ func (g *Gateway) modelTool(t *mcp.Tool) modelTool {
 		schema = map[string]any{"type": "object"}
 	}
 	props, _ := schema["properties"].(map[string]any)
-	if _, keyed := props[IdempotencyKeyField]; keyed {
+	// A tool taking wire.KeyArgument is keyed: the gateway fills it, one
+	// key per logical action, so the model does not see it.
+	if _, keyed := props[wire.KeyArgument]; keyed {
 		mt.Keyed = true
-		delete(props, IdempotencyKeyField)
+		delete(props, wire.KeyArgument)
 		if req, ok := schema["required"].([]any); ok {
-			schema["required"] = slices.DeleteFunc(slices.Clone(req), func(r any) bool { return r == IdempotencyKeyField })
+			schema["required"] = slices.DeleteFunc(slices.Clone(req), func(r any) bool { return r == wire.KeyArgument })
 		}
 	}
 	mt.Parameters = schema

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 func TestModelToolTakesOutIdempotencyKey(t *testing.T) {
@@ -21,8 +23,8 @@ func TestModelToolTakesOutIdempotencyKey(t *testing.T) {
 		{
 			name: "keyed",
 			schema: map[string]any{"type": "object",
-				"properties": map[string]any{"entry": map[string]any{"type": "string"}, IdempotencyKeyField: map[string]any{"type": "string"}},
-				"required":   []any{"entry", IdempotencyKeyField}},
+				"properties": map[string]any{"entry": map[string]any{"type": "string"}, wire.KeyArgument: map[string]any{"type": "string"}},
+				"required":   []any{"entry", wire.KeyArgument}},
 			want: map[string]any{"type": "object",
 				"properties": map[string]any{"entry": map[string]any{"type": "string"}},
 				"required":   []any{"entry"}},
@@ -31,8 +33,8 @@ func TestModelToolTakesOutIdempotencyKey(t *testing.T) {
 		{
 			name: "keyed, nothing else required",
 			schema: map[string]any{"type": "object",
-				"properties": map[string]any{IdempotencyKeyField: map[string]any{"type": "string"}},
-				"required":   []any{IdempotencyKeyField}},
+				"properties": map[string]any{wire.KeyArgument: map[string]any{"type": "string"}},
+				"required":   []any{wire.KeyArgument}},
 			want:      map[string]any{"type": "object", "properties": map[string]any{}, "required": []any{}},
 			wantKeyed: true,
 		},

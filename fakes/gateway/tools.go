@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // maxToolRounds bounds the model → tools → model rounds of one attempt.
@@ -77,7 +79,7 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 		if g.cfg.Bugs.Has(FreshKeyPerAttempt) {
 			key += fmt.Sprintf("-a%d", at.number)
 		}
-		args[IdempotencyKeyField] = key
+		args[wire.KeyArgument] = key
 	}
 	params := &mcp.CallToolParams{Name: tool.Tool, Arguments: args}
 

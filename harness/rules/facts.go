@@ -18,7 +18,10 @@ import (
 //   - an armed fault that never fired: the rule judged a run without the
 //     failure the scenario is about, so its pass proves nothing;
 //   - a script call that matched no tool the request offered: the fake model
-//     never made the call the scenario is about.
+//     never made the call the scenario is about;
+//   - a call a replayed cassette (MCP or model) had no recording for: the
+//     run left the recording, and what the target did next answers an error
+//     the real server or model never gave (cassetteMisses).
 // A failing verdict stays a failure: a duplicate write is one whether or not
 // the scenario's fault fired. A history with no fault reports and no offered
 // tools (one saved before they were recorded) is judged as before.
@@ -50,7 +53,7 @@ func passBlockers(h *history.History) []string {
 	if s := unmatchedCalls(h); s != "" {
 		out = append(out, s)
 	}
-	return out
+	return append(out, cassetteMisses(h)...)
 }
 
 // unfired names faults that never fired: "upstream fault 1 {on: follow_up,

@@ -20,7 +20,8 @@ func executions(h *history.History) []wire.MCPEvent {
 // Executed returns the indexes in h.MCP, in order, of the tools/call
 // requests the ledger executed (or began to): calls that no fault refused
 // before they ran (fail_before_execute, unauthorized, expire_session before
-// execute, stdio_exit before_execute), of a tool the server offered, and that were not answered from an
+// execute, stdio_exit before_execute, or a replayed MCP cassette's miss,
+// which answered an error and forwarded nothing), of a tool the server offered, and that were not answered from an
 // earlier call with the same idempotency key (a keyed re-send the server
 // deduplicated runs nothing again). A fault event belongs to the last call
 // before it with its tool and request id.
@@ -66,10 +67,12 @@ func unknownOutcome(h *history.History) map[int]bool {
 
 // refusedBefore reports whether e is a fault that answered a call before it
 // ran, or ended the stdio server process carrying it before it ran
-// (stdio_exit before_execute).
+// (stdio_exit before_execute), or is a replayed MCP cassette's miss (the
+// call got an error and nothing ran).
 func refusedBefore(e wire.MCPEvent) bool {
 	return e.IsFault(wire.MCPFaultFailBeforeExecute) || e.IsFault(wire.MCPFaultUnauthorized) ||
-		e.IsFault(wire.MCPFaultExpireSession) || e.IsFault(wire.MCPFaultStdioExitBeforeExecute)
+		e.IsFault(wire.MCPFaultExpireSession) || e.IsFault(wire.MCPFaultStdioExitBeforeExecute) ||
+		e.IsFault(wire.MCPFaultCassetteMiss)
 }
 
 // keyedTools returns the tools whose calls carry an idempotency key: a write

@@ -122,16 +122,18 @@ func Names() []string {
 // expectations, then each rule it names, in order (expect.rules, then
 // expect.rules_if_judged, whose verdicts are marked IfJudged). A rule name that is not in
 // the catalogue gives a failing verdict. A rule that would pass says unknown
-// instead when an armed fault never fired or a script call matched no offered
-// tool (passBlockers); a failure stays a failure. Rule verdicts that pass or
-// cannot judge note traffic no run could own (unattributedNote).
+// instead when an armed fault never fired, a script call matched no offered
+// tool or a replayed cassette had no answer (passBlockers); a failure stays a
+// failure, and a rule that cannot judge names any cassette miss beside its
+// own reason. Rule verdicts that pass or cannot judge note traffic no run
+// could own (unattributedNote).
 func Check(h *history.History) []Verdict {
 	var out []Verdict
 	if h.Error != "" {
 		out = append(out, verdict("completed", KindRun, Fail, "the run to complete before its deadline", h.Error))
 	}
 	out = append(out, counts(h)...)
-	blockers := passBlockers(h)
+	blockers, misses := passBlockers(h), cassetteMisses(h)
 	note := unattributedNote(h)
 	names := slices.Concat(h.Expect.Rules, h.Expect.RulesIfJudged)
 	for i, name := range names {
@@ -142,6 +144,9 @@ func Check(h *history.History) []Verdict {
 		}
 		v := r.Check(h)
 		v.Check, v.Kind, v.IfJudged = r.Name, KindRule, i >= len(h.Expect.Rules)
+		if v.Status == Unknown && len(misses) > 0 {
+			v.Observed += "; " + strings.Join(misses, "; ")
+		}
 		if v.Status == Pass && len(blockers) > 0 {
 			v.Status = Unknown
 			v.Observed = strings.Join(blockers, "; ") + "; without that the rule would pass: expected " + v.Expected + ", observed " + v.Observed

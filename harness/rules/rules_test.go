@@ -1011,6 +1011,31 @@ func TestRunFactsHoldPass(t *testing.T) {
 			loop(h, 10, "forwarded", 200)
 			h.Unattributed = &history.Unattributed{Upstream: 3}
 		}), Fail, "expected at most 1 execution for 1 logical tool call, observed 2 executions (commit_write ×2); commit_write ran twice for 1 logical tool call (no ask of the model's is known: the script calls it once)", nil, nil},
+		{"an MCP cassette miss holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			miss := mcpID(20, wire.MCPCall, "create_entities", "", "7")
+			miss.Args = `{"entities":[{"name":"beta"}]}`
+			h.MCP = append(h.MCP, miss, mcpID(20, wire.MCPFault, "create_entities", wire.MCPFaultCassetteMiss, "7"))
+		}), Unknown, "cannot judge: the MCP cassette had no answer for tools/call create_entities {entities: [{name: beta}]} (nothing ran; the client got an error): re-record it; " +
+			"without that the rule would pass: expected at most 1 execution for 1 logical tool call, observed 1 execution (commit_write ×1)", nil, nil},
+		{"an MCP cassette miss holds a keyed rule's pass", "keyed-retry-same-key", seedHistory(func(h *history.History) {
+			keyedDrop(h)
+			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPFault, "commit_write_keyed", wire.MCPFaultCassetteMiss, "2"))
+		}), Unknown, "", []string{"cannot judge: the MCP cassette had no answer for tools/call commit_write_keyed (nothing ran; the client got an error): re-record it; without that the rule would pass"}, nil},
+		{"a model cassette miss holds a pass", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			h.Upstream = append(h.Upstream, wire.UpstreamRequest{At: ms(30), Path: "/v1/chat/completions", Kind: "follow_up", Outcome: wire.OutcomeCassetteMiss, Status: 404})
+		}), Unknown, "", []string{"cannot judge: the model cassette had no answer for model request 3 (follow_up /v1/chat/completions) (the target got a 404): re-record it; without that"}, nil},
+		{"a rule that cannot judge names the cassette miss", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(3, "follow_up", "forwarded", 200))
+			h.MCP = append(h.MCP, mcpID(2, wire.MCPCall, "create_entities", "", "7"), mcpID(2, wire.MCPFault, "create_entities", wire.MCPFaultCassetteMiss, "7"))
+		}), Unknown, "cannot judge: no tool call reached the MCP server, so nothing could be replayed; " +
+			"the MCP cassette had no answer for tools/call create_entities (nothing ran; the client got an error): re-record it", nil, nil},
+		{"a failure stays a failure on a cassette miss", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
+			loop(h, 1, "forwarded", 200)
+			loop(h, 10, "forwarded", 200)
+			h.MCP = append(h.MCP, mcpID(20, wire.MCPCall, "create_entities", "", "7"), mcpID(20, wire.MCPFault, "create_entities", wire.MCPFaultCassetteMiss, "7"))
+		}), Fail, "", nil, []string{"cassette"}},
 		{"keyed re-send after a drop: why it passes", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			keyedDrop(h)
 			h.MCP = append(h.MCP, mcpID(3, wire.MCPCall, "commit_write_keyed", "", "2"), mcpID(3, wire.MCPResult, "commit_write_keyed", "dedup", "2"))

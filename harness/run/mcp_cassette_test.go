@@ -3,6 +3,7 @@ package run
 import (
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,6 +58,40 @@ expect: {rules: [no-replay-after-dispatch]}
 				t.Fatalf("verdicts %+v: want no-replay-after-dispatch %s", vs, tt.want)
 			}
 		})
+	}
+}
+
+// TestMCPCassetteMissIsNoPass: a guarded target whose call the cassette did
+// not record (other arguments) runs nothing and gets an MCP error; the rule
+// that would pass on its zero executions says unknown, naming the miss.
+func TestMCPCassetteMissIsNoPass(t *testing.T) {
+	path := recordCreateItem(t)
+	hs := runSource(t, `
+name: a call the MCP cassette never recorded
+request: {endpoint: chat}
+mcp: {cassette: `+path+`}
+model: [{call: create_item, arguments: {name: "other-{{entry}}"}}, {say: done}]
+expect: {rules: [no-replay-after-dispatch, is-error-not-retried]}
+`, "builtin:guarded", 1)
+	h := hs[0]
+	if got := len(h.Writes()); got != 0 {
+		t.Errorf("history has %d writes, want 0", got)
+	}
+	if got := len(rules.Executed(h)); got != 0 {
+		t.Errorf("%d executions counted, want 0: a missed call ran nothing", got)
+	}
+	vs := rules.Check(h)
+	if got := rules.Overall(vs); got != rules.Unknown {
+		t.Errorf("overall %s, want unknown: %+v", got, vs)
+	}
+	for _, v := range vs {
+		if v.Status == rules.Pass {
+			t.Errorf("%s passed on a cassette miss: %s", v.Check, v.Message)
+		}
+	}
+	want := "the MCP cassette had no answer for tools/call create_item {name: other-alpha-" + h.Token
+	if !strings.Contains(vs[0].Message, want) {
+		t.Errorf("no-replay-after-dispatch: %s\nwant it to contain %q", vs[0].Message, want)
 	}
 }
 

@@ -465,12 +465,13 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 }
 
 // forwardOf returns the real MCP server j's run with token forwards to:
-// the scenario's own (mcp.relay, mcp.command), else its target's (see
+// the scenario's own (mcp.relay, mcp.command with its {{token}} and
+// {{entry}} filled in, mcp.cassette), else its target's (see
 // target.Traits.Forward), for which j's scenario becomes the one the target
 // runs (target.Forward.Scenario); nil when there is none.
 func forwardOf(j *job, token string) (*ledger.Forward, error) {
 	if fwd := j.s.MCP.Forward(); fwd != nil {
-		return fwd, nil
+		return target.RenderForward(fwd, token)
 	}
 	tf := j.t.Traits().Forward
 	if tf == nil {

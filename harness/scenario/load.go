@@ -20,6 +20,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/envref"
 	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
@@ -383,12 +384,38 @@ func validateMCPFault(s *Scenario, f ledger.Fault) error {
 	return f.Validate()
 }
 
-// checkForward checks mcp.relay, mcp.command, mcp.cassette and mcp.writes, and that a
-// scenario forwarding to a real server sets no ledger annotations.
+// checkForward checks mcp.relay, mcp.command, mcp.env, mcp.cassette and
+// mcp.writes, and that a scenario forwarding to a real server sets no ledger
+// annotations. It expands the environment's ${NAME} and ${NAME:-default} in
+// mcp.command and mcp.env's values, as a target file does in its own
+// (envref.Expand); their {{token}} and {{entry}} are the run's.
 func checkForward(s *Scenario, fail func(path []any, format string, args ...any)) {
 	m := s.MCP
+	if m.Command != nil {
+		m.Command = slices.Clone(m.Command)
+	}
+	for i, a := range m.Command {
+		x, _, err := envref.Expand(a, os.Getenv)
+		if err != nil {
+			fail([]any{"mcp", "command", i}, "mcp.command: %v", err)
+		}
+		m.Command[i] = x
+	}
+	if m.Env != nil {
+		m.Env = maps.Clone(m.Env)
+	}
+	for k, v := range m.Env {
+		x, _, err := envref.Expand(v, os.Getenv)
+		if err != nil {
+			fail([]any{"mcp", "env", k}, "mcp.env.%s: %v", k, err)
+		}
+		m.Env[k] = x
+	}
 	if m.Forward() != nil && len(s.Annotations) > 0 {
 		fail([]any{"annotations"}, "annotations are the ledger's tools' hints; a forwarded server advertises its own (use mcp.writes to say which of its tools write)")
+	}
+	if m.Env != nil && len(m.Command) == 0 {
+		fail([]any{"mcp", "env"}, "mcp.env is the environment of mcp.command; set mcp.command too (a server at mcp.relay runs in its own)")
 	}
 	switch {
 	case m.Relay != "" && len(m.Command) > 0:

@@ -24,6 +24,9 @@
 package scenario
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
@@ -139,7 +142,11 @@ type MCP struct {
 	Relay string `yaml:"relay,omitempty" json:"relay,omitempty" jsonschema:"format=uri" jsonschema_description:"forward to the real MCP server at this Streamable HTTP URL instead of the ledger's own tools: the target sees that server's tools, each call is forwarded once, the MCP faults apply at the forwarding point, and writes are the forwarded calls of tools not annotated readOnlyHint that the server answered (not isError); the scenario then gets fakes and a target of its own"`
 	// Command replaces the ledger's tools with those of a real MCP server
 	// started with this argv (over stdio), once per run.
-	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward to a real MCP server started with this argv over stdio, once per run (see relay)"`
+	// Its arguments may use {{token}} and {{entry}}, filled in per run.
+	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward to a real MCP server started with this argv over stdio, once per run (see relay); may use {{token}} and {{entry}} (the run's), so that each run's server keeps its state apart"`
+	// Env is added to Command's environment; its values may use {{token}}
+	// and {{entry}} too. Nil adds nothing.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"with command: environment added for it (it gets replaycheck's own too), e.g. MEMORY_FILE_PATH: /tmp/memory-{{token}}.jsonl; values may use {{token}} and {{entry}}"`
 	// Cassette replaces the ledger's tools with those of a real MCP server
 	// recorded in an MCP cassette (see mcp_cassette.go), answered offline.
 	Cassette string `yaml:"cassette,omitempty" json:"cassette,omitempty" jsonschema:"minLength=1" jsonschema_description:"replay a real MCP server offline from an MCP cassette file (or a directory of *.jsonl ones) recorded by serve --mcp-relay URL --record DIR (in DIR/mcp/), relative to this scenario file: the target sees the recorded tools, each call is answered from the recorded call of the same tool and arguments (a call never recorded gets an MCP error and counts as a cassette miss), and the MCP faults and writes are as with relay"`
@@ -154,12 +161,17 @@ type MCP struct {
 
 // Forward returns the real MCP server the scenario forwards to (or the
 // cassette it replays, as the loader read it), or nil when it runs on the
-// ledger's own tools.
+// ledger's own tools. Its Command and Env (sorted by name) are as written:
+// {{token}} and {{entry}} are filled in per run (target.RenderForward).
 func (m *MCP) Forward() *ledger.Forward {
 	if m == nil || (m.Relay == "" && len(m.Command) == 0 && m.Cassette == "") {
 		return nil
 	}
-	return &ledger.Forward{URL: m.Relay, Command: m.Command, Cassette: m.cassette, Writes: m.Writes}
+	fwd := &ledger.Forward{URL: m.Relay, Command: m.Command, Cassette: m.cassette, Writes: m.Writes}
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+		fwd.Env = append(fwd.Env, k+"="+m.Env[k])
+	}
+	return fwd
 }
 
 // Gateway holds knobs of the built-in gateway target that a scenario needs.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
@@ -44,26 +45,41 @@ type Forward struct {
 }
 
 // For returns the server of the run with token: Command's arguments and
-// Env's values rendered with the run's token and entry.
+// Env's values rendered with the run's token and entry (see RenderForward).
 func (f *Forward) For(token string) (*ledger.Forward, error) {
+	out := &ledger.Forward{URL: f.Relay, Command: f.Command, Writes: f.Writes, Dir: f.Dir, ConnectTimeout: f.ConnectTimeout}
+	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
+		out.Env = append(out.Env, k+"="+f.Env[k])
+	}
+	return RenderForward(out, token)
+}
+
+// RenderForward returns a copy of fwd for the run with token: its Command's
+// arguments and its Env's values ("NAME=value", the name left as it is)
+// with the ForwardVars ({{token}}, {{entry}}) filled in, so that each run's
+// server keeps its state apart. A target file's mcp and a scenario's own
+// mcp.command are rendered by it alike. fwd is not changed.
+func RenderForward(fwd *ledger.Forward, token string) (*ledger.Forward, error) {
 	v := templateVars{Token: token, Entry: scenario.Entry(token)}
 	names := ForwardVars.names()
-	out := &ledger.Forward{URL: f.Relay, Writes: f.Writes, Dir: f.Dir, ConnectTimeout: f.ConnectTimeout}
-	for _, a := range f.Command {
+	out := *fwd
+	out.Command, out.Env = nil, nil
+	for _, a := range fwd.Command {
 		r, err := render(a, names, v)
 		if err != nil {
 			return nil, fmt.Errorf("rendering the mcp command's argument %q: %w", a, err)
 		}
 		out.Command = append(out.Command, r)
 	}
-	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
-		r, err := render(f.Env[k], names, v)
+	for _, kv := range fwd.Env {
+		k, val, _ := strings.Cut(kv, "=")
+		r, err := render(val, names, v)
 		if err != nil {
 			return nil, fmt.Errorf("rendering the mcp env %s: %w", k, err)
 		}
 		out.Env = append(out.Env, k+"="+r)
 	}
-	return out, nil
+	return &out, nil
 }
 
 // Scenario returns s as it runs on a target forwarding to f: s itself when

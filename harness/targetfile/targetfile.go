@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/envref"
 	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
@@ -275,7 +275,7 @@ func (f *source) expandNode(n ast.Node, retype bool) (ast.Node, error) {
 // expandScalar expands the string scalar n, which errors place at node at
 // (see expandEnv).
 func (f *source) expandScalar(n *ast.StringNode, at ast.Node, retype bool) (ast.Node, error) {
-	out, refs, err := expandEnv(n.Value, f.opts.Getenv)
+	out, refs, err := envref.Expand(n.Value, f.opts.Getenv)
 	if err != nil {
 		return nil, f.errorAt(at, "%v", err)
 	}
@@ -344,36 +344,6 @@ func (f *source) name(own string) string {
 	}
 	base := filepath.Base(f.path)
 	return strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
-}
-
-// envRef matches ${NAME}, ${NAME:-default} and $${, the escape of a
-// literal ${.
-var envRef = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
-
-// expandEnv replaces ${NAME} and ${NAME:-default} in s with the
-// environment's values, and $${ with ${; it returns the names referenced. An
-// unset NAME without a default is an error naming it (never the value).
-func expandEnv(s string, getenv func(string) string) (string, []string, error) {
-	var refs, missing []string
-	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
-		if m == "$${" {
-			return "${"
-		}
-		sub := envRef.FindStringSubmatch(m)
-		refs = append(refs, sub[1])
-		if v := getenv(sub[1]); v != "" {
-			return v
-		}
-		if sub[2] != "" {
-			return sub[3]
-		}
-		missing = append(missing, sub[1])
-		return ""
-	})
-	if len(missing) > 0 {
-		return "", nil, fmt.Errorf("environment variable %s is not set (use ${%s:-default} for a default)", missing[0], missing[0])
-	}
-	return out, refs, nil
 }
 
 // selfPath is the running binary, the default of {{replaycheck}}.

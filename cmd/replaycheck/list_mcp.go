@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
+)
+
+// mcpSide says which MCP server s's runs on targets use: the scenario's own
+// when it names one (mcp.relay, mcp.command or mcp.cassette), else each
+// target's (a target file's mcp forwards every run), else replaycheck's
+// ledger. With targets that differ, each is named: "forwarded to
+// http://127.0.0.1:3001/mcp (t1); ledger (t2)".
+func mcpSide(s *scenario.Scenario, targets []target.Target) string {
+	if m := s.MCP; m != nil {
+		switch {
+		case m.Cassette != "":
+			return "cassette " + m.Cassette
+		case m.Relay != "":
+			return "forwarded to " + m.Relay
+		case len(m.Command) > 0:
+			return "forwarded to command " + strings.Join(m.Command, " ")
+		}
+	}
+	var parts []string
+	forwards := false
+	for _, t := range targets {
+		side := "ledger"
+		if f := t.Traits().Forward; f != nil {
+			forwards = true
+			side = "forwarded to " + f.Relay
+			if f.Relay == "" {
+				side = "forwarded to command " + strings.Join(f.Command, " ")
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", side, t.Name()))
+	}
+	if !forwards {
+		return "ledger"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ownTarget reports whether s runs on fakes and a target of its own on
+// targets: it needs them itself (scenario.Scenario.Isolated), or a target
+// forwards every run to a real MCP server.
+func ownTarget(s *scenario.Scenario, targets []target.Target) bool {
+	if s.Isolated() {
+		return true
+	}
+	for _, t := range targets {
+		if t.Traits().Forward != nil {
+			return true
+		}
+	}
+	return false
+}

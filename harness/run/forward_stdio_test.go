@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/harness/rules"
@@ -59,11 +60,19 @@ func TestForwardStdioFaultsOnTheGateway(t *testing.T) {
 				server = fmt.Sprintf("command: [%q, %s, %q]", self(t), itemserver.Arg, journal)
 				items = func() []string { return first(itemserver.Journal(t, journal)) }
 			}
+			// The tool timeout ends a hung process's call; elsewhere it
+			// is far beyond a forwarded call, so that a busy machine
+			// does not turn a death into a timeout (after which no target
+			// re-sends).
+			timeout := "10s"
+			if strings.HasPrefix(tt.fault, "stdio_hang") {
+				timeout = "300ms"
+			}
 			hs := runSource(t, `
 name: forwarded over stdio, the process dies
 request: {endpoint: chat}
 mcp: {transport: stdio, `+server+`}
-gateway: {tool_timeout: 200ms}
+gateway: {tool_timeout: `+timeout+`}
 model: [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}]
 faults:
   mcp: [{tool: create_item, `+tt.fault+`, times: once}]

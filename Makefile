@@ -12,7 +12,7 @@ build:
 # jq), podman (make podman) and actionlint (make actionlint) and runs every
 # test; -race needs cgo and a C compiler (gcc).
 test: clients openapi-client yaml-language-server chromium jq podman actionlint
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 25m ./...
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
 # codex.yaml, openai-agents.yaml, ai-sdk.yaml, ai-sdk-google.yaml,

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,30 +45,5 @@ func TestServeMCPRelay(t *testing.T) {
 	defer mu.Unlock()
 	if len(items) != 1 {
 		t.Errorf("server created %v, want one item", items)
-	}
-}
-
-// TestServeMCPForwardFlags checks that a wrong use of the forwarding flags is
-// a usage error.
-func TestServeMCPForwardFlags(t *testing.T) {
-	tests := []struct {
-		name string
-		opts serveOptions
-	}{
-		{"relay and command", serveOptions{MCPRelay: "http://127.0.0.1:1/mcp", MCPCommand: "my-server"}},
-		{"writes alone", serveOptions{MCPWrites: []string{"create_item"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			opts := tt.opts
-			opts.UpstreamAddr, opts.MCPAddr, opts.Out, opts.ErrOut = "127.0.0.1:0", "127.0.0.1:0", io.Discard, io.Discard
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			err := runServe(ctx, &opts)
-			var usage usageError
-			if !errors.As(err, &usage) {
-				t.Fatalf("runServe: %v, want a usage error", err)
-			}
-		})
 	}
 }

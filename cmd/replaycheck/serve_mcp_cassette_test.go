@@ -81,15 +81,17 @@ func TestServeMCPRecordReplay(t *testing.T) {
 	}
 }
 
-// TestServeMCPCassetteFlags: wrong uses of the MCP record and replay flags
-// are usage errors that say what to do.
-func TestServeMCPCassetteFlags(t *testing.T) {
+// TestServeMCPFlags: a wrong use of the flags that forward, record or
+// replay the MCP side is a usage error that says what to do.
+func TestServeMCPFlags(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		name string
 		opts serveOptions
 		want string
 	}{
+		{"relay and command", serveOptions{MCPRelay: "http://127.0.0.1:1/mcp", MCPCommand: "my-server"}, "--mcp-relay and --mcp-command: set one"},
+		{"writes alone", serveOptions{MCPWrites: []string{"create_item"}}, "--mcp-writes needs --mcp-relay, --mcp-command or --mcp-cassette"},
 		{"cassette and relay", serveOptions{MCPCassette: dir, MCPRelay: "http://127.0.0.1:1/mcp"}, "not with --mcp-relay or --mcp-command"},
 		{"missing cassette", serveOptions{MCPCassette: filepath.Join(dir, "none.jsonl")}, "--mcp-cassette: mcp cassette: "},
 		{"empty directory", serveOptions{MCPCassette: dir}, "no tools/list recorded in it"},

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // inNamespace runs `replaycheck ARGS` inside `unshare -rn` (loopback only)
@@ -64,7 +65,7 @@ func TestCodexFingerprintDiff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two fingerprints of Codex take about a minute; not in -short")
 	}
-	if err := loopbackNamespace(); err != nil {
+	if err := targettest.LoopbackNamespace(); err != nil {
 		t.Skipf("no loopback-only network namespace: %v", err)
 	}
 	if why := realClientFile(t, "codex.yaml").installed(); why != "" {
@@ -114,7 +115,7 @@ func TestExploreSameFindingsAtAnyParallel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two sweeps of the AI SDK agent take minutes; not in -short")
 	}
-	if err := loopbackNamespace(); err != nil {
+	if err := targettest.LoopbackNamespace(); err != nil {
 		t.Skipf("no loopback-only network namespace: %v", err)
 	}
 	if why := realClientFile(t, "ai-sdk.yaml").installed(); why != "" {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // memoryServer is server-memory's stdio server, relative to targets/.
@@ -151,7 +153,7 @@ func runForwarded(t *testing.T, dir string, env []string, netns bool, wantCode i
 	t.Helper()
 	js := filepath.Join(dir, "run.json")
 	args = append(append([]string{replaycheckBin}, args...), "--json", js)
-	if err := loopbackNamespace(); err == nil && netns {
+	if err := targettest.LoopbackNamespace(); err == nil && netns {
 		args = append([]string{"unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`}, args...)
 	} else if netns {
 		t.Logf("no loopback-only network namespace, running on plain loopback: %v", err)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // everythingServer is server-everything's entry point, relative to
@@ -209,7 +211,7 @@ func TestClaudeCodeForwardMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real client; not in -short")
 	}
-	if err := loopbackNamespace(); err != nil {
+	if err := targettest.LoopbackNamespace(); err != nil {
 		t.Skipf("no loopback-only network namespace: %v", err)
 	}
 	for _, c := range realClients {

@@ -11,11 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 
 // realClient is a shipped target file that runs a real agent CLI or SDK
@@ -300,25 +301,6 @@ var httpOnly = []string{
 	"client mcp tools/call refused 401",
 }
 
-var (
-	unshareOnce sync.Once
-	unshareErr  error
-)
-
-// loopbackNamespace reports whether `unshare -rn` can make a network
-// namespace with only loopback here (an unprivileged user namespace).
-func loopbackNamespace() error {
-	unshareOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, "unshare", "-rn", "sh", "-c", "ip link set lo up").CombinedOutput()
-		if err != nil {
-			unshareErr = fmt.Errorf("unshare -rn with ip link set lo up: %v: %s", err, bytes.TrimSpace(out))
-		}
-	})
-	return unshareErr
-}
-
 // installed says why c cannot run here, or "" when it can.
 func (c realClient) installed() string {
 	if c.node {
@@ -399,7 +381,7 @@ func TestRealClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real clients take about 40 s; not in -short")
 	}
-	if err := loopbackNamespace(); err != nil {
+	if err := targettest.LoopbackNamespace(); err != nil {
 		t.Skipf("no loopback-only network namespace: %v", err)
 	}
 	for _, c := range realClients {
@@ -458,7 +440,7 @@ func TestRealClientsStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real clients over stdio take about a minute; not in -short")
 	}
-	if err := loopbackNamespace(); err != nil {
+	if err := targettest.LoopbackNamespace(); err != nil {
 		t.Skipf("no loopback-only network namespace: %v", err)
 	}
 	for _, c := range stdioClients {

@@ -45,7 +45,7 @@ func TestEditorValidatesModeline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	argv := []string{node, yamlServer, "--stdio"}
-	if err := loopbackOnly(ctx); err != nil {
+	if err := targettest.LoopbackNamespace(); err != nil {
 		t.Logf("running the server with the network (the schema store is off): %v", err)
 	} else {
 		argv = append([]string{"unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`}, argv...)
@@ -104,19 +104,6 @@ func TestEditorValidatesModeline(t *testing.T) {
 			}
 		})
 	}
-}
-
-// loopbackOnly says why `unshare -rn` cannot give a process a network
-// namespace with only loopback up here, or nil when it can.
-func loopbackOnly(ctx context.Context) error {
-	if _, err := exec.LookPath("unshare"); err != nil {
-		return err
-	}
-	out, err := exec.CommandContext(ctx, "unshare", "-rn", "sh", "-c", "ip link set lo up").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("unshare -rn with ip link set lo up: %v: %s", err, bytes.TrimSpace(out))
-	}
-	return nil
 }
 
 // diagnostic is an LSP diagnostic: where and what.

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -352,4 +353,25 @@ func PidsIn(text string) []int {
 		}
 	}
 	return out
+}
+
+var (
+	unshareOnce sync.Once
+	unshareErr  error
+)
+
+// LoopbackNamespace reports why `unshare -rn` cannot make a network
+// namespace with only loopback up here (no unprivileged user namespaces,
+// no unshare or ip), or nil when it can; the tests that run real programs
+// offline run them in one. It tries once per test binary.
+func LoopbackNamespace() error {
+	unshareOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "unshare", "-rn", "sh", "-c", "ip link set lo up").CombinedOutput()
+		if err != nil {
+			unshareErr = fmt.Errorf("unshare -rn with ip link set lo up: %v: %s", err, bytes.TrimSpace(out))
+		}
+	})
+	return unshareErr
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/procnet"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -21,6 +22,8 @@ type fakesEnv struct {
 	upSrv     *http.Server
 	urls      target.Fakes
 	owned     bool // the ledger is one run token's own (startFakes' owner)
+	// mcpListener is the ledger's listener.
+	mcpListener *procnet.Listener
 }
 
 // startFakes starts a ledger and an upstream fake, at addrs where set and on
@@ -44,35 +47,40 @@ func startFakes(annotations map[string]ledger.Annotations, now func() time.Time,
 		mcp = runtoken.Handler(owner, l)
 	}
 	mux.Handle("/mcp", mcp)
-	lsrv, lurl, err := loopback.Serve(addrs.MCP, "MCP server", mux)
+	ln, err := loopback.Listen(addrs.MCP)
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("starting the ledger: %w", err)
 	}
+	mcpListener := procnet.Track(ln)
+	lsrv, lurl := loopback.ServeOn(mcpListener, "MCP server", mux)
 	usrv, uurl, err := loopback.Serve(addrs.Upstream, "model API", u)
 	if err != nil {
 		lsrv.Close()
 		l.Close()
 		return nil, fmt.Errorf("starting the upstream fake: %w", err)
 	}
-	return &fakesEnv{ledger: l, upstream: u, ledgerSrv: lsrv, upSrv: usrv, urls: target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}, owned: owner != ""}, nil
+	return &fakesEnv{ledger: l, upstream: u, ledgerSrv: lsrv, upSrv: usrv, urls: target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}, owned: owner != "", mcpListener: mcpListener}, nil
 }
 
 // own serves the fakes at addresses of the run token's own: everything
-// arriving there belongs to the run. The returned func closes them.
-func (e *fakesEnv) own(token string) (target.Fakes, func(), error) {
+// arriving there belongs to the run. It returns them, the listener of the
+// MCP address, and a func that closes them.
+func (e *fakesEnv) own(token string) (target.Fakes, *procnet.Listener, func(), error) {
 	usrv, uurl, err := loopback.Serve("", "model API", runtoken.Handler(token, e.upstream))
 	if err != nil {
-		return target.Fakes{}, nil, fmt.Errorf("starting the run's own model API address: %w", err)
+		return target.Fakes{}, nil, nil, fmt.Errorf("starting the run's own model API address: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", runtoken.Handler(token, e.ledger))
-	lsrv, lurl, err := loopback.Serve("", "MCP server", mux)
+	ln, err := loopback.Listen("")
 	if err != nil {
 		usrv.Close()
-		return target.Fakes{}, nil, fmt.Errorf("starting the run's own MCP address: %w", err)
+		return target.Fakes{}, nil, nil, fmt.Errorf("starting the run's own MCP address: %w", err)
 	}
-	return target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}, func() { usrv.Close(); lsrv.Close() }, nil
+	mcpListener := procnet.Track(ln)
+	lsrv, lurl := loopback.ServeOn(mcpListener, "MCP server", mux)
+	return target.Fakes{Upstream: uurl + "/v1", MCP: lurl + "/mcp"}, mcpListener, func() { usrv.Close(); lsrv.Close() }, nil
 }
 
 // Close stops both fakes and their listeners.

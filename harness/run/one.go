@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -76,9 +75,10 @@ func newHistory(s *scenario.Scenario, t target.Target, inst target.Instance, tok
 type armed struct {
 	token    string
 	requests []scenario.Request
-	// own, for a client target, are the run's own fake addresses; nil
-	// otherwise.
-	own *target.Fakes
+	// own, for a client target, are the run's own fake addresses, and
+	// ownMCP the listener of its MCP address; nil otherwise.
+	own    *target.Fakes
+	ownMCP *procnet.Listener
 	// release closes the run's own addresses; it is never nil.
 	release func()
 	// output returns what the target printed since it was armed; nil when
@@ -123,11 +123,11 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 		return nil, fmt.Errorf("arming the ledger: %w", err)
 	}
 	if t.Traits().Client {
-		f, release, err := env.own(token)
+		f, ln, release, err := env.own(token)
 		if err != nil {
 			return nil, err
 		}
-		a.own, a.release = &f, release
+		a.own, a.ownMCP, a.release = &f, ln, release
 	}
 	return a, nil
 }
@@ -168,14 +168,14 @@ func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Dura
 // start and now.
 func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, start time.Time, now func() time.Time, at func(time.Time) history.Duration) {
 	token := a.token
-	mcpAddr := ""
+	var own *procnet.Listener
 	switch {
-	case a.own != nil:
-		mcpAddr = a.own.MCP
+	case a.ownMCP != nil:
+		own = a.ownMCP
 	case env.owned:
-		mcpAddr = env.urls.MCP
+		own = env.mcpListener
 	}
-	settle(ctx, env.ledger, token, ownPort(mcpAddr))
+	settle(ctx, env.ledger, token, own)
 	end := now()
 	if a.output != nil {
 		h.TargetOutput = a.output()
@@ -291,18 +291,18 @@ func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
 // settle waits, up to settleGrace, until every tools/call of the token has
 // ended: answered, cancelled, refused or dropped. A target that abandons a
 // call without cancelling it leaves it running; the wait then gives up.
-// With port, the run's own MCP address, it then waits until the ledger has
-// taken in everything that arrived there (see drained), and if it had not,
-// for the calls to end once more: what the target sent is counted however
-// late a busy machine lets the ledger read it — a call its target timed out
-// and cancelled before the ledger read it is still the target's call, and
-// still cancelled.
-func settle(ctx context.Context, l *ledger.Server, token string, port int) {
+// With own, the listener of the run's own MCP address, it then waits until
+// the ledger has taken in everything that arrived there (see drained), and
+// if it had not, for the calls to end once more: what the target sent is
+// counted however late a busy machine lets the ledger read it — a call its
+// target timed out and cancelled before the ledger read it is still the
+// target's call, and still cancelled.
+func settle(ctx context.Context, l *ledger.Server, token string, own *procnet.Listener) {
 	over := func(wire.MCPCounts) bool { return ended(l.Events(token)) }
 	grace, cancel := context.WithTimeout(ctx, settleGrace)
 	_, _ = l.WaitFor(grace, token, over)
 	cancel()
-	if port == 0 || !drained(ctx, port) {
+	if own == nil || !drained(ctx, own) {
 		return
 	}
 	grace, cancel = context.WithTimeout(ctx, settleGrace)
@@ -314,19 +314,17 @@ func settle(ctx context.Context, l *ledger.Server, token string, port int) {
 // what arrived, also on a saturated machine.
 const drainLimit = 10 * time.Second
 
-// drained waits, up to drainLimit or the end of ctx, until port holds no
-// input its server has not taken in (procnet.Pending), and reports whether
-// it had to wait. Where the system shows no socket table it returns false
-// at once.
-func drained(ctx context.Context, port int) bool {
+// drained waits, up to drainLimit or the end of ctx, until ln holds no
+// input its server has not taken in (procnet.Listener.Pending), and reports
+// whether it had to wait. Where the system cannot tell it returns false at
+// once.
+func drained(ctx context.Context, ln *procnet.Listener) bool {
 	ctx, cancel := context.WithTimeout(ctx, drainLimit)
 	defer cancel()
-	// Each look reads the whole socket table, so not too often: hundreds of
-	// parallel runs may be waiting at once.
-	tick := time.NewTicker(25 * time.Millisecond)
+	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for waited := false; ; waited = true {
-		if pending, err := procnet.Pending(port); err != nil || !pending {
+		if pending, err := ln.Pending(); err != nil || !pending {
 			return waited
 		}
 		select {
@@ -335,16 +333,6 @@ func drained(ctx context.Context, port int) bool {
 		case <-tick.C:
 		}
 	}
-}
-
-// ownPort returns the port of raw, a URL of the run's own, or 0 for none.
-func ownPort(raw string) int {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return 0
-	}
-	port, _ := strconv.Atoi(u.Port())
-	return port
 }
 
 // endingFaults are the ledger fault events that end a call: it is answered

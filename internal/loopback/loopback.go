@@ -20,19 +20,37 @@ import (
 // caller closes the server.
 // An address already in use is an error that says so.
 func Serve(addr, what string, h http.Handler) (*http.Server, string, error) {
+	ln, err := Listen(addr)
+	if err != nil {
+		return nil, "", err
+	}
+	srv, u := ServeOn(ln, what, h)
+	return srv, u, nil
+}
+
+// Listen listens for TCP on addr, 127.0.0.1 port 0 when empty. An address
+// already in use is an error that says so.
+func Listen(addr string) (*net.TCPListener, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, "", fmt.Errorf("address %s is already in use (a replaycheck serve or another run still going?): %w", addr, err)
+		return nil, fmt.Errorf("address %s is already in use (a replaycheck serve or another run still going?): %w", addr, err)
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("listening on %s: %w", addr, err)
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	return ln.(*net.TCPListener), nil
+}
+
+// ServeOn serves h behind Guard, named what, on ln and returns the server
+// and its base URL (http://host:port). The caller closes the server, which
+// closes ln.
+func ServeOn(ln net.Listener, what string, h http.Handler) (*http.Server, string) {
 	srv := &http.Server{Handler: Guard(what, h), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	return srv, "http://" + ln.Addr().String(), nil
+	return srv, "http://" + ln.Addr().String()
 }
 
 // Guard wraps h so that a web page in a browser on this machine cannot use

@@ -1,7 +1,7 @@
 // Package procnet reads the kernel's table of TCP sockets, where the system
 // has one (Linux: netlink sock_diag, or /proc/net/tcp and /proc/net/tcp6):
-// which sockets listen on a port, and whether a port holds input its server
-// has not taken in yet.
+// which sockets listen on a port; and, of a listener of this process,
+// whether it holds input its server has not taken in yet (Listener).
 package procnet
 
 import "errors"
@@ -36,20 +36,4 @@ func States(states ...int) uint32 {
 		m |= 1 << s
 	}
 	return m
-}
-
-// Pending reports whether port, a local port of this host, has input its
-// server has not taken in: connections not accepted yet, bytes not read, or
-// a peer's close not yet seen (CLOSE_WAIT).
-func Pending(port int) (bool, error) {
-	socks, err := Sockets(States(Listen, Established, CloseWait))
-	if err != nil {
-		return false, err
-	}
-	for _, s := range socks {
-		if s.LocalPort == port && (s.RxQueue > 0 || s.State == CloseWait) {
-			return true, nil
-		}
-	}
-	return false, nil
 }

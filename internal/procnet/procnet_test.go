@@ -7,23 +7,23 @@ import (
 	"time"
 )
 
-// TestPending: a listener with a connection it has not accepted has input
+// TestListenerPending: a listener with a connection it has not accepted has input
 // pending; once accepted and with nothing sent, it has none; bytes the
 // server has not read, and a close it has not seen, are pending again.
-func TestPending(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func TestListenerPending(t *testing.T) {
+	tcp, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ln := Track(tcp)
 	defer ln.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
-	// want waits for the table to show the state (the kernel may deliver a
+	// want waits for the kernel to show the state (the kernel may deliver a
 	// loopback packet a moment after the send returns).
 	want := func(step string, pending bool) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			got, err := Pending(port)
+			got, err := ln.Pending()
 			if errors.Is(err, ErrUnsupported) {
 				t.Skip(err)
 			}
@@ -65,4 +65,7 @@ func TestPending(t *testing.T) {
 	want("a close not seen", true)
 	s.Close()
 	want("closed", false)
+	if got := len(ln.conns); got != 0 {
+		t.Errorf("%d connections kept after their close, want 0", got)
+	}
 }

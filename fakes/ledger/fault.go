@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -523,4 +524,19 @@ func arm(faults []Fault, known func(string) bool, names func() []string) ([]*arm
 		out = append(out, &armed{fault: faults[i], name: name, act: act, transport: faults[i].Transport()})
 	}
 	return out, nil
+}
+
+// Hold estimates how long one firing of f holds its answer back, for a
+// scheduler that starts the longest runs first: its delay, and a tool list
+// change's wait for the client to list the tools again (notifyWait, ended
+// sooner by a client that does).
+func (f Fault) Hold() time.Duration {
+	var d time.Duration
+	if f.Delay != nil {
+		d += f.Delay.D()
+	}
+	if f.ChangeTools != nil {
+		d += notifyWait
+	}
+	return d
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/invopop/jsonschema"
@@ -476,4 +477,32 @@ func (s *Server) FaultReports(token string) []FaultReport {
 		out[i] = af.report()
 	}
 	return out
+}
+
+// Hold estimates how long one firing of f holds its run back, for a
+// scheduler that starts the longest runs first: its delay, the linger
+// before a cut, a stall that resumes, the dribble's wait before each of a
+// dozen events or so, and the wait its Retry-After or retry-after-ms asks
+// of the client. A stall forever lasts until the client leaves, which f
+// cannot tell: it adds nothing.
+func (f Fault) Hold() time.Duration {
+	var d time.Duration
+	if f.Respond != nil {
+		if w, ok := (wire.UpstreamRequest{Headers: f.Respond.Headers}).AskedWait(); ok {
+			d += w
+		}
+	}
+	if f.Delay != nil {
+		d += f.Delay.D()
+	}
+	if f.Drop != nil {
+		d += f.Drop.Linger.D()
+	}
+	if f.Stall != nil {
+		d += f.Stall.For.D()
+	}
+	if f.Dribble != nil {
+		d += 12 * f.Dribble.D()
+	}
+	return d
 }

@@ -174,7 +174,7 @@ func TestFindsEachSwitch(t *testing.T) {
 		{"builtin:" + string(gateway.StaleToolList), "chat two requests", "no-stale-tool-call"},
 		{"builtin:" + string(gateway.MCPResendOnSessionExpiry), "messages stream tool call", "no-replay-ambiguous-mcp"},
 		{"builtin:" + string(gateway.MCPRetryUnauthorized), "chat stream tool call", "reauth-at-most-once"},
-		{"builtin:" + string(gateway.MCPReplayAfterStdioDeath), "chat stream tool call over stdio", "no-replay-ambiguous-mcp"},
+		{"builtin:" + string(gateway.MCPReplayAfterStdioDeath), "chat tool call over stdio", "no-replay-ambiguous-mcp"},
 	}
 	for _, info := range gateway.AllBugs() {
 		if !slices.ContainsFunc(tests, func(tt struct{ target, base, rule string }) bool {
@@ -441,7 +441,7 @@ func TestFingerprintOverStdio(t *testing.T) {
 		t.Run(tt.target, func(t *testing.T) {
 			t.Parallel()
 			tg := parseTarget(t, tt.target)
-			rep, err := Explore(context.Background(), bases(t, tg, "chat stream tool call over stdio"), Options{Target: tg, Kinds: kinds, Fingerprint: true})
+			rep, err := Explore(context.Background(), bases(t, tg, "chat tool call over stdio"), Options{Target: tg, Kinds: kinds, Fingerprint: true})
 			if err != nil {
 				t.Fatal(err)
 			}

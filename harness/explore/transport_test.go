@@ -20,7 +20,7 @@ import (
 // the spawn's initialize only; every MCP fault planned is valid.
 func TestPlanFitsTheTransport(t *testing.T) {
 	tg := parseTarget(t, "builtin:guarded")
-	httpBase, stdioBase := bases(t, tg, "chat stream tool call"), bases(t, tg, "chat stream tool call over stdio")
+	httpBase, stdioBase := bases(t, tg, "chat stream tool call"), bases(t, tg, "chat tool call over stdio")
 	h := &history.History{MCP: []wire.MCPEvent{
 		{Kind: wire.MCPSession, Detail: ledger.MethodInitialize},
 		{Kind: wire.MCPSession, Detail: ledger.MethodToolsList},

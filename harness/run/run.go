@@ -14,11 +14,10 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
@@ -388,34 +387,33 @@ func (r *runner) one(j job, do func(job) (*history.History, error)) {
 	}
 }
 
-// expectedWait estimates how long a scenario must wait by design: the waits
-// its upstream faults ask for (Retry-After, retry-after-ms, delay) and its
-// tool timeout. It only orders the runs.
+// expectedWait estimates how long s's faults and gateway knobs hold its run
+// back (upstream.Fault.Hold, ledger.Fault.Hold, the tool timeout), a fault
+// that fires always counted retryGuess times: a target retries it. It only
+// orders the runs.
 func expectedWait(s *scenario.Scenario) time.Duration {
+	firings := func(t fault.Times) time.Duration {
+		if t == fault.Always {
+			return retryGuess
+		}
+		return 1
+	}
 	var d time.Duration
 	for _, f := range s.Faults.Upstream {
-		if f.Delay != nil {
-			d += f.Delay.D()
-		}
-		if f.Respond == nil {
-			continue
-		}
-		for k, v := range f.Respond.Headers {
-			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			switch {
-			case err != nil:
-			case strings.EqualFold(k, "retry-after-ms"):
-				d += time.Duration(n * float64(time.Millisecond))
-			case strings.EqualFold(k, "retry-after"):
-				d += time.Duration(n * float64(time.Second))
-			}
-		}
+		d += f.Hold() * firings(f.Times)
+	}
+	for _, f := range s.Faults.MCP {
+		d += f.Hold() * firings(f.Times)
 	}
 	if s.Gateway != nil {
 		d += s.Gateway.ToolTimeout.D()
 	}
 	return d
 }
+
+// retryGuess is how many times expectedWait counts a fault that fires
+// always: a few retries.
+const retryGuess = 4
 
 // runIsolated runs s on fakes and an instance of t of its own, for
 // scenarios that set ledger-global annotations, gateway knobs or MCP faults.

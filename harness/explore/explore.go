@@ -22,7 +22,6 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -42,12 +41,6 @@ const (
 	DefaultConfirm = 3
 	DefaultDepth   = 1
 )
-
-// runsPerCPU is the default number of runs at once per CPU: a sweep's runs
-// mostly wait (on lingering cuts, Retry-After, slow tools), not compute. On
-// a client target it is only the cap: the runs start as the CPU has room
-// for them (see Options.Parallel).
-const runsPerCPU = 8
 
 // Options configure Explore. Target is required.
 type Options struct {
@@ -75,13 +68,9 @@ type Options struct {
 	// Shard and Shards select every Shards-th run of the sweep, starting at
 	// Shard (1-based); zero Shards runs all.
 	Shard, Shards int
-	// Parallel is the number of runs at once; 0 means runsPerCPU per CPU.
-	// On a client target it is a cap: each run starts only when the machine
-	// has a spare CPU (run.CPUHeadroom), so the client processes do not slow
-	// each other's starts (their timeouts run on the wall clock: crowded,
-	// a client behaves otherwise than alone, and a cell's verdict would
-	// depend on Parallel). Parallel 1 runs one at a time.
-	// Timeout bounds each run, as in run.Options.
+	// Parallel and Timeout are run.Options': the runs at once (0 means
+	// run.RunsPerCPU per CPU; on a client target a cap, each run starting
+	// as the machine has a spare CPU) and the bound of each run.
 	Parallel int
 	Timeout  time.Duration
 	// Settings are the durations of the stall, slow, linger and dribble
@@ -296,8 +285,6 @@ func distinctNames(bases []*scenario.Scenario) error {
 // explorer holds a sweep's settings and what its runs found.
 type explorer struct {
 	opts Options
-	// admission starts the runs of a client target as the CPU has room.
-	admission run.Admission
 	kinds     map[string]Kind
 	byKey     map[string]*scenario.Scenario // base by name
 	// known holds, per base and schedule, the result of its latest run.
@@ -318,9 +305,6 @@ func newExplorer(opts Options) *explorer {
 	if opts.Depth <= 0 {
 		opts.Depth = DefaultDepth
 	}
-	if opts.Parallel <= 0 {
-		opts.Parallel = runsPerCPU * runtime.NumCPU()
-	}
 	if opts.MaxRuns <= 0 {
 		opts.MaxRuns = DefaultMaxRuns
 	}
@@ -338,9 +322,6 @@ func newExplorer(opts Options) *explorer {
 		s.Slow = fault.DefaultSettings.Slow
 	}
 	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}}
-	if opts.Target != nil && opts.Target.Traits().Client && opts.Parallel > 1 {
-		e.admission = run.CPUHeadroom{}
-	}
 	for _, k := range Kinds() {
 		e.kinds[k.Name] = k
 	}
@@ -366,7 +347,7 @@ func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rul
 	pr := Progress{Phase: phase, Total: len(jobs)}
 	start := e.opts.Now()
 	_, err := run.Run(ctx, ss, run.Options{
-		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Admission: e.admission, Timeout: e.opts.Timeout,
+		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
 		Seed: e.opts.Seed, Now: e.opts.Now,
 		// One call at a time, as each run ends. Each job runs once on the
 		// one target (withSchedule), so the i-th history is the i-th job's.
@@ -456,7 +437,7 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 	// Isolated, as the cells with MCP faults run: the target starts fresh
 	// and its MCP session steps are the run's, to be mapped as points.
 	hs, err := run.Run(ctx, ss, run.Options{
-		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Admission: e.admission, Timeout: e.opts.Timeout,
+		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
 		Seed: e.opts.Seed, Now: e.opts.Now, Isolate: true,
 	})
 	e.runs += len(jobs)

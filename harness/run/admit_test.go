@@ -3,8 +3,10 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -134,5 +136,35 @@ expect: {writes: 1}
 	}
 	if len(hs) != 6 || adm.calls != 6 || most != 1 {
 		t.Errorf("%d histories, %d admissions, at most %d runs at once; want 6, 6, 1", len(hs), adm.calls, most)
+	}
+}
+
+// TestDefaultAdmission: by default RunsPerCPU runs per CPU at once, and on
+// a client target each starts as the CPU has room (CPUHeadroom) — unless
+// one run at a time, or the caller's own Admission, is asked for.
+func TestDefaultAdmission(t *testing.T) {
+	builtin, err := target.ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, _ := writeTarget(t, "kind: client\nname: a-client\ncommand: [\"true\"]\n", nil)
+	for _, tt := range []struct {
+		name          string
+		opts          Options
+		wantParallel  int
+		wantAdmission string // its type
+	}{
+		{"built-in", Options{Targets: []target.Target{builtin}}, RunsPerCPU * runtime.NumCPU(), "<nil>"},
+		{"client", Options{Targets: []target.Target{client}}, RunsPerCPU * runtime.NumCPU(), "run.CPUHeadroom"},
+		{"client among others", Options{Targets: []target.Target{builtin, client}, Parallel: 4}, 4, "run.CPUHeadroom"},
+		{"client one at a time", Options{Targets: []target.Target{client}, Parallel: 1}, 1, "<nil>"},
+		{"client, the caller's admission", Options{Targets: []target.Target{client}, Admission: &oneAtATime{}}, RunsPerCPU * runtime.NumCPU(), "*run.oneAtATime"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.opts.withDefaults()
+			if adm := fmt.Sprintf("%T", got.Admission); got.Parallel != tt.wantParallel || adm != tt.wantAdmission {
+				t.Errorf("Parallel %d, Admission %s; want %d, %s", got.Parallel, adm, tt.wantParallel, tt.wantAdmission)
+			}
+		})
 	}
 }

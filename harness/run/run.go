@@ -28,11 +28,41 @@ import (
 // options set a timeout.
 const DefaultTimeout = 30 * time.Second
 
+// withDefaults returns o with its zero fields set as Options says.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = RunsPerCPU * runtime.NumCPU()
+	}
+	if o.Admission == nil && o.Parallel > 1 && slices.ContainsFunc(o.Targets, func(t target.Target) bool { return t.Traits().Client }) {
+		o.Admission = CPUHeadroom{}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
+}
+
+// RunsPerCPU is the default number of runs at once per CPU: a run mostly
+// waits (on the target, on a fault's hold: a linger, a Retry-After, a slow
+// tool) and computes little.
+const RunsPerCPU = 8
+
 // Options configure Run. The zero value runs on no target.
 type Options struct {
 	// Targets are the systems under test; every scenario runs on each.
 	Targets []target.Target
-	// Parallel is the number of scenario runs at once; 0 means NumCPU.
+	// Parallel is the number of scenario runs at once; 0 means RunsPerCPU
+	// per CPU. On a client target it is a cap: without an Admission of
+	// their own, the runs start only as the machine has a spare CPU
+	// (CPUHeadroom), so the client processes do not slow each other's
+	// starts (their timeouts run on the wall clock: crowded, a client
+	// behaves otherwise than alone, and a verdict would depend on Parallel).
 	Parallel int
 	// Timeout bounds each scenario run; 0 means DefaultTimeout. A scenario's
 	// own timeout wins.
@@ -89,18 +119,7 @@ type Options struct {
 // listens on a fixed port, run after the others, on fakes of their own: first
 // their shared scenarios, then their isolated ones one at a time.
 func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*history.History, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Parallel <= 0 {
-		opts.Parallel = runtime.NumCPU()
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
+	opts = opts.withDefaults()
 	total, err := Count(scenarios, opts.Targets, opts.Repeat)
 	if err != nil {
 		return nil, err

@@ -284,9 +284,9 @@ func distinctNames(bases []*scenario.Scenario) error {
 
 // explorer holds a sweep's settings and what its runs found.
 type explorer struct {
-	opts Options
-	kinds     map[string]Kind
-	byKey     map[string]*scenario.Scenario // base by name
+	opts  Options
+	kinds map[string]Kind
+	byKey map[string]*scenario.Scenario // base by name
 	// known holds, per base and schedule, the result of its latest run.
 	known map[string]rules.Result
 	runs  int

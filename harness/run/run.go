@@ -28,26 +28,6 @@ import (
 // options set a timeout.
 const DefaultTimeout = 30 * time.Second
 
-// withDefaults returns o with its zero fields set as Options says.
-func (o Options) withDefaults() Options {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = RunsPerCPU * runtime.NumCPU()
-	}
-	if o.Admission == nil && o.Parallel > 1 && slices.ContainsFunc(o.Targets, func(t target.Target) bool { return t.Traits().Client }) {
-		o.Admission = CPUHeadroom{}
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	return o
-}
-
 // RunsPerCPU is the default number of runs at once per CPU: a run mostly
 // waits (on the target, on a fault's hold: a linger, a Retry-After, a slow
 // tool) and computes little.
@@ -97,6 +77,26 @@ type Options struct {
 	// the target's MCP session steps (initialize, tools/list) are the run's
 	// and recorded in its history. Runs start slower.
 	Isolate bool
+}
+
+// withDefaults returns o with its zero fields set as Options says.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = RunsPerCPU * runtime.NumCPU()
+	}
+	if o.Admission == nil && o.Parallel > 1 && slices.ContainsFunc(o.Targets, func(t target.Target) bool { return t.Traits().Client }) {
+		o.Admission = CPUHeadroom{}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
 }
 
 // Run runs every scenario on every target it applies to (see Applies), as

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/run"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/report"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
 
@@ -264,25 +266,45 @@ func TestRunEveryShardOfAHundred(t *testing.T) {
 			want[s.Name] = 1
 		}
 	}
+	// The shards run eight at a time, as a CI matrix's jobs would: most of
+	// a shard is its one scenario's waiting.
+	type shardRun struct {
+		code        int
+		out, errOut string
+		suite       report.Suite
+		err         error
+	}
 	dir := t.TempDir()
+	runs := make([]shardRun, 100)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 8)
+	for i := range runs {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			js := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i+1))
+			r := &runs[i]
+			r.code, r.out, r.errOut = execute(t, "run", "--shard", fmt.Sprintf("%d/100", i+1), "--json", js)
+			r.suite, r.err = readReport(js)
+		}()
+	}
+	wg.Wait()
 	got := map[string]int{}
-	for i := 1; i <= 100; i++ {
-		js := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
-		shard := fmt.Sprintf("%d/100", i)
-		code, out, errOut := execute(t, "run", "--shard", shard, "--json", js)
-		suite, err := readReport(js)
-		if err != nil {
-			t.Fatalf("--shard %s: exit %d, %v\n%s%s", shard, code, err, out, errOut)
+	for i, r := range runs {
+		shard := fmt.Sprintf("%d/100", i+1)
+		if r.err != nil {
+			t.Fatalf("--shard %s: exit %d, %v\n%s%s", shard, r.code, r.err, r.out, r.errOut)
 		}
 		wantCode := exitOK
-		if tt := suite.Totals(); tt.Fail+tt.Unknown > 0 {
+		if tt := r.suite.Totals(); tt.Fail+tt.Unknown > 0 {
 			wantCode = exitRuleBroken
 		}
-		if code != wantCode {
-			t.Errorf("--shard %s: exit %d, want %d for its %d results\n%s%s", shard, code, wantCode, len(suite.Results), out, errOut)
+		if r.code != wantCode {
+			t.Errorf("--shard %s: exit %d, want %d for its %d results\n%s%s", shard, r.code, wantCode, len(r.suite.Results), r.out, r.errOut)
 		}
-		for _, r := range suite.Results {
-			got[r.History.Scenario]++
+		for _, res := range r.suite.Results {
+			got[res.History.Scenario]++
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

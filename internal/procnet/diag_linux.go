@@ -66,11 +66,10 @@ func diag(family uint8, states uint32) ([]Socket, error) {
 			}
 			// inet_diag_msg: family, state, timer, retrans, then the socket
 			// id (sport and dport big-endian, addresses, interface, cookie),
-			// expires, rqueue, wqueue, uid, inode.
+			// expires, rqueue, wqueue, uid, inode (at 68).
 			socks = append(socks, Socket{
 				LocalPort: int(binary.BigEndian.Uint16(d[4:])),
 				State:     int(d[1]),
-				RxQueue:   int64(ne.Uint32(d[56:])),
 				Inode:     fmt.Sprint(ne.Uint32(d[68:])),
 			})
 		}

@@ -14,9 +14,6 @@ type Socket struct {
 	LocalPort int
 	// State is the kernel's state, e.g. Listen or CloseWait.
 	State int
-	// RxQueue is the bytes received and not yet read; for a listening
-	// socket, the connections waiting to be accepted.
-	RxQueue int64
 	// Inode identifies the socket among a process's file descriptors
 	// (socket:[Inode]).
 	Inode string
@@ -24,9 +21,8 @@ type Socket struct {
 
 // Kernel TCP states (include/net/tcp_states.h).
 const (
-	Established = 0x01
-	Listen      = 0x0A
-	CloseWait   = 0x08
+	Listen    = 0x0A
+	CloseWait = 0x08
 )
 
 // States is a set of states for Sockets: a bit per state.

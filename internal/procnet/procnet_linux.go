@@ -41,7 +41,7 @@ func Sockets(states uint32) ([]Socket, error) {
 
 // read parses one table: a header, then one socket a line,
 // "sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode …"
-// with the address as hex IP:PORT and the state and queues in hex.
+// with the address as hex IP:PORT and the state in hex.
 func read(file string) ([]Socket, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -57,14 +57,12 @@ func read(file string) ([]Socket, error) {
 			continue
 		}
 		i := strings.LastIndexByte(fields[1], ':')
-		_, queues, _ := strings.Cut(fields[4], ":")
 		port, err1 := strconv.ParseInt(fields[1][i+1:], 16, 32)
 		state, err2 := strconv.ParseInt(fields[3], 16, 32)
-		rx, err3 := strconv.ParseInt(queues, 16, 64)
-		if i < 0 || err1 != nil || err2 != nil || err3 != nil {
+		if i < 0 || err1 != nil || err2 != nil {
 			continue
 		}
-		socks = append(socks, Socket{LocalPort: int(port), State: int(state), RxQueue: rx, Inode: fields[9]})
+		socks = append(socks, Socket{LocalPort: int(port), State: int(state), Inode: fields[9]})
 	}
 	return socks, sc.Err()
 }

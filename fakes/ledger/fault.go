@@ -527,16 +527,21 @@ func arm(faults []Fault, known func(string) bool, names func() []string) ([]*arm
 }
 
 // Hold estimates how long one firing of f holds its answer back, for a
-// scheduler that starts the longest runs first: its delay, and a tool list
-// change's wait for the client to list the tools again (notifyWait, ended
-// sooner by a client that does).
-func (f Fault) Hold() time.Duration {
+// scheduler that starts the longest runs first: its delay; a tool list
+// change's wait for the client to list the tools again (minRelistGrace for
+// a client that answers pings and lists on the notification or not at all);
+// and a hung server's, which lasts until the caller gives up, giveUp (its
+// tool timeout).
+func (f Fault) Hold(giveUp time.Duration) time.Duration {
 	var d time.Duration
 	if f.Delay != nil {
 		d += f.Delay.D()
 	}
 	if f.ChangeTools != nil {
-		d += notifyWait
+		d += minRelistGrace
+	}
+	if f.StdioHang != nil {
+		d += giveUp
 	}
 	return d
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -284,5 +286,50 @@ func TestUnauthorized(t *testing.T) {
 				t.Errorf("calls %d, writes %d, Authorize called %d times; want %d, %d, 1", got.CallsTotal(), got.Writes, h.authorized.Load(), tt.wantCalls, tt.wantWrites)
 			}
 		})
+	}
+}
+
+// TestChangeToolsAnswersAClientThatDoesNotRelist: a client that keeps its
+// tool list has read the notification once it answers a ping sent behind
+// it, so the change_tools answer goes a few round trips later, not after
+// the whole relist wait (here an hour: without the ping the call would
+// block until the test's deadline). The client saw list_changed before the
+// ping, and the call ran once.
+func TestChangeToolsAnswersAClientThatDoesNotRelist(t *testing.T) {
+	s, url := newLedger(t, Config{})
+	s.mu.Lock()
+	s.relistWait = time.Hour
+	s.mu.Unlock()
+	const tok = "rc00000000c2"
+	mustArm(t, s, tok, "{tool: commit_write, change_tools: {rename: commit_write, to: record_entry}, times: once}")
+	var mu sync.Mutex
+	var received []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, nil)
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			mu.Lock()
+			received = append(received, method)
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	})
+	ctx, cancel := contextT()
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if _, err := callTool(t, cs, ToolCommitWrite, map[string]any{"entry": "one " + tok}); err != nil {
+		t.Fatalf("the call that changes the list: %v", err)
+	}
+	mu.Lock()
+	got := slices.Clone(received)
+	mu.Unlock()
+	if diff := cmp.Diff([]string{methodToolListChanged, "ping"}, got); diff != "" {
+		t.Errorf("methods the client received (-want +got):\n%s", diff)
+	}
+	if c := s.Counts(tok); c.Writes != 1 {
+		t.Errorf("writes = %d, want 1", c.Writes)
 	}
 }

@@ -193,6 +193,9 @@ type Server struct {
 	listSent map[*mcp.ServerSession]uint64
 	// listed counts the tools/list requests per session id.
 	listed map[string]uint64
+	// relistWait bounds a change_tools answer's wait for a relist
+	// (notifyWait; tests set it).
+	relistWait time.Duration
 	// stdioEnded holds the sessions of the ledger-stdio processes whose
 	// end was recorded.
 	stdioEnded map[string]bool
@@ -252,6 +255,7 @@ func New(cfg Config) (*Server, error) {
 		tools:          baseTools(),
 		listSent:       map[*mcp.ServerSession]uint64{},
 		listed:         map[string]uint64{},
+		relistWait:     notifyWait,
 		stdioEnded:     map[string]bool{},
 		stdioHeld:      map[string]*call{},
 	}

@@ -11,13 +11,14 @@ import (
 // notifyWait bounds how long a change_tools answer waits for the calling
 // session's notifications/tools/list_changed to go out (the SDK sends it
 // 10ms after a change) and for the session to list the tools again. A client
-// that lists only when it next needs the tools (or never) gets its answer
-// after this wait; one that lists on the notification gets it at once, so
-// its next request is sure to offer the new list. It is the one wall clock
-// of a tool-list scenario, so it is thousands of times what a client takes
-// to act on the notification: at 1s a busy machine (256 parallel runs beside
-// 4 busy loops) could make the answer go before a guarded client had seen
-// the notification, and its next request offer the stale list.
+// that lists on the notification gets its answer at once, so its next
+// request is sure to offer the new list; one that answers a ping sent behind
+// the notification gets it a few of the ping's round trips later (see
+// relistGraceTrips); one that answers no ping, after this wait. It is
+// thousands of times what a client takes to act on the notification: at 1s
+// a busy machine (256 parallel runs beside 4 busy loops) could make the
+// answer go before a guarded client had seen the notification, and its next
+// request offer the stale list.
 const notifyWait = 5 * time.Second
 
 // methodToolListChanged is the notification the SDK sends when tools change.
@@ -118,12 +119,36 @@ func (s *Server) trackedSessions() int {
 	return max(len(s.listed), len(s.listSent))
 }
 
+// relistGraceTrips and minRelistGrace bound the wait for a relist once the
+// client has answered a ping sent behind the notification: by then it has
+// read the notification (a session's messages arrive in order, and the SDK
+// handles them in order), and a client that lists on it does so about one
+// round trip later. The answer waits relistGraceTrips of the ping's round
+// trips, at least minRelistGrace: a busy machine slows the ping as it slows
+// the relist, so the wait grows with the load instead of failing a client
+// that relists.
+const (
+	relistGraceTrips = 10
+	minRelistGrace   = 100 * time.Millisecond
+)
+
 // awaitRelist waits until ss was sent more list_changed notifications than
-// sent and then listed the tools more often than listed, or notifyWait
-// passed, ctx ended or the server closes.
+// sent and then listed the tools more often than listed; or until ss
+// answered a ping sent after the notification and relistGraceTrips of its
+// round trips passed; or s.relistWait passed, ctx ended or the server
+// closes.
 func (s *Server) awaitRelist(ctx context.Context, ss *mcp.ServerSession, sent, listed uint64) {
-	timer := time.NewTimer(notifyWait)
+	s.mu.Lock()
+	wait := s.relistWait
+	s.mu.Unlock()
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	start := time.Now()
+	// Not ctx: the ping must follow the notification on the session's own
+	// stream, not go ahead of it on the stream of the call being answered.
+	pingCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pong chan time.Duration
 	for {
 		s.mu.Lock()
 		n, l, changed := s.listSent[ss], s.listed[ss.ID()], s.changed
@@ -131,10 +156,24 @@ func (s *Server) awaitRelist(ctx context.Context, ss *mcp.ServerSession, sent, l
 		if n > sent && l > listed {
 			return
 		}
+		if n > sent && pong == nil {
+			pong = make(chan time.Duration, 1)
+			go func() {
+				at := time.Now()
+				if ss.Ping(pingCtx, nil) == nil {
+					pong <- time.Since(at)
+				}
+			}()
+		}
 		select {
 		case <-changed:
+		case rtt := <-pong:
+			if grace := max(relistGraceTrips*rtt, minRelistGrace); time.Since(start)+grace < wait {
+				wait = time.Since(start) + grace
+				timer.Reset(grace)
+			}
 		case <-timer.C:
-			s.log.Info("ledger: the session did not list the tools again after list_changed; answering", "session", ss.ID(), "notified", n > sent, "wait", notifyWait)
+			s.log.Info("ledger: the session did not list the tools again after list_changed; answering", "session", ss.ID(), "notified", n > sent, "wait", wait.Round(time.Millisecond))
 			return
 		case <-ctx.Done():
 			return

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
@@ -406,10 +407,10 @@ func (r *runner) one(j job, do func(job) (*history.History, error)) {
 	}
 }
 
-// expectedWait estimates how long s's faults and gateway knobs hold its run
-// back (upstream.Fault.Hold, ledger.Fault.Hold, the tool timeout), a fault
-// that fires always counted retryGuess times: a target retries it. It only
-// orders the runs.
+// expectedWait estimates how long s's faults hold its run back
+// (upstream.Fault.Hold, ledger.Fault.Hold: a hung server until the
+// gateway's tool timeout), a fault that fires always counted retryGuess
+// times: a target retries it. It only orders the runs.
 func expectedWait(s *scenario.Scenario) time.Duration {
 	firings := func(t fault.Times) time.Duration {
 		if t == fault.Always {
@@ -421,11 +422,12 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 	for _, f := range s.Faults.Upstream {
 		d += f.Hold() * firings(f.Times)
 	}
-	for _, f := range s.Faults.MCP {
-		d += f.Hold() * firings(f.Times)
+	giveUp := gateway.DefaultToolTimeout
+	if s.Gateway != nil && s.Gateway.ToolTimeout > 0 {
+		giveUp = s.Gateway.ToolTimeout.D()
 	}
-	if s.Gateway != nil {
-		d += s.Gateway.ToolTimeout.D()
+	for _, f := range s.Faults.MCP {
+		d += f.Hold(giveUp) * firings(f.Times)
 	}
 	return d
 }

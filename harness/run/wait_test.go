@@ -25,8 +25,10 @@ func TestExpectedWait(t *testing.T) {
 		{"a stall once", "faults: {upstream: [{stall: {after: headers, for: 2s}, times: once}]}", 2 * time.Second},
 		{"a dribble once", "faults: {upstream: [{dribble: 10ms, times: once}]}", 120 * time.Millisecond},
 		{"a slow tool once", "faults: {mcp: [{delay: 1s, times: once}]}", time.Second},
-		{"a tool list change once", "faults: {mcp: [{change_tools: {rename: commit_write, to: commit_entry}, times: once}]}", 5 * time.Second},
-		{"a tool timeout", "gateway: {tool_timeout: 300ms}", 300 * time.Millisecond},
+		{"a tool list change once", "faults: {mcp: [{change_tools: {rename: commit_write, to: commit_entry}, times: once}]}", 100 * time.Millisecond},
+		{"a tool timeout alone", "gateway: {tool_timeout: 300ms}", 0},
+		{"a hung server, the gateway's tool timeout", "mcp: {transport: stdio}\ngateway: {tool_timeout: 3s}\nfaults: {mcp: [{stdio_hang: {}, times: once}]}", 3 * time.Second},
+		{"a hung server, the default tool timeout", "mcp: {transport: stdio}\nfaults: {mcp: [{stdio_hang: {}, times: once}]}", 10 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "name: wait\nrequest: {endpoint: chat, stream: true}\nexpect: {writes: 1}\n" + tt.faults + "\n"

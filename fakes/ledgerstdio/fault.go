@@ -24,8 +24,8 @@ const FaultExitCode = 70
 var ErrExited = errors.New("ledger-stdio: exited by a stdio fault")
 
 // errHung is the write error of an answer a stdio_hang fault held until
-// stdin closed.
-var errHung = fmt.Errorf("ledger-stdio: the answer was held by %s until stdin closed or the server stopped: %w", wire.MCPFaultStdioHang, io.ErrClosedPipe)
+// stdin closed, the server stopped or the ledger ended the session.
+var errHung = fmt.Errorf("ledger-stdio: the answer was held by %s until stdin closed, the server stopped or the ledger ended the session: %w", wire.MCPFaultStdioHang, io.ErrClosedPipe)
 
 // stdout is the process's stdout as the stdio server writes it, one
 // JSON-RPC message per Write (as the SDK's stdio connection writes them). It
@@ -39,7 +39,7 @@ type stdout struct {
 	w         io.Writer
 	exit      func(code int)
 	stdinDone <-chan struct{} // closed when stdin ends
-	stop      <-chan struct{} // closed when Serve is told to stop
+	stop      <-chan struct{} // closed when Serve is told to stop or the ledger ends the session
 	died      func()          // called once the process is dead (after exit returned)
 
 	mu   sync.Mutex // held for each message, and by a hang

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -387,5 +389,50 @@ func TestStdioKilled(t *testing.T) {
 	}
 	if diff := cmp.Diff([]stdioEvent{{Kind: wire.MCPExit, Detail: wire.MCPExitGone}}, exits); diff != "" {
 		t.Errorf("exit events (-want +got):\n%s", diff)
+	}
+}
+
+// TestStdioHangEndsWithTheLedger: a process hung by stdio_hang holds its
+// answer until its stdin closes — or until the ledger ends its session (its
+// run is over): it then exits on its own, so a client that gave up on the
+// call and never closes the process's stdin (the built-in gateway's
+// NoCancelOnTimeout) does not keep it, nor wait for it as it closes.
+func TestStdioHangEndsWithTheLedger(t *testing.T) {
+	const token = "rc0stdioHangLedger"
+	l, err := ledger.New(ledger.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(runtoken.Handler(token, l))
+	defer srv.Close()
+	if err := l.Arm(token, []ledger.Fault{{Tool: ledger.ToolCommitWrite, StdioHang: &ledger.StdioHang{}, Times: fault.Once}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := spawn(t, ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callCtx, cancelCall := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelCall()
+	if _, err := p.cs.CallTool(callCtx, &mcp.CallToolParams{Name: ledger.ToolCommitWrite, Arguments: map[string]any{"entry": "e"}}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("CallTool = %v, want the deadline: the process hangs", err)
+	}
+	waitLedger(t, l, token, func(c wire.MCPCounts) bool { return c.Writes == 1 })
+	// The run is over: the ledger closes, stdin stays open.
+	srv.CloseClientConnections()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() {
+		_ = p.cs.Wait() // the process's stdout ends as it exits
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hung ledger-stdio process did not end when its ledger closed")
 	}
 }

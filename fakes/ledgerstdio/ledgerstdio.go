@@ -132,8 +132,19 @@ func Serve(ctx context.Context, opts *Options) error {
 	defer died(nil)
 	relay.start(runCtx, mcp.NewServer(info, nil), ledgerSession, tools)
 	defer relay.wait()
+	// A hung answer is also let go when the ledger ends the session (its
+	// run is over): nothing would ever read it, and the client's close
+	// of a server it gave up on need not wait for the process.
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-runCtx.Done():
+		case <-ledgerGone(ledgerSession):
+		}
+		close(stop)
+	}()
 	in := newStdin(opts.In)
-	out := &stdout{w: opts.Out, exit: exit, stdinDone: in.done, stop: runCtx.Done(), died: func() {
+	out := &stdout{w: opts.Out, exit: exit, stdinDone: in.done, stop: stop, died: func() {
 		announcer.dead.Store(true)
 		died(ErrExited)
 	}}
@@ -157,6 +168,16 @@ func Serve(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("ledger-stdio: closing the ledger session: %w", err)
 	}
 	return nil
+}
+
+// ledgerGone returns a channel closed when the ledger session ends.
+func ledgerGone(s *mcp.ClientSession) <-chan struct{} {
+	gone := make(chan struct{})
+	go func() {
+		_ = s.Wait()
+		close(gone)
+	}()
+	return gone
 }
 
 // stdioEnded reports whether err is the client ending the stdio

@@ -340,19 +340,29 @@ func drained(ctx context.Context, ln *procnet.Listener) bool {
 var endingFaults = []string{wire.MCPFaultFailBeforeExecute, wire.MCPFaultDropAfterExecute, wire.MCPFaultUnauthorized,
 	wire.MCPFaultExpireSession, wire.MCPFaultExpireSessionAfterExecute}
 
-// ended reports whether every call event has a terminal event.
+// ended reports whether every call event has a terminal event of the same
+// request id after it: its answer, its cancellation, a fault that ended it,
+// or the death of the stdio server process that had it in flight.
 func ended(evs []wire.MCPEvent) bool {
-	open := 0
+	open := map[string]int{}
 	for _, e := range evs {
+		_, inFlight := e.IsExit()
 		switch {
 		case e.Kind == wire.MCPCall:
-			open++
-		case e.Kind == wire.MCPResult, e.Kind == wire.MCPCancelled,
+			open[e.RequestID]++
+		case e.Kind == wire.MCPResult, e.Kind == wire.MCPCancelled, inFlight,
 			e.Kind == wire.MCPFault && slices.Contains(endingFaults, e.Detail):
-			open--
+			if open[e.RequestID] > 0 {
+				open[e.RequestID]--
+			}
 		}
 	}
-	return open <= 0
+	for _, n := range open {
+		if n > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func rawJSON(v any) json.RawMessage {

@@ -1,0 +1,47 @@
+package run
+
+import (
+	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// TestEnded: settle waits for every tools/call to end; a stdio server that
+// died with the call in flight ends it (its client gets no answer from it),
+// and an end counts for the call of its own request id only.
+func TestEnded(t *testing.T) {
+	call := func(id string) wire.MCPEvent {
+		return wire.MCPEvent{Kind: wire.MCPCall, Tool: "commit_write", RequestID: id}
+	}
+	result := func(id string) wire.MCPEvent {
+		return wire.MCPEvent{Kind: wire.MCPResult, Tool: "commit_write", RequestID: id}
+	}
+	exit := func(id, how string) wire.MCPEvent {
+		return wire.MCPEvent{Kind: wire.MCPExit, Tool: "commit_write", RequestID: id, PID: "7", Detail: how}
+	}
+	for _, tt := range []struct {
+		name string
+		evs  []wire.MCPEvent
+		want bool
+	}{
+		{"no call", nil, true},
+		{"answered", []wire.MCPEvent{call("1"), result("1")}, true},
+		{"open", []wire.MCPEvent{call("1")}, false},
+		{"cancelled", []wire.MCPEvent{call("1"), {Kind: wire.MCPCancelled, RequestID: "1"}}, true},
+		{"refused by a fault", []wire.MCPEvent{call("1"), {Kind: wire.MCPFault, RequestID: "1", Detail: wire.MCPFaultFailBeforeExecute}}, true},
+		{"a fault that does not end it", []wire.MCPEvent{call("1"), {Kind: wire.MCPFault, RequestID: "1", Detail: wire.MCPFaultStdioHang}}, false},
+		{"server died before executing", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitBeforeExecute)}, true},
+		{"server died after executing", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitAfterExecute)}, true},
+		{"server died after answering", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitAfterAnswer)}, false},
+		{"answered, then the hung server killed, another call open", []wire.MCPEvent{call("4"), result("4"), exit("4", wire.MCPExitGone), call("5")}, false},
+		{"the id again on a respawned server", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitBeforeExecute), call("4")}, false},
+		{"the id again, answered", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitBeforeExecute), call("4"), result("4")}, true},
+		{"an end of another call", []wire.MCPEvent{call("1"), result("2")}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ended(tt.evs); got != tt.want {
+				t.Errorf("ended = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -103,7 +103,9 @@ type Report struct {
 	Version int    `json:"version"`
 	Target  string `json:"target"`
 	Seed    string `json:"seed"`
-	// Settings are the durations the stall, slow and linger kinds used.
+	// Settings are the durations of the stall, slow, linger and dribble
+	// kinds as asked for; a zero Linger or Dribble scaled to each base's
+	// clean run (Base.Settings).
 	Settings fault.Settings `json:"settings"`
 	// Bases are the base scenarios with their fault points.
 	Bases []Base `json:"bases"`
@@ -131,9 +133,23 @@ type Base struct {
 	Name   string  `json:"name"`
 	File   string  `json:"file,omitempty"`
 	Points []Point `json:"points"`
+	// Settings are the durations the kinds used in this base's cells.
+	Settings fault.Settings `json:"settings"`
 	// Note says what limits the sweep of this base, for example a clean run
 	// in which no tool call reached the server.
 	Note string `json:"note,omitempty"`
+}
+
+// BaseSettings returns the durations the kinds used in the cells of the
+// named base: its Base.Settings, or the report's for a base it does not
+// list.
+func (r *Report) BaseSettings(name string) fault.Settings {
+	for _, b := range r.Bases {
+		if b.Name == name {
+			return b.Settings
+		}
+	}
+	return r.Settings
 }
 
 // Cell is one run of the sweep: a base with a fault schedule.
@@ -289,7 +305,31 @@ type explorer struct {
 	byKey map[string]*scenario.Scenario // base by name
 	// known holds, per base and schedule, the result of its latest run.
 	known map[string]rules.Result
-	runs  int
+	// settings holds, per base, the durations its cells use (paced).
+	settings map[string]fault.Settings
+	// overHTTP is set when a base of the sweep reaches the target's MCP
+	// over HTTP (see modelSweptElsewhere).
+	overHTTP bool
+	runs     int
+}
+
+// modelSweptElsewhere reports whether the model-request faults of base b
+// are left to the sweep's other bases: b reaches the target's MCP over
+// stdio, and another base reaches it over HTTP. The target's model requests
+// and its retries of them are the same on both; only how it reaches its
+// tools differs. Each run over stdio starts a server process, most of such
+// a run's cost, so b sweeps what only it has: its MCP calls and its
+// server's deaths.
+func (e *explorer) modelSweptElsewhere(b *scenario.Scenario) bool {
+	return e.overHTTP && transportOf(b, e.opts.Target) == wire.MCPTransportStdio
+}
+
+// settingsOf returns the durations the cells of the named base use.
+func (e *explorer) settingsOf(base string) fault.Settings {
+	if s, ok := e.settings[base]; ok {
+		return s
+	}
+	return e.opts.Settings
 }
 
 func newExplorer(opts Options) *explorer {
@@ -321,7 +361,7 @@ func newExplorer(opts Options) *explorer {
 	if s.Slow <= 0 {
 		s.Slow = fault.DefaultSettings.Slow
 	}
-	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}}
+	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}, settings: map[string]fault.Settings{}}
 	for _, k := range Kinds() {
 		e.kinds[k.Name] = k
 	}
@@ -341,7 +381,7 @@ type job struct {
 func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rules.Result, error) {
 	ss := make([]*scenario.Scenario, len(jobs))
 	for i, j := range jobs {
-		ss[i] = withSchedule(j.base, j.name, j.sched, e.kinds, e.opts.Settings)
+		ss[i] = withSchedule(j.base, j.name, j.sched, e.kinds, e.settingsOf(j.base.Name))
 	}
 	out := make([]*rules.Result, len(jobs))
 	pr := Progress{Phase: phase, Total: len(jobs)}
@@ -398,8 +438,9 @@ func (e *explorer) clean(ctx context.Context, bases []*scenario.Scenario, rep *R
 		return nil, nil
 	}
 	maps := make([][]Point, len(bases))
-	e.opts.Settings = paced(e.opts.Settings, res)
-	rep.Settings = e.opts.Settings
+	e.overHTTP = slices.ContainsFunc(bases, func(b *scenario.Scenario) bool {
+		return transportOf(b, e.opts.Target) != wire.MCPTransportStdio
+	})
 	for i, r := range res {
 		b := bases[i]
 		if r.Verdict == rules.Fail {
@@ -407,9 +448,13 @@ func (e *explorer) clean(ctx context.Context, bases []*scenario.Scenario, rep *R
 		}
 		pts := Map(r.History)
 		maps[i] = pts
-		base := Base{Name: b.Name, File: b.File}
-		if len(r.History.Calls("")) == 0 {
+		e.settings[b.Name] = paced(e.opts.Settings, r)
+		base := Base{Name: b.Name, File: b.File, Settings: e.settings[b.Name]}
+		switch {
+		case len(r.History.Calls("")) == 0:
 			base.Note = "the clean run made no tool call, so no tool could run twice; only model requests are swept"
+		case e.modelSweptElsewhere(b):
+			base.Note = "its MCP server is a process over stdio: its tool calls and the process are swept here, its model requests on the bases over HTTP"
 		}
 		if e.opts.Points != nil {
 			pts = slices.DeleteFunc(slices.Clone(pts), func(p Point) bool { return !e.opts.Points.MatchString(p.String()) })
@@ -435,9 +480,11 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 	out := make([]*rules.Result, len(jobs))
 	start := e.opts.Now()
 	// Isolated, as the cells with MCP faults run: the target starts fresh
-	// and its MCP session steps are the run's, to be mapped as points.
+	// and its MCP session steps are the run's, to be mapped as points. One
+	// at a time: each clean run is the target's own pace on its base (see
+	// paced), not the other bases' load.
 	hs, err := run.Run(ctx, ss, run.Options{
-		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
+		Targets: []target.Target{e.opts.Target}, Parallel: 1, Timeout: e.opts.Timeout,
 		Seed: e.opts.Seed, Now: e.opts.Now, Isolate: true,
 	})
 	e.runs += len(jobs)
@@ -483,6 +530,9 @@ func (e *explorer) plan(bases []*scenario.Scenario, maps [][]Point, rep *Report)
 		for _, p := range maps[i] {
 			for _, k := range e.opts.Kinds {
 				if !k.applies(p) || !k.fits(transportOf(b, e.opts.Target)) {
+					continue
+				}
+				if p.Side == SideUpstream && e.modelSweptElsewhere(b) {
 					continue
 				}
 				if e.opts.Fingerprint {

@@ -14,23 +14,22 @@ import (
 // beside the sweep.
 const paceFactor = 10
 
-// paced returns set with its zero Linger and Dribble scaled to the target's
-// pace, the slowest of its clean runs: paceFactor clean runs, between a
-// tenth of fault.DefaultSettings' and the default itself. A target that
-// answers in microseconds (the built-in gateway) lingers tens of
-// milliseconds instead of half a second on each of its many retries; an
-// agent CLI, whose clean run takes seconds, lingers the default. Set fields
-// are kept: they were asked for.
-func paced(set fault.Settings, clean []*rules.Result) fault.Settings {
-	var pace time.Duration
-	for _, r := range clean {
-		if r != nil && r.History != nil {
-			pace = max(pace, r.History.Duration.D())
-		}
+// paced returns set with its zero Linger and Dribble scaled to the pace of
+// a base on the target, the duration of its clean run: paceFactor clean
+// runs (to the millisecond), between a tenth of fault.DefaultSettings' and
+// the default itself. A target that answers in microseconds (the built-in
+// gateway) lingers tens of milliseconds instead of half a second on each of
+// its many retries; an agent CLI, whose clean run takes seconds, lingers the
+// default. Set fields are kept: they were asked for. A nil clean run keeps
+// the default.
+func paced(set fault.Settings, clean *rules.Result) fault.Settings {
+	pace := fault.DefaultSettings.Linger
+	if clean != nil && clean.History != nil {
+		pace = clean.History.Duration.D()
 	}
 	scale := func(d *time.Duration, def time.Duration, per time.Duration) {
 		if *d <= 0 {
-			*d = min(max(per, def/10), def)
+			*d = min(max(per.Truncate(time.Millisecond), def/10), def)
 		}
 	}
 	scale(&set.Linger, fault.DefaultSettings.Linger, paceFactor*pace)

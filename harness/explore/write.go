@@ -168,7 +168,7 @@ func WriteFindings(dir string, rep *Report) error {
 		if f.Flaky {
 			continue
 		}
-		y, err := f.YAML(rep.Target, rep.Seed, rep.Settings)
+		y, err := f.YAML(rep.Target, rep.Seed, rep.BaseSettings(f.Base))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,88 @@
+package explore
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
+)
+
+// TestPaced: a base's linger is ten of its clean runs, rounded to the
+// millisecond, between a tenth of the default and the default; the dribble
+// a tenth of that; asked-for durations and the others are kept.
+func TestPaced(t *testing.T) {
+	def := fault.DefaultSettings
+	clean := func(d time.Duration) *rules.Result {
+		return &rules.Result{History: &history.History{Duration: history.Duration(d)}}
+	}
+	for _, tt := range []struct {
+		name  string
+		set   fault.Settings
+		clean *rules.Result
+		want  fault.Settings
+	}{
+		{"microseconds: a tenth of the default", fault.Settings{Slow: time.Second}, clean(300 * time.Microsecond),
+			fault.Settings{Slow: time.Second, Linger: def.Linger / 10, Dribble: def.Dribble / 10}},
+		{"milliseconds: ten clean runs", fault.Settings{}, clean(12345678 * time.Nanosecond),
+			fault.Settings{Linger: 123 * time.Millisecond, Dribble: 12 * time.Millisecond}},
+		{"seconds: the default", fault.Settings{}, clean(3 * time.Second),
+			fault.Settings{Linger: def.Linger, Dribble: def.Dribble}},
+		{"no clean run: the default", fault.Settings{}, nil,
+			fault.Settings{Linger: def.Linger, Dribble: def.Dribble}},
+		{"asked for", fault.Settings{Linger: 2 * time.Second, Dribble: time.Millisecond}, clean(time.Millisecond),
+			fault.Settings{Linger: 2 * time.Second, Dribble: time.Millisecond}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := paced(tt.set, tt.clean); got != tt.want {
+				t.Errorf("paced = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestStdioBaseLeavesTheModelToHTTPBases: beside a base over HTTP, the stdio
+// base sweeps its tool calls and its process, not its model requests (the
+// HTTP base sweeps those of the same target), and says so; each base's
+// cells use its own paced settings. Alone, the stdio base sweeps its model
+// requests too (TestFingerprintOverStdio).
+func TestStdioBaseLeavesTheModelToHTTPBases(t *testing.T) {
+	tg := parseTarget(t, "builtin:guarded")
+	kinds, err := SelectKinds([]string{"500", "stdio-exit-after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Explore(context.Background(), bases(t, tg, "chat stream tool call", "chat tool call over stdio"), Options{Target: tg, Kinds: kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kindsOn := map[string][]string{}
+	for _, c := range rep.Cells {
+		kindsOn[c.Base] = append(kindsOn[c.Base], c.Schedule[0].Kind)
+	}
+	for base, want := range map[string]string{"chat stream tool call": "500", "chat tool call over stdio": "stdio-exit-after"} {
+		if len(kindsOn[base]) == 0 {
+			t.Errorf("%s: no cell", base)
+		}
+		for _, k := range kindsOn[base] {
+			if k != want {
+				t.Errorf("%s: a %s cell, want only %s", base, k, want)
+			}
+		}
+	}
+	for _, b := range rep.Bases {
+		stdio := b.Name == "chat tool call over stdio"
+		if got := strings.Contains(b.Note, "model requests on the bases over HTTP"); got != stdio {
+			t.Errorf("%s: note %q", b.Name, b.Note)
+		}
+		if l := b.Settings.Linger; l < fault.DefaultSettings.Linger/10 || l > fault.DefaultSettings.Linger {
+			t.Errorf("%s: linger %s, want it paced within a tenth of the default and the default", b.Name, l)
+		}
+		if rep.BaseSettings(b.Name) != b.Settings {
+			t.Errorf("%s: BaseSettings = %+v, want the base's %+v", b.Name, rep.BaseSettings(b.Name), b.Settings)
+		}
+	}
+}

@@ -214,7 +214,7 @@ Exit codes:
 func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.Targets, "target", []string{"builtin:guarded"}, "target to run on: builtin:NAME or a target FILE (repeatable)")
-	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "scenario runs at once (default 8 per CPU: the runs mostly wait); on a client target a cap: each run starts when a CPU is spare, so the clients do not slow each other")
+	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "scenario runs at once (default 8 per CPU: the runs mostly wait, and as many again for runs a fault holds a second or more: a Retry-After, a slow tool); on a client target a cap: each run starts when a CPU is spare, so the clients do not slow each other")
 	opts.Timeout = run.DefaultTimeout
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each scenario run")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "run shard I of N (1-based) of the scenarios sorted by name")

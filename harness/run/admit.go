@@ -17,8 +17,9 @@ import (
 // Admission decides when a run may start beside the running ones: Admit
 // returns once it may (nil), or with ctx's error. running tells the number
 // of runs in flight at each call (it drops as runs end); Run calls Admit one
-// call at a time, only when it has a free place (Options.Parallel), so an
-// Admission bounds the runs below that cap, never above it.
+// call at a time, only when it has a free place (Options.Parallel, and the
+// lane of runs a fault holds), so an Admission bounds the runs below that
+// cap, never above it.
 type Admission interface {
 	Admit(ctx context.Context, running func() int) error
 }

@@ -39,7 +39,8 @@ type Options struct {
 	// Targets are the systems under test; every scenario runs on each.
 	Targets []target.Target
 	// Parallel is the number of scenario runs at once; 0 means RunsPerCPU
-	// per CPU. On a client target it is a cap: without an Admission of
+	// per CPU, and as many again for runs a fault holds (see holdLane). On
+	// a client target it is a cap: without an Admission of
 	// their own, the runs start only as the machine has a spare CPU
 	// (CPUHeadroom), so the client processes do not slow each other's
 	// starts (their timeouts run on the wall clock: crowded, a client
@@ -78,6 +79,10 @@ type Options struct {
 	// the target's MCP session steps (initialize, tools/list) are the run's
 	// and recorded in its history. Runs start slower.
 	Isolate bool
+
+	// holding is the places of the lane of runs a fault holds (holdLane),
+	// beside Parallel's: Parallel's default, when it was not set.
+	holding int
 }
 
 // withDefaults returns o with its zero fields set as Options says.
@@ -90,6 +95,7 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = RunsPerCPU * runtime.NumCPU()
+		o.holding = o.Parallel
 	}
 	if o.Admission == nil && o.Parallel > 1 && slices.ContainsFunc(o.Targets, func(t target.Target) bool { return t.Traits().Client }) {
 		o.Admission = CPUHeadroom{}
@@ -282,7 +288,7 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 			instances[p.t] = inst
 		}
 	}
-	r.pool(ctx, first, r.opts.Parallel, do(env, instances))
+	r.pool(ctx, first, r.opts.Parallel, r.opts.holding, do(env, instances))
 	if env != nil {
 		// The fakes first: closing the ledger ends calls a target left
 		// running, so the target's own close need not wait for them.
@@ -290,7 +296,7 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 		closeAll(instances)
 	}
 	if serial {
-		r.pool(ctx, isolated, 1, do(nil, nil))
+		r.pool(ctx, isolated, 1, 0, do(nil, nil))
 	}
 	return nil
 }
@@ -309,9 +315,47 @@ func (r *runner) isolated(s *scenario.Scenario, t target.Target) bool {
 	return r.opts.Isolate || s.Isolated() || t.Traits().Forward != nil
 }
 
-// pool runs the runs of pairs on up to parallel workers, longest expected
-// wait first.
-func (r *runner) pool(ctx context.Context, pairs []pair, parallel int, do func(job) (*history.History, error)) {
+// holdLane is the expected wait (expectedWait) from which a run is held by
+// its faults more than it works: a Retry-After, a slow or hung tool, a
+// lingering cut, each fired several times. Such runs take the places of a
+// lane of their own when it has any, so they do not keep the others from
+// the CPU they leave idle.
+const holdLane = time.Second
+
+// pool runs the runs of pairs, longest expected wait first, on up to
+// parallel workers, and those held by their faults (holdLane) on up to
+// holding more when holding is not 0.
+func (r *runner) pool(ctx context.Context, pairs []pair, parallel, holding int, do func(job) (*history.History, error)) {
+	// Longest first: a scenario that must wait (a Retry-After, a slow tool)
+	// starts early, so the others fill the other workers meanwhile.
+	order := slices.Clone(pairs)
+	sort.SliceStable(order, func(a, b int) bool { return expectedWait(order[a].s) > expectedWait(order[b].s) })
+	lanes := [][]pair{order}
+	if holding > 0 {
+		held := sort.Search(len(order), func(i int) bool { return expectedWait(order[i].s) < holdLane })
+		lanes = [][]pair{order[:held], order[held:]}
+	}
+	inFlight := 0 // runs started and not ended, under r.mu
+	var admitting sync.Mutex
+	var wg sync.WaitGroup
+	for i, lane := range lanes {
+		places := parallel
+		if i == 0 && len(lanes) > 1 {
+			places = holding
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.feed(ctx, lane, places, &inFlight, &admitting, do)
+		}()
+	}
+	wg.Wait()
+}
+
+// feed runs the runs of pairs, in order, on up to parallel workers; each
+// run is admitted (with admitting held: an Admission is asked one call at a
+// time) as it would start, and counted in inFlight.
+func (r *runner) feed(ctx context.Context, pairs []pair, parallel int, inFlight *int, admitting *sync.Mutex, do func(job) (*history.History, error)) {
 	runs := 0
 	for _, p := range pairs {
 		runs += p.n
@@ -319,17 +363,12 @@ func (r *runner) pool(ctx context.Context, pairs []pair, parallel int, do func(j
 	if runs == 0 {
 		return
 	}
-	// Longest first: a scenario that must wait (a Retry-After, a slow tool)
-	// starts early, so the others fill the other workers meanwhile.
-	order := slices.Clone(pairs)
-	sort.SliceStable(order, func(a, b int) bool { return expectedWait(order[a].s) > expectedWait(order[b].s) })
 	// A place per run at once; with an Admission, a run takes its place
 	// and then waits to be admitted, so it is admitted as it would start.
 	places := make(chan struct{}, min(parallel, runs))
-	inFlight := 0 // runs started and not ended, under r.mu
 	var wg sync.WaitGroup
 feed:
-	for _, p := range order {
+	for _, p := range pairs {
 		for k := 1; k <= p.n; k++ {
 			select {
 			case places <- struct{}{}:
@@ -339,7 +378,10 @@ feed:
 			if ctx.Err() != nil || r.failed() {
 				break feed
 			}
-			if err := r.admit(ctx, &inFlight); err != nil {
+			admitting.Lock()
+			err := r.admit(ctx, inFlight)
+			admitting.Unlock()
+			if err != nil {
 				if ctx.Err() == nil {
 					r.fail(err)
 				}
@@ -350,7 +392,7 @@ feed:
 				defer wg.Done()
 				r.one(j, do)
 				r.mu.Lock()
-				inFlight--
+				*inFlight--
 				r.mu.Unlock()
 				<-places
 			}(p.job(k))

@@ -40,10 +40,11 @@ type exploreOptions struct {
 	Slow        time.Duration
 	Linger      time.Duration
 	Dribble     time.Duration
-	// LingerSet and DribbleSet say that --linger and --dribble were given;
-	// unset, they scale to the target (explore.Options.Settings).
-	LingerSet, DribbleSet bool
-	Confirm               int
+	// SlowSet, LingerSet and DribbleSet say that --slow, --linger and
+	// --dribble were given; unset, they scale to the target
+	// (explore.Options.Settings).
+	SlowSet, LingerSet, DribbleSet bool
+	Confirm                        int
 	// OutDir is the directory the confirmed findings are written to as
 	// scenario files (--out); "" writes none.
 	OutDir string
@@ -149,7 +150,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
-			opts.LingerSet, opts.DribbleSet = cmd.Flags().Changed("linger"), cmd.Flags().Changed("dribble")
+			opts.SlowSet, opts.LingerSet, opts.DribbleSet = cmd.Flags().Changed("slow"), cmd.Flags().Changed("linger"), cmd.Flags().Changed("dribble")
 			return runExplore(cmd.Context(), opts)
 		},
 	}
@@ -167,7 +168,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
 	opts.Timeout = 30 * time.Second
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
 	f.DurationVar(&opts.Stall, "stall", fault.DefaultSettings.Stall, "how long the stall kind holds a model answer back (set it past your client's deadline)")
-	f.DurationVar(&opts.Slow, "slow", fault.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back (set it past your target's tool timeout)")
+	f.DurationVar(&opts.Slow, "slow", fault.DefaultSettings.Slow, "how long the mcp-slow kind holds a tool's answer back; set it past your target's tool timeout (unset: 10 clean runs of each base, at least twice a base's gateway tool_timeout, at most the default)")
 	f.DurationVar(&opts.Linger, "linger", fault.DefaultSettings.Linger, "how long drop-linger keeps a cut stream open, silent, before the cut (unset: 10 clean runs of each base, at most the default)")
 	f.DurationVar(&opts.Dribble, "dribble", fault.DefaultSettings.Dribble, "how long the dribble kind waits before each event of a stream (unset: one clean run of each base, at most the default)")
 	f.IntVar(&opts.Confirm, "confirm", explore.DefaultConfirm, "re-run each minimal failure this many times; one that does not fail every time is flaky")
@@ -322,6 +323,9 @@ func exploreSettings(opts *exploreOptions) (explore.Options, error) {
 		return xo, fmt.Errorf("--diff compares retry-policy fingerprints: it needs --fingerprint")
 	case opts.OutDir == stdoutName:
 		return xo, fmt.Errorf("--out -: want a directory for the finding files (stdout cannot hold them; --json - writes the sweep there)")
+	}
+	if !opts.SlowSet {
+		xo.Settings.Slow = 0
 	}
 	if !opts.LingerSet {
 		xo.Settings.Linger = 0

@@ -74,8 +74,8 @@ type Options struct {
 	Parallel int
 	Timeout  time.Duration
 	// Settings are the durations of the stall, slow, linger and dribble
-	// kinds; zero fields take fault.DefaultSettings, but for Linger and
-	// Dribble, which scale to the target's clean runs (see paced).
+	// kinds; a zero Stall takes fault.DefaultSettings', a zero Slow, Linger
+	// or Dribble scales to each base's clean run (see paced).
 	Settings fault.Settings
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
@@ -104,8 +104,8 @@ type Report struct {
 	Target  string `json:"target"`
 	Seed    string `json:"seed"`
 	// Settings are the durations of the stall, slow, linger and dribble
-	// kinds as asked for; a zero Linger or Dribble scaled to each base's
-	// clean run (Base.Settings).
+	// kinds as asked for; a zero Slow, Linger or Dribble scaled to each
+	// base's clean run (Base.Settings).
 	Settings fault.Settings `json:"settings"`
 	// Bases are the base scenarios with their fault points.
 	Bases []Base `json:"bases"`
@@ -141,15 +141,15 @@ type Base struct {
 }
 
 // BaseSettings returns the durations the kinds used in the cells of the
-// named base: its Base.Settings, or the report's for a base it does not
-// list.
+// named base: its Base.Settings, or the report's with the defaults for a
+// base it does not list.
 func (r *Report) BaseSettings(name string) fault.Settings {
 	for _, b := range r.Bases {
 		if b.Name == name {
 			return b.Settings
 		}
 	}
-	return r.Settings
+	return paced(r.Settings, nil, 0)
 }
 
 // Cell is one run of the sweep: a base with a fault schedule.
@@ -324,12 +324,13 @@ func (e *explorer) modelSweptElsewhere(b *scenario.Scenario) bool {
 	return e.overHTTP && transportOf(b, e.opts.Target) == wire.MCPTransportStdio
 }
 
-// settingsOf returns the durations the cells of the named base use.
+// settingsOf returns the durations the cells of the named base use: its
+// paced ones, or the defaults before its clean run.
 func (e *explorer) settingsOf(base string) fault.Settings {
 	if s, ok := e.settings[base]; ok {
 		return s
 	}
-	return e.opts.Settings
+	return paced(e.opts.Settings, nil, 0)
 }
 
 func newExplorer(opts Options) *explorer {
@@ -357,9 +358,6 @@ func newExplorer(opts Options) *explorer {
 	s := &opts.Settings
 	if s.Stall <= 0 {
 		s.Stall = fault.DefaultSettings.Stall
-	}
-	if s.Slow <= 0 {
-		s.Slow = fault.DefaultSettings.Slow
 	}
 	e := &explorer{opts: opts, kinds: map[string]Kind{}, byKey: map[string]*scenario.Scenario{}, known: map[string]rules.Result{}, settings: map[string]fault.Settings{}}
 	for _, k := range Kinds() {
@@ -448,7 +446,11 @@ func (e *explorer) clean(ctx context.Context, bases []*scenario.Scenario, rep *R
 		}
 		pts := Map(r.History)
 		maps[i] = pts
-		e.settings[b.Name] = paced(e.opts.Settings, r)
+		var toolTimeout time.Duration
+		if b.Gateway != nil {
+			toolTimeout = b.Gateway.ToolTimeout.D()
+		}
+		e.settings[b.Name] = paced(e.opts.Settings, r, toolTimeout)
 		base := Base{Name: b.Name, File: b.File, Settings: e.settings[b.Name]}
 		switch {
 		case len(r.History.Calls("")) == 0:

@@ -11,33 +11,39 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
-// TestPaced: a base's linger is ten of its clean runs, rounded to the
-// millisecond, between a tenth of the default and the default; the dribble
-// a tenth of that; asked-for durations and the others are kept.
+// TestPaced: a base's slow tool and linger are ten of its clean runs,
+// rounded to the millisecond, between a tenth of the default and the
+// default, the slow tool at least twice the base's tool timeout; the
+// dribble a tenth of the linger; asked-for durations are kept.
 func TestPaced(t *testing.T) {
 	def := fault.DefaultSettings
 	clean := func(d time.Duration) *rules.Result {
 		return &rules.Result{History: &history.History{Duration: history.Duration(d)}}
 	}
 	for _, tt := range []struct {
-		name  string
-		set   fault.Settings
-		clean *rules.Result
-		want  fault.Settings
+		name        string
+		set         fault.Settings
+		clean       *rules.Result
+		toolTimeout time.Duration
+		want        fault.Settings
 	}{
-		{"microseconds: a tenth of the default", fault.Settings{Slow: time.Second}, clean(300 * time.Microsecond),
-			fault.Settings{Slow: time.Second, Linger: def.Linger / 10, Dribble: def.Dribble / 10}},
-		{"milliseconds: ten clean runs", fault.Settings{}, clean(12345678 * time.Nanosecond),
-			fault.Settings{Linger: 123 * time.Millisecond, Dribble: 12 * time.Millisecond}},
-		{"seconds: the default", fault.Settings{}, clean(3 * time.Second),
-			fault.Settings{Linger: def.Linger, Dribble: def.Dribble}},
-		{"no clean run: the default", fault.Settings{}, nil,
-			fault.Settings{Linger: def.Linger, Dribble: def.Dribble}},
-		{"asked for", fault.Settings{Linger: 2 * time.Second, Dribble: time.Millisecond}, clean(time.Millisecond),
-			fault.Settings{Linger: 2 * time.Second, Dribble: time.Millisecond}},
+		{"microseconds: a tenth of the default", fault.Settings{Stall: time.Second}, clean(300 * time.Microsecond), 0,
+			fault.Settings{Stall: time.Second, Slow: def.Slow / 10, Linger: def.Linger / 10, Dribble: def.Dribble / 10}},
+		{"milliseconds: ten clean runs", fault.Settings{}, clean(12345678 * time.Nanosecond), 0,
+			fault.Settings{Slow: 123 * time.Millisecond, Linger: 123 * time.Millisecond, Dribble: 12 * time.Millisecond}},
+		{"seconds: the default", fault.Settings{}, clean(3 * time.Second), 0,
+			fault.Settings{Slow: def.Slow, Linger: def.Linger, Dribble: def.Dribble}},
+		{"no clean run: the default", fault.Settings{}, nil, 0,
+			fault.Settings{Slow: def.Slow, Linger: def.Linger, Dribble: def.Dribble}},
+		{"a tool timeout: twice it", fault.Settings{}, clean(time.Millisecond), 300 * time.Millisecond,
+			fault.Settings{Slow: 600 * time.Millisecond, Linger: def.Linger / 10, Dribble: def.Dribble / 10}},
+		{"a long tool timeout: the default", fault.Settings{}, clean(time.Millisecond), 3 * time.Second,
+			fault.Settings{Slow: def.Slow, Linger: def.Linger / 10, Dribble: def.Dribble / 10}},
+		{"asked for", fault.Settings{Slow: 5 * time.Second, Linger: 2 * time.Second, Dribble: time.Millisecond}, clean(time.Millisecond), 0,
+			fault.Settings{Slow: 5 * time.Second, Linger: 2 * time.Second, Dribble: time.Millisecond}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := paced(tt.set, tt.clean); got != tt.want {
+			if got := paced(tt.set, tt.clean, tt.toolTimeout); got != tt.want {
 				t.Errorf("paced = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -80,6 +86,9 @@ func TestStdioBaseLeavesTheModelToHTTPBases(t *testing.T) {
 		}
 		if l := b.Settings.Linger; l < fault.DefaultSettings.Linger/10 || l > fault.DefaultSettings.Linger {
 			t.Errorf("%s: linger %s, want it paced within a tenth of the default and the default", b.Name, l)
+		}
+		if l := b.Settings.Slow; l < fault.DefaultSettings.Slow/10 || l > fault.DefaultSettings.Slow {
+			t.Errorf("%s: slow %s, want it paced within a tenth of the default and the default", b.Name, l)
 		}
 		if rep.BaseSettings(b.Name) != b.Settings {
 			t.Errorf("%s: BaseSettings = %+v, want the base's %+v", b.Name, rep.BaseSettings(b.Name), b.Settings)

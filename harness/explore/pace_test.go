@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -53,8 +54,8 @@ func TestPaced(t *testing.T) {
 // TestStdioBaseLeavesTheModelToHTTPBases: beside a base over HTTP, the stdio
 // base sweeps its tool calls and its process, not its model requests (the
 // HTTP base sweeps those of the same target), and says so; each base's
-// cells use its own paced settings. Alone, the stdio base sweeps its model
-// requests too (TestFingerprintOverStdio).
+// settings are paced within their bounds. Alone, the stdio base sweeps its
+// model requests too (TestFingerprintOverStdio).
 func TestStdioBaseLeavesTheModelToHTTPBases(t *testing.T) {
 	tg := parseTarget(t, "builtin:guarded")
 	kinds, err := SelectKinds([]string{"500", "stdio-exit-after"})
@@ -90,8 +91,39 @@ func TestStdioBaseLeavesTheModelToHTTPBases(t *testing.T) {
 		if l := b.Settings.Slow; l < fault.DefaultSettings.Slow/10 || l > fault.DefaultSettings.Slow {
 			t.Errorf("%s: slow %s, want it paced within a tenth of the default and the default", b.Name, l)
 		}
-		if rep.BaseSettings(b.Name) != b.Settings {
-			t.Errorf("%s: BaseSettings = %+v, want the base's %+v", b.Name, rep.BaseSettings(b.Name), b.Settings)
+	}
+}
+
+// TestFindingUsesItsBaseSettings: a written reproduction arms its fault with
+// the durations its own base's cells used, not another base's nor the
+// report's as asked (zero: scaled per base).
+func TestFindingUsesItsBaseSettings(t *testing.T) {
+	tg := parseTarget(t, "builtin:guarded")
+	bs := bases(t, tg, "chat stream tool call", "chat with a tool timeout")
+	slow := map[string]time.Duration{bs[0].Name: 222 * time.Millisecond, bs[1].Name: 666 * time.Millisecond}
+	rep := &Report{Target: tg.Name(), Seed: "s"}
+	for _, b := range bs {
+		rep.Bases = append(rep.Bases, Base{Name: b.Name, Settings: fault.Settings{Slow: slow[b.Name], Linger: time.Millisecond, Dribble: time.Millisecond}})
+		rep.Findings = append(rep.Findings, Finding{
+			Mechanism: Mechanism{Rule: "cancel-propagates", Family: "delay", Step: "tools/call"},
+			Base:      b.Name,
+			Schedule:  Schedule{{Point: Point{Side: SideMCP, Tool: "commit_write", Nth: 1}, Kind: "mcp-slow", Times: fault.Once}},
+			Failed:    []string{"cancel-propagates"}, Reproduced: 3, Tries: 3,
+			base: b,
+		})
+	}
+	dir := t.TempDir()
+	if err := WriteFindings(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		raw, err := os.ReadFile(f.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "delay: " + slow[f.Base].String()
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("%s: written file has no %q:\n%s", f.Base, want, raw)
 		}
 	}
 }

@@ -100,10 +100,7 @@ func (r *actionRunner) outputs() map[string]string {
 // HTML and Markdown reports, appends the summary to the step summary and
 // names the artifact after the shard; a baseline with explore is refused.
 func TestActionScripts(t *testing.T) {
-	bin, err := exec.LookPath("replaycheck") // this test binary, put on PATH by testscript.Main
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := releaseBinary(t)
 	r := newActionRunner(t)
 	if out, code := r.run("install.sh", "INPUT_BINARY="+bin); code != 0 || !strings.Contains(out, "replaycheck ") {
 		t.Fatalf("install.sh with a binary: exit %d\n%s", code, out)

@@ -24,8 +24,8 @@ import (
 // TestMain lets the test binary run replaycheck on a full disk
 // (fullDiskEnv): a child process, so that the file size limit does not
 // also fail the writes of the test binary itself (go test's log). It also
-// puts replaycheck (this package's main) on PATH for the README's commands
-// (TestREADMECommands): testscript runs the test binary under that name.
+// puts replaycheck (this package's main) on PATH: testscript runs the test
+// binary under that name (TestExitCodeWhenStdoutIsClosed).
 func TestMain(m *testing.M) {
 	if code, ok := ledgerstdio.Main(os.Args[1:]); ok {
 		os.Exit(code) // the built-in gateway spawns ledger-stdio as os.Executable
@@ -33,7 +33,19 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(fullDiskEnv); args != "" {
 		os.Exit(fullDiskChild(args))
 	}
-	testscript.Main(m, map[string]func(){"replaycheck": main})
+	testscript.Main(removingReleaseDir{m}, map[string]func(){"replaycheck": main})
+}
+
+// removingReleaseDir runs the tests, then removes releaseBinary's
+// directory.
+type removingReleaseDir struct{ m *testing.M }
+
+func (r removingReleaseDir) Run() int {
+	code := r.m.Run()
+	if releaseDir != "" {
+		_ = os.RemoveAll(releaseDir)
+	}
+	return code
 }
 
 // fullDiskEnv holds the JSON arguments of a replaycheck run on a full disk.

@@ -494,7 +494,7 @@ func shellQuote(s string) string {
 // when the test runs, as a reader would paste them: each block in one shell
 // (a block whose first command continues the block above runs in that
 // shell), in a copy of the repository's files, with replaycheck on PATH
-// (this package's main). Each command must exit as the README says (0, or
+// (releaseBinary). Each command must exit as the README says (0, or
 // the exit of its readmeNotes entry) and match the output the note claims.
 // Servers (a command ending in &, or serve run until Ctrl-C) run in the
 // background until they answer and are then stopped with SIGTERM; blocks on
@@ -535,6 +535,7 @@ func TestREADMECommands(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go env: %v", err)
 	}
+	bin := releaseBinary(t)
 	dir := t.TempDir()
 	var scripts []string
 	for _, sh := range readmeShells(blocks) {
@@ -568,6 +569,7 @@ func TestREADMECommands(t *testing.T) {
 			if err := copyRepository(root, tracked, env.WorkDir); err != nil {
 				return err
 			}
+			env.Setenv("PATH", filepath.Dir(bin)+string(filepath.ListSeparator)+env.Getenv("PATH"))
 			home := filepath.Join(env.WorkDir, ".readme/home")
 			env.Setenv("HOME", home)
 			for i, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOSUMDB", "GOFLAGS", "GOTOOLCHAIN"} {

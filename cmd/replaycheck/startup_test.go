@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,14 +61,54 @@ func BenchmarkStartup(b *testing.B) {
 // into out, offline.
 func buildBinary(b testing.TB, dir, out string) string {
 	b.Helper()
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building %s: %v\n%s", dir, err, msg)
+	if err := goBuild(dir, out, nil); err != nil {
+		b.Fatal(err)
 	}
 	return out
 }
+
+// goBuild runs go build in dir, offline, with args before the package
+// (flags) and env added to the test's environment.
+func goBuild(dir, out string, args []string, env ...string) error {
+	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, args...), ".")...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly"), env...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %w\n%s", dir, err, msg)
+	}
+	return nil
+}
+
+// releaseBinary returns replaycheck as a release builds it
+// (.goreleaser.yaml: CGO_ENABLED=0, -trimpath, -ldflags '-s -w'), built
+// once per test process: what the README's commands run, as
+// a user runs them (TestREADMECommands), what the container image holds
+// (TestContainerImage) and what TestInitIsLight starts. The code it runs is
+// tested under -race in process; a race-built binary would take five times
+// the CPU for each of the README's hundred commands and pause a second as
+// it exits.
+func releaseBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := releaseBuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// releaseDir is the directory of releaseBinary's build, once built;
+// TestMain removes it.
+var releaseDir string
+
+var releaseBuild = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "replaycheck-release-")
+	if err != nil {
+		return "", err
+	}
+	releaseDir = dir
+	bin := filepath.Join(dir, "replaycheck")
+	return bin, goBuild(".", bin, []string{"-trimpath", "-ldflags", "-s -w"}, "CGO_ENABLED=0")
+})
 
 // startOnce runs bin --help and returns its wall and CPU time.
 func startOnce(b *testing.B, bin string) (wall, cpu time.Duration) {
@@ -99,8 +141,7 @@ func TestInitIsLight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildBinary(t, ".", filepath.Join(t.TempDir(), "replaycheck"))
-	cmd := exec.Command(bin, "--help")
+	cmd := exec.Command(releaseBinary(t), "--help")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	var trace strings.Builder
 	cmd.Stderr = &trace

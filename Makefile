@@ -14,11 +14,13 @@ build:
 test: clients openapi-client yaml-language-server chromium jq podman actionlint
 	$(GO) test -race -timeout 25m $(LONGEST_TESTS) ./...
 
-# LONGEST_TESTS are packages whose tests take minutes under -race on 2 cores,
-# named first: go test starts packages in the order they are named, at most
-# one per CPU at once, so the short ones fill in beside them. ./targets (the
-# real agents, which must not be crowded off the CPU) is last in ./...
-LONGEST_TESTS = ./cmd/replaycheck ./harness/run ./harness/explore
+# LONGEST_TESTS are the packages whose tests take minutes under -race on 2
+# cores, named first: go test starts packages in the order they are named,
+# at most one per CPU at once, so the short ones fill in beside the long ones
+# instead of one long package running alone at the end. The real agents
+# (./targets) start once cmd/replaycheck is done: beside its README commands
+# they took three times as long.
+LONGEST_TESTS = ./cmd/replaycheck ./harness/run ./harness/explore ./targets
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
 # codex.yaml, openai-agents.yaml, ai-sdk.yaml, ai-sdk-google.yaml,

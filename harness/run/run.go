@@ -23,6 +23,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // DefaultTimeout bounds one scenario run when neither the scenario nor the
@@ -452,7 +453,8 @@ func (r *runner) one(j job, do func(job) (*history.History, error)) {
 // expectedWait estimates how long s's faults hold its run back
 // (upstream.Fault.Hold, ledger.Fault.Hold: a hung server until the
 // gateway's tool timeout), a fault that fires always counted retryGuess
-// times: a target retries it. It only orders the runs.
+// times: a target retries it; and, over stdio, the start of the server
+// process (serverStart). It only orders the runs.
 func expectedWait(s *scenario.Scenario) time.Duration {
 	firings := func(t fault.Times) time.Duration {
 		if t == fault.Always {
@@ -461,6 +463,9 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 		return 1
 	}
 	var d time.Duration
+	if s.MCPTransport() == wire.MCPTransportStdio {
+		d += serverStart
+	}
 	for _, f := range s.Faults.Upstream {
 		d += f.Hold() * firings(f.Times)
 	}
@@ -477,6 +482,12 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 // retryGuess is how many times expectedWait counts a fault that fires
 // always: a few retries.
 const retryGuess = 4
+
+// serverStart is what expectedWait counts for a stdio MCP server's start:
+// a process of its own, a tenth of a second of CPU and more when the CPU is
+// busy. Runs over stdio start before the runs in process, which fill the
+// CPU beside them, instead of ending a suite or sweep all together.
+const serverStart = 100 * time.Millisecond
 
 // runIsolated runs s on fakes and an instance of t of its own, for
 // scenarios that set ledger-global annotations, gateway knobs or MCP faults.

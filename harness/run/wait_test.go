@@ -27,8 +27,9 @@ func TestExpectedWait(t *testing.T) {
 		{"a slow tool once", "faults: {mcp: [{delay: 1s, times: once}]}", time.Second},
 		{"a tool list change once", "faults: {mcp: [{change_tools: {rename: commit_write, to: commit_entry}, times: once}]}", 100 * time.Millisecond},
 		{"a tool timeout alone", "gateway: {tool_timeout: 300ms}", 0},
-		{"a hung server, the gateway's tool timeout", "mcp: {transport: stdio}\ngateway: {tool_timeout: 3s}\nfaults: {mcp: [{stdio_hang: {}, times: once}]}", 3 * time.Second},
-		{"a hung server, the default tool timeout", "mcp: {transport: stdio}\nfaults: {mcp: [{stdio_hang: {}, times: once}]}", 10 * time.Second},
+		{"a hung server, the gateway's tool timeout", "mcp: {transport: stdio}\ngateway: {tool_timeout: 3s}\nfaults: {mcp: [{stdio_hang: {}, times: once}]}", serverStart + 3*time.Second},
+		{"a hung server, the default tool timeout", "mcp: {transport: stdio}\nfaults: {mcp: [{stdio_hang: {}, times: once}]}", serverStart + 10*time.Second},
+		{"over stdio, the server's start", "mcp: {transport: stdio}", serverStart},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			src := "name: wait\nrequest: {endpoint: chat, stream: true}\nexpect: {writes: 1}\n" + tt.faults + "\n"

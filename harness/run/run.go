@@ -484,8 +484,8 @@ func expectedWait(s *scenario.Scenario) time.Duration {
 const retryGuess = 4
 
 // serverStart is what expectedWait counts for a stdio MCP server's start:
-// a process of its own, a tenth of a second of CPU and more when the CPU is
-// busy. Runs over stdio start before the runs in process, which fill the
+// a process of its own (50-70 ms of CPU for replaycheck ledger-stdio, more
+// wall time when the CPU is busy). Runs over stdio start before the runs in process, which fill the
 // CPU beside them, instead of ending a suite or sweep all together.
 const serverStart = 100 * time.Millisecond
 

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/gobuild"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
@@ -46,10 +46,11 @@ func TestMain(m *testing.M) {
 	}
 	replaycheckBin = filepath.Join(dir, "replaycheck")
 	agentBin = filepath.Join(dir, "agent")
-	for _, b := range []struct{ out, pkg string }{{replaycheckBin, "../cmd/replaycheck"}, {agentBin, "../examples/agent"}} {
-		cmd := exec.Command(goTool(), "build", "-o", b.out, b.pkg)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
+	// Built as a release builds them, as cmd/replaycheck's tests build
+	// replaycheck: the two builds share their compiled packages.
+	for _, b := range []struct{ out, dir string }{{replaycheckBin, "../cmd/replaycheck"}, {agentBin, "../examples/agent"}} {
+		if err := gobuild.Release(b.dir, b.out); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.RemoveAll(dir)
 			os.Exit(3)
 		}
@@ -57,13 +58,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // replaycheck runs the built binary with args and extra environment from

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/gobuild"
 )
 
 // Start-up: `replaycheck --help` should start about as fast as any cobra
@@ -58,25 +59,13 @@ func BenchmarkStartup(b *testing.B) {
 }
 
 // buildBinary builds the main package in dir (its own module or this one)
-// into out, offline.
+// into out as a release builds it (gobuild.Release), offline.
 func buildBinary(b testing.TB, dir, out string) string {
 	b.Helper()
-	if err := goBuild(dir, out, nil); err != nil {
+	if err := gobuild.Release(dir, out); err != nil {
 		b.Fatal(err)
 	}
 	return out
-}
-
-// goBuild runs go build in dir, offline, with args before the package
-// (flags) and env added to the test's environment.
-func goBuild(dir, out string, args []string, env ...string) error {
-	cmd := exec.Command("go", append(append([]string{"build", "-o", out}, args...), ".")...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=readonly"), env...)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s: %w\n%s", dir, err, msg)
-	}
-	return nil
 }
 
 // releaseBinary returns replaycheck as a release builds it
@@ -107,7 +96,7 @@ var releaseBuild = sync.OnceValues(func() (string, error) {
 	}
 	releaseDir = dir
 	bin := filepath.Join(dir, "replaycheck")
-	return bin, goBuild(".", bin, []string{"-trimpath", "-ldflags", "-s -w"}, "CGO_ENABLED=0")
+	return bin, gobuild.Release(".", bin)
 })
 
 // startOnce runs bin --help and returns its wall and CPU time.

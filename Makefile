@@ -11,15 +11,8 @@ build:
 # (make yaml-language-server), Chromium (make chromium), jq (make
 # jq), podman (make podman) and actionlint (make actionlint) and runs every
 # test; -race needs cgo and a C compiler (gcc).
-#
-# GORACE: a race-built process sleeps a second as it exits (the race
-# runtime's atexit_sleep_ms, which lets other threads finish their reports),
-# and under -race every test binary is one, as is every process the tests
-# start in its place (a stdio ledger, a client, a proxy) and wait for:
-# fakes/ledgerstdio's tests took 9 s instead of 2. Go's own race tests set
-# it to 0, as test does unless GORACE is set.
 test: clients openapi-client yaml-language-server chromium jq podman actionlint
-	GORACE="$${GORACE:-atexit_sleep_ms=0}" $(GO) test -race -timeout 25m $(LONGEST_TESTS) ./...
+	$(GO) test -race -timeout 25m $(LONGEST_TESTS) ./...
 
 # LONGEST_TESTS are the packages whose tests take minutes under -race on 2
 # cores, named first: go test starts packages in the order they are named,

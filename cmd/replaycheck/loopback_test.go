@@ -121,3 +121,18 @@ func tail(out []byte) string {
 	}
 	return string(out)
 }
+
+// TestLoopbackFloorProgram runs BenchmarkLoopbackFloor's floor program once,
+// plain and with tool calls through the MCP SDK, so a change that breaks it
+// shows in the tests and not only when someone benchmarks.
+func TestLoopbackFloorProgram(t *testing.T) {
+	floor := buildBinary(t, filepath.Join("testdata", "loopback"), filepath.Join(t.TempDir(), "loopback"))
+	for _, args := range [][]string{
+		{"-n", "20", "-parallel", "2"},
+		{"-n", "20", "-tool-calls", "10", "-parallel", "2"},
+	} {
+		if out, err := exec.Command(floor, args...).CombinedOutput(); err != nil {
+			t.Errorf("loopback %v: %v\n%s", args, err, out)
+		}
+	}
+}

@@ -222,6 +222,12 @@ func modelSteps(h *history.History) (steps []Step, answers []*toolAnswer) {
 				ans.Notes = append(ans.Notes, fmt.Sprintf("model asks again for %s after the client reported %s failed", c.Tool, c.AgainFor))
 			}
 		}
+		for _, c := range u.AgainUnmatched {
+			ans.Notes = append(ans.Notes, fmt.Sprintf("model cannot ask again for %s after the client reported %s failed: no offered tool matches it", c.Tool, c.AgainFor))
+		}
+		for _, t := range u.Unmatched {
+			ans.Notes = append(ans.Notes, fmt.Sprintf("the script's call %s matched no offered tool: left out of the answer", t))
+		}
 		steps = append(steps, up, ans)
 		if len(u.Calls) > 0 || u.ToolCalls > 0 {
 			answers = append(answers, &toolAnswer{u: u, used: make([]bool, max(len(u.Calls), u.ToolCalls)),

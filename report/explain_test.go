@@ -404,6 +404,27 @@ func TestExplainAskedAgain(t *testing.T) {
 	}
 }
 
+// A script call and a re-ask that matched no offered tool: each answer's
+// notes say what the model could not ask for.
+func TestExplainUnmatched(t *testing.T) {
+	initial := wire.UpstreamRequest{At: ms(1), Path: "/v1/messages", Kind: wire.KindInitial, Outcome: wire.OutcomeForwarded, Status: 200,
+		Calls: []wire.ToolCall{{Tool: "commit_write", ID: "toolu_1"}}, Unmatched: []string{"read_ledgr"}}
+	failed := wire.UpstreamRequest{At: ms(3), Path: "/v1/messages", Kind: wire.KindFollowUp, Outcome: wire.OutcomeForwarded, Status: 200,
+		ResultIDs: []string{"toolu_1"}, Results: []wire.ToolResult{{ID: "toolu_1", Error: true, Text: "connection closed", Read: wire.ResultFailed}},
+		AgainUnmatched: []wire.ToolCall{{Tool: "commit_write", AgainFor: "toolu_1", Step: 1, Attempt: 1}}}
+	h := &history.History{
+		Requests: []history.Exchange{{Endpoint: "messages", Path: "/v1/messages", Start: ms(0), End: ms(10), Status: 200}},
+		Upstream: []wire.UpstreamRequest{initial, failed},
+	}
+	answers := stepsOf(Explain(h), StepModelAnswer)
+	if d := cmp.Diff([][]string{
+		{"the script's call read_ledgr matched no offered tool: left out of the answer"},
+		{"model cannot ask again for commit_write after the client reported toolu_1 failed: no offered tool matches it"},
+	}, [][]string{answers[0].Notes, answers[1].Notes}); d != "" {
+		t.Errorf("answer notes (-want +got):\n%s", d)
+	}
+}
+
 // TestExplainReplayNumbersByAsk: replays are numbered against the model's
 // asks of each call (tool and arguments), as no-replay-after-dispatch
 // counts them, not against the script's calls of the tool: the model asked

@@ -326,6 +326,32 @@ func TestAgainRecorded(t *testing.T) {
 	diff(t, "last answer's calls", []wire.ToolCall(nil), reqs[2].Calls)
 }
 
+// TestAgainUnmatchedRecorded: a re-ask that is due when the follow-up
+// offers no tool that matches the step's call cannot be made: the answer
+// goes on with the script and the record names the missed re-ask apart
+// from the script's unmatched calls.
+func TestAgainUnmatchedRecorded(t *testing.T) {
+	s, srv, _ := newFake(t, Config{})
+	tok := token(t)
+	script := Script{Steps: []Step{{Call: "commit_write", Arguments: map[string]any{"entry": "{{entry}}"}, AgainIfFailed: 1}, {Say: "done"}}}
+	if err := s.Arm(tok, &script, nil); err != nil {
+		t.Fatal(err)
+	}
+	loop := &messagesLoop{c: anthropicClient(srv.URL), params: messagesParams(tok, "commit_write")}
+	first := loop.start(t)
+	loop.params.Tools = messagesParams(tok, "read_ledger").Tools
+	if turn := loop.report(t, failedResult.text, true); turn.text != "done" {
+		t.Errorf("follow-up answered %+v: want the script's say text", turn)
+	}
+	reqs := s.Requests(tok)
+	if len(reqs) != 2 {
+		t.Fatalf("recorded %d requests, want 2", len(reqs))
+	}
+	diff(t, "missed re-ask", []wire.ToolCall{{Tool: "commit_write", AgainFor: first.id, Step: 1, Attempt: 1}}, reqs[1].AgainUnmatched)
+	diff(t, "unmatched", []string(nil), reqs[1].Unmatched)
+	diff(t, "offered", []string{"read_ledger"}, reqs[1].Offered)
+}
+
 // TestReadResult: how the fake model reads a result with the default
 // patterns, and with a step's own.
 func TestReadResult(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/toolname"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // dialect is one model API as the fake speaks it: how its requests are
@@ -226,7 +227,8 @@ type reply struct {
 
 // scriptedAnswer resolves the script's turn against the request's tools. A
 // call that matches no offered tool is left out and noted in the record's
-// Unmatched; a call that several offered tools match is an error.
+// Unmatched (AgainUnmatched for a call the model asks for again); a call that
+// several offered tools match is an error.
 func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 	a := answer{
 		idTok:       x.token,
@@ -261,6 +263,11 @@ func (s *Server) scriptedAnswer(x *exchange) (answer, error) {
 		t, ok, err := matchTool(x.req.Tools, st.Call)
 		if err != nil {
 			return answer{}, err
+		}
+		if !ok && made[i].of != "" {
+			m := made[i].mintedCall
+			x.rec.AgainUnmatched = append(x.rec.AgainUnmatched, wire.ToolCall{Tool: st.Call, AgainFor: made[i].of, Step: m.step + 1, Attempt: m.attempt})
+			continue
 		}
 		if !ok {
 			x.rec.Unmatched = append(x.rec.Unmatched, st.Call)

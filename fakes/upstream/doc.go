@@ -30,7 +30,8 @@
 // tool matches equally well the request is answered 400 in the dialect's
 // error shape, naming them, and recorded bad_request with the message in
 // Request.Error. Each Request records the tools offered (Offered) and the
-// script calls that matched none (Unmatched, left out of the answer).
+// script calls that matched none (Unmatched, left out of the answer; a call
+// the model was due to ask for again that matched none, AgainUnmatched).
 //
 // Every armed fault reports what became of it (Server.FaultReports): the
 // requests it matched and those it acted on as the client saw it, so a

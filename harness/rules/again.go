@@ -64,9 +64,57 @@ func reaskText(rs []reask) string {
 	if len(rs) == 0 {
 		return ""
 	}
+	return "the model asked again " + reaskList(rs)
+}
+
+// reaskList names re-asks: "for commit_write after the client reported
+// call_X failed, and for …".
+func reaskList(rs []reask) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		parts[i] = fmt.Sprintf("for %s after the client reported %s failed", r.tool, r.failed)
 	}
-	return "the model asked again " + strings.Join(parts, ", and ")
+	return strings.Join(parts, ", and ")
+}
+
+// againUnmatched says which re-asks the model was due to make and could not,
+// since no tool the follow-up offered matched the step's call (the upstream
+// record's AgainUnmatched): "the model could not ask again for commit_write
+// after the client reported call_X failed: no tool the follow-up offered
+// matches it; offered: read_ledger". A re-ask another request of the run
+// made (a follow-up sent again, with the tool offered) is no missed one; ""
+// when none was missed.
+func againUnmatched(h *history.History) string {
+	made := map[string]bool{}
+	for _, u := range h.Upstream {
+		for _, id := range u.AgainFor() {
+			made[id] = true
+		}
+	}
+	var missed []reask
+	var offered []string
+	for _, u := range h.Upstream {
+		for _, c := range u.AgainUnmatched {
+			if made[c.AgainFor] {
+				continue
+			}
+			made[c.AgainFor] = true
+			missed = append(missed, reask{tool: c.Tool, failed: c.AgainFor})
+			for _, t := range u.Offered {
+				offered = appendNew(offered, t)
+			}
+		}
+	}
+	if len(missed) == 0 {
+		return ""
+	}
+	list := "none"
+	if len(offered) > 0 {
+		list = capped(offered)
+	}
+	which := "no tool the follow-up offered matches it"
+	if len(missed) > 1 {
+		which = "no tool the follow-ups offered matches them"
+	}
+	return "the model could not ask again " + reaskList(missed) + ": " + which + "; offered: " + list
 }

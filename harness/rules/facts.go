@@ -19,6 +19,8 @@ import (
 //     failure the scenario is about, so its pass proves nothing;
 //   - a script call that matched no tool the request offered: the fake model
 //     never made the call the scenario is about;
+//   - a re-ask the model was due to make (again_if_failed) that matched no
+//     tool the follow-up offered: the model never asked again;
 //   - a call a replayed cassette (MCP or model) had no recording for: the
 //     run left the recording, and what the target did next answers an error
 //     the real server or model never gave (cassetteMisses).
@@ -50,10 +52,34 @@ func passBlockers(h *history.History) []string {
 	if len(mcp) > 0 {
 		out = append(out, unfired(mcp)+": "+mcpActivity(h))
 	}
-	if s := unmatchedCalls(h); s != "" {
-		out = append(out, s)
-	}
+	out = append(out, scriptCauses(h)...)
 	return append(out, cassetteMisses(h)...)
+}
+
+// scriptCauses returns why the script did not play out as written, one
+// sentence per fact: calls that matched no offered tool (unmatchedCalls)
+// and re-asks the model could not make (againUnmatched); nil when it played
+// out. Besides holding a pass back, they explain a count that failed and a
+// rule that could not judge (explain).
+func scriptCauses(h *history.History) []string {
+	var out []string
+	for _, s := range []string{unmatchedCalls(h), againUnmatched(h)} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// explain returns v with causes, the facts that explain its observation,
+// after its observation; v as it is when there are none.
+func explain(v Verdict, causes []string) Verdict {
+	if len(causes) == 0 {
+		return v
+	}
+	v.Observed += "; " + strings.Join(causes, "; ")
+	v.Message = message(v.Status, v.Expected, v.Observed)
+	return v
 }
 
 // unfired names faults that never fired: "upstream fault 1 {on: follow_up,

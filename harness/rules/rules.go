@@ -122,18 +122,26 @@ func Names() []string {
 // expectations, then each rule it names, in order (expect.rules, then
 // expect.rules_if_judged, whose verdicts are marked IfJudged). A rule name that is not in
 // the catalogue gives a failing verdict. A rule that would pass says unknown
-// instead when an armed fault never fired, a script call matched no offered
-// tool or a replayed cassette had no answer (passBlockers); a failure stays a
-// failure, and a rule that cannot judge names any cassette miss beside its
-// own reason. Rule verdicts that pass or cannot judge note traffic no run
-// could own (unattributedNote).
+// instead when an armed fault never fired, a script call (or a re-ask)
+// matched no offered tool or a replayed cassette had no answer
+// (passBlockers); a failure stays a failure. A count that failed and a rule
+// that cannot judge name, beside their own observation, the script calls
+// and re-asks that matched no offered tool and any cassette miss. Rule
+// verdicts that pass or cannot judge note traffic no run could own
+// (unattributedNote).
 func Check(h *history.History) []Verdict {
 	var out []Verdict
 	if h.Error != "" {
 		out = append(out, verdict("completed", KindRun, Fail, "the run to complete before its deadline", h.Error))
 	}
-	out = append(out, counts(h)...)
-	blockers, misses := passBlockers(h), cassetteMisses(h)
+	blockers := passBlockers(h)
+	causes := slices.Concat(scriptCauses(h), cassetteMisses(h))
+	for _, v := range counts(h) {
+		if v.Status == Fail {
+			v = explain(v, causes)
+		}
+		out = append(out, v)
+	}
 	note := unattributedNote(h)
 	names := slices.Concat(h.Expect.Rules, h.Expect.RulesIfJudged)
 	for i, name := range names {
@@ -144,8 +152,8 @@ func Check(h *history.History) []Verdict {
 		}
 		v := r.Check(h)
 		v.Check, v.Kind, v.IfJudged = r.Name, KindRule, i >= len(h.Expect.Rules)
-		if v.Status == Unknown && len(misses) > 0 {
-			v.Observed += "; " + strings.Join(misses, "; ")
+		if v.Status == Unknown {
+			v = explain(v, causes)
 		}
 		if v.Status == Pass && len(blockers) > 0 {
 			v.Status = Unknown

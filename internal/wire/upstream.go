@@ -80,6 +80,14 @@ type UpstreamRequest struct {
 	// offered tool (scripted mode), in script order; the answer left them
 	// out.
 	Unmatched []string `json:"unmatched,omitempty"`
+	// AgainUnmatched are the calls the model was due to ask for again but
+	// could not, because no tool the request offered matches the step's
+	// call (see Offered): a result of the latest round reported a call of a
+	// step with again_if_failed failed, and the step's count allowed
+	// another ask. Each is the script's call name with AgainFor, Step and
+	// Attempt as the re-ask would have had them; nil when none was missed.
+	// Unmatched does not repeat them.
+	AgainUnmatched []ToolCall `json:"again_unmatched,omitempty"`
 	// Error is the message of an error the fake answered on its own
 	// account: with outcome bad_request (an unreadable body, or a script
 	// call that more than one offered tool matches), relay_failed or

@@ -40,8 +40,11 @@ import (
 // the same call again — same tool, same arguments, a new call id — instead
 // of the next group, at most N times per call of the script; a result the
 // fake cannot tie to a call it made (no run token, an id the client
-// rewrote) is never asked again. The script's rounds do not count the
-// re-asks, and the record marks each (wire.ToolCall.AgainFor):
+// rewrote) is never asked again. A re-ask that no tool the follow-up
+// offers matches cannot be made: the answer goes on with the script, and
+// the record names it (wire.UpstreamRequest.AgainUnmatched). The script's
+// rounds do not count the re-asks, and the record marks each
+// (wire.ToolCall.AgainFor):
 //
 //	[{call: commit_write, arguments: {entry: "{{entry}}"}, again_if_failed: 1}, {say: done}]
 type Script struct {
@@ -68,7 +71,7 @@ type Step struct {
 	Say string `json:"say,omitempty" yaml:"say,omitempty" jsonschema_description:"final text answered when no tool call is left"`
 	// AgainIfFailed is how many times the model asks again for the call
 	// when the client reports that it failed (see Script): 0 never.
-	AgainIfFailed int `json:"again_if_failed,omitempty" yaml:"again_if_failed,omitempty" jsonschema:"minimum=0,maximum=10" jsonschema_description:"how many times the model asks again for this call (same tool, same arguments, a new call id) when the follow-up reports it failed: the result is flagged as an error (Anthropic is_error, a Gemini response with an error, a Responses mcp_call error) or its text matches failed_if, and its text does not match unknown_if. 0 (default) never; at most 10"`
+	AgainIfFailed int `json:"again_if_failed,omitempty" yaml:"again_if_failed,omitempty" jsonschema:"minimum=0,maximum=10" jsonschema_description:"how many times the model asks again for this call (same tool, same arguments, a new call id) when the follow-up reports it failed: the result is flagged as an error (Anthropic is_error, a Gemini response with an error, a Responses mcp_call error) or its text matches failed_if, and its text does not match unknown_if. A re-ask that no tool the follow-up offers matches cannot be made: it is recorded (again_unmatched) and the rules that would pass say unknown. 0 (default) never; at most 10"`
 	// FailedIf is the pattern (RE2) of a result text that reports the call
 	// failed; "" = DefaultFailedIf. Only with AgainIfFailed.
 	FailedIf string `json:"failed_if,omitempty" yaml:"failed_if,omitempty" jsonschema_description:"RE2 pattern of a result text that reports the call failed (start it with (?i) to ignore case); default (?i)error|fail|exception|timed out|timeout|closed|disconnect|not connected|refused|unavailable|broken pipe. Needs again_if_failed"`

@@ -94,13 +94,17 @@ func (f *Forward) check() error {
 	return nil
 }
 
-// where names the server for messages.
+// where names the server for messages: its URL, its cassette, or its
+// command with the directory it runs in.
 func (f *Forward) where() string {
 	switch {
 	case f.URL != "":
 		return f.URL
 	case f.Cassette != nil:
 		return "of the cassette " + f.Cassette.Path
+	}
+	if f.Dir != "" {
+		return fmt.Sprintf("%q in %s", f.Command, f.Dir)
 	}
 	return fmt.Sprintf("%q", f.Command)
 }

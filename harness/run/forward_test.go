@@ -2,10 +2,13 @@ package run
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 	"github.com/replaycheck/replaycheck/internal/itemserver"
 )
 
@@ -112,3 +115,42 @@ expect: {rules: [no-replay-ambiguous-mcp]}
 
 // first returns the first of two values.
 func first[A, B any](a A, _ B) A { return a }
+
+// TestForwardCommandInScenarioDir: a scenario's mcp.command runs in the
+// scenario file's directory, as its cassette resolves: a server program and
+// a journal named relative to the file are found there, whatever the
+// working directory.
+func TestForwardCommandInScenarioDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(self(t), filepath.Join(dir, "server")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "scenario.yaml")
+	src := `name: forwarded, server next to the scenario
+request: {endpoint: chat}
+mcp: {command: [./server, ` + itemserver.Arg + `, items.log]}
+model: [{call: create_item, arguments: {name: "{{entry}}"}}, {say: done}]
+expect: {writes: 1, rules: [no-replay-after-dispatch]}
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target.ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, _ := itemserver.Journal(t, filepath.Join(dir, "items.log")); len(created) != 1 {
+		t.Errorf("the server's journal next to the scenario has %d items, want 1", len(created))
+	}
+	if vs := rules.Check(hs[0]); rules.Overall(vs) != rules.Pass {
+		t.Errorf("verdicts %+v: want pass", vs)
+	}
+}

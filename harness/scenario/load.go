@@ -253,6 +253,9 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	if err := s.MCP.loadCassette(file); err != nil {
 		fail([]any{"mcp", "cassette"}, "%v", err)
 	}
+	if s.MCP != nil {
+		s.MCP.dir = filepath.Dir(file) // mcp.command runs there, as the cassette resolves
+	}
 	for i, f := range s.Faults.Upstream {
 		if err := f.Validate(); err != nil {
 			fail([]any{"faults", "upstream", i}, "upstream fault: %v", err)

@@ -141,9 +141,10 @@ type MCP struct {
 	// applied at the forwarding point (see ledger.Forward).
 	Relay string `yaml:"relay,omitempty" json:"relay,omitempty" jsonschema:"format=uri" jsonschema_description:"forward to the real MCP server at this Streamable HTTP URL instead of the ledger's own tools: the target sees that server's tools, each call is forwarded once, the MCP faults apply at the forwarding point, and writes are the forwarded calls of tools not annotated readOnlyHint that the server answered (not isError); the scenario then gets fakes and a target of its own"`
 	// Command replaces the ledger's tools with those of a real MCP server
-	// started with this argv (over stdio), once per run.
+	// started with this argv (over stdio), once per run, in the scenario
+	// file's directory.
 	// Its arguments may use {{token}} and {{entry}}, filled in per run.
-	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward to a real MCP server started with this argv over stdio, once per run (see relay); may use {{token}} and {{entry}} (the run's), so that each run's server keeps its state apart"`
+	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward to a real MCP server started with this argv over stdio, once per run (see relay), in this scenario file's directory, so that relative paths ([node, server.js], [./server]) name files next to it, like a cassette's; may use {{token}} and {{entry}} (the run's), so that each run's server keeps its state apart"`
 	// Env is added to Command's environment; its values may use {{token}}
 	// and {{entry}} too. Nil adds nothing.
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"with command: environment added for it (it gets replaycheck's own too), e.g. MEMORY_FILE_PATH: /tmp/memory-{{token}}.jsonl; values may use {{token}} and {{entry}}"`
@@ -157,17 +158,24 @@ type MCP struct {
 
 	// cassette is Cassette as the loader read it.
 	cassette *mcpcassette.Cassette
+	// dir is the directory of the scenario file, Command's working
+	// directory; "" (a scenario not loaded from a file) is replaycheck's own.
+	dir string
 }
 
 // Forward returns the real MCP server the scenario forwards to (or the
 // cassette it replays, as the loader read it), or nil when it runs on the
 // ledger's own tools. Its Command and Env (sorted by name) are as written:
-// {{token}} and {{entry}} are filled in per run (target.RenderForward).
+// {{token}} and {{entry}} are filled in per run (target.RenderForward); its
+// Dir is the scenario file's directory.
 func (m *MCP) Forward() *ledger.Forward {
 	if m == nil || (m.Relay == "" && len(m.Command) == 0 && m.Cassette == "") {
 		return nil
 	}
 	fwd := &ledger.Forward{URL: m.Relay, Command: m.Command, Cassette: m.cassette, Writes: m.Writes}
+	if len(m.Command) > 0 {
+		fwd.Dir = m.dir
+	}
 	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
 		fwd.Env = append(fwd.Env, k+"="+m.Env[k])
 	}

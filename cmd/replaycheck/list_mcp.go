@@ -18,10 +18,8 @@ func mcpSide(s *scenario.Scenario, targets []target.Target) string {
 		switch {
 		case m.Cassette != "":
 			return "cassette " + m.Cassette
-		case m.Relay != "":
-			return "forwarded to " + m.Relay
-		case len(m.Command) > 0:
-			return "forwarded to command " + strings.Join(m.Command, " ")
+		case m.Relay != "" || len(m.Command) > 0:
+			return forwardedTo(m.Relay, m.Command)
 		}
 	}
 	var parts []string
@@ -30,10 +28,7 @@ func mcpSide(s *scenario.Scenario, targets []target.Target) string {
 		side := "ledger"
 		if f := t.Traits().Forward; f != nil {
 			forwards = true
-			side = "forwarded to " + f.Relay
-			if f.Relay == "" {
-				side = "forwarded to command " + strings.Join(f.Command, " ")
-			}
+			side = forwardedTo(f.Relay, f.Command)
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s)", side, t.Name()))
 	}
@@ -41,6 +36,16 @@ func mcpSide(s *scenario.Scenario, targets []target.Target) string {
 		return "ledger"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// forwardedTo names the real MCP server a forwarder stands in front of:
+// "forwarded to URL" (Streamable HTTP, its password hidden) or "forwarded to
+// command CMD ARGS" (spawned over stdio).
+func forwardedTo(relay string, command []string) string {
+	if relay != "" {
+		return "forwarded to " + redactURL(relay)
+	}
+	return "forwarded to command " + strings.Join(command, " ")
 }
 
 // ownTarget reports whether s runs on fakes and a target of its own on

@@ -591,7 +591,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	var b strings.Builder
 	fmt.Fprintf(&b, "replaycheck serve\n")
 	fmt.Fprintf(&b, "  upstream:     %s (%s)\n", upURL, mode)
-	fmt.Fprintf(&b, "  ledger:       %s (%s)\n", mcpURL, session)
+	fmt.Fprintf(&b, "  mcp:          %s (%s): %s\n", mcpURL, session, serveMCPSide(opts))
 	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.LedgerFile, "none (in memory)"))
 	fmt.Fprintf(&b, "  upstream log: %s\n", or(opts.UpstreamLog, "none"))
 	fmt.Fprintf(&b, "  flags dir:    %s\n", or(opts.FlagsDir, "none"))
@@ -609,6 +609,22 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 		fmt.Fprintf(&b, "  mcp fault:      %s\n", f)
 	}
 	_, _ = io.WriteString(opts.Out, b.String())
+}
+
+// serveMCPSide says what answers at serve's MCP URL: the ledger's own
+// tools, or a forwarder in front of the user's MCP server (--mcp-relay,
+// --mcp-command) or its cassette (--mcp-cassette).
+func serveMCPSide(opts *serveOptions) string {
+	command := strings.Fields(opts.MCPCommand)
+	switch {
+	case opts.MCPRelay != "":
+		return forwardedTo(opts.MCPRelay, nil) + " over Streamable HTTP"
+	case len(command) > 0:
+		return forwardedTo("", command) + " over stdio"
+	case opts.MCPCassette != "":
+		return "replaying the MCP cassette below"
+	}
+	return "the ledger (" + strings.Join([]string{ledger.ToolCommitWrite, ledger.ToolCommitWriteKeyed, ledger.ToolReadLedger}, ", ") + ")"
 }
 
 // writeCountTable writes the count table: one row per run token seen by

@@ -469,3 +469,35 @@ func TestServeTableCountsSpawnsAndExits(t *testing.T) {
 		t.Errorf("TOTAL row %q, want 1 spawn, 1 exit:\n%s", total, got)
 	}
 }
+
+// TestServeBannerNamesMCPSide: the banner's mcp line says what answers at
+// the MCP URL: the ledger, or a forwarder in front of the user's server
+// (a relay URL with its password hidden, a command over stdio, a cassette).
+func TestServeBannerNamesMCPSide(t *testing.T) {
+	const mcpURL = "http://127.0.0.1:8766/mcp"
+	tests := []struct {
+		name string
+		opts serveOptions
+		want string
+	}{
+		{"the ledger", serveOptions{}, "  mcp:          " + mcpURL + " (stateful): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
+		{"stateless", serveOptions{Stateless: true}, "  mcp:          " + mcpURL + " (stateless): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
+		{"a relay", serveOptions{MCPRelay: "http://user:hunter2@127.0.0.1:3001/mcp"},
+			"  mcp:          " + mcpURL + " (stateful): forwarded to http://user:xxxxx@127.0.0.1:3001/mcp over Streamable HTTP\n"},
+		{"a command", serveOptions{MCPCommand: " python3  srv.py "}, "  mcp:          " + mcpURL + " (stateful): forwarded to command python3 srv.py over stdio\n"},
+		{"a cassette", serveOptions{MCPCassette: "rec/mcp"}, "  mcp:          " + mcpURL + " (stateful): replaying the MCP cassette below\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			tt.opts.Out = &out
+			printServeBanner(&tt.opts, "http://127.0.0.1:8765/v1", mcpURL, "", &servedFakes{})
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("banner lacks %q:\n%s", tt.want, out.String())
+			}
+			if strings.Contains(out.String(), "hunter2") {
+				t.Errorf("banner shows the relay's password:\n%s", out.String())
+			}
+		})
+	}
+}

@@ -108,7 +108,7 @@ func TestRunUsageErrors(t *testing.T) {
 	}{
 		{"bad scenario file", []string{"run", bad}, bad + ":3:21: unknown field \"bogus\""},
 		{"bad shard", []string{"run", "--shard", "4/3"}, "--shard"},
-		{"bad target", []string{"run", "--target", "builtin:no-such-bug"}, "unknown gateway bug"},
+		{"bad target", []string{"run", "--target", "builtin:no-such-bug"}, `unknown builtin target name "no-such-bug"`},
 		{"bad filter", []string{"run", "--filter", "("}, "--filter"},
 		{"nothing selected", []string{"run", "../../scenarios/seed", "--tag", "no-such-tag"}, "no scenario matches"},
 		{"unknown flag", []string{"run", "--paralel", "2"}, "unknown flag"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
@@ -36,12 +37,82 @@ func parseBuiltin(spec string) (Target, error) {
 	case gateway.ModeNaive:
 		bugs, err = gateway.ParseBugs(gateway.ModeNaive, nil)
 	default:
-		bugs, err = gateway.ParseBugs(gateway.ModeGuarded, strings.Split(spec, ","))
+		names := strings.Split(spec, ",")
+		if err := unknownBuiltin(names); err != nil {
+			return nil, err
+		}
+		bugs, err = gateway.ParseBugs(gateway.ModeGuarded, names)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &builtin{name: "builtin:" + spec, bugs: bugs}, nil
+}
+
+// unknownBuiltin returns an error naming the first of names that is no
+// gateway bug, with every name a builtin target takes (its modes, then its
+// bugs) and the closest of them; nil when all are bugs.
+func unknownBuiltin(names []string) error {
+	valid := []string{gateway.ModeGuarded, gateway.ModeNaive}
+	for _, b := range gateway.AllBugs() {
+		valid = append(valid, string(b.Bug))
+	}
+	for i, n := range names {
+		n = strings.TrimSpace(n)
+		if slices.Contains(valid[2:], n) {
+			continue
+		}
+		if slices.Contains(valid[:2], n) {
+			return fmt.Errorf("builtin target %s stands alone: %s and %s are modes, not bugs to switch on with others", n, gateway.ModeGuarded, gateway.ModeNaive)
+		}
+		candidates := valid
+		if len(names) > 1 {
+			candidates = valid[2:] // a mode stands alone
+		}
+		hint := ""
+		if c := closest(n, candidates); c != "" {
+			fixed := slices.Clone(names)
+			fixed[i] = c
+			hint = fmt.Sprintf(" (did you mean builtin:%s?)", strings.Join(fixed, ","))
+		}
+		return fmt.Errorf("unknown builtin target name %q%s: want %s (the default: the fixed gateway), %s (every bug switched on), or gateway bugs switched on one by one, BUG[,BUG], of %s",
+			n, hint, gateway.ModeGuarded, gateway.ModeNaive, strings.Join(valid[2:], ", "))
+	}
+	return nil
+}
+
+// closest returns the name of names nearest to s by edit distance (case
+// ignored), "" when none is within a third of its length (at least 2 edits).
+func closest(s string, names []string) string {
+	best, bestDist := "", 0
+	for _, n := range names {
+		d := editDistance(strings.ToLower(s), strings.ToLower(n))
+		if d <= max(2, len(n)/3) && (best == "" || d < bestDist) {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // Name returns "builtin:SPEC".

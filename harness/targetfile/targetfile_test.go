@@ -66,6 +66,9 @@ func TestLoadTargetFileErrors(t *testing.T) {
 		{"mcp: call without a tool", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {arguments: {a: b}}}\n", "target.yaml:5:25: mcp.calls.commit_write: want the server's tool"},
 		{"unknown variable in arguments", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {call: c, arguments: {a: \"{{prompt}}\"}}}\n", "target.yaml:5:50: unknown template variable {{prompt}}"},
 		{"mcp: unknown field", clientHead + "mcp: {command: [node], transport: stdio}\n", "target.yaml:3:24: unknown field \"transport\""},
+		// A string where a list is wanted shows the list form.
+		{"command as a string", "kind: client\ncommand: python3 agent.py\n", "target.yaml:2:10: command must be a list: command: [python3, agent.py]"},
+		{"mcp.command as a string", clientHead + "mcp: {command: node server.js}\n", "target.yaml:3:16: command must be a list: command: [node, server.js]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,7 +3,10 @@ package yamlfile
 import (
 	"fmt"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -33,6 +36,130 @@ func typeMessage(te *yaml.TypeError) string {
 	}
 	return msg
 }
+
+// listError is the *Error of a value under n, a node of file, given where
+// YAML wants a list: at the value (a block mapping's first key), it shows
+// the list form, "command must be a list: command: [python3, agent.py]" (a
+// string split into words as a shell does, another scalar or a flow mapping
+// as the list's one item), or, for a block mapping, that a - before it makes
+// it one.
+func listError(file string, src []byte, n ast.Node, ue *yaml.UnexpectedNodeTypeError) *Error {
+	at := nodeAt(n, ue.Token)
+	line, col := ue.Token.Position.Line, ue.Token.Position.Column
+	if ps := Pairs(at); len(ps) > 0 && !isFlowMapping(at) {
+		line, col = Pos(ps[0].Key)
+	}
+	return NewError(file, src, line, col, "%s", listMessage(n, at, ue))
+}
+
+// isFlowMapping reports whether n is a mapping written in flow style, {a: b}.
+func isFlowMapping(n ast.Node) bool {
+	m, ok := Unwrap(n).(*ast.MappingNode)
+	return ok && m.IsFlowStyle
+}
+
+// listMessage is listError's message about at, the node under n at ue.
+func listMessage(n, at ast.Node, ue *yaml.UnexpectedNodeTypeError) string {
+	key := ""
+	if at != nil {
+		if mv, ok := ast.Parent(n, at).(*ast.MappingValueNode); ok && mv.Value == at {
+			key = KeyName(mv)
+		}
+	} else if k := ue.Token.Prev; k != nil && k.Type == token.MappingValueType && k.Prev != nil {
+		key = k.Prev.Value
+	}
+	lead := "want a list"
+	if key != "" {
+		lead = key + " must be a list"
+	}
+	var items []string
+	switch {
+	case ue.Actual == ast.StringType:
+		for _, w := range words(ue.Token.Value) {
+			if !flowWord.MatchString(w) {
+				w = strconv.Quote(w)
+			}
+			items = append(items, w)
+		}
+	case isFlowMapping(at):
+		items = []string{at.String()}
+	case ue.Actual == ast.MappingType || ue.Actual == ast.MappingValueType:
+		return lead + ", not a mapping: a - before its first key makes it the list's one item"
+	default:
+		items = []string{ue.Token.Value}
+	}
+	list := "[" + strings.Join(items, ", ") + "]"
+	if key != "" {
+		list = key + ": " + list
+	}
+	return lead + ": " + list
+}
+
+// nodeAt returns the outermost node under n that starts at tk, nil when
+// none does.
+func nodeAt(n ast.Node, tk *token.Token) ast.Node {
+	if n == nil {
+		return nil
+	}
+	v := &tokenFinder{tk: tk}
+	ast.Walk(v, n)
+	return v.found
+}
+
+// tokenFinder is the ast.Visitor of nodeAt.
+type tokenFinder struct {
+	tk    *token.Token
+	found ast.Node
+}
+
+func (v *tokenFinder) Visit(n ast.Node) ast.Visitor {
+	if v.found != nil {
+		return nil
+	}
+	if n.GetToken() == v.tk {
+		v.found = n
+		return nil
+	}
+	return v
+}
+
+// words splits s at white space as a shell does, a '…' or "…" group one
+// word without its quotes (sh -c 'exec x' is [sh, -c, exec x]); with a quote
+// left open it splits at white space alone.
+func words(s string) []string {
+	var out []string
+	var w strings.Builder
+	in, quote := false, rune(0)
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case unicode.IsSpace(r):
+			if in {
+				out = append(out, w.String())
+				w.Reset()
+			}
+			in = false
+		default:
+			w.WriteRune(r)
+			in = true
+		}
+	}
+	if quote != 0 {
+		return strings.Fields(s)
+	}
+	if in {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+// flowWord matches a word a YAML flow sequence may hold unquoted.
+var flowWord = regexp.MustCompile(`^[A-Za-z0-9_./~$+=@%-]+$`)
 
 var (
 	funcUnmarshaler  = reflect.TypeFor[interface{ UnmarshalYAML(func(any) error) error }]()

@@ -148,6 +148,10 @@ func decodeError(file string, src []byte, err error, n ast.Node, t reflect.Type,
 		p := te.Token.Position
 		return NewError(file, src, p.Line, p.Column, "%s", typeMessage(te))
 	}
+	var ue *yaml.UnexpectedNodeTypeError
+	if errors.As(err, &ue) && ue.Token != nil && ue.Expected == ast.SequenceType {
+		return listError(file, src, n, ue)
+	}
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
 		p := ye.GetToken().Position

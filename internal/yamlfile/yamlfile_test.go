@@ -287,3 +287,41 @@ func TestExcerpt(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeListForm: a value where a list is wanted is an *Error at the
+// value that shows the list form of what was written.
+func TestDecodeListForm(t *testing.T) {
+	type lists struct {
+		Command []string `yaml:"command"`
+		Faults  []struct {
+			On string `yaml:"on"`
+		} `yaml:"faults"`
+		Counts []int `yaml:"counts"`
+		Inner  struct {
+			Args []string `yaml:"args"`
+		} `yaml:"inner"`
+	}
+	tests := []struct {
+		name, src, want string
+	}{
+		{"a string is split into words", "command: python3 agent.py\n",
+			"f.yaml:1:10: command must be a list: command: [python3, agent.py]\n>    1 | command: python3 agent.py\n                  ^"},
+		{"quotes group a word", "command: sh -c 'exec agent --url \"{{url}}\"'\n",
+			`f.yaml:1:10: command must be a list: command: [sh, -c, "exec agent --url \"{{url}}\""]`},
+		{"one word", "command: agent\n", "f.yaml:1:10: command must be a list: command: [agent]"},
+		{"a number", "counts: 5\n", "f.yaml:1:9: counts must be a list: counts: [5]"},
+		{"a flow mapping", "faults: {on: follow_up}\n", "f.yaml:1:9: faults must be a list: faults: [{on: follow_up}]"},
+		{"a block mapping", "faults:\n  on: follow_up\n", "f.yaml:2:3: faults must be a list, not a mapping: a - before its first key makes it the list's one item"},
+		{"nested", "inner: {args: -v --json}\n", "f.yaml:1:15: args must be a list: args: [-v, --json]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got lists
+			err := Decode("f.yaml", []byte(tt.src), &got)
+			var e *Error
+			if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("error:\n%v\nwant an *Error starting:\n%s", err, tt.want)
+			}
+		})
+	}
+}

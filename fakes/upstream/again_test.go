@@ -290,10 +290,12 @@ func TestAgainIfFailedSDK(t *testing.T) {
 	}
 }
 
-// TestAgainRecorded: the history of a re-ask: the follow-up's result as
-// the client reported it (scrubbed, bounded, its flag and reading) and the
-// new call marked with the id of the call the client reported failed.
-func TestAgainRecorded(t *testing.T) {
+// startAgainLoop arms a fake with a script whose commit_write step asks
+// again once, and starts an anthropic-sdk-go tool loop offering
+// commit_write: it returns the fake, the run token, the loop and the
+// initial answer's call.
+func startAgainLoop(t *testing.T) (*Server, string, *messagesLoop, modelTurn) {
+	t.Helper()
 	s, srv, _ := newFake(t, Config{})
 	tok := token(t)
 	script := Script{Steps: []Step{{Call: "commit_write", Arguments: map[string]any{"entry": "{{entry}}"}, AgainIfFailed: 1}, {Say: "done"}}}
@@ -301,7 +303,14 @@ func TestAgainRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	loop := &messagesLoop{c: anthropicClient(srv.URL), params: messagesParams(tok, "commit_write")}
-	first := loop.start(t)
+	return s, tok, loop, loop.start(t)
+}
+
+// TestAgainRecorded: the history of a re-ask: the follow-up's result as
+// the client reported it (scrubbed, bounded, its flag and reading) and the
+// new call marked with the id of the call the client reported failed.
+func TestAgainRecorded(t *testing.T) {
+	s, tok, loop, first := startAgainLoop(t)
 	long := "connection closed while sending\n\t with key sk-proj-abcdef0123456789 " + strings.Repeat("x", 300)
 	second := loop.report(t, long, true)
 	loop.report(t, "ok", false)
@@ -331,14 +340,7 @@ func TestAgainRecorded(t *testing.T) {
 // goes on with the script and the record names the missed re-ask apart
 // from the script's unmatched calls.
 func TestAgainUnmatchedRecorded(t *testing.T) {
-	s, srv, _ := newFake(t, Config{})
-	tok := token(t)
-	script := Script{Steps: []Step{{Call: "commit_write", Arguments: map[string]any{"entry": "{{entry}}"}, AgainIfFailed: 1}, {Say: "done"}}}
-	if err := s.Arm(tok, &script, nil); err != nil {
-		t.Fatal(err)
-	}
-	loop := &messagesLoop{c: anthropicClient(srv.URL), params: messagesParams(tok, "commit_write")}
-	first := loop.start(t)
+	s, tok, loop, first := startAgainLoop(t)
 	loop.params.Tools = messagesParams(tok, "read_ledger").Tools
 	if turn := loop.report(t, failedResult.text, true); turn.text != "done" {
 		t.Errorf("follow-up answered %+v: want the script's say text", turn)

@@ -108,13 +108,9 @@ func againUnmatched(h *history.History) string {
 	if len(missed) == 0 {
 		return ""
 	}
-	list := "none"
-	if len(offered) > 0 {
-		list = capped(offered)
-	}
 	which := "no tool the follow-up offered matches it"
 	if len(missed) > 1 {
 		which = "no tool the follow-ups offered matches them"
 	}
-	return "the model could not ask again " + reaskList(missed) + ": " + which + "; offered: " + list
+	return "the model could not ask again " + reaskList(missed) + ": " + which + "; offered: " + offeredText(offered, "none")
 }

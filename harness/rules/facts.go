@@ -216,10 +216,7 @@ func unmatchedCalls(h *history.History) string {
 	if len(missed) == 0 {
 		return ""
 	}
-	list := "none (the requests offered no tools)"
-	if len(offered) > 0 {
-		list = capped(offered)
-	}
+	list := offeredText(offered, "none (the requests offered no tools)")
 	hint := ""
 	for _, t := range offered {
 		if strings.EqualFold(strings.ReplaceAll(t, "_", ""), "toolsearch") {
@@ -267,6 +264,15 @@ func appendNew(list []string, s string) []string {
 		return list
 	}
 	return append(list, s)
+}
+
+// offeredText lists the offered tool names for a reason (capped), or says
+// none when there are none.
+func offeredText(offered []string, none string) string {
+	if len(offered) == 0 {
+		return none
+	}
+	return capped(offered)
 }
 
 // capped joins names with commas, at most maxNames of them: "a, b, c and 4 more".

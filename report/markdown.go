@@ -76,7 +76,7 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "%s\n\n", mdName(TotalLine(s)))
-	if lines := append(BaselineLines(s), NoteLines(s)...); len(lines) > 0 {
+	if lines := slices.Concat(BaselineLines(s), NoteLines(s), SkipLines(s)); len(lines) > 0 {
 		for _, l := range lines {
 			b.WriteString("- " + mdEscape(l) + "\n")
 		}
@@ -132,7 +132,7 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 	detailsLeft := 0
 	for _, n := range order {
 		r := s.Results[n]
-		if r.Verdict == rules.Pass {
+		if r.Verdict == rules.Pass || r.Verdict == rules.Skipped {
 			continue
 		}
 		d := markdownDetails(s, n)
@@ -172,7 +172,7 @@ func failuresFirst(s Suite) []int {
 		switch r.Verdict {
 		case rules.Fail:
 			return 0
-		case rules.Pass:
+		case rules.Pass, rules.Skipped:
 			return 2
 		}
 		return 1

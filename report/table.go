@@ -59,7 +59,15 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 		}
 	}
 	var passed []string
+	if !opts.Timelines {
+		for _, l := range SkipLines(s) {
+			b.WriteString(TerminalText(l) + "\n")
+		}
+	}
 	for i, r := range s.Results {
+		if r.Verdict == rules.Skipped && !opts.Timelines {
+			continue
+		}
 		if r.Verdict == rules.Pass && !opts.Timelines {
 			if opts.Verbose && !opts.Quiet {
 				passed = append(passed, passLine(r))
@@ -207,7 +215,7 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 	}
 	b.WriteString("\n")
 	for _, v := range r.Verdicts {
-		mark := map[rules.Status]string{rules.Pass: "ok", rules.Fail: "FAIL", rules.Unknown: "??"}[v.Status]
+		mark := map[rules.Status]string{rules.Pass: "ok", rules.Fail: "FAIL", rules.Unknown: "??", rules.Skipped: "SKIP"}[v.Status]
 		if v.Status == rules.Pass && r.Verdict != rules.Pass {
 			continue
 		}
@@ -249,6 +257,24 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 			b.WriteString("    | " + outputText(l) + "\n")
 		}
 	}
+}
+
+// SkipLines lists the results whose scenario did not apply to the target,
+// one line each with why: "skipped gemini follow-up stream cut on agent: not
+// applicable: the target spoke …".
+func SkipLines(s Suite) []string {
+	var out []string
+	for _, r := range s.Results {
+		if r.Verdict != rules.Skipped || r.History == nil {
+			continue
+		}
+		why := "not applicable"
+		if i := slices.IndexFunc(r.Verdicts, func(v rules.Verdict) bool { return v.Check == rules.CheckApplies }); i >= 0 {
+			why = r.Verdicts[i].Message
+		}
+		out = append(out, fmt.Sprintf("skipped %s on %s: %s", r.History.Scenario, r.History.Target, why))
+	}
+	return out
 }
 
 // NoteLines lists the notes of the results (a retry-after hint, knobs a

@@ -35,9 +35,15 @@ type Counts struct {
 	Upstream map[string]int `json:"upstream,omitempty"`
 }
 
-// Evaluate checks h and gathers its headline counts.
+// Evaluate checks h and gathers its headline counts. A run whose scenario
+// did not apply to the target (notApplicable) is Skipped with one verdict
+// saying why, unless a replay rule failed: a duplicate write is one whether
+// or not the scenario applied.
 func Evaluate(h *history.History) Result {
 	vs := Check(h)
+	if why := notApplicable(h); why != "" && !ruleBroken(vs) {
+		vs = []Verdict{skippedVerdict(why)}
+	}
 	c := Counts{
 		Writes:   len(h.Writes()),
 		Initial:  len(h.UpstreamOf(wire.KindInitial)),

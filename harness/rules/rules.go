@@ -29,11 +29,14 @@ import (
 type Status string
 
 // The outcomes of a check. Unknown means the history held nothing the check
-// could judge; it is never counted as a pass.
+// could judge; it is never counted as a pass. Skipped means the scenario did
+// not apply to the target (its faults act only on a dialect the target did
+// not use): neither a pass nor a failure, and never a reason to exit 1.
 const (
 	Pass    Status = "pass"
 	Fail    Status = "fail"
 	Unknown Status = "unknown"
+	Skipped Status = "skipped"
 )
 
 // Check kinds.
@@ -161,23 +164,28 @@ func Check(h *history.History) []Verdict {
 	return out
 }
 
-// Overall folds verdicts into one: fail if any failed, else unknown if any
-// could not judge (an IfJudged rule's unknown aside), else pass if one
-// passed. No verdicts at all, or only IfJudged ones that could not judge, is
-// unknown: a pass needs evidence.
+// Overall folds verdicts into one: fail if any failed, else skipped if the
+// scenario did not apply, else unknown if any could not judge (an IfJudged
+// rule's unknown aside), else pass if one passed. No verdicts at all, or
+// only IfJudged ones that could not judge, is unknown: a pass needs evidence.
 func Overall(vs []Verdict) Status {
-	s, passed := Pass, false
+	s, passed, skipped := Pass, false, false
 	for _, v := range vs {
 		switch {
 		case v.Status == Fail:
 			return Fail
+		case v.Status == Skipped:
+			skipped = true
 		case v.Status == Pass:
 			passed = true
 		case !v.IfJudged:
 			s = Unknown
 		}
 	}
-	if !passed {
+	switch {
+	case skipped:
+		return Skipped
+	case !passed:
 		return Unknown
 	}
 	return s
@@ -199,8 +207,11 @@ func verdict(check, kind string, s Status, expected, observed string) Verdict {
 }
 
 func message(s Status, expected, observed string) string {
-	if s == Unknown {
+	switch s {
+	case Unknown:
 		return "cannot judge: " + observed
+	case Skipped:
+		return skipText(observed)
 	}
 	return "expected " + expected + ", observed " + observed
 }

@@ -194,13 +194,15 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 // does not have); and a scenario whose app requests use an endpoint the
 // target does not serve (gemini on the built-in gateway) does not run on
 // it (target.Unserved), nor one over an MCP transport the target does not
-// speak (target.Speaks: a stdio scenario on a proxy).
+// speak (target.Speaks: a stdio scenario on a proxy), nor, on a client
+// target that declares the dialects it calls, one whose faults act only on
+// others (target.Calls).
 func Applies(s *scenario.Scenario, t target.Target) bool {
 	if !target.Speaks(t, s.MCPTransport()) {
 		return false
 	}
 	if t.Traits().Client {
-		return s.Expect.Client != nil
+		return s.Expect.Client != nil && target.Calls(t, s)
 	}
 	return s.Expect.Client == nil && target.Unserved(t, s.AllRequests()) == ""
 }

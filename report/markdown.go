@@ -85,7 +85,10 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 	order := failuresFirst(s)
 	head := []string{"Scenario", "Target", "Verdict", "Status", "Writes", "Initial", "Follow-up", "MCP calls", "Failed checks"}
 	align := []string{"---", "---", "---", "---", "--:", "--:", "--:", "--:", "---"}
-	rep := repeated(s)
+	rep, stdio := repeated(s), spawned(s)
+	if stdio {
+		head, align = slices.Insert(head, 8, "Spawns", "Exits"), slices.Insert(align, 8, "--:", "--:")
+	}
 	if rep {
 		head, align = slices.Insert(head, 3, "Runs"), slices.Insert(align, 3, "---")
 	}
@@ -107,6 +110,9 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		c := r.Counts
 		cells := []string{string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
+		if stdio {
+			cells = slices.Insert(cells, 6, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))
+		}
 		if rep {
 			cells = slices.Insert(cells, 1, runsCell(r))
 		}

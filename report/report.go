@@ -179,6 +179,12 @@ func ReadJSON(r io.Reader) (Suite, error) {
 	return s, nil
 }
 
+// spawned reports whether a result of s started a stdio MCP server: the
+// table and Markdown then show the spawns and exits.
+func spawned(s Suite) bool {
+	return slices.ContainsFunc(s.Results, func(r rules.Result) bool { return r.Counts.Spawns+r.Counts.Exits > 0 })
+}
+
 // statuses renders a result's HTTP statuses, "-" for none.
 func statuses(r rules.Result) string {
 	if len(r.Counts.Statuses) == 0 {

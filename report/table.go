@@ -110,7 +110,10 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 	)
 	// A repeated scenario's counts are those of the run its details show.
 	header := []string{"SCENARIO", "TARGET", "VERDICT", "STATUS", "WRITES", "INITIAL", "FOLLOW-UP", "MCP CALLS", "FAILED"}
-	rep := repeated(s)
+	rep, stdio := repeated(s), spawned(s)
+	if stdio {
+		header = slices.Insert(header, 8, "SPAWNS", "EXITS")
+	}
 	if rep {
 		header = slices.Insert(header, 3, "RUNS")
 	}
@@ -122,6 +125,9 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 		c := r.Counts
 		row := []string{TerminalText(r.History.Scenario), TerminalText(r.History.Target), string(r.Verdict), statuses(r),
 			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
+		if stdio {
+			row = slices.Insert(row, 8, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))
+		}
 		if rep {
 			row = slices.Insert(row, 3, runsCell(r))
 		}

@@ -30,6 +30,10 @@ type Counts struct {
 	// Unknown counts the MCP calls a forwarding ledger forwarded whose
 	// answer never came back: they may have run.
 	Unknown int `json:"unknown,omitempty"`
+	// Spawns and Exits count the stdio MCP server processes the target
+	// started and those that ended during the run (0 over HTTP).
+	Spawns int `json:"spawns"`
+	Exits  int `json:"exits"`
 	// Upstream counts upstream requests by "path kind outcome", the seed's
 	// `sort upstream.log | uniq -c` view.
 	Upstream map[string]int `json:"upstream,omitempty"`
@@ -50,6 +54,14 @@ func Evaluate(h *history.History) Result {
 		FollowUp: len(h.UpstreamOf(wire.KindFollowUp)),
 		MCPCalls: len(h.Calls("")),
 		Unknown:  len(unknownOutcome(h)),
+	}
+	for _, e := range h.MCP {
+		switch e.Kind {
+		case wire.MCPSpawn:
+			c.Spawns++
+		case wire.MCPExit:
+			c.Exits++
+		}
 	}
 	for _, x := range h.Requests {
 		c.Statuses = append(c.Statuses, x.Status)

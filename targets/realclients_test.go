@@ -385,11 +385,13 @@ type savedRun struct {
 	}
 }
 
-// TestRealClients runs scenarios/clients on each shipped target of a real
-// client (Claude Code, Codex CLI, an OpenAI Agents SDK agent, an AI SDK
-// agent on Chat Completions and on Gemini, Gemini CLI, a @google/genai agent
-// unstreamed and streamed), and scenarios/gemini on the streamed Gemini
-// ones, unmodified and with its own prompt, inside a network namespace
+// TestRealClients runs the default suite (scenarios/clients and
+// scenarios/gemini apply) on each shipped target of a real client (Claude
+// Code, Codex CLI, an OpenAI Agents SDK agent, an AI SDK agent on Chat
+// Completions and on Gemini, Gemini CLI, a @google/genai agent unstreamed
+// and streamed), the Gemini scenarios skipped as not applicable on the
+// clients that do not stream Gemini, each client unmodified and with its
+// own prompt, inside a network namespace
 // that has only loopback, so the fakes and the client talk over it and
 // nothing can leave. Every run is attributed by the addresses it was given:
 // one write per scenario (none when the ledger refused the call with 401),
@@ -441,8 +443,8 @@ func TestRealClients(t *testing.T) {
 	}
 }
 
-// TestRealClientsStdio runs scenarios/clients and scenarios/stdio on each
-// shipped target of a real client that spawns the ledger over stdio (Claude
+// TestRealClientsStdio runs the default suite (scenarios/clients,
+// scenarios/stdio and scenarios/gemini apply) on each shipped target of a real client that spawns the ledger over stdio (Claude
 // Code, Codex CLI, Gemini CLI, an OpenAI Agents SDK agent with
 // MCPServerStdio), unmodified, inside a loopback-only network namespace.
 // The runner skips the client scenarios whose faults act on the Streamable

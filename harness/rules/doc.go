@@ -16,9 +16,14 @@ func Markdown() string {
 	b.WriteString("`expect.rules`. Each rule judges a run's history and reports `pass`, `fail` or `unknown` ")
 	b.WriteString("(the history held nothing it could judge — never counted as a pass), with expected versus observed counts.\n\n")
 	for _, r := range All() {
-		fmt.Fprintf(&b, "## `%s`\n\n%s\n\nSeed: %s.\n\nFix: %s\n\nExample:\n\n```yaml\n%s```\n\n", r.Name, r.Doc, r.Seed, r.Fix, r.Example)
+		b.WriteString(r.Markdown() + "\n")
 	}
 	return b.String()
+}
+
+// Markdown renders the rule as its section of rules.md.
+func (r Rule) Markdown() string {
+	return fmt.Sprintf("## `%s`\n\n%s\n\nSeed: %s.\n\nFix: %s\n\nExample:\n\n```yaml\n%s```\n", r.Name, r.Doc, r.Seed, r.Fix, r.Example)
 }
 
 // Requirement splits the rule's Doc into what the rule requires and when it

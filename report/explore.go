@@ -30,7 +30,9 @@ type ExploreOptions struct {
 // NextStep is the step that follows a sweep's findings: a sentence and the
 // command, ready to paste, that takes it.
 type NextStep struct {
-	Say     string
+	// Say is the sentence, ending with a colon.
+	Say string
+	// Command is the command line, quoted for a shell.
 	Command string
 }
 

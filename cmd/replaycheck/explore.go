@@ -310,21 +310,21 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 }
 
 // nextStep is what to do after the sweep's findings: without --out, the
-// command as given with --out added, which writes each as a scenario file;
-// with --out, the command that runs the files written on the target once it
-// is fixed. Nil when there is no command line to go on, or --out wrote no
-// file (every finding flaky, or the files could not be written).
+// command as given with --out added, which writes each confirmed one as a
+// scenario file; with --out, the command that runs the files written on the
+// target once it is fixed. Nil when there is no command line to go on, or
+// nothing to write (every finding flaky) or written (the files could not
+// be).
 func nextStep(opts *exploreOptions, rep *explore.Report) *report.NextStep {
-	if opts.Command == "" {
+	switch {
+	case opts.Command == "":
 		return nil
-	}
-	if opts.OutDir == "" {
+	case opts.OutDir == "" && slices.ContainsFunc(rep.Findings, func(f explore.Finding) bool { return !f.Flaky }):
 		return &report.NextStep{
 			Say:     "--out DIR writes each finding's reproduction as a scenario file, a regression test that fails here and passes once the bug is fixed:",
 			Command: opts.Command + " --out found",
 		}
-	}
-	if !slices.ContainsFunc(rep.Findings, func(f explore.Finding) bool { return f.File != "" }) {
+	case !slices.ContainsFunc(rep.Findings, func(f explore.Finding) bool { return f.File != "" }):
 		return nil
 	}
 	return &report.NextStep{

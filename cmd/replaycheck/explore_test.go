@@ -157,6 +157,34 @@ func TestExploreNextStepIsOnePasteAway(t *testing.T) {
 	}
 }
 
+func TestNextStep(t *testing.T) {
+	confirmed, flaky, written := explore.Finding{}, explore.Finding{Flaky: true}, explore.Finding{File: "found/a.yaml"}
+	tests := []struct {
+		name     string
+		command  string
+		out      string
+		findings []explore.Finding
+		want     string
+	}{
+		{"no command line", "", "", []explore.Finding{confirmed}, ""},
+		{"no --out", "replaycheck explore", "", []explore.Finding{flaky, confirmed}, "replaycheck explore --out found"},
+		{"no --out, every finding flaky", "replaycheck explore", "", []explore.Finding{flaky}, ""},
+		{"--out wrote a finding", "replaycheck explore", "my found", []explore.Finding{flaky, written}, "replaycheck run 'my found' --target builtin:naive"},
+		{"--out wrote none", "replaycheck explore", "found", []explore.Finding{flaky}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			if n := nextStep(&exploreOptions{Command: tt.command, OutDir: tt.out, Target: "builtin:naive"}, &explore.Report{Findings: tt.findings}); n != nil {
+				got = n.Command
+			}
+			if got != tt.want {
+				t.Errorf("next step %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // lastLine is the last line of s, without its newline.
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")

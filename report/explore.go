@@ -17,10 +17,23 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
-// ExploreOptions shape the terminal report of an explore sweep.
+// ExploreOptions shape the reports of an explore sweep.
 type ExploreOptions struct {
-	// All lists every cell of the matrix, not only those that failed.
+	// All lists every cell of the matrix, not only those that failed (the
+	// terminal report).
 	All bool
+	// Next, when set, is what to do after the findings; the terminal and
+	// Markdown reports end with it when the sweep found something.
+	Next *NextStep
+}
+
+// NextStep is the step that follows a sweep's findings: a sentence and the
+// command, ready to paste, that takes it.
+type NextStep struct {
+	// Say is the sentence, ending with a colon.
+	Say string
+	// Command is the command line, quoted for a shell.
+	Command string
 }
 
 // ExploreTotalLine renders the sweep's one-line total, for example
@@ -168,8 +181,9 @@ func roundMS(d history.Duration) string { return d.D().Round(time.Millisecond).S
 // WriteExploreTable writes the terminal report of a sweep: first a summary
 // of the findings, one line per mechanism; then each finding in detail (its
 // reproduction, the rules broken, the cells, bases and fault kinds that
-// show it, the file it was written to); then, with All, every cell of the
-// matrix; then the bases' notes and the total.
+// show it, what a fix looks like, the file it was written to); then, with
+// All, every cell of the matrix; then the bases' notes, the total and the
+// next step (opts.Next).
 func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	if len(r.Fingerprint) > 0 {
 		if _, err := io.WriteString(w, "RETRY POLICY (each fault on every attempt; attempts as the upstream saw them, so layers multiply, or for a tools/call as the ledger did)\n"); err != nil {
@@ -223,6 +237,9 @@ func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) erro
 		fmt.Fprintf(&b, "%s not listed (--all lists every cell with its verdict and finding)\n", countOf(hidden, "cell"))
 	}
 	b.WriteString(ExploreTotalLine(r) + "\n")
+	if n := opts.Next; n != nil && len(r.Findings) > 0 {
+		fmt.Fprintf(&b, "\nnext: %s\n  %s\n", n.Say, n.Command)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -268,8 +285,8 @@ func writeFindingSummary(b *strings.Builder, r *explore.Report) {
 }
 
 // writeFindingDetails writes each finding: its mechanism, its reproduction
-// and how it did when re-run, the rules broken, where else it shows and
-// the file written.
+// and how it did when re-run, the rules broken, where else it shows, what a
+// fix looks like and the file written.
 func writeFindingDetails(b *strings.Builder, r *explore.Report) {
 	if len(r.Findings) == 0 {
 		return
@@ -295,6 +312,9 @@ func writeFindingDetails(b *strings.Builder, r *explore.Report) {
 			fmt.Fprintf(b, "   %s\n", strings.ReplaceAll(strings.TrimRight(f.Message, "\n"), "\n", "\n   "))
 		}
 		fmt.Fprintf(b, "   shown by %s on %s (%s); fault kinds %s\n", countOf(f.Cells, "cell"), countOf(len(f.Bases), "base"), strings.Join(f.Bases, "; "), strings.Join(f.Kinds, ", "))
+		if f.Fix != "" {
+			fmt.Fprintf(b, "   fix: %s More: replaycheck rules %s\n", f.Fix, f.Mechanism.Rule)
+		}
 		if f.File != "" {
 			fmt.Fprintf(b, "   written to %s\n", f.File)
 		}
@@ -320,8 +340,9 @@ func statusList(ss []int) string {
 }
 
 // WriteExploreMarkdown writes a sweep as Markdown for a CI step summary: the
-// total, the findings and the failing cells.
-func WriteExploreMarkdown(w io.Writer, r *explore.Report) error {
+// total, the findings with what a fix of each looks like, the next step
+// (opts.Next) and the failing cells.
+func WriteExploreMarkdown(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	var b strings.Builder
 	icon := "✅"
 	if len(r.Findings) > 0 {
@@ -343,6 +364,22 @@ func WriteExploreMarkdown(w io.Writer, r *explore.Report) error {
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		b.WriteString("\n")
+		var fixed []string
+		for _, f := range r.Findings {
+			if f.Fix != "" && !slices.Contains(fixed, f.Mechanism.Rule) {
+				if len(fixed) == 0 {
+					b.WriteString("What a fix looks like:\n\n")
+				}
+				fixed = append(fixed, f.Mechanism.Rule)
+				fmt.Fprintf(&b, "- `%s`: %s\n", f.Mechanism.Rule, mdEscape(f.Fix))
+			}
+		}
+		if len(fixed) > 0 {
+			b.WriteString("\n")
+		}
+		if n := opts.Next; n != nil {
+			fmt.Fprintf(&b, "Next: %s\n\n```sh\n%s\n```\n\n", mdEscape(n.Say), n.Command)
+		}
 	}
 	if cells := exploreCells(r, false); len(cells) > 0 {
 		b.WriteString("<details><summary>Failing cells</summary>\n\n| Base | Fault point | Fault | Times | Status | Writes | Failed | Finding |\n|---|---|---|---|---|--:|---|--:|\n")

@@ -36,3 +36,39 @@ func TestWriteFingerprintMarksCutRunsAndOuterGaps(t *testing.T) {
 		t.Errorf("a fingerprint of complete runs has the footnote:\n%s", b.String())
 	}
 }
+
+// TestExploreNextStepOnlyAfterFindings: the terminal and Markdown reports
+// end with the next step and each finding's fix only when the sweep found
+// something.
+func TestExploreNextStepOnlyAfterFindings(t *testing.T) {
+	opts := ExploreOptions{Next: &NextStep{Say: "do this:", Command: "replaycheck run found"}}
+	found := &explore.Report{Findings: []explore.Finding{{Mechanism: explore.Mechanism{Rule: "no-splice"}, Fix: "End the stream."}}}
+	for _, tt := range []struct {
+		name string
+		rep  *explore.Report
+		want []string
+	}{
+		{"a finding", found, []string{"   fix: End the stream. More: replaycheck rules no-splice\n", "\nnext: do this:\n  replaycheck run found\n",
+			"What a fix looks like:\n\n- `no-splice`: End the stream.\n", "Next: do this:\n\n```sh\nreplaycheck run found\n```\n"}},
+		{"nothing found", &explore.Report{}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var text, md bytes.Buffer
+			if err := WriteExploreTable(&text, tt.rep, opts); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteExploreMarkdown(&md, tt.rep, opts); err != nil {
+				t.Fatal(err)
+			}
+			got := text.String() + md.String()
+			for _, want := range tt.want {
+				if !strings.Contains(got, want) {
+					t.Errorf("reports lack %q:\n%s", want, got)
+				}
+			}
+			if tt.want == nil && (strings.Contains(got, "next") || strings.Contains(got, "Next") || strings.Contains(got, "fix")) {
+				t.Errorf("reports of an empty sweep say what to do next:\n%s", got)
+			}
+		})
+	}
+}

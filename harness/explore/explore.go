@@ -206,6 +206,10 @@ type Finding struct {
 	Kinds       []string `json:"kinds"`
 	// File is where the finding's scenario was written, if it was.
 	File string `json:"file,omitempty"`
+	// Fix is what a fix looks like: the Fix of the mechanism's rule; ""
+	// when the mechanism is no rule of the catalogue (a run that did not
+	// complete).
+	Fix string `json:"fix,omitempty"`
 
 	base *scenario.Scenario
 }

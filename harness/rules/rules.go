@@ -5,9 +5,9 @@
 // checks of the same shape.
 //
 // Adding a rule touches:
-//   - harness/rules/NAME.go: the Rule (Name, Doc, Seed) and its check
-//     function, which says Unknown with the reason when the history holds
-//     nothing to judge;
+//   - harness/rules/NAME.go: the Rule (Name, Summary, Doc, Seed, Fix,
+//     Example) and its check function, which says Unknown with the reason
+//     when the history holds nothing to judge;
 //   - harness/rules/rules.go: its row in All;
 //   - harness/rules/rules_test.go: its pass, fail and unknown cases;
 //   - generated from All: harness/rules/rules.md (go test ./harness/rules
@@ -72,10 +72,19 @@ type Verdict struct {
 type Rule struct {
 	// Name is the rule's YAML name.
 	Name string
-	// Doc states what the rule requires and when it cannot judge.
+	// Summary is the rule in one short line, for the catalogue.
+	Summary string
+	// Doc states what the rule requires and when it cannot judge (from
+	// its sentence that begins "Cannot judge"; see Rule.Requirement).
 	Doc string
 	// Seed names the seed case the rule comes from.
 	Seed string
+	// Fix says in a sentence or two what a target that breaks the rule
+	// changes.
+	Fix string
+	// Example is a small scenario (YAML) that exercises the rule: a target
+	// with the fix passes it.
+	Example string
 	// Check judges a history.
 	Check func(h *history.History) Verdict
 }

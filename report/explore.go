@@ -40,6 +40,13 @@ type NextStep struct {
 // "explore on builtin:naive (seed s): 3 bases, 68 points, 312 cells: 40 fail,
 // 272 pass or cannot judge; 5 findings (5 confirmed) in 12.1s, 400 runs".
 func ExploreTotalLine(r *explore.Report) string {
+	if f := r.BaseFailed; f != nil {
+		why := "fails without any fault"
+		if f.TargetNotStarted() {
+			why = "could not run: the target did not start"
+		}
+		return fmt.Sprintf("explore on %s (seed %s): base %q %s; nothing was swept (%s)", r.Target, r.Seed, f.Base, why, countOf(r.Runs, "run"))
+	}
 	points, fail := 0, 0
 	for _, b := range r.Bases {
 		points += len(b.Points)
@@ -339,16 +346,35 @@ func statusList(ss []int) string {
 	return strings.Join(parts, ",")
 }
 
+// exploreMark is a sweep's headline mark: ✅ only for a whole sweep with no
+// failing cell and no finding; ❌ for a failing cell, a finding or a base
+// that fails clean; ⚠️ for an interrupted sweep or a target that could not
+// start, which judged nothing or not everything.
+func exploreMark(r *explore.Report) string {
+	switch {
+	case r.Interrupted, r.BaseFailed != nil && r.BaseFailed.TargetNotStarted():
+		return "⚠️"
+	case r.BaseFailed != nil || len(r.Findings) > 0 || slices.ContainsFunc(r.Cells, func(c explore.Cell) bool { return c.Verdict == rules.Fail }):
+		return "❌"
+	}
+	return "✅"
+}
+
 // WriteExploreMarkdown writes a sweep as Markdown for a CI step summary: the
 // total, the findings with what a fix of each looks like, the next step
 // (opts.Next) and the failing cells.
 func WriteExploreMarkdown(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	var b strings.Builder
-	icon := "✅"
-	if len(r.Findings) > 0 {
-		icon = "❌"
+	fmt.Fprintf(&b, "## %s replaycheck explore\n\n%s\n\n", exploreMark(r), mdEscape(ExploreTotalLine(r)))
+	if f := r.BaseFailed; f != nil {
+		for _, v := range f.Result.Verdicts {
+			// A target that did not start judged nothing: its error alone.
+			if v.Status == rules.Fail && (!f.TargetNotStarted() || v.Kind == rules.KindRun) {
+				fmt.Fprintf(&b, "- **fail** `%s`: %s\n", v.Check, mdEscape(v.Message))
+			}
+		}
+		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## %s replaycheck explore\n\n%s\n\n", icon, mdEscape(ExploreTotalLine(r)))
 	if len(r.Findings) > 0 {
 		b.WriteString("| # | Rule broken | Fault family | Step | Cells | Reproduction | Failed | Writes | Reproduced | Scenario |\n|--:|---|---|---|--:|---|---|--:|---|---|\n")
 		for i, f := range r.Findings {
@@ -405,9 +431,12 @@ func WriteExploreJSON(w io.Writer, r *explore.Report) error {
 }
 
 // ExploreSuite returns the sweep's cells as a suite of results, failing
-// first, for the JUnit report.
+// first, for the JUnit report; a base that failed clean comes first of all.
 func ExploreSuite(r *explore.Report) Suite {
 	s := Suite{Version: FormatVersion, Wall: r.Wall}
+	if r.BaseFailed != nil {
+		s.Results = append(s.Results, r.BaseFailed.Result)
+	}
 	cells := slices.Clone(r.Cells)
 	slices.SortStableFunc(cells, func(a, b explore.Cell) int {
 		return boolRank(a.Verdict != rules.Fail) - boolRank(b.Verdict != rules.Fail)

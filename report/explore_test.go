@@ -8,6 +8,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/harness/explore"
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
 // TestWriteFingerprintMarksCutRunsAndOuterGaps checks that attempts of a run
@@ -34,6 +35,34 @@ func TestWriteFingerprintMarksCutRunsAndOuterGaps(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "N+:") {
 		t.Errorf("a fingerprint of complete runs has the footnote:\n%s", b.String())
+	}
+}
+
+// TestExploreMark: the Markdown headline is a tick only for a whole sweep
+// with no failing cell and no finding.
+func TestExploreMark(t *testing.T) {
+	failing := explore.Cell{Verdict: rules.Fail}
+	tests := []struct {
+		name string
+		rep  *explore.Report
+		want string
+	}{
+		{"clean", &explore.Report{Cells: []explore.Cell{{Verdict: rules.Pass}}}, "✅"},
+		{"a failing cell, no finding yet", &explore.Report{Cells: []explore.Cell{failing}}, "❌"},
+		{"a finding", &explore.Report{Findings: []explore.Finding{{}}}, "❌"},
+		{"interrupted with failing cells", &explore.Report{Cells: []explore.Cell{failing}, Interrupted: true}, "⚠️"},
+		{"a base failing clean", &explore.Report{BaseFailed: &explore.BaseFailedError{Base: "b", Result: rules.Result{Verdict: rules.Fail, History: &history.History{}}}}, "❌"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var md bytes.Buffer
+			if err := WriteExploreMarkdown(&md, tt.rep, ExploreOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if want := "## " + tt.want + " replaycheck explore"; !strings.HasPrefix(md.String(), want) {
+				t.Errorf("headline %q, want %q", strings.SplitN(md.String(), "\n", 2)[0], want)
+			}
+		})
 	}
 }
 

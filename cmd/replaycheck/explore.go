@@ -253,11 +253,20 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	xo.OnProgress = p.update
 	rep, err := explore.Explore(ctx, bases, xo)
 	p.finish()
+	// A base that fails clean ends the sweep, but its reports are written:
+	// a CI job shows why. A target that did not start is the harness's
+	// failure to run (exit 3, as run says), anything else a failure.
 	var clean *explore.BaseFailedError
+	outcome := error(nil)
 	switch {
+	case errors.As(err, &clean) && clean.TargetNotStarted():
+		outcome = fmt.Errorf("exploring %s: %w", xo.Target.Name(), err)
 	case errors.As(err, &clean):
 		fmt.Fprintln(table, err)
-		return errRulesBroken
+		outcome = notPassed{unmet: []string{report.TerminalText(clean.Base) + " on " + report.TerminalText(xo.Target.Name())}}
+		if brokenRule(clean.Result) {
+			outcome = errRulesBroken
+		}
 	case err != nil:
 		return fmt.Errorf("exploring %s: %w", xo.Target.Name(), err)
 	}
@@ -299,6 +308,9 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		}
 	}
 	werr := errors.Join(werrs...)
+	if outcome != nil {
+		return errors.Join(outcome, werr)
+	}
 	if rep.Interrupted {
 		fmt.Fprintf(opts.ErrOut, "explore interrupted: %d cells not run; the report holds what was found so far\n", rep.Unrun)
 		return errors.Join(interrupted{cause: context.Cause(ctx)}, werr)

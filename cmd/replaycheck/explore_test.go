@@ -290,14 +290,65 @@ func TestExploreBadInput(t *testing.T) {
 	}
 }
 
+// TestExploreBaseFailingClean: a base that fails without any fault ends the
+// sweep with exit 1, naming the base and saying no replay rule broke, and a
+// proxy that does not start ends it with exit 3, as run says; either way
+// the JSON, Markdown and JUnit reports are written and say why.
 func TestExploreBaseFailingClean(t *testing.T) {
-	base := filepath.Join(t.TempDir(), "base.yaml")
-	if err := os.WriteFile(base, []byte("name: wants two writes\nrequest: {endpoint: chat}\nexpect: {writes: 2}\n"), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.yaml")
+	dead := filepath.Join(dir, "dead.yaml")
+	for name, src := range map[string]string{
+		base: "name: wants two writes\nrequest: {endpoint: chat}\nexpect: {writes: 2}\n",
+		dead: "kind: proxy\nname: dead\nurl: http://127.0.0.1:{{port}}\nstart: {command: [sh, -c, 'echo bye; exit 4']}\n",
+	} {
+		if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	code, out, errOut := execute(t, "explore", base)
-	if code != exitRuleBroken || !strings.Contains(out, `base scenario "wants two writes" fails without any fault`) {
-		t.Errorf("exit %d, want 1 naming the base\n%s%s", code, out, errOut)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string // in the output
+		wantMD   []string
+	}{
+		{"fails clean", []string{base}, exitRuleBroken,
+			[]string{`base scenario "wants two writes" fails without any fault`},
+			[]string{"## ❌ replaycheck explore", `base "wants two writes" fails without any fault; nothing was swept`, "`writes`: expected 2 writes, observed 1"}},
+		{"target does not start", []string{filepath.Join("..", "..", "scenarios", "seed", "no-fault-chat.yaml"), "--target", dead}, exitCannotRun,
+			[]string{`the target could not start for base scenario "seed chat no fault"`, "exited with code 4"},
+			[]string{"## ⚠️ replaycheck explore", "could not run: the target did not start", "exited with code 4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			js, md, junit := filepath.Join(out, "x.json"), filepath.Join(out, "x.md"), filepath.Join(out, "x.xml")
+			code, stdout, errOut := execute(t, append([]string{"explore", "--json", js, "--markdown", md, "--junit", junit}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, stdout, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout+errOut, w) {
+					t.Errorf("output lacks %q:\n%s%s", w, stdout, errOut)
+				}
+			}
+			b, err := os.ReadFile(md)
+			if err != nil {
+				t.Fatalf("no Markdown report: %v", err)
+			}
+			for _, w := range tt.wantMD {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("Markdown lacks %q:\n%s", w, b)
+				}
+			}
+			if b, err := os.ReadFile(js); err != nil || !strings.Contains(string(b), `"base_failed"`) {
+				t.Errorf("JSON report (%v) lacks base_failed", err)
+			}
+			if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), "<failure") {
+				t.Errorf("JUnit report (%v) lacks the base's failure:\n%s", err, b)
+			}
+		})
 	}
 }
 

@@ -523,7 +523,7 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 		}
 		h := newHistory(s, t, nil, token, begin)
 		h.Repetition = j.rep
-		h.Error = err.Error()
+		h.Error, h.NotStarted = err.Error(), true
 		h.Duration = history.Duration(opts.Now().Sub(begin))
 		return h, nil
 	}

@@ -18,7 +18,7 @@ test: clients openapi-client yaml-language-server chromium jq podman actionlint
 # cores, named first: go test starts packages in the order they are named,
 # at most one per CPU at once, so the short ones fill in beside the long ones
 # instead of one long package running alone at the end. The real agents
-# (./targets) start once cmd/replaycheck is done: beside its README commands
+# (./targets) start once cmd/replaycheck is done: beside its documented commands
 # they took three times as long.
 LONGEST_TESTS = ./cmd/replaycheck ./harness/run ./harness/explore ./targets
 
@@ -60,16 +60,16 @@ yaml-language-server:
 	fi
 
 # chromium installs Debian's chromium for the HTML report's browser test
-# (report/html_browser_test.go); jq installs Debian's jq, which a README
+# (report/html_browser_test.go); jq installs Debian's jq, which a documented
 # command pipes a report into (cmd/replaycheck/readme_test.go runs the
-# README's commands). Each installs its package when it is missing and
+# commands of README.md and docs/). Each installs its package when it is missing and
 # apt-get can run as root; otherwise it says so and the test skips. Neither
 # ever fails the build.
 chromium:
 	$(call debian_package,chromium,chromium chromium-browser,the HTML report's browser test)
 
 jq:
-	$(call debian_package,jq,jq,the README's jq command)
+	$(call debian_package,jq,jq,the docs' jq command)
 
 # podman installs Debian's podman, and runc, for the container image's test
 # (cmd/replaycheck/image_test.go builds the Dockerfile's image and runs it).

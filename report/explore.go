@@ -17,16 +17,36 @@ import (
 	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
-// ExploreOptions shape the terminal report of an explore sweep.
+// ExploreOptions shape the reports of an explore sweep.
 type ExploreOptions struct {
-	// All lists every cell of the matrix, not only those that failed.
+	// All lists every cell of the matrix, not only those that failed (the
+	// terminal report).
 	All bool
+	// Next, when set, is what to do after the findings; the terminal and
+	// Markdown reports end with it when the sweep found something.
+	Next *NextStep
+}
+
+// NextStep is the step that follows a sweep's findings: a sentence and the
+// command, ready to paste, that takes it.
+type NextStep struct {
+	// Say is the sentence, ending with a colon.
+	Say string
+	// Command is the command line, quoted for a shell.
+	Command string
 }
 
 // ExploreTotalLine renders the sweep's one-line total, for example
 // "explore on builtin:naive (seed s): 3 bases, 68 points, 312 cells: 40 fail,
 // 272 pass or cannot judge; 5 findings (5 confirmed) in 12.1s, 400 runs".
 func ExploreTotalLine(r *explore.Report) string {
+	if f := r.BaseFailed; f != nil {
+		why := "fails without any fault"
+		if f.TargetNotStarted() {
+			why = "could not run: the target did not start"
+		}
+		return fmt.Sprintf("explore on %s (seed %s): base %q %s; nothing was swept (%s)", r.Target, r.Seed, f.Base, why, countOf(r.Runs, "run"))
+	}
 	points, fail := 0, 0
 	for _, b := range r.Bases {
 		points += len(b.Points)
@@ -168,8 +188,9 @@ func roundMS(d history.Duration) string { return d.D().Round(time.Millisecond).S
 // WriteExploreTable writes the terminal report of a sweep: first a summary
 // of the findings, one line per mechanism; then each finding in detail (its
 // reproduction, the rules broken, the cells, bases and fault kinds that
-// show it, the file it was written to); then, with All, every cell of the
-// matrix; then the bases' notes and the total.
+// show it, what a fix looks like, the file it was written to); then, with
+// All, every cell of the matrix; then the bases' notes, the total and the
+// next step (opts.Next).
 func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	if len(r.Fingerprint) > 0 {
 		if _, err := io.WriteString(w, "RETRY POLICY (each fault on every attempt; attempts as the upstream saw them, so layers multiply, or for a tools/call as the ledger did)\n"); err != nil {
@@ -223,6 +244,9 @@ func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) erro
 		fmt.Fprintf(&b, "%s not listed (--all lists every cell with its verdict and finding)\n", countOf(hidden, "cell"))
 	}
 	b.WriteString(ExploreTotalLine(r) + "\n")
+	if n := opts.Next; n != nil && len(r.Findings) > 0 {
+		fmt.Fprintf(&b, "\nnext: %s\n  %s\n", n.Say, n.Command)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -268,8 +292,8 @@ func writeFindingSummary(b *strings.Builder, r *explore.Report) {
 }
 
 // writeFindingDetails writes each finding: its mechanism, its reproduction
-// and how it did when re-run, the rules broken, where else it shows and
-// the file written.
+// and how it did when re-run, the rules broken, where else it shows, what a
+// fix looks like and the file written.
 func writeFindingDetails(b *strings.Builder, r *explore.Report) {
 	if len(r.Findings) == 0 {
 		return
@@ -295,6 +319,9 @@ func writeFindingDetails(b *strings.Builder, r *explore.Report) {
 			fmt.Fprintf(b, "   %s\n", strings.ReplaceAll(strings.TrimRight(f.Message, "\n"), "\n", "\n   "))
 		}
 		fmt.Fprintf(b, "   shown by %s on %s (%s); fault kinds %s\n", countOf(f.Cells, "cell"), countOf(len(f.Bases), "base"), strings.Join(f.Bases, "; "), strings.Join(f.Kinds, ", "))
+		if f.Fix != "" {
+			fmt.Fprintf(b, "   fix: %s More: replaycheck rules %s\n", f.Fix, f.Mechanism.Rule)
+		}
 		if f.File != "" {
 			fmt.Fprintf(b, "   written to %s\n", f.File)
 		}
@@ -319,15 +346,35 @@ func statusList(ss []int) string {
 	return strings.Join(parts, ",")
 }
 
-// WriteExploreMarkdown writes a sweep as Markdown for a CI step summary: the
-// total, the findings and the failing cells.
-func WriteExploreMarkdown(w io.Writer, r *explore.Report) error {
-	var b strings.Builder
-	icon := "✅"
-	if len(r.Findings) > 0 {
-		icon = "❌"
+// exploreMark is a sweep's headline mark: ✅ only for a whole sweep with no
+// failing cell and no finding; ❌ for a failing cell, a finding or a base
+// that fails clean; ⚠️ for an interrupted sweep or a target that could not
+// start, which judged nothing or not everything.
+func exploreMark(r *explore.Report) string {
+	switch {
+	case r.Interrupted, r.BaseFailed != nil && r.BaseFailed.TargetNotStarted():
+		return "⚠️"
+	case r.BaseFailed != nil || len(r.Findings) > 0 || slices.ContainsFunc(r.Cells, func(c explore.Cell) bool { return c.Verdict == rules.Fail }):
+		return "❌"
 	}
-	fmt.Fprintf(&b, "## %s replaycheck explore\n\n%s\n\n", icon, mdEscape(ExploreTotalLine(r)))
+	return "✅"
+}
+
+// WriteExploreMarkdown writes a sweep as Markdown for a CI step summary: the
+// total, the findings with what a fix of each looks like, the next step
+// (opts.Next) and the failing cells.
+func WriteExploreMarkdown(w io.Writer, r *explore.Report, opts ExploreOptions) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s replaycheck explore\n\n%s\n\n", exploreMark(r), mdEscape(ExploreTotalLine(r)))
+	if f := r.BaseFailed; f != nil {
+		for _, v := range f.Result.Verdicts {
+			// A target that did not start judged nothing: its error alone.
+			if v.Status == rules.Fail && (!f.TargetNotStarted() || v.Kind == rules.KindRun) {
+				fmt.Fprintf(&b, "- **fail** `%s`: %s\n", v.Check, mdEscape(v.Message))
+			}
+		}
+		b.WriteString("\n")
+	}
 	if len(r.Findings) > 0 {
 		b.WriteString("| # | Rule broken | Fault family | Step | Cells | Reproduction | Failed | Writes | Reproduced | Scenario |\n|--:|---|---|---|--:|---|---|--:|---|---|\n")
 		for i, f := range r.Findings {
@@ -343,6 +390,22 @@ func WriteExploreMarkdown(w io.Writer, r *explore.Report) error {
 			b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 		}
 		b.WriteString("\n")
+		var fixed []string
+		for _, f := range r.Findings {
+			if f.Fix != "" && !slices.Contains(fixed, f.Mechanism.Rule) {
+				if len(fixed) == 0 {
+					b.WriteString("What a fix looks like:\n\n")
+				}
+				fixed = append(fixed, f.Mechanism.Rule)
+				fmt.Fprintf(&b, "- `%s`: %s\n", f.Mechanism.Rule, mdEscape(f.Fix))
+			}
+		}
+		if len(fixed) > 0 {
+			b.WriteString("\n")
+		}
+		if n := opts.Next; n != nil {
+			fmt.Fprintf(&b, "Next: %s\n\n```sh\n%s\n```\n\n", mdEscape(n.Say), n.Command)
+		}
 	}
 	if cells := exploreCells(r, false); len(cells) > 0 {
 		b.WriteString("<details><summary>Failing cells</summary>\n\n| Base | Fault point | Fault | Times | Status | Writes | Failed | Finding |\n|---|---|---|---|---|--:|---|--:|\n")
@@ -368,9 +431,12 @@ func WriteExploreJSON(w io.Writer, r *explore.Report) error {
 }
 
 // ExploreSuite returns the sweep's cells as a suite of results, failing
-// first, for the JUnit report.
+// first, for the JUnit report; a base that failed clean comes first of all.
 func ExploreSuite(r *explore.Report) Suite {
 	s := Suite{Version: FormatVersion, Wall: r.Wall}
+	if r.BaseFailed != nil {
+		s.Results = append(s.Results, r.BaseFailed.Result)
+	}
 	cells := slices.Clone(r.Cells)
 	slices.SortStableFunc(cells, func(a, b explore.Cell) int {
 		return boolRank(a.Verdict != rules.Fail) - boolRank(b.Verdict != rules.Fail)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ func WriteHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 	if limit <= 0 {
 		limit = DefaultMaxDiagrams
 	}
-	p := htmlPage{Total: TotalLine(s), Abort: AbortLines(s), Baseline: BaselineLines(s), Notes: NoteLines(s), Preface: opts.Preface}
+	p := htmlPage{Total: TotalLine(s), Abort: AbortLines(s), Baseline: BaselineLines(s), Notes: slices.Concat(NoteLines(s), SkipLines(s)), Preface: opts.Preface}
 	t := s.Totals()
 	switch {
 	case s.Abort != nil:
@@ -80,7 +81,7 @@ func WriteHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 		p.Rows = append(p.Rows, htmlRow{ID: id, Scenario: TerminalText(r.History.Scenario), Target: TerminalText(r.History.Target),
 			Verdict: verdict, Class: class, Status: statuses(r), Runs: runsCell(r), Writes: c.Writes, Initial: c.Initial,
 			FollowUp: c.FollowUp, MCPCalls: wire.CallsText(c.MCPCalls, c.Unknown), Failed: failedChecks(r)})
-		sec := htmlSection{ID: id, Row: p.Rows[len(p.Rows)-1], Open: r.Verdict != rules.Pass && class != "known",
+		sec := htmlSection{ID: id, Row: p.Rows[len(p.Rows)-1], Open: r.Verdict != rules.Pass && r.Verdict != rules.Skipped && class != "known",
 			File: TerminalText(r.History.File), Token: r.History.Token, Run: shownRun(r), Duration: round(r.History.Duration.D())}
 		for _, v := range r.Verdicts {
 			if v.Status == rules.Pass && r.Verdict != rules.Pass {
@@ -238,7 +239,7 @@ table.summary th { background: #f4f6f9; font-weight: 600; white-space: nowrap; }
 table.summary td.n { text-align: right; font-variant-numeric: tabular-nums; }
 table.summary td.name { word-break: break-word; }
 .verdict { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; font-weight: 700; color: #fff; text-transform: uppercase; white-space: nowrap; }
-.verdict.pass { background: var(--pass); } .verdict.fail { background: var(--fail); } .verdict.unknown { background: var(--unknown); } .verdict.known { background: var(--known); }
+.verdict.pass { background: var(--pass); } .verdict.fail { background: var(--fail); } .verdict.unknown { background: var(--unknown); } .verdict.known, .verdict.skipped { background: var(--known); }
 details.result { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 14px; }
 details.result > summary { cursor: pointer; padding: 8px 12px; font-size: 15px; font-weight: 600; background: #f8f9fb; border-radius: 6px; }
 details.result[open] > summary { border-bottom: 1px solid var(--line); border-radius: 6px 6px 0 0; }
@@ -247,7 +248,7 @@ details.result > summary .meta { font-weight: 400; color: var(--muted); font-siz
 ul.checks { margin: 4px 0 10px; padding-left: 0; list-style: none; }
 ul.checks li { margin: 2px 0; }
 ul.checks .st { display: inline-block; min-width: 58px; font-weight: 700; font-size: 12px; }
-ul.checks .st.fail { color: var(--fail); } ul.checks .st.unknown { color: var(--unknown); } ul.checks .st.pass { color: var(--pass); }
+ul.checks .st.fail { color: var(--fail); } ul.checks .st.unknown { color: var(--unknown); } ul.checks .st.skipped { color: var(--known); } ul.checks .st.pass { color: var(--pass); }
 ul.checks code { font-size: 13px; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 18px; align-items: center; margin: 0 0 18px; padding: 8px 12px; background: #f8f9fb; border: 1px solid var(--line); border-radius: 6px; font-size: 13px; }
 .legend svg { vertical-align: middle; margin-right: 4px; }

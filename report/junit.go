@@ -131,10 +131,12 @@ func WriteJUnit(w io.Writer, s Suite) error {
 			c.SystemOut += "note: " + n + "\n"
 		}
 		var b strings.Builder
-		if r.Verdict != rules.Pass {
+		if r.Verdict != rules.Pass && r.Verdict != rules.Skipped {
 			writeDetails(&b, r, bv, true)
 		}
 		switch {
+		case r.Verdict == rules.Skipped && bv == nil:
+			c.Skipped = &junitSkipped{Message: firstNotPassing(r, bv, false)}
 		case bv != nil && bv.Status == baseline.Known:
 			c.Skipped = &junitSkipped{Message: knownLabel + ": " + firstNotPassing(r, bv, true), Text: b.String()}
 		case bv != nil && bv.Status == baseline.Stale:

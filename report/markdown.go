@@ -76,7 +76,7 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "%s\n\n", mdName(TotalLine(s)))
-	if lines := append(BaselineLines(s), NoteLines(s)...); len(lines) > 0 {
+	if lines := slices.Concat(BaselineLines(s), NoteLines(s), SkipLines(s)); len(lines) > 0 {
 		for _, l := range lines {
 			b.WriteString("- " + mdEscape(l) + "\n")
 		}
@@ -85,7 +85,10 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 	order := failuresFirst(s)
 	head := []string{"Scenario", "Target", "Verdict", "Status", "Writes", "Initial", "Follow-up", "MCP calls", "Failed checks"}
 	align := []string{"---", "---", "---", "---", "--:", "--:", "--:", "--:", "---"}
-	rep := repeated(s)
+	rep, stdio := repeated(s), spawned(s)
+	if stdio {
+		head, align = slices.Insert(head, 8, "Spawns", "Exits"), slices.Insert(align, 8, "--:", "--:")
+	}
 	if rep {
 		head, align = slices.Insert(head, 3, "Runs"), slices.Insert(align, 3, "---")
 	}
@@ -107,6 +110,9 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		c := r.Counts
 		cells := []string{string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
+		if stdio {
+			cells = slices.Insert(cells, 6, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))
+		}
 		if rep {
 			cells = slices.Insert(cells, 1, runsCell(r))
 		}
@@ -132,7 +138,7 @@ func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 	detailsLeft := 0
 	for _, n := range order {
 		r := s.Results[n]
-		if r.Verdict == rules.Pass {
+		if r.Verdict == rules.Pass || r.Verdict == rules.Skipped {
 			continue
 		}
 		d := markdownDetails(s, n)
@@ -172,7 +178,7 @@ func failuresFirst(s Suite) []int {
 		switch r.Verdict {
 		case rules.Fail:
 			return 0
-		case rules.Pass:
+		case rules.Pass, rules.Skipped:
 			return 2
 		}
 		return 1

@@ -48,6 +48,9 @@ const FormatVersion = 1
 // Totals counts results by verdict.
 type Totals struct {
 	Scenarios, Pass, Fail, Unknown int
+	// Skipped counts the results whose scenario did not apply to the
+	// target (rules.Skipped).
+	Skipped int
 	// Runs counts the scenario runs: a repeated scenario's runs each, any
 	// other result once.
 	Runs    int
@@ -69,6 +72,8 @@ func (s Suite) Totals() Totals {
 			t.Pass++
 		case rules.Fail:
 			t.Fail++
+		case rules.Skipped:
+			t.Skipped++
 		default:
 			t.Unknown++
 		}
@@ -83,7 +88,8 @@ func (s Suite) Totals() Totals {
 // TotalLine renders the one-line total, for example "12 scenarios on
 // builtin:guarded: 12 pass, 0 fail, 0 unknown in 840ms (14.3/s)"; with
 // repeated scenarios, "2 scenarios (40 runs) on builtin:guarded: … (47.6
-// runs/s)".
+// runs/s)"; with scenarios that did not apply, "…, 0 unknown, 2 skipped (not
+// applicable) in …".
 func TotalLine(s Suite) string {
 	t := s.Totals()
 	what := fmt.Sprintf("%d %s", t.Scenarios, word(t.Scenarios, "scenario"))
@@ -95,8 +101,12 @@ func TotalLine(s Suite) string {
 	if len(t.Targets) > 0 {
 		what += " on " + strings.Join(t.Targets, ", ")
 	}
-	line := fmt.Sprintf("%s: %d pass, %d fail, %d unknown in %s",
-		what, t.Pass, t.Fail, t.Unknown, round(s.Wall.D()))
+	skipped := ""
+	if t.Skipped > 0 {
+		skipped = fmt.Sprintf(", %d skipped (not applicable)", t.Skipped)
+	}
+	line := fmt.Sprintf("%s: %d pass, %d fail, %d unknown%s in %s",
+		what, t.Pass, t.Fail, t.Unknown, skipped, round(s.Wall.D()))
 	if w := s.Wall.D(); w > 0 && rate > 0 {
 		line += fmt.Sprintf(" (%.1f %s/s)", float64(rate)/w.Seconds(), unit)
 	}
@@ -169,6 +179,12 @@ func ReadJSON(r io.Reader) (Suite, error) {
 	return s, nil
 }
 
+// spawned reports whether a result of s started a stdio MCP server: the
+// table and Markdown then show the spawns and exits.
+func spawned(s Suite) bool {
+	return slices.ContainsFunc(s.Results, func(r rules.Result) bool { return r.Counts.Spawns+r.Counts.Exits > 0 })
+}
+
 // statuses renders a result's HTTP statuses, "-" for none.
 func statuses(r rules.Result) string {
 	if len(r.Counts.Statuses) == 0 {
@@ -191,7 +207,11 @@ func statuses(r rules.Result) string {
 
 // failedChecks renders the names of the failed and unknown checks; an
 // if-judged rule's unknown, which the verdict does not count, is left out.
+// A scenario that did not apply is "not applicable".
 func failedChecks(r rules.Result) string {
+	if r.Verdict == rules.Skipped {
+		return "not applicable"
+	}
 	var parts []string
 	for _, v := range r.Verdicts {
 		switch {

@@ -59,7 +59,15 @@ func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
 		}
 	}
 	var passed []string
+	if !opts.Timelines {
+		for _, l := range SkipLines(s) {
+			b.WriteString(TerminalText(l) + "\n")
+		}
+	}
 	for i, r := range s.Results {
+		if r.Verdict == rules.Skipped && !opts.Timelines {
+			continue
+		}
 		if r.Verdict == rules.Pass && !opts.Timelines {
 			if opts.Verbose && !opts.Quiet {
 				passed = append(passed, passLine(r))
@@ -102,7 +110,10 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 	)
 	// A repeated scenario's counts are those of the run its details show.
 	header := []string{"SCENARIO", "TARGET", "VERDICT", "STATUS", "WRITES", "INITIAL", "FOLLOW-UP", "MCP CALLS", "FAILED"}
-	rep := repeated(s)
+	rep, stdio := repeated(s), spawned(s)
+	if stdio {
+		header = slices.Insert(header, 8, "SPAWNS", "EXITS")
+	}
 	if rep {
 		header = slices.Insert(header, 3, "RUNS")
 	}
@@ -114,6 +125,9 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 		c := r.Counts
 		row := []string{TerminalText(r.History.Scenario), TerminalText(r.History.Target), string(r.Verdict), statuses(r),
 			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
+		if stdio {
+			row = slices.Insert(row, 8, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))
+		}
 		if rep {
 			row = slices.Insert(row, 3, runsCell(r))
 		}
@@ -207,7 +221,7 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 	}
 	b.WriteString("\n")
 	for _, v := range r.Verdicts {
-		mark := map[rules.Status]string{rules.Pass: "ok", rules.Fail: "FAIL", rules.Unknown: "??"}[v.Status]
+		mark := map[rules.Status]string{rules.Pass: "ok", rules.Fail: "FAIL", rules.Unknown: "??", rules.Skipped: "SKIP"}[v.Status]
 		if v.Status == rules.Pass && r.Verdict != rules.Pass {
 			continue
 		}
@@ -249,6 +263,24 @@ func writeDetails(b *strings.Builder, r rules.Result, bv *baseline.Verdict, time
 			b.WriteString("    | " + outputText(l) + "\n")
 		}
 	}
+}
+
+// SkipLines lists the results whose scenario did not apply to the target,
+// one line each with why: "skipped gemini follow-up stream cut on agent: not
+// applicable: the target spoke …".
+func SkipLines(s Suite) []string {
+	var out []string
+	for _, r := range s.Results {
+		if r.Verdict != rules.Skipped || r.History == nil {
+			continue
+		}
+		why := "not applicable"
+		if i := slices.IndexFunc(r.Verdicts, func(v rules.Verdict) bool { return v.Check == rules.CheckApplies }); i >= 0 {
+			why = r.Verdicts[i].Message
+		}
+		out = append(out, fmt.Sprintf("skipped %s on %s: %s", r.History.Scenario, r.History.Target, why))
+	}
+	return out
 }
 
 // NoteLines lists the notes of the results (a retry-after hint, knobs a

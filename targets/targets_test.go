@@ -161,66 +161,113 @@ func TestGatewayProcess(t *testing.T) {
 	}
 }
 
-// TestAgentTargets runs the client scenarios through targets/agent.yaml and
-// targets/agent-naive.yaml: with every follow-up failing (500 with a retry
-// hint) the SDK's own retries give one write, the naive wrapper three.
+// TestAgentTargets runs the default suite, as a user's first run does,
+// through targets/agent.yaml, through a user's own copy of it that does not
+// declare its dialects, and through targets/agent-naive.yaml: the correct
+// agent is green (exit 0), its copy too, with the Gemini scenarios it cannot
+// meet skipped as not applicable; with every follow-up failing (500 with a
+// retry hint) the SDK's own retries give one write, the naive wrapper three,
+// and it breaks replay rules only.
 func TestAgentTargets(t *testing.T) {
-	js := filepath.Join(t.TempDir(), "run.json")
-	code, out := replaycheck(t, []string{"REPLAYCHECK_AGENT=" + agentBin},
-		"run", "scenarios/clients", "--target", "targets/agent.yaml", "--target", "targets/agent-naive.yaml", "--json", js, "--parallel", "4")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1 (the naive wrapper breaks a rule)\n%s", code, out)
-	}
-	b, err := os.ReadFile(js)
+	src, err := os.ReadFile("agent.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var saved struct {
-		Results []struct {
-			History struct {
-				Scenario, Target string
-				Requests         []struct {
-					Client *struct{ Exit int }
-				}
-			}
-			Verdict string
-			Counts  struct {
-				Writes   int
-				FollowUp int `json:"follow_up"`
-			}
-		}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &saved); err != nil {
+	own := strings.NewReplacer("name: agent\n", "name: own-agent\n", "dir: ..\n", "dir: "+root+"\n", "dialects: [chat]\n", "").Replace(string(src))
+	if own == string(src) || strings.Contains(own, "dialects:") {
+		t.Fatalf("targets/agent.yaml changed shape; the copy is:\n%s", own)
+	}
+	ownFile := filepath.Join(t.TempDir(), "own-agent.yaml")
+	if err := os.WriteFile(ownFile, []byte(own), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, r := range saved.Results {
-		exit := "none"
-		if len(r.History.Requests) > 0 && r.History.Requests[0].Client != nil {
-			exit = fmt.Sprint(r.History.Requests[0].Client.Exit)
+	for _, run := range []struct {
+		targets  []string
+		wantCode int
+	}{
+		{[]string{"targets/agent.yaml", ownFile}, 0},
+		{[]string{"targets/agent-naive.yaml"}, 1},
+	} {
+		js := filepath.Join(t.TempDir(), "run.json")
+		args := []string{"run", "--json", js, "--parallel", "4"}
+		for _, target := range run.targets {
+			args = append(args, "--target", target)
 		}
-		got[r.History.Scenario+" on "+r.History.Target] = fmt.Sprintf("%s writes=%d follow_ups=%d exit=%s", r.Verdict, r.Counts.Writes, r.Counts.FollowUp, exit)
+		code, out := replaycheck(t, []string{"REPLAYCHECK_AGENT=" + agentBin}, args...)
+		if code != run.wantCode {
+			t.Fatalf("%v: exit %d, want %d\n%s", run.targets, code, run.wantCode, out)
+		}
+		if !strings.Contains(out, "retry_after_hint 1ms") {
+			t.Errorf("the report does not note the retry hint:\n%s", out)
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var saved struct {
+			Results []struct {
+				History struct {
+					Scenario, Target string
+					Requests         []struct {
+						Client *struct{ Exit int }
+					}
+				}
+				Verdict  string
+				Verdicts []struct{ Kind, Status string }
+				Counts   struct {
+					Writes   int
+					FollowUp int `json:"follow_up"`
+				}
+			}
+		}
+		if err := json.Unmarshal(b, &saved); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range saved.Results {
+			exit := "none"
+			if len(r.History.Requests) > 0 && r.History.Requests[0].Client != nil {
+				exit = fmt.Sprint(r.History.Requests[0].Client.Exit)
+			}
+			rule := false
+			for _, v := range r.Verdicts {
+				rule = rule || v.Kind == "rule" && v.Status == "fail"
+			}
+			if r.Verdict == "fail" && !rule {
+				t.Errorf("%s on %s fails, but no replay rule broke", r.History.Scenario, r.History.Target)
+			}
+			got[r.History.Scenario+" on "+r.History.Target] = fmt.Sprintf("%s writes=%d follow_ups=%d exit=%s", r.Verdict, r.Counts.Writes, r.Counts.FollowUp, exit)
+		}
 	}
-	want := map[string]string{
-		"client no fault on agent":                   "pass writes=1 follow_ups=1 exit=0",
-		"client no fault on agent-naive":             "pass writes=1 follow_ups=1 exit=0",
-		"client follow-up 500 once on agent":         "pass writes=1 follow_ups=2 exit=0",
-		"client follow-up 500 once on agent-naive":   "pass writes=1 follow_ups=2 exit=0",
-		"client follow-up 500 always on agent":       "pass writes=1 follow_ups=3 exit=1",
-		"client follow-up 500 always on agent-naive": "fail writes=3 follow_ups=9 exit=1",
-		// The SDK reports the lost session; the naive wrapper runs the
-		// whole tool loop again and writes twice.
-		"client mcp session expired after the call ran on agent":       "pass writes=1 follow_ups=0 exit=1",
-		"client mcp session expired after the call ran on agent-naive": "fail writes=2 follow_ups=1 exit=0",
-		// The refused call never ran: the wrapper's one retry is allowed.
-		"client mcp tools/call refused 401 on agent":       "pass writes=0 follow_ups=0 exit=1",
-		"client mcp tools/call refused 401 on agent-naive": "pass writes=1 follow_ups=1 exit=0",
+	want := map[string]string{}
+	for _, target := range []string{"agent", "own-agent", "agent-naive"} {
+		for scenario, result := range map[string]string{
+			"client no fault":           "pass writes=1 follow_ups=1 exit=0",
+			"client follow-up 500 once": "pass writes=1 follow_ups=2 exit=0",
+			// The SDK reports the lost session and the refused call.
+			"client follow-up 500 always":                   "pass writes=1 follow_ups=3 exit=1",
+			"client mcp session expired after the call ran": "pass writes=1 follow_ups=0 exit=1",
+			"client mcp tools/call refused 401":             "pass writes=0 follow_ups=0 exit=1",
+		} {
+			want[scenario+" on "+target] = result
+		}
 	}
+	// Declared in its file, the Gemini scenarios do not run on agent; on
+	// the copy they run and are skipped: the agent called chat only.
+	want["gemini follow-up stream cut on own-agent"] = "skipped writes=1 follow_ups=1 exit=0"
+	want["gemini stream error on the follow-up on own-agent"] = "skipped writes=1 follow_ups=1 exit=0"
+	// The naive wrapper runs the whole tool loop again: three writes, and
+	// two after the lost session. The refused call never ran: the
+	// wrapper's one retry is allowed.
+	want["client follow-up 500 always on agent-naive"] = "fail writes=3 follow_ups=9 exit=1"
+	want["client mcp session expired after the call ran on agent-naive"] = "fail writes=2 follow_ups=1 exit=0"
+	want["client mcp tools/call refused 401 on agent-naive"] = "pass writes=1 follow_ups=1 exit=0"
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("results (-want +got):\n%s\n%s", diff, out)
-	}
-	if !strings.Contains(out, "retry_after_hint 1ms") {
-		t.Errorf("the report does not note the retry hint:\n%s", out)
+		t.Errorf("results (-want +got):\n%s", diff)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -153,14 +154,19 @@ func readAction(t *testing.T) actionMetadata {
 	return a
 }
 
-// TestDocumentedFlagsExist checks that every flag the README passes to a
-// replaycheck command is a flag of that command.
+// TestDocumentedFlagsExist checks that every flag README.md, CONTRIBUTING.md
+// and docs/ (docFiles) pass to a replaycheck command is a flag of that
+// command.
 func TestDocumentedFlagsExist(t *testing.T) {
 	root := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{})
-	invocation := regexp.MustCompile(`replaycheck"? (run|baseline|list|validate|serve|gateway|schema|rules|report merge)\b(.*)`)
+	invocation := regexp.MustCompile(`replaycheck"? (run|baseline|list|validate|serve|gateway|schema|rules|explore|report merge)\b(.*)`)
 	flag := regexp.MustCompile(`(?:^|\s)--([a-z][a-z-]*)`)
-	for _, file := range []string{"../../README.md"} {
-		src, err := os.ReadFile(file)
+	docs, err := docFiles("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range docs {
+		src, err := os.ReadFile(filepath.Join("../..", file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +187,7 @@ func TestDocumentedFlagsExist(t *testing.T) {
 				t.Fatalf("%s:%d: %v", file, i+1, err)
 			}
 			for _, f := range flag.FindAllStringSubmatch(args, -1) {
-				if cmd.Flags().Lookup(f[1]) == nil {
+				if f[1] != "help" && cmd.Flags().Lookup(f[1]) == nil { // cobra adds --help as it runs
 					t.Errorf("%s:%d: replaycheck %s has no flag --%s", file, i+1, m[1], f[1])
 				}
 			}

@@ -40,25 +40,39 @@ func (e interrupted) Unwrap() error        { return e.cause }
 // which rules broke; main prints nothing more for it.
 var errRulesBroken = errors.New("a replay rule was broken")
 
-// couldNotJudge is the outcome of a run where no rule broke but checks could
-// not judge (unknown is never a pass: exit 1, as errRulesBroken). Runs names
-// the scenario runs, "SCENARIO on TARGET".
-type couldNotJudge struct{ runs []string }
+// notPassed is the outcome of a run where no replay rule broke but runs did
+// not pass (exit 1, as errRulesBroken): unmet did not meet their scenario's
+// plain expectations (counts, status, the run completing), and unjudged had
+// checks that could not judge (unknown is never a pass). Each names runs as
+// "SCENARIO on TARGET".
+type notPassed struct{ unmet, unjudged []string }
 
-// maxNamedUnjudged bounds the runs couldNotJudge names.
-const maxNamedUnjudged = 10
+// maxNamedRuns bounds the runs notPassed names of each kind.
+const maxNamedRuns = 10
 
-func (e couldNotJudge) Error() string {
-	names := e.runs
-	more := ""
-	if len(names) > maxNamedUnjudged {
-		names, more = names[:maxNamedUnjudged], fmt.Sprintf(" and %d more", len(e.runs)-maxNamedUnjudged)
+func (e notPassed) Error() string {
+	var parts []string
+	if len(e.unmet) > 0 {
+		parts = append(parts, fmt.Sprintf("%s did not meet the scenario's expectations: %s",
+			countOf(len(e.unmet), "scenario run", "scenario runs"), namedRuns(e.unmet)))
 	}
-	return fmt.Sprintf("no replay rule was broken, but replaycheck could not judge %s: %s%s (see their checks above)",
-		countOf(len(e.runs), "scenario run", "scenario runs"), strings.Join(names, "; "), more)
+	if len(e.unjudged) > 0 {
+		parts = append(parts, fmt.Sprintf("replaycheck could not judge %s: %s",
+			countOf(len(e.unjudged), "scenario run", "scenario runs"), namedRuns(e.unjudged)))
+	}
+	return "no replay rule was broken, but " + strings.Join(parts, "; and ") + " (see their checks above)"
 }
 
-func (e couldNotJudge) Is(target error) bool { return target == errRulesBroken }
+func (e notPassed) Is(target error) bool { return target == errRulesBroken }
+
+// namedRuns joins runs with "; ", the first maxNamedRuns of them.
+func namedRuns(runs []string) string {
+	more := ""
+	if len(runs) > maxNamedRuns {
+		runs, more = runs[:maxNamedRuns], fmt.Sprintf(" and %d more", len(runs)-maxNamedRuns)
+	}
+	return strings.Join(runs, "; ") + more
+}
 
 // usageError marks an error as the user's input being wrong (exit 2).
 type usageError struct{ err error }

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/explore"
@@ -55,6 +57,9 @@ type exploreOptions struct {
 	// Progress prints a line per finished run with the runs done, the total
 	// and the time left (--progress), where not a terminal.
 	Progress bool
+	// Command is the command line as given (commandLine), for the next
+	// step the report ends with; "" leaves it out.
+	Command string
 	reportFiles
 
 	Out    io.Writer
@@ -86,7 +91,10 @@ With --out DIR each confirmed finding is written as a scenario file that
 fails on this target and passes on one without the bug — also one that does
 not retry at all (it expects no duplicate write, and the broken rules only
 where the run can judge them: expect.rules_if_judged): a regression test in
-one step.
+one step. Each finding says what a fix looks like (its rule's advice, which
+'replaycheck rules NAME' prints with an example), and the report ends with
+the next step: the command that writes the findings (without --out), or the
+one that runs them on the target once it is fixed (with it).
 
 With no BASE_SCENARIO it explores one streamed tool-call request per dialect
 (on the built-in gateway also a keyed write, four parallel calls, a short tool
@@ -148,7 +156,7 @@ usage or input, 3 the harness or the target could not run, 130 interrupted
   # a base scenario of my own, reports for CI
   replaycheck explore my-base.yaml --target builtin:guarded --junit explore.xml --json explore.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Paths = args
+			opts.Paths, opts.Command = args, commandLine(cmd, args)
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			opts.SlowSet, opts.LingerSet, opts.DribbleSet = cmd.Flags().Changed("slow"), cmd.Flags().Changed("linger"), cmd.Flags().Changed("dribble")
 			return runExplore(cmd.Context(), opts)
@@ -245,11 +253,20 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	xo.OnProgress = p.update
 	rep, err := explore.Explore(ctx, bases, xo)
 	p.finish()
+	// A base that fails clean ends the sweep, but its reports are written:
+	// a CI job shows why. A target that did not start is the harness's
+	// failure to run (exit 3, as run says), anything else a failure.
 	var clean *explore.BaseFailedError
+	outcome := error(nil)
 	switch {
+	case errors.As(err, &clean) && clean.TargetNotStarted():
+		outcome = fmt.Errorf("exploring %s: %w", xo.Target.Name(), err)
 	case errors.As(err, &clean):
 		fmt.Fprintln(table, err)
-		return errRulesBroken
+		outcome = notPassed{unmet: []string{report.TerminalText(clean.Base) + " on " + report.TerminalText(xo.Target.Name())}}
+		if brokenRule(clean.Result) {
+			outcome = errRulesBroken
+		}
 	case err != nil:
 		return fmt.Errorf("exploring %s: %w", xo.Target.Name(), err)
 	}
@@ -260,7 +277,8 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if opts.OutDir != "" {
 		werrs = append(werrs, explore.WriteFindings(opts.OutDir, rep))
 	}
-	werrs = append(werrs, tableError(report.WriteExploreTable(table, rep, report.ExploreOptions{All: opts.All})))
+	ro := report.ExploreOptions{All: opts.All, Next: nextStep(opts, rep)}
+	werrs = append(werrs, tableError(report.WriteExploreTable(table, rep, ro)))
 	if saved != nil {
 		changes := explore.DiffFingerprints(saved.Fingerprint, rep.Fingerprint)
 		werrs = append(werrs, tableError(report.WriteFingerprintDiff(table, opts.Diff, changes, len(rep.Fingerprint))))
@@ -271,7 +289,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	}{
 		{opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, report.ExploreSuite(rep)) }},
 		{opts.JSON, func(w io.Writer) error { return report.WriteExploreJSON(w, rep) }},
-		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep) }},
+		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep, ro) }},
 		{opts.HTML, func(w io.Writer) error {
 			return report.WriteHTMLWith(w, report.ExploreSuite(rep), report.HTMLOptions{Preface: report.ExploreFindingsText(rep)})
 		}},
@@ -290,6 +308,9 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		}
 	}
 	werr := errors.Join(werrs...)
+	if outcome != nil {
+		return errors.Join(outcome, werr)
+	}
 	if rep.Interrupted {
 		fmt.Fprintf(opts.ErrOut, "explore interrupted: %d cells not run; the report holds what was found so far\n", rep.Unrun)
 		return errors.Join(interrupted{cause: context.Cause(ctx)}, werr)
@@ -298,6 +319,65 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		return errors.Join(errRulesBroken, werr)
 	}
 	return werr
+}
+
+// nextStep is what to do after the sweep's findings: without --out, the
+// command as given with --out added, which writes each confirmed one as a
+// scenario file; with --out, the command that runs the files written on the
+// target once it is fixed. Nil when there is no command line to go on, or
+// nothing to write (every finding flaky) or written (the files could not
+// be).
+func nextStep(opts *exploreOptions, rep *explore.Report) *report.NextStep {
+	switch {
+	case opts.Command == "":
+		return nil
+	case opts.OutDir == "" && slices.ContainsFunc(rep.Findings, func(f explore.Finding) bool { return !f.Flaky }):
+		return &report.NextStep{
+			Say:     "--out DIR writes each finding's reproduction as a scenario file, a regression test that fails here and passes once the bug is fixed:",
+			Command: opts.Command + " --out found",
+		}
+	case !slices.ContainsFunc(rep.Findings, func(f explore.Finding) bool { return f.File != "" }):
+		return nil
+	}
+	return &report.NextStep{
+		Say:     "once the target is fixed, run the reproductions on it; each passes where its bug is gone:",
+		Command: "replaycheck run " + shellWord(opts.OutDir) + " --target " + shellWord(opts.Target),
+	}
+}
+
+// commandLine renders the command as it was given: its path, its
+// arguments, then the flags set on the command line (not those an
+// environment variable set), each word quoted for a shell where it needs it.
+func commandLine(cmd *cobra.Command, args []string) string {
+	words := strings.Fields(cmd.CommandPath())
+	for _, a := range args {
+		words = append(words, shellWord(a))
+	}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch v, ok := f.Value.(pflag.SliceValue); {
+		case ok:
+			words = append(words, "--"+f.Name, shellWord(strings.Join(v.GetSlice(), ",")))
+		case f.Value.Type() == "bool" && f.Value.String() == "true":
+			words = append(words, "--"+f.Name)
+		case f.Value.Type() == "bool":
+			words = append(words, "--"+f.Name+"=false")
+		default:
+			words = append(words, "--"+f.Name, shellWord(f.Value.String()))
+		}
+	})
+	return strings.Join(words, " ")
+}
+
+// shellWord quotes s for a POSIX shell unless it is made only of letters,
+// digits and the punctuation of paths, flags and target names.
+func shellWord(s string) string {
+	unsafe := func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_./:,=+@%", r))
+	}
+	if s != "" && !strings.ContainsFunc(s, unsafe) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // exploreSettings turns the flags into explore options, naming the first

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/harness/explore"
 	"github.com/replaycheck/replaycheck/harness/rules"
@@ -38,6 +41,9 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 		"no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 2 executions",
 		"reproduction: seed chat no fault: mcp-drop at tools/call commit_write #1 (once)",
 		"written to " + found,
+		"   fix: Tag errors raised after a tool call was dispatched and neither retry nor fall back on them; surface the error",
+		"More: replaycheck rules no-replay-after-dispatch\n",
+		"\nnext: once the target is fixed, run the reproductions on it; each passes where its bug is gone:\n  replaycheck run " + found + " --target builtin:naive\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -50,6 +56,9 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 	if _, err := scenario.Load(files...); err != nil {
 		t.Errorf("written findings do not load: %v", err)
 	}
+	if y, err := os.ReadFile(files[0]); err != nil || !strings.Contains(string(y), "; fix: Tag errors raised after a tool call was dispatched") {
+		t.Errorf("the written finding does not say what a fix looks like (err %v):\n%s", err, y)
+	}
 	b, err := os.ReadFile(js)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +69,9 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 	}
 	if len(rep.Cells) == 0 || len(rep.Findings) == 0 || len(rep.Bases) != 1 || len(rep.Bases[0].Points) == 0 {
 		t.Errorf("JSON report: %d cells, %d findings, bases %v", len(rep.Cells), len(rep.Findings), rep.Bases)
+	}
+	if r, _ := rules.Lookup("no-replay-after-dispatch"); len(rep.Findings) > 0 && rep.Findings[0].Fix != r.Fix {
+		t.Errorf("JSON report: the first finding's fix is %q, want its rule's", rep.Findings[0].Fix)
 	}
 	x, err := os.ReadFile(junit)
 	if err != nil {
@@ -72,8 +84,12 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 		t.Errorf("JUnit: %d tests, want %d (err %v)", suites.Tests, len(rep.Cells), err)
 	}
 	m, err := os.ReadFile(md)
-	if err != nil || !strings.Contains(string(m), "replaycheck explore") || !strings.Contains(string(m), "| Rule broken | Fault family | Step |") {
-		t.Errorf("Markdown report (err %v):\n%s", err, m)
+	for _, want := range []string{"replaycheck explore", "| Rule broken | Fault family | Step |",
+		"What a fix looks like:\n\n- `no-replay-after-dispatch`: Tag errors raised after",
+		"```sh\nreplaycheck run " + found + " --target builtin:naive\n```"} {
+		if err != nil || !strings.Contains(string(m), want) {
+			t.Errorf("Markdown report lacks %q (err %v):\n%s", want, err, m)
+		}
 	}
 	h, err := os.ReadFile(page)
 	if err != nil {
@@ -101,6 +117,110 @@ func TestExploreNaiveWritesFindings(t *testing.T) {
 	first, _, _ := strings.Cut(string(h)[strings.Index(string(h), `<details class="result"`):], "</details>")
 	if !strings.Contains(first, `<span class="verdict fail">fail</span>`) || !strings.Contains(first, "REPLAY #2") {
 		t.Errorf("HTML report: the first cell is not a failure with its replay marked:\n%.3000s", first)
+	}
+}
+
+// TestExploreNextStepIsOnePasteAway: without --out, explore ends with the
+// command that writes the findings; that command, pasted, writes them and
+// ends with the command that runs them on the target, which fails on it
+// and passes on one without the bug.
+func TestExploreNextStepIsOnePasteAway(t *testing.T) {
+	base, err := filepath.Abs("../../scenarios/seed/no-fault-chat.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	code, out, errOut := execute(t, "explore", base, "--target", "builtin:naive", "--kinds", "500")
+	next := "\nnext: --out DIR writes each finding's reproduction as a scenario file, a regression test that fails here and passes once the bug is fixed:\n" +
+		"  replaycheck explore " + base + " --kinds 500 --target builtin:naive --out found\n"
+	if code != exitRuleBroken || !strings.HasSuffix(out, next) {
+		t.Fatalf("exit %d, want 1 and the output to end with %q:\n%s%s", code, next, out, errOut)
+	}
+	if _, err := os.Stat("found"); err == nil {
+		t.Errorf("explore without --out wrote found/")
+	}
+	code, out, errOut = execute(t, strings.Fields(lastLine(out))[1:]...)
+	run := "  replaycheck run found --target builtin:naive"
+	if code != exitRuleBroken || lastLine(out) != run {
+		t.Fatalf("the pasted command: exit %d, want 1 and the output to end with %q:\n%s%s", code, run, out, errOut)
+	}
+	if strings.Contains(out, "next: --out DIR") {
+		t.Errorf("explore --out still says to give --out:\n%s", out)
+	}
+	args := strings.Fields(lastLine(out))[1:]
+	if code, out, errOut := execute(t, args...); code != exitRuleBroken {
+		t.Errorf("the reproductions on builtin:naive: exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	args[len(args)-1] = "builtin:guarded"
+	if code, out, errOut := execute(t, args...); code != exitOK {
+		t.Errorf("the reproductions on builtin:guarded: exit %d, want 0\n%s%s", code, out, errOut)
+	}
+}
+
+func TestNextStep(t *testing.T) {
+	confirmed, flaky, written := explore.Finding{}, explore.Finding{Flaky: true}, explore.Finding{File: "found/a.yaml"}
+	tests := []struct {
+		name     string
+		command  string
+		out      string
+		findings []explore.Finding
+		want     string
+	}{
+		{"no command line", "", "", []explore.Finding{confirmed}, ""},
+		{"no --out", "replaycheck explore", "", []explore.Finding{flaky, confirmed}, "replaycheck explore --out found"},
+		{"no --out, every finding flaky", "replaycheck explore", "", []explore.Finding{flaky}, ""},
+		{"--out wrote a finding", "replaycheck explore", "my found", []explore.Finding{flaky, written}, "replaycheck run 'my found' --target builtin:naive"},
+		{"--out wrote none", "replaycheck explore", "found", []explore.Finding{flaky}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ""
+			if n := nextStep(&exploreOptions{Command: tt.command, OutDir: tt.out, Target: "builtin:naive"}, &explore.Report{Findings: tt.findings}); n != nil {
+				got = n.Command
+			}
+			if got != tt.want {
+				t.Errorf("next step %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// lastLine is the last line of s, without its newline.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"args, then the flags given", []string{"base.yaml", "--target", "builtin:naive", "--depth", "2"}, "replaycheck explore base.yaml --depth 2 --target builtin:naive"},
+		{"a slice and a bool", []string{"--kinds", "500", "--kinds", "drop", "--all"}, "replaycheck explore --all --kinds 500,drop"},
+		{"words a shell would split", []string{"my base.yaml", "--points", "follow_up|initial", "--seed", "it's"}, `replaycheck explore 'my base.yaml' --points 'follow_up|initial' --seed 'it'\''s'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+			cmd, _, err := root.Find([]string{"explore"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				got = commandLine(cmd, args)
+				return nil
+			}
+			root.SetArgs(append([]string{"explore"}, tt.args...))
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("commandLine = %s, want %s", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -170,14 +290,65 @@ func TestExploreBadInput(t *testing.T) {
 	}
 }
 
+// TestExploreBaseFailingClean: a base that fails without any fault ends the
+// sweep with exit 1, naming the base and saying no replay rule broke, and a
+// proxy that does not start ends it with exit 3, as run says; either way
+// the JSON, Markdown and JUnit reports are written and say why.
 func TestExploreBaseFailingClean(t *testing.T) {
-	base := filepath.Join(t.TempDir(), "base.yaml")
-	if err := os.WriteFile(base, []byte("name: wants two writes\nrequest: {endpoint: chat}\nexpect: {writes: 2}\n"), 0o644); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.yaml")
+	dead := filepath.Join(dir, "dead.yaml")
+	for name, src := range map[string]string{
+		base: "name: wants two writes\nrequest: {endpoint: chat}\nexpect: {writes: 2}\n",
+		dead: "kind: proxy\nname: dead\nurl: http://127.0.0.1:{{port}}\nstart: {command: [sh, -c, 'echo bye; exit 4']}\n",
+	} {
+		if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	code, out, errOut := execute(t, "explore", base)
-	if code != exitRuleBroken || !strings.Contains(out, `base scenario "wants two writes" fails without any fault`) {
-		t.Errorf("exit %d, want 1 naming the base\n%s%s", code, out, errOut)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string // in the output
+		wantMD   []string
+	}{
+		{"fails clean", []string{base}, exitRuleBroken,
+			[]string{`base scenario "wants two writes" fails without any fault`},
+			[]string{"## ❌ replaycheck explore", `base "wants two writes" fails without any fault; nothing was swept`, "`writes`: expected 2 writes, observed 1"}},
+		{"target does not start", []string{filepath.Join("..", "..", "scenarios", "seed", "no-fault-chat.yaml"), "--target", dead}, exitCannotRun,
+			[]string{`the target could not start for base scenario "seed chat no fault"`, "exited with code 4"},
+			[]string{"## ⚠️ replaycheck explore", "could not run: the target did not start", "exited with code 4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			js, md, junit := filepath.Join(out, "x.json"), filepath.Join(out, "x.md"), filepath.Join(out, "x.xml")
+			code, stdout, errOut := execute(t, append([]string{"explore", "--json", js, "--markdown", md, "--junit", junit}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tt.wantCode, stdout, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout+errOut, w) {
+					t.Errorf("output lacks %q:\n%s%s", w, stdout, errOut)
+				}
+			}
+			b, err := os.ReadFile(md)
+			if err != nil {
+				t.Fatalf("no Markdown report: %v", err)
+			}
+			for _, w := range tt.wantMD {
+				if !strings.Contains(string(b), w) {
+					t.Errorf("Markdown lacks %q:\n%s", w, b)
+				}
+			}
+			if b, err := os.ReadFile(js); err != nil || !strings.Contains(string(b), `"base_failed"`) {
+				t.Errorf("JSON report (%v) lacks base_failed", err)
+			}
+			if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), "<failure") {
+				t.Errorf("JUnit report (%v) lacks the base's failure:\n%s", err, b)
+			}
+		})
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/replaycheck/replaycheck/harness/rules"
 )
 
 func TestListJSON(t *testing.T) {
@@ -28,28 +26,6 @@ func TestListJSON(t *testing.T) {
 	code, out, _ = execute(t, "list", "../../scenarios", "--tag", "no-such-tag", "--json")
 	if code != exitOK || strings.TrimSpace(out) != "[]" {
 		t.Errorf("an empty selection: exit %d, %q, want []", code, out)
-	}
-}
-
-func TestRulesJSON(t *testing.T) {
-	code, out, _ := execute(t, "rules", "--json")
-	if code != exitOK {
-		t.Fatalf("exit %d", code)
-	}
-	var got []struct{ Name, Doc, Seed string }
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	if len(got) != len(rules.All()) {
-		t.Fatalf("%d rules, want %d", len(got), len(rules.All()))
-	}
-	for i, r := range rules.All() {
-		if got[i].Name != r.Name || got[i].Doc != r.Doc || got[i].Seed != r.Seed {
-			t.Errorf("rule %d: %+v, want %s", i, got[i], r.Name)
-		}
-	}
-	if code, _, _ := execute(t, "rules", "--json", "--markdown"); code != exitBadUsage {
-		t.Errorf("--json with --markdown: exit %d, want 2", code)
 	}
 }
 

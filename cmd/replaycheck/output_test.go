@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -438,7 +439,7 @@ func TestUnjudgedRunSaysSo(t *testing.T) {
 	src := `name: a fault that never fires
 request: {endpoint: chat}
 faults:
-  upstream: [{on: follow_up, stream: true, respond: {status: 500}, times: always}]
+  upstream: [{on: follow_up, respond: {status: 500}, times: {nth: 3}}]
 expect:
   writes: 1
   rules: [no-replay-after-dispatch]
@@ -522,6 +523,82 @@ func TestReportOnStdoutIsAlone(t *testing.T) {
 			}
 			if !strings.Contains(errOut, "on builtin:naive") {
 				t.Errorf("stderr lacks the total:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// TestRunOutcomeNamesWhatFailed: "a replay rule was broken" only when one
+// was; a run that failed only its plain expectations says so and names the
+// run (exit 1); a scenario that did not apply is skipped beside a pass (exit
+// 0), and a run where none applied is a usage error (exit 2).
+func TestRunOutcomeNamesWhatFailed(t *testing.T) {
+	const gemini = `name: gemini only
+request: {endpoint: chat}
+faults:
+  upstream: [{on: follow_up, endpoint: gemini, respond: {status: 500}}]
+expect:
+  writes: 1
+  rules: [no-replay-after-dispatch]
+`
+	const seedFault = `name: fault on
+request: {endpoint: chat}
+faults:
+  upstream: [{on: follow_up, respond: {status: 500}}]
+expect:
+  writes: 1
+  rules: [no-replay-after-dispatch]
+`
+	const plain = `name: no fault
+request: {endpoint: chat}
+expect:
+  writes: %d
+  rules: [no-replay-after-dispatch]
+`
+	tests := []struct {
+		name     string
+		files    []string
+		args     []string
+		wantCode int
+		wantErr  string
+		wantOut  []string
+	}{
+		{"an expectation failed", []string{fmt.Sprintf(plain, 2)}, nil, exitRuleBroken,
+			"no replay rule was broken, but 1 scenario run did not meet the scenario's expectations: no fault on builtin:guarded", nil},
+		{"a rule was broken", []string{seedFault}, []string{"--target", "builtin:naive"}, exitRuleBroken, "", nil},
+		{"skipped beside a pass", []string{gemini, fmt.Sprintf(plain, 1)}, nil, exitOK, "", []string{
+			"2 scenarios on builtin:guarded: 1 pass, 0 fail, 0 unknown, 1 skipped (not applicable)",
+			"skipped gemini only on builtin:guarded: not applicable: the target spoke OpenAI Chat Completions, not streamed; this scenario's faults act on Gemini generateContent"}},
+		{"nothing applied", []string{gemini}, nil, exitBadUsage, "no scenario applied to the target: the one scenario run was skipped", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"run"}
+			for i, src := range tt.files {
+				f := filepath.Join(dir, fmt.Sprintf("s%d.yaml", i))
+				if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, f)
+			}
+			var out, errOut bytes.Buffer
+			root := newRootCmd(strings.NewReader(""), &out, &errOut)
+			root.SetArgs(append(args, tt.args...))
+			err := root.ExecuteContext(context.Background())
+			if code := exitCode(err); code != tt.wantCode {
+				t.Fatalf("exit %d, want %d (%v)\n%s%s", code, tt.wantCode, err, out.String(), errOut.String())
+			}
+			if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "a replay rule was broken")) {
+				t.Errorf("error %v, want %q", err, tt.wantErr)
+			}
+			if np := (notPassed{}); tt.wantCode == exitRuleBroken && tt.wantErr == "" && (errors.As(err, &np) || err.Error() != errRulesBroken.Error()) {
+				t.Errorf("error %v, want %v", err, errRulesBroken)
+			}
+			for _, w := range tt.wantOut {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
 			}
 		})
 	}

@@ -204,7 +204,7 @@ func (p *progress) done(r rules.Result) {
 	p.n++
 	h, v := r.History, r.Verdict
 	delete(p.runs, runKey(h.Target, h.Scenario, h.Repetition))
-	if v != rules.Pass {
+	if v != rules.Pass && v != rules.Skipped {
 		p.failed++
 	}
 	if p.quiet {

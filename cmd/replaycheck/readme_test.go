@@ -19,16 +19,17 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// readmeBlock is one ```sh block of README.md.
+// readmeBlock is one ```sh block of a documentation file (docFiles).
 type readmeBlock struct {
-	line     int // README.md line of the opening fence
+	file     string // the file, relative to the repository root: README.md, docs/tutorials/ci.md
+	line     int    // the file's line of the opening fence
 	commands []readmeCommand
 }
 
 // readmeCommand is one command of a block, as a reader pastes it into a
 // shell: one line, or several joined by a trailing backslash or an open quote.
 type readmeCommand struct {
-	line int    // README.md line of its first line
+	line int    // the file's line of its first line
 	text string // its lines as written, comments included
 	code string // its lines without comments and trailing blanks
 	key  string // code with each run of blanks as one space: what readmeNotes is keyed by
@@ -49,7 +50,7 @@ func readmeShellBlocks(name, src string) ([]readmeBlock, error) {
 		if m == nil {
 			continue
 		}
-		b := readmeBlock{line: i + 1}
+		b := readmeBlock{file: name, line: i + 1}
 		var text, code []string
 		var quote byte
 		start := 0
@@ -119,8 +120,8 @@ func shellLine(line string, quote byte) (code string, open byte, more bool) {
 	return strings.TrimRight(line, " \t"), quote, quote != 0
 }
 
-// readmeNote says how TestREADMECommands runs a README command that does
-// not simply exit 0 once run as written: the exit code the README claims,
+// readmeNote says how TestREADMECommands runs a documented command that
+// does not simply exit 0 once run as written: the exit code the page claims,
 // what it needs, or why it is not run.
 type readmeNote struct {
 	exit   int      // the exit code the README claims
@@ -154,159 +155,239 @@ const (
 	readmeGatewayReady  = "http://127.0.0.1:4000/"
 )
 
-// readmeNotes annotates README commands by key. A README command without a
-// note runs as written and must exit 0; a note whose key README.md does not
-// show fails the test.
-var readmeNotes = map[string]readmeNote{
-	"make test": {skip: "runs every test of the tree, this one included"},
-	// The reader's own MCP server: server-everything over Streamable HTTP
-	// at 3001 (its pid in readme_bg, which the shell's EXIT trap kills),
-	// then server-memory as build/index.js, each with a script calling its
-	// tools. serve is stopped once ready, ending the node it spawned.
-	`replaycheck serve --mcp-relay http://127.0.0.1:3001/mcp --script script.yaml --mcp-fault '{drop_after_execute: {}}'`: {
-		netns: true, needs: []string{"clients"}, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true,
-		before: `PORT=3001 node targets/clients/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp > .readme/everything.out 2>&1 &
+// readmeNotes annotates documented commands by file (as docFiles names it)
+// and key. A command without a note runs as written and must exit 0; a note
+// whose key its file does not show fails the test. An expensive command is
+// shown on one page only.
+var readmeNotes = map[string]map[string]readmeNote{
+	"README.md": {
+		"go install github.com/replaycheck/replaycheck/cmd/replaycheck@latest": {
+			skip: "downloads and compiles the latest release from the module proxy; the test runs this tree's build",
+		},
+		"replaycheck run --tag seed --target builtin:naive": {
+			exit: 1, output: []string{`^10 scenarios on builtin:naive: 6 pass, 4 fail`, `│ seed chat fault_on +│ builtin:naive │ fail +│ 500 +│ 3 `, `REPLAY #2 \(first ran at `},
+		},
+		"replaycheck run --tag seed --target builtin:naive --html report.html": {exit: 1},
+		"replaycheck run --tag seed --target builtin:guarded": {
+			output: []string{`^10 scenarios on builtin:guarded: 10 pass, 0 fail, 0 unknown`},
+		},
+		// The five steps share one shell: bin/agent from step 1, the
+		// target file of step 2 (its YAML block, written here).
+		"replaycheck validate --target my-agent.yaml": {
+			continues: true,
+			before:    `printf '%s\n' 'kind: client' 'name: my-agent' 'command: [bin/agent]' 'timeout: 90s' > my-agent.yaml`,
+			output:    []string{`^ok: target my-agent \(my-agent.yaml\)$`},
+		},
+		// The five client scenarios pass; the Gemini ones are skipped:
+		// the agent calls chat only.
+		"replaycheck run --target my-agent.yaml": {
+			continues: true,
+			output: []string{`│ client follow-up 500 always +│ my-agent │ pass +│ exit 1 +│ 1 `, `│ client no fault +│ my-agent │ pass `,
+				`: 5 pass, 0 fail, 0 unknown, 2 skipped \(not applicable\)`},
+		},
+		"REPLAYCHECK_AGENT=$PWD/bin/agent replaycheck run scenarios/clients --target targets/agent-naive.yaml --html report.html": {
+			continues: true, exit: 1,
+			output: []string{`│ client follow-up 500 always +│ agent-naive │ fail +│ exit 1 +│ 3 `, `REPLAY #2 `, `REPLAY #3 `},
+		},
+	},
+	"CONTRIBUTING.md": {
+		"make test":  {skip: "runs every test of the tree, this one included"},
+		"make bench": {skip: "runs every benchmark of the tree, for minutes"},
+		"go install github.com/goreleaser/goreleaser/v2@v2.15.1": {
+			skip: "downloads and compiles goreleaser, for several minutes; TestGoreleaserConfig checks the release file",
+		},
+		"goreleaser build --snapshot --clean": {skip: "builds the six release binaries, for minutes"},
+	},
+	"docs/reference/cli.md": {
+		"replaycheck run --target builtin:naive -v":                 {exit: 1},
+		"replaycheck run --target builtin:stream-splice":            {exit: 1},
+		"replaycheck run --target builtin:naive --html report.html": {exit: 1},
+	},
+	"docs/tutorials/by-hand.md": {
+		"replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir . &": {
+			netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady},
+		},
+		"replaycheck gateway --mode naive --master-key sk-local &": {ready: []string{readmeGatewayReady}},
+		"wc -l < ledger.txt":          {output: []string{`^ *3$`}},
+		"sort upstream.log | uniq -c": {output: []string{`^ *3 .* initial `, `^ *3 .* follow_up injected_500$`}},
+		// The control API, while the serve of the block above runs.
+		"C=http://127.0.0.1:8765/_replaycheck J='Content-Type: application/json'": {continues: true},
+		`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "initial", "respond": {"status": 429}, "times": "once"}]}'`: {
+			output: []string{`"id": "upstream-1"`, `"status": 429`},
+		},
+		`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 503}}]}'`: {
+			output: []string{`"id": "upstream-2"`},
+		},
+		`curl -s $C/faults -H "$J" -d '{"run": "rc1zn8c3ywjk", "mcp": [{"tool": "commit_write", "drop_after_execute": {}}]}'`: {
+			output: []string{`"id": "mcp-1"`, `"run": "rc1zn8c3ywjk"`},
+		},
+		"curl -s $C/faults":                      {output: []string{`"id": "upstream-1"`, `"id": "upstream-2"`, `"id": "mcp-1"`, `"matched": `, `"runs": `}},
+		"curl -s $C/faults/upstream-2":           {output: []string{`"id": "upstream-2"`, `"status": 503`}},
+		"curl -s -X DELETE $C/faults/upstream-2": {output: []string{`"id": "upstream-2"`}},
+		`curl -s -X PUT $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'`: {
+			output: []string{`"id": "upstream-3"`, `"status": 500`},
+		},
+		"curl -s $C/counts":                   {output: []string{`"total": \{`, `"write_errors": `, `"unfired_faults": `, `"mcp_sessions": `}},
+		`curl -s "$C/timeline?run="`:          {output: []string{`"events": `}},
+		"curl -s -X DELETE $C/faults":         {output: []string{`"cleared": true`, `"removed": \[`, `"upstream-3"`, `"mcp-1"`}},
+		"curl -s $C/openapi.yaml | head -n 1": {output: []string{`^openapi: 3\.1\.0$`}},
+		// A control key, and serve listening beyond loopback (in a network
+		// namespace of its own: fixed ports).
+		"replaycheck serve --upstream-addr 0.0.0.0:8765": {exit: 2, netns: true, output: []string{`not a loopback address`, `--control-key`}},
+		"replaycheck serve --upstream-addr 0.0.0.0:8765 --mcp-addr 0.0.0.0:8766 &": {
+			ready: []string{readmeUpstreamReady, readmeLedgerReady},
+		},
+		"curl -s http://127.0.0.1:8765/_replaycheck/health":                                  {output: []string{`"status": "ok"`}},
+		`curl -s -o /dev/null -w '%{http_code}\n' http://127.0.0.1:8765/_replaycheck/counts`: {output: []string{`^401$`}},
+		`curl -s -H "Authorization: Bearer $REPLAYCHECK_CONTROL_KEY" http://127.0.0.1:8765/_replaycheck/faults`: {
+			output: []string{`"faults": \[\]`},
+		},
+		`curl -s -X POST -H "$J" $C/reset`: {output: []string{`"reset": true`}},
+		"replaycheck serve --relay https://api.openai.com --record cassettes/": {
+			netns: true, ready: []string{readmeUpstreamReady}, stop: true,
+		},
+		// Replays what the block above recorded (no exchange: nothing reaches
+		// a provider from the test).
+		"replaycheck serve --cassette cassettes/ --upstream-fault '{on: initial, drop: {after: tool_call}}'": {
+			continues: true, ready: []string{readmeUpstreamReady}, stop: true,
+		},
+	},
+	"docs/tutorials/ci.md": {
+		`replaycheck report merge run-1.json run-2.json run-3.json --junit junit.xml --json run.json --markdown "$GITHUB_STEP_SUMMARY" --html report.html`: {
+			before: `for i in 1 2 3; do replaycheck run -q --shard $i/3 --json run-$i.json || exit; done; GITHUB_STEP_SUMMARY=summary.md`,
+		},
+	},
+	"docs/tutorials/container.md": {
+		"make image":                  {skip: "builds the container image with podman; TestContainerImage builds the same Dockerfile and runs it"},
+		"CONTAINER=docker make image": {skip: "builds the container image with docker; TestContainerImage builds the same Dockerfile with podman"},
+		"docker run -d --name replaycheck -p 127.0.0.1:8765:8765 -p 127.0.0.1:8766:8766 -e REPLAYCHECK_CONTROL_KEY=ci-key localhost/replaycheck:dev": {
+			skip: "runs the image make image built; TestContainerImage runs it with podman, its ports published on loopback and a control key",
+		},
+		"podman --runtime runc run -d --name replaycheck --ulimit nofile=4096:4096 -p 127.0.0.1:8765:8765 -p 127.0.0.1:8766:8766 -e REPLAYCHECK_CONTROL_KEY=ci-key localhost/replaycheck:dev": {
+			skip: "runs the image make image built; TestContainerImage runs it with podman and these flags (newPodman says why each is there)",
+		},
+		"curl -s http://127.0.0.1:8765/_replaycheck/health": {
+			skip: "needs the container above; TestContainerImage reaches its control API from the host",
+		},
+		"curl -s -H 'Authorization: Bearer ci-key' http://127.0.0.1:8765/_replaycheck/counts": {
+			skip: "needs the container above; TestContainerImage arms a fault from the host and sees it fire in /counts",
+		},
+	},
+	"docs/tutorials/explore.md": {
+		"replaycheck explore --target builtin:naive --out found/": {
+			exit: 1, output: []string{`^[0-9]+ findings, one per cause, from [0-9]+ failing cells; rules broken: no-replay-after-dispatch, `, `written to found/no-replay-after-dispatch-`},
+		},
+		// Runs the findings the command above wrote: every one passes on the fixed gateway.
+		"replaycheck run found/ --target builtin:guarded": {
+			output: []string{` scenarios on builtin:guarded: ([0-9]+) pass, 0 fail, 0 unknown`},
+		},
+		"make clients build": {
+			skip: "installs the agent clients from the npm registry and builds bin/replaycheck; the test uses " +
+				"targets/clients/node_modules when it is installed and links its replaycheck as bin/replaycheck",
+			instead: `mkdir -p bin && ln -s "$(command -v replaycheck)" bin/replaycheck`,
+		},
+		"unshare -rn sh -c 'ip link set lo up && ./bin/replaycheck explore --target targets/ai-sdk.yaml --out found/'": {
+			skip: "too slow for the tests: a sweep of 141 cells, each a run of the client (3 minutes on 2 cores)",
+		},
+	},
+	"docs/tutorials/go-library.md": {
+		"go get github.com/replaycheck/replaycheck@latest": {skip: "adds the module to your own module; the test runs in this one"},
+		"go test -run Example ./replaychecktest": {
+			skip: "compiles the package's tests (openai-go, the MCP SDK) for most of a minute; go test ./replaychecktest runs the same examples",
+		},
+	},
+	"docs/tutorials/stdio.md": {
+		// The switch re-sends the calls of the stdio deaths after execute.
+		"replaycheck run --tag stdio --target builtin:guarded --target builtin:mcp-replay-after-stdio-death": {exit: 1},
+	},
+	"docs/tutorials/writing-scenarios.md": {
+		"replaycheck run scenarios/seed/fault-on-chat.yaml --target builtin:naive --repeat 20": {
+			exit: 1, output: []string{`^1 scenario \(20 runs\) on builtin:naive: 0 pass, 1 fail`, `expected no run of 20 to fail, observed 20 of 20 runs failed`},
+		},
+	},
+	"docs/tutorials/your-agent.md": {
+		"REPLAYCHECK_AGENT=$PWD/bin/agent replaycheck run scenarios/clients \\ --target targets/agent.yaml --target targets/agent-naive.yaml": {
+			exit: 1, output: []string{`^10 scenarios on agent, agent-naive: 8 pass, 2 fail, 0 unknown`},
+		},
+		// Uses the bin/agent the block above built.
+		"unshare -rn sh -c 'ip link set lo up && REPLAYCHECK_AGENT=$PWD/bin/agent replaycheck run scenarios/clients --target targets/agent.yaml'": {
+			continues: true,
+		},
+		"make clients build": {
+			skip: "installs the agent clients from the npm registry and builds bin/replaycheck; the test uses " +
+				"targets/clients/node_modules when it is installed and links its replaycheck as bin/replaycheck",
+			instead: `mkdir -p bin && ln -s "$(command -v replaycheck)" bin/replaycheck`,
+		},
+		"unshare -rn sh -c 'ip link set lo up && ./bin/replaycheck run scenarios/clients --target targets/claude-code.yaml -vv --filter always'": {
+			needs: []string{"clients"},
+		},
+	},
+	"docs/tutorials/your-mcp-server.md": {
+		// The reader's own MCP server: server-everything over Streamable HTTP
+		// at 3001 (its pid in readme_bg, which the shell's EXIT trap kills),
+		// then server-memory as build/index.js, each with a script calling its
+		// tools. serve is stopped once ready, ending the node it spawned.
+		`replaycheck serve --mcp-relay http://127.0.0.1:3001/mcp --script script.yaml --mcp-fault '{drop_after_execute: {}}'`: {
+			netns: true, needs: []string{"clients"}, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true,
+			before: `PORT=3001 node targets/clients/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp > .readme/everything.out 2>&1 &
 readme_bg="$readme_bg $!"
 printf '%s\n' '- call: echo' '  arguments: {message: "{{entry}}"}' '- say: done' > script.yaml
 readme_ready server-everything .readme/everything.out http://127.0.0.1:3001/mcp`,
-	},
-	`replaycheck serve --mcp-command "node build/index.js" --script script.yaml`: {
-		ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true, needs: []string{"clients"},
-		before: `mkdir -p build && ln -sf "$PWD/targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js" build/index.js &&
+		},
+		`replaycheck serve --mcp-command "node build/index.js" --script script.yaml`: {
+			ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true, needs: []string{"clients"},
+			before: `mkdir -p build && ln -sf "$PWD/targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js" build/index.js &&
 cp examples/mcp-cassette/script.yaml script.yaml && export MEMORY_FILE_PATH="$PWD/.readme/memory.jsonl"`,
+		},
+		"MEMORY_DIR=$(mktemp -d) replaycheck run targets/testdata/forward-memory.yaml --target builtin:naive --target builtin:guarded": {
+			exit: 1, needs: []string{"clients"},
+			output: []string{`no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions \(create_entities ×3\)`},
+		},
+		// The seed suite and explore forwarded to real MCP servers from target
+		// files (TestForwardSeedSuite pins the per-run counts).
+		"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-memory.yaml --parallel 8": {
+			exit: 1, needs: []string{"clients"},
+			output: []string{`observed 3 executions \(create_entities ×3\)`, `10 scenarios on gateway-memory-naive: 6 pass, 4 fail`},
+		},
+		"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=guarded replaycheck run scenarios/seed --target targets/gateway-memory.yaml --parallel 8": {
+			needs: []string{"clients"}, output: []string{`10 scenarios on gateway-memory-guarded: 10 pass, 0 fail`},
+		},
+		// Ends at SIGTERM once the block has run (node's exit by the signal).
+		"PORT=3001 node targets/clients/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp &": {
+			exit: 143, netns: true, needs: []string{"clients"}, ready: []string{"http://127.0.0.1:3001/mcp"},
+		},
+		"REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-everything.yaml --parallel 8": {
+			exit: 1, needs: []string{"clients"},
+			output: []string{`observed 3 executions \(echo ×3\)`, `10 scenarios on gateway-everything-naive: 6 pass, 4 fail`},
+		},
+		"unshare -rn sh -c 'ip link set lo up && MEMORY_DIR=$(mktemp -d) replaycheck run scenarios/clients --target targets/claude-code-memory.yaml --timeout 150s'": {
+			needs: []string{"clients"}, output: []string{`5 scenarios on claude-code-memory: 5 pass, 0 fail`},
+		},
+		"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=naive replaycheck explore --target targets/gateway-memory.yaml --kinds mcp-drop --parallel 4": {
+			exit: 1, needs: []string{"clients"},
+			output: []string{`mcp-drop at tools/call create_entities #1 \(once\)`, `create_entities .* ran twice for 1 logical tool call`, `1 finding \(1 confirmed, 0 flaky\)`},
+		},
+		// Records server-memory's initialize and tools (nothing calls a tool
+		// here); TestServeMCPRecordReplay records calls with these flags.
+		`replaycheck serve --mcp-command "node targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js" \ --script examples/mcp-cassette/script.yaml --record cassettes/`: {
+			netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true, needs: []string{"clients"},
+		},
+		"replaycheck run examples/mcp-cassette/replay.yaml --target builtin:naive --target builtin:guarded": {
+			exit:   1,
+			output: []string{`no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions \(create_entities ×3\)`},
+		},
+		`replaycheck serve --mcp-cassette examples/mcp-cassette/ --script examples/mcp-cassette/script.yaml --mcp-fault '{drop_after_execute: {}}'`: {
+			netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true,
+		},
 	},
-	"replaycheck run --target builtin:naive -v":      {exit: 1},
-	"replaycheck run --target builtin:stream-splice": {exit: 1},
-	// The switch re-sends the calls of the stdio deaths after execute.
-	"replaycheck run --tag stdio --target builtin:guarded --target builtin:mcp-replay-after-stdio-death": {exit: 1},
-	"replaycheck run --target builtin:naive --html report.html":                                          {exit: 1},
-	"replaycheck serve --ledger ledger.txt --upstream-log upstream.log --flags-dir . &": {
-		netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady},
-	},
-	"replaycheck gateway --mode naive --master-key sk-local &": {ready: []string{readmeGatewayReady}},
-	"wc -l < ledger.txt":          {output: []string{`^ *3$`}},
-	"sort upstream.log | uniq -c": {output: []string{`^ *3 .* initial `, `^ *3 .* follow_up injected_500$`}},
-	// The control API, while the serve of the block above runs.
-	"C=http://127.0.0.1:8765/_replaycheck J='Content-Type: application/json'": {continues: true},
-	`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "initial", "respond": {"status": 429}, "times": "once"}]}'`: {
-		output: []string{`"id": "upstream-1"`, `"status": 429`},
-	},
-	`curl -s $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 503}}]}'`: {
-		output: []string{`"id": "upstream-2"`},
-	},
-	`curl -s $C/faults -H "$J" -d '{"run": "rc1zn8c3ywjk", "mcp": [{"tool": "commit_write", "drop_after_execute": {}}]}'`: {
-		output: []string{`"id": "mcp-1"`, `"run": "rc1zn8c3ywjk"`},
-	},
-	"curl -s $C/faults":                      {output: []string{`"id": "upstream-1"`, `"id": "upstream-2"`, `"id": "mcp-1"`, `"matched": `, `"runs": `}},
-	"curl -s $C/faults/upstream-2":           {output: []string{`"id": "upstream-2"`, `"status": 503`}},
-	"curl -s -X DELETE $C/faults/upstream-2": {output: []string{`"id": "upstream-2"`}},
-	`curl -s -X PUT $C/faults -H "$J" -d '{"upstream": [{"on": "follow_up", "respond": {"status": 500}}]}'`: {
-		output: []string{`"id": "upstream-3"`, `"status": 500`},
-	},
-	"curl -s $C/counts":                   {output: []string{`"total": \{`, `"write_errors": `, `"unfired_faults": `, `"mcp_sessions": `}},
-	`curl -s "$C/timeline?run="`:          {output: []string{`"events": `}},
-	"curl -s -X DELETE $C/faults":         {output: []string{`"cleared": true`, `"removed": \[`, `"upstream-3"`, `"mcp-1"`}},
-	"curl -s $C/openapi.yaml | head -n 1": {output: []string{`^openapi: 3\.1\.0$`}},
-	// A control key, and serve listening beyond loopback (in a network
-	// namespace of its own: fixed ports).
-	"replaycheck serve --upstream-addr 0.0.0.0:8765": {exit: 2, netns: true, output: []string{`not a loopback address`, `--control-key`}},
-	"replaycheck serve --upstream-addr 0.0.0.0:8765 --mcp-addr 0.0.0.0:8766 &": {
-		ready: []string{readmeUpstreamReady, readmeLedgerReady},
-	},
-	"curl -s http://127.0.0.1:8765/_replaycheck/health":                                  {output: []string{`"status": "ok"`}},
-	`curl -s -o /dev/null -w '%{http_code}\n' http://127.0.0.1:8765/_replaycheck/counts`: {output: []string{`^401$`}},
-	`curl -s -H "Authorization: Bearer $REPLAYCHECK_CONTROL_KEY" http://127.0.0.1:8765/_replaycheck/faults`: {
-		output: []string{`"faults": \[\]`},
-	},
-	`curl -s -X POST -H "$J" $C/reset`: {output: []string{`"reset": true`}},
-	"replaycheck serve --relay https://api.openai.com --record cassettes/": {
-		netns: true, ready: []string{readmeUpstreamReady}, stop: true,
-	},
-	// Replays what the block above recorded (no exchange: nothing reaches
-	// a provider from the test).
-	"replaycheck serve --cassette cassettes/ --upstream-fault '{on: initial, drop: {after: tool_call}}'": {
-		continues: true, ready: []string{readmeUpstreamReady}, stop: true,
-	},
-	// Records server-memory's initialize and tools (nothing calls a tool
-	// here); TestServeMCPRecordReplay records calls with these flags.
-	`replaycheck serve --mcp-command "node targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js" \ --script examples/mcp-cassette/script.yaml --record cassettes/`: {
-		netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true, needs: []string{"clients"},
-	},
-	"replaycheck run examples/mcp-cassette/replay.yaml --target builtin:naive --target builtin:guarded": {
-		exit:   1,
-		output: []string{`no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions \(create_entities ×3\)`},
-	},
-	`replaycheck serve --mcp-cassette examples/mcp-cassette/ --script examples/mcp-cassette/script.yaml --mcp-fault '{drop_after_execute: {}}'`: {
-		netns: true, ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true,
-	},
-	"make clients build": {
-		skip: "installs the agent clients from the npm registry and builds bin/replaycheck; the test uses " +
-			"targets/clients/node_modules when it is installed and links its replaycheck as bin/replaycheck",
-		instead: `mkdir -p bin && ln -s "$(command -v replaycheck)" bin/replaycheck`,
-	},
-	"unshare -rn sh -c 'ip link set lo up && ./bin/replaycheck run scenarios/clients --target targets/claude-code.yaml -vv --filter always'": {
-		needs: []string{"clients"},
-	},
-	"replaycheck explore --target builtin:naive --out found/": {
-		exit: 1, output: []string{`^[0-9]+ findings, one per cause, from [0-9]+ failing cells; rules broken: no-replay-after-dispatch, `, `written to found/no-replay-after-dispatch-`},
-	},
-	// Runs the findings the command above wrote: every one passes on the fixed gateway.
-	"replaycheck run found/ --target builtin:guarded": {
-		output: []string{` scenarios on builtin:guarded: ([0-9]+) pass, 0 fail, 0 unknown`},
-	},
-	"unshare -rn sh -c 'ip link set lo up && ./bin/replaycheck explore --target targets/ai-sdk.yaml --out found/'": {
-		skip: "too slow for the tests: a sweep of 96 cells, each a run of the client (2m19s on 2 cores)",
-	},
-	"REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-process.yaml": {exit: 1},
-	"MEMORY_DIR=$(mktemp -d) replaycheck run targets/testdata/forward-memory.yaml --target builtin:naive --target builtin:guarded": {
-		exit: 1, needs: []string{"clients"},
-		output: []string{`no-replay-after-dispatch: expected at most 1 execution for 1 logical tool call, observed 3 executions \(create_entities ×3\)`},
-	},
-	// The seed suite and explore forwarded to real MCP servers from target
-	// files (TestForwardSeedSuite pins the per-run counts).
-	"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-memory.yaml --parallel 8": {
-		exit: 1, needs: []string{"clients"},
-		output: []string{`observed 3 executions \(create_entities ×3\)`, `10 scenarios on gateway-memory-naive: 6 pass, 4 fail`},
-	},
-	"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=guarded replaycheck run scenarios/seed --target targets/gateway-memory.yaml --parallel 8": {
-		needs: []string{"clients"}, output: []string{`10 scenarios on gateway-memory-guarded: 10 pass, 0 fail`},
-	},
-	// Ends at SIGTERM once the block has run (node's exit by the signal).
-	"PORT=3001 node targets/clients/node_modules/@modelcontextprotocol/server-everything/dist/index.js streamableHttp &": {
-		exit: 143, netns: true, needs: []string{"clients"}, ready: []string{"http://127.0.0.1:3001/mcp"},
-	},
-	"REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-everything.yaml --parallel 8": {
-		exit: 1, needs: []string{"clients"},
-		output: []string{`observed 3 executions \(echo ×3\)`, `10 scenarios on gateway-everything-naive: 6 pass, 4 fail`},
-	},
-	"unshare -rn sh -c 'ip link set lo up && MEMORY_DIR=$(mktemp -d) replaycheck run scenarios/clients --target targets/claude-code-memory.yaml --timeout 150s'": {
-		needs: []string{"clients"}, output: []string{`5 scenarios on claude-code-memory: 5 pass, 0 fail`},
-	},
-	"MEMORY_DIR=$(mktemp -d) REPLAYCHECK_GATEWAY_MODE=naive replaycheck explore --target targets/gateway-memory.yaml --kinds mcp-drop --parallel 4": {
-		exit: 1, needs: []string{"clients"},
-		output: []string{`mcp-drop at tools/call create_entities #1 \(once\)`, `create_entities .* ran twice for 1 logical tool call`, `1 finding \(1 confirmed, 0 flaky\)`},
-	},
-	"REPLAYCHECK_AGENT=$PWD/bin/agent replaycheck run scenarios/clients \\ --target targets/agent.yaml --target targets/agent-naive.yaml": {
-		exit: 1,
-	},
-	"LITELLM_MASTER_KEY=sk-local-test replaycheck run scenarios/seed --target targets/litellm.yaml --timeout 120s": {
-		skip: "needs LiteLLM (pip install 'litellm[proxy]'), which the tests do not install; " +
-			"TestLiteLLMTargetWiring (./targets) runs this command with a stand-in litellm",
-	},
-	// Uses the bin/agent the block above built.
-	"unshare -rn sh -c 'ip link set lo up && REPLAYCHECK_AGENT=$PWD/bin/agent replaycheck run scenarios/clients --target targets/agent.yaml'": {
-		continues: true,
-	},
-	`replaycheck report merge run-1.json run-2.json run-3.json --junit junit.xml --json run.json --markdown "$GITHUB_STEP_SUMMARY" --html report.html`: {
-		before: `for i in 1 2 3; do replaycheck run -q --shard $i/3 --json run-$i.json || exit; done; GITHUB_STEP_SUMMARY=summary.md`,
-	},
-	"go install github.com/goreleaser/goreleaser/v2@v2.15.1": {
-		skip: "downloads and compiles goreleaser, for several minutes; TestGoreleaserConfig checks the release file",
-	},
-	"goreleaser build --snapshot --clean": {skip: "builds the six release binaries, for minutes"},
-	"make image":                          {skip: "builds the container image with podman; TestContainerImage builds the same Dockerfile and runs it"},
-	"docker run -d --name replaycheck -p 127.0.0.1:8765:8765 -p 127.0.0.1:8766:8766 -e REPLAYCHECK_CONTROL_KEY=ci-key ghcr.io/replaycheck/replaycheck:v1.0.0": {
-		skip: "pulls the released image from ghcr.io; TestContainerImage runs the image built from the Dockerfile with podman",
+	"docs/tutorials/your-proxy.md": {
+		"REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-process.yaml": {
+			exit: 1, output: []string{`^10 scenarios on gateway-process-naive: 6 pass, 4 fail`},
+		},
+		"LITELLM_MASTER_KEY=sk-local-test replaycheck run scenarios/seed --target targets/litellm.yaml --timeout 120s": {
+			skip: "needs LiteLLM (pip install 'litellm[proxy]'), which the tests do not install; " +
+				"TestLiteLLMTargetWiring (./targets) runs this command with a stand-in litellm",
+		},
 	},
 }
 
@@ -336,26 +417,28 @@ func readmeNeeds(root string) map[string]string {
 	return needs
 }
 
-// readmeShell is a shell in which the test runs one or more blocks as a
-// reader would, in README order.
+// readmeShell is a shell in which the test runs one or more blocks of one
+// file as a reader would, in the file's order.
 type readmeShell struct {
-	name   string // README.md:LINE of its first block
+	name   string // FILE:LINE of its first block
+	file   string
 	blocks []readmeBlock
 	netns  bool
 }
 
 // readmeShells groups the blocks into shells (a block that continues the one
-// above runs in its shell).
+// above it in the same file runs in its shell).
 func readmeShells(blocks []readmeBlock) []readmeShell {
 	var shells []readmeShell
 	for _, b := range blocks {
-		if len(shells) > 0 && len(b.commands) > 0 && readmeNotes[b.commands[0].key].continues {
-			shells[len(shells)-1].blocks = append(shells[len(shells)-1].blocks, b)
+		notes := readmeNotes[b.file]
+		if n := len(shells); n > 0 && shells[n-1].file == b.file && len(b.commands) > 0 && notes[b.commands[0].key].continues {
+			shells[n-1].blocks = append(shells[n-1].blocks, b)
 		} else {
-			shells = append(shells, readmeShell{name: fmt.Sprintf("README.md:%d", b.line), blocks: []readmeBlock{b}})
+			shells = append(shells, readmeShell{name: fmt.Sprintf("%s:%d", b.file, b.line), file: b.file, blocks: []readmeBlock{b}})
 		}
 		for _, c := range b.commands {
-			shells[len(shells)-1].netns = shells[len(shells)-1].netns || readmeNotes[c.key].netns
+			shells[len(shells)-1].netns = shells[len(shells)-1].netns || notes[c.key].netns
 		}
 	}
 	return shells
@@ -420,8 +503,8 @@ func readmeScript(sh readmeShell, unmet map[string]string) (script string, ran i
 	var pids []string
 	for _, blk := range sh.blocks {
 		for _, c := range blk.commands {
-			n := readmeNotes[c.key]
-			label := fmt.Sprintf("README.md:%d (%s)", c.line, c.key)
+			n := readmeNotes[sh.file][c.key]
+			label := fmt.Sprintf("%s:%d (%s)", sh.file, c.line, c.key)
 			out := fmt.Sprintf(".readme/%d.out", c.line)
 			why := n.skip
 			for _, need := range append(readmeToolsIn(c.code, n), n.needs...) {
@@ -430,7 +513,7 @@ func readmeScript(sh readmeShell, unmet map[string]string) (script string, ran i
 				}
 			}
 			if why != "" {
-				skipped = append(skipped, fmt.Sprintf("README.md:%d %s: not run: %s", c.line, c.key, why))
+				skipped = append(skipped, fmt.Sprintf("%s:%d %s: not run: %s", sh.file, c.line, c.key, why))
 				fmt.Fprintf(&b, "\necho %s\n", shellQuote("skip "+label+": "+why))
 				if n.instead != "" {
 					fmt.Fprintf(&b, "{ %s\n} > %s 2>&1\nreadme_check %s %s 0 $?\n", n.instead, out,
@@ -490,37 +573,58 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// TestREADMECommands runs every command of README.md's sh blocks, found
-// when the test runs, as a reader would paste them: each block in one shell
-// (a block whose first command continues the block above runs in that
+// docBlocks returns the sh blocks of every docFiles file, file by file.
+func docBlocks(t *testing.T, root string) []readmeBlock {
+	t.Helper()
+	files, err := docFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []readmeBlock
+	for _, f := range files {
+		src, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := readmeShellBlocks(f, string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, b...)
+	}
+	return blocks
+}
+
+// TestREADMECommands runs every command of the sh blocks of README.md,
+// CONTRIBUTING.md and docs/ (docFiles), found when the test runs, as a
+// reader would paste them: each block in one shell (a block whose first
+// command continues the block above it in the same file runs in that
 // shell), in a copy of the repository's files, with replaycheck on PATH
-// (releaseBinary). Each command must exit as the README says (0, or
-// the exit of its readmeNotes entry) and match the output the note claims.
-// Servers (a command ending in &, or serve run until Ctrl-C) run in the
-// background until they answer and are then stopped with SIGTERM; blocks on
-// fixed ports run in a network namespace of their own. A command that
-// cannot run here (a missing tool, an uninstalled client) or is not run at
-// all (its note says why) is skipped with the reason. Commands run as
-// written: a broken README command fails here.
+// (releaseBinary). Each command must exit as its page says (0, or the exit
+// of its readmeNotes entry, keyed by file and command) and match the output
+// the note claims. Servers (a command ending in &, or serve run until
+// Ctrl-C) run in the background until they answer and are then stopped
+// with SIGTERM; blocks on fixed ports run in a network namespace of their
+// own. A command that cannot run here (a missing tool, an uninstalled
+// client) or is not run at all (its note says why) is skipped with the
+// reason. Commands run as written: a broken documented command fails here.
 func TestREADMECommands(t *testing.T) {
 	const root = "../.."
-	src, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := readmeShellBlocks("README.md", string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	shown := make(map[string]bool)
+	blocks := docBlocks(t, root)
+	shown := make(map[string]map[string]bool)
 	for _, b := range blocks {
+		if shown[b.file] == nil {
+			shown[b.file] = make(map[string]bool)
+		}
 		for _, c := range b.commands {
-			shown[c.key] = true
+			shown[b.file][c.key] = true
 		}
 	}
-	for key := range readmeNotes {
-		if !shown[key] {
-			t.Errorf("readmeNotes has a note for %q, which README.md does not show", key)
+	for file, notes := range readmeNotes {
+		for key := range notes {
+			if !shown[file][key] {
+				t.Errorf("readmeNotes has a note for %q in %s, which %s does not show", key, file, file)
+			}
 		}
 	}
 	// The files of the work tree that git does not ignore: a file not yet
@@ -556,7 +660,7 @@ func TestREADMECommands(t *testing.T) {
 		if back := txtar.Parse(data); len(back.Files) != 1 || !bytes.Equal(back.Files[0].Data, a.Files[0].Data) {
 			t.Fatalf("%s: a command holds a txtar file marker line", sh.name)
 		}
-		file := filepath.Join(dir, sh.name+".txtar")
+		file := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(sh.name)+".txtar")
 		if err := os.WriteFile(file, data, 0o666); err != nil {
 			t.Fatal(err)
 		}
@@ -632,7 +736,7 @@ func TestReadmeShellBlocks(t *testing.T) {
 		{
 			name: "comments and blank lines",
 			src:  "text\n```sh\n# a comment\n\nreplaycheck run     # one run's\nreplaycheck rules\n```\n```yaml\nnot: sh\n```\n",
-			want: []readmeBlock{{line: 2, commands: []readmeCommand{
+			want: []readmeBlock{{file: "README.md", line: 2, commands: []readmeCommand{
 				{line: 5, text: "replaycheck run     # one run's", code: "replaycheck run", key: "replaycheck run"},
 				{line: 6, text: "replaycheck rules", code: "replaycheck rules", key: "replaycheck rules"},
 			}}},
@@ -640,7 +744,7 @@ func TestReadmeShellBlocks(t *testing.T) {
 		{
 			name: "continuations",
 			src:  "```sh\nA=1 replaycheck run \\\n  --tag seed   # seed\ncurl -d '{\"a\":\n  1}' # b\necho 'x # y' \"# z\"\n```",
-			want: []readmeBlock{{line: 1, commands: []readmeCommand{
+			want: []readmeBlock{{file: "README.md", line: 1, commands: []readmeCommand{
 				{line: 2, text: "A=1 replaycheck run \\\n  --tag seed   # seed", code: "A=1 replaycheck run \\\n  --tag seed", key: "A=1 replaycheck run \\ --tag seed"},
 				{line: 4, text: "curl -d '{\"a\":\n  1}' # b", code: "curl -d '{\"a\":\n  1}'", key: "curl -d '{\"a\": 1}'"},
 				{line: 6, text: "echo 'x # y' \"# z\"", code: "echo 'x # y' \"# z\"", key: "echo 'x # y' \"# z\""},
@@ -649,7 +753,7 @@ func TestReadmeShellBlocks(t *testing.T) {
 		{
 			name: "indented",
 			src:  "1. Record:\n   ```sh\n   replaycheck baseline -o b.yaml\n   ```\n",
-			want: []readmeBlock{{line: 2, commands: []readmeCommand{
+			want: []readmeBlock{{file: "README.md", line: 2, commands: []readmeCommand{
 				{line: 3, text: "replaycheck baseline -o b.yaml", code: "replaycheck baseline -o b.yaml", key: "replaycheck baseline -o b.yaml"},
 			}}},
 		},

@@ -534,8 +534,10 @@ func emit(opts *runOptions, suite report.Suite, known *baseline.Baseline) error 
 }
 
 // verdictOutcome turns a suite's verdicts into a command's outcome:
-// errRulesBroken when a result failed, couldNotJudge (exit 1 too) when
-// none failed but some could not judge, or, judged against a baseline,
+// errRulesBroken when a replay rule failed; notPassed (exit 1 too) when none
+// did but a run failed its plain expectations or could not be judged;
+// nothing wrong when every run passed or did not apply, unless none applied
+// (a usage error: nothing was judged); or, judged against a baseline,
 // errRulesBroken when a failure is new or an entry stale.
 func verdictOutcome(suite report.Suite) error {
 	if suite.Baseline != nil {
@@ -544,20 +546,54 @@ func verdictOutcome(suite report.Suite) error {
 		}
 		return nil
 	}
-	t := suite.Totals()
-	if t.Fail > 0 {
-		return errRulesBroken
-	}
-	if t.Unknown > 0 {
-		var runs []string
-		for _, r := range suite.Results {
-			if r.Verdict == rules.Unknown && r.History != nil {
-				runs = append(runs, report.TerminalText(r.History.Scenario)+" on "+report.TerminalText(r.History.Target))
-			}
+	var np notPassed
+	for _, r := range suite.Results {
+		if r.History == nil {
+			continue
 		}
-		return couldNotJudge{runs}
+		name := report.TerminalText(r.History.Scenario) + " on " + report.TerminalText(r.History.Target)
+		switch r.Verdict {
+		case rules.Fail:
+			if brokenRule(r) {
+				return errRulesBroken
+			}
+			np.unmet = append(np.unmet, name)
+		case rules.Unknown:
+			np.unjudged = append(np.unjudged, name)
+		}
+	}
+	if len(np.unmet)+len(np.unjudged) > 0 {
+		return np
+	}
+	if t := suite.Totals(); t.Skipped > 0 && t.Skipped == t.Scenarios {
+		what := "the one scenario run was"
+		if t.Skipped > 1 {
+			what = fmt.Sprintf("all %d scenario runs were", t.Skipped)
+		}
+		return asUsage(fmt.Errorf("no scenario applied to the target: %s skipped (see why above); select scenarios whose faults act on the dialects the target speaks", what))
 	}
 	return nil
+}
+
+// brokenRule reports whether a replay rule (not a plain count) failed in r,
+// or, for a repeated scenario, in a failed run of it.
+func brokenRule(r rules.Result) bool {
+	if r.Repeat != nil {
+		for _, f := range r.Repeat.Failures {
+			for _, c := range f.Checks {
+				if _, ok := rules.Lookup(c.Check); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, v := range r.Verdicts {
+		if v.Status == rules.Fail && v.Kind == rules.KindRule {
+			return true
+		}
+	}
+	return false
 }
 
 // selection parses --filter, --tag and --shard.

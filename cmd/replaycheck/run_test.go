@@ -188,26 +188,6 @@ func TestSchemaCmd(t *testing.T) {
 	}
 }
 
-func TestRulesCmd(t *testing.T) {
-	code, out, _ := execute(t, "rules")
-	if code != exitOK {
-		t.Fatal(code)
-	}
-	for _, name := range rules.Names() {
-		if !strings.Contains(out, "\n"+name+"\n") && !strings.HasPrefix(out, name+"\n") {
-			t.Errorf("rules lacks %s", name)
-		}
-	}
-	if strings.Count(out, "  seed: ") != len(rules.Names()) {
-		t.Errorf("every rule needs its seed case:\n%s", out)
-	}
-	_, md, _ := execute(t, "rules", "--markdown")
-	file, err := os.ReadFile("../../harness/rules/rules.md")
-	if err != nil || md != string(file) {
-		t.Errorf("rules --markdown differs from harness/rules/rules.md (%v)", err)
-	}
-}
-
 func TestListByTag(t *testing.T) {
 	code, out, _ := execute(t, "list", "../../scenarios/seed", "--tag", "bug:replay-after-dispatch")
 	if code != exitOK || !strings.Contains(out, "3 of 10 scenarios") || !strings.Contains(out, "seed messages fault_on") {

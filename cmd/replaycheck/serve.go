@@ -522,25 +522,34 @@ loop:
 
 // controlKey returns the control API's key (--control-key, else
 // $REPLAYCHECK_CONTROL_KEY; "" for none). Listening on an address other than
-// loopback needs one (exit 2): other hosts could arm faults otherwise.
+// loopback needs one of at least minControlKey characters (exit 2): other
+// hosts could arm faults otherwise.
 func controlKey(opts *serveOptions) (string, error) {
 	key := opts.ControlKey
 	if key == "" {
 		key = os.Getenv("REPLAYCHECK_CONTROL_KEY")
 	}
-	if key != "" {
-		return key, nil
-	}
 	for _, a := range []struct{ flag, addr string }{{"--upstream-addr", opts.UpstreamAddr}, {"--mcp-addr", opts.MCPAddr}} {
 		host, _, err := net.SplitHostPort(a.addr)
-		if err == nil && !loopback.IsLoopbackHost(host) {
+		if err != nil || loopback.IsLoopbackHost(host) {
+			continue
+		}
+		if key != "" && len(key) < minControlKey {
+			return "", asUsage(fmt.Errorf("%s %s is not a loopback address, and the control key has %d characters: other hosts could guess it; "+
+				"use at least %d, e.g. --control-key $(openssl rand -hex 16)", a.flag, a.addr, len(key), minControlKey))
+		}
+		if key == "" {
 			return "", asUsage(fmt.Errorf("%s %s is not a loopback address, so other hosts could reach the fakes and the control API; "+
 				"set a control key with --control-key KEY or $REPLAYCHECK_CONTROL_KEY (every control request but health then needs "+
 				"Authorization: Bearer KEY), or listen on 127.0.0.1", a.flag, a.addr))
 		}
 	}
-	return "", nil
+	return key, nil
 }
+
+// minControlKey is the fewest characters a control key needs when serve
+// listens beyond loopback.
+const minControlKey = 16
 
 // maxScriptSize bounds a --script file.
 const maxScriptSize = 1 << 20

@@ -73,6 +73,7 @@ func TestServeControlAPI(t *testing.T) {
 // WWW-Authenticate for anything else without it, and the API with it.
 func TestServeListensBeyondLoopback(t *testing.T) {
 	t.Setenv("REPLAYCHECK_CONTROL_KEY", "")
+	const beyondKey = "k3y-beyond-loopback"
 	for _, addr := range []string{"0.0.0.0:0", ":0"} {
 		var errOut strings.Builder
 		err := runServe(context.Background(), &serveOptions{UpstreamAddr: addr, MCPAddr: "127.0.0.1:0", ErrOut: &errOut})
@@ -83,6 +84,10 @@ func TestServeListensBeyondLoopback(t *testing.T) {
 	err := runServe(context.Background(), &serveOptions{UpstreamAddr: "127.0.0.1:0", MCPAddr: "0.0.0.0:0"})
 	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--mcp-addr 0.0.0.0:0") {
 		t.Errorf("serve with the MCP server on 0.0.0.0 without a key: exit %d, %v; want 2", exitCode(err), err)
+	}
+	err = runServe(context.Background(), &serveOptions{UpstreamAddr: "0.0.0.0:0", MCPAddr: "127.0.0.1:0", ControlKey: "k"})
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "the control key has 1 characters") || strings.Contains(fmt.Sprint(err), "k3y") {
+		t.Errorf("serve on 0.0.0.0 with a one-character key: exit %d, %v; want 2 asking for a longer one", exitCode(err), err)
 	}
 
 	// A client on another address: this machine's first non-loopback one.
@@ -97,7 +102,7 @@ func TestServeListensBeyondLoopback(t *testing.T) {
 	if ip == nil {
 		t.Skip("no non-loopback IPv4 address here to reach serve from")
 	}
-	upURL, _, _, stop := startServe(t, &serveOptions{UpstreamAddr: "0.0.0.0:0", MCPAddr: "0.0.0.0:0", ControlKey: "k3y"})
+	upURL, _, _, stop := startServe(t, &serveOptions{UpstreamAddr: "0.0.0.0:0", MCPAddr: "0.0.0.0:0", ControlKey: beyondKey})
 	defer stop()
 	u, err := url.Parse(upURL)
 	if err != nil {
@@ -129,14 +134,14 @@ func TestServeListensBeyondLoopback(t *testing.T) {
 	}
 	for _, key := range []string{"", "wrong"} {
 		res, b := call("GET", "counts", key, "")
-		if res.StatusCode != 401 || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(b, "Authorization: Bearer") || strings.Contains(b, "k3y") {
+		if res.StatusCode != 401 || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") || !strings.Contains(b, "Authorization: Bearer") || strings.Contains(b, beyondKey) {
 			t.Errorf("counts from %s with key %q: %d %q %s; want 401 with WWW-Authenticate, never the key", ip, key, res.StatusCode, res.Header.Get("WWW-Authenticate"), b)
 		}
 	}
-	if res, b := call("POST", "faults", "k3y", `{"upstream": [{"on": "initial", "respond": {"status": 429}}]}`); res.StatusCode != 201 || !strings.Contains(b, `"id": "upstream-`) {
+	if res, b := call("POST", "faults", beyondKey, `{"upstream": [{"on": "initial", "respond": {"status": 429}}]}`); res.StatusCode != 201 || !strings.Contains(b, `"id": "upstream-`) {
 		t.Errorf("adding a fault from %s with the key: %d %s", ip, res.StatusCode, b)
 	}
-	if res, b := call("GET", "faults", "k3y", ""); res.StatusCode != 200 || !strings.Contains(b, `"status": 429`) {
+	if res, b := call("GET", "faults", beyondKey, ""); res.StatusCode != 200 || !strings.Contains(b, `"status": 429`) {
 		t.Errorf("listing faults from %s with the key: %d %s", ip, res.StatusCode, b)
 	}
 }

@@ -38,13 +38,16 @@ func resolveTargets(args []string, opts targetfile.Options) ([]target.Target, er
 // expectations runs on client targets only, a client target runs only
 // those, a target that serves some endpoints only (the built-in gateway
 // has no gemini) skips scenarios sending others, and one that does not
-// speak a scenario's MCP transport (a proxy, stdio) skips it. None that
-// applies is the user's error.
+// speak a scenario's MCP transport (a proxy, stdio) skips it, as does a
+// client whose file declares dialects none of a scenario's faults act on.
+// None that applies is the user's error.
 func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Target) error {
 	applies, skipped := 0, 0
 	var unserved []string               // "target does not serve endpoint", once each
 	var unspoken []string               // "target does not speak MCP over transport", once each
 	unspokenBy := map[string][]string{} // unspoken's entries: the scenarios skipped
+	var uncalled []string               // "target calls only …", once each
+	uncalledBy := map[string][]string{} // uncalled's entries: the scenarios skipped
 	for _, s := range whole {
 		for _, t := range targets {
 			if run.Applies(s, t) {
@@ -58,6 +61,15 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 					unspoken = append(unspoken, u)
 				}
 				unspokenBy[u] = append(unspokenBy[u], s.Name)
+				continue
+			}
+			if s.Expect.Client != nil && !target.Calls(t, s) {
+				u := fmt.Sprintf("%s calls only %s (its file's dialects), and these scenarios' faults act on %s",
+					t.Name(), strings.Join(t.Traits().Dialects, ", "), strings.Join(s.Dialects(), ", "))
+				if !slices.Contains(uncalled, u) {
+					uncalled = append(uncalled, u)
+				}
+				uncalledBy[u] = append(uncalledBy[u], s.Name)
 				continue
 			}
 			if e := target.Unserved(t, s.AllRequests()); e != "" && !t.Traits().Client && s.Expect.Client == nil {
@@ -77,6 +89,9 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 			named[i] = u + ": " + quotedNames(unspokenBy[u], 5)
 		}
 		also += "; " + strings.Join(named, "; ") + " (the scenario's mcp.transport, or the transport its MCP faults need)"
+	}
+	for _, u := range uncalled {
+		also += "; " + u + ": " + quotedNames(uncalledBy[u], 5)
 	}
 	if applies == 0 {
 		return asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)%s", also))

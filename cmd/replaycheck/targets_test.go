@@ -102,6 +102,27 @@ func TestRunSkipsUnspokenTransport(t *testing.T) {
 	}
 }
 
+// A client scenario whose faults act only on a dialect the client's file
+// does not declare is skipped before it runs, and the run names it; one
+// with a fault on a declared dialect, or on any, runs.
+func TestRunSkipsUndeclaredDialect(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"gemini.yaml": "name: gemini cut\nfaults: {upstream: [{endpoint: gemini, stream: true, drop: {after: headers}}]}\nexpect: {client: {}, writes: 1}\n",
+		"chat.yaml":   "name: chat 500\nfaults: {upstream: [{endpoint: chat, respond: {status: 500}}]}\nexpect: {client: {}}\n",
+		"target.yaml": "kind: client\nname: chat-client\ndialects: [chat]\ncommand: [sh, -c, 'exit 0']\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, out, errOut := execute(t, "run", filepath.Join(dir, "gemini.yaml"), filepath.Join(dir, "chat.yaml"), "--target", filepath.Join(dir, "target.yaml"))
+	want := `chat-client calls only chat (its file's dialects), and these scenarios' faults act on gemini: "gemini cut"`
+	if !strings.Contains(out+errOut, want) || !strings.Contains(out+errOut, "[1/1]") || !strings.Contains(out+errOut, "chat 500") {
+		t.Errorf("output lacks %q, or did not run the chat scenario alone:\n%s%s", want, out, errOut)
+	}
+}
+
 func TestSchemaTarget(t *testing.T) {
 	code, out, errOut := execute(t, "schema", "--target")
 	if code != exitOK {

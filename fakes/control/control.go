@@ -49,6 +49,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/loopback"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
@@ -153,7 +154,7 @@ func fromLoopback(r *http.Request) bool {
 }
 
 func bearer(r *http.Request, key string) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := secret.Bearer(r.Header.Get("Authorization"))
 	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(key)) == 1
 }
 

@@ -170,6 +170,10 @@ func TestKeyAndRoutes(t *testing.T) {
 	if code := r.do(t, "GET", Prefix+"counts", "", map[string]string{"Authorization": "Bearer s3cret"}, nil); code != 200 {
 		t.Errorf("with the key: %d, want 200", code)
 	}
+	// The scheme's name is case-insensitive (RFC 7235).
+	if code := r.do(t, "GET", Prefix+"counts", "", map[string]string{"Authorization": "bearer s3cret"}, nil); code != 200 {
+		t.Errorf("with the key after a lower-case scheme: %d, want 200", code)
+	}
 	auth := map[string]string{"Authorization": "Bearer s3cret"}
 	if code := r.do(t, "GET", Prefix+"nope", "", auth, &p); code != 404 || !strings.Contains(p.Error, "GET counts") {
 		t.Errorf("unknown route: %d %+v", code, p)

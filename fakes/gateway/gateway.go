@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/replaycheck/replaycheck/internal/ctxwait"
+	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
 // closeGrace is how long Close lets tool calls left running by
@@ -222,7 +223,7 @@ func (g *Gateway) authorized(r *http.Request) bool {
 	if g.cfg.MasterKey == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := secret.Bearer(r.Header.Get("Authorization"))
 	if !ok {
 		got = r.Header.Get("x-api-key")
 	}

@@ -149,8 +149,12 @@ func FromResults(results []rules.Result) Baseline {
 
 // notPassing returns the names of r's checks that failed or could not judge,
 // in order and distinct; for a repeated scenario, repeat when its rate did
-// not pass.
+// not pass; none for a scenario that did not apply (skipped), which is no
+// failure to know.
 func notPassing(r rules.Result) []string {
+	if r.Verdict == rules.Skipped {
+		return nil
+	}
 	// A repeated scenario's runs are judged by their rate alone: which checks
 	// its first failing run shows changes from one run of the suite to the
 	// next, so they would turn a flaky known failure into a new one.

@@ -120,6 +120,9 @@ type Report struct {
 	Skipped     int  `json:"skipped,omitempty"`
 	Unrun       int  `json:"unrun,omitempty"`
 	Interrupted bool `json:"interrupted,omitempty"`
+	// BaseFailed, when not nil, is the base that failed without any fault
+	// and its clean run (the target's start included): nothing was swept.
+	BaseFailed *BaseFailedError `json:"base_failed,omitempty"`
 	// Runs counts every run made: clean, sweep, shrink and confirm.
 	Runs int              `json:"runs"`
 	Wall history.Duration `json:"wall"`
@@ -206,6 +209,10 @@ type Finding struct {
 	Kinds       []string `json:"kinds"`
 	// File is where the finding's scenario was written, if it was.
 	File string `json:"file,omitempty"`
+	// Fix is what a fix looks like: the Fix of the mechanism's rule; ""
+	// when the mechanism is no rule of the catalogue (a run that did not
+	// complete).
+	Fix string `json:"fix,omitempty"`
 
 	base *scenario.Scenario
 }
@@ -213,11 +220,14 @@ type Finding struct {
 // BaseFailedError is returned when a base scenario fails without any fault:
 // there is nothing to explore until it passes clean.
 type BaseFailedError struct {
-	Base   string
-	Result rules.Result
+	Base   string       `json:"base"`
+	Result rules.Result `json:"result"`
 }
 
 func (e *BaseFailedError) Error() string {
+	if e.TargetNotStarted() {
+		return fmt.Sprintf("the target could not start for base scenario %q: %s", e.Base, e.Result.History.Error)
+	}
 	var why []string
 	for _, v := range e.Result.Verdicts {
 		if v.Status == rules.Fail {
@@ -227,10 +237,16 @@ func (e *BaseFailedError) Error() string {
 	return fmt.Sprintf("base scenario %q fails without any fault (%s); nothing to explore until it passes clean", e.Base, strings.Join(why, "; "))
 }
 
+// TargetNotStarted reports that the base failed because the target did not
+// start: the harness could not run it, no rule was judged.
+func (e *BaseFailedError) TargetNotStarted() bool {
+	return e.Result.History != nil && e.Result.History.NotStarted
+}
+
 // Explore sweeps the fault space of each base on opts.Target. It returns
 // the report, with what was found so far when ctx ends early (Interrupted
-// set), a *BaseFailedError when a base fails clean, or an error when the
-// harness or the target cannot run.
+// set), a *BaseFailedError when a base fails clean (the report's BaseFailed
+// set too), or an error when the harness or the target cannot run.
 func Explore(ctx context.Context, bases []*scenario.Scenario, opts Options) (*Report, error) {
 	if opts.Target == nil {
 		return nil, errors.New("explore: no target")
@@ -250,6 +266,9 @@ func Explore(ctx context.Context, bases []*scenario.Scenario, opts Options) (*Re
 	}
 
 	maps, err := e.clean(ctx, bases, rep)
+	if bf := (*BaseFailedError)(nil); errors.As(err, &bf) {
+		rep.BaseFailed, rep.Runs = bf, e.runs
+	}
 	if err != nil || rep.Interrupted {
 		return rep, err
 	}

@@ -102,6 +102,9 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 	for i, g := range groups {
 		f := g.members[0].w
 		fd := Finding{Mechanism: g.mech, Base: f.base, Schedule: f.sched, base: e.byKey[f.base]}
+		if r, ok := rules.Lookup(g.mech.Rule); ok {
+			fd.Fix = r.Fix
+		}
 		fd.summary(rep, g.cellsOf())
 		var failedEvery []string
 		for n := range e.opts.Confirm {

@@ -46,8 +46,9 @@ type fileExpect struct {
 }
 
 // YAML renders the finding as a scenario file: its base with the minimal
-// schedule armed. Where the base makes tool calls, it expects at most the
-// base's logical calls of writes, and the rules that broke if judged
+// schedule armed, described with what was found and what a fix looks
+// like. Where the base makes tool calls, it expects at most the base's
+// logical calls of writes, and the rules that broke if judged
 // (expect.rules_if_judged): a fixed target that never retries gives some of
 // them nothing to judge, and its single write is the evidence that it
 // passes. A base without tool calls expects the rules to hold. It fails on
@@ -77,6 +78,9 @@ func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 			MCP:      append(slices.Clone(b.Faults.MCP), mcp...),
 		},
 		Expect: fileExpect{MaxAttempts: b.Expect.MaxAttempts, Rules: ruleNames(f.Failed)},
+	}
+	if f.Fix != "" {
+		out.Description += "; fix: " + f.Fix
 	}
 	if !b.Model.IsZero() {
 		m := b.Model

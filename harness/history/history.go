@@ -47,6 +47,10 @@ type History struct {
 	// Error, when set, says why the harness could not complete the run (for
 	// example the target did not answer before the scenario's deadline).
 	Error string `json:"error,omitempty"`
+	// NotStarted reports that the target's instance for this run did not
+	// start (an isolated run of a proxy whose process exited, say): Error
+	// says why, and nothing of the target was judged.
+	NotStarted bool `json:"not_started,omitempty"`
 	// Notes say how the run differed from the plain scenario, for example a
 	// retry-after hint added to injected errors; reports show them.
 	Notes []string `json:"notes,omitempty"`

@@ -9,12 +9,24 @@ import (
 
 func boundedAttemptsRule() Rule {
 	return Rule{
-		Name: "bounded-attempts",
+		Name:    "bounded-attempts",
+		Summary: "attempts per client request stay under the retry cap",
 		Doc: "Attempts stay under a cap: within one client request no kind of upstream request (initial, " +
 			"follow_up) is sent more often than the scenario's max_attempts, or the target's num_retries+1 " +
 			"(doubled with a fallback). Cannot judge without a cap or without an upstream failure.",
 		Seed: "004 #2: \"Cap both attempts and total wall time\" (this rule checks attempts); 003 R10: \"Four 503 responses use " +
 			"all four allowed executions, so there is no fifth attempt\"",
+		Fix: "Cap the attempts of each model request (num_retries+1, per fallback model) and return the last " +
+			"error once the cap is reached.",
+		Example: `# scenarios/retry/transient.yaml, trimmed
+name: attempts are capped
+request: {endpoint: chat}
+faults:
+  upstream: [{on: initial, respond: {status: 503}, times: 10}]
+expect:
+  writes: 0
+  rules: [bounded-attempts]
+`,
 		Check: boundedAttempts,
 	}
 }

@@ -11,12 +11,24 @@ import (
 
 func cancelPropagatesRule() Rule {
 	return Rule{
-		Name: "cancel-propagates",
+		Name:    "cancel-propagates",
+		Summary: "a tool call the caller gave up on is cancelled on the MCP server",
 		Doc: "When the caller gives up on a slow tool call (a tool timeout, the user's deadline), the MCP " +
 			"server sees the request cancelled instead of running on. Cannot judge when no tool call was slow " +
 			"or the slow call finished before anyone gave up.",
 		Seed: "004 #4: \"Propagate cancellation on every exit path (user stop, timeout, parent task cancelled, future dropped)\"; " +
 			"Codex CLI 0.165.0 \"Cancelled remote MCP tool requests when their local response futures are dropped\"",
+		Fix: "When a tool call times out or its caller gives up, cancel it on the server (cancel the call's " +
+			"context, so the SDK sends notifications/cancelled) instead of abandoning it.",
+		Example: `# scenarios/mcp/cancel.yaml, trimmed
+name: tool timeout cancels the call
+request: {endpoint: chat}
+gateway: {tool_timeout: 1s}
+faults:
+  mcp: [{tool: commit_write, delay: 15s}]
+expect:
+  rules: [cancel-propagates]
+`,
 		Check: cancelPropagates,
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 func errorSurfacesRule() Rule {
 	return Rule{
-		Name: "error-surfaces",
+		Name:    "error-surfaces",
+		Summary: "a model call that fails after a tool ran reaches the app as an error",
 		Doc: "When a model call fails after a tool call of the same client request reached the MCP server (so replay would be unsafe), " +
 			"the client gets an explicit error — an error status, an SSE error event or a cut stream — never a " +
 			"hang and never an invented success. A success after the target retried the follow-up call alone " +
@@ -18,6 +19,17 @@ func errorSurfacesRule() Rule {
 		Seed: "000 (LiteLLM): \"the client now gets the error right away\" (After: the same 500, one write), and its caveat " +
 			"\"Retrying only the follow-up call could be a later improvement\"; 003: \"Return the final failure status to the agent " +
 			"instead of inventing a result\"; 004 #5: \"Failed TUI worker requests now return an error instead of leaving the caller hanging\"",
+		Fix: "When a model call fails after a tool call ran and you will not retry it, return the failure to " +
+			"the caller at once (its status, or an SSE error event); never hang and never invent a success.",
+		Example: `# scenarios/seed/fault-on-chat.yaml, trimmed
+name: follow-up 500 reaches the app
+request: {endpoint: chat}
+faults:
+  upstream: [{on: follow_up, respond: {status: 500}, times: always}]
+expect:
+  writes: 1
+  rules: [error-surfaces]
+`,
 		Check: errorSurfaces,
 	}
 }

@@ -9,7 +9,8 @@ import (
 
 func isErrorNotRetriedRule() Rule {
 	return Rule{
-		Name: "is-error-not-retried",
+		Name:    "is-error-not-retried",
+		Summary: "an MCP isError result goes back to the model; it is not re-sent",
 		Doc: "An MCP result with isError: true is a result, not a transport failure: it goes back to the " +
 			"model, the call is not re-sent, and it does not count toward the server being unreachable — every " +
 			"logical call reaches the server exactly once; a call the model asked for again after the client reported " +
@@ -18,6 +19,19 @@ func isErrorNotRetriedRule() Rule {
 			"retrying\"; 002 (hermes PR): three isError results opened the breaker and a later valid call never reached the " +
 			"server — \"a completed RPC round-trip resets the breaker regardless of payload\". 002's maintainers closed that PR " +
 			"and kept isError as a breaker strike (fixing the message instead); this rule follows the PR and 004 #2, so that design fails it",
+		Fix: "Treat a tools/call answered with isError: true as a completed call: give the result to the " +
+			"model, do not re-send it, and do not count it toward the server being unreachable (a circuit " +
+			"breaker).",
+		Example: `# scenarios/mcp/tool-errors.yaml, trimmed
+name: tool error goes back to the model
+request: {endpoint: responses}
+faults:
+  mcp: [{tool: commit_write, is_error: {message: "entry rejected"}, times: once}]
+expect:
+  status: 200
+  mcp: {calls: {commit_write: 1}}
+  rules: [is-error-not-retried]
+`,
 		Check: isErrorNotRetried,
 	}
 }

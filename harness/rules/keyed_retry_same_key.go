@@ -9,7 +9,8 @@ import (
 
 func keyedRetrySameKeyRule() Rule {
 	return Rule{
-		Name: "keyed-retry-same-key",
+		Name:    "keyed-retry-same-key",
+		Summary: "a retried keyed write reuses its idempotency key",
 		Doc: "A retried keyed write reuses one idempotency key per logical action, so the server sees one " +
 			"key and dedupes. Executions with one key count as one logical write: the ledger answers a re-send from the " +
 			"first call; a forwarded server's deduplication cannot be seen from outside, so its re-sends with a key it " +
@@ -17,6 +18,19 @@ func keyedRetrySameKeyRule() Rule {
 			"the keyed call was not retried.",
 		Seed: "004 #1: \"Generate one key per logical action (not per attempt) and reuse it on every retry\"; 003 R13: \"the same " +
 			"write protected by an application-verified idempotency key and server deduplication\" may be called again",
+		Fix: "Generate the idempotency key once per logical action, before the first attempt, and send that " +
+			"same key on every retry.",
+		Example: `# scenarios/retry/keyed.yaml, trimmed
+name: retried keyed write reuses its key
+request: {endpoint: chat, prompt: "Call commit_write_keyed once with entry {{entry}}, then reply done."}
+model: [{call: commit_write_keyed, arguments: {entry: "{{entry}}"}}, {say: done}]
+faults:
+  upstream: [{on: follow_up, respond: {status: 500}, times: once}]
+expect:
+  writes: 1
+  keys: 1
+  rules: [keyed-retry-same-key]
+`,
 		Check: keyedRetrySameKey,
 	}
 }

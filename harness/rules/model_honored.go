@@ -11,7 +11,8 @@ import (
 
 func modelHonoredRule() Rule {
 	return Rule{
-		Name: "model-honored",
+		Name:    "model-honored",
+		Summary: "the app's answer names the model that actually served it",
 		Doc: "An answer the upstream served with another model than it was asked for (a provider's silent fallback, a " +
 			"retired model id quietly served by its successor) is not passed off as the requested model: the answer the app " +
 			"gets names the model that actually served it, and names no model that served nothing in that exchange — not the " +
@@ -21,6 +22,17 @@ func modelHonoredRule() Rule {
 			"another model than it was asked for, or when no answer to the app in such an exchange named a model.",
 		Seed: "004 #7 (silent model rerouting): \"a retired model ID quietly served by a different model with different cost and " +
 			"behavior\"; the fix is to pin and verify the served model and surface a switch instead of hiding it",
+		Fix: "Pass the upstream's model id through to the app (or say the switch in the answer); never " +
+			"rewrite it to the model or model group the app asked for.",
+		Example: `# scenarios/model/served-model.yaml, trimmed
+name: served model (chat)
+request: {endpoint: chat}
+faults:
+  upstream: [{serve_model: fallback-mini}]
+expect:
+  status: 200
+  rules: [model-honored]
+`,
 		Check: modelHonored,
 	}
 }

@@ -9,7 +9,8 @@ import (
 
 func noReplayAfterDispatchRule() Rule {
 	return Rule{
-		Name: "no-replay-after-dispatch",
+		Name:    "no-replay-after-dispatch",
+		Summary: "a tool call that reached the MCP server runs at most once per logical call",
 		Doc: "A tool call that reached the MCP server is executed at most once per logical call: " +
 			"no retry and no fallback re-runs it; judged per client request. Executions are of the same call when they are " +
 			"of the same tool with equal arguments (canonical JSON, the idempotency key set aside). Its logical calls are the " +
@@ -28,6 +29,17 @@ func noReplayAfterDispatchRule() Rule {
 		Seed: "000 (LiteLLM): \"The router neither retries nor falls back on a tagged error\" — under fault_on each endpoint " +
 			"wrote 3 lines before the fix and 1 after; the keyed exception is 004 #1 (\"Generate one key per logical action " +
 			"(not per attempt) and reuse it on every retry\") and 003 R13",
+		Fix: "Tag errors raised after a tool call was dispatched and neither retry nor fall back on them; " +
+			"surface the error (or retry the failed model call alone, never the loop that ran the tool).",
+		Example: `# scenarios/seed/fault-on-chat.yaml, trimmed
+name: follow-up 500 after the tool ran
+request: {endpoint: chat}
+faults:
+  upstream: [{on: follow_up, respond: {status: 500}, times: always}]
+expect:
+  writes: 1
+  rules: [no-replay-after-dispatch]
+`,
 		Check: noReplayAfterDispatch,
 	}
 }

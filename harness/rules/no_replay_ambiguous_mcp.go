@@ -10,7 +10,8 @@ import (
 
 func noReplayAmbiguousMCPRule() Rule {
 	return Rule{
-		Name: "no-replay-ambiguous-mcp",
+		Name:    "no-replay-ambiguous-mcp",
+		Summary: "a tools/call whose outcome is unknown (lost after execution) is not re-sent",
 		Doc: "A tools/call whose connection dropped after the server executed it (the outcome is unknown to " +
 			"the client) is not sent again, whatever idempotentHint or readOnlyHint the tool advertises; also when " +
 			"the server forgot the session with it (expire_session after execute): the client must initialize a new " +
@@ -28,6 +29,18 @@ func noReplayAmbiguousMCPRule() Rule {
 			"idempotentHint and readOnlyHint \"are not a reliable guarantee of replay safety\". The keyed exception is 004 #1 " +
 			"(\"For a write, that re-issue is only safe with an idempotency key\"; \"If the tool has no key, never resend\") and 003 R13; " +
 			"over stdio, hermes-agent PR #106546 (\"a stdio server dying mid-call no longer replays the tool call\")",
+		Fix: "When a tools/call's connection drops, its session expires or its stdio server dies before the " +
+			"answer, tell the model the outcome is unknown instead of re-sending the call; re-send only a " +
+			"keyed write, with the same key, to a server that deduplicates.",
+		Example: `# scenarios/mcp/ambiguous-disconnect.yaml, trimmed
+name: tools/call dropped after execute
+request: {endpoint: chat}
+faults:
+  mcp: [{tool: commit_write, drop_after_execute: {}, times: once}]
+expect:
+  writes: 1
+  rules: [no-replay-ambiguous-mcp]
+`,
 		Check: noReplayAmbiguousMCP,
 	}
 }

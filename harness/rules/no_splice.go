@@ -8,7 +8,8 @@ import (
 
 func noSpliceRule() Rule {
 	return Rule{
-		Name: "no-splice",
+		Name:    "no-splice",
+		Summary: "a dropped stream is not continued with a retry's or a fallback's chunks",
 		Doc: "A streamed answer whose upstream stream dropped after output reached the client is not " +
 			"continued with a retry's or a fallback's chunks: after the drop no further upstream request " +
 			"feeds the same client stream. Cannot judge without a streamed request whose upstream stream dropped, " +
@@ -18,6 +19,18 @@ func noSpliceRule() Rule {
 		Seed: "000 (LiteLLM): streaming chat with a fallback and drop_stream — Before 14 chunks and 2 writes \"because the fallback " +
 			"re-ran the whole loop and its chunks were spliced after the original ones\"; After 7 and 1: \"the client gets the error " +
 			"after the original chunks instead of a fallback that runs the tool again\"",
+		Fix: "Once a chunk of a streamed answer reached the client, end a stream that fails upstream with an " +
+			"error event; never retry or fall back into the same client stream.",
+		Example: `# scenarios/seed/stream-drop-fallback.yaml, trimmed
+name: follow-up stream drops with a fallback
+request: {endpoint: chat, stream: true}
+gateway: {fallbacks: {repro-model: backup-model}}
+faults:
+  upstream: [{on: follow_up, stream: true, drop: {after: headers}, times: always}]
+expect:
+  writes: 1
+  rules: [no-splice]
+`,
 		Check: noSplice,
 	}
 }

@@ -12,7 +12,8 @@ import (
 
 func noStaleToolCallRule() Rule {
 	return Rule{
-		Name: "no-stale-tool-call",
+		Name:    "no-stale-tool-call",
+		Summary: "after tools/list_changed, later requests use the server's current tool list",
 		Doc: "After the MCP server changed its tool list during a client request (a tool removed, renamed or added, " +
 			"announced with notifications/tools/list_changed), the target's later client requests use the server's current list: " +
 			"their model requests offer a tool the server added and do not offer one it removed, and no tools/call names a " +
@@ -27,6 +28,18 @@ func noStaleToolCallRule() Rule {
 		Seed: "004 #3: \"The tool registry is treated as immutable for the life of a subagent, while MCP servers connect " +
 			"asynchronously and their tool lists can change\"; \"Re-run tools/list and update every live subagent's toolset when " +
 			"the notification arrives\"",
+		Fix: "On notifications/tools/list_changed, drop the cached tool list and call tools/list again before " +
+			"the next model request offers tools.",
+		Example: `# scenarios/mcp/tool-list-change.yaml, trimmed
+name: tool renamed mid-session
+requests: [{endpoint: chat}, {endpoint: chat}]
+faults:
+  mcp: [{tool: commit_write, change_tools: {rename: commit_write, to: record_entry}, times: once}]
+expect:
+  writes: 1
+  mcp: {unknown_tool_calls: 0}
+  rules: [no-stale-tool-call]
+`,
 		Check: noStaleToolCall,
 	}
 }

@@ -9,7 +9,8 @@ import (
 
 func nonRetryableNotRetriedRule() Rule {
 	return Rule{
-		Name: "non-retryable-not-retried",
+		Name:    "non-retryable-not-retried",
+		Summary: "400, 403, 404, 422, 501 and x-should-retry: false stop at once",
 		Doc: "An upstream answer that must not be retried — 400, 403, 404, 422, 501, or any status with " +
 			"x-should-retry: false — stops the attempt at once: no further upstream request of the same kind " +
 			"follows it within the client request. A 401 allows one more request (credentials refreshed once); " +
@@ -18,6 +19,17 @@ func nonRetryableNotRetriedRule() Rule {
 			"validation, 403 permission, 404 not found (including unknown model IDs), 501 … and any explicit do-not-retry " +
 			"signal. On 401 … refresh or re-authorize once, then treat a second failure as terminal\"; 003: \"Errors such as " +
 			"400, 401, and 404 stop immediately\"",
+		Fix: "Classify before retrying: stop at once on 400, 403, 404, 422, 501 or x-should-retry: false and " +
+			"return that error; on 401 refresh credentials once.",
+		Example: `# scenarios/retry/non-retryable.yaml, trimmed
+name: 400 is not retried
+request: {endpoint: chat}
+faults:
+  upstream: [{on: initial, respond: {status: 400, message: "invalid request"}}]
+expect:
+  status: 400
+  rules: [non-retryable-not-retried]
+`,
 		Check: nonRetryableNotRetried,
 	}
 }

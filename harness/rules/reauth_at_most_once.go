@@ -9,7 +9,8 @@ import (
 
 func reauthAtMostOnceRule() Rule {
 	return Rule{
-		Name: "reauth-at-most-once",
+		Name:    "reauth-at-most-once",
+		Summary: "a tools/call refused with 401 is re-sent at most once",
 		Doc: "A tools/call the MCP server refused with 401 Unauthorized did not run, so sending it again after " +
 			"re-authenticating is safe — once per logical call: from the first refusal on, the client request sends at " +
 			"most two tools/call requests of the tool for each call of it the script still had to make. A second refusal is terminal: " +
@@ -18,6 +19,18 @@ func reauthAtMostOnceRule() Rule {
 			"as unauthorized.",
 		Seed: "004 #2: \"On 401, or an MCP 403 insufficient_scope, refresh or re-authorize once, then treat a second failure " +
 			"as terminal\"; refresh_auth_once_then_terminal: [401, insufficient_scope_403]",
+		Fix: "On a 401 from the MCP server, re-authenticate and re-send the call once; on a second refusal " +
+			"tell the model the call was refused and did not run.",
+		Example: `# scenarios/mcp/unauthorized.yaml, trimmed
+name: authorization refused for good
+request: {endpoint: responses}
+faults:
+  mcp: [{tool: commit_write, unauthorized: {}}]
+expect:
+  writes: 0
+  mcp: {calls: {commit_write: {max: 2}}}
+  rules: [reauth-at-most-once]
+`,
 		Check: reauthAtMostOnce,
 	}
 }

@@ -23,10 +23,13 @@ type Repeat struct {
 	// fail with the scenario still passing.
 	Runs          int `json:"runs"`
 	AllowFailures int `json:"allow_failures"`
-	// Passed, Failed and Unknown count the runs by their own verdict.
+	// Passed, Failed, Unknown and Skipped count the runs by their own
+	// verdict; a skipped run (its scenario did not apply) counts for
+	// nothing.
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Unknown int `json:"unknown"`
+	Skipped int `json:"skipped,omitempty"`
 	// Duration is the runs' durations added up (they may have overlapped).
 	Duration history.Duration `json:"duration"`
 	// Shown is the run (from 1) whose history, counts and checks the
@@ -117,6 +120,8 @@ func (t *Tally) Add(n int, r Result) {
 	case Fail:
 		rep.Failed++
 		rep.addFailure(n, r.Verdicts)
+	case Skipped:
+		rep.Skipped++
 	default:
 		rep.Unknown++
 	}
@@ -136,9 +141,10 @@ func (t *Tally) Add(n int, r Result) {
 
 // Result is the runs judged together. The verdict is fail when more than
 // allowFailures runs failed, pass when at most allowFailures runs did not
-// pass (failed or could not be judged) and one passed, and unknown
-// otherwise: the runs that could not be judged might have failed, so the
-// rate is not known (every run unknown is the plain case). The Result
+// pass (failed or could not be judged) and one passed, skipped when every
+// run's scenario did not apply, and unknown otherwise: the runs that could
+// not be judged might have failed, so the rate is not known (every run
+// unknown is the plain case). The Result
 // carries a "repeat" verdict with the rate, then the checks, history and
 // counts of the run that shows the verdict (see Repeat.Shown), and the kept
 // runs in Repeat.Results. No runs is an unknown Result without a history.
@@ -161,6 +167,8 @@ func (t *Tally) Result() Result {
 		status = Fail
 	case rep.Passed > 0 && rep.Failed+rep.Unknown <= rep.AllowFailures:
 		status = Pass
+	case rep.Runs > 0 && rep.Skipped == rep.Runs:
+		status = Skipped
 	}
 	v := Verdict{Check: CheckRepeat, Kind: KindRepeat, Status: status, Expected: rep.expected(), Observed: rep.observed(status)}
 	v.Message = message(status, v.Expected, v.Observed)
@@ -227,6 +235,9 @@ func (r *Repeat) observed(s Status) string {
 			}
 			fmt.Fprintf(&b, "%s (%s %s)", f, word(len(f.Runs), "run"), runList(f.Runs))
 		}
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d did not apply to the target", r.Skipped)
 	}
 	if r.Unknown > 0 {
 		fmt.Fprintf(&b, "; %d could not be judged", r.Unknown)

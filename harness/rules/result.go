@@ -30,20 +30,38 @@ type Counts struct {
 	// Unknown counts the MCP calls a forwarding ledger forwarded whose
 	// answer never came back: they may have run.
 	Unknown int `json:"unknown,omitempty"`
+	// Spawns and Exits count the stdio MCP server processes the target
+	// started and those that ended during the run (0 over HTTP).
+	Spawns int `json:"spawns"`
+	Exits  int `json:"exits"`
 	// Upstream counts upstream requests by "path kind outcome", the seed's
 	// `sort upstream.log | uniq -c` view.
 	Upstream map[string]int `json:"upstream,omitempty"`
 }
 
-// Evaluate checks h and gathers its headline counts.
+// Evaluate checks h and gathers its headline counts. A run whose scenario
+// did not apply to the target (notApplicable) is Skipped with one verdict
+// saying why, unless a replay rule failed: a duplicate write is one whether
+// or not the scenario applied.
 func Evaluate(h *history.History) Result {
 	vs := Check(h)
+	if why := notApplicable(h); why != "" && !ruleBroken(vs) {
+		vs = []Verdict{skippedVerdict(why)}
+	}
 	c := Counts{
 		Writes:   len(h.Writes()),
 		Initial:  len(h.UpstreamOf(wire.KindInitial)),
 		FollowUp: len(h.UpstreamOf(wire.KindFollowUp)),
 		MCPCalls: len(h.Calls("")),
 		Unknown:  len(unknownOutcome(h)),
+	}
+	for _, e := range h.MCP {
+		switch e.Kind {
+		case wire.MCPSpawn:
+			c.Spawns++
+		case wire.MCPExit:
+			c.Exits++
+		}
 	}
 	for _, x := range h.Requests {
 		c.Statuses = append(c.Statuses, x.Status)

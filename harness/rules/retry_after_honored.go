@@ -9,7 +9,8 @@ import (
 
 func retryAfterHonoredRule() Rule {
 	return Rule{
-		Name: "retry-after-honored",
+		Name:    "retry-after-honored",
+		Summary: "a retry waits at least as long as Retry-After asks",
 		Doc: "After an upstream answer with Retry-After (seconds) or retry-after-ms, the next upstream request " +
 			"of the same client request for the same model comes no sooner than the wait asked for (a fallback to " +
 			"another model is not a retry). Cannot judge when no answer " +
@@ -18,6 +19,17 @@ func retryAfterHonoredRule() Rule {
 		Seed: "004 #2: \"Honor Retry-After (seconds or an HTTP date) on 429/503 as the minimum wait, but cap it: if the server asks " +
 			"for longer than your remaining time budget, stop now\"; 003 R03 \"honors the service’s two-second rate-limit delay " +
 			"instead of using its shorter calculated delay\"",
+		Fix: "Read Retry-After (seconds or an HTTP date) and retry-after-ms and wait at least that long " +
+			"before the next attempt; give up at once when the wait is longer than your time budget.",
+		Example: `# scenarios/retry/transient.yaml, trimmed
+name: Retry-After seconds is honoured
+request: {endpoint: messages}
+faults:
+  upstream: [{on: initial, respond: {status: 503, headers: {Retry-After: "1"}}, times: once}]
+expect:
+  status: 200
+  rules: [retry-after-honored]
+`,
 		Check: retryAfterHonored,
 	}
 }

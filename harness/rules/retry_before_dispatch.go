@@ -8,13 +8,26 @@ import (
 
 func retryBeforeDispatchRule() Rule {
 	return Rule{
-		Name: "retry-before-dispatch",
+		Name:    "retry-before-dispatch",
+		Summary: "a transient failure before any tool call was dispatched is still retried",
 		Doc: "Where no tool call had reached a server when a retry-able upstream failure happened (a guardrail " +
 			"blocked it, or the failure came first), the failure is still retried. Cannot judge when a tool call " +
 			"reached the server before the failure, when no retry-able failure happened, when the target has no retries, or " +
 			"when the failure is a dropped stream whose chunks had reached the client (or that cannot be told), which a retry would splice.",
 		Seed: "000 (LiteLLM): \"Calls that never reach a server keep today's retries\" — in the block-mcp guardrail case with fault_once " +
 			"each request was retried after its failed follow-up, before and after the fix",
+		Fix: "Keep retrying transient failures (429, 5xx, a reset) while no tool call of the request has " +
+			"reached a server; only a dispatched call turns retries off.",
+		Example: `# scenarios/retry/transient.yaml, trimmed
+name: 503 before dispatch is retried
+request: {endpoint: chat}
+faults:
+  upstream: [{on: initial, respond: {status: 503}, times: once}]
+expect:
+  status: 200
+  writes: 1
+  rules: [retry-before-dispatch]
+`,
 		Check: retryBeforeDispatch,
 	}
 }

@@ -5,9 +5,9 @@
 // checks of the same shape.
 //
 // Adding a rule touches:
-//   - harness/rules/NAME.go: the Rule (Name, Doc, Seed) and its check
-//     function, which says Unknown with the reason when the history holds
-//     nothing to judge;
+//   - harness/rules/NAME.go: the Rule (Name, Summary, Doc, Seed, Fix,
+//     Example) and its check function, which says Unknown with the reason
+//     when the history holds nothing to judge;
 //   - harness/rules/rules.go: its row in All;
 //   - harness/rules/rules_test.go: its pass, fail and unknown cases;
 //   - generated from All: harness/rules/rules.md (go test ./harness/rules
@@ -29,11 +29,14 @@ import (
 type Status string
 
 // The outcomes of a check. Unknown means the history held nothing the check
-// could judge; it is never counted as a pass.
+// could judge; it is never counted as a pass. Skipped means the scenario did
+// not apply to the target (its faults act only on a dialect the target did
+// not use): neither a pass nor a failure, and never a reason to exit 1.
 const (
 	Pass    Status = "pass"
 	Fail    Status = "fail"
 	Unknown Status = "unknown"
+	Skipped Status = "skipped"
 )
 
 // Check kinds.
@@ -69,10 +72,19 @@ type Verdict struct {
 type Rule struct {
 	// Name is the rule's YAML name.
 	Name string
-	// Doc states what the rule requires and when it cannot judge.
+	// Summary is the rule in one short line, for the catalogue.
+	Summary string
+	// Doc states what the rule requires and when it cannot judge (from
+	// its sentence that begins "Cannot judge"; see Rule.Requirement).
 	Doc string
 	// Seed names the seed case the rule comes from.
 	Seed string
+	// Fix says in a sentence or two what a target that breaks the rule
+	// changes.
+	Fix string
+	// Example is a small scenario (YAML) that exercises the rule: a target
+	// with the fix passes it.
+	Example string
 	// Check judges a history.
 	Check func(h *history.History) Verdict
 }
@@ -169,23 +181,28 @@ func Check(h *history.History) []Verdict {
 	return out
 }
 
-// Overall folds verdicts into one: fail if any failed, else unknown if any
-// could not judge (an IfJudged rule's unknown aside), else pass if one
-// passed. No verdicts at all, or only IfJudged ones that could not judge, is
-// unknown: a pass needs evidence.
+// Overall folds verdicts into one: fail if any failed, else skipped if the
+// scenario did not apply, else unknown if any could not judge (an IfJudged
+// rule's unknown aside), else pass if one passed. No verdicts at all, or
+// only IfJudged ones that could not judge, is unknown: a pass needs evidence.
 func Overall(vs []Verdict) Status {
-	s, passed := Pass, false
+	s, passed, skipped := Pass, false, false
 	for _, v := range vs {
 		switch {
 		case v.Status == Fail:
 			return Fail
+		case v.Status == Skipped:
+			skipped = true
 		case v.Status == Pass:
 			passed = true
 		case !v.IfJudged:
 			s = Unknown
 		}
 	}
-	if !passed {
+	switch {
+	case skipped:
+		return Skipped
+	case !passed:
 		return Unknown
 	}
 	return s
@@ -207,8 +224,11 @@ func verdict(check, kind string, s Status, expected, observed string) Verdict {
 }
 
 func message(s Status, expected, observed string) string {
-	if s == Unknown {
+	switch s {
+	case Unknown:
 		return "cannot judge: " + observed
+	case Skipped:
+		return skipText(observed)
 	}
 	return "expected " + expected + ", observed " + observed
 }

@@ -807,8 +807,14 @@ func TestRulesMarkdownCurrent(t *testing.T) {
 
 func TestRuleDocs(t *testing.T) {
 	for _, r := range All() {
-		if r.Doc == "" || r.Seed == "" || r.Check == nil {
-			t.Errorf("rule %s lacks its doc, seed or check", r.Name)
+		if r.Summary == "" || r.Doc == "" || r.Seed == "" || r.Fix == "" || r.Example == "" || r.Check == nil {
+			t.Errorf("rule %s lacks its summary, doc, seed, fix, example or check", r.Name)
+		}
+		if len(r.Summary) > 80 || strings.ContainsAny(r.Summary, ".\n") || !strings.HasSuffix(r.Fix, ".") {
+			t.Errorf("rule %s: want a summary of one short line and a fix of whole sentences: %q, %q", r.Name, r.Summary, r.Fix)
+		}
+		if requires, cannot := r.Requirement(); requires == "" || cannot == "" {
+			t.Errorf("rule %s: its doc does not say when it cannot judge (a sentence beginning \"Cannot judge\")", r.Name)
 		}
 	}
 }

@@ -198,7 +198,7 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 		}
 	}
 	for i, f := range env.upstream.FaultReports(token) {
-		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultUpstream, Index: i + 1, Fault: rawJSON(f.Fault), Matched: f.Matched, Fired: f.Fired})
+		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultUpstream, Index: i + 1, Fault: rawJSON(f.Fault), Endpoint: f.Fault.Endpoint, Stream: f.Fault.Stream, Matched: f.Matched, Fired: f.Fired})
 	}
 	for i, f := range env.ledger.FaultReports(token) {
 		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultMCP, Index: i + 1, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})

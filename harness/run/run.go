@@ -194,13 +194,15 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 // does not have); and a scenario whose app requests use an endpoint the
 // target does not serve (gemini on the built-in gateway) does not run on
 // it (target.Unserved), nor one over an MCP transport the target does not
-// speak (target.Speaks: a stdio scenario on a proxy).
+// speak (target.Speaks: a stdio scenario on a proxy), nor, on a client
+// target that declares the dialects it calls, one whose faults act only on
+// others (target.Calls).
 func Applies(s *scenario.Scenario, t target.Target) bool {
 	if !target.Speaks(t, s.MCPTransport()) {
 		return false
 	}
 	if t.Traits().Client {
-		return s.Expect.Client != nil
+		return s.Expect.Client != nil && target.Calls(t, s)
 	}
 	return s.Expect.Client == nil && target.Unserved(t, s.AllRequests()) == ""
 }
@@ -521,7 +523,7 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 		}
 		h := newHistory(s, t, nil, token, begin)
 		h.Repetition = j.rep
-		h.Error = err.Error()
+		h.Error, h.NotStarted = err.Error(), true
 		h.Duration = history.Duration(opts.Now().Sub(begin))
 		return h, nil
 	}

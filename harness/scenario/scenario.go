@@ -129,6 +129,26 @@ type Faults struct {
 	MCP []ledger.Fault `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"faults of the ledger MCP server"`
 }
 
+// Dialects returns the model API dialects the scenario's upstream faults act
+// on, in fault order, or nil when any of them (or an MCP fault) can act on
+// every dialect: a target that calls none of them cannot meet the
+// scenario's faults (see target.Calls).
+func (s *Scenario) Dialects() []string {
+	if len(s.Faults.MCP) > 0 {
+		return nil
+	}
+	var out []string
+	for _, f := range s.Faults.Upstream {
+		if f.Endpoint == "" {
+			return nil
+		}
+		if !slices.Contains(out, f.Endpoint) {
+			out = append(out, f.Endpoint)
+		}
+	}
+	return out
+}
+
 // MCP is how the target reaches the MCP server. Its zero value leaves
 // everything to the target.
 type MCP struct {

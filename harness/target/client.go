@@ -66,6 +66,9 @@ type ClientSpec struct {
 	NumRetries *int
 	// RetryAfterHint is Traits.RetryAfterHint.
 	RetryAfterHint time.Duration
+	// Dialects is Traits.Dialects: the model API dialects the client
+	// calls; nil is not declared.
+	Dialects []string
 	// Via, when set, puts the client in front of a proxy (the built-in
 	// gateway or a proxy the harness starts), started once per client run
 	// with that run's fake addresses; the client's model API base URLs point
@@ -123,7 +126,7 @@ func (t *client) Name() string { return t.spec.Name }
 // Traits says the target is a client, run one run at a time when its via
 // proxy must.
 func (t *client) Traits() Traits {
-	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports(), Forward: t.spec.Forward}
+	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports(), Dialects: t.spec.Dialects, Forward: t.spec.Forward}
 	if t.spec.Via != nil {
 		tr.Exclusive = t.spec.Via.Traits().Exclusive
 	}

@@ -91,6 +91,11 @@ type Traits struct {
 	// ({{ledger_stdio_json}}, …) speaks stdio. The runner skips a scenario
 	// over a transport the target does not speak (see Speaks).
 	MCPTransports []wire.MCPTransport
+	// Dialects are the model API dialects (chat, responses, messages,
+	// gemini) the target calls, as its file declares them; nil is not
+	// declared (every run shows which). The runner skips a scenario whose
+	// faults act only on dialects the target does not call (see Calls).
+	Dialects []string
 	// Forward, when set, is the real MCP server every run on the target
 	// forwards to in place of the ledger's own tools, unless the scenario
 	// names its own (a target file's mcp; see Forward). The runner runs
@@ -109,6 +114,14 @@ func Speaks(t Target, transport wire.MCPTransport) bool {
 		return transport == wire.MCPTransportHTTP
 	}
 	return slices.Contains(spoken, transport)
+}
+
+// Calls reports whether t may call a dialect that the faults of s act on
+// (see Traits.Dialects and scenario.Scenario.Dialects): true when either
+// leaves it open.
+func Calls(t Target, s *scenario.Scenario) bool {
+	declared, needed := t.Traits().Dialects, s.Dialects()
+	return declared == nil || needed == nil || slices.ContainsFunc(needed, func(d string) bool { return slices.Contains(declared, d) })
 }
 
 // FakeAddrs are fixed loopback addresses of the fakes.

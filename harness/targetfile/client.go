@@ -2,10 +2,12 @@ package targetfile
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // ClientFile is a target file of kind client: a command (an agent, an SDK
@@ -18,6 +20,9 @@ type ClientFile struct {
 	Name string `yaml:"name,omitempty" json:"name,omitempty" jsonschema_description:"target name in reports (default: the file's base name)"`
 	// Description says what the target is, for people.
 	Description string `yaml:"description,omitempty" json:"description,omitempty" jsonschema_description:"what the target is, for people"`
+	// Dialects are the model API dialects the client calls; nil is not
+	// declared.
+	Dialects []string `yaml:"dialects,omitempty" json:"dialects,omitempty" jsonschema:"uniqueItems=true,enum=chat,enum=responses,enum=messages,enum=gemini" jsonschema_description:"the model API dialects the client calls (chat, responses, messages, gemini); a scenario whose faults act only on others is skipped before it runs (default: each run shows which, and a scenario whose faults met none of its requests is skipped then)"`
 	// Command is the argv, run once per scenario request.
 	Command []string `yaml:"command" json:"command" jsonschema:"minItems=1" jsonschema_description:"argv, e.g. [\"${AGENT_BIN:-bin/agent}\", --naive-retry, \"2\"]; may use ${ENV} and {{prompt}}, {{token}}, {{entry}}, {{upstream_url}}, {{mcp_url}}, {{ledger_stdio_json}} (the stdio ledger for clients that spawn MCP servers)"`
 	// Env is added to the environment the harness sets (OPENAI_BASE_URL,
@@ -79,8 +84,13 @@ func clientSpec(f *source) (target.ClientSpec, error) {
 			return fail(err)
 		}
 	}
+	for i, d := range c.Dialects {
+		if _, ok := dialect.ByName(d); !ok || slices.Index(c.Dialects, d) < i {
+			return fail(f.errorf([]any{"dialects", i}, "dialects: %q is not one of %s, or is given twice", d, strings.Join(dialect.Names(), ", ")))
+		}
+	}
 	t := target.ClientSpec{
-		Name: f.name(c.Name), Command: c.Command, Env: c.Env, PassEnv: c.PassEnv, Install: c.Install,
+		Name: f.name(c.Name), Command: c.Command, Dialects: c.Dialects, Env: c.Env, PassEnv: c.PassEnv, Install: c.Install,
 		Timeout: c.Timeout.D(), StopGrace: c.StopGrace.D(), NumRetries: c.NumRetries, RetryAfterHint: c.RetryAfterHint.D(),
 		Replaycheck: f.opts.Replaycheck, KeepRunDirs: f.opts.KeepRunDirs,
 	}

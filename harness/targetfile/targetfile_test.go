@@ -46,6 +46,8 @@ func TestLoadTargetFileErrors(t *testing.T) {
 		{"bad fake address", "kind: proxy\nurl: http://127.0.0.1:4000\nfakes: {upstream_addr: nowhere, mcp_addr: 127.0.0.1:2}\n", "target.yaml:3:24: upstream_addr \"nowhere\": want host:port"},
 		{"missing config template", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x], config: missing.tmpl}\n", "config template"},
 		{"client without command", "kind: client\n", "a client target needs a command"},
+		{"unknown dialect", "kind: client\ncommand: [x]\ndialects: [chat, gemeni]\n", "target.yaml:3:18: dialects: \"gemeni\" is not one of chat, responses, messages, gemini, or is given twice"},
+		{"dialect twice", "kind: client\ncommand: [x]\ndialects: [chat, chat]\n", "target.yaml:3:18: dialects: \"chat\" is not one of"},
 		{"bad pass_env name", "kind: client\ncommand: [x]\npass_env: [GOOD, \"A=B\"]\n", "target.yaml:3:18: pass_env: \"A=B\" is not a variable name"},
 		{"bad start.pass_env name", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x], pass_env: [\"\"]}\n", "target.yaml:3:34: pass_env: \"\" is not a variable name"},
 		{"config_dir without config", "kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x], config_dir: .}\n", "target.yaml:3:35: config_dir without config: there is no config to render"},

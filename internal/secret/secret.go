@@ -64,3 +64,14 @@ func Scrub(s string, secrets []string, mark string) string {
 		return m
 	})
 }
+
+// Bearer returns the credentials of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive (RFC 7235 section 2.1), without
+// the blanks around them; ok is false for another scheme or none.
+func Bearer(header string) (token string, ok bool) {
+	scheme, token, found := strings.Cut(strings.TrimSpace(header), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}

@@ -51,3 +51,23 @@ func TestScrub(t *testing.T) {
 		})
 	}
 }
+
+func TestBearer(t *testing.T) {
+	tests := []struct {
+		header string
+		want   string
+		ok     bool
+	}{
+		{"Bearer k3y", "k3y", true},
+		{"bearer k3y", "k3y", true},
+		{"BEARER   k3y ", "k3y", true},
+		{"Basic a2V5", "", false},
+		{"Bearerk3y", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		if got, ok := Bearer(tt.header); got != tt.want || ok != tt.ok {
+			t.Errorf("Bearer(%q) = %q, %v; want %q, %v", tt.header, got, ok, tt.want, tt.ok)
+		}
+	}
+}

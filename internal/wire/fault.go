@@ -24,6 +24,11 @@ type FaultReport struct {
 	// Method is the MCP session step an mcp fault applies to (initialize,
 	// tools/list); "" for tools/call and for upstream faults.
 	Method string `json:"method,omitempty"`
+	// Endpoint and Stream are an upstream fault's filters: the only dialect
+	// (chat, responses, messages, gemini) and stream mode it matches; ""
+	// and nil match every one.
+	Endpoint string `json:"endpoint,omitempty"`
+	Stream   *bool  `json:"stream,omitempty"`
 	// Matched counts the requests (tool calls, or the method's requests)
 	// the fault matched; Fired how many of them it acted on.
 	Matched int `json:"matched"`

@@ -14,6 +14,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/suggest"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -69,50 +70,20 @@ func unknownBuiltin(names []string) error {
 		if len(names) > 1 {
 			candidates = valid[2:] // a mode stands alone
 		}
-		hint := ""
-		if c := closest(n, candidates); c != "" {
+		var fixes []string
+		for _, c := range suggest.Similar(n, candidates) {
 			fixed := slices.Clone(names)
 			fixed[i] = c
-			hint = fmt.Sprintf(" (did you mean builtin:%s?)", strings.Join(fixed, ","))
+			fixes = append(fixes, "builtin:"+strings.Join(fixed, ","))
+		}
+		hint := ""
+		if len(fixes) > 0 {
+			hint = " (did you mean " + strings.Join(fixes, " or ") + "?)"
 		}
 		return fmt.Errorf("unknown builtin target name %q%s: want %s (the default: the fixed gateway), %s (every bug switched on), or gateway bugs switched on one by one, BUG[,BUG], of %s",
 			n, hint, gateway.ModeGuarded, gateway.ModeNaive, strings.Join(valid[2:], ", "))
 	}
 	return nil
-}
-
-// closest returns the name of names nearest to s by edit distance (case
-// ignored), "" when none is within a third of its length (at least 2 edits).
-func closest(s string, names []string) string {
-	best, bestDist := "", 0
-	for _, n := range names {
-		d := editDistance(strings.ToLower(s), strings.ToLower(n))
-		if d <= max(2, len(n)/3) && (best == "" || d < bestDist) {
-			best, bestDist = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // Name returns "builtin:SPEC".

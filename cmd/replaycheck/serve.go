@@ -74,6 +74,8 @@ type serveOptions struct {
 	// (--mcp-session-timeout, --mcp-max-sessions).
 	SessionTimeout time.Duration
 	MaxSessions    int
+	// MaxRuns bounds the run tokens the fakes keep (--max-runs; 0 = all).
+	MaxRuns int
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -124,7 +126,11 @@ on stderr, once per file, counted under the table (LOST LINES) and in
 never fired is said on stderr when serve stops, and listed in counts
 (unfired_faults). MCP sessions idle for --mcp-session-timeout are closed, and
 past --mcp-max-sessions open ones an initialize is refused with 503 until one
-ends (counts: mcp_sessions).
+ends (counts: mcp_sessions). The fakes keep the --max-runs most recently active
+run tokens; older runs are forgotten (their counts stay in the total) and
+counted under the table and in counts (dropped_runs). The --every table shows
+the most recent runs and says how many more are kept; the table at the end
+shows every run kept.
 
 A control API on the upstream's port switches faults and reads counts while
 serve runs, for hand reproductions and test suites in any language (see
@@ -196,6 +202,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
+	f.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "most run tokens whose counts and timelines are kept, the most recently active; older ones are forgotten and counted (0 = no cap)")
 	f.StringVar(&opts.ScriptFile, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
@@ -221,6 +228,18 @@ const (
 	defaultMaxSessions    = 1024
 )
 
+// defaultMaxRuns is the default of --max-runs: about 5 KB of counts and
+// events a run, so some 5 MB however many runs come.
+const defaultMaxRuns = 1024
+
+// Serve prunes the runs the fakes keep (--max-runs) every pruneEvery, and
+// before every table and GET counts; the --every table shows the
+// everyRows most recently active runs.
+const (
+	pruneEvery = time.Second
+	everyRows  = 20
+)
+
 // servedFakes are the two fakes built from the options.
 type servedFakes struct {
 	upstream  *upstream.Server
@@ -229,6 +248,7 @@ type servedFakes struct {
 	mcpFaults []ledger.Fault
 	log       *linefile.File     // the upstream log file, or nil
 	recorder  *cassette.Recorder // the cassette being recorded, or nil
+	runs      *control.RunLimit  // --max-runs
 	// mcpRecorder is the MCP cassette being recorded, or nil.
 	mcpRecorder *mcpcassette.Recorder
 }
@@ -277,6 +297,9 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	if opts.MaxSessions < 0 {
 		return nil, asUsage(fmt.Errorf("--mcp-max-sessions %d: want a positive number, or 0 for no cap", opts.MaxSessions))
+	}
+	if opts.MaxRuns < 0 {
+		return nil, asUsage(fmt.Errorf("--max-runs %d: want a positive number, or 0 for no cap", opts.MaxRuns))
 	}
 	fk := &servedFakes{}
 	for _, s := range opts.UpstreamFaults {
@@ -369,6 +392,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		return nil, asUsage(fmt.Errorf("--ledger: %w", err))
 	}
 	fk.ledger = l
+	fk.runs = &control.RunLimit{Upstream: fk.upstream, Ledger: l, Max: opts.MaxRuns}
 	if err := l.Arm("", fk.mcpFaults); err != nil {
 		fk.close()
 		return nil, asUsage(fmt.Errorf("--mcp-fault: %w", err))
@@ -448,7 +472,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", loopback.Guard("MCP server", fk.ledger))
 	upMux := http.NewServeMux()
-	var ctl http.Handler = (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles()}).Handler()
+	var ctl http.Handler = (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles(), Runs: fk.runs}).Handler()
 	if opts.wrapControl != nil {
 		ctl = opts.wrapControl(ctl)
 	}
@@ -476,12 +500,16 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		defer t.Stop()
 		tick = t.C
 	}
+	prune := time.NewTicker(pruneEvery)
+	defer prune.Stop()
 	var serveErr error
 loop:
 	for {
 		select {
+		case <-prune.C:
+			fk.runs.Prune()
 		case <-tick:
-			if err := writeCountTable(opts.Out, fk); err != nil {
+			if err := writeCountTable(opts.Out, fk, everyRows); err != nil {
 				serveErr = err
 				break loop
 			}
@@ -492,7 +520,7 @@ loop:
 			break loop
 		}
 	}
-	tableErr := writeCountTable(opts.Out, fk)
+	tableErr := writeCountTable(opts.Out, fk, 0)
 	cancelBase()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
@@ -636,9 +664,11 @@ func serveMCPSide(opts *serveOptions) string {
 	return "the ledger (" + strings.Join([]string{ledger.ToolCommitWrite, ledger.ToolCommitWriteKeyed, ledger.ToolReadLedger}, ", ") + ")"
 }
 
-// writeCountTable writes the count table: one row per run token seen by
-// either fake, then the total.
-func writeCountTable(w io.Writer, fk *servedFakes) error {
+// writeCountTable writes the count table: one row per run token either
+// fake keeps (at most the rows most recently active, in token order, and
+// the row of no token; rows 0 for all), then the total, then what it
+// left out and what serve dropped (--max-runs).
+func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
@@ -651,8 +681,9 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 			wire.CallsText(l.CallsTotal(), l.Unknown), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
 			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits)})
 	}
-	counts := control.CountsOf(fk.upstream, fk.ledger, fk.linefiles()...)
-	for _, rc := range counts.Runs {
+	counts := control.CountsOf(fk.upstream, fk.ledger, fk.runs, fk.linefiles()...)
+	shown, hidden := recentRuns(counts.Runs, rows)
+	for _, rc := range shown {
 		name := rc.Token
 		if name == "" {
 			// serve is one run: what carries no run token is its own.
@@ -669,6 +700,12 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 		return fmt.Errorf("writing count table: %w", err)
 	}
 	var b strings.Builder
+	if hidden > 0 {
+		fmt.Fprintf(&b, "%d more runs kept, not shown (the %d most recently active are; GET %scounts lists all)\n", hidden, rows, control.Prefix)
+	}
+	if counts.DroppedRuns > 0 {
+		fmt.Fprintf(&b, "%d older runs dropped: the %d most recently active are kept (--max-runs); the total counts every run\n", counts.DroppedRuns, counts.MaxRuns)
+	}
 	for _, f := range fk.files() {
 		if l := f.file.Loss(); l.Lost > 0 {
 			fmt.Fprintf(&b, "LOST LINES: %s %s: %d of %d (%v)\n", f.what, l.Path, l.Lost, l.Written+l.Lost, l.Err)
@@ -681,6 +718,23 @@ func writeCountTable(w io.Writer, fk *servedFakes) error {
 		return fmt.Errorf("writing count table: %w", err)
 	}
 	return nil
+}
+
+// recentRuns returns the runs to show, at most rows of them (0 for all):
+// the most recently active ones and the one of no token, in their order,
+// and how many it left out.
+func recentRuns(runs []control.RunCounts, rows int) ([]control.RunCounts, int) {
+	if rows <= 0 || len(runs) <= rows {
+		return runs, 0
+	}
+	byRecency := slices.Clone(runs)
+	slices.SortStableFunc(byRecency, func(a, b control.RunCounts) int { return b.LastActive.Compare(a.LastActive) })
+	keep := map[string]bool{}
+	for _, rc := range byRecency[:rows] {
+		keep[rc.Token] = true
+	}
+	shown := slices.DeleteFunc(slices.Clone(runs), func(rc control.RunCounts) bool { return rc.Token != "" && !keep[rc.Token] })
+	return shown, len(runs) - len(shown)
 }
 
 // outcomes renders upstream outcome counts like `sort upstream.log | uniq -c`.

@@ -56,7 +56,7 @@ func lostLines(files []servedFile) error {
 // fault that matched nothing, or matched requests it could not act on (a
 // stream drop on a plain answer), did nothing the user should count on.
 func sayUnfired(errOut io.Writer, fk *servedFakes) {
-	for _, u := range control.CountsOf(fk.upstream, fk.ledger).UnfiredFaults {
+	for _, u := range control.CountsOf(fk.upstream, fk.ledger, nil).UnfiredFaults {
 		run := "for every request"
 		if u.Run != "" {
 			run = "for run " + u.Run

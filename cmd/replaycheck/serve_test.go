@@ -293,6 +293,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"bad mcp duration", []string{"--mcp-fault", "{delay: soon}"}, `duration "soon"`},
 		{"bad upstream fault", []string{"--upstream-fault", "{on: sometimes, respond: {status: 500}}"}, "--upstream-fault"},
 		{"negative every", []string{"--every", "-1s"}, "--every"},
+		{"negative max runs", []string{"--max-runs", "-1"}, "--max-runs -1: want a positive number, or 0 for no cap"},
 		{"bad every", []string{"--every", "often"}, "often"},
 		{"missing script", []string{"--script", filepath.Join(dir, "nope.yaml")}, "--script"},
 		{"bad script", []string{"--script", badScript}, badScript},

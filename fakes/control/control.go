@@ -70,6 +70,9 @@ type API struct {
 	// Files are the files the fakes append to (ledger file, upstream log,
 	// cassette being recorded), whose lost lines GET counts reports.
 	Files []*linefile.File
+	// Runs, when set, bounds the runs the fakes keep; GET counts prunes
+	// first and says how many runs were dropped.
+	Runs *RunLimit
 }
 
 // Handler returns the API's handler, to be mounted at Prefix.
@@ -164,6 +167,8 @@ type RunCounts struct {
 	Token    string              `json:"token"`
 	Upstream wire.UpstreamCounts `json:"upstream"`
 	MCP      wire.MCPCounts      `json:"mcp"`
+	// LastActive is when either fake last saw the run; zero in the total.
+	LastActive time.Time `json:"last_active,omitzero"`
 }
 
 // Counts is the answer of GET counts.
@@ -180,6 +185,11 @@ type Counts struct {
 	// MCPSessions are the ledger's open MCP sessions and the initializes
 	// refused at its cap.
 	MCPSessions ledger.Sessions `json:"mcp_sessions"`
+	// DroppedRuns counts the runs forgotten, least recently active first,
+	// to keep MaxRuns (RunLimit); their counts stay in the total. MaxRuns
+	// is 0 when every run is kept.
+	DroppedRuns int `json:"dropped_runs"`
+	MaxRuns     int `json:"max_runs,omitempty"`
 }
 
 // WriteError is what one file lost: lines whose append failed (each is
@@ -203,21 +213,23 @@ type UnfiredFault struct {
 	Matched int `json:"matched"`
 }
 
-// CountsOf returns the counts of every run token either fake has seen, in
+// CountsOf returns the counts of every run token either fake keeps, in
 // token order, the total, what files lost, the faults that did not fire and
-// the ledger's sessions.
-func CountsOf(u *upstream.Server, l *ledger.Server, files ...*linefile.File) Counts {
-	tokens := u.Tokens()
-	for _, t := range l.Tokens() {
-		if !slices.Contains(tokens, t) {
-			tokens = append(tokens, t)
-		}
+// the ledger's sessions. With limit (nil for none) it prunes the runs first
+// and says how many were dropped.
+func CountsOf(u *upstream.Server, l *ledger.Server, limit *RunLimit, files ...*linefile.File) Counts {
+	var dropped, maxRuns int
+	if limit != nil {
+		limit.Prune()
+		dropped, maxRuns = limit.Dropped(), limit.Max
 	}
-	slices.Sort(tokens)
+	active := lastActive(u, l)
+	tokens := slices.Sorted(maps.Keys(active))
 	out := Counts{Runs: []RunCounts{}, Total: RunCounts{Token: "", Upstream: u.Total(), MCP: l.Total()},
-		WriteErrors: writeErrors(files), UnfiredFaults: unfired(u, l, tokens), MCPSessions: l.Sessions()}
+		WriteErrors: writeErrors(files), UnfiredFaults: unfired(u, l, tokens), MCPSessions: l.Sessions(),
+		DroppedRuns: dropped, MaxRuns: maxRuns}
 	for _, t := range tokens {
-		rc := RunCounts{Token: t, Upstream: u.Counts(t), MCP: l.Counts(t)}
+		rc := RunCounts{Token: t, Upstream: u.Counts(t), MCP: l.Counts(t), LastActive: active[t]}
 		if rc.Upstream.Initial+rc.Upstream.FollowUp+rc.MCP.CallsTotal()+rc.MCP.Messages+rc.MCP.WriteFailures == 0 {
 			continue
 		}
@@ -257,7 +269,7 @@ func unfired(u *upstream.Server, l *ledger.Server, tokens []string) []UnfiredFau
 }
 
 func (a *API) counts(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, CountsOf(a.Upstream, a.Ledger, a.Files...))
+	writeJSON(w, http.StatusOK, CountsOf(a.Upstream, a.Ledger, a.Runs, a.Files...))
 }
 
 // Problem is the body of a 400 answer: what is wrong and, in a request body,

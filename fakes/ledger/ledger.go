@@ -462,14 +462,29 @@ func (s *Server) WaitFor(ctx context.Context, token string, cond func(wire.MCPCo
 	}
 }
 
-// runLocked returns the run of token, creating it. s.mu must be held.
+// runLocked returns the run of token, creating it, and marks it active
+// now. s.mu must be held.
 func (s *Server) runLocked(token string) *run {
 	r, ok := s.runs[token]
 	if !ok {
 		r = newRun()
 		s.runs[token] = r
 	}
+	r.active = s.now()
 	return r
+}
+
+// LastActive returns when each run token the ledger keeps was last armed or
+// seen (by Config.Now), for a caller that keeps only the most recent runs
+// (see Forget).
+func (s *Server) LastActive() map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]time.Time, len(s.runs))
+	for t, r := range s.runs {
+		out[t] = r.active
+	}
+	return out
 }
 
 // eventLocked records e for its token and wakes WaitFor. s.mu must be held.

@@ -1,6 +1,10 @@
 package ledger
 
-import "github.com/replaycheck/replaycheck/internal/wire"
+import (
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
 
 // run is what the ledger keeps for one run token. Guarded by Server.mu.
 type run struct {
@@ -8,6 +12,8 @@ type run struct {
 	keys   map[string]struct{}
 	events []wire.MCPEvent
 	faults []*armed
+	// active is when the run was last armed or seen (LastActive).
+	active time.Time
 }
 
 func newRun() *run {

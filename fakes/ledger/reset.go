@@ -17,12 +17,16 @@ func (s *Server) Reset() {
 	s.wakeLocked() // WaitFor looks again
 }
 
-// Forget forgets one run's counts, events and faults, once its history is
-// collected, so that a long series of runs on one ledger holds only the runs
-// in flight; the total, the global faults and the idempotency keys stay. A
-// call of the run that arrives later is counted afresh.
+// Forget forgets one run's counts, events and faults, and its counts in the
+// global faults' reports, once its history is collected, so that a long
+// series of runs on one ledger holds only the runs in flight; the total,
+// the global faults and the idempotency keys stay. A call of the run that
+// arrives later is counted afresh.
 func (s *Server) Forget(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.runs, token)
+	for _, a := range s.global {
+		a.runs.Forget(token)
+	}
 }

@@ -15,12 +15,15 @@ func (s *Server) Reset() {
 	s.untokSeq = 0
 }
 
-// Forget forgets one run's counts, records, faults and script, once its
-// history is collected, so that a long series of runs on one server holds
-// only the runs in flight. A request of the run that arrives later is
-// counted afresh.
+// Forget forgets one run's counts, records, faults and script, and its
+// counts in the global faults' reports, once its history is collected, so
+// that a long series of runs on one server holds only the runs in flight. A
+// request of the run that arrives later is counted afresh.
 func (s *Server) Forget(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.runs, token)
+	for _, af := range s.global {
+		af.runs.Forget(token)
+	}
 }

@@ -115,6 +115,8 @@ type runState struct {
 	// minted maps the id of each tool call of a scripted answer to the
 	// step, attempt and round it was made for (again_if_failed).
 	minted map[string]mintedCall
+	// active is when the run was last armed or had a request (LastActive).
+	active time.Time
 }
 
 // maxRounds bounds runState.rounds (cleared when full).
@@ -308,14 +310,29 @@ func (s *Server) Requests(token string) []wire.UpstreamRequest {
 	return out
 }
 
-// run returns the state of token, creating it. s.mu must be held.
+// run returns the state of token, creating it, and marks it active now.
+// s.mu must be held.
 func (s *Server) run(token string) *runState {
 	st, ok := s.runs[token]
 	if !ok {
 		st = &runState{}
 		s.runs[token] = st
 	}
+	st.active = s.clock()
 	return st
+}
+
+// LastActive returns when each run token the server keeps was last armed or
+// had a request (by Config.Clock), for a caller that keeps only the most
+// recent runs (see Forget).
+func (s *Server) LastActive() map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]time.Time, len(s.runs))
+	for t, st := range s.runs {
+		out[t] = st.active
+	}
+	return out
 }
 
 // ServeHTTP answers the model API paths; anything else is a 404 in the

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -21,6 +22,44 @@ type Options struct {
 	Sync bool
 	// New requires the file not to exist yet.
 	New bool
+	// MaxLine, when above 0, is the longest line an append may write, its
+	// line break not counted: an append with a longer line writes nothing
+	// and fails with a *LineTooLongError, its lines counted as lost.
+	MaxLine int
+}
+
+// LineTooLongError is a line longer than the limit of its file: refused by
+// an append (Line 0, Len its length) or met by a reader (Line its number
+// from 1, Len 0: how far it goes was not read).
+type LineTooLongError struct {
+	Path string
+	Line int
+	Len  int
+	Max  int
+}
+
+func (e *LineTooLongError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: the line is longer than %s, the most a line may have", e.Path, e.Line, size(e.Max))
+	}
+	return fmt.Sprintf("%s: a line of %s was not written: it is longer than %s, the most a line may have", e.Path, size(e.Len), size(e.Max))
+}
+
+// size says n bytes for a person: "75.5 MiB (79167890 bytes)", or "512
+// bytes" below a KiB.
+func size(n int) string {
+	const kib = 1 << 10
+	v, unit := float64(n), ""
+	for _, u := range []string{"KiB", "MiB", "GiB"} {
+		if v < kib {
+			break
+		}
+		v, unit = v/kib, u
+	}
+	if unit == "" {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0") + " " + unit + fmt.Sprintf(" (%d bytes)", n)
 }
 
 // File is a file opened for appending whole lines. Its methods are safe for
@@ -29,6 +68,7 @@ type File struct {
 	path    string
 	f       *os.File
 	sync    bool
+	maxLine int  // Options.MaxLine
 	regular bool // only a regular file can be cut back
 
 	mu sync.Mutex
@@ -57,7 +97,7 @@ func Open(path string, o Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	lf := &File{path: path, f: f, sync: o.Sync, failed: make(chan struct{})}
+	lf := &File{path: path, f: f, sync: o.Sync, maxLine: o.MaxLine, failed: make(chan struct{})}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -92,17 +132,22 @@ func (f *File) Path() string { return f.path }
 
 // Append writes p, one or more lines, in one write (a missing final line
 // break is added). On error nothing of p stays in the file and its lines
-// count as lost; a later append is tried anew.
+// count as lost; a later append is tried anew. A line longer than
+// Options.MaxLine fails the append with a *LineTooLongError.
 func (f *File) Append(p []byte) error {
 	lines := bytes.Count(p, []byte{'\n'})
 	if len(p) == 0 || p[len(p)-1] != '\n' {
 		lines++
 		p = append(p[:len(p):len(p)], '\n')
 	}
+	long := f.longestLine(p)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return f.fail(lines, os.ErrClosed)
+	}
+	if f.maxLine > 0 && long > f.maxLine {
+		return f.fail(lines, &LineTooLongError{Path: f.path, Len: long, Max: f.maxLine})
 	}
 	if f.cut {
 		// A failed append could not be cut back: try again first.
@@ -141,10 +186,26 @@ func (f *File) Append(p []byte) error {
 	return nil
 }
 
+// longestLine returns the length of the longest line of p, whose last byte
+// is a line break, its break not counted; 0 when f has no MaxLine.
+func (f *File) longestLine(p []byte) int {
+	if f.maxLine <= 0 {
+		return 0
+	}
+	long := 0
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		long = max(long, i)
+		p = p[i+1:]
+	}
+	return long
+}
+
 // fail counts lines as lost to err and returns err naming the file. f.mu
 // must be held.
 func (f *File) fail(lines int, err error) error {
-	if pe := (*os.PathError)(nil); !errors.As(err, &pe) {
+	pe, le := (*os.PathError)(nil), (*LineTooLongError)(nil)
+	if !errors.As(err, &pe) && !errors.As(err, &le) {
 		err = fmt.Errorf("appending to %s: %w", f.path, err)
 	}
 	f.lost += lines

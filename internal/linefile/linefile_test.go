@@ -97,3 +97,40 @@ func TestAppendAfterATornLine(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxLine: an append with a line over Options.MaxLine writes none of
+// its lines, counts them lost and names the file, the line's size and the
+// limit; lines of the limit's length are written.
+func TestMaxLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	f, err := Open(path, Options{MaxLine: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := line('a', 2<<20+1)
+	if err := f.Append(ok); err != nil {
+		t.Fatal(err)
+	}
+	err = f.Append(append(line('b', 10), line('c', 2<<20+2)...))
+	var le *LineTooLongError
+	if !errors.As(err, &le) {
+		t.Fatalf("append of a line over the limit: %v, want a *LineTooLongError", err)
+	}
+	if want := path + ": a line of 2 MiB (2097153 bytes) was not written: it is longer than 2 MiB (2097152 bytes), the most a line may have"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if l := f.Loss(); l.Written != 1 || l.Lost != 2 {
+		t.Errorf("Loss %+v, want 1 written and 2 lost", l)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, ok) {
+		t.Errorf("file holds %d bytes (%v), want only the line of the limit's length", len(b), err)
+	}
+	for n, want := range map[int]string{512: "512 bytes", 1536: "1.5 KiB (1536 bytes)", 79167890: "75.5 MiB (79167890 bytes)"} {
+		if got := size(n); got != want {
+			t.Errorf("size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

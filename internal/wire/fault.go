@@ -69,6 +69,9 @@ func (f *FaultRuns) of(run string) *FaultRunCounts {
 	return c
 }
 
+// Forget drops the counts of run.
+func (f *FaultRuns) Forget(run string) { delete(f.byRun, run) }
+
 // List returns a copy of the counts, one per run token seen, in token order;
 // nil when the fault matched nothing.
 func (f *FaultRuns) List() []FaultRunCounts {

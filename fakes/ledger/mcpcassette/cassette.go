@@ -24,7 +24,6 @@
 package mcpcassette
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -78,9 +77,6 @@ type Call struct {
 // Source names where an entry was read or written: file and line (from 1).
 type Source = cassette.Source
 
-// maxLine bounds one cassette line when reading.
-const maxLine = 64 << 20
-
 // Cassette is what a replay needs of one or more recorded sessions.
 type Cassette struct {
 	// Path is the file or directory it was read from.
@@ -97,7 +93,8 @@ type Cassette struct {
 }
 
 // Load reads a cassette file, or every *.jsonl file in a directory in name
-// order. A line that is not an entry is an error naming file:line:col; a
+// order. A line that is not an entry is an error naming file:line:col, one
+// longer than jsonl.MaxLine an error naming file:line and the limit; a
 // cassette without a tools/list is an error (the tools to offer are
 // unknown).
 func Load(path string) (*Cassette, error) {
@@ -154,14 +151,14 @@ func readFile(file string, add func(*Entry, Source)) error {
 		return fmt.Errorf("mcp cassette: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	sc := jsonl.NewScanner(f, file)
+	for sc.Scan() {
+		n, raw := sc.Line()
+		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
 		}
-		indent := bytes.Index(sc.Bytes(), line)
+		indent := bytes.Index(raw, line)
 		if ne := nesting.JSON(line, nesting.Max); ne != nil {
 			return fmt.Errorf("mcp cassette %s:%d:%d: %w", file, n, indent+ne.Col, ne)
 		}
@@ -175,7 +172,7 @@ func readFile(file string, add func(*Entry, Source)) error {
 		add(e, Source{File: file, Line: n})
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("mcp cassette %s: %w", file, err)
+		return fmt.Errorf("mcp cassette %w", err)
 	}
 	return nil
 }

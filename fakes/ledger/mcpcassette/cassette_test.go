@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/jsonl"
 )
 
 const (
@@ -47,6 +49,23 @@ func TestLoadErrors(t *testing.T) {
 				t.Fatalf("Load: %v, want an error with %q", err, path+tt.want)
 			}
 		})
+	}
+}
+
+// TestLoadLineTooLong: a line over jsonl.MaxLine is an error naming the
+// file, the line and the limit.
+func TestLoadLineTooLong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(path, []byte(toolsLine+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A second line of MaxLine+1 zero bytes, sparse on disk.
+	if err := os.Truncate(path, int64(len(toolsLine)+1+jsonl.MaxLine+1)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if want := "mcp cassette " + path + ":2: the line is longer than 64 MiB (67108864 bytes), the most a line may have"; err == nil || err.Error() != want {
+		t.Errorf("Load: %v, want %q", err, want)
 	}
 }
 
@@ -188,5 +207,49 @@ func TestNewCallScrubsAnswer(t *testing.T) {
 	}
 	if res.Content[0].(*mcp.TextContent).Text != "logged in with t0ps3cret as rcabcdefghij" {
 		t.Errorf("NewCall changed the server's result: %q", res.Content[0].(*mcp.TextContent).Text)
+	}
+}
+
+// TestRecordedHTML: a tool answer of HTML is recorded with its <, > and &
+// as they are, so its line is about as long as the answer (the SDK's
+// content types escape them, six bytes each), and reads back the same.
+func TestRecordedHTML(t *testing.T) {
+	text := strings.Repeat("<p>a & b</p>", 10_000)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	rec, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := []Entry{{ToolsList: &ToolsList{Tools: []*mcp.Tool{{Name: "page", InputSchema: map[string]any{"type": "object"}}}}}}
+	call, err := NewCall("page", json.RawMessage(`{}`), "", nil, res, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range append(entries, call) {
+		if _, err := rec.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > int64(len(text))+500 {
+		t.Errorf("cassette of a %d-byte answer has %d bytes, want about as many", len(text), st.Size())
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := c.Calls[0].Answer("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Content[0].(*mcp.TextContent).Text != text {
+		t.Error("the recorded answer reads back changed")
 	}
 }

@@ -21,7 +21,6 @@
 package cassette
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -152,11 +151,9 @@ type Source struct {
 
 func (s Source) String() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
 
-// maxLine bounds one cassette line when reading.
-const maxLine = 64 << 20
-
 // Load reads the entries of a cassette file, or of every *.jsonl file in a
-// directory in name order. An unreadable line is an error naming file:line.
+// directory in name order. An unreadable line, or one longer than
+// jsonl.MaxLine, is an error naming file:line.
 func Load(path string) ([]Entry, []Source, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -187,17 +184,17 @@ func loadFile(file string) ([]Entry, []Source, error) {
 		return nil, nil, fmt.Errorf("cassette: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc := jsonl.NewScanner(f, file)
 	var entries []Entry
 	var sources []Source
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	for sc.Scan() {
+		n, raw := sc.Line()
+		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
 		}
 		if ne := nesting.JSON(line, nesting.Max); ne != nil {
-			indent := bytes.Index(sc.Bytes(), line)
+			indent := bytes.Index(raw, line)
 			return nil, nil, fmt.Errorf("cassette %s:%d:%d: %w", file, n, indent+ne.Col, ne)
 		}
 		var e Entry
@@ -213,7 +210,7 @@ func loadFile(file string) ([]Entry, []Source, error) {
 		sources = append(sources, Source{File: file, Line: n})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("cassette %s: %w", file, err)
+		return nil, nil, fmt.Errorf("cassette %w", err)
 	}
 	return entries, sources, nil
 }

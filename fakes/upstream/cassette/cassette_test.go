@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/internal/fulldisk"
+	"github.com/replaycheck/replaycheck/internal/jsonl"
 )
 
 func req(model string, messages ...string) Request {
@@ -224,5 +225,23 @@ func TestRecorderOnAFullDisk(t *testing.T) {
 	}
 	if d := cmp.Diff([]Entry{small, later}, got); d != "" {
 		t.Errorf("entries (-want +got):\n%s", d)
+	}
+}
+
+// TestLoadLineTooLong: a line over jsonl.MaxLine is an error naming the
+// file, the line and the limit.
+func TestLoadLineTooLong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	line := `{"request":{"dialect":"chat","kind":"initial","stream":false,"messages":[]},"answer":{"status":200,"headers_ms":0,"body":"<b>"}}` + "\n"
+	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A second line of MaxLine+1 zero bytes, sparse on disk.
+	if err := os.Truncate(path, int64(len(line)+jsonl.MaxLine+1)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Load(path)
+	if want := "cassette " + path + ":2: the line is longer than 64 MiB (67108864 bytes), the most a line may have"; err == nil || err.Error() != want {
+		t.Errorf("Load: %v, want %q", err, want)
 	}
 }

@@ -99,8 +99,10 @@ stopped with it at the end, on error and on Ctrl-C.
 Every scenario run gets its own run token, so scenarios run in parallel on one
 target and one pair of fakes without their counts mixing. A scenario that sets
 gateway knobs or annotations, or arms MCP faults, gets fakes and a target of
-its own. Each scenario has a deadline (--timeout, or its own timeout); a
-target that hangs fails that scenario and the suite goes on.
+its own. Each scenario has a deadline (--timeout, or its own timeout) that
+restarts whenever the fakes see the run's traffic, so a busy machine
+stretches a run instead of cutting it, and ends it at 10 times that however
+busy; a target that hangs fails that scenario and the suite goes on.
 
 Races: a scenario with repeat: N runs N times on each target (in parallel,
 each run with its own token) and passes when at most expect.allow_failures of
@@ -216,7 +218,7 @@ func addSuiteFlags(cmd *cobra.Command, opts *runOptions) {
 	f.StringArrayVar(&opts.Targets, "target", []string{"builtin:guarded"}, "target to run on: builtin:NAME or a target FILE (repeatable)")
 	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "scenario runs at once (default 8 per CPU: the runs mostly wait, and as many again for runs a fault holds a second or more: a Retry-After, a slow tool); on a client target a cap: each run starts when a CPU is spare, so the clients do not slow each other")
 	opts.Timeout = run.DefaultTimeout
-	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each scenario run")
+	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each scenario run: how long the fakes may see nothing of it")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "run shard I of N (1-based) of the scenarios sorted by name")
 	f.Var((*patternFlag)(&opts.Filter), "filter", "run only scenarios whose name matches this regular expression")
 	f.StringArrayVar(&opts.Tags, "tag", nil, "run only scenarios with this tag (repeatable: any of them)")

@@ -40,8 +40,8 @@ import (
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
-// DefaultConnectTimeout bounds connecting to the ledger and listing its
-// tools when Options.ConnectTimeout is 0.
+// DefaultConnectTimeout bounds each wait for the ledger's answer while
+// connecting to it and listing its tools when Options.ConnectTimeout is 0.
 const DefaultConnectTimeout = 10 * time.Second
 
 // Name is the replaycheck command that runs Serve: a client spawns
@@ -58,7 +58,9 @@ type Options struct {
 	// own ({{mcp_url}}).
 	URL string
 	// ConnectTimeout bounds connecting to the ledger (initialize) and
-	// listing its tools; 0 means DefaultConnectTimeout.
+	// listing its tools: each wait for an answer of the ledger's, so a
+	// ledger that answers slowly on a busy machine is waited for as long as
+	// it answers; 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// PID is the process id announced to the ledger (the spawn's Detail);
 	// 0 means this process's.
@@ -189,10 +191,18 @@ func stdioEnded(err error) bool {
 
 // connectLedger opens an MCP session with the ledger at endpoint through
 // announcer (which announces the process as a spawn), and lists its tools,
-// within limit. The caller closes the session.
+// giving up when the ledger answers nothing for limit (each answer restarts
+// the wait). The caller closes the session.
 func connectLedger(ctx context.Context, endpoint string, announcer *spawnAnnouncer, limit time.Duration, relay *toolRelay, version string) (*mcp.ClientSession, []*mcp.Tool, error) {
-	cctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	quiet := time.AfterFunc(limit, func() {
+		cancel(fmt.Errorf("the ledger answered nothing for %s: %w", limit, context.DeadlineExceeded))
+	})
+	defer quiet.Stop()
+	restart := func() { quiet.Reset(limit) }
+	announcer.answered.Store(&restart)
+	defer announcer.answered.Store(nil)
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   endpoint,
 		HTTPClient: &http.Client{Transport: announcer},
@@ -352,6 +362,9 @@ type spawnAnnouncer struct {
 	end   atomic.Pointer[string]
 	start startFault
 	dead  atomic.Bool // a stdio fault made the process exit: nothing more is sent
+	// answered, while set, is called on each answer of the ledger's: it
+	// restarts connectLedger's wait.
+	answered atomic.Pointer[func()]
 }
 
 func (a *spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -364,6 +377,9 @@ func (a *spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(ledger.StdioEndHeader, *end)
 	}
 	resp, err := a.next.RoundTrip(r)
+	if answered := a.answered.Load(); answered != nil && err == nil {
+		(*answered)()
+	}
 	if err == nil {
 		if f := resp.Header.Get(ledger.StdioFaultHeader); f != "" {
 			a.start.set(f)

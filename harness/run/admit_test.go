@@ -94,16 +94,21 @@ func (a *oneAtATime) Admit(ctx context.Context, running func() int) error {
 	return nil
 }
 
-// TestRunAdmission: Run asks the admission before each run and holds the
-// run back until it is admitted: with one admitted at a time, no two runs
-// overlap although Parallel allows four.
+// TestRunAdmission: Run asks the admission before each run that starts
+// processes (a stdio scenario's) and holds the run back until it is
+// admitted: with one admitted at a time, no two runs overlap although
+// Parallel allows four. A run that starts none is not asked for.
 func TestRunAdmission(t *testing.T) {
 	ss, errs := scenario.Parse("slow.yaml", []byte(`
-name: slow follow-up
-request: {endpoint: chat}
-faults: {upstream: [{on: follow_up, delay: 20ms}]}
-repeat: 6
-expect: {writes: 1}
+- name: slow follow-up over stdio
+  request: {endpoint: chat}
+  mcp: {transport: stdio}
+  faults: {upstream: [{on: follow_up, delay: 20ms}]}
+  repeat: 6
+  expect: {writes: 1}
+- name: over HTTP
+  request: {endpoint: chat}
+  expect: {writes: 1}
 `))
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -117,7 +122,7 @@ expect: {writes: 1}
 	active, most := 0, 0
 	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 4, Admission: adm,
 		OnEvent: func(e Event) {
-			if e.Kind != EventRunStarted {
+			if e.Kind != EventRunStarted || e.Scenario != ss[0].Name {
 				return
 			}
 			mu.Lock()
@@ -125,7 +130,10 @@ expect: {writes: 1}
 			most = max(most, active)
 			mu.Unlock()
 		},
-		OnHistory: func(int, *history.History) {
+		OnHistory: func(_ int, h *history.History) {
+			if h.Scenario != ss[0].Name {
+				return
+			}
 			mu.Lock()
 			active--
 			mu.Unlock()
@@ -134,14 +142,14 @@ expect: {writes: 1}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hs) != 6 || adm.calls != 6 || most != 1 {
-		t.Errorf("%d histories, %d admissions, at most %d runs at once; want 6, 6, 1", len(hs), adm.calls, most)
+	if len(hs) != 7 || adm.calls != 6 || most != 1 {
+		t.Errorf("%d histories, %d admissions, at most %d runs at once; want 7, 6, 1", len(hs), adm.calls, most)
 	}
 }
 
-// TestDefaultAdmission: by default RunsPerCPU runs per CPU at once, and on
-// a client target each starts as the CPU has room (CPUHeadroom) — unless
-// one run at a time, or the caller's own Admission, is asked for.
+// TestDefaultAdmission: by default RunsPerCPU runs per CPU at once, and
+// each run that starts processes starts as the CPU has room (CPUHeadroom)
+// — unless one run at a time, or the caller's own Admission, is asked for.
 func TestDefaultAdmission(t *testing.T) {
 	builtin, err := target.ParseTarget("builtin:guarded")
 	if err != nil {
@@ -154,7 +162,8 @@ func TestDefaultAdmission(t *testing.T) {
 		wantParallel  int
 		wantAdmission string // its type
 	}{
-		{"built-in", Options{Targets: []target.Target{builtin}}, RunsPerCPU * runtime.NumCPU(), "<nil>"},
+		{"built-in", Options{Targets: []target.Target{builtin}}, RunsPerCPU * runtime.NumCPU(), "run.CPUHeadroom"},
+		{"built-in one at a time", Options{Targets: []target.Target{builtin}, Parallel: 1}, 1, "<nil>"},
 		{"client", Options{Targets: []target.Target{client}}, RunsPerCPU * runtime.NumCPU(), "run.CPUHeadroom"},
 		{"client among others", Options{Targets: []target.Target{builtin, client}, Parallel: 4}, 4, "run.CPUHeadroom"},
 		{"client one at a time", Options{Targets: []target.Target{client}, Parallel: 1}, 1, "<nil>"},

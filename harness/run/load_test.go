@@ -1,9 +1,16 @@
 package run
 
 import (
+	"context"
 	"os/exec"
+	"slices"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/harness/target"
 )
 
 // busyLoops is how many spinning processes TestVerdictsUnderLoad starts:
@@ -29,6 +36,52 @@ func TestVerdictsUnderLoad(t *testing.T) {
 			if got := loaded[scen].Verdict; got != r.Verdict {
 				t.Errorf("%s on %s: %s idle, %s under load%s", scen, name, r.Verdict, got, describe(loaded[scen]))
 			}
+		}
+	}
+}
+
+// stdioLoadScenario is the stdio scenario whose verdict rests most on the
+// harness keeping up: the gateway's 200ms tool timeout must find the call
+// run by the ledger-stdio process before it expires.
+const stdioLoadScenario = "stdio server hangs after executing"
+
+// stdioLoadRepeat and stdioLoadParallel are how TestStdioVerdictsUnderLoad
+// crowds it: every run at once, as `run --tag stdio --repeat 50 --parallel
+// 256` did when stdio runs started regardless of the CPU (16 of its 50 runs
+// failed, writes 0).
+const (
+	stdioLoadRepeat   = 40
+	stdioLoadParallel = 64
+)
+
+// TestStdioVerdictsUnderLoad: every run of stdioLoadScenario, repeated and
+// started at once beside busy processes, passes on the guarded gateway as
+// it does alone on an idle machine. Each run spawns ledger-stdio processes
+// while the target's clocks run, so the runs must not starve each other of
+// the CPU; skipped in -short mode.
+func TestStdioVerdictsUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts busy processes; skipped in -short mode")
+	}
+	ss := slices.DeleteFunc(loadSuite(t), func(s *scenario.Scenario) bool { return s.Name != stdioLoadScenario })
+	if len(ss) != 1 {
+		t.Fatalf("the suite has %d scenarios called %q; want 1", len(ss), stdioLoadScenario)
+	}
+	tg, err := target.ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := saturate(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	hs, err := Run(ctx, ss, Options{Targets: []target.Target{tg}, Repeat: stdioLoadRepeat, Parallel: stdioLoadParallel, Seed: "load"})
+	cancel()
+	stop()
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, h := range hs {
+		if got := rules.Evaluate(h); got.Verdict != rules.Pass {
+			t.Errorf("run %d: %s under load, pass idle%s", h.Repetition.Index, got.Verdict, describe(got))
 		}
 	}
 }

@@ -47,7 +47,8 @@ func runOne(ctx context.Context, j job, env *fakesEnv, inst target.Instance, opt
 	if s.Timeout > 0 {
 		timeout = s.Timeout.D()
 	}
-	send(ctx, a, inst, timeout, opts.Now, at, h)
+	last := func() time.Time { return lastSeen(env, a.token) }
+	send(ctx, a, inst, timeout, last, opts.Now, at, h)
 	collect(ctx, h, env, a, start, opts.Now, at)
 	return h
 }
@@ -132,12 +133,14 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 	return a, nil
 }
 
-// send sends a's requests in order through inst within timeout and records
-// each exchange in h. It stops at the first request whose answer did not end:
-// a client that could not run or was killed, a hang past the deadline, or an
-// interruption (ctx done); h.Error then says which.
-func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Duration, now func() time.Time, at func(time.Time) history.Duration, h *history.History) {
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+// send sends a's requests in order through inst within the run's deadline
+// (see activityDeadline: timeout, restarted by what the fakes see of the run
+// at last) and records each exchange in h. It stops at the first request
+// whose answer did not end: a client that could not run or was killed, a
+// hang past the deadline, or an interruption (ctx done); h.Error then says
+// which.
+func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Duration, last, now func() time.Time, at func(time.Time) history.Duration, h *history.History) {
+	rctx, cancel := activityDeadline(ctx, timeout, last, now)
 	defer cancel()
 	for _, req := range a.requests {
 		begin := now()
@@ -155,11 +158,67 @@ func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Dura
 			case ctx.Err() != nil:
 				h.Error = "interrupted before the answer to POST " + x.Path + " ended"
 			default:
-				h.Error = fmt.Sprintf("the target gave no complete answer to POST %s within the scenario's %s deadline (a hang)", x.Path, timeout)
+				h.Error = fmt.Sprintf("the target gave no complete answer to POST %s: %v (a hang)", x.Path, context.Cause(rctx))
 			}
 			return
 		}
 	}
+}
+
+// busyRounds bounds a run whose target keeps the fakes busy without
+// answering (a retry loop): it ends busyRounds times its deadline after it
+// started.
+const busyRounds = 10
+
+// activityDeadline returns a context that ends when the fakes have seen
+// nothing of the run for timeout since it started or since last (the time
+// of the run's latest model request or MCP event) — a deadline that
+// restarts on the run's activity, so a machine that runs the harness and
+// the target slowly stretches the run instead of cutting it — or, however
+// busy, busyRounds times timeout after it started. Its cause then wraps
+// context.DeadlineExceeded and says which.
+func activityDeadline(ctx context.Context, timeout time.Duration, last, now func() time.Time) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	start := now()
+	go func() {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case <-timer.C:
+			}
+			t := now()
+			if busy := t.Sub(start); busy >= busyRounds*timeout {
+				cancel(fmt.Errorf("the run was still going on %s after it started, %d times its %s deadline: %w", busy.Round(time.Millisecond), busyRounds, timeout, context.DeadlineExceeded))
+				return
+			}
+			quiet := t.Sub(start)
+			if l := last(); l.After(start) {
+				quiet = t.Sub(l)
+			}
+			if quiet >= timeout {
+				cancel(fmt.Errorf("the fakes saw nothing of the run for its %s deadline: %w", timeout, context.DeadlineExceeded))
+				return
+			}
+			timer.Reset(min(timeout-quiet, start.Add(busyRounds*timeout).Sub(t)))
+		}
+	}()
+	return rctx, func() { cancel(context.Canceled) }
+}
+
+// lastSeen returns the time of the latest model request and MCP event of
+// token the fakes of env recorded; the zero time when there is none.
+func lastSeen(env *fakesEnv, token string) time.Time {
+	var t time.Time
+	if rs := env.upstream.Requests(token); len(rs) > 0 {
+		t = rs[len(rs)-1].Time
+	}
+	if es := env.ledger.Events(token); len(es) > 0 && es[len(es)-1].Time.After(t) {
+		t = es[len(es)-1].Time
+	}
+	return t
 }
 
 // collect waits for the run's tool calls to settle, then adds to h what the

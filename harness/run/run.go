@@ -40,12 +40,13 @@ type Options struct {
 	// Targets are the systems under test; every scenario runs on each.
 	Targets []target.Target
 	// Parallel is the number of scenario runs at once; 0 means RunsPerCPU
-	// per CPU, and as many again for runs a fault holds (see holdLane). On
-	// a client target it is a cap: without an Admission of
-	// their own, the runs start only as the machine has a spare CPU
-	// (CPUHeadroom), so the client processes do not slow each other's
-	// starts (their timeouts run on the wall clock: crowded, a client
-	// behaves otherwise than alone, and a verdict would depend on Parallel).
+	// per CPU, and as many again for runs a fault holds (see holdLane). For
+	// runs that start processes (spawns) it is a cap: without an Admission
+	// of the caller's, they start only as the machine has a spare CPU
+	// (CPUHeadroom), so the processes do not slow each other's work (the
+	// target's timeouts run on the wall clock: crowded, a client or a stdio
+	// server behaves otherwise than alone, and a verdict would depend on
+	// Parallel and on the machine's load).
 	Parallel int
 	// Timeout bounds each scenario run; 0 means DefaultTimeout. A scenario's
 	// own timeout wins.
@@ -71,9 +72,10 @@ type Options struct {
 	OnEvent func(Event)
 	// Logger receives what the harness does; nil discards.
 	Logger *slog.Logger
-	// Admission, when set, decides when each run may start beside the
-	// others, below Parallel (see CPUHeadroom); nil starts one whenever
-	// fewer than Parallel are in flight.
+	// Admission, when set, decides when each run that starts processes
+	// (see spawns) may start beside the others, below Parallel (see
+	// CPUHeadroom); nil starts one whenever fewer than Parallel are in
+	// flight. Other runs start without it.
 	Admission Admission
 	// Isolate runs every scenario as an isolated one (see
 	// scenario.Scenario.Isolated): on fakes and an instance of its own, so
@@ -98,7 +100,7 @@ func (o Options) withDefaults() Options {
 		o.Parallel = RunsPerCPU * runtime.NumCPU()
 		o.holding = o.Parallel
 	}
-	if o.Admission == nil && o.Parallel > 1 && slices.ContainsFunc(o.Targets, func(t target.Target) bool { return t.Traits().Client }) {
+	if o.Admission == nil && o.Parallel > 1 {
 		o.Admission = CPUHeadroom{}
 	}
 	if o.Timeout <= 0 {
@@ -381,8 +383,9 @@ feed:
 			if ctx.Err() != nil || r.failed() {
 				break feed
 			}
+			j := p.job(k)
 			admitting.Lock()
-			err := r.admit(ctx, inFlight)
+			err := r.admit(ctx, j, inFlight)
 			admitting.Unlock()
 			if err != nil {
 				if ctx.Err() == nil {
@@ -398,16 +401,16 @@ feed:
 				*inFlight--
 				r.mu.Unlock()
 				<-places
-			}(p.job(k))
+			}(j)
 		}
 	}
 	wg.Wait()
 }
 
-// admit waits for r.opts.Admission, if any, to admit one more run beside
-// the inFlight ones, and counts it in.
-func (r *runner) admit(ctx context.Context, inFlight *int) error {
-	if a := r.opts.Admission; a != nil {
+// admit waits for r.opts.Admission, if any, to admit j beside the inFlight
+// runs when j starts processes (spawns), and counts it in.
+func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
+	if a := r.opts.Admission; a != nil && spawns(j) {
 		running := func() int {
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -421,6 +424,14 @@ func (r *runner) admit(ctx context.Context, inFlight *int) error {
 	*inFlight++
 	r.mu.Unlock()
 	return nil
+}
+
+// spawns reports whether run j starts processes that do the target's or
+// the harness's work while the target's clocks run: a client target's
+// command, or the stdio MCP server a stdio scenario's target spawns (a
+// ledger-stdio process, and another for each respawn).
+func spawns(j job) bool {
+	return j.t.Traits().Client || j.s.MCPTransport() == wire.MCPTransportStdio
 }
 
 // fail records that the harness cannot run: no further run starts.

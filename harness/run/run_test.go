@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,7 +43,7 @@ func TestHangingTargetFailsOnlyItsScenario(t *testing.T) {
 		t.Fatalf("got %d histories, want 2 (the suite goes on)", len(hs))
 	}
 	for _, h := range hs {
-		if !strings.Contains(h.Error, "within the scenario's 50ms deadline") || !h.Requests[0].TimedOut {
+		if !strings.Contains(h.Error, "the fakes saw nothing of the run for its 50ms deadline") || !h.Requests[0].TimedOut {
 			t.Errorf("%s: error %q, exchange %+v", h.Scenario, h.Error, h.Requests[0])
 		}
 		vs := rules.Check(h)
@@ -135,5 +136,28 @@ func TestRunKeepsScenarioOrder(t *testing.T) {
 	}
 	if want := []string{"1 second, ends first", "0 first, ends last"}; !slices.Equal(ended, want) {
 		t.Errorf("OnHistory calls (-want +got):\n-%q\n+%q", want, ended)
+	}
+}
+
+// TestActivityDeadline: a run's deadline restarts on what the fakes see of
+// it: a quiet run ends at its deadline, one the fakes keep seeing only at
+// busyRounds times it, each saying why.
+func TestActivityDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		last func() time.Time
+		want string
+	}{
+		{"quiet", func() time.Time { return time.Time{} }, "the fakes saw nothing of the run for its 20ms deadline"},
+		{"busy", time.Now, "the run was still going on"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := activityDeadline(context.Background(), 20*time.Millisecond, tt.last, time.Now)
+			defer cancel()
+			<-ctx.Done()
+			if err := context.Cause(ctx); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("cause %v; want one wrapping context.DeadlineExceeded that says %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -323,7 +323,7 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		if limit > 0 && ctx.Err() == nil {
 			deadline = fmt.Sprintf("its %s timeout", limit)
 		}
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if ctx.Err() != nil && !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 			deadline = "the run's interruption"
 		}
 		lines := append(stdout.Lines(), stderr.Lines()...)

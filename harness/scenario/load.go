@@ -423,7 +423,7 @@ func checkForward(s *Scenario, fail func(path []any, format string, args ...any)
 		set  bool
 	}{{"env", m.Env != nil}, {"pass_env", m.PassEnv != nil}, {"install", m.Install != ""}} {
 		if f.set && len(m.Command) == 0 {
-			fail([]any{"mcp", f.name}, "mcp.%s is mcp.command's; set mcp.command too (a server at mcp.relay runs in its own)", f.name)
+			fail([]any{"mcp", f.name}, "mcp.%s belongs to mcp.command; set mcp.command too (a server at mcp.relay runs in its own)", f.name)
 		}
 	}
 	for i, n := range m.PassEnv {

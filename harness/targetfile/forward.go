@@ -56,8 +56,13 @@ func loadForward(f *source, m *MCPFile) (*target.Forward, error) {
 		if u, err := url.Parse(m.Relay); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, f.errorf([]any{"mcp", "relay"}, "mcp.relay %q: want an http or https URL of a Streamable HTTP MCP endpoint", m.Relay)
 		}
-		if m.Env != nil || m.PassEnv != nil || m.Install != "" {
-			return nil, f.errorf([]any{"mcp"}, "mcp.env, mcp.pass_env and mcp.install are mcp.command's; the server at mcp.relay runs in its own")
+		for _, c := range []struct {
+			name string
+			set  bool
+		}{{"env", m.Env != nil}, {"pass_env", m.PassEnv != nil}, {"install", m.Install != ""}} {
+			if c.set {
+				return nil, f.errorf([]any{"mcp", c.name}, "mcp.%s belongs to mcp.command; the server at mcp.relay runs in its own", c.name)
+			}
 		}
 	case len(m.Command) == 0 || m.Command[0] == "":
 		return nil, f.errorf([]any{"mcp", "command"}, "mcp.command: want the server's argv, such as [npx, -y, my-mcp-server]")

@@ -410,12 +410,7 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 		// answered, and a JSON-RPC error runs no tool.
 		return nil, rpcErr
 	case err != nil:
-		s.mu.Lock()
-		c.outcome = wire.MCPFaultForwardUnknown
-		s.runLocked(c.token).counts.Unknown++
-		s.total.counts.Unknown++
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultForwardUnknown})
-		s.mu.Unlock()
+		s.forwardFault(c, wire.MCPFaultForwardUnknown, func(n *wire.MCPCounts) { n.Unknown++ })
 		s.log.Warn("forward: the server's answer never came back; the call may have run", "tool", base, "token", c.token, "err", err)
 		return nil, fmt.Errorf("forwarding %s to the MCP server %s: no answer, the call may have run: %w", base, s.fwd.cfg.where(), err)
 	case res.IsError:
@@ -434,13 +429,19 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 // serverGone records c as a call refused because the forwarded server's
 // process had exited (gone says how).
 func (s *Server) serverGone(c *call, gone error) {
-	s.mu.Lock()
-	c.outcome = wire.MCPFaultForwardServerGone
-	s.runLocked(c.token).counts.ServerGone++
-	s.total.counts.ServerGone++
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultForwardServerGone})
-	s.mu.Unlock()
+	s.forwardFault(c, wire.MCPFaultForwardServerGone, func(n *wire.MCPCounts) { n.ServerGone++ })
 	s.log.Warn("forward: the MCP server has exited; the call was refused, nothing ran", "tool", c.tool, "token", c.token, "err", gone)
+}
+
+// forwardFault records detail as c's outcome and as a fault event, counted
+// by count in c's run's counts and the total.
+func (s *Server) forwardFault(c *call, detail string, count func(*wire.MCPCounts)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.outcome = detail
+	count(&s.runLocked(c.token).counts)
+	count(&s.total.counts)
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: detail})
 }
 
 // codeServerGone is the JSON-RPC error code of a call refused because the

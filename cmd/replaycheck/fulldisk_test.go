@@ -19,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/replaycheck/replaycheck/fakes/ledgerstdio"
+	"github.com/replaycheck/replaycheck/internal/itemserver"
 )
 
 // TestMain lets the test binary run replaycheck on a full disk
@@ -29,6 +30,9 @@ import (
 func TestMain(m *testing.M) {
 	if code, ok := ledgerstdio.Main(os.Args[1:]); ok {
 		os.Exit(code) // the built-in gateway spawns ledger-stdio as os.Executable
+	}
+	if code, ok := itemserver.Main(os.Args[1:]); ok {
+		os.Exit(code) // a forwarded MCP server (serve_forward_test.go)
 	}
 	if args := os.Getenv(fullDiskEnv); args != "" {
 		os.Exit(fullDiskChild(args))

@@ -25,6 +25,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/loopback"
@@ -66,6 +67,10 @@ type serveOptions struct {
 	MCPRelay   string
 	MCPCommand string
 	MCPWrites  []string
+	// MCPEnv is --mcp-env, repeatable: NAME=VALUE sets a variable of
+	// MCPCommand's environment, NAME alone passes serve's own (the rest of
+	// it starts scrubbed, as a client target's).
+	MCPEnv []string
 	// MCPCassette replays the MCP side from an MCP cassette file or
 	// directory instead (--mcp-cassette; see mcpCassetteFlags).
 	MCPCassette string
@@ -208,6 +213,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
 	f.StringVar(&opts.MCPRelay, "mcp-relay", "", "forward the MCP side to your own MCP server at this Streamable HTTP URL: its tools replace the ledger's, each call is forwarded once, --mcp-fault applies at the forwarding point")
 	f.StringVar(&opts.MCPCommand, "mcp-command", "", `forward the MCP side to your own MCP server started with this command over stdio ("CMD ARGS", split on spaces, no shell quoting)`)
+	f.StringArrayVar(&opts.MCPEnv, "mcp-env", nil, "with --mcp-command: NAME=VALUE sets a variable of the server's environment, NAME passes serve's own (repeatable); the server gets nothing else but PATH, HOME, USER, LOGNAME, SHELL, TERM, TZ, TMPDIR, LANG, LANGUAGE and LC_*")
 	f.StringSliceVar(&opts.MCPWrites, "mcp-writes", nil, "with --mcp-relay, --mcp-command or --mcp-cassette: exactly the server's tools whose calls write (default: every tool not annotated readOnlyHint)")
 	f.StringVar(&opts.MCPCassette, "mcp-cassette", "", "replay your own MCP server offline from an MCP cassette file, or every *.jsonl one in a directory (recorded by --mcp-relay or --mcp-command with --record DIR, in DIR/mcp/): its tools, each call answered from the recorded call of the same tool and arguments (a call never recorded gets an MCP error, counted as a cassette miss); --mcp-fault applies as when forwarding")
 	f.DurationVar(&opts.Every, "every", 0, "also print the count table at this interval (0 = only on exit)")
@@ -407,13 +413,30 @@ func (opts *serveOptions) forward() (*ledger.Forward, error) {
 	switch {
 	case opts.MCPRelay != "" && len(command) > 0:
 		return nil, errors.New("--mcp-relay and --mcp-command: set one, the MCP server to forward to")
+	case opts.MCPEnv != nil && len(command) == 0:
+		return nil, errors.New("--mcp-env needs --mcp-command: it is the environment of the server's process")
 	case opts.MCPRelay == "" && len(command) == 0:
 		if opts.MCPWrites != nil && opts.MCPCassette == "" {
 			return nil, errors.New("--mcp-writes needs --mcp-relay, --mcp-command or --mcp-cassette")
 		}
 		return nil, nil
 	}
-	return &ledger.Forward{URL: opts.MCPRelay, Command: command, Writes: opts.MCPWrites}, nil
+	fwd := &ledger.Forward{URL: opts.MCPRelay, Command: command, Writes: opts.MCPWrites}
+	for _, e := range opts.MCPEnv {
+		name, _, set := strings.Cut(e, "=")
+		switch {
+		case !process.VarName(name):
+			return nil, fmt.Errorf("--mcp-env %q: want NAME=VALUE, or NAME to pass serve's own", e)
+		case set:
+			fwd.Env = append(fwd.Env, e)
+		default:
+			fwd.PassEnv = append(fwd.PassEnv, name)
+		}
+	}
+	if len(command) > 0 {
+		fwd.Exited = func(err error) { fmt.Fprintf(opts.ErrOut, "serve: %v\ncalls to it are refused from now on\n", err) }
+	}
+	return fwd, nil
 }
 
 // close closes the ledger (syncing its file) and the upstream log.
@@ -529,6 +552,7 @@ loop:
 			_ = srv.Close()
 		}
 	}
+	exitErr := fk.ledger.ForwardExit()
 	closeErr := fk.close()
 	<-watched
 	sayUnfired(opts.ErrOut, fk)
@@ -541,7 +565,10 @@ loop:
 	if closeErr != nil {
 		closeErr = fmt.Errorf("serve: %w", closeErr)
 	}
-	if err := errors.Join(closeErr, lostLines(fk.files())); err != nil {
+	if exitErr != nil {
+		exitErr = fmt.Errorf("serve: %w", exitErr)
+	}
+	if err := errors.Join(exitErr, closeErr, lostLines(fk.files())); err != nil {
 		return err
 	}
 	fmt.Fprintln(opts.Out, "serve stopped")

@@ -80,12 +80,7 @@ func (s *Server) replayForwarded(c *call, base string, args json.RawMessage, ext
 
 // cassetteMiss records c as a call the cassette had no answer for.
 func (s *Server) cassetteMiss(c *call, err error) {
-	s.mu.Lock()
-	c.outcome = wire.MCPFaultCassetteMiss
-	s.runLocked(c.token).counts.CassetteMisses++
-	s.total.counts.CassetteMisses++
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultCassetteMiss})
-	s.mu.Unlock()
+	s.forwardFault(c, wire.MCPFaultCassetteMiss, func(n *wire.MCPCounts) { n.CassetteMisses++ })
 	s.log.Warn("forward: no recorded answer for the call; answered with an error, nothing ran", "tool", c.tool, "token", c.token, "err", err)
 }
 

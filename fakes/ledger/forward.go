@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"os"
-	"os/exec"
 	"slices"
 	"sync"
 	"time"
@@ -41,12 +39,26 @@ import (
 type Forward struct {
 	// URL is the Streamable HTTP endpoint of the server.
 	URL string
-	// Command is the server's argv, spawned once per ledger and spoken to
-	// over stdio (mcp.CommandTransport); Close ends it.
+	// Command is the server's argv, spawned once per ledger where client
+	// targets' commands are (harness/process: a process group of its own,
+	// watched so that it dies with replaycheck) and spoken to over stdio;
+	// Close ends it with its whole group. Calls after it exited are refused
+	// (wire.MCPFaultForwardServerGone).
 	Command []string
 	// Env is added to the environment of Command's process ("NAME=value"
-	// each, winning over replaycheck's own); nil adds nothing.
+	// each), which starts from the scrubbed one client targets get
+	// (process.Env); nil adds nothing.
 	Env []string
+	// PassEnv names variables of replaycheck's environment Command's
+	// process gets as they are (see process.Env); nil passes none.
+	PassEnv []string
+	// Install says how to install Command's program, shown when it is not
+	// found; "" says nothing.
+	Install string
+	// Exited, when set, is called once, on a goroutine of its own, should
+	// Command's process exit before Close, with how it exited and the last
+	// lines of its stderr.
+	Exited func(error)
 	// Dir is the working directory of Command's process; "" is
 	// replaycheck's own.
 	Dir string
@@ -88,8 +100,8 @@ func (f *Forward) check() error {
 		return errors.New("forward: a cassette's answers are not recorded again")
 	case len(f.Command) > 0 && f.Command[0] == "":
 		return errors.New("forward: the command's program is empty")
-	case (len(f.Env) > 0 || f.Dir != "") && len(f.Command) == 0:
-		return errors.New("forward: Env and Dir are those of the server's command; the server at a URL runs in its own")
+	case (len(f.Env) > 0 || len(f.PassEnv) > 0 || f.Dir != "") && len(f.Command) == 0:
+		return errors.New("forward: Env, PassEnv and Dir are those of the server's command; the server at a URL runs in its own")
 	}
 	return nil
 }
@@ -114,6 +126,7 @@ func (f *Forward) where() string {
 type forwarder struct {
 	cfg     Forward
 	session *mcp.ClientSession
+	server  *serverProcess // Forward.Command's; nil otherwise
 	limit   time.Duration
 
 	mu    sync.Mutex
@@ -162,16 +175,16 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 			// recorded unknown and answered as failed, never sent again.
 			MaxRetries: -1,
 		}
-	} else {
-		// The process outlives ctx: it ends when the session closes.
-		cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
-		if len(cfg.Env) > 0 {
-			cmd.Env = append(os.Environ(), cfg.Env...)
-		}
-		cmd.Dir = cfg.Dir
-		transport = &mcp.CommandTransport{Command: cmd}
 	}
 	f := &forwarder{cfg: cfg, limit: limit, installed: make(chan struct{}), log: s.log}
+	if len(cfg.Command) > 0 {
+		// The process outlives ctx: it ends when the ledger closes.
+		server, t, err := startServer(cfg)
+		if err != nil {
+			return nil, err
+		}
+		f.server, transport = server, t
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			f.refreshes.Go(func() {
@@ -188,18 +201,35 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		f.abandon()
-		return nil, fmt.Errorf("forward: connecting to the MCP server %s: %w", cfg.where(), err)
+		return nil, fmt.Errorf("forward: connecting to the MCP server %s: %w%s", cfg.where(), err, f.failed())
 	}
 	f.session = session
 	tools, err := f.list(ctx)
 	if err != nil {
 		_ = session.Close()
 		f.abandon()
-		return nil, err
+		return nil, fmt.Errorf("%w%s", err, f.failed())
 	}
 	f.tools = tools
+	if f.server != nil {
+		go f.server.watch(func(err error) {
+			s.log.Error("forward: the MCP server exited; calls to it are refused", "err", err)
+			if cfg.Exited != nil {
+				cfg.Exited(err)
+			}
+		})
+	}
 	f.recordSession(session.InitializeResult(), tools)
 	return f, nil
+}
+
+// failed says what became of the server's process after setting up its
+// session failed (see serverProcess.failed); "" for a server at a URL.
+func (f *forwarder) failed() string {
+	if f.server == nil {
+		return ""
+	}
+	return f.server.failed()
 }
 
 // list lists the server's tools.
@@ -237,15 +267,37 @@ func (f *forwarder) writes(name string) bool {
 	return t == nil || t.Annotations == nil || !t.Annotations.ReadOnlyHint
 }
 
-// close ends the connection (and a spawned server) and waits for listings
-// under way.
+// close ends the connection (and a spawned server with its process group)
+// and waits for listings under way.
 func (f *forwarder) close() error {
 	if f.session == nil {
 		return nil // a replay has no connection
 	}
 	err := f.session.Close()
+	if f.server != nil {
+		err = errors.Join(err, f.server.stop())
+	}
 	f.refreshes.Wait()
 	return err
+}
+
+// gone returns how the forwarded server's process exited before Close; nil
+// while it runs, or when there is none.
+func (f *forwarder) gone() error {
+	if f.server == nil {
+		return nil
+	}
+	return f.server.gone()
+}
+
+// ForwardExit returns how the forwarded server's process (Forward.Command)
+// exited before Close, with the last lines of its stderr; nil when it did
+// not, or when the ledger does not forward to a command.
+func (s *Server) ForwardExit() error {
+	if s.fwd == nil {
+		return nil
+	}
+	return s.fwd.gone()
 }
 
 // refreshForwarded lists the server's tools again after it said they
@@ -335,6 +387,10 @@ func (s *Server) forward(ctx context.Context, c *call, base string, args json.Ra
 	if s.fwd.replay != nil {
 		return s.replayForwarded(c, base, args, extra)
 	}
+	if gone := s.fwd.gone(); gone != nil {
+		s.serverGone(c, gone)
+		return nil, &jsonrpc.Error{Code: codeServerGone, Message: fmt.Sprintf("forwarding %s: not sent, nothing ran: %v", base, gone)}
+	}
 	params := &mcp.CallToolParams{Name: base}
 	if len(args) > 0 {
 		params.Arguments = args
@@ -354,12 +410,7 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 		// answered, and a JSON-RPC error runs no tool.
 		return nil, rpcErr
 	case err != nil:
-		s.mu.Lock()
-		c.outcome = wire.MCPFaultForwardUnknown
-		s.runLocked(c.token).counts.Unknown++
-		s.total.counts.Unknown++
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: wire.MCPFaultForwardUnknown})
-		s.mu.Unlock()
+		s.forwardFault(c, wire.MCPFaultForwardUnknown, func(n *wire.MCPCounts) { n.Unknown++ })
 		s.log.Warn("forward: the server's answer never came back; the call may have run", "tool", base, "token", c.token, "err", err)
 		return nil, fmt.Errorf("forwarding %s to the MCP server %s: no answer, the call may have run: %w", base, s.fwd.cfg.where(), err)
 	case res.IsError:
@@ -374,6 +425,28 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 	}
 	return res, nil
 }
+
+// serverGone records c as a call refused because the forwarded server's
+// process had exited (gone says how).
+func (s *Server) serverGone(c *call, gone error) {
+	s.forwardFault(c, wire.MCPFaultForwardServerGone, func(n *wire.MCPCounts) { n.ServerGone++ })
+	s.log.Warn("forward: the MCP server has exited; the call was refused, nothing ran", "tool", c.tool, "token", c.token, "err", gone)
+}
+
+// forwardFault records detail as c's outcome and as a fault event, counted
+// by count in c's run's counts and the total.
+func (s *Server) forwardFault(c *call, detail string, count func(*wire.MCPCounts)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.outcome = detail
+	count(&s.runLocked(c.token).counts)
+	count(&s.total.counts)
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: detail})
+}
+
+// codeServerGone is the JSON-RPC error code of a call refused because the
+// forwarded server's process had exited.
+const codeServerGone = jsonrpc.CodeInternalError
 
 // codeRejectedByTransport is the JSON-RPC code go-sdk v1.8.0 gives a call
 // its transport failed to carry or answer (its unexported

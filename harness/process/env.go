@@ -39,6 +39,10 @@ func Env(parent []string, pass []string) []string {
 	return SetEnv(out, loopbackNoProxy())
 }
 
+// VarName reports whether n can name a variable of an environment: not
+// empty, no "=" and no NUL.
+func VarName(n string) bool { return n != "" && !strings.ContainsAny(n, "=\x00") }
+
 // Home returns env with HOME (and USERPROFILE, its Windows spelling)
 // in runDir, the client run's scratch directory: the user's home holds their
 // credentials (~/.netrc, ~/.aws, agents' own logins), which a client under

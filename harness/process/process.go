@@ -3,8 +3,8 @@
 // watched by a watchdog that kills the group and removes its leftovers
 // should the harness die; Stop sends SIGTERM and SIGKILL after a grace; an
 // Output keeps the scrubbed end of what a process writes; Env is the
-// environment every process starts from. Proxies and clients both start
-// here, and nowhere else.
+// environment every process starts from. Proxies, clients and forwarded MCP
+// servers all start here, and nowhere else.
 package process
 
 import (
@@ -44,8 +44,8 @@ const (
 
 // Process is a command started in a process group of its own, so that it is
 // stopped with everything it started — also when the harness itself is
-// killed (on Unix; elsewhere see process_other.go). Proxies and clients are
-// both run as one.
+// killed (on Unix; elsewhere see process_other.go). Proxies, clients and
+// forwarded MCP servers are all run as one.
 type Process struct {
 	cmd  *exec.Cmd
 	pgid int
@@ -66,6 +66,8 @@ type Command struct {
 	Env []string
 	// Dir is the working directory; "" is the harness's.
 	Dir string
+	// Stdin is the standard input; nil reads nothing (the null device).
+	Stdin io.Reader
 	// Stdout and Stderr receive the output; they may be the same writer.
 	Stdout, Stderr io.Writer
 	// Leftovers are files and directories the command's run leaves (a
@@ -93,7 +95,7 @@ func Start(c Command) (*Process, error) {
 	cmd.Args[0] = argv[0]
 	cmd.Env = c.Env
 	cmd.Dir = c.Dir
-	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	newGroup(cmd)
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {

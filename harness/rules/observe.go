@@ -67,12 +67,13 @@ func unknownOutcome(h *history.History) map[int]bool {
 
 // refusedBefore reports whether e is a fault that answered a call before it
 // ran, or ended the stdio server process carrying it before it ran
-// (stdio_exit before_execute), or is a replayed MCP cassette's miss (the
-// call got an error and nothing ran).
+// (stdio_exit before_execute), or is a replayed MCP cassette's miss or a
+// call refused because the forwarded server had exited (the call got an
+// error and nothing ran).
 func refusedBefore(e wire.MCPEvent) bool {
 	return e.IsFault(wire.MCPFaultFailBeforeExecute) || e.IsFault(wire.MCPFaultUnauthorized) ||
 		e.IsFault(wire.MCPFaultExpireSession) || e.IsFault(wire.MCPFaultStdioExitBeforeExecute) ||
-		e.IsFault(wire.MCPFaultCassetteMiss)
+		e.IsFault(wire.MCPFaultCassetteMiss) || e.IsFault(wire.MCPFaultForwardServerGone)
 }
 
 // keyedTools returns the tools whose calls carry an idempotency key: a write

@@ -505,10 +505,11 @@ const serverStart = 100 * time.Millisecond
 // runIsolated runs s on fakes and an instance of t of its own, for
 // scenarios that set ledger-global annotations, gateway knobs or MCP faults.
 // The run owns its ledger: every MCP message arriving there, the target's
-// session steps included (from its start on), is the run's. An instance
-// that does not start fails this run only: its history's Error holds the
-// start error with the target's last output; an interrupt during the start
-// is returned as an error.
+// session steps included (from its start on), is the run's. An instance, or
+// a forwarded MCP server of the run's own, that does not start fails this
+// run only: its history's Error holds the start error with the target's or
+// the server's last output; an interrupt during the start is returned as an
+// error.
 func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddrs) (*history.History, error) {
 	s, t := j.s, j.t
 	token := runToken(opts.Seed, s, t, j.rep)
@@ -523,7 +524,16 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 	s = j.s
 	env, err := startFakes(s.Annotations, opts.Now, addrs, token, fwd)
 	if err != nil {
-		return nil, err
+		if fwd == nil || ctx.Err() != nil {
+			return nil, err
+		}
+		// The run's own MCP server did not start: this run fails, with
+		// what the server said and how it exited.
+		h := newHistory(s, t, nil, token, begin)
+		h.Repetition = j.rep
+		h.Error = err.Error()
+		h.Duration = history.Duration(opts.Now().Sub(begin))
+		return h, nil
 	}
 	env.urls.MCPTransport = s.MCPTransport()
 	inst, err := startTarget(ctx, opts, t, s.Name, env, s.Gateway)

@@ -19,6 +19,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/envref"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -417,8 +418,18 @@ func checkForward(s *Scenario, fail func(path []any, format string, args ...any)
 	if m.Forward() != nil && len(s.Annotations) > 0 {
 		fail([]any{"annotations"}, "annotations are the ledger's tools' hints; a forwarded server advertises its own (use mcp.writes to say which of its tools write)")
 	}
-	if m.Env != nil && len(m.Command) == 0 {
-		fail([]any{"mcp", "env"}, "mcp.env is the environment of mcp.command; set mcp.command too (a server at mcp.relay runs in its own)")
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"env", m.Env != nil}, {"pass_env", m.PassEnv != nil}, {"install", m.Install != ""}} {
+		if f.set && len(m.Command) == 0 {
+			fail([]any{"mcp", f.name}, "mcp.%s belongs to mcp.command; set mcp.command too (a server at mcp.relay runs in its own)", f.name)
+		}
+	}
+	for i, n := range m.PassEnv {
+		if !process.VarName(n) {
+			fail([]any{"mcp", "pass_env", i}, "mcp.pass_env: %q is not a variable name", n)
+		}
 	}
 	switch {
 	case m.Relay != "" && len(m.Command) > 0:

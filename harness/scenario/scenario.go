@@ -167,7 +167,13 @@ type MCP struct {
 	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward to a real MCP server started with this argv over stdio, once per run (see relay), in this scenario file's directory, so that relative paths ([node, server.js], [./server]) name files next to it, like a cassette's; may use {{token}} and {{entry}} (the run's), so that each run's server keeps its state apart"`
 	// Env is added to Command's environment; its values may use {{token}}
 	// and {{entry}} too. Nil adds nothing.
-	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"with command: environment added for it (it gets replaycheck's own too), e.g. MEMORY_FILE_PATH: /tmp/memory-{{token}}.jsonl; values may use {{token}} and {{entry}}"`
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"with command: environment added for it (it starts from the scrubbed one client targets get, see pass_env), e.g. MEMORY_FILE_PATH: /tmp/memory-{{token}}.jsonl; values may use {{token}} and {{entry}}"`
+	// PassEnv names variables of replaycheck's environment Command gets
+	// as they are (see process.Env).
+	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty" jsonschema_description:"variables of replaycheck's environment passed to mcp.command as they are; nothing else is but PATH, HOME, USER, LOGNAME, SHELL, TERM, TZ, TMPDIR, LANG, LANGUAGE and LC_* (an unset name is left out; values of secret-named ones are masked in its stderr)"`
+	// Install says how to install Command's program, shown when it is not
+	// found.
+	Install string `yaml:"install,omitempty" json:"install,omitempty" jsonschema_description:"with command: how to install it, shown when it is not found or not executable, e.g. pip install my-mcp-server"`
 	// Cassette replaces the ledger's tools with those of a real MCP server
 	// recorded in an MCP cassette (see mcp_cassette.go), answered offline.
 	Cassette string `yaml:"cassette,omitempty" json:"cassette,omitempty" jsonschema:"minLength=1" jsonschema_description:"replay a real MCP server offline from an MCP cassette file (or a directory of *.jsonl ones) recorded by serve --mcp-relay URL --record DIR (in DIR/mcp/), relative to this scenario file: the target sees the recorded tools, each call is answered from the recorded call of the same tool and arguments (a call never recorded gets an MCP error and counts as a cassette miss), and the MCP faults and writes are as with relay"`
@@ -194,7 +200,7 @@ func (m *MCP) Forward() *ledger.Forward {
 	}
 	fwd := &ledger.Forward{URL: m.Relay, Command: m.Command, Cassette: m.cassette, Writes: m.Writes}
 	if len(m.Command) > 0 {
-		fwd.Dir = m.dir
+		fwd.Dir, fwd.PassEnv, fwd.Install = m.dir, m.PassEnv, m.Install
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
 		fwd.Env = append(fwd.Env, k+"="+m.Env[k])

@@ -29,6 +29,12 @@ type Forward struct {
 	// Env is added to the environment of Command's process; its values may
 	// use the ForwardVars too. Nil adds nothing.
 	Env map[string]string
+	// PassEnv names variables of replaycheck's environment Command's
+	// process gets as they are (see process.Env).
+	PassEnv []string
+	// Install says how to install Command's program, shown when it is not
+	// found; "" says nothing.
+	Install string
 	// Dir is Command's working directory; "" is replaycheck's own.
 	Dir string
 	// ConnectTimeout is ledger.Forward.ConnectTimeout (0: its default).
@@ -47,7 +53,7 @@ type Forward struct {
 // For returns the server of the run with token: Command's arguments and
 // Env's values rendered with the run's token and entry (see RenderForward).
 func (f *Forward) For(token string) (*ledger.Forward, error) {
-	out := &ledger.Forward{URL: f.Relay, Command: f.Command, Writes: f.Writes, Dir: f.Dir, ConnectTimeout: f.ConnectTimeout}
+	out := &ledger.Forward{URL: f.Relay, Command: f.Command, PassEnv: f.PassEnv, Install: f.Install, Writes: f.Writes, Dir: f.Dir, ConnectTimeout: f.ConnectTimeout}
 	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
 		out.Env = append(out.Env, k+"="+f.Env[k])
 	}

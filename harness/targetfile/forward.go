@@ -18,7 +18,12 @@ type MCPFile struct {
 	// Command is the server's argv, spawned once per run over stdio.
 	Command []string `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minItems=1" jsonschema_description:"forward every run to a real MCP server started with this argv over stdio, once per run, in the target file's directory; may use ${ENV}, {{token}} and {{entry}} (the run's), so that each run's server keeps its state apart"`
 	// Env is added to the command's environment.
-	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"environment added for the command (it gets replaycheck's own too), e.g. MEMORY_FILE_PATH: \"${MEMORY_DIR}/memory-{{token}}.jsonl\"; values may use ${ENV}, {{token}} and {{entry}}"`
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"environment added for the command (it starts from the scrubbed one client targets get, see pass_env), e.g. MEMORY_FILE_PATH: \"${MEMORY_DIR}/memory-{{token}}.jsonl\"; values may use ${ENV}, {{token}} and {{entry}}"`
+	// PassEnv names variables of replaycheck's environment the command
+	// gets as they are, as a client's pass_env.
+	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty" jsonschema_description:"variables of replaycheck's environment passed to the command as they are; nothing else is but PATH, HOME, USER, LOGNAME, SHELL, TERM, TZ, TMPDIR, LANG, LANGUAGE and LC_* (an unset name is left out; values of secret-named ones are masked in its stderr)"`
+	// Install says how to install the command, shown when it is not found.
+	Install string `yaml:"install,omitempty" json:"install,omitempty" jsonschema_description:"how to install the command, shown when it is not found or not executable, e.g. npm install -g my-mcp-server"`
 	// Writes names exactly the server's tools whose calls write.
 	Writes []string `yaml:"writes,omitempty" json:"writes,omitempty" jsonschema_description:"exactly the server's tools whose calls write (unset: every tool not annotated readOnlyHint: true)"`
 	// ConnectTimeout bounds connecting to the server and listing its tools.
@@ -51,8 +56,13 @@ func loadForward(f *source, m *MCPFile) (*target.Forward, error) {
 		if u, err := url.Parse(m.Relay); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, f.errorf([]any{"mcp", "relay"}, "mcp.relay %q: want an http or https URL of a Streamable HTTP MCP endpoint", m.Relay)
 		}
-		if m.Env != nil {
-			return nil, f.errorf([]any{"mcp", "env"}, "mcp.env is the environment of mcp.command; the server at mcp.relay runs in its own")
+		for _, c := range []struct {
+			name string
+			set  bool
+		}{{"env", m.Env != nil}, {"pass_env", m.PassEnv != nil}, {"install", m.Install != ""}} {
+			if c.set {
+				return nil, f.errorf([]any{"mcp", c.name}, "mcp.%s belongs to mcp.command; the server at mcp.relay runs in its own", c.name)
+			}
 		}
 	case len(m.Command) == 0 || m.Command[0] == "":
 		return nil, f.errorf([]any{"mcp", "command"}, "mcp.command: want the server's argv, such as [npx, -y, my-mcp-server]")
@@ -67,12 +77,15 @@ func loadForward(f *source, m *MCPFile) (*target.Forward, error) {
 			return nil, err
 		}
 	}
+	if err := checkPassEnv(f, m.PassEnv, "mcp", "pass_env"); err != nil {
+		return nil, err
+	}
 	for i, w := range m.Writes {
 		if w == "" {
 			return nil, f.errorf([]any{"mcp", "writes", i}, "mcp.writes: a tool name is empty")
 		}
 	}
-	fwd := &target.Forward{Relay: m.Relay, Command: m.Command, Env: m.Env, Writes: m.Writes, ConnectTimeout: m.ConnectTimeout.D()}
+	fwd := &target.Forward{Relay: m.Relay, Command: m.Command, Env: m.Env, PassEnv: m.PassEnv, Install: m.Install, Writes: m.Writes, ConnectTimeout: m.ConnectTimeout.D()}
 	if m.Command != nil {
 		fwd.Dir = f.dir()
 	}

@@ -359,7 +359,7 @@ func selfPath() string {
 // a variable name (not empty, no "=").
 func checkPassEnv(f *source, names []string, path ...any) error {
 	for i, n := range names {
-		if n == "" || strings.ContainsAny(n, "=\x00") {
+		if !process.VarName(n) {
 			return f.errorf(append(path, i), "pass_env: %q is not a variable name", n)
 		}
 	}

@@ -61,7 +61,7 @@ func TestLoadTargetFileErrors(t *testing.T) {
 		{"mcp: neither", clientHead + "mcp: {writes: [a]}\n", "target.yaml:3:6: mcp: set relay"},
 		{"mcp: both", clientHead + "mcp: {relay: \"http://127.0.0.1:1/mcp\", command: [node]}\n", "target.yaml:3:49: mcp.relay and mcp.command: set one"},
 		{"mcp: relay not a URL", proxyHead + "mcp: {relay: localhost}\n", "target.yaml:4:14: mcp.relay \"localhost\": want an http or https URL"},
-		{"mcp: env with relay", clientHead + "mcp:\n  relay: http://127.0.0.1:1/mcp\n  env: {A: b}\n", "target.yaml:5:8: mcp.env is the environment of mcp.command"},
+		{"mcp: env with relay", clientHead + "mcp:\n  relay: http://127.0.0.1:1/mcp\n  env: {A: b}\n", "target.yaml:5:8: mcp.env belongs to mcp.command"},
 		{"mcp: empty program", clientHead + "mcp: {command: [\"\"]}\n", "target.yaml:3:16: mcp.command: want the server's argv"},
 		{"mcp: unknown variable", clientHead + "mcp: {command: [node, \"{{mcp_url}}\"]}\n", "target.yaml:3:23: unknown template variable {{mcp_url}} here; want one of entry, token"},
 		{"unknown variable in env", clientHead + "mcp:\n  command: [node]\n  env: {F: \"{{run_dir}}/f\"}\n", "target.yaml:5:12: unknown template variable {{run_dir}}"},

@@ -177,9 +177,13 @@ func ServeHTTP(t testing.TB) (*Server, string, *mcp.Server) {
 
 // Main serves an item server over this process's stdin and stdout, keeping
 // its record in the journal file, when args are [Arg, JOURNAL], and returns
-// the exit code and true; for other args it returns false. A test binary
-// calls it first thing in TestMain.
+// the exit code and true; so does a stubborn server (StubbornArg) and its
+// grandchild; for other args it returns false. A test binary calls it
+// first thing in TestMain.
 func Main(args []string) (int, bool) {
+	if code, ok := stubbornMain(args); ok {
+		return code, true
+	}
 	if len(args) != 2 || args[0] != Arg {
 		return 0, false
 	}

@@ -133,6 +133,10 @@ type MCPCounts struct {
 	// never came back from the real server (MCPFaultForwardUnknown): they
 	// may have run, and none counts in Writes; omitted from JSON when zero.
 	Unknown int `json:"unknown,omitempty"`
+	// ServerGone counts the calls a forwarding ledger refused because the
+	// real server's process had exited (MCPFaultForwardServerGone): none
+	// ran; omitted from JSON when zero.
+	ServerGone int `json:"server_gone,omitempty"`
 }
 
 // CallsText renders a count of tools/call requests for tables: "3", or

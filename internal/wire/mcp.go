@@ -146,6 +146,11 @@ const (
 	// arguments. It ran nothing and was answered with a JSON-RPC error
 	// naming it; counted in MCPCounts.CassetteMisses. Not an armed fault.
 	MCPFaultCassetteMiss = "cassette_miss"
+	// MCPFaultForwardServerGone is a call a forwarding ledger refused
+	// because the real server's process had already exited: nothing ran,
+	// and it was answered with a JSON-RPC error naming the exit; counted in
+	// MCPCounts.ServerGone. Not an armed fault.
+	MCPFaultForwardServerGone = "forward_server_gone"
 )
 
 // MCPEvent is one thing the ledger MCP server saw or did: the record the

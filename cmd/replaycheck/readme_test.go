@@ -334,7 +334,7 @@ readme_bg="$readme_bg $!"
 printf '%s\n' '- call: echo' '  arguments: {message: "{{entry}}"}' '- say: done' > script.yaml
 readme_ready server-everything .readme/everything.out http://127.0.0.1:3001/mcp`,
 		},
-		`replaycheck serve --mcp-command "node build/index.js" --script script.yaml`: {
+		`replaycheck serve --mcp-command "node build/index.js" --mcp-env MEMORY_FILE_PATH --script script.yaml`: {
 			ready: []string{readmeUpstreamReady, readmeLedgerReady}, stop: true, needs: []string{"clients"},
 			before: `mkdir -p build && ln -sf "$PWD/targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js" build/index.js &&
 cp examples/mcp-cassette/script.yaml script.yaml && export MEMORY_FILE_PATH="$PWD/.readme/memory.jsonl"`,

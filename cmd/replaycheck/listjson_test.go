@@ -48,7 +48,7 @@ func TestListMCPSide(t *testing.T) {
 		{"forwarded by the target, and a target that does not", []string{"../../scenarios/seed", "--filter", "^seed chat fault_on$", "--target", "../../targets/gateway-everything.yaml", "--target", "builtin:naive"},
 			"forwarded to http://127.0.0.1:3001/mcp (gateway-everything-guarded); ledger (builtin:naive)", true},
 		{"the scenario's own server wins", []string{"../../targets/testdata/forward-memory.yaml", "--target", "../../targets/gateway-everything.yaml"},
-			"forwarded to command node targets/clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js", true},
+			"forwarded to command node ../clients/node_modules/@modelcontextprotocol/server-memory/dist/index.js", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,55 +1,87 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 
 	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
-// A dialect is one app-facing endpoint: how its requests become an upstream
-// conversation and how the final model turn and errors are rendered for the
-// app; the API's facts (paths, events) are internal/dialect's. Adding an
-// endpoint is the checklist in doc.go.
+// A dialect is one app-facing endpoint: how its requests are read and
+// become an upstream conversation, and how the final model turn, its stream
+// and errors are rendered for the app; the API's facts (paths, events) are
+// internal/dialect's. The gateway reaches each one through endpoints, its
+// part of internal/dialect's table. Adding an endpoint is the checklist in
+// doc.go.
 //
-// Unlike the one-method interfaces elsewhere, a dialect has four methods:
-// the four are one endpoint's wire shape and only make sense together.
+// Unlike the one-method interfaces elsewhere, a dialect has seven methods:
+// they are one endpoint's wire shape and only make sense together.
 type dialect interface {
+	// parse reads the endpoint's own fields of an app request (its
+	// conversation and the fields it forwards upstream) into req; every
+	// problem is a *requestError.
+	parse(req *appRequest, top map[string]json.RawMessage) error
+	// tool renders the app's own tool t, tools[i] of the request (raw as
+	// it came), as an upstream function tool; a tool the endpoint does not
+	// take is a *requestError. The gateway's MCP server never comes here.
+	tool(i int, t toolHead, raw json.RawMessage) (json.RawMessage, error)
 	// conversation starts the upstream conversation for req.
 	conversation(req *appRequest) conversation
 	// answer renders the final model turn as this endpoint's answer body.
 	answer(req *appRequest, final *modelTurn) ([]byte, error)
+	// stream serves a streamed request: relayed live (g.serveLive) or
+	// buffered until the final turn is complete and rendered as the
+	// endpoint's events (g.serveBuffered).
+	stream(ctx context.Context, g *Gateway, w http.ResponseWriter, rs *requestState)
 	// errorCode is the value of error.code in this endpoint's error body.
 	errorCode(status int) any
 	// detail is how an upstream error shows in the app's error message.
 	detail(e *upstreamError) string
 }
 
-// route is one row of dialectTable.
-type route struct {
-	name string
-	d    dialect
-}
+// endpoints is the gateway's part of every dialect (api.Sides): each
+// method, in the dialect's own file dialect_NAME.go, returns its endpoint;
+// those below return nil, for the dialects the gateway does not serve.
+type endpoints struct{}
 
-// dialectTable maps an app-facing path to its endpoint name and dialect.
-func dialectTable() map[string]route {
-	return map[string]route{
-		api.ChatPath:      {EndpointChat, chatDialect{}},
-		api.ResponsesPath: {EndpointResponses, responsesDialect{}},
-		api.MessagesPath:  {EndpointMessages, messagesDialect{}},
+// Gemini is not served: the gateway has no Gemini front end.
+func (endpoints) Gemini() dialect { return nil }
+
+// dialectTable maps the path of each dialect the gateway serves to its
+// endpoint.
+func dialectTable() map[string]dialect {
+	table := map[string]dialect{}
+	for _, p := range api.Pair[dialect](endpoints{}) {
+		if p.Side != nil {
+			table[p.Path] = p.Side
+		}
 	}
+	return table
 }
 
-// ServedPaths lists the app-facing paths the gateway serves (dialectTable),
-// in internal/dialect's order, as "a, b and c".
+// Served returns the names of the dialects the gateway serves (the
+// scenario endpoints it takes), in internal/dialect's order.
+func Served() []string {
+	var names []string
+	for _, p := range api.Pair[dialect](endpoints{}) {
+		if p.Side != nil {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// ServedPaths lists the app-facing paths the gateway serves, in
+// internal/dialect's order, as "a, b and c".
 func ServedPaths() string {
-	table := dialectTable()
 	var paths []string
-	for _, d := range api.All() {
-		if _, ok := table[d.Path]; ok {
-			paths = append(paths, d.Path)
+	for _, p := range api.Pair[dialect](endpoints{}) {
+		if p.Side != nil {
+			paths = append(paths, p.Path)
 		}
 	}
 	last := len(paths) - 1

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -15,6 +17,35 @@ import (
 // answered with the upstream's final chat completion as it came.
 type chatDialect struct{}
 
+// Chat is the gateway's endpoint of api.Chat.
+func (endpoints) Chat() dialect { return chatDialect{} }
+
+// parse reads the chat conversation (messages) and forwards the other
+// fields.
+func (chatDialect) parse(req *appRequest, top map[string]json.RawMessage) error {
+	var err error
+	if req.Messages, err = decodeItems(top, "messages", true); err != nil {
+		return err
+	}
+	if len(req.Messages) == 0 {
+		return badRequest("messages must not be empty")
+	}
+	for i, m := range req.Messages {
+		var head struct {
+			Role string `json:"role"`
+		}
+		if err := json.Unmarshal(m, &head); err != nil || head.Role == "" {
+			return badRequest("messages[%d]: want an object with a role", i)
+		}
+	}
+	req.forwardExcept(top, "model", "messages", "tools", "guardrails", "stream", "stream_options")
+	return nil
+}
+
+func (chatDialect) tool(i int, t toolHead, raw json.RawMessage) (json.RawMessage, error) {
+	return functionTool(i, t, raw)
+}
+
 func (chatDialect) conversation(req *appRequest) conversation {
 	return &chatConversation{
 		messages:  append([]json.RawMessage(nil), req.Messages...),
@@ -24,6 +55,11 @@ func (chatDialect) conversation(req *appRequest) conversation {
 }
 
 func (chatDialect) answer(_ *appRequest, final *modelTurn) ([]byte, error) { return final.Raw, nil }
+
+// stream relays each model answer to the app chunk by chunk as it comes.
+func (chatDialect) stream(ctx context.Context, g *Gateway, w http.ResponseWriter, rs *requestState) {
+	g.serveLive(ctx, w, rs)
+}
 
 func (chatDialect) errorCode(status int) any { return strconv.Itoa(status) }
 

@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 
 	api "github.com/replaycheck/replaycheck/internal/dialect"
@@ -11,6 +15,103 @@ import (
 // Responses call, as LiteLLM does for an OpenAI model (seed 000), and
 // answered with an Anthropic message built from the final response object.
 type messagesDialect struct{}
+
+// Messages is the gateway's endpoint of api.Messages.
+func (endpoints) Messages() dialect { return messagesDialect{} }
+
+// parse converts an Anthropic Messages request to Responses input: text
+// content becomes input messages, system becomes instructions and
+// max_tokens becomes max_output_tokens.
+func (messagesDialect) parse(req *appRequest, top map[string]json.RawMessage) error {
+	var msgs []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := decodeField(top, "messages", &msgs, true); err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		return badRequest("messages must not be empty")
+	}
+	for i, m := range msgs {
+		if m.Role != "user" && m.Role != "assistant" {
+			return badRequest("messages[%d]: role must be user or assistant, got %q", i, m.Role)
+		}
+		text, err := anthropicText(m.Content)
+		if err != nil {
+			return badRequest("messages[%d].content: %v", i, err)
+		}
+		item, err := json.Marshal(map[string]string{"role": m.Role, "content": text})
+		if err != nil {
+			return badRequest("messages[%d]: %v", i, err)
+		}
+		req.Input = append(req.Input, item)
+	}
+	if raw, ok := top["system"]; ok && !isNull(raw) {
+		text, err := anthropicText(raw)
+		if err != nil {
+			return badRequest("system: %v", err)
+		}
+		req.Extra["instructions"] = mustJSON(text)
+	}
+	if raw, ok := top["max_tokens"]; ok && !isNull(raw) {
+		var n int
+		if err := json.Unmarshal(raw, &n); err != nil || n < 1 {
+			return badRequest("max_tokens: want a whole number of at least 1")
+		}
+		req.Extra["max_output_tokens"] = raw
+	}
+	for _, k := range []string{"temperature", "top_p", "metadata"} {
+		if raw, ok := top[k]; ok {
+			req.Extra[k] = raw
+		}
+	}
+	return nil
+}
+
+// anthropicText returns the text of an Anthropic content value: a string or
+// an array of text blocks.
+func anthropicText(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return "", errors.New("want a string or an array of content blocks")
+	}
+	var b strings.Builder
+	for i, bl := range blocks {
+		if bl.Type != "text" {
+			return "", fmt.Errorf("block %d: content block type %q is not supported", i, bl.Type)
+		}
+		b.WriteString(bl.Text)
+	}
+	return b.String(), nil
+}
+
+// tool takes Anthropic tools {name, description, input_schema} (no type,
+// or custom) and renders each as a Responses function tool.
+func (messagesDialect) tool(i int, t toolHead, _ json.RawMessage) (json.RawMessage, error) {
+	switch {
+	case t.Type == "function":
+		return nil, badRequest("tools[%d]: %s takes Anthropic tools {name, description, input_schema}", i, api.MessagesPath)
+	case (t.Type == "" || t.Type == "custom") && t.Name != "":
+		schema := t.InputSchema
+		if isNull(schema) {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		ft, err := json.Marshal(map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": schema})
+		if err != nil {
+			return nil, badRequest("tools[%d]: %v", i, err)
+		}
+		return ft, nil
+	}
+	return nil, badRequest("tools[%d]: unsupported tool type %q", i, t.Type)
+}
 
 func (messagesDialect) conversation(req *appRequest) conversation {
 	return responsesDialect{}.conversation(req)
@@ -27,6 +128,12 @@ func (messagesDialect) answer(req *appRequest, final *modelTurn) ([]byte, error)
 		return nil, err
 	}
 	return json.Marshal(msg)
+}
+
+// stream answers once the final answer is complete, with an Anthropic
+// Messages stream built from the final response object (anthropicEvents).
+func (messagesDialect) stream(ctx context.Context, g *Gateway, w http.ResponseWriter, rs *requestState) {
+	g.serveBuffered(ctx, w, rs, g.readResponsesStream, func(final *modelTurn) ([]sseEvent, error) { return anthropicEvents(rs.req, final) })
 }
 
 // anthropicBlock is one content block of an Anthropic message.

@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -12,6 +14,43 @@ import (
 // responsesDialect is responses (api.Responses): sent upstream as a Responses call,
 // answered with the upstream's final response object as it came.
 type responsesDialect struct{}
+
+// Responses is the gateway's endpoint of api.Responses.
+func (endpoints) Responses() dialect { return responsesDialect{} }
+
+// parse reads the Responses input (a string is one user message) and
+// forwards the other fields.
+func (responsesDialect) parse(req *appRequest, top map[string]json.RawMessage) error {
+	raw, ok := top["input"]
+	if !ok || isNull(raw) {
+		return badRequest("input is required")
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		item, err := json.Marshal(map[string]string{"role": "user", "content": text})
+		if err != nil {
+			return badRequest("input: %v", err)
+		}
+		req.Input = []json.RawMessage{item}
+	} else if req.Input, err = arrayItems(raw); err != nil {
+		return badRequest("input: want a string or an array of items")
+	}
+	if len(req.Input) == 0 {
+		return badRequest("input must not be empty")
+	}
+	for i, item := range req.Input {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(item, &obj); err != nil || obj == nil {
+			return badRequest("input[%d]: want an object", i)
+		}
+	}
+	req.forwardExcept(top, "model", "input", "tools", "guardrails", "stream")
+	return nil
+}
+
+func (responsesDialect) tool(i int, t toolHead, raw json.RawMessage) (json.RawMessage, error) {
+	return functionTool(i, t, raw)
+}
 
 func (responsesDialect) conversation(req *appRequest) conversation {
 	return &responsesConversation{
@@ -23,6 +62,12 @@ func (responsesDialect) conversation(req *appRequest) conversation {
 
 func (responsesDialect) answer(_ *appRequest, final *modelTurn) ([]byte, error) {
 	return final.Raw, nil
+}
+
+// stream answers once the final answer is complete, with the upstream's own
+// events of the final Responses stream.
+func (responsesDialect) stream(ctx context.Context, g *Gateway, w http.ResponseWriter, rs *requestState) {
+	g.serveBuffered(ctx, w, rs, g.readResponsesStream, func(final *modelTurn) ([]sseEvent, error) { return final.events, nil })
 }
 
 func (responsesDialect) errorCode(status int) any { return strconv.Itoa(status) }

@@ -25,11 +25,11 @@ import (
 const closeGrace = 5 * time.Second
 
 // Gateway is the built-in LLM gateway. It is an http.Handler serving the
-// paths of its dialectTable (and GET /health); it
-// is safe for concurrent use. Close it to end its MCP sessions.
+// paths of its dialectTable (and GET /health); it is safe for concurrent
+// use. Close it to end its MCP sessions.
 type Gateway struct {
 	cfg     Config
-	routes  map[string]route
+	routes  map[string]dialect
 	pool    *mcpPool
 	breaker *breaker
 	seq     atomic.Uint64
@@ -119,12 +119,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
 		return
 	}
-	rt, ok := g.routes[r.URL.Path]
+	d, ok := g.routes[r.URL.Path]
 	if !ok {
 		writeJSONError(w, http.StatusNotFound, fmt.Sprintf("unknown endpoint %s: the gateway serves %s", r.URL.Path, ServedPaths()), "not_found_error", "404")
 		return
 	}
-	code := func(status int) any { return rt.d.errorCode(status) }
+	code := func(status int) any { return d.errorCode(status) }
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeJSONError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+": use POST", "invalid_request_error", code(http.StatusMethodNotAllowed))
@@ -153,37 +153,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "reading the request body: "+err.Error(), "invalid_request_error", code(http.StatusBadRequest))
 		return
 	}
-	req, err := parseAppRequest(rt.name, g.cfg.ServerLabel, body)
+	req, err := parseAppRequest(d, g.cfg.ServerLabel, body)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error(), "invalid_request_error", code(http.StatusBadRequest))
 		return
 	}
 	seq := g.seq.Add(1)
-	rs := &requestState{id: fmt.Sprintf("req-%d", seq), seq: seq, req: req, d: rt.d}
+	rs := &requestState{id: fmt.Sprintf("req-%d", seq), seq: seq, req: req, d: d}
 	g.cfg.Logger.Info("request", "request", rs.id, "endpoint", r.URL.Path, "model", req.Model, "stream", req.Stream, "mcp", req.UseMCP, "block_mcp", req.BlockMCP, "token", req.Token)
 	ctx := r.Context()
-	if req.Stream && req.Endpoint != EndpointChat {
-		turn, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
-			return g.bufferedStreamAttempt(ctx, rs, at)
-		})
-		if err != nil {
-			g.answerError(w, rs, err)
-			return
-		}
-		g.answerBufferedStream(w, rs, turn)
-		return
-	}
 	if req.Stream {
-		rs.sink = newSSESink(w)
-		if g.cfg.Bugs.Has(HideServedModel) {
-			rs.sink.group = req.Model
-		}
-		_, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
-			return g.streamAttempt(ctx, rs, at)
-		})
-		if err != nil {
-			g.answerError(w, rs, err)
-		}
+		d.stream(ctx, g, w, rs)
 		return
 	}
 	turn, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
@@ -193,7 +173,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.answerError(w, rs, err)
 		return
 	}
-	out, err := rt.d.answer(req, turn)
+	out, err := d.answer(req, turn)
 	if err != nil {
 		writeJSONError(w, http.StatusBadGateway, "rendering the answer: "+err.Error(), "server_error", code(http.StatusBadGateway))
 		return

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,25 +10,14 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/nesting"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
-
-	api "github.com/replaycheck/replaycheck/internal/dialect"
 )
 
 // GuardrailBlockMCP is the one guardrail the gateway knows: it rejects every
 // MCP tool call before it runs and tells the model so.
 const GuardrailBlockMCP = "block-mcp"
 
-// The app-facing endpoints, named as in a scenario's request.endpoint.
-const (
-	EndpointChat      = "chat"
-	EndpointResponses = "responses"
-	EndpointMessages  = "messages"
-)
-
 // appRequest is an app's request to the gateway, decoded and checked.
 type appRequest struct {
-	// Endpoint is EndpointChat, EndpointResponses or EndpointMessages.
-	Endpoint string
 	// Model is the model group the router starts with.
 	Model  string
 	Stream bool
@@ -59,9 +47,9 @@ func badRequest(format string, args ...any) error {
 	return &requestError{msg: fmt.Sprintf(format, args...)}
 }
 
-// parseAppRequest decodes body as a request to endpoint, for a gateway whose
-// MCP server is labelled label. Every problem is a *requestError.
-func parseAppRequest(endpoint, label string, body []byte) (*appRequest, error) {
+// parseAppRequest decodes body as a request to the endpoint d, for a gateway
+// whose MCP server is labelled label. Every problem is a *requestError.
+func parseAppRequest(d dialect, label string, body []byte) (*appRequest, error) {
 	if err := nesting.CheckJSON("request body", body); err != nil {
 		return nil, err
 	}
@@ -69,7 +57,7 @@ func parseAppRequest(endpoint, label string, body []byte) (*appRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &appRequest{Endpoint: endpoint, Extra: map[string]json.RawMessage{}, Token: runtoken.Find(body)}
+	req := &appRequest{Extra: map[string]json.RawMessage{}, Token: runtoken.Find(body)}
 	if err := decodeField(top, "model", &req.Model, true); err != nil {
 		return nil, err
 	}
@@ -89,20 +77,10 @@ func parseAppRequest(endpoint, label string, body []byte) (*appRequest, error) {
 		}
 		req.BlockMCP = true
 	}
-	if err := req.parseTools(top["tools"], label); err != nil {
+	if err := req.parseTools(d, top["tools"], label); err != nil {
 		return nil, err
 	}
-	switch endpoint {
-	case EndpointChat:
-		err = req.parseChat(top)
-	case EndpointResponses:
-		err = req.parseResponses(top)
-	case EndpointMessages:
-		err = req.parseMessages(top)
-	default:
-		err = badRequest("unknown endpoint %q", endpoint)
-	}
-	if err != nil {
+	if err := d.parse(req, top); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -192,9 +170,20 @@ func arrayItems(raw json.RawMessage) ([]json.RawMessage, error) {
 
 func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" }
 
+// toolHead is what the gateway reads of one tool of an app request.
+type toolHead struct {
+	Type            string          `json:"type"`
+	ServerLabel     string          `json:"server_label"`
+	RequireApproval json.RawMessage `json:"require_approval"`
+	// Anthropic tools have no type but a name and input_schema.
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
 // parseTools splits the app's tools into the gateway's MCP server and the
-// app's own function tools.
-func (req *appRequest) parseTools(raw json.RawMessage, label string) error {
+// app's own function tools, which the endpoint d renders for upstream.
+func (req *appRequest) parseTools(d dialect, raw json.RawMessage, label string) error {
 	if isNull(raw) {
 		return nil
 	}
@@ -203,47 +192,36 @@ func (req *appRequest) parseTools(raw json.RawMessage, label string) error {
 		return badRequest("tools: want an array: %v", err)
 	}
 	for i, t := range tools {
-		var head struct {
-			Type            string          `json:"type"`
-			ServerLabel     string          `json:"server_label"`
-			RequireApproval json.RawMessage `json:"require_approval"`
-			// Anthropic tools have no type but a name and input_schema.
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"input_schema"`
-		}
+		var head toolHead
 		if err := json.Unmarshal(t, &head); err != nil {
 			return badRequest("tools[%d]: want an object: %v", i, err)
 		}
-		switch {
-		case head.Type == "mcp":
-			if head.ServerLabel != label {
-				return badRequest("tools[%d]: unknown MCP server_label %q: the gateway serves %q", i, head.ServerLabel, label)
-			}
-			if !isNull(head.RequireApproval) && string(head.RequireApproval) != `"never"` {
-				return badRequest("tools[%d]: require_approval must be \"never\": the gateway runs auto-approved MCP tools only", i)
-			}
-			req.UseMCP = true
-		case head.Type == "function":
-			if req.Endpoint == EndpointMessages {
-				return badRequest("tools[%d]: %s takes Anthropic tools {name, description, input_schema}", i, api.MessagesPath)
-			}
-			req.FuncTools = append(req.FuncTools, t)
-		case req.Endpoint == EndpointMessages && (head.Type == "" || head.Type == "custom") && head.Name != "":
-			schema := head.InputSchema
-			if isNull(schema) {
-				schema = json.RawMessage(`{"type":"object"}`)
-			}
-			ft, err := json.Marshal(map[string]any{"type": "function", "name": head.Name, "description": head.Description, "parameters": schema})
+		if head.Type != "mcp" {
+			ft, err := d.tool(i, head, t)
 			if err != nil {
-				return badRequest("tools[%d]: %v", i, err)
+				return err
 			}
 			req.FuncTools = append(req.FuncTools, ft)
-		default:
-			return badRequest("tools[%d]: unsupported tool type %q", i, head.Type)
+			continue
 		}
+		if head.ServerLabel != label {
+			return badRequest("tools[%d]: unknown MCP server_label %q: the gateway serves %q", i, head.ServerLabel, label)
+		}
+		if !isNull(head.RequireApproval) && string(head.RequireApproval) != `"never"` {
+			return badRequest("tools[%d]: require_approval must be \"never\": the gateway runs auto-approved MCP tools only", i)
+		}
+		req.UseMCP = true
 	}
 	return nil
+}
+
+// functionTool is the tool method of an endpoint whose app tools are
+// OpenAI function tools, passed upstream as they came.
+func functionTool(i int, t toolHead, raw json.RawMessage) (json.RawMessage, error) {
+	if t.Type != "function" {
+		return nil, badRequest("tools[%d]: unsupported tool type %q", i, t.Type)
+	}
+	return raw, nil
 }
 
 // forwardExcept copies every top-level field not in skip into req.Extra.
@@ -253,128 +231,6 @@ func (req *appRequest) forwardExcept(top map[string]json.RawMessage, skip ...str
 			req.Extra[k] = v
 		}
 	}
-}
-
-func (req *appRequest) parseChat(top map[string]json.RawMessage) error {
-	var err error
-	if req.Messages, err = decodeItems(top, "messages", true); err != nil {
-		return err
-	}
-	if len(req.Messages) == 0 {
-		return badRequest("messages must not be empty")
-	}
-	for i, m := range req.Messages {
-		var head struct {
-			Role string `json:"role"`
-		}
-		if err := json.Unmarshal(m, &head); err != nil || head.Role == "" {
-			return badRequest("messages[%d]: want an object with a role", i)
-		}
-	}
-	req.forwardExcept(top, "model", "messages", "tools", "guardrails", "stream", "stream_options")
-	return nil
-}
-
-func (req *appRequest) parseResponses(top map[string]json.RawMessage) error {
-	raw, ok := top["input"]
-	if !ok || isNull(raw) {
-		return badRequest("input is required")
-	}
-	var text string
-	if err := json.Unmarshal(raw, &text); err == nil {
-		item, err := json.Marshal(map[string]string{"role": "user", "content": text})
-		if err != nil {
-			return badRequest("input: %v", err)
-		}
-		req.Input = []json.RawMessage{item}
-	} else if req.Input, err = arrayItems(raw); err != nil {
-		return badRequest("input: want a string or an array of items")
-	}
-	if len(req.Input) == 0 {
-		return badRequest("input must not be empty")
-	}
-	for i, item := range req.Input {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(item, &obj); err != nil || obj == nil {
-			return badRequest("input[%d]: want an object", i)
-		}
-	}
-	req.forwardExcept(top, "model", "input", "tools", "guardrails", "stream")
-	return nil
-}
-
-// parseMessages converts an Anthropic Messages request to Responses input:
-// text content becomes input messages, system becomes instructions and
-// max_tokens becomes max_output_tokens.
-func (req *appRequest) parseMessages(top map[string]json.RawMessage) error {
-	var msgs []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := decodeField(top, "messages", &msgs, true); err != nil {
-		return err
-	}
-	if len(msgs) == 0 {
-		return badRequest("messages must not be empty")
-	}
-	for i, m := range msgs {
-		if m.Role != "user" && m.Role != "assistant" {
-			return badRequest("messages[%d]: role must be user or assistant, got %q", i, m.Role)
-		}
-		text, err := anthropicText(m.Content)
-		if err != nil {
-			return badRequest("messages[%d].content: %v", i, err)
-		}
-		item, err := json.Marshal(map[string]string{"role": m.Role, "content": text})
-		if err != nil {
-			return badRequest("messages[%d]: %v", i, err)
-		}
-		req.Input = append(req.Input, item)
-	}
-	if raw, ok := top["system"]; ok && !isNull(raw) {
-		text, err := anthropicText(raw)
-		if err != nil {
-			return badRequest("system: %v", err)
-		}
-		req.Extra["instructions"] = mustJSON(text)
-	}
-	if raw, ok := top["max_tokens"]; ok && !isNull(raw) {
-		var n int
-		if err := json.Unmarshal(raw, &n); err != nil || n < 1 {
-			return badRequest("max_tokens: want a whole number of at least 1")
-		}
-		req.Extra["max_output_tokens"] = raw
-	}
-	for _, k := range []string{"temperature", "top_p", "metadata"} {
-		if raw, ok := top[k]; ok {
-			req.Extra[k] = raw
-		}
-	}
-	return nil
-}
-
-// anthropicText returns the text of an Anthropic content value: a string or
-// an array of text blocks.
-func anthropicText(raw json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", errors.New("want a string or an array of content blocks")
-	}
-	var b strings.Builder
-	for i, bl := range blocks {
-		if bl.Type != "text" {
-			return "", fmt.Errorf("block %d: content block type %q is not supported", i, bl.Type)
-		}
-		b.WriteString(bl.Text)
-	}
-	return b.String(), nil
 }
 
 func mustJSON(v any) json.RawMessage {

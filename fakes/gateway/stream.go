@@ -273,13 +273,15 @@ func (s *sseSink) event(ev sseEvent) error {
 	return nil
 }
 
-// bufferedStreamAttempt runs the tool loop once for a streamed Responses or
-// Messages request. Each upstream answer is read as a stream up to its
-// terminal event, and nothing reaches the app until the final answer is
-// complete: so a failure is answered like a non-streamed one, and the stream
-// splice of chat (StreamSplice) cannot happen on these endpoints.
-func (g *Gateway) bufferedStreamAttempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
-	return g.toolLoop(ctx, rs, at, true, g.readResponsesStream)
+// bufferedStreamAttempt runs the tool loop once for a streamed request of a
+// buffered endpoint (serveBuffered). Each upstream answer is read as a
+// stream up to its terminal event by read, and nothing reaches the app until
+// the final answer is complete: so a failure is answered like a
+// non-streamed one, and the stream splice of chat (StreamSplice) cannot
+// happen on these endpoints.
+func (g *Gateway) bufferedStreamAttempt(ctx context.Context, rs *requestState, at *attemptState,
+	read func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error)) (*modelTurn, error) {
+	return g.toolLoop(ctx, rs, at, true, read)
 }
 
 // readResponsesStream sends one streamed Responses call and reads its events
@@ -377,27 +379,49 @@ func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, bo
 	return nil, &cutStream{err: connectionFailure("Response payload is not completed", err), calls: calls}
 }
 
-// answerBufferedStream writes the final answer of a streamed Responses or
-// Messages request: the upstream's own events of the final Responses
-// stream, or an Anthropic Messages stream built from the final response.
-func (g *Gateway) answerBufferedStream(w http.ResponseWriter, rs *requestState, final *modelTurn) {
-	events := final.events
-	if rs.req.Endpoint == EndpointMessages {
-		var err error
-		events, err = anthropicEvents(rs.req, final)
-		if err != nil {
-			writeJSONError(w, http.StatusBadGateway, "rendering the answer: "+err.Error(), "server_error", rs.d.errorCode(http.StatusBadGateway))
-			return
-		}
+// serveBuffered serves a streamed request whose endpoint answers only once
+// the final answer is complete (Responses, Messages): each upstream answer
+// is read by read up to its terminal event (bufferedStreamAttempt), a
+// failure is answered like a non-streamed one, and the final turn is
+// rendered by events, the endpoint's own event stream.
+func (g *Gateway) serveBuffered(ctx context.Context, w http.ResponseWriter, rs *requestState,
+	read func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error),
+	events func(final *modelTurn) ([]sseEvent, error)) {
+	final, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
+		return g.bufferedStreamAttempt(ctx, rs, at, read)
+	})
+	if err != nil {
+		g.answerError(w, rs, err)
+		return
+	}
+	evs, err := events(final)
+	if err != nil {
+		writeJSONError(w, http.StatusBadGateway, "rendering the answer: "+err.Error(), "server_error", rs.d.errorCode(http.StatusBadGateway))
+		return
 	}
 	sink := newSSESink(w)
 	if g.cfg.Bugs.Has(HideServedModel) {
 		sink.group = rs.req.Model
 	}
-	for _, ev := range events {
+	for _, ev := range evs {
 		if err := sink.event(ev); err != nil {
 			g.cfg.Logger.Info("app went away during the answer", "request", rs.id, "err", err)
 			return
 		}
+	}
+}
+
+// serveLive serves a streamed request whose endpoint relays each model
+// answer to the app as it comes (chat; streamAttempt).
+func (g *Gateway) serveLive(ctx context.Context, w http.ResponseWriter, rs *requestState) {
+	rs.sink = newSSESink(w)
+	if g.cfg.Bugs.Has(HideServedModel) {
+		rs.sink.group = rs.req.Model
+	}
+	_, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
+		return g.streamAttempt(ctx, rs, at)
+	})
+	if err != nil {
+		g.answerError(w, rs, err)
 	}
 }

@@ -14,6 +14,9 @@ import (
 // usage chunk when stream_options.include_usage is set, then api.Done.
 type chatDialect struct{}
 
+// Chat is the fake model's part of api.Chat.
+func (answerers) Chat() answerer { return chatDialect{} }
+
 func (chatDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	id := a.id("chatcmpl-", '-', -1)
 	outTokens := a.outputTokens()

@@ -70,23 +70,18 @@ type dialectEntry struct {
 	tools        []string
 }
 
+// answerers is the fake model's part of every dialect (api.Sides): each
+// method, in the dialect's own file (chat.go, responses.go, messages.go,
+// gemini.go), returns its answer writer. A dialect without one does not
+// compile.
+type answerers struct{}
+
 // dialectTable lists the dialects, in internal/dialect's order, each with
-// the fake's answer writer (one row per dialect in writers; a dialect
-// without one is a programming error every test meets).
+// the fake's answer writer.
 func dialectTable() []dialectEntry {
-	writers := map[string]answerer{
-		"chat":      chatDialect{},
-		"responses": responsesDialect{},
-		"messages":  messagesDialect{},
-		"gemini":    geminiDialect{},
-	}
 	var out []dialectEntry
-	for _, d := range api.All() {
-		w, ok := writers[d.Name]
-		if !ok {
-			panic("upstream: no answer writer for dialect " + d.Name)
-		}
-		out = append(out, dialectEntry{name: d.Name, d: spoken{d, w}, conversation: d.Conversation, tools: d.Tools})
+	for _, p := range api.Pair[answerer](answerers{}) {
+		out = append(out, dialectEntry{name: p.Name, d: spoken{p.Dialect, p.Side}, conversation: p.Conversation, tools: p.Tools})
 	}
 	return out
 }

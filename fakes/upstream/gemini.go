@@ -17,6 +17,9 @@ import (
 // usage, as the API ends its streams (an empty text part).
 type geminiDialect struct{}
 
+// Gemini is the fake model's part of api.Gemini.
+func (answerers) Gemini() answerer { return geminiDialect{} }
+
 func (geminiDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	id := a.id("resp-", '-', -1)
 	outTokens := a.outputTokens()

@@ -9,6 +9,9 @@ import (
 // messagesDialect writes Anthropic Messages answers (api.Messages).
 type messagesDialect struct{}
 
+// Messages is the fake model's part of api.Messages.
+func (answerers) Messages() answerer { return messagesDialect{} }
+
 func (messagesDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	id := a.id("msg_", '_', -1)
 	outTokens := a.outputTokens()

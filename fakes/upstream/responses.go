@@ -9,6 +9,9 @@ import (
 // responsesDialect writes OpenAI Responses answers (api.Responses).
 type responsesDialect struct{}
 
+// Responses is the fake model's part of api.Responses.
+func (answerers) Responses() answerer { return responsesDialect{} }
+
 func (responsesDialect) answer(dst []byte, a *answer, req *api.Request) reply {
 	respID := a.id("resp_", '_', -1)
 	type item struct {

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/dialect"
@@ -102,9 +104,8 @@ func (s *Client) Send(ctx context.Context, req scenario.Request) history.Exchang
 	} else {
 		all, err := io.ReadAll(body)
 		x.Body = excerpt(all)
-		var v map[string]any
-		if json.Unmarshal(all, &v) == nil {
-			noteModel(v, &x)
+		if json.Valid(all) && gjson.ParseBytes(all).IsObject() {
+			noteModel(all, &x)
 		}
 		if err != nil {
 			x.TransportError = describeTransport(err)
@@ -176,17 +177,8 @@ func classifyData(data []byte, event string, x *history.Exchange, seen map[strin
 		}
 	}
 	x.DataChunks++
-	noteModel(v, x)
-	id, _ := v["id"].(string)
-	if id == "" {
-		id, _ = v["responseId"].(string) // gemini
-	}
-	for _, k := range []string{"response", "message"} {
-		if m, ok := v[k].(map[string]any); ok && id == "" {
-			id, _ = m["id"].(string)
-		}
-	}
-	if id != "" && !seen[id] {
+	noteModel(data, x)
+	if id := recordedString(data, answerIDs); id != "" && !seen[id] {
 		seen[id] = true
 		x.ResponseIDs = append(x.ResponseIDs, id)
 	}
@@ -203,22 +195,48 @@ func isErrorObject(raw []byte) bool {
 	return ok
 }
 
-// noteModel adds the model id an answer or chunk names to x.Models, unless
-// already there: chat's `model`, Gemini's `modelVersion`, or the `model` of
-// a Responses event's `response` or a Messages event's `message`.
-func noteModel(v map[string]any, x *history.Exchange) {
-	m, _ := v["model"].(string)
-	if m == "" {
-		m, _ = v["modelVersion"].(string)
-	}
-	for _, k := range []string{"response", "message"} {
-		if o, ok := v[k].(map[string]any); ok && m == "" {
-			m, _ = o["model"].(string)
-		}
-	}
-	if m != "" && !slices.Contains(x.Models, m) {
+// noteModel adds the model an answer or chunk names (answerModels) to
+// x.Models, unless already there.
+func noteModel(data []byte, x *history.Exchange) {
+	if m := recordedString(data, answerModels); m != "" && !slices.Contains(x.Models, m) {
 		x.Models = append(x.Models, m)
 	}
+}
+
+// answerIDs and answerModels are the paths at which an answer or a stream
+// event names its id and its model, in every dialect's shape
+// (dialect.Recorded), in table order: the app reads an answer in whichever
+// shape it has.
+var answerIDs, answerModels = recordedPaths()
+
+// recordedPaths returns the paths of dialect.Recorded, each once: the ids'
+// and the models'.
+func recordedPaths() (ids, models []string) {
+	for _, d := range dialect.All() {
+		r := d.Recorded
+		for _, p := range []string{r.ID, r.StreamID} {
+			if !slices.Contains(ids, p) {
+				ids = append(ids, p)
+			}
+		}
+		for _, p := range []string{r.Model, r.StreamModel} {
+			if !slices.Contains(models, p) {
+				models = append(models, p)
+			}
+		}
+	}
+	return ids, models
+}
+
+// recordedString returns the first non-empty string the JSON object data
+// holds at one of paths.
+func recordedString(data []byte, paths []string) string {
+	for _, p := range paths {
+		if r := gjson.GetBytes(data, p); r.Type == gjson.String && r.Str != "" {
+			return r.Str
+		}
+	}
+	return ""
 }
 
 func excerpt(b []byte) string {

@@ -89,11 +89,12 @@ func unknownBuiltin(names []string) error {
 // Name returns "builtin:SPEC".
 func (b *builtin) Name() string { return b.name }
 
-// Traits says the gateway has front ends for chat, responses and
-// messages, not gemini, and reaches MCP over HTTP and stdio.
+// Traits says the gateway has front ends for the dialects it serves
+// (gateway.Served: chat, responses and messages, not gemini), and reaches
+// MCP over HTTP and stdio.
 func (b *builtin) Traits() Traits {
 	return Traits{
-		Endpoints:     []scenario.Endpoint{gateway.EndpointChat, gateway.EndpointResponses, gateway.EndpointMessages},
+		Endpoints:     endpoints(gateway.Served()),
 		MCPTransports: []wire.MCPTransport{wire.MCPTransportHTTP, wire.MCPTransportStdio},
 	}
 }
@@ -182,4 +183,13 @@ func (i *builtinInstance) Close() error {
 	i.transport.CloseIdleConnections()
 	i.app.Close()
 	return err
+}
+
+// endpoints are the scenario endpoints of the dialects named.
+func endpoints(names []string) []scenario.Endpoint {
+	out := make([]scenario.Endpoint, len(names))
+	for i, n := range names {
+		out[i] = scenario.Endpoint(n)
+	}
+	return out
 }

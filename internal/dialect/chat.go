@@ -42,9 +42,9 @@ func Chat() Dialect {
 		Tools:        []string{"tools", "functions"},
 		CallIDPrefix: ChatCallID,
 		Recorded: Recorded{
-			ID: "id", Calls: "choices.0.message.tool_calls.#.function.name",
+			ID: "id", Model: "model", Calls: "choices.0.message.tool_calls.#.function.name",
 			// A call's name arrives with its first chunk only.
-			StreamID: "id", StreamCalls: "choices.0.delta.tool_calls.#.function.name",
+			StreamID: "id", StreamModel: "model", StreamCalls: "choices.0.delta.tool_calls.#.function.name",
 		},
 		ErrorBody:   OpenAIErrorBody,
 		StreamError: chatStreamError,

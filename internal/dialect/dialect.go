@@ -86,10 +86,63 @@ type Dialect struct {
 	Failed func(event string, chunk map[string]any) bool
 }
 
-// All returns the dialects, keyed by their names, in the order they are
-// listed; the first is the default of an app request naming none.
+// Sides is one package's own part of every dialect — the fake model's
+// answer writer (fakes/upstream), the built-in gateway's endpoint
+// (fakes/gateway) — as one method per dialect, named as the dialect's
+// function here and written in that package's file of the dialect. Each
+// row of the table names its method, so a package whose type lacks one
+// does not compile; a package that has no part in a dialect says so with a
+// method returning the zero value.
+type Sides[T any] interface {
+	Chat() T
+	Responses() T
+	Messages() T
+	Gemini() T
+}
+
+// row is one row of the table: a dialect and the method of Sides that gives
+// a package's part of it.
+type row[T any] struct {
+	dialect func() Dialect
+	side    func(Sides[T]) T
+}
+
+// table is the one table of the dialects, in order; the first is the
+// default of an app request naming none.
+func table[T any]() []row[T] {
+	return []row[T]{
+		{Chat, Sides[T].Chat},
+		{Responses, Sides[T].Responses},
+		{Messages, Sides[T].Messages},
+		{Gemini, Sides[T].Gemini},
+	}
+}
+
+// All returns the dialects, keyed by their names, in the table's order;
+// the first is the default of an app request naming none.
 func All() []Dialect {
-	return []Dialect{Chat(), Responses(), Messages(), Gemini()}
+	rows := table[struct{}]()
+	out := make([]Dialect, len(rows))
+	for i, r := range rows {
+		out[i] = r.dialect()
+	}
+	return out
+}
+
+// Paired is a dialect with one package's part of it.
+type Paired[T any] struct {
+	Dialect
+	Side T
+}
+
+// Pair returns every dialect, in All's order, with s's part of it.
+func Pair[T any](s Sides[T]) []Paired[T] {
+	rows := table[T]()
+	out := make([]Paired[T], len(rows))
+	for i, r := range rows {
+		out[i] = Paired[T]{r.dialect(), r.side(s)}
+	}
+	return out
 }
 
 // ByName returns the dialect named name.
@@ -216,10 +269,10 @@ type StreamError struct {
 }
 
 // Recorded are the gjson paths at which a provider's answer, plain or one
-// event of a stream, names its id and its tool calls' names.
+// event of a stream, names its id, its model and its tool calls' names.
 type Recorded struct {
-	ID, Calls             string
-	StreamID, StreamCalls string
+	ID, Model, Calls                   string
+	StreamID, StreamModel, StreamCalls string
 }
 
 // errorType returns typ, or def when typ is "".

@@ -36,7 +36,8 @@ func TestTable(t *testing.T) {
 	for _, d := range All() {
 		if d.Name == "" || d.Title == "" || d.Path == "" || d.CallIDPrefix == "" || len(d.Conversation) == 0 || len(d.Tools) == 0 ||
 			d.Route == nil || d.Parse == nil || d.SetPrompt == nil || d.ErrorBody == nil || d.StreamError == nil ||
-			d.Terminal == nil || d.Ends == nil || d.Failed == nil || d.Recorded.ID == "" || d.Recorded.StreamCalls == "" {
+			d.Terminal == nil || d.Ends == nil || d.Failed == nil || d.Recorded.ID == "" || d.Recorded.Model == "" || d.Recorded.Calls == "" ||
+			d.Recorded.StreamID == "" || d.Recorded.StreamModel == "" || d.Recorded.StreamCalls == "" {
 			t.Errorf("%q: a field is empty: %+v", d.Name, d)
 		}
 		if seen[d.Name] {
@@ -46,6 +47,30 @@ func TestTable(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"chat", "responses", "messages", "gemini"}, Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
+	}
+}
+
+// sideNames is a Sides whose part of each dialect is the name of its
+// method, in lower case.
+type sideNames struct{}
+
+func (sideNames) Chat() string      { return "chat" }
+func (sideNames) Responses() string { return "responses" }
+func (sideNames) Messages() string  { return "messages" }
+func (sideNames) Gemini() string    { return "gemini" }
+
+// TestPair: Pair gives every dialect of All, in order, with the method of
+// Sides named after it.
+func TestPair(t *testing.T) {
+	var got []string
+	for _, p := range Pair[string](sideNames{}) {
+		if p.Side != p.Name {
+			t.Errorf("dialect %q is paired with the method %s", p.Name, p.Side)
+		}
+		got = append(got, p.Name)
+	}
+	if diff := cmp.Diff(Names(), got); diff != "" {
+		t.Errorf("Pair's dialects (-All +Pair):\n%s", diff)
 	}
 }
 

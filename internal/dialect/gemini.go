@@ -57,8 +57,8 @@ func Gemini() Dialect {
 		CallIDPrefix: GeminiCallID,
 		// Each streamed chunk is a whole response: its calls are its own.
 		Recorded: Recorded{
-			ID: "responseId", Calls: "candidates.0.content.parts.#.functionCall.name",
-			StreamID: "responseId", StreamCalls: "candidates.0.content.parts.#.functionCall.name",
+			ID: "responseId", Model: "modelVersion", Calls: "candidates.0.content.parts.#.functionCall.name",
+			StreamID: "responseId", StreamModel: "modelVersion", StreamCalls: "candidates.0.content.parts.#.functionCall.name",
 		},
 		ErrorBody: func(status int, message string) []byte {
 			return GeminiErrorBody(status, GeminiStatus(status), message)

@@ -50,8 +50,8 @@ func Messages() Dialect {
 		Tools:        []string{"tools"},
 		CallIDPrefix: MessagesCallID,
 		Recorded: Recorded{
-			ID: "id", Calls: `content.#(type=="tool_use")#.name`,
-			StreamID: "message.id", StreamCalls: `[content_block]|#(type=="tool_use")#.name`,
+			ID: "id", Model: "model", Calls: `content.#(type=="tool_use")#.name`,
+			StreamID: "message.id", StreamModel: "message.model", StreamCalls: `[content_block]|#(type=="tool_use")#.name`,
 		},
 		ErrorBody:   AnthropicErrorBody,
 		StreamError: messagesStreamError,

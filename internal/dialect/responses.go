@@ -64,10 +64,10 @@ func Responses() Dialect {
 		Tools:        []string{"tools"},
 		CallIDPrefix: ResponsesCallID,
 		Recorded: Recorded{
-			ID: "id", Calls: `output.#(type=="function_call")#.name`,
-			// The id in response.created and the calls in
+			ID: "id", Model: "model", Calls: `output.#(type=="function_call")#.name`,
+			// The id and model in response.created and the calls in
 			// response.completed; other events have no "response".
-			StreamID: "response.id", StreamCalls: `response.output.#(type=="function_call")#.name`,
+			StreamID: "response.id", StreamModel: "response.model", StreamCalls: `response.output.#(type=="function_call")#.name`,
 		},
 		ErrorBody:   OpenAIErrorBody,
 		StreamError: responsesStreamError,

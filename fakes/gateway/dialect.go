@@ -33,9 +33,9 @@ type dialect interface {
 	conversation(req *appRequest) conversation
 	// answer renders the final model turn as this endpoint's answer body.
 	answer(req *appRequest, final *modelTurn) ([]byte, error)
-	// stream serves a streamed request: relayed live (g.serveLive) or
-	// buffered until the final turn is complete and rendered as the
-	// endpoint's events (g.serveBuffered).
+	// stream serves a streamed request: each model answer relayed live as
+	// it comes (chat), or buffered until the final turn is complete and
+	// rendered as the endpoint's events (g.serveBuffered).
 	stream(ctx context.Context, g *Gateway, w http.ResponseWriter, rs *requestState)
 	// errorCode is the value of error.code in this endpoint's error body.
 	errorCode(status int) any

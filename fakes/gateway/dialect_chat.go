@@ -1,12 +1,16 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -56,9 +60,20 @@ func (chatDialect) conversation(req *appRequest) conversation {
 
 func (chatDialect) answer(_ *appRequest, final *modelTurn) ([]byte, error) { return final.Raw, nil }
 
-// stream relays each model answer to the app chunk by chunk as it comes.
+// stream relays each model answer to the app chunk by chunk as it comes
+// (streamAttempt): the first answer's chunks reach the app before the tools
+// run.
 func (chatDialect) stream(ctx context.Context, g *Gateway, w http.ResponseWriter, rs *requestState) {
-	g.serveLive(ctx, w, rs)
+	rs.sink = newSSESink(w)
+	if g.cfg.Bugs.Has(HideServedModel) {
+		rs.sink.group = rs.req.Model
+	}
+	_, err := g.route(ctx, rs, func(ctx context.Context, at *attemptState) (*modelTurn, error) {
+		return g.streamAttempt(ctx, rs, at)
+	})
+	if err != nil {
+		g.answerError(w, rs, err)
+	}
 }
 
 func (chatDialect) errorCode(status int) any { return strconv.Itoa(status) }
@@ -165,4 +180,128 @@ func chatAssistantMessage(text string, calls []toolCall) json.RawMessage {
 		msg.ToolCalls = append(msg.ToolCalls, call{ID: c.ID, Type: "function", Function: chatFunction{c.Name, c.Arguments}})
 	}
 	return mustJSON(msg)
+}
+
+// streamAttempt runs the whole tool loop once for a streamed chat request:
+// each model answer is relayed to the app chunk by chunk as it arrives, the
+// tools run between the streams, and the final stream ends with api.Done.
+func (g *Gateway) streamAttempt(ctx context.Context, rs *requestState, at *attemptState) (*modelTurn, error) {
+	turn, err := g.toolLoop(ctx, rs, at, true, func(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
+		return g.relayChatStream(ctx, conv.path(), body, rs.sink)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := rs.sink.data([]byte(api.Done)); err != nil {
+		return nil, connectionFailure("answering the app", err)
+	}
+	return turn, nil
+}
+
+// chatChunk is the part of a chat completion chunk the gateway reads.
+type chatChunk struct {
+	// Error is set on an error chunk, {"error":{"message","type",…}}, which
+	// ends a failed stream.
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
+	Choices []struct {
+		Delta struct {
+			Content   *string `json:"content"`
+			ToolCalls []struct {
+				Index    int          `json:"index"`
+				ID       string       `json:"id"`
+				Function chatFunction `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+	} `json:"choices"`
+}
+
+// relayChatStream sends one streamed chat call and relays each chunk to the
+// app as it comes, without the upstream's api.Done. It returns the turn the
+// chunks add up to; a stream that ends before api.Done is a *cutStream, one
+// longer than maxUpstreamBody a 502.
+func (g *Gateway) relayChatStream(ctx context.Context, path string, body []byte, sink *sseSink) (*modelTurn, error) {
+	sc, closeStream, err := g.openStream(ctx, path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStream()
+	var text strings.Builder
+	calls := map[int]*toolCall{}
+	done := false
+	size := 0
+	for sc.Scan() {
+		size += len(sc.Bytes())
+		if size > maxUpstreamBody {
+			return nil, &upstreamError{Status: http.StatusBadGateway, Message: fmt.Sprintf("the stream of POST %s exceeds %d bytes", path, maxUpstreamBody)}
+		}
+		payload, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
+		if !ok {
+			continue
+		}
+		payload = bytes.TrimSpace(payload)
+		if string(payload) == api.Done {
+			done = true
+			break
+		}
+		var ch chatChunk
+		if err := json.Unmarshal(payload, &ch); err != nil {
+			return nil, badAnswer(path, fmt.Errorf("a stream chunk is not JSON: %w", err))
+		}
+		if ch.Error != nil {
+			// The upstream failed the stream after its 200 (a chat error
+			// chunk): a failure of the call, not a chunk for the app.
+			msg := ch.Error.Message
+			if msg == "" {
+				msg = "the model API stream failed"
+			}
+			return nil, &upstreamError{Status: http.StatusInternalServerError, Message: msg, Type: ch.Error.Type, Body: payload}
+		}
+		if err := sink.data(payload); err != nil {
+			return nil, connectionFailure("answering the app", err)
+		}
+		for _, choice := range ch.Choices {
+			if choice.Delta.Content != nil {
+				text.WriteString(*choice.Delta.Content)
+			}
+			for _, tc := range choice.Delta.ToolCalls {
+				c := calls[tc.Index]
+				if c == nil {
+					c = &toolCall{}
+					calls[tc.Index] = c
+				}
+				if tc.ID != "" {
+					c.ID = tc.ID
+				}
+				c.Name += tc.Function.Name
+				c.Arguments += tc.Function.Arguments
+			}
+		}
+	}
+	idx := make([]int, 0, len(calls))
+	for i := range calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	if !done {
+		err := sc.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		cut := &cutStream{err: connectionFailure("Response payload is not completed", err)}
+		for _, i := range idx {
+			if c := calls[i]; c.ID != "" && c.Name != "" && json.Valid([]byte(c.Arguments)) {
+				cut.calls = append(cut.calls, *c)
+			}
+		}
+		return nil, cut
+	}
+	turn := &modelTurn{Text: text.String()}
+	for _, i := range idx {
+		turn.Calls = append(turn.Calls, *calls[i])
+	}
+	turn.replay = []json.RawMessage{chatAssistantMessage(turn.Text, turn.Calls)}
+	return turn, nil
 }

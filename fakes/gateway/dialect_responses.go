@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -161,4 +164,99 @@ func (c *responsesConversation) add(turn *modelTurn, results []toolResult) {
 	for _, r := range results {
 		c.input = append(c.input, mustJSON(map[string]string{"type": api.FunctionCallOutput, "call_id": r.CallID, "output": r.Output}))
 	}
+}
+
+// readResponsesStream sends one streamed Responses call and reads its events
+// up to the terminal one; the turn is the response object that event carries.
+// A stream that ends before it is a *cutStream.
+func (g *Gateway) readResponsesStream(ctx context.Context, conv conversation, body []byte) (*modelTurn, error) {
+	path := conv.path()
+	sc, closeStream, err := g.openStream(ctx, path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStream()
+	var events []sseEvent
+	var cur sseEvent
+	var calls []toolCall // function calls done so far, for a cutStream
+	// finish ends the current event; it returns the turn or error a
+	// terminal event yields, and done when one did.
+	finish := func() (turn *modelTurn, done bool, err error) {
+		ev := cur
+		cur = sseEvent{}
+		if ev.data == nil {
+			return nil, false, nil
+		}
+		events = append(events, ev)
+		var head struct {
+			Type     string          `json:"type"`
+			Response json.RawMessage `json:"response"`
+			Item     json.RawMessage `json:"item"`
+			Error    *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(ev.data, &head); err != nil {
+			return nil, true, badAnswer(path, fmt.Errorf("a stream event is not JSON: %w", err))
+		}
+		switch head.Type {
+		case api.OutputItemDone:
+			var it responseItem
+			if json.Unmarshal(head.Item, &it) == nil && it.Type == "function_call" {
+				calls = append(calls, toolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+			}
+		case api.ResponseCompleted, api.ResponseIncomplete:
+			turn, err := conv.parse(head.Response)
+			if err != nil {
+				return nil, true, badAnswer(path, err)
+			}
+			turn.events = events
+			return turn, true, nil
+		case api.ResponseFailed, api.ResponsesErrorEvent:
+			msg := "the model API stream failed"
+			var failed struct {
+				Error *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(head.Response, &failed) == nil && failed.Error != nil {
+				msg = failed.Error.Message
+			} else if head.Error != nil {
+				msg = head.Error.Message
+			}
+			return nil, true, &upstreamError{Status: http.StatusInternalServerError, Message: msg, Body: ev.data}
+		}
+		return nil, false, nil
+	}
+	size := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			if turn, done, err := finish(); done {
+				return turn, err
+			}
+			continue
+		}
+		size += len(line)
+		if size > maxUpstreamBody {
+			return nil, &upstreamError{Status: http.StatusBadGateway, Message: fmt.Sprintf("the stream of POST %s exceeds %d bytes", path, maxUpstreamBody)}
+		}
+		if name, ok := bytes.CutPrefix(line, []byte("event:")); ok {
+			cur.name = string(bytes.TrimSpace(name))
+		} else if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			data = bytes.TrimPrefix(data, []byte(" "))
+			if cur.data != nil {
+				cur.data = append(cur.data, '\n')
+			}
+			cur.data = append(cur.data, data...)
+		}
+	}
+	err = sc.Err()
+	if err == nil {
+		if turn, done, ferr := finish(); done {
+			return turn, ferr
+		}
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, &cutStream{err: connectionFailure("Response payload is not completed", err), calls: calls}
 }

@@ -1,6 +1,6 @@
 // Package gateway is replaycheck's built-in LLM gateway: a small proxy in the
 // shape of LiteLLM's (seed 000) that serves the chat, responses and messages
-// dialects of internal/dialect, runs auto-approved MCP tools against the
+// dialects of internal/dialect (Served), runs auto-approved MCP tools against the
 // ledger through the MCP Go SDK's client, and routes model calls with
 // retries and fallbacks. Each replay bug of the seeds is a named switch
 // ([Bug], listed with its behaviour by [AllBugs]); mode "naive" turns all on
@@ -62,14 +62,20 @@
 //     guarded (TestMutation in harness/run fails for a switch no scenario
 //     catches), and its line in scenarios/README.md.
 //
-// Adding an endpoint (an app-facing dialect) is a checklist. Its facts
-// (name, path, events, error shapes) are internal/dialect's, and adding
-// them there is that package's checklist; the gateway adds:
-//   - fakes/gateway/dialect_NAME.go: a type implementing dialect;
-//   - fakes/gateway/dialect.go: one row in dialectTable (the dialect's path,
-//     its name);
-//   - fakes/gateway/request.go: an Endpoint constant and its parse function
-//     in parseAppRequest's switch;
-//   - fakes/gateway/stream.go: its streamed answer, when it streams (chat
-//     streams through; the others are buffered and re-rendered).
+// Endpoints: each app-facing dialect is a type implementing dialect (how
+// its requests are read, its tools taken, its conversation started, its
+// answer, stream and errors rendered), in its own file dialect_NAME.go,
+// with the method of endpoints (the gateway's part of internal/dialect's
+// Sides) that returns it. The gateway routes by the paths of
+// internal/dialect's table; no file of it names an endpoint otherwise.
+//
+// Adding an endpoint (an app-facing dialect) takes, once the dialect is in
+// internal/dialect (that package's checklist, which names every file):
+//   - fakes/gateway/dialect_NAME.go: a type implementing dialect, and
+//     endpoints.NAME returning it in place of the nil one in dialect.go;
+//   - its tests: requests of it in request_test.go, and its provider's SDK
+//     against the gateway in sdk_test.go.
+//
+// The built-in target's endpoints (Served), the help's paths (ServedPaths)
+// and the 404's list follow from it.
 package gateway

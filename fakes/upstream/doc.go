@@ -130,9 +130,10 @@
 // the call at that point in exchange.go or stream.go.
 //
 // Adding a dialect (a model API) is the checklist in the doc of
-// internal/dialect, which holds every fact of it; in this package it is
-// NAME.go (an answerer: how the fake model writes its answers), one entry
-// in dialectTable's writers (dialect.go), NAME_test.go judged by the
-// provider's official SDK, the dialect in sawDialects and lingerDialects,
-// and a FuzzParseNAME (fuzz_test.go).
+// internal/dialect, which holds every fact of it and names every file it
+// takes; in this package it is NAME.go (an answerer: how the fake model
+// writes its answers, and the method answerers.NAME returning it, which
+// dialectTable reaches through internal/dialect's Pair), NAME_test.go
+// judged by the provider's official SDK, the dialect in sawDialects and
+// lingerDialects, and a FuzzParseNAME (fuzz_test.go).
 package upstream

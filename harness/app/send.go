@@ -155,16 +155,18 @@ func readStream(body io.Reader, x *history.Exchange) {
 
 // classifyData counts one SSE data payload.
 func classifyData(data []byte, event string, x *history.Exchange, seen map[string]bool) {
-	if string(data) == dialect.Done {
-		x.Done = true
-		return
+	dialects := dialect.All()
+	for _, d := range dialects {
+		if d.Sentinel != "" && string(data) == d.Sentinel {
+			x.Done = true
+			return
+		}
 	}
 	var v map[string]any
 	if json.Unmarshal(data, &v) != nil {
 		x.DataChunks++
 		return
 	}
-	dialects := dialect.All()
 	for _, d := range dialects {
 		if d.Failed(event, v) {
 			x.ErrorEvents++

@@ -50,6 +50,7 @@ func Chat() Dialect {
 		StreamError: chatStreamError,
 		Terminal:    chatTerminal,
 		Ends:        func(map[string]any) bool { return false },
+		Sentinel:    Done,
 		Failed: func(_ string, chunk map[string]any) bool {
 			_, isErr := chunk["error"]
 			typ, _ := chunk["type"].(string)

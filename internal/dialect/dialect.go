@@ -8,27 +8,42 @@
 // client (harness/app), the scenarios (harness/scenario) and the reports
 // (report) ask it; none of them names a path or an event of its own.
 //
-// Adding a dialect touches these files:
-//   - internal/dialect/NAME.go: a function NAME() Dialect filling every
-//     field (its paths and events as constants), one row in All
-//     (dialect.go), and its cases in dialect_test.go;
-//   - fakes/upstream/NAME.go: the fake model's answer writer (an answerer)
-//     and one row in dialectTable's writers (fakes/upstream/dialect.go);
-//     NAME_test.go judged by the provider's official SDK, the dialect added
-//     to sawDialects and lingerDialects, and a FuzzParseNAME (fuzz_test.go);
-//   - fakes/gateway/dialect_NAME.go and one row in its dialectTable, when
-//     the built-in gateway serves it (its own checklist, fakes/gateway/doc.go);
-//   - harness/app/send.go (noteModel, classifyData), when its answers
-//     name their model or response id in a field no other dialect uses
-//     (today: model, modelVersion, id, responseId, response.*, message.*);
-//   - schemas/scenario.schema.json, rewritten by go test ./harness/targetfile
-//     -update (the endpoint enums);
+// Each package with code of its own for a dialect — the upstream fake's
+// answer writer, the built-in gateway's endpoint — implements Sides, one
+// method per dialect, in its file of that dialect, and reaches it through
+// Pair; none keeps a table or a switch of its own, and a package that lacks
+// a dialect's method does not compile.
+//
+// Adding a dialect NAME takes these files, and its tests:
+//   - internal/dialect/NAME.go: NAME() Dialect filling every field (its
+//     paths and events as constants);
+//   - internal/dialect/dialect.go: its row in table and its method in Sides
+//     (then the packages below do not compile until they have theirs);
+//   - fakes/upstream/NAME.go: its answer writer (an answerer) and the
+//     method answerers.NAME returning it;
+//   - fakes/gateway/dialect_NAME.go: its endpoint (a type implementing the
+//     gateway's dialect) and the method endpoints.NAME returning it — or,
+//     when the built-in gateway does not serve it, endpoints.NAME returning
+//     nil in fakes/gateway/dialect.go (as Gemini's does);
+//   - its tests: its cases in dialect_test.go and its method in sideNames;
+//     fakes/upstream/NAME_test.go judged by the provider's official SDK, its
+//     rows in sawDialects (streamfault_test.go) and lingerDialects
+//     (linger_test.go) and a FuzzParseNAME (fuzz_test.go); for a served
+//     endpoint, gateway tests through the provider's SDK (sdk_test.go);
+//   - generated, not edited (the endpoint enums and lists): the schemas in
+//     schemas/ (go test ./harness/targetfile -update), the fault schemas of
+//     fakes/control/openapi.yaml (go test ./fakes/control -run
+//     TestSpecFaultSchemas -update) and
+//     harness/scenario/testdata/bad/unknown-endpoint.golden (go test
+//     ./harness/scenario -update);
 //   - scenarios/: scenarios that use it.
 //
 // Everything else — the YAML and JSON Schema enums of scenario endpoints and
 // fault endpoints, the app client's request paths, bodies and stream
-// reading, cassette keys, recorded answers, the explain report's words, the
-// paths serve's and gateway's help lists — reads the table.
+// reading (ends, errors, and the answer ids and models at Recorded's
+// paths), cassette keys, recorded answers, the explain report's words, the
+// paths serve's and gateway's help lists, the built-in target's endpoints —
+// reads the table.
 package dialect
 
 import (
@@ -81,6 +96,9 @@ type Dialect struct {
 	// whole answer, as the app client sees it (chat's end is the data
 	// sentinel Done, not a chunk).
 	Ends func(chunk map[string]any) bool
+	// Sentinel is the data of the event that ends a stream when it is not
+	// JSON: chat's Done; "" for a dialect whose last event is a chunk.
+	Sentinel string
 	// Failed reports whether a decoded stream chunk, sent as SSE event
 	// event, is an in-stream error.
 	Failed func(event string, chunk map[string]any) bool

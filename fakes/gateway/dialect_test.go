@@ -97,3 +97,19 @@ func TestChatParse(t *testing.T) {
 		})
 	}
 }
+
+// TestServed: the gateway serves the dialects whose endpoints method
+// returns an endpoint, in internal/dialect's order, at their paths, and
+// the lists the built-in target and the help text read say so.
+func TestServed(t *testing.T) {
+	if diff := cmp.Diff([]string{"chat", "responses", "messages"}, Served()); diff != "" {
+		t.Errorf("Served (-want +got):\n%s", diff)
+	}
+	if got, want := ServedPaths(), pathChat+", "+pathResponses+" and "+pathMessages; got != want {
+		t.Errorf("ServedPaths = %q, want %q", got, want)
+	}
+	table := dialectTable()
+	if len(table) != 3 || table[pathChat] != (chatDialect{}) || table[pathResponses] != (responsesDialect{}) || table[pathMessages] != (messagesDialect{}) {
+		t.Errorf("dialectTable = %#v", table)
+	}
+}

@@ -104,24 +104,10 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 	}
 	args, key := wire.CallArgs(c.args)
 	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, Detail: detail})
-	lists := [][]*armed{s.global}
-	if c.token != "" {
-		lists = [][]*armed{r.faults, s.global}
-	}
-	for _, list := range lists {
-		for _, a := range list {
-			if !a.matchesCall(c.tool, c.pid != "") {
-				continue
-			}
-			a.seen++
-			a.runs.Match(c.token)
-			if a.fault.Times.Fires(a.seen) {
-				a.fired++
-				a.runs.Fire(c.token)
-				c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
-			}
-		}
-	}
+	stdio := c.pid != ""
+	s.faults.FireEach(c.token, func(a *armable) bool { return a.matchesCall(c.tool, stdio) }, func(a *armable) {
+		c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
+	})
 	if session != "" {
 		c.inKey = inflightKey{session: session, id: idKey(req.ID.Raw())}
 		s.inflight[c.inKey] = c

@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"time"
+
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -13,6 +15,10 @@ import (
 type StdioHang struct{}
 
 func (h *StdioHang) check() error { return nil }
+
+// holds is how long the caller waits before it gives up: a hung server
+// never answers.
+func (h *StdioHang) holds(giveUp time.Duration) time.Duration { return giveUp }
 
 // directive tells the process to hang instead of answering.
 func (h *StdioHang) directive() (string, fate) { return wire.MCPFaultStdioHang, fate{} }

@@ -96,6 +96,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -178,10 +179,9 @@ type Server struct {
 	posts sync.Map // postKey → *post, until its calls are claimed (see register)
 
 	mu          sync.Mutex
-	runs        map[string]*run // by run token; "" holds calls without one
-	total       *run            // counts and keys over all runs
-	global      []*armed        // faults armed with token ""
-	faultSeq    uint64          // the last fault id given (armed.id)
+	runs        map[string]*run         // by run token; "" holds calls without one
+	total       *run                    // counts and keys over all runs
+	faults      fault.Registry[armable] // global and per-run
 	annotations map[string]Annotations
 	dedup       map[string]*keyedWrite // commit_write_keyed results by key
 	inflight    map[inflightKey]*call  // unanswered calls by session and request id
@@ -317,48 +317,36 @@ func (s *Server) Arm(token string, faults []Fault) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.numberLocked(a)
-	if token == "" {
-		s.global = a
-	} else {
-		s.runLocked(token).faults = a
+	if token != "" {
+		s.runLocked(token)
 	}
+	s.faults.Arm(token, a)
 	s.log.Info("ledger faults armed", "token", token, "faults", len(a))
 	return nil
 }
 
-// FaultReport is what became of one armed fault: the calls it matched and
-// the calls it acted on.
-type FaultReport struct {
-	// ID identifies the armed fault on its server for its life: ids are
-	// never reused, and arming again gives new ones.
-	ID      uint64
-	Fault   Fault
-	Matched int
-	Fired   int
-	// Runs are Matched and Fired per run token, in token order (a global
-	// fault matches the calls of every run).
-	Runs []wire.FaultRunCounts
-}
-
 // FaultReports returns, in armed order, what became of the faults armed for
-// token ("" = the global faults).
-func (s *Server) FaultReports(token string) []FaultReport {
+// token ("" = the global faults): the calls (or session steps, or spawns)
+// each matched and those it acted on; nil when none are armed.
+func (s *Server) FaultReports(token string) []wire.FaultReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := s.global
-	if token != "" {
-		r, ok := s.runs[token]
-		if !ok {
-			return nil
-		}
-		list = r.faults
+	return s.faults.Reports(token)
+}
+
+// ArmedFaults returns the faults armed for token ("" = the global faults)
+// and their reports (FaultReports), index by index, both taken at once.
+// The faults share their pointer fields with the server's copies and must
+// not be modified.
+func (s *Server) ArmedFaults(token string) ([]Fault, []wire.FaultReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	armed, reports := s.faults.Armed(token)
+	faults := make([]Fault, len(armed))
+	for i, a := range armed {
+		faults[i] = a.fault
 	}
-	out := make([]FaultReport, len(list))
-	for i, a := range list {
-		out[i] = a.report()
-	}
-	return out
+	return faults, reports
 }
 
 // SetAnnotations replaces the annotations of one tool; later tools/list

@@ -256,11 +256,8 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 			x.Paths = calledPaths(h.Upstream, x.Start, x.End)
 		}
 	}
-	for i, f := range env.upstream.FaultReports(token) {
-		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultUpstream, Index: i + 1, Fault: rawJSON(f.Fault), Endpoint: f.Fault.Endpoint, Stream: f.Fault.Stream, Matched: f.Matched, Fired: f.Fired})
-	}
-	for i, f := range env.ledger.FaultReports(token) {
-		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultMCP, Index: i + 1, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
+	for _, f := range slices.Concat(env.upstream.FaultReports(token), env.ledger.FaultReports(token)) {
+		h.Faults = append(h.Faults, f.OfRun())
 	}
 	h.Unattributed = unattributed(env, start, end)
 	// The history holds what the run needs: the fakes, which a long repeat

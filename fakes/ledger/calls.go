@@ -47,10 +47,11 @@ type call struct {
 	// (StdioSpawnHeader); "" for a call that did not come from one.
 	pid string
 	// directive is the stdio fault the process carrying the call was told
-	// to carry out, and fate what then becomes of the call; guarded by
+	// to carry out, and effect what the process does (wire.StdioEffect, from
+	// the MCP fault table), so what then becomes of the call; guarded by
 	// Server.mu.
 	directive string
-	fate      fate
+	effect    wire.StdioEffect
 }
 
 // inflightKey finds an unanswered call from a cancel notice: the session and
@@ -183,13 +184,13 @@ func (s *Server) answered(p *post, status int) {
 		if status >= 400 {
 			detail = "http " + strconv.Itoa(status)
 		}
-		if c.directive == "" || c.fate.answered {
+		if c.directive == "" || c.effect.Answered() {
 			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
 		}
 		switch {
-		case c.directive != "" && c.fate.exits:
+		case c.directive != "" && c.effect.Exits():
 			s.exitLocked(c.token, p.session, c.pid, c, c.directive)
-		case c.directive != "" && !c.fate.answered && p.session != "":
+		case c.directive != "" && !c.effect.Answered() && p.session != "":
 			// The process holds the answer (stdio_hang): the call is in
 			// flight for its client until the process ends.
 			s.stdioHeld[p.session] = c

@@ -213,11 +213,12 @@ type (
 	// director is a fault a ledger-stdio process carries out on its call:
 	// the tool handler attaches directive's name (its MCP fault name) to the
 	// call's result under StdioFaultMeta, for the process, which strips it
-	// and obeys. fate says what then becomes of the call for its client, as
-	// the ledger records it once the result reached the process. Directors
-	// fire only on calls from a ledger-stdio process.
+	// and obeys. What the process does, and so what becomes of the call for
+	// its client (answered, exits), is the name's wire.StdioEffect in the
+	// MCP fault table, as the ledger records it once the result reached the
+	// process. Directors fire only on calls from a ledger-stdio process.
 	director interface {
-		directive() (string, fate)
+		directive() string
 	}
 	// spawnExiter makes a ledger-stdio process exit as it starts: when
 	// atSpawn is true the fault matches the initialize of such processes
@@ -233,13 +234,6 @@ type holdsRun interface {
 	// holds estimates how long one firing holds the answer back; giveUp
 	// is how long the caller waits for an answer before it gives up.
 	holds(giveUp time.Duration) time.Duration
-}
-
-// fate is what becomes of a call a director fired on: whether the client
-// gets its answer (an MCPResult is recorded) and whether the process exits
-// (an MCPExit is recorded, after the result when there is one).
-type fate struct {
-	answered, exits bool
 }
 
 // isSpawnFault reports whether act makes a process exit as it starts.

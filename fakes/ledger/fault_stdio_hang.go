@@ -21,7 +21,7 @@ func (h *StdioHang) check() error { return nil }
 func (h *StdioHang) holds(giveUp time.Duration) time.Duration { return giveUp }
 
 // directive tells the process to hang instead of answering.
-func (h *StdioHang) directive() (string, fate) { return wire.MCPFaultStdioHang, fate{} }
+func (h *StdioHang) directive() string { return wire.MCPFaultStdioHang }
 
 func stdioHangProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

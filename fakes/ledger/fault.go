@@ -279,7 +279,8 @@ type faultKind struct {
 
 // faultKinds is the table of fault kinds, keyed by YAML name, in explore's
 // sweep order. Adding a fault kind is one new file with a type implementing
-// action and its hooks, one field in Fault and one row here.
+// action and its hooks, one field in Fault, one row here and its row in
+// wire.MCPFaultMeanings (see the package doc).
 func faultKinds() []faultKind {
 	return []faultKind{
 		{wire.MCPFaultFailBeforeExecute, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},

@@ -70,16 +70,35 @@
 // forwarded exchanges to an MCP cassette, and Forward.Cassette replays one
 // in place of the server, offline (cassette.go).
 //
-// To add a fault kind: write fault_<name>.go with its settings type
-// implementing action (check) and the hook interfaces of the points where it
-// acts, and a function returning its probes; add its field to Fault and its
-// row (name, action, probes) to faultKinds, named by its MCP fault name,
-// which is a constant in internal/wire/mcp.go (the Detail of the fault
-// events the history stores and the rules read); write its test. The JSON
-// Schema, Kinds, ParseFault's messages and explore's kinds follow from the
-// table (regenerate schemas/ with go test ./harness/targetfile -update, and
-// the scenario goldens that list the kinds with go test ./harness/scenario
-// -update).
+// The faults armed on the ledger live in a fault.Registry (fakes/fault),
+// shared with the upstream fake: ids, the global and per-run lists, their
+// counts and reports (wire.FaultReport), and the firing sequence.
+//
+// Adding a fault kind, a stdio one included, takes three files:
+//   - fakes/ledger/fault_<name>.go: its settings type implementing action
+//     (check), the hook interfaces of the points where it acts (director
+//     for one a ledger-stdio process carries out; holdsRun when a firing
+//     holds its run back, see Fault.Hold), and its probes;
+//   - fakes/ledger/fault.go: its field in Fault and its row (name,
+//     transport, action, probes) in faultKinds;
+//   - internal/wire/mcpfault.go: its MCP fault name (the Detail of the fault
+//     events the history stores) and its row in MCPFaultMeanings — whether
+//     the tool ran, whether the fault ends the call, what the client sees,
+//     its words in a report, and its stdio effect. The rules, the run, the
+//     reports, the ledger's record of a stdio fault's end and the
+//     ledger-stdio process read that row; none of them needs a change.
+//
+// and its test, fault_<name>_test.go (TestFaultKindsHaveMeanings checks the
+// row). Generated, not written: the JSON Schema (go test
+// ./harness/targetfile -update), the control API's fault schemas (go test
+// ./fakes/control -run TestSpecFaultSchemas -update) and the scenario
+// goldens that list the kinds (go test ./harness/scenario -update); Kinds,
+// ParseFault's messages and explore's kinds follow from the table. Only a
+// stdio effect no kind had before (a new wire.StdioEffect) also takes its
+// case in fakes/ledgerstdio/fault.go (stdout.Write); only a probe at a new
+// kind of point takes a Site (fakes/fault/probe.go) and its case in
+// harness/explore; a rule that judges the kind by name is a choice, not a
+// need. The user documentation of the kinds is docs/reference/faults.md.
 package ledger
 
 import (

@@ -205,11 +205,8 @@ func (f *Fakes) History(agentErr error, ruleNames ...string) *history.History {
 	for i := range h.MCP {
 		h.MCP[i].At = at(h.MCP[i].Time)
 	}
-	for i, r := range f.Upstream.FaultReports(f.Token) {
-		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultUpstream, Index: i + 1, Fault: rawJSON(r.Fault), Endpoint: r.Fault.Endpoint, Stream: r.Fault.Stream, Matched: r.Matched, Fired: r.Fired})
-	}
-	for i, r := range f.Ledger.FaultReports(f.Token) {
-		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultMCP, Index: i + 1, Fault: rawJSON(r.Fault), Method: r.Fault.Method, Matched: r.Matched, Fired: r.Fired})
+	for _, r := range slices.Concat(f.Upstream.FaultReports(f.Token), f.Ledger.FaultReports(f.Token)) {
+		h.Faults = append(h.Faults, r.OfRun())
 	}
 	return h
 }

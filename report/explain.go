@@ -284,7 +284,7 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: spawnText(e.Detail)})
 		case wire.MCPExit:
 			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req, Label: exitText(e)}
-			if strings.HasPrefix(e.Detail, "stdio_") {
+			if m, _ := wire.MCPFaultMeaningOf(e.Detail); m.Stdio != wire.StdioNone {
 				st.Fault = e.Detail
 			}
 			steps = append(steps, st)
@@ -331,10 +331,10 @@ func exitText(e wire.MCPEvent) string {
 			call += " [" + e.RequestID + "]"
 		}
 	}
-	switch {
-	case e.Detail == wire.MCPFaultStdioExitAtStart:
+	switch m, _ := wire.MCPFaultMeaningOf(e.Detail); {
+	case m.Stdio == wire.StdioExitAtStart:
 		return who + " exited as it started, before serving (" + how + ")"
-	case e.Detail == wire.MCPFaultStdioExitAfterAnswer && call != "":
+	case m.Stdio == wire.StdioExitAfterAnswer && call != "":
 		return who + " exited after answering" + call + " (" + how + ")"
 	case call != "":
 		return who + " exited before answering" + call + " (" + how + ")"
@@ -384,8 +384,9 @@ func ledgerStep(e wire.MCPEvent, req, exec int) Step {
 			st.Label += " (" + e.Detail + ")"
 		}
 	case wire.MCPFault:
-		st.Label = mcpFaultText(e.Detail)
-		if e.Detail == wire.MCPFaultForwardUnknown {
+		m, _ := wire.MCPFaultMeaningOf(e.Detail)
+		st.Label = m.Words
+		if m.Source == wire.FromForwarder && m.Ran == wire.ToolRanUnknown {
 			st.Label = "forwarded tools/call " + e.Tool + ": " + st.Label
 		}
 		st.Fault = e.Detail
@@ -563,45 +564,6 @@ func clipRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// mcpFaultText says what an MCP fault did to a call, for its arrow.
-func mcpFaultText(name string) string {
-	switch name {
-	case wire.MCPFaultDropAfterExecute:
-		return "connection dropped after the tool ran"
-	case wire.MCPFaultFailBeforeExecute:
-		return "refused before the tool ran"
-	case wire.MCPFaultIsError:
-		return "isError result"
-	case wire.MCPFaultDelay:
-		return "answer delayed"
-	case wire.MCPFaultWriteFailed:
-		return "the write failed"
-	case wire.MCPFaultChangeTools:
-		return "tool list changed"
-	case wire.MCPFaultExpireSession:
-		return "session expired before the tool ran (404)"
-	case wire.MCPFaultExpireSessionAfterExecute:
-		return "session expired after the tool ran, connection closed"
-	case wire.MCPFaultUnauthorized:
-		return "refused: 401 unauthorized"
-	case wire.MCPFaultStdioExitAtStart:
-		return "stdio server told to exit as it starts"
-	case wire.MCPFaultStdioExitBeforeExecute:
-		return "stdio server told to exit before the tool ran"
-	case wire.MCPFaultStdioExitAfterExecute:
-		return "stdio server told to exit after the tool ran, before answering"
-	case wire.MCPFaultStdioExitAfterAnswer:
-		return "stdio server told to exit after answering"
-	case wire.MCPFaultStdioHang:
-		return "stdio server told to hang: the answer is never written"
-	case wire.MCPFaultStdioMalformedLine:
-		return "stdio server told to write a line that is not JSON-RPC before the answer"
-	case wire.MCPFaultForwardUnknown:
-		return "the server's answer never came back — unknown whether it ran"
-	}
-	return "fault " + name
 }
 
 // dialectName names an API dialect for people (its Title).

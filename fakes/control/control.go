@@ -254,14 +254,16 @@ func unfired(u *upstream.Server, l *ledger.Server, tokens []string) []UnfiredFau
 	out := []UnfiredFault{}
 	runs := append([]string{""}, slices.DeleteFunc(slices.Clone(tokens), func(t string) bool { return t == "" })...)
 	for _, run := range runs {
-		for _, r := range u.FaultReports(run) {
+		up, reps := u.ArmedFaults(run)
+		for i, r := range reps {
 			if r.Fired == 0 {
-				out = append(out, UnfiredFault{ID: upstreamID(r.ID), Run: run, Upstream: &r.Fault, Matched: r.Matched})
+				out = append(out, UnfiredFault{ID: upstreamID(r.ID), Run: run, Upstream: &up[i], Matched: r.Matched})
 			}
 		}
-		for _, r := range l.FaultReports(run) {
+		mcp, reps := l.ArmedFaults(run)
+		for i, r := range reps {
 			if r.Fired == 0 {
-				out = append(out, UnfiredFault{ID: mcpID(r.ID), Run: run, MCP: &r.Fault, Matched: r.Matched})
+				out = append(out, UnfiredFault{ID: mcpID(r.ID), Run: run, MCP: &mcp[i], Matched: r.Matched})
 			}
 		}
 	}

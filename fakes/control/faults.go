@@ -92,11 +92,13 @@ func (a *API) armed(run string, only bool) []ArmedFault {
 	}
 	out := []ArmedFault{}
 	for _, r := range runs {
-		for _, rep := range a.Upstream.FaultReports(r) {
-			out = append(out, ArmedFault{ID: upstreamID(rep.ID), Run: r, Upstream: &rep.Fault, Matched: rep.Matched, Fired: rep.Fired, Runs: orEmpty(rep.Runs)})
+		up, reps := a.Upstream.ArmedFaults(r)
+		for i, rep := range reps {
+			out = append(out, ArmedFault{ID: upstreamID(rep.ID), Run: r, Upstream: &up[i], Matched: rep.Matched, Fired: rep.Fired, Runs: orEmpty(rep.Runs)})
 		}
-		for _, rep := range a.Ledger.FaultReports(r) {
-			out = append(out, ArmedFault{ID: mcpID(rep.ID), Run: r, MCP: &rep.Fault, Matched: rep.Matched, Fired: rep.Fired, Runs: orEmpty(rep.Runs)})
+		mcp, reps := a.Ledger.ArmedFaults(r)
+		for i, rep := range reps {
+			out = append(out, ArmedFault{ID: mcpID(rep.ID), Run: r, MCP: &mcp[i], Matched: rep.Matched, Fired: rep.Fired, Runs: orEmpty(rep.Runs)})
 		}
 	}
 	return out

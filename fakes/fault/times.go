@@ -1,4 +1,6 @@
-// Package fault holds what the fakes' faults share: how often a fault fires.
+// Package fault holds what the fakes' faults share: how often a fault fires
+// (Times), the registry of armed faults with their counts and reports and
+// the firing sequence (Registry), and how explore sweeps a kind (Probe).
 package fault
 
 import (

@@ -47,10 +47,11 @@ type call struct {
 	// (StdioSpawnHeader); "" for a call that did not come from one.
 	pid string
 	// directive is the stdio fault the process carrying the call was told
-	// to carry out, and fate what then becomes of the call; guarded by
+	// to carry out, and effect what the process does (wire.StdioEffect, from
+	// the MCP fault table), so what then becomes of the call; guarded by
 	// Server.mu.
 	directive string
-	fate      fate
+	effect    wire.StdioEffect
 }
 
 // inflightKey finds an unanswered call from a cancel notice: the session and
@@ -104,24 +105,10 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 	}
 	args, key := wire.CallArgs(c.args)
 	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, Detail: detail})
-	lists := [][]*armed{s.global}
-	if c.token != "" {
-		lists = [][]*armed{r.faults, s.global}
-	}
-	for _, list := range lists {
-		for _, a := range list {
-			if !a.matchesCall(c.tool, c.pid != "") {
-				continue
-			}
-			a.seen++
-			a.runs.Match(c.token)
-			if a.fault.Times.Fires(a.seen) {
-				a.fired++
-				a.runs.Fire(c.token)
-				c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
-			}
-		}
-	}
+	stdio := c.pid != ""
+	s.faults.FireEach(c.token, func(a *armable) bool { return a.matchesCall(c.tool, stdio) }, func(a *armable) {
+		c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
+	})
 	if session != "" {
 		c.inKey = inflightKey{session: session, id: idKey(req.ID.Raw())}
 		s.inflight[c.inKey] = c
@@ -197,13 +184,13 @@ func (s *Server) answered(p *post, status int) {
 		if status >= 400 {
 			detail = "http " + strconv.Itoa(status)
 		}
-		if c.directive == "" || c.fate.answered {
+		if c.directive == "" || c.effect.Answered() {
 			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
 		}
 		switch {
-		case c.directive != "" && c.fate.exits:
+		case c.directive != "" && c.effect.Exits():
 			s.exitLocked(c.token, p.session, c.pid, c, c.directive)
-		case c.directive != "" && !c.fate.answered && p.session != "":
+		case c.directive != "" && !c.effect.Answered() && p.session != "":
 			// The process holds the answer (stdio_hang): the call is in
 			// flight for its client until the process ends.
 			s.stdioHeld[p.session] = c

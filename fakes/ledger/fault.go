@@ -213,11 +213,12 @@ type (
 	// director is a fault a ledger-stdio process carries out on its call:
 	// the tool handler attaches directive's name (its MCP fault name) to the
 	// call's result under StdioFaultMeta, for the process, which strips it
-	// and obeys. fate says what then becomes of the call for its client, as
-	// the ledger records it once the result reached the process. Directors
-	// fire only on calls from a ledger-stdio process.
+	// and obeys. What the process does, and so what becomes of the call for
+	// its client (answered, exits), is the name's wire.StdioEffect in the
+	// MCP fault table, as the ledger records it once the result reached the
+	// process. Directors fire only on calls from a ledger-stdio process.
 	director interface {
-		directive() (string, fate)
+		directive() string
 	}
 	// spawnExiter makes a ledger-stdio process exit as it starts: when
 	// atSpawn is true the fault matches the initialize of such processes
@@ -228,11 +229,11 @@ type (
 	}
 )
 
-// fate is what becomes of a call a director fired on: whether the client
-// gets its answer (an MCPResult is recorded) and whether the process exits
-// (an MCPExit is recorded, after the result when there is one).
-type fate struct {
-	answered, exits bool
+// holdsRun is a kind that holds its run back when it fires (Fault.Hold).
+type holdsRun interface {
+	// holds estimates how long one firing holds the answer back; giveUp
+	// is how long the caller waits for an answer before it gives up.
+	holds(giveUp time.Duration) time.Duration
 }
 
 // isSpawnFault reports whether act makes a process exit as it starts.
@@ -278,7 +279,8 @@ type faultKind struct {
 
 // faultKinds is the table of fault kinds, keyed by YAML name, in explore's
 // sweep order. Adding a fault kind is one new file with a type implementing
-// action and its hooks, one field in Fault and one row here.
+// action and its hooks, one field in Fault, one row here and its row in
+// wire.MCPFaultMeanings (see the package doc).
 func faultKinds() []faultKind {
 	return []faultKind{
 		{wire.MCPFaultFailBeforeExecute, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},
@@ -487,22 +489,31 @@ func parseFault(s string, validate func(Fault) error) (Fault, error) {
 	return f, nil
 }
 
-// armed is one fault entry armed on a run, with its occurrence count.
-type armed struct {
+// armable is a Fault as the ledger arms it (fault.Registry): with its
+// kind's name, action and transport, resolved when armed.
+type armable struct {
 	fault     Fault
 	name      string
 	act       action
 	transport wire.MCPTransport // its kind's (faultKind.transport)
-	seen      int               // matching requests so far
-	fired     int               // requests it acted on
-	id        uint64            // its id on the server (FaultReport.ID)
-	runs      wire.FaultRuns    // seen and fired per run token
+}
+
+// armed is a fault armed on the ledger, with its counts.
+type armed = fault.Armed[armable]
+
+// Occurrences returns the fault's Times.
+func (a armable) Occurrences() fault.Times { return a.fault.Times }
+
+// Report returns the fault's report before any count: its side, the fault
+// and its method.
+func (a armable) Report() wire.FaultReport {
+	return wire.FaultReport{Side: wire.FaultMCP, Fault: fault.FaultJSON(a.fault), Method: a.fault.Method}
 }
 
 // matchesCall reports whether a is about a tools/call of tool from a
 // ledger-stdio process (stdio) or not: a fault for a session step or a spawn
 // is not, and a stdio kind matches only calls from a ledger-stdio process.
-func (a *armed) matchesCall(tool string, stdio bool) bool {
+func (a *armable) matchesCall(tool string, stdio bool) bool {
 	switch {
 	case a.fault.Method != "" || isSpawnFault(a.act):
 		return false
@@ -514,34 +525,29 @@ func (a *armed) matchesCall(tool string, stdio bool) bool {
 
 // arm validates faults, which may name the tools known reports (names
 // lists them), and returns their armed entries.
-func arm(faults []Fault, known func(string) bool, names func() []string) ([]*armed, error) {
-	out := make([]*armed, 0, len(faults))
+func arm(faults []Fault, known func(string) bool, names func() []string) ([]armable, error) {
+	out := make([]armable, 0, len(faults))
 	for i := range faults {
 		name, act, err := faults[i].resolveFor(known, names)
 		if err != nil {
 			return nil, fmt.Errorf("mcp fault %d (%s): %w", i+1, faults[i].String(), err)
 		}
-		out = append(out, &armed{fault: faults[i], name: name, act: act, transport: faults[i].Transport()})
+		out = append(out, armable{fault: faults[i], name: name, act: act, transport: faults[i].Transport()})
 	}
 	return out, nil
 }
 
 // Hold estimates how long one firing of f holds its answer back, for a
-// scheduler that starts the longest runs first: its delay; a tool list
-// change's wait for the client to list the tools again (minRelistGrace for
-// a client that answers pings and lists on the notification or not at all);
-// and a hung server's, which lasts until the caller gives up, giveUp (its
+// scheduler that starts the longest runs first: what its kind says it holds
+// (holdsRun), such as a delay, a tool list change's wait for a relist, or a
+// hung server's, which lasts until the caller gives up after giveUp (its
 // tool timeout).
 func (f Fault) Hold(giveUp time.Duration) time.Duration {
 	var d time.Duration
-	if f.Delay != nil {
-		d += f.Delay.D()
-	}
-	if f.ChangeTools != nil {
-		d += minRelistGrace
-	}
-	if f.StdioHang != nil {
-		d += giveUp
+	for _, k := range faultKinds() {
+		if h, ok := k.action(&f).(holdsRun); ok {
+			d += h.holds(giveUp)
+		}
 	}
 	return d
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/invopop/jsonschema"
 
@@ -83,6 +84,11 @@ func (c *ChangeTools) check() error {
 	}
 	return nil
 }
+
+// holds is the wait for the client to list the tools again: minRelistGrace
+// for a client that answers pings and lists on the notification or not at
+// all.
+func (c *ChangeTools) holds(time.Duration) time.Duration { return minRelistGrace }
 
 // like returns the ledger tool an added tool works like.
 func (c *ChangeTools) like() string {

@@ -20,6 +20,9 @@ func (d delay) check() error {
 	return nil
 }
 
+// holds is the delay.
+func (d delay) holds(time.Duration) time.Duration { return fault.Duration(d).D() }
+
 // dispatchedLocked records the delay as its call goes to the tools: the call
 // is held from here on, whether or not the client is still there when a tool
 // handler runs (the SDK may run none for a POST whose client has gone), so a

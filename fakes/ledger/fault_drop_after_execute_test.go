@@ -67,7 +67,7 @@ func TestDropAfterExecuteCut(t *testing.T) {
 			}
 			var reps []string
 			for _, r := range s.FaultReports(tok) {
-				reps = append(reps, r.Fault.Kind()+" fired "+strconv.Itoa(r.Fired))
+				reps = append(reps, reportKind(t, r)+" fired "+strconv.Itoa(r.Fired))
 			}
 			if diff := cmp.Diff([]string{"drop_after_execute fired 1"}, reps); diff != "" {
 				t.Errorf("FaultReports (-want +got):\n%s", diff)

@@ -65,7 +65,7 @@ func TestDuplicateAnswerOnTheWire(t *testing.T) {
 	}
 	var reps []string
 	for _, r := range s.FaultReports(tok) {
-		reps = append(reps, r.Fault.Kind()+" matched "+strconv.Itoa(r.Matched)+" fired "+strconv.Itoa(r.Fired))
+		reps = append(reps, reportKind(t, r)+" matched "+strconv.Itoa(r.Matched)+" fired "+strconv.Itoa(r.Fired))
 	}
 	if diff := cmp.Diff([]string{"duplicate_answer matched 1 fired 1"}, reps); diff != "" {
 		t.Errorf("FaultReports (-want +got):\n%s", diff)

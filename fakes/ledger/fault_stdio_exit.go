@@ -73,12 +73,7 @@ func (e *StdioExit) preempt(s *Server, c *call) *mcp.CallToolResult {
 }
 
 // directive tells the process to exit: before writing the answer, or after.
-func (e *StdioExit) directive() (string, fate) {
-	if e.At == StdioExitAfterAnswer {
-		return e.name(), fate{answered: true, exits: true}
-	}
-	return e.name(), fate{exits: true}
-}
+func (e *StdioExit) directive() string { return e.name() }
 
 func stdioExitProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

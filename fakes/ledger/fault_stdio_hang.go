@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"time"
+
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -14,8 +16,12 @@ type StdioHang struct{}
 
 func (h *StdioHang) check() error { return nil }
 
+// holds is how long the caller waits before it gives up: a hung server
+// never answers.
+func (h *StdioHang) holds(giveUp time.Duration) time.Duration { return giveUp }
+
 // directive tells the process to hang instead of answering.
-func (h *StdioHang) directive() (string, fate) { return wire.MCPFaultStdioHang, fate{} }
+func (h *StdioHang) directive() string { return wire.MCPFaultStdioHang }
 
 func stdioHangProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

@@ -18,9 +18,7 @@ const StdioMalformedText = "ledger-stdio: INFO committed the entry, sending the 
 func (m *StdioMalformedLine) check() error { return nil }
 
 // directive tells the process to write the line before the answer.
-func (m *StdioMalformedLine) directive() (string, fate) {
-	return wire.MCPFaultStdioMalformedLine, fate{answered: true}
-}
+func (m *StdioMalformedLine) directive() string { return wire.MCPFaultStdioMalformedLine }
 
 func stdioMalformedLineProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

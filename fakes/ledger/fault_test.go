@@ -507,3 +507,30 @@ func TestFaultSchema(t *testing.T) {
 		}
 	}
 }
+
+// Every fault name the ledger's armed kinds record has its row in the MCP
+// fault table, which says what it means to the rules, the run, the reports
+// and the ledger-stdio process.
+func TestFaultKindsHaveMeanings(t *testing.T) {
+	for _, k := range faultKinds() {
+		names := []string{k.name}
+		if k.name == KindStdioExit {
+			names = nil
+			for _, at := range stdioExitAts() {
+				names = append(names, (&StdioExit{At: at}).name())
+			}
+		}
+		if k.name == wire.MCPFaultExpireSession {
+			names = append(names, wire.MCPFaultExpireSessionAfterExecute)
+		}
+		for _, name := range names {
+			m, ok := wire.MCPFaultMeaningOf(name)
+			if !ok || m.Source != wire.FromArmed {
+				t.Errorf("%s (kind %s): no armed row in wire.MCPFaultMeanings", name, k.name)
+			}
+			if (k.transport == wire.MCPTransportStdio) != (m.Stdio != wire.StdioNone) {
+				t.Errorf("%s: transport %q but stdio effect %d", name, k.transport, m.Stdio)
+			}
+		}
+	}
+}

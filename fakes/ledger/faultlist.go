@@ -15,7 +15,7 @@ func (s *Server) CheckFault(f Fault) error {
 
 // armable validates faults against this server's tools and returns them
 // ready to arm.
-func (s *Server) armable(faults []Fault) ([]*armed, error) {
+func (s *Server) armable(faults []Fault) ([]armable, error) {
 	return arm(faults, s.knownTool, s.toolNames())
 }
 
@@ -40,18 +40,10 @@ func (s *Server) AddFaults(token string, faults []Fault) ([]uint64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.numberLocked(a)
-	if token == "" {
-		s.global = append(s.global, a...)
-	} else {
-		r := s.runLocked(token)
-		r.faults = append(r.faults, a...)
+	if token != "" {
+		s.runLocked(token)
 	}
-	ids := make([]uint64, len(a))
-	for i, x := range a {
-		ids[i] = x.id
-	}
-	return ids, nil
+	return s.faults.Add(token, a), nil
 }
 
 // RemoveFault disarms the fault with id, wherever it is armed, and reports
@@ -59,35 +51,5 @@ func (s *Server) AddFaults(token string, faults []Fault) ([]uint64, error) {
 func (s *Server) RemoveFault(id uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	drop := func(list []*armed) ([]*armed, bool) {
-		for i, a := range list {
-			if a.id == id {
-				return append(list[:i:i], list[i+1:]...), true
-			}
-		}
-		return list, false
-	}
-	var ok bool
-	if s.global, ok = drop(s.global); ok {
-		return true
-	}
-	for _, r := range s.runs {
-		if r.faults, ok = drop(r.faults); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// numberLocked gives each fault the next id. s.mu must be held.
-func (s *Server) numberLocked(a []*armed) {
-	for _, x := range a {
-		s.faultSeq++
-		x.id = s.faultSeq
-	}
-}
-
-// report is what became of a. The server's lock must be held.
-func (a *armed) report() FaultReport {
-	return FaultReport{ID: a.id, Fault: a.fault, Matched: a.seen, Fired: a.fired, Runs: a.runs.List()}
+	return s.faults.Remove(id)
 }

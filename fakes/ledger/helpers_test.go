@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -136,3 +137,13 @@ type (
 var onceTimes = fault.Once
 
 func countTimes(n int) fault.Times { return fault.Times{Count: n} }
+
+// reportKind returns the kind of the fault r reports.
+func reportKind(t *testing.T, r wire.FaultReport) string {
+	t.Helper()
+	var f Fault
+	if err := json.Unmarshal(r.Fault, &f); err != nil {
+		t.Fatalf("fault report %s: %v", r.Fault, err)
+	}
+	return f.Kind()
+}

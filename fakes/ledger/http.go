@@ -305,25 +305,8 @@ func (s *Server) spawn(owner, pid string) bool {
 	r := s.runLocked(owner)
 	r.counts.Spawns++
 	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSpawn, Detail: pid})
-	lists := [][]*armed{s.global}
-	if owner != "" {
-		lists = [][]*armed{r.faults, s.global}
-	}
 	exit := false
-	for _, list := range lists {
-		for _, a := range list {
-			if !isSpawnFault(a.act) {
-				continue
-			}
-			a.seen++
-			a.runs.Match(owner)
-			if a.fault.Times.Fires(a.seen) {
-				a.fired++
-				a.runs.Fire(owner)
-				exit = true
-			}
-		}
-	}
+	s.faults.FireEach(owner, func(a *armable) bool { return isSpawnFault(a.act) }, func(*armable) { exit = true })
 	if exit {
 		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPFault, PID: pid, Detail: wire.MCPFaultStdioExitAtStart})
 		s.exitLocked(owner, "", pid, nil, wire.MCPFaultStdioExitAtStart)
@@ -428,27 +411,12 @@ func (s *Server) sessionStep(owner, method string) stepRefuser {
 	s.total.counts.Messages++
 	r := s.runLocked(owner)
 	r.counts.Messages++
-	lists := [][]*armed{s.global}
-	if owner != "" {
-		lists = [][]*armed{r.faults, s.global}
-	}
 	var refusal stepRefuser
-	for _, list := range lists {
-		for _, a := range list {
-			if a.fault.Method != method || isSpawnFault(a.act) {
-				continue
-			}
-			a.seen++
-			a.runs.Match(owner)
-			if a.fault.Times.Fires(a.seen) {
-				a.fired++
-				a.runs.Fire(owner)
-				if f, ok := a.act.(stepRefuser); ok && refusal == nil {
-					refusal = f
-				}
-			}
+	s.faults.FireEach(owner, func(a *armable) bool { return a.fault.Method == method && !isSpawnFault(a.act) }, func(a *armable) {
+		if f, ok := a.act.(stepRefuser); ok && refusal == nil {
+			refusal = f
 		}
-	}
+	})
 	switch {
 	case refusal != nil:
 		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSessionRefused, Detail: method})

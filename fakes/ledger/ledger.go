@@ -70,16 +70,35 @@
 // forwarded exchanges to an MCP cassette, and Forward.Cassette replays one
 // in place of the server, offline (cassette.go).
 //
-// To add a fault kind: write fault_<name>.go with its settings type
-// implementing action (check) and the hook interfaces of the points where it
-// acts, and a function returning its probes; add its field to Fault and its
-// row (name, action, probes) to faultKinds, named by its MCP fault name,
-// which is a constant in internal/wire/mcp.go (the Detail of the fault
-// events the history stores and the rules read); write its test. The JSON
-// Schema, Kinds, ParseFault's messages and explore's kinds follow from the
-// table (regenerate schemas/ with go test ./harness/targetfile -update, and
-// the scenario goldens that list the kinds with go test ./harness/scenario
-// -update).
+// The faults armed on the ledger live in a fault.Registry (fakes/fault),
+// shared with the upstream fake: ids, the global and per-run lists, their
+// counts and reports (wire.FaultReport), and the firing sequence.
+//
+// Adding a fault kind, a stdio one included, takes three files:
+//   - fakes/ledger/fault_<name>.go: its settings type implementing action
+//     (check), the hook interfaces of the points where it acts (director
+//     for one a ledger-stdio process carries out; holdsRun when a firing
+//     holds its run back, see Fault.Hold), and its probes;
+//   - fakes/ledger/fault.go: its field in Fault and its row (name,
+//     transport, action, probes) in faultKinds;
+//   - internal/wire/mcpfault.go: its MCP fault name (the Detail of the fault
+//     events the history stores) and its row in MCPFaultMeanings — whether
+//     the tool ran, whether the fault ends the call, what the client sees,
+//     its words in a report, and its stdio effect. The rules, the run, the
+//     reports, the ledger's record of a stdio fault's end and the
+//     ledger-stdio process read that row; none of them needs a change.
+//
+// and its test, fault_<name>_test.go (TestFaultKindsHaveMeanings checks the
+// row). Generated, not written: the JSON Schema (go test
+// ./harness/targetfile -update), the control API's fault schemas (go test
+// ./fakes/control -run TestSpecFaultSchemas -update) and the scenario
+// goldens that list the kinds (go test ./harness/scenario -update); Kinds,
+// ParseFault's messages and explore's kinds follow from the table. Only a
+// stdio effect no kind had before (a new wire.StdioEffect) also takes its
+// case in fakes/ledgerstdio/fault.go (stdout.Write); only a probe at a new
+// kind of point takes a Site (fakes/fault/probe.go) and its case in
+// harness/explore; a rule that judges the kind by name is a choice, not a
+// need. The user documentation of the kinds is docs/reference/faults.md.
 package ledger
 
 import (
@@ -96,6 +115,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -178,10 +198,9 @@ type Server struct {
 	posts sync.Map // postKey → *post, until its calls are claimed (see register)
 
 	mu          sync.Mutex
-	runs        map[string]*run // by run token; "" holds calls without one
-	total       *run            // counts and keys over all runs
-	global      []*armed        // faults armed with token ""
-	faultSeq    uint64          // the last fault id given (armed.id)
+	runs        map[string]*run         // by run token; "" holds calls without one
+	total       *run                    // counts and keys over all runs
+	faults      fault.Registry[armable] // global and per-run
 	annotations map[string]Annotations
 	dedup       map[string]*keyedWrite // commit_write_keyed results by key
 	inflight    map[inflightKey]*call  // unanswered calls by session and request id
@@ -317,48 +336,36 @@ func (s *Server) Arm(token string, faults []Fault) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.numberLocked(a)
-	if token == "" {
-		s.global = a
-	} else {
-		s.runLocked(token).faults = a
+	if token != "" {
+		s.runLocked(token)
 	}
+	s.faults.Arm(token, a)
 	s.log.Info("ledger faults armed", "token", token, "faults", len(a))
 	return nil
 }
 
-// FaultReport is what became of one armed fault: the calls it matched and
-// the calls it acted on.
-type FaultReport struct {
-	// ID identifies the armed fault on its server for its life: ids are
-	// never reused, and arming again gives new ones.
-	ID      uint64
-	Fault   Fault
-	Matched int
-	Fired   int
-	// Runs are Matched and Fired per run token, in token order (a global
-	// fault matches the calls of every run).
-	Runs []wire.FaultRunCounts
-}
-
 // FaultReports returns, in armed order, what became of the faults armed for
-// token ("" = the global faults).
-func (s *Server) FaultReports(token string) []FaultReport {
+// token ("" = the global faults): the calls (or session steps, or spawns)
+// each matched and those it acted on; nil when none are armed.
+func (s *Server) FaultReports(token string) []wire.FaultReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := s.global
-	if token != "" {
-		r, ok := s.runs[token]
-		if !ok {
-			return nil
-		}
-		list = r.faults
+	return s.faults.Reports(token)
+}
+
+// ArmedFaults returns the faults armed for token ("" = the global faults)
+// and their reports (FaultReports), index by index, both taken at once.
+// The faults share their pointer fields with the server's copies and must
+// not be modified.
+func (s *Server) ArmedFaults(token string) ([]Fault, []wire.FaultReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	armed, reports := s.faults.Armed(token)
+	faults := make([]Fault, len(armed))
+	for i, a := range armed {
+		faults[i] = a.fault
 	}
-	out := make([]FaultReport, len(list))
-	for i, a := range list {
-		out[i] = a.report()
-	}
-	return out
+	return faults, reports
 }
 
 // SetAnnotations replaces the annotations of one tool; later tools/list

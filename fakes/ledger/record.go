@@ -11,7 +11,6 @@ type run struct {
 	counts wire.MCPCounts
 	keys   map[string]struct{}
 	events []wire.MCPEvent
-	faults []*armed
 	// active is when the run was last armed or seen (LastActive).
 	active time.Time
 }

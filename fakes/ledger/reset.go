@@ -12,7 +12,7 @@ func (s *Server) Reset() {
 	defer s.mu.Unlock()
 	s.runs = map[string]*run{}
 	s.total = newRun()
-	s.global = nil
+	s.faults.Reset()
 	s.dedup = map[string]*keyedWrite{}
 	s.wakeLocked() // WaitFor looks again
 }
@@ -26,7 +26,5 @@ func (s *Server) Forget(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.runs, token)
-	for _, a := range s.global {
-		a.runs.Forget(token)
-	}
+	s.faults.Forget(token)
 }

@@ -237,13 +237,14 @@ func (s *Server) direct(ctx context.Context, req *mcp.CallToolRequest, res *mcp.
 		if res == nil {
 			res = &mcp.CallToolResult{}
 		}
-		name, f := d.directive()
+		name := d.directive()
+		meaning, _ := wire.MCPFaultMeaningOf(name)
 		if res.Meta == nil {
 			res.Meta = mcp.Meta{}
 		}
 		res.Meta[StdioFaultMeta] = name
 		s.mu.Lock()
-		c.directive, c.fate = name, f
+		c.directive, c.effect = name, meaning.Stdio
 		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Detail: name})
 		s.mu.Unlock()
 		s.log.Info("ledger fault", "fault", name, "tool", c.tool, "token", c.token, "request_id", c.idText, "pid", c.pid)

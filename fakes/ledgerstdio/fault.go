@@ -54,19 +54,21 @@ func (o *stdout) Write(b []byte) (int, error) {
 		return 0, ErrExited
 	}
 	msg, fault := directive(b)
-	switch fault {
-	case "":
+	if fault == "" {
 		return o.w.Write(b)
-	case wire.MCPFaultStdioExitBeforeExecute, wire.MCPFaultStdioExitAfterExecute:
+	}
+	effect := stdioEffect(fault)
+	switch effect {
+	case wire.StdioExitBeforeAnswer:
 		o.die()
 		return 0, ErrExited
-	case wire.MCPFaultStdioHang:
+	case wire.StdioHang:
 		select {
 		case <-o.stdinDone:
 		case <-o.stop:
 		}
 		return 0, errHung
-	case wire.MCPFaultStdioMalformedLine:
+	case wire.StdioMalformedLine:
 		if _, err := io.WriteString(o.w, ledger.StdioMalformedText+"\n"); err != nil {
 			return 0, err
 		}
@@ -74,13 +76,21 @@ func (o *stdout) Write(b []byte) (int, error) {
 	if _, err := o.w.Write(msg); err != nil {
 		return 0, err
 	}
-	if fault == wire.MCPFaultStdioExitAfterAnswer {
+	if effect == wire.StdioExitAfterAnswer {
 		if s, ok := o.w.(interface{ Sync() error }); ok {
 			_ = s.Sync() // a pipe or terminal has nothing to sync; a file does
 		}
 		o.die()
 	}
 	return len(b), nil
+}
+
+// stdioEffect is what the fault called name makes the process do, as the
+// MCP fault table says (wire.MCPFaultMeanings); StdioNone for a name the
+// table does not know.
+func stdioEffect(name string) wire.StdioEffect {
+	m, _ := wire.MCPFaultMeaningOf(name)
+	return m.Stdio
 }
 
 // die exits the process; when exit returns (a test's), the process counts
@@ -172,9 +182,10 @@ func (f *startFault) get() string {
 	return ""
 }
 
-// exitAtStart carries out a stdio_exit fault at start: the process exits
-// before serving, and Serve returns ErrExited when exit returns.
-func exitAtStart(exit func(int)) error {
+// exitAtStart carries out the fault called name whose effect is to exit as
+// the process starts (stdio_exit at start): the process exits before
+// serving, and Serve returns ErrExited when exit returns.
+func exitAtStart(exit func(int), name string) error {
 	exit(FaultExitCode)
-	return fmt.Errorf("ledger-stdio: the ledger answered initialize with %s: %w", wire.MCPFaultStdioExitAtStart, ErrExited)
+	return fmt.Errorf("ledger-stdio: the ledger answered initialize with %s: %w", name, ErrExited)
 }

@@ -106,11 +106,11 @@ func Serve(ctx context.Context, opts *Options) error {
 	relay := &toolRelay{limit: limit}
 	announcer := &spawnAnnouncer{pid: strconv.Itoa(pid), next: http.DefaultTransport}
 	ledgerSession, tools, err := connectLedger(ctx, opts.URL, announcer, limit, relay, opts.Version)
-	if announcer.start.get() == wire.MCPFaultStdioExitAtStart {
+	if start := announcer.start.get(); stdioEffect(start) == wire.StdioExitAtStart {
 		if ledgerSession != nil {
 			_ = ledgerSession.Close()
 		}
-		return exitAtStart(exit)
+		return exitAtStart(exit, start)
 	}
 	if err != nil {
 		return err

@@ -33,7 +33,9 @@
 // script calls that matched none (Unmatched, left out of the answer; a call
 // the model was due to ask for again that matched none, AgainUnmatched).
 //
-// Every armed fault reports what became of it (Server.FaultReports): the
+// The armed faults live in a fault.Registry (fakes/fault), shared with the
+// ledger. Every armed fault reports what became of it (Server.FaultReports,
+// a wire.FaultReport each): the
 // requests it matched and those it acted on as the client saw it, so a
 // fault that never fired is a fact of the run, not a silent pass. A drop
 // may linger: it flushes the events up to its cut, keeps the connection
@@ -112,12 +114,15 @@
 // (exchange.go) and the stream writer (stream.go) ask the fault's kinds at
 // each hook; server.go routes and arms. Adding a fault kind is a checklist:
 //   - fakes/upstream/fault_NAME.go: the settings type, the kind, its hooks
-//     and its kindEntry with its probes; fault_NAME_test.go judged by the
+//     (holdsRun when a firing holds its run back: Fault.Hold sums them) and
+//     its kindEntry with its probes; fault_NAME_test.go judged by the
 //     official SDKs;
 //   - fakes/upstream/fault.go: its field in Fault and one row in kindTable
 //     (and, when its effect is a new outcome, see below);
-//   - schemas/scenario.schema.json, rewritten by go test ./harness/targetfile
-//     -update, and the golden files that list every kind
+//   - generated, not written: schemas/scenario.schema.json, rewritten by go
+//     test ./harness/targetfile -update, the control API's fault schemas (go
+//     test ./fakes/control -run TestSpecFaultSchemas -update), and the golden
+//     files that list every kind
 //     (harness/scenario/testdata/bad/fault-no-action.golden,
 //     fault-reset-false.golden, unknown-fault.golden: go test
 //     ./harness/scenario -update);

@@ -40,12 +40,9 @@ func (s *Server) serveModelRequest(x *exchange) {
 	}
 	f := flag
 	if f == nil {
-		x.armed = pickFault(st.faults, x.token, x.kind, x.de.name, x.req.Stream)
-		if x.armed == nil {
-			x.armed = pickFault(s.global, x.token, x.kind, x.de.name, x.req.Stream)
-		}
+		x.armed = s.faults.Pick(x.token, x.matches)
 		if x.armed != nil {
-			f = &x.armed.Fault
+			f = &x.armed.Fault.Fault
 		}
 	}
 	s.mu.Unlock()
@@ -75,20 +72,9 @@ func (s *Server) serveModelRequest(x *exchange) {
 	}
 }
 
-// pickFault counts the occurrence for every matching fault in order and
-// returns the first whose Times pick it. s.mu must be held.
-func pickFault(faults []*armedFault, token string, kind wire.RequestKind, endpoint string, stream bool) *armedFault {
-	for _, af := range faults {
-		if !af.matches(kind, endpoint, stream, af.streams) {
-			continue
-		}
-		af.seen++
-		af.runs.Match(token)
-		if af.Times.Fires(af.seen) {
-			return af
-		}
-	}
-	return nil
+// matches reports whether a applies to x's request.
+func (x *exchange) matches(a *armable) bool {
+	return a.matches(x.kind, x.de.name, x.req.Stream, a.streams)
 }
 
 // exchange is one model request in flight.
@@ -123,7 +109,7 @@ type exchange struct {
 	// armed is the armed fault picked for this request (nil for none or a
 	// flag file's); acted says its action took effect, so finish counts it
 	// as fired.
-	armed    *armedFault
+	armed    *armed
 	acted    bool
 	delayed  bool
 	recorded bool
@@ -178,8 +164,7 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 	}
 	s.mu.Lock()
 	if x.acted && x.armed != nil {
-		x.armed.fired++
-		x.armed.runs.Fire(x.token)
+		x.armed.Fire(x.token)
 	}
 	st := s.run(x.token)
 	st.counts.Add(rec.Kind, rec.Outcome)

@@ -330,6 +330,12 @@ type atEvent interface {
 	beforeEvent(s *stream) bool
 }
 
+// holdsRun is a kind that holds its run back when it fires (Fault.Hold).
+type holdsRun interface {
+	// hold estimates how long one firing holds the run back.
+	hold() time.Duration
+}
+
 // notRelayed is a kind that relayed streams cannot carry out in some or all
 // of its settings.
 type notRelayed interface {
@@ -411,98 +417,73 @@ func Probes() []fault.Probe[Fault] {
 	return out
 }
 
-// armedFault is a Fault with its counters, guarded by Server.mu: seen
-// counts its matching occurrences, fired those it acted on.
-type armedFault struct {
+// armable is a Fault as the server arms it (fault.Registry): with which
+// requests its kinds act on, taken when armed.
+type armable struct {
 	Fault
-	// streams is Fault.streams(), taken when armed.
 	streams streamMatch
-	seen    int
-	fired   int
-	// id is the fault's id on its server (FaultReport.ID); runs counts
-	// seen and fired per run token.
-	id   uint64
-	runs wire.FaultRuns
 }
 
-// FaultReport is what became of one armed fault.
-type FaultReport struct {
-	// ID identifies the armed fault on its server for its life: ids are
-	// never reused, and arming again gives new ones.
-	ID uint64 `json:"id"`
-	// Fault is the fault as armed; its pointer fields are shared with the
-	// server's copy and must not be modified.
-	Fault Fault `json:"fault"`
-	// Matched counts the requests the fault matched (its occurrences, as
-	// Times counts them; a fault stops counting once an earlier one in its
-	// list fires on a request, and a run's faults that fire keep the global
-	// ones from counting it).
-	Matched int `json:"matched"`
-	// Fired counts the requests it acted on, as the client saw it: an
-	// error answered (respond), a connection reset, a stream actually cut (a
-	// drop whose cut point lies past the answer's last event, or whose
-	// request was refused first, acted on nothing; a drop after elapsed
-	// whose stream ended first, likewise), an error event sent
-	// (stream_error), a stream held at its point (stall; one whose point lies
-	// past the last event acted on nothing), a scripted answer naming
-	// another model (serve_model), a body cut short (truncate; one no longer
-	// than its cut acted on nothing), or — for a delay or dribble
-	// alone — an answer held back. A delay or dribble before another action
-	// fires when that action does.
-	Fired int `json:"fired"`
-	// Runs are Matched and Fired per run token, in token order (a global
-	// fault matches the requests of every run).
-	Runs []wire.FaultRunCounts `json:"runs"`
+// armed is a fault armed on the server, with its counts.
+type armed = fault.Armed[armable]
+
+// Occurrences returns the fault's Times.
+func (a armable) Occurrences() fault.Times { return a.Times }
+
+// Report returns the fault's report before any count: its side, the fault
+// and its filters.
+func (a armable) Report() wire.FaultReport {
+	return wire.FaultReport{Side: wire.FaultUpstream, Fault: fault.FaultJSON(a.Fault), Endpoint: a.Endpoint, Stream: a.Stream}
 }
 
 // FaultReports returns, in armed order, what became of the faults armed
-// for token ("" = the global faults); nil when none are armed. Counts are
-// exact under concurrent requests: each is taken under the server's lock.
-func (s *Server) FaultReports(token string) []FaultReport {
+// for token ("" = the global faults); nil when none are armed. Each report's
+// Fired counts the requests the fault acted on, as the client saw it: an
+// error answered (respond), a connection reset, a stream actually cut (a
+// drop whose cut point lies past the answer's last event, or whose request
+// was refused first, acted on nothing; a drop after elapsed whose stream
+// ended first, likewise), an error event sent (stream_error), a stream held
+// at its point (stall; one whose point lies past the last event acted on
+// nothing), a scripted answer naming another model (serve_model), a body cut
+// short (truncate; one no longer than its cut acted on nothing), or — for a
+// delay or dribble alone — an answer held back; a delay or dribble before
+// another action fires when that action does. Matched stops counting once an
+// earlier fault in its list fires on a request, and a run's faults that fire
+// keep the global ones from counting it. Counts are exact under concurrent
+// requests: each is taken under the server's lock.
+func (s *Server) FaultReports(token string) []wire.FaultReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := s.global
-	if token != "" {
-		st, ok := s.runs[token]
-		if !ok {
-			return nil
-		}
-		list = st.faults
+	return s.faults.Reports(token)
+}
+
+// ArmedFaults returns the faults armed for token ("" = the global faults)
+// and their reports (FaultReports), index by index, both taken at once.
+// The faults share their pointer fields with the server's copies and must
+// not be modified.
+func (s *Server) ArmedFaults(token string) ([]Fault, []wire.FaultReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	armed, reports := s.faults.Armed(token)
+	faults := make([]Fault, len(armed))
+	for i, a := range armed {
+		faults[i] = a.Fault
 	}
-	if len(list) == 0 {
-		return nil
-	}
-	out := make([]FaultReport, len(list))
-	for i, af := range list {
-		out[i] = af.report()
-	}
-	return out
+	return faults, reports
 }
 
 // Hold estimates how long one firing of f holds its run back, for a
-// scheduler that starts the longest runs first: its delay, the linger
-// before a cut, a stall that resumes, the dribble's wait before each of a
-// dozen events or so, and the wait its Retry-After or retry-after-ms asks
-// of the client. A stall forever lasts until the client leaves, which f
-// cannot tell: it adds nothing.
+// scheduler that starts the longest runs first: the sum of what each of its
+// kinds says it holds (holdsRun), such as a delay, the linger before a cut,
+// a stall that resumes, a dribble's waits or the wait a Retry-After asks.
 func (f Fault) Hold() time.Duration {
 	var d time.Duration
-	if f.Respond != nil {
-		if w, ok := (wire.UpstreamRequest{Headers: f.Respond.Headers}).AskedWait(); ok {
-			d += w
+	var ks [maxKinds]kind
+	used, _ := f.kinds(ks[:0])
+	for _, k := range used {
+		if h, ok := k.(holdsRun); ok {
+			d += h.hold()
 		}
-	}
-	if f.Delay != nil {
-		d += f.Delay.D()
-	}
-	if f.Drop != nil {
-		d += f.Drop.Linger.D()
-	}
-	if f.Stall != nil {
-		d += f.Stall.For.D()
-	}
-	if f.Dribble != nil {
-		d += 12 * f.Dribble.D()
 	}
 	return d
 }

@@ -52,6 +52,9 @@ func (k delay) validate(*Fault) error {
 
 func (k delay) describe(b *strings.Builder) { b.WriteString("delay " + k.d.String()) }
 
+// hold is the delay.
+func (k delay) hold() time.Duration { return k.d.D() }
+
 func (k delay) before(x *exchange) bool {
 	if h := x.s.delayHook; h != nil {
 		h()

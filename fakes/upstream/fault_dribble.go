@@ -56,6 +56,9 @@ func (k dribble) validate(f *Fault) error {
 
 func (k dribble) describe(b *strings.Builder) { b.WriteString("dribble " + k.d.String()) }
 
+// hold is the wait before each of a dozen events or so.
+func (k dribble) hold() time.Duration { return 12 * k.d.D() }
+
 func (dribble) relayUnsupported() string { return "dribble" }
 
 func (dribble) plan(*stream) streamPlan { return streamPlan{at: -1, paced: true} }

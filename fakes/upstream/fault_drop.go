@@ -108,6 +108,9 @@ func (k drop) validate(f *Fault) error {
 	return streamOnly(f, "a drop")
 }
 
+// hold is the linger before the cut.
+func (k drop) hold() time.Duration { return k.d.Linger.D() }
+
 func (k drop) describe(b *strings.Builder) {
 	b.WriteString("drop after " + k.d.After)
 	switch k.d.After {

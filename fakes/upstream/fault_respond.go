@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -73,6 +74,12 @@ func (k respond) validate(*Fault) error {
 
 func (k respond) describe(b *strings.Builder) {
 	b.WriteString("respond " + strconv.Itoa(k.r.Status))
+}
+
+// hold is the wait its Retry-After or retry-after-ms asks of the client.
+func (k respond) hold() time.Duration {
+	w, _ := (wire.UpstreamRequest{Headers: k.r.Headers}).AskedWait()
+	return w
 }
 
 func (k respond) before(x *exchange) bool {

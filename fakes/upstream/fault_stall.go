@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -73,6 +74,10 @@ func (k stall) validate(f *Fault) error {
 	}
 	return streamOnly(f, "a stall")
 }
+
+// hold is how long a stall that resumes holds the stream; a stall forever
+// lasts until the client leaves, which it cannot tell: nothing.
+func (k stall) hold() time.Duration { return k.s.For.D() }
 
 func (k stall) describe(b *strings.Builder) {
 	b.WriteString("stall after " + k.s.After)

@@ -14,6 +14,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/openai/openai-go/v3"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -111,7 +112,7 @@ func TestTruncateDoesNotFire(t *testing.T) {
 			t.Fatal(err)
 		}
 		diff(t, "log", "/v1/chat/completions initial forwarded\n", log.String())
-		diff(t, "report", []FaultReport{{ID: 1, Fault: mustFault(t, "{truncate: {after_bytes: 1000000}}"), Matched: 1,
+		diff(t, "report", []wire.FaultReport{{Side: wire.FaultUpstream, Index: 1, ID: 1, Fault: fault.FaultJSON(mustFault(t, "{truncate: {after_bytes: 1000000}}")), Matched: 1,
 			Runs: []wire.FaultRunCounts{{Run: tok, Matched: 1}}}}, s.FaultReports(tok))
 	})
 	t.Run("stream", func(t *testing.T) {

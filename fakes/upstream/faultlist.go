@@ -9,8 +9,8 @@ import (
 
 // armable validates faults for token's list, as answered by player (nil:
 // the script, the relay or Config.Cassette), and returns them ready to arm.
-func (s *Server) armable(token string, player *cassette.Player, faults []Fault) ([]*armedFault, error) {
-	armed := make([]*armedFault, len(faults))
+func (s *Server) armable(token string, player *cassette.Player, faults []Fault) ([]armable, error) {
+	armed := make([]armable, len(faults))
 	for i, f := range faults {
 		if err := f.Validate(); err != nil {
 			return nil, fmt.Errorf("arming upstream for %q: faults[%d].%w", token, i, err)
@@ -20,7 +20,7 @@ func (s *Server) armable(token string, player *cassette.Player, faults []Fault) 
 				return nil, fmt.Errorf("arming upstream for %q: faults[%d].%s: not available in relay mode (scripted and replayed streams only)", token, i, name)
 			}
 		}
-		armed[i] = &armedFault{Fault: f, streams: f.streams()}
+		armed[i] = armable{Fault: f, streams: f.streams()}
 	}
 	return armed, nil
 }
@@ -52,18 +52,10 @@ func (s *Server) AddFaults(token string, faults []Fault) ([]uint64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.numberLocked(armed)
-	if token == "" {
-		s.global = append(s.global, armed...)
-	} else {
-		st := s.run(token)
-		st.faults = append(st.faults, armed...)
+	if token != "" {
+		s.run(token)
 	}
-	ids := make([]uint64, len(armed))
-	for i, af := range armed {
-		ids[i] = af.id
-	}
-	return ids, nil
+	return s.faults.Add(token, armed), nil
 }
 
 // RemoveFault disarms the fault with id, wherever it is armed, and reports
@@ -71,35 +63,5 @@ func (s *Server) AddFaults(token string, faults []Fault) ([]uint64, error) {
 func (s *Server) RemoveFault(id uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	drop := func(list []*armedFault) ([]*armedFault, bool) {
-		for i, af := range list {
-			if af.id == id {
-				return append(list[:i:i], list[i+1:]...), true
-			}
-		}
-		return list, false
-	}
-	var ok bool
-	if s.global, ok = drop(s.global); ok {
-		return true
-	}
-	for _, st := range s.runs {
-		if st.faults, ok = drop(st.faults); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// numberLocked gives each fault the next id. s.mu must be held.
-func (s *Server) numberLocked(armed []*armedFault) {
-	for _, af := range armed {
-		s.faultSeq++
-		af.id = s.faultSeq
-	}
-}
-
-// report is what became of af. The server's lock must be held.
-func (af *armedFault) report() FaultReport {
-	return FaultReport{ID: af.id, Fault: af.Fault, Matched: af.seen, Fired: af.fired, Runs: af.runs.List()}
+	return s.faults.Remove(id)
 }

@@ -7,13 +7,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // reportCounts is a FaultReport without its fault, for diffs.
 type reportCounts struct{ Matched, Fired int }
 
-func reportsOf(rs []FaultReport) []reportCounts {
+func reportsOf(rs []wire.FaultReport) []reportCounts {
 	var out []reportCounts
 	for _, r := range rs {
 		out = append(out, reportCounts{r.Matched, r.Fired})
@@ -87,7 +88,7 @@ func TestFaultReports(t *testing.T) {
 			got := s.FaultReports(tok)
 			diff(t, "reports", tt.want, reportsOf(got))
 			for i, r := range got {
-				diff(t, "fault", faults[i].String(), r.Fault.String())
+				diff(t, "fault", string(fault.FaultJSON(faults[i])), string(r.Fault))
 			}
 		})
 	}
@@ -146,7 +147,7 @@ func TestFaultReportsConcurrent(t *testing.T) {
 	diff(t, "armed", []reportCounts{{n, 5}, {n - 5, 1}, {0, 0}}, reportsOf(s.FaultReports(armed)))
 	diff(t, "global", []reportCounts{{n - 6 + n, 3}}, reportsOf(s.FaultReports("")))
 	diff(t, "other", []reportCounts(nil), reportsOf(s.FaultReports(other)))
-	diff(t, "unknown", []FaultReport(nil), s.FaultReports(token(t, "unknown")))
+	diff(t, "unknown", []wire.FaultReport(nil), s.FaultReports(token(t, "unknown")))
 	diff(t, "armed first two", [2]int{5, 1}, [2]int{countOutcome(s, armed, "initial injected_500"), countOutcome(s, armed, "initial injected_502")})
 	diff(t, "429s", 3, countOutcome(s, armed, "initial injected_429")+countOutcome(s, other, "initial injected_429"))
 }

@@ -10,7 +10,7 @@ func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.runs = make(map[string]*runState)
-	s.global = nil
+	s.faults.Reset()
 	s.total = wire.UpstreamCounts{}
 	s.untokSeq = 0
 }
@@ -23,7 +23,5 @@ func (s *Server) Forget(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.runs, token)
-	for _, af := range s.global {
-		af.runs.Forget(token)
-	}
+	s.faults.Forget(token)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
@@ -88,14 +89,13 @@ type Server struct {
 	// replayWait, when set (by tests), replaces waitCtx for replay timing.
 	replayWait func(ctx context.Context, d time.Duration) bool
 
-	mu       sync.Mutex // guards the fields below and writes to cfg.Log
-	script   *Script    // the default script; replaced, never modified
-	global   []*armedFault
+	mu       sync.Mutex              // guards the fields below and writes to cfg.Log
+	script   *Script                 // the default script; replaced, never modified
+	faults   fault.Registry[armable] // global and per-run
 	runs     map[string]*runState
 	logErr   error // the first failed write to cfg.Log
 	total    wire.UpstreamCounts
 	untokSeq int
-	faultSeq uint64 // the last fault id given (armedFault.id)
 }
 
 // runState is what the server keeps for one run token.
@@ -104,7 +104,6 @@ type runState struct {
 	// cassette, when set (ArmCassette), answers the run's requests instead
 	// of a script.
 	cassette *cassette.Player
-	faults   []*armedFault
 	counts   wire.UpstreamCounts
 	requests []wire.UpstreamRequest
 	seq      int
@@ -230,16 +229,14 @@ func (s *Server) arm(token string, script *Script, player *cassette.Player, faul
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.numberLocked(armed)
+	s.faults.Arm(token, armed)
 	if token == "" {
-		s.global = armed
 		if script != nil {
 			s.script = &Script{Steps: slices.Clone(script.Steps)}
 		}
 		return nil
 	}
 	st := s.run(token)
-	st.faults = armed
 	st.cassette = player
 	if script != nil {
 		c := Script{Steps: slices.Clone(script.Steps)}

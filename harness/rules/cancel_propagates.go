@@ -46,7 +46,7 @@ func cancelPropagates(h *history.History) Verdict {
 	slow := map[string]call{}
 	var order []string
 	for _, e := range h.MCP {
-		if e.IsFault(wire.MCPFaultDelay) {
+		if m, ok := e.FaultMeaning(); ok && m.ClientSees == wire.ClientSeesLateAnswer {
 			key := e.RequestID + "\x00" + e.Tool
 			if _, ok := slow[key]; !ok {
 				slow[key] = call{start: e.At.D(), tool: e.Tool}

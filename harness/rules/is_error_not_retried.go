@@ -43,7 +43,7 @@ func isErrorNotRetried(h *history.History) Verdict {
 	const expected = "each logical call to reach the server exactly once"
 	errs := 0
 	for _, e := range h.MCP {
-		if e.IsFault(wire.MCPFaultIsError) {
+		if answeredIsError(e) {
 			errs++
 		}
 	}

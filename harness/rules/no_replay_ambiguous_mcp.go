@@ -55,10 +55,10 @@ expect:
 // exited before executing the
 // call (stdio_exit before_execute), or after answering it, leaves nothing
 // unknown.
+// The table says which (wire.ToolRanUnknown).
 func ambiguous(e wire.MCPEvent) bool {
-	return e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute) ||
-		e.IsFault(wire.MCPFaultStdioExitAfterExecute) || e.IsFault(wire.MCPFaultStdioHang) ||
-		e.IsFault(wire.MCPFaultStdioMalformedLine) || e.IsFault(wire.MCPFaultForwardUnknown)
+	m, ok := e.FaultMeaning()
+	return ok && m.Ran == wire.ToolRanUnknown
 }
 
 // noReplayAmbiguousMCP finds, for each client exchange and tool, the first
@@ -79,10 +79,10 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 			continue
 		}
 		drops++
-		switch {
-		case strings.HasPrefix(e.Detail, "stdio_"):
+		switch m, _ := e.FaultMeaning(); {
+		case m.Stdio != wire.StdioNone:
 			lost++
-		case e.Detail == wire.MCPFaultForwardUnknown:
+		case m.Source == wire.FromForwarder:
 			unanswered++
 		}
 		s := scope{h.ExchangeAt(e.At.D()), e.Tool}

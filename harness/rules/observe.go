@@ -62,18 +62,34 @@ func callsWith(h *history.History, is func(wire.MCPEvent) bool) map[int]bool {
 // forwarding ledger forwarded and got no answer to (wire.MCPFaultForwardUnknown):
 // they may have run.
 func unknownOutcome(h *history.History) map[int]bool {
-	return callsWith(h, func(e wire.MCPEvent) bool { return e.IsFault(wire.MCPFaultForwardUnknown) })
+	return callsWith(h, func(e wire.MCPEvent) bool {
+		m, ok := e.FaultMeaning()
+		return ok && m.Source == wire.FromForwarder && m.Ran == wire.ToolRanUnknown
+	})
 }
 
-// refusedBefore reports whether e is a fault that answered a call before it
-// ran, or ended the stdio server process carrying it before it ran
-// (stdio_exit before_execute), or is a replayed MCP cassette's miss or a
-// call refused because the forwarded server had exited (the call got an
-// error and nothing ran).
+// refusedBefore reports whether e is a fault after which the tool had not
+// run (wire.ToolRanNo): one that answered a call before it ran, or ended the
+// stdio server process carrying it before it ran, or a replayed MCP
+// cassette's miss or a call refused because the forwarded server had exited.
 func refusedBefore(e wire.MCPEvent) bool {
-	return e.IsFault(wire.MCPFaultFailBeforeExecute) || e.IsFault(wire.MCPFaultUnauthorized) ||
-		e.IsFault(wire.MCPFaultExpireSession) || e.IsFault(wire.MCPFaultStdioExitBeforeExecute) ||
-		e.IsFault(wire.MCPFaultCassetteMiss) || e.IsFault(wire.MCPFaultForwardServerGone)
+	m, ok := e.FaultMeaning()
+	return ok && m.Ran == wire.ToolRanNo
+}
+
+// cutAfterRun reports whether e is a fault that ran the tool and then ended
+// the call without its answer (drop_after_execute, expire_session after
+// execute).
+func cutAfterRun(e wire.MCPEvent) bool {
+	m, ok := e.FaultMeaning()
+	return ok && m.EndsCall && m.Ran == wire.ToolRanUnknown
+}
+
+// answeredIsError reports whether e is an armed fault that answered its call
+// with an isError result in place of the tool (is_error).
+func answeredIsError(e wire.MCPEvent) bool {
+	m, ok := e.FaultMeaning()
+	return ok && m.Source == wire.FromArmed && m.ClientSees == wire.ClientSeesIsError
 }
 
 // keyedTools returns the tools whose calls carry an idempotency key: a write
@@ -120,9 +136,9 @@ func deduplicated(h *history.History) map[int]bool {
 			o.wrote = true
 		case e.IsDedup():
 			o.dedup = true
-		case e.IsFault(wire.MCPFaultDropAfterExecute) || e.IsFault(wire.MCPFaultExpireSessionAfterExecute):
+		case cutAfterRun(e):
 			o.dropped = true
-		case refusedBefore(e) || e.IsFault(wire.MCPFaultIsError):
+		case refusedBefore(e) || answeredIsError(e):
 			o.other = true // refused or answered isError: not a deduplicated answer
 		}
 	}

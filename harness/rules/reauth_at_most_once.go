@@ -48,7 +48,7 @@ func reauthAtMostOnce(h *history.History) Verdict {
 	var order []scope
 	refusals := 0
 	for _, e := range h.MCP {
-		if !e.IsFault(wire.MCPFaultUnauthorized) {
+		if m, ok := e.FaultMeaning(); !ok || m.ClientSees != wire.ClientSeesUnauthorized {
 			continue
 		}
 		refusals++

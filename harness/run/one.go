@@ -256,11 +256,8 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 			x.Paths = calledPaths(h.Upstream, x.Start, x.End)
 		}
 	}
-	for i, f := range env.upstream.FaultReports(token) {
-		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultUpstream, Index: i + 1, Fault: rawJSON(f.Fault), Endpoint: f.Fault.Endpoint, Stream: f.Fault.Stream, Matched: f.Matched, Fired: f.Fired})
-	}
-	for i, f := range env.ledger.FaultReports(token) {
-		h.Faults = append(h.Faults, wire.FaultReport{Side: wire.FaultMCP, Index: i + 1, Fault: rawJSON(f.Fault), Method: f.Fault.Method, Matched: f.Matched, Fired: f.Fired})
+	for _, f := range slices.Concat(env.upstream.FaultReports(token), env.ledger.FaultReports(token)) {
+		h.Faults = append(h.Faults, f.OfRun())
 	}
 	h.Unattributed = unattributed(env, start, end)
 	// The history holds what the run needs: the fakes, which a long repeat
@@ -394,23 +391,20 @@ func drained(ctx context.Context, ln *procnet.Listener) bool {
 	}
 }
 
-// endingFaults are the ledger fault events that end a call: it is answered
-// by the fault instead of the SDK.
-var endingFaults = []string{wire.MCPFaultFailBeforeExecute, wire.MCPFaultDropAfterExecute, wire.MCPFaultUnauthorized,
-	wire.MCPFaultExpireSession, wire.MCPFaultExpireSessionAfterExecute}
-
 // ended reports whether every call event has a terminal event of the same
-// request id after it: its answer, its cancellation, a fault that ended it,
+// request id after it: its answer, its cancellation, a fault that ended it
+// (wire.MCPFaultMeaning.EndsCall),
 // or the death of the stdio server process that had it in flight.
 func ended(evs []wire.MCPEvent) bool {
 	open := map[string]int{}
 	for _, e := range evs {
 		_, inFlight := e.IsExit()
+		m, isFault := e.FaultMeaning()
 		switch {
 		case e.Kind == wire.MCPCall:
 			open[e.RequestID]++
 		case e.Kind == wire.MCPResult, e.Kind == wire.MCPCancelled, inFlight,
-			e.Kind == wire.MCPFault && slices.Contains(endingFaults, e.Detail):
+			isFault && m.EndsCall:
 			if open[e.RequestID] > 0 {
 				open[e.RequestID]--
 			}

@@ -1,8 +1,9 @@
 // Package wire holds the facts the fakes and the harness share: what the
 // upstream fake recorded of a model request (UpstreamRequest: its
 // RequestKind, its Outcome, its tool calls), what the ledger MCP server saw
-// (MCPEvent: its MCPKind, the MCP fault names in its Detail), what became of
-// an armed fault (FaultReport), and what each fake counted (UpstreamCounts,
+// (MCPEvent: its MCPKind, the MCP fault names in its Detail, and what each
+// fault means, MCPFaultMeanings), what became of an armed fault
+// (FaultReport), and what each fake counted (UpstreamCounts,
 // keyed by a typed CountKey, and MCPCounts). The fakes record these values,
 // the control API serves them, a run's history stores them as they are and
 // the rules read them: no fact is copied or parsed back on the way. The
@@ -19,12 +20,16 @@
 //     fakes/upstream/doc.go;
 //   - a rule that should judge it, if any (harness/rules).
 //
-// A new MCP event kind, or a new MCP fault name, touches:
+// A new MCP fault name (a new ledger fault kind: see the checklist in the
+// doc of fakes/ledger) is its constant and its row in MCPFaultMeanings
+// (mcpfault.go): whether the tool ran, whether it ends the call, what the
+// client sees, its words and its stdio effect. The rules, the run, the
+// reports and the ledger-stdio process read the row, never the name.
+//
+// A new MCP event kind touches:
 //   - mcp.go: its constant;
 //   - the ledger's code that records it (fakes/ledger);
-//   - report/explain.go, which words each kind and fault in the timeline;
-//   - harness/run/one.go's endingFaults when the fault answers the call
-//     instead of the tool;
+//   - report/explain.go, which words each event kind in the timeline;
 //   - a rule that should judge it, if any (harness/rules).
 //
 // Counts, the history, the control API and the serve table need nothing new:

@@ -12,13 +12,18 @@ const (
 	FaultMCP      = "mcp"
 )
 
-// FaultReport is what became of one armed fault in a run.
+// FaultReport is what became of one armed fault: as a fake reports it (its
+// FaultReports, the control API), and as a run's history keeps it (OfRun).
 type FaultReport struct {
-	// Side is FaultUpstream or FaultMCP; Index the fault's place in the
-	// scenario's list for that side, from 1 as a person counts (upstream
-	// fault 1 is faults.upstream[0]), as every report numbers it.
+	// Side is FaultUpstream or FaultMCP; Index the fault's place in its
+	// list (in a run, the scenario's list for that side), from 1 as a
+	// person counts (upstream fault 1 is faults.upstream[0]), as every
+	// report numbers it.
 	Side  string `json:"side"`
 	Index int    `json:"index"`
+	// ID identifies the armed fault on its fake for its life: ids are never
+	// reused, and arming again gives new ones. 0 in a history.
+	ID uint64 `json:"id,omitempty"`
 	// Fault is the fault as armed.
 	Fault json.RawMessage `json:"fault"`
 	// Method is the MCP session step an mcp fault applies to (initialize,
@@ -33,6 +38,16 @@ type FaultReport struct {
 	// the fault matched; Fired how many of them it acted on.
 	Matched int `json:"matched"`
 	Fired   int `json:"fired"`
+	// Runs are Matched and Fired per run token, in token order (a global
+	// fault matches the requests of every run); nil in a history.
+	Runs []FaultRunCounts `json:"runs,omitempty"`
+}
+
+// OfRun returns r as a run's history keeps it: without the fake's id and
+// the per-run counts (a history is one run's).
+func (r FaultReport) OfRun() FaultReport {
+	r.ID, r.Runs = 0, nil
+	return r
 }
 
 // FaultRunCounts are what one armed fault did to the requests of one run

@@ -94,65 +94,6 @@ const MCPCallUnknownTool = "unknown_tool"
 // earlier call with the same idempotency key.
 const MCPResultDedup = "dedup"
 
-// MCP fault names: the Detail of an MCPFault event, naming the fault that
-// fired (see MCPEvent.IsFault). Each armed one is also its YAML name.
-const (
-	MCPFaultDelay             = "delay"
-	MCPFaultDropAfterExecute  = "drop_after_execute"
-	MCPFaultFailBeforeExecute = "fail_before_execute"
-	// MCPFaultIsError answered the call with an isError result; it is
-	// also the Detail of that MCPResult.
-	MCPFaultIsError     = "is_error"
-	MCPFaultChangeTools = "change_tools"
-	// MCPFaultExpireSession forgot the call's session before it ran (404).
-	MCPFaultExpireSession = "expire_session"
-	// MCPFaultExpireSessionAfterExecute forgot the call's session after it
-	// ran and closed the connection before the answer: the ambiguous case.
-	MCPFaultExpireSessionAfterExecute = "expire_session_after_execute"
-	// MCPFaultUnauthorized refused the call with 401.
-	MCPFaultUnauthorized = "unauthorized"
-	// MCPFaultDuplicateAnswer wrote the event answering the call twice on
-	// its POST's stream; the call ran once.
-	MCPFaultDuplicateAnswer = "duplicate_answer"
-	// MCPFaultStdioExitAtStart made a ledger-stdio process exit as it
-	// started, before serving (a crash loop when it fires N times).
-	MCPFaultStdioExitAtStart = "stdio_exit_at_start"
-	// MCPFaultStdioExitBeforeExecute made the ledger-stdio process carrying
-	// the call exit before the call ran: nothing was written.
-	MCPFaultStdioExitBeforeExecute = "stdio_exit_before_execute"
-	// MCPFaultStdioExitAfterExecute made the ledger-stdio process carrying
-	// the call exit after the call ran, before its answer: the ambiguous
-	// case over stdio.
-	MCPFaultStdioExitAfterExecute = "stdio_exit_after_execute"
-	// MCPFaultStdioExitAfterAnswer made the ledger-stdio process exit right
-	// after it answered the call.
-	MCPFaultStdioExitAfterAnswer = "stdio_exit_after_answer"
-	// MCPFaultStdioHang made the ledger-stdio process stop answering after
-	// the call ran: the call's outcome is unknown to the client.
-	MCPFaultStdioHang = "stdio_hang"
-	// MCPFaultStdioMalformedLine made the ledger-stdio process write a line
-	// that is not JSON-RPC on stdout after the call ran, before its answer.
-	MCPFaultStdioMalformedLine = "stdio_malformed_line"
-	// MCPFaultWriteFailed is the ledger's own failure to persist a write,
-	// not an armed fault: the Detail of the MCPFault event and of the
-	// MCPResult of that call, counted in MCPCounts.WriteFailures.
-	MCPFaultWriteFailed = "write_failed"
-	// MCPFaultForwardUnknown is a forwarding ledger's call whose answer
-	// never came back from the real MCP server (its connection broke, or the
-	// client gave up first): the call may have run. Not an armed fault.
-	MCPFaultForwardUnknown = "forward_unknown"
-	// MCPFaultCassetteMiss is a call a forwarding ledger replaying an MCP
-	// cassette could not answer: no recorded call of the tool has its
-	// arguments. It ran nothing and was answered with a JSON-RPC error
-	// naming it; counted in MCPCounts.CassetteMisses. Not an armed fault.
-	MCPFaultCassetteMiss = "cassette_miss"
-	// MCPFaultForwardServerGone is a call a forwarding ledger refused
-	// because the real server's process had already exited: nothing ran,
-	// and it was answered with a JSON-RPC error naming the exit; counted in
-	// MCPCounts.ServerGone. Not an armed fault.
-	MCPFaultForwardServerGone = "forward_server_gone"
-)
-
 // MCPEvent is one thing the ledger MCP server saw or did: the record the
 // ledger keeps, the control API's timeline shows and a run's history
 // stores. In JSON it is the history's record: Time and Token are the
@@ -195,7 +136,8 @@ func (e MCPEvent) IsExit() (exit, inFlight bool) {
 	if e.Kind != MCPExit {
 		return false, false
 	}
-	return true, e.Tool != "" && e.Detail != MCPFaultStdioExitAfterAnswer
+	m, _ := MCPFaultMeaningOf(e.Detail)
+	return true, e.Tool != "" && m.Stdio != StdioExitAfterAnswer
 }
 
 // IsDedup reports whether e is a result answered from an earlier call with

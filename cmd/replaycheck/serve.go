@@ -133,7 +133,9 @@ never fired is said on stderr when serve stops, and listed in counts
 past --mcp-max-sessions open ones an initialize is refused with 503 until one
 ends (counts: mcp_sessions). The fakes keep the --max-runs most recently active
 run tokens; older runs are forgotten (their counts stay in the total) and
-counted under the table and in counts (dropped_runs). The --every table shows
+counted under the table and in counts (dropped_runs), with the idempotency keys
+only they saw (counts: mcp_keys; a commit_write_keyed call with a forgotten key
+writes again). The --every table shows
 the most recent runs and says how many more are kept; the table at the end
 shows every run kept.
 
@@ -732,6 +734,9 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 	}
 	if counts.DroppedRuns > 0 {
 		fmt.Fprintf(&b, "%d older runs dropped: the %d most recently active are kept (--max-runs); the total counts every run\n", counts.DroppedRuns, counts.MaxRuns)
+	}
+	if k := counts.MCPKeys; k.Forgotten > 0 {
+		fmt.Fprintf(&b, "%d idempotency keys forgotten with the dropped runs that saw them (%d kept): a commit_write_keyed call with one writes again\n", k.Forgotten, k.Kept)
 	}
 	for _, f := range fk.files() {
 		if l := f.file.Loss(); l.Lost > 0 {

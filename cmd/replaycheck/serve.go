@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -145,7 +146,11 @@ examples/control for Python and TypeScript; GET /_replaycheck/openapi.yaml is it
 OpenAPI 3.1 description). Without a control key it answers loopback clients only.
 --control-key or $REPLAYCHECK_CONTROL_KEY requires Authorization: Bearer KEY on
 every route but health, from any address; listening on an address other than
-loopback (--upstream-addr 0.0.0.0:8765, for another container) needs a key. A
+loopback (--upstream-addr 0.0.0.0:8765, for another container) needs a key. The
+key guards the control API only: the model API and the MCP server never ask for
+it (the agents under test cannot send it), so on an address beyond loopback any
+host that reaches it can send model requests and call the tools, writes
+included, unauthenticated; the banner says so (other hosts:). A
 POST or PUT says Content-Type: application/json or application/yaml; web pages
 are refused; a wrong method gets 405 with Allow.
   GET    /_replaycheck/health            ready (no key needed)
@@ -598,7 +603,7 @@ func controlKey(opts *serveOptions) (string, error) {
 		if key == "" {
 			return "", asUsage(fmt.Errorf("%s %s is not a loopback address, so other hosts could reach the fakes and the control API; "+
 				"set a control key with --control-key KEY or $REPLAYCHECK_CONTROL_KEY (every control request but health then needs "+
-				"Authorization: Bearer KEY), or listen on 127.0.0.1", a.flag, a.addr))
+				"Authorization: Bearer KEY; the model API and the MCP server never ask for it), or listen on 127.0.0.1", a.flag, a.addr))
 		}
 	}
 	return key, nil
@@ -668,6 +673,19 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 		ctl += " (bearer key required)"
 	}
 	fmt.Fprintf(&b, "  control API:  %s (health, counts, faults, reset, timeline)\n", ctl)
+	if open := openBeyondLoopback(opts, upURL, mcpURL); key != "" && len(open) > 0 {
+		// The agents under test cannot send the key, so the fakes take none.
+		var fakes, uses []string
+		for _, o := range open {
+			fakes, uses = append(fakes, o.what+" on "+o.addr), append(uses, o.use)
+		}
+		take, them := "takes", "it"
+		if len(open) > 1 {
+			take, them = "take", "them"
+		}
+		fmt.Fprintf(&b, "  other hosts:  %s %s no key: any host that reaches %s can %s; the key guards only the control API\n",
+			joinAnd(fakes), take, them, joinAnd(uses))
+	}
 	for _, f := range fk.upFaults {
 		fmt.Fprintf(&b, "  upstream fault: %s\n", f)
 	}
@@ -675,6 +693,41 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 		fmt.Fprintf(&b, "  mcp fault:      %s\n", f)
 	}
 	_, _ = io.WriteString(opts.Out, b.String())
+}
+
+// openFake is a fake serve listens for beyond loopback: what it is, its
+// address (the flag's host, the port it got) and what another host can do
+// with it.
+type openFake struct{ what, addr, use string }
+
+// openBeyondLoopback returns the fakes whose listen flag is not a loopback
+// address; upURL and mcpURL are where they listen.
+func openBeyondLoopback(opts *serveOptions, upURL, mcpURL string) []openFake {
+	var out []openFake
+	for _, f := range []struct{ flag, url string }{{opts.UpstreamAddr, upURL}, {opts.MCPAddr, mcpURL}} {
+		host, _, err := net.SplitHostPort(f.flag)
+		if err != nil || loopback.IsLoopbackHost(host) {
+			continue
+		}
+		u, err := url.Parse(f.url)
+		if err != nil {
+			continue
+		}
+		o := openFake{what: "the model API", addr: net.JoinHostPort(host, u.Port()), use: "send model requests"}
+		if f.url == mcpURL {
+			o.what, o.use = "the MCP server", "call the MCP tools (writes included)"
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// joinAnd joins names with commas and a final "and".
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // serveMCPSide says what answers at serve's MCP URL: the ledger's own

@@ -438,6 +438,9 @@ func (opts *serveOptions) forward() (*ledger.Forward, error) {
 			fwd.Env = append(fwd.Env, e)
 		default:
 			fwd.PassEnv = append(fwd.PassEnv, name)
+			if _, ok := os.LookupEnv(name); !ok {
+				fmt.Fprintf(opts.ErrOut, "serve: --mcp-env %s: serve's environment has no %s, so the MCP server does not get it either (set it, or say --mcp-env %s=VALUE)\n", name, name, name)
+			}
 		}
 	}
 	if len(command) > 0 {
@@ -760,7 +763,7 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 	row := func(name string, c control.RunCounts) error {
 		u, l := c.Upstream, c.MCP
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
-			wire.CallsText(l.CallsTotal(), l.Unknown), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
+			mcpCallsCell(l), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
 			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits)})
 	}
 	counts := control.CountsOf(fk.upstream, fk.ledger, fk.runs, fk.linefiles()...)
@@ -803,6 +806,21 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 		return fmt.Errorf("writing count table: %w", err)
 	}
 	return nil
+}
+
+// mcpCallsCell renders a run's tools/call count for the table: "3", with
+// the calls forwarded and never answered ("3 (1 unknown)") and those
+// refused because the forwarded server had exited ("3 (1 refused: server
+// gone)"), which did not run.
+func mcpCallsCell(l wire.MCPCounts) string {
+	text := wire.CallsText(l.CallsTotal(), l.Unknown)
+	if l.ServerGone == 0 {
+		return text
+	}
+	if l.Unknown == 0 {
+		return fmt.Sprintf("%s (%d refused: server gone)", text, l.ServerGone)
+	}
+	return fmt.Sprintf("%s, %d refused: server gone)", strings.TrimSuffix(text, ")"), l.ServerGone)
 }
 
 // recentRuns returns the runs to show, at most rows of them (0 for all):

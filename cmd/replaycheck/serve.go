@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +85,9 @@ type serveOptions struct {
 	MaxSessions    int
 	// MaxRuns bounds the run tokens the fakes keep (--max-runs; 0 = all).
 	MaxRuns int
+	// MaxBodyMiB bounds a model request's body (--max-body-mib); 0 is
+	// upstream.DefaultMaxBody.
+	MaxBodyMiB int64
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -138,7 +144,9 @@ counted under the table and in counts (dropped_runs), with the idempotency keys
 only they saw (counts: mcp_keys; a commit_write_keyed call with a forgotten key
 writes again). The --every table shows
 the most recent runs and says how many more are kept; the table at the end
-shows every run kept.
+shows every run kept. A model request whose body is over --max-body-mib is
+answered 413 in its dialect's error shape, the first said on stderr, and all
+counted under the table (BODY TOO LARGE).
 
 A control API on the upstream's port switches faults and reads counts while
 serve runs, for hand reproductions and test suites in any language (see
@@ -214,6 +222,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
+	f.Int64Var(&opts.MaxBodyMiB, "max-body-mib", upstream.DefaultMaxBody>>20, "largest model request body taken, in MiB; a larger one is answered 413 and said on stderr")
 	f.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "most run tokens whose counts and timelines are kept, the most recently active; older ones are forgotten and counted (0 = no cap)")
 	f.StringVar(&opts.ScriptFile, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
@@ -264,6 +273,34 @@ type servedFakes struct {
 	runs      *control.RunLimit  // --max-runs
 	// mcpRecorder is the MCP cassette being recorded, or nil.
 	mcpRecorder *mcpcassette.Recorder
+	// tooLarge counts the model requests refused for their body's size,
+	// over maxBody bytes.
+	tooLarge atomic.Int64
+	maxBody  int64
+}
+
+// maxBodyMiB is the largest --max-body-mib.
+const maxBodyMiB = 1024
+
+// sayTooLarge returns the upstream's BodyTooLarge hook: it counts each
+// model request refused for its body's size, and says the first on w.
+func (fk *servedFakes) sayTooLarge(w io.Writer) func(upstream.BodyTooLarge) {
+	return func(b upstream.BodyTooLarge) {
+		if fk.tooLarge.Add(1) != 1 {
+			return
+		}
+		size := "over " + mib(b.Limit)
+		if b.Size >= 0 {
+			size = mib(b.Size)
+		}
+		fmt.Fprintf(w, "serve: a model request to %s was refused (413): its body of %s is over the limit of %s; "+
+			"raise it with --max-body-mib (later ones are counted under the table)\n", b.Path, size, mib(b.Limit))
+	}
+}
+
+// mib renders a byte count in MiB to a tenth ("8 MiB", "9.5 MiB").
+func mib(n int64) string {
+	return strconv.FormatFloat(math.Round(float64(n)/(1<<20)*10)/10, 'f', -1, 64) + " MiB"
 }
 
 // servedFile is a file serve appends to, with what the user calls it.
@@ -310,6 +347,9 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	if opts.MaxSessions < 0 {
 		return nil, asUsage(fmt.Errorf("--mcp-max-sessions %d: want a positive number, or 0 for no cap", opts.MaxSessions))
+	}
+	if opts.MaxBodyMiB < 0 || opts.MaxBodyMiB > maxBodyMiB {
+		return nil, asUsage(fmt.Errorf("--max-body-mib %d: want 1 to %d", opts.MaxBodyMiB, maxBodyMiB))
 	}
 	if opts.MaxRuns < 0 {
 		return nil, asUsage(fmt.Errorf("--max-runs %d: want a positive number, or 0 for no cap", opts.MaxRuns))
@@ -363,7 +403,9 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	if opts.Verbose {
 		inner = slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}) // ledger calls and writes log at debug
 	}
-	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner)}
+	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner),
+		MaxBody: opts.MaxBodyMiB << 20, BodyTooLarge: fk.sayTooLarge(opts.ErrOut)}
+	fk.maxBody = cmp.Or(ucfg.MaxBody, upstream.DefaultMaxBody)
 	if opts.UpstreamLog != "" {
 		f, err := linefile.Open(opts.UpstreamLog, linefile.Options{})
 		if err != nil {
@@ -798,6 +840,9 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 		if l := f.file.Loss(); l.Lost > 0 {
 			fmt.Fprintf(&b, "LOST LINES: %s %s: %d of %d (%v)\n", f.what, l.Path, l.Lost, l.Written+l.Lost, l.Err)
 		}
+	}
+	if n := fk.tooLarge.Load(); n > 0 {
+		fmt.Fprintf(&b, "BODY TOO LARGE: %d model requests refused (413), their body over the --max-body-mib limit of %s\n", n, mib(fk.maxBody))
 	}
 	if ss := counts.MCPSessions; ss.Refused > 0 {
 		fmt.Fprintf(&b, "MCP SESSIONS: %d open, %d initialize refused at --mcp-max-sessions %d\n", ss.Live, ss.Refused, ss.Max)

@@ -1,18 +1,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -81,6 +85,9 @@ type serveOptions struct {
 	MaxSessions    int
 	// MaxRuns bounds the run tokens the fakes keep (--max-runs; 0 = all).
 	MaxRuns int
+	// MaxBodyMiB bounds a model request's body (--max-body-mib); 0 is
+	// upstream.DefaultMaxBody.
+	MaxBodyMiB int64
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -133,9 +140,13 @@ never fired is said on stderr when serve stops, and listed in counts
 past --mcp-max-sessions open ones an initialize is refused with 503 until one
 ends (counts: mcp_sessions). The fakes keep the --max-runs most recently active
 run tokens; older runs are forgotten (their counts stay in the total) and
-counted under the table and in counts (dropped_runs). The --every table shows
+counted under the table and in counts (dropped_runs), with the idempotency keys
+only they saw (counts: mcp_keys; a commit_write_keyed call with a forgotten key
+writes again). The --every table shows
 the most recent runs and says how many more are kept; the table at the end
-shows every run kept.
+shows every run kept. A model request whose body is over --max-body-mib is
+answered 413 in its dialect's error shape, the first said on stderr, and all
+counted under the table (BODY TOO LARGE).
 
 A control API on the upstream's port switches faults and reads counts while
 serve runs, for hand reproductions and test suites in any language (see
@@ -143,7 +154,11 @@ examples/control for Python and TypeScript; GET /_replaycheck/openapi.yaml is it
 OpenAPI 3.1 description). Without a control key it answers loopback clients only.
 --control-key or $REPLAYCHECK_CONTROL_KEY requires Authorization: Bearer KEY on
 every route but health, from any address; listening on an address other than
-loopback (--upstream-addr 0.0.0.0:8765, for another container) needs a key. A
+loopback (--upstream-addr 0.0.0.0:8765, for another container) needs a key. The
+key guards the control API only: the model API and the MCP server never ask for
+it (the agents under test cannot send it), so on an address beyond loopback any
+host that reaches it can send model requests and call the tools, writes
+included, unauthenticated; the banner says so (other hosts:). A
 POST or PUT says Content-Type: application/json or application/yaml; web pages
 are refused; a wrong method gets 405 with Allow.
   GET    /_replaycheck/health            ready (no key needed)
@@ -207,6 +222,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
+	f.Int64Var(&opts.MaxBodyMiB, "max-body-mib", upstream.DefaultMaxBody>>20, "largest model request body taken, in MiB; a larger one is answered 413 and said on stderr")
 	f.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "most run tokens whose counts and timelines are kept, the most recently active; older ones are forgotten and counted (0 = no cap)")
 	f.StringVar(&opts.ScriptFile, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
@@ -257,6 +273,34 @@ type servedFakes struct {
 	runs      *control.RunLimit  // --max-runs
 	// mcpRecorder is the MCP cassette being recorded, or nil.
 	mcpRecorder *mcpcassette.Recorder
+	// tooLarge counts the model requests refused for their body's size,
+	// over maxBody bytes.
+	tooLarge atomic.Int64
+	maxBody  int64
+}
+
+// maxBodyMiB is the largest --max-body-mib.
+const maxBodyMiB = 1024
+
+// sayTooLarge returns the upstream's BodyTooLarge hook: it counts each
+// model request refused for its body's size, and says the first on w.
+func (fk *servedFakes) sayTooLarge(w io.Writer) func(upstream.BodyTooLarge) {
+	return func(b upstream.BodyTooLarge) {
+		if fk.tooLarge.Add(1) != 1 {
+			return
+		}
+		size := "over " + mib(b.Limit)
+		if b.Size >= 0 {
+			size = mib(b.Size)
+		}
+		fmt.Fprintf(w, "serve: a model request to %s was refused (413): its body of %s is over the limit of %s; "+
+			"raise it with --max-body-mib (later ones are counted under the table)\n", b.Path, size, mib(b.Limit))
+	}
+}
+
+// mib renders a byte count in MiB to a tenth ("8 MiB", "9.5 MiB").
+func mib(n int64) string {
+	return strconv.FormatFloat(math.Round(float64(n)/(1<<20)*10)/10, 'f', -1, 64) + " MiB"
 }
 
 // servedFile is a file serve appends to, with what the user calls it.
@@ -303,6 +347,9 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	if opts.MaxSessions < 0 {
 		return nil, asUsage(fmt.Errorf("--mcp-max-sessions %d: want a positive number, or 0 for no cap", opts.MaxSessions))
+	}
+	if opts.MaxBodyMiB < 0 || opts.MaxBodyMiB > maxBodyMiB {
+		return nil, asUsage(fmt.Errorf("--max-body-mib %d: want 1 to %d", opts.MaxBodyMiB, maxBodyMiB))
 	}
 	if opts.MaxRuns < 0 {
 		return nil, asUsage(fmt.Errorf("--max-runs %d: want a positive number, or 0 for no cap", opts.MaxRuns))
@@ -356,7 +403,9 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	if opts.Verbose {
 		inner = slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}) // ledger calls and writes log at debug
 	}
-	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner)}
+	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner),
+		MaxBody: opts.MaxBodyMiB << 20, BodyTooLarge: fk.sayTooLarge(opts.ErrOut)}
+	fk.maxBody = cmp.Or(ucfg.MaxBody, upstream.DefaultMaxBody)
 	if opts.UpstreamLog != "" {
 		f, err := linefile.Open(opts.UpstreamLog, linefile.Options{})
 		if err != nil {
@@ -431,6 +480,9 @@ func (opts *serveOptions) forward() (*ledger.Forward, error) {
 			fwd.Env = append(fwd.Env, e)
 		default:
 			fwd.PassEnv = append(fwd.PassEnv, name)
+			if _, ok := os.LookupEnv(name); !ok {
+				fmt.Fprintf(opts.ErrOut, "serve: --mcp-env %s: serve's environment has no %s, so the MCP server does not get it either (set it, or say --mcp-env %s=VALUE)\n", name, name, name)
+			}
 		}
 	}
 	if len(command) > 0 {
@@ -596,7 +648,7 @@ func controlKey(opts *serveOptions) (string, error) {
 		if key == "" {
 			return "", asUsage(fmt.Errorf("%s %s is not a loopback address, so other hosts could reach the fakes and the control API; "+
 				"set a control key with --control-key KEY or $REPLAYCHECK_CONTROL_KEY (every control request but health then needs "+
-				"Authorization: Bearer KEY), or listen on 127.0.0.1", a.flag, a.addr))
+				"Authorization: Bearer KEY; the model API and the MCP server never ask for it), or listen on 127.0.0.1", a.flag, a.addr))
 		}
 	}
 	return key, nil
@@ -666,6 +718,19 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 		ctl += " (bearer key required)"
 	}
 	fmt.Fprintf(&b, "  control API:  %s (health, counts, faults, reset, timeline)\n", ctl)
+	if open := openBeyondLoopback(opts, upURL, mcpURL); key != "" && len(open) > 0 {
+		// The agents under test cannot send the key, so the fakes take none.
+		var fakes, uses []string
+		for _, o := range open {
+			fakes, uses = append(fakes, o.what+" on "+o.addr), append(uses, o.use)
+		}
+		take, them := "takes", "it"
+		if len(open) > 1 {
+			take, them = "take", "them"
+		}
+		fmt.Fprintf(&b, "  other hosts:  %s %s no key: any host that reaches %s can %s; the key guards only the control API\n",
+			joinAnd(fakes), take, them, joinAnd(uses))
+	}
 	for _, f := range fk.upFaults {
 		fmt.Fprintf(&b, "  upstream fault: %s\n", f)
 	}
@@ -673,6 +738,41 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 		fmt.Fprintf(&b, "  mcp fault:      %s\n", f)
 	}
 	_, _ = io.WriteString(opts.Out, b.String())
+}
+
+// openFake is a fake serve listens for beyond loopback: what it is, its
+// address (the flag's host, the port it got) and what another host can do
+// with it.
+type openFake struct{ what, addr, use string }
+
+// openBeyondLoopback returns the fakes whose listen flag is not a loopback
+// address; upURL and mcpURL are where they listen.
+func openBeyondLoopback(opts *serveOptions, upURL, mcpURL string) []openFake {
+	var out []openFake
+	for _, f := range []struct{ flag, url string }{{opts.UpstreamAddr, upURL}, {opts.MCPAddr, mcpURL}} {
+		host, _, err := net.SplitHostPort(f.flag)
+		if err != nil || loopback.IsLoopbackHost(host) {
+			continue
+		}
+		u, err := url.Parse(f.url)
+		if err != nil {
+			continue
+		}
+		o := openFake{what: "the model API", addr: net.JoinHostPort(host, u.Port()), use: "send model requests"}
+		if f.url == mcpURL {
+			o.what, o.use = "the MCP server", "call the MCP tools (writes included)"
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// joinAnd joins names with commas and a final "and".
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // serveMCPSide says what answers at serve's MCP URL: the ledger's own
@@ -705,7 +805,7 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 	row := func(name string, c control.RunCounts) error {
 		u, l := c.Upstream, c.MCP
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
-			wire.CallsText(l.CallsTotal(), l.Unknown), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
+			mcpCallsCell(l), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
 			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits)})
 	}
 	counts := control.CountsOf(fk.upstream, fk.ledger, fk.runs, fk.linefiles()...)
@@ -733,10 +833,16 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 	if counts.DroppedRuns > 0 {
 		fmt.Fprintf(&b, "%d older runs dropped: the %d most recently active are kept (--max-runs); the total counts every run\n", counts.DroppedRuns, counts.MaxRuns)
 	}
+	if k := counts.MCPKeys; k.Forgotten > 0 {
+		fmt.Fprintf(&b, "%d idempotency keys forgotten with the dropped runs that saw them (%d kept): a commit_write_keyed call with one writes again\n", k.Forgotten, k.Kept)
+	}
 	for _, f := range fk.files() {
 		if l := f.file.Loss(); l.Lost > 0 {
 			fmt.Fprintf(&b, "LOST LINES: %s %s: %d of %d (%v)\n", f.what, l.Path, l.Lost, l.Written+l.Lost, l.Err)
 		}
+	}
+	if n := fk.tooLarge.Load(); n > 0 {
+		fmt.Fprintf(&b, "BODY TOO LARGE: %d model requests refused (413), their body over the --max-body-mib limit of %s\n", n, mib(fk.maxBody))
 	}
 	if ss := counts.MCPSessions; ss.Refused > 0 {
 		fmt.Fprintf(&b, "MCP SESSIONS: %d open, %d initialize refused at --mcp-max-sessions %d\n", ss.Live, ss.Refused, ss.Max)
@@ -745,6 +851,21 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 		return fmt.Errorf("writing count table: %w", err)
 	}
 	return nil
+}
+
+// mcpCallsCell renders a run's tools/call count for the table: "3", with
+// the calls forwarded and never answered ("3 (1 unknown)") and those
+// refused because the forwarded server had exited ("3 (1 refused: server
+// gone)"), which did not run.
+func mcpCallsCell(l wire.MCPCounts) string {
+	text := wire.CallsText(l.CallsTotal(), l.Unknown)
+	if l.ServerGone == 0 {
+		return text
+	}
+	if l.Unknown == 0 {
+		return fmt.Sprintf("%s (%d refused: server gone)", text, l.ServerGone)
+	}
+	return fmt.Sprintf("%s, %d refused: server gone)", strings.TrimSuffix(text, ")"), l.ServerGone)
 }
 
 // recentRuns returns the runs to show, at most rows of them (0 for all):

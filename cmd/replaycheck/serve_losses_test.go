@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -160,5 +161,50 @@ func TestServeSaysUnfiredFaults(t *testing.T) {
 	}
 	if strings.Contains(got, "429") {
 		t.Errorf("stderr names the 429, which fired:\n%s", got)
+	}
+}
+
+// TestServeBodyTooLarge: a model request over --max-body-mib is answered
+// 413 naming the limit, the first is said on serve's stderr at once (size,
+// limit, the flag), and every one is counted under the table; a bad
+// --max-body-mib is refused with exit 2.
+func TestServeBodyTooLarge(t *testing.T) {
+	var errOut syncbuf.Buffer
+	upURL, _, out, stop := startServe(t, &serveOptions{MaxBodyMiB: 1, ErrOut: &errOut})
+	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 3<<19) + `"}]}`
+	for i := range 2 {
+		resp, err := http.Post(upURL+"/chat/completions", "application/json", strings.NewReader(big))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "exceeds the 1048576-byte limit of replaycheck's model API fake") {
+			t.Errorf("request %d over the limit: %d %s; want 413 naming the limit", i, resp.StatusCode, b)
+		}
+		if i == 0 {
+			want := "serve: a model request to /v1/chat/completions was refused (413): its body of 1.5 MiB is over the limit of 1 MiB; raise it with --max-body-mib"
+			if !strings.Contains(errOut.String(), want) {
+				t.Errorf("serve's stderr after the answer lacks %q:\n%s", want, errOut.String())
+			}
+		}
+	}
+	if got := postChat(t, upURL, plainChat); got != http.StatusOK {
+		t.Errorf("a request under the limit: %d", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(errOut.String(), "was refused (413)"); n != 1 {
+		t.Errorf("serve said %d refusals on stderr, want the first only:\n%s", n, errOut.String())
+	}
+	if want := "BODY TOO LARGE: 2 model requests refused (413), their body over the --max-body-mib limit of 1 MiB"; !strings.Contains(out.String(), want) {
+		t.Errorf("the table lacks %q:\n%s", want, out.String())
+	}
+	for _, bad := range []int64{-1, 1025} {
+		err := runServe(context.Background(), &serveOptions{UpstreamAddr: "127.0.0.1:0", MCPAddr: "127.0.0.1:0", MaxBodyMiB: bad})
+		if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), fmt.Sprintf("--max-body-mib %d: want 1 to 1024", bad)) {
+			t.Errorf("--max-body-mib %d: exit %d, %v; want 2", bad, exitCode(err), err)
+		}
 	}
 }

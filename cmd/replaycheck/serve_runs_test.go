@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
@@ -79,6 +83,57 @@ func TestServeEveryTableIsShort(t *testing.T) {
 	} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the --every table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestServeRunLimitBothFakes: with --max-runs 8, 50 runs that each send a
+// model request and, on one MCP session, a commit_write and a
+// commit_write_keyed call leave 8 runs in GET counts and 8 idempotency keys
+// in the ledger: the 42 runs dropped took their keys (and the keyed writes'
+// first results) with them, and counts and the table say so; the total
+// counts every run.
+func TestServeRunLimitBothFakes(t *testing.T) {
+	upURL, mcpURL, out, stop := startServe(t, &serveOptions{MaxRuns: 8})
+	ctx, cs := serveMCPClient(t, mcpURL)
+	for i := range 50 {
+		tok := runtoken.Derive(t.Name(), fmt.Sprint(i))
+		if got := postChat(t, upURL, tokenChat(t.Name(), i)); got != http.StatusOK {
+			t.Fatalf("model request %d: %d", i, got)
+		}
+		for _, p := range []*mcp.CallToolParams{
+			{Name: ledger.ToolCommitWrite, Arguments: map[string]any{"entry": "write " + tok}},
+			{Name: ledger.ToolCommitWriteKeyed, Arguments: map[string]any{"entry": "write " + tok, "idempotency_key": "key-" + tok}},
+		} {
+			if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+				t.Fatalf("run %d: %s: %v %+v", i, p.Name, err, res)
+			}
+		}
+	}
+	c := serveCounts(t, upURL)
+	var runs int
+	for _, rc := range c.Runs {
+		if rc.Token != "" {
+			runs++
+		}
+	}
+	if runs != 8 || c.DroppedRuns != 42 || c.Total.Upstream.Initial != 50 || c.Total.MCP.Writes != 100 || c.Total.MCP.Keys != 50 {
+		t.Errorf("counts: %d runs, dropped_runs %d, total initial %d, writes %d, keys %d; want 8, 42, 50, 100, 50",
+			runs, c.DroppedRuns, c.Total.Upstream.Initial, c.Total.MCP.Writes, c.Total.MCP.Keys)
+	}
+	if want := (ledger.Keys{Kept: 8, Forgotten: 42}); c.MCPKeys != want {
+		t.Errorf("mcp_keys (-want +got):\n%s", cmp.Diff(want, c.MCPKeys))
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	table := out.String()
+	for _, want := range []string{
+		"42 older runs dropped: the 8 most recently active are kept (--max-runs)",
+		"42 idempotency keys forgotten with the dropped runs that saw them (8 kept)",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
 		}
 	}
 }

@@ -251,3 +251,40 @@ func TestServeRefusesWebPages(t *testing.T) {
 		})
 	}
 }
+
+// TestServeBannerSaysOpenFakes: with a control key, serve's banner says
+// which fakes listen beyond loopback and that they take no key (only the
+// control API does); on loopback it says nothing of the kind.
+func TestServeBannerSaysOpenFakes(t *testing.T) {
+	t.Setenv("REPLAYCHECK_CONTROL_KEY", "")
+	const key = "k3y-beyond-loopback"
+	tests := []struct {
+		name          string
+		upAddr, mAddr string
+		want          string // the other hosts: line, PORT for a port; "" wants none
+	}{
+		{"both beyond loopback", "0.0.0.0:0", "0.0.0.0:0",
+			"  other hosts:  the model API on 0.0.0.0:PORT and the MCP server on 0.0.0.0:PORT take no key: any host that reaches them can send model requests and call the MCP tools (writes included); the key guards only the control API\n"},
+		{"MCP beyond loopback", "127.0.0.1:0", "0.0.0.0:0",
+			"  other hosts:  the MCP server on 0.0.0.0:PORT takes no key: any host that reaches it can call the MCP tools (writes included); the key guards only the control API\n"},
+		{"model API beyond loopback, all interfaces", ":0", "127.0.0.1:0",
+			"  other hosts:  the model API on :PORT takes no key: any host that reaches it can send model requests; the key guards only the control API\n"},
+		{"loopback", "127.0.0.1:0", "127.0.0.1:0", ""},
+	}
+	ports := regexp.MustCompile(`:[1-9][0-9]*`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, out, stop := startServe(t, &serveOptions{UpstreamAddr: tt.upAddr, MCPAddr: tt.mAddr, ControlKey: key})
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			banner, _, _ := strings.Cut(out.String(), "┌")
+			if got := ports.ReplaceAllString(banner, ":PORT"); tt.want == "" && strings.Contains(got, "other hosts:") || !strings.Contains(got, tt.want) {
+				t.Errorf("banner:\n%s\nwant the line %q", banner, tt.want)
+			}
+			if strings.Contains(banner, key) {
+				t.Errorf("the banner shows the control key:\n%s", banner)
+			}
+		})
+	}
+}

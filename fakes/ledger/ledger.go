@@ -203,8 +203,12 @@ type Server struct {
 	faults      fault.Registry[armable] // global and per-run
 	annotations map[string]Annotations
 	dedup       map[string]*keyedWrite // commit_write_keyed results by key
-	inflight    map[inflightKey]*call  // unanswered calls by session and request id
-	changed     chan struct{}          // closed and replaced on every event
+	// keyRuns counts, per idempotency key, the runs kept that saw it; a key
+	// and its dedup entry are forgotten with the last of them (Forget).
+	keyRuns       map[string]int
+	keysForgotten int                   // keys Forget dropped
+	inflight      map[inflightKey]*call // unanswered calls by session and request id
+	changed       chan struct{}         // closed and replaced on every event
 	// tools maps each offered tool name to the ledger tool it works as
 	// (change_tools renames and adds tools).
 	tools map[string]string
@@ -269,6 +273,7 @@ func New(cfg Config) (*Server, error) {
 		total:          newRun(),
 		annotations:    maps.Clone(cfg.Annotations),
 		dedup:          map[string]*keyedWrite{},
+		keyRuns:        map[string]int{},
 		inflight:       map[inflightKey]*call{},
 		changed:        make(chan struct{}),
 		tools:          baseTools(),

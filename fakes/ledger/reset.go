@@ -14,17 +14,53 @@ func (s *Server) Reset() {
 	s.total = newRun()
 	s.faults.Reset()
 	s.dedup = map[string]*keyedWrite{}
+	s.keyRuns = map[string]int{}
+	s.keysForgotten = 0
 	s.wakeLocked() // WaitFor looks again
 }
 
-// Forget forgets one run's counts, events and faults, and its counts in the
-// global faults' reports, once its history is collected, so that a long
-// series of runs on one ledger holds only the runs in flight; the total,
-// the global faults and the idempotency keys stay. A call of the run that
-// arrives later is counted afresh.
+// Forget forgets one run's counts, events and faults, its counts in the
+// global faults' reports, and the idempotency keys it saw that no other run
+// kept saw (with the first results commit_write_keyed answers them with),
+// once its history is collected, so that a long series of runs on one
+// ledger holds only the runs in flight; the total and the global faults
+// stay. A call of the run that arrives later is counted afresh, and a keyed
+// call with a forgotten key writes again. Keys counts the keys forgotten.
 func (s *Server) Forget(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r, ok := s.runs[token]; ok {
+		for key := range r.keys {
+			s.dropKeyLocked(key)
+		}
+	}
 	delete(s.runs, token)
 	s.faults.Forget(token)
+}
+
+// dropKeyLocked lets go of key for one run forgotten, and forgets it when
+// no run kept saw it. s.mu must be held.
+func (s *Server) dropKeyLocked(key string) {
+	if s.keyRuns[key] > 1 {
+		s.keyRuns[key]--
+		return
+	}
+	delete(s.keyRuns, key)
+	delete(s.dedup, key)
+	s.keysForgotten++
+}
+
+// Keys are the idempotency keys the ledger remembers for
+// commit_write_keyed: the ones the runs it keeps saw, and the ones it
+// forgot with the last run that saw them (Forget).
+type Keys struct {
+	Kept      int `json:"kept"`
+	Forgotten int `json:"forgotten"`
+}
+
+// Keys returns how many idempotency keys the ledger remembers and forgot.
+func (s *Server) Keys() Keys {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Keys{Kept: len(s.keyRuns), Forgotten: s.keysForgotten}
 }

@@ -139,6 +139,7 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 		return res, nil, nil
 	}
 	s.mu.Lock()
+	s.seeKeyLocked(c.token, in.IdempotencyKey) // again: its run may have been forgotten since
 	k, seen := s.dedup[in.IdempotencyKey]
 	if !seen {
 		k = &keyedWrite{done: make(chan struct{})}
@@ -280,15 +281,23 @@ func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 func (s *Server) seeKey(c *call, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.runLocked(c.token)
-	if _, ok := r.keys[key]; !ok {
-		r.keys[key] = struct{}{}
-		r.counts.Keys++
+	s.seeKeyLocked(c.token, key)
+}
+
+// seeKeyLocked counts key as seen by the run of token, and in total when no
+// run kept has seen it; a key seen again by the same run counts once. s.mu
+// must be held.
+func (s *Server) seeKeyLocked(token, key string) {
+	r := s.runLocked(token)
+	if _, ok := r.keys[key]; ok {
+		return
 	}
-	if _, ok := s.total.keys[key]; !ok {
-		s.total.keys[key] = struct{}{}
+	r.keys[key] = struct{}{}
+	r.counts.Keys++
+	if s.keyRuns[key] == 0 {
 		s.total.counts.Keys++
 	}
+	s.keyRuns[key]++
 }
 
 func (s *Server) setOutcome(c *call, outcome string) {

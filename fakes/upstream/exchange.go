@@ -334,17 +334,40 @@ func (s *Server) putBuf(bp *[]byte) {
 	}
 }
 
-// errBodyTooLarge reports a body over the limit.
-type errBodyTooLarge struct{ limit int64 }
+// errBodyTooLarge reports a body over the limit: size is its
+// Content-Length, or -1 when it came without one.
+type errBodyTooLarge struct{ size, limit int64 }
 
 func (e errBodyTooLarge) Error() string {
-	return fmt.Sprintf("request body exceeds the %d-byte limit", e.limit)
+	if e.size < 0 {
+		return fmt.Sprintf("request body exceeds the %d-byte limit of replaycheck's model API fake", e.limit)
+	}
+	return fmt.Sprintf("request body of %d bytes exceeds the %d-byte limit of replaycheck's model API fake", e.size, e.limit)
+}
+
+// bodyStatus is the status of an answer to a body readBody refused: 413
+// for one over the limit, else 400.
+func bodyStatus(err error) int {
+	if errors.As(err, new(errBodyTooLarge)) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
+// BodyTooLarge is a model request refused (413) because its body was over
+// Config.MaxBody.
+type BodyTooLarge struct {
+	// Path is the request's path; Size its Content-Length, -1 when it came
+	// without one (then more than Limit bytes arrived).
+	Path  string
+	Size  int64
+	Limit int64
 }
 
 // readBody reads r's body, at most limit bytes, appending to buf.
 func readBody(r *http.Request, w http.ResponseWriter, limit int64, buf []byte) ([]byte, error) {
 	if r.ContentLength > limit {
-		return buf, errBodyTooLarge{limit}
+		return buf, errBodyTooLarge{r.ContentLength, limit}
 	}
 	if n := int(r.ContentLength); n > 0 && cap(buf) < n {
 		buf = make([]byte, 0, n+1)
@@ -362,7 +385,7 @@ func readBody(r *http.Request, w http.ResponseWriter, limit int64, buf []byte) (
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return buf, errBodyTooLarge{limit}
+				return buf, errBodyTooLarge{-1, limit}
 			}
 			return buf, fmt.Errorf("reading request body: %w", err)
 		}

@@ -78,7 +78,7 @@ func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := readBody(r, w, s.maxBody, nil)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, api.AnthropicErrorBody(http.StatusBadRequest, err.Error()))
+		writeJSON(w, bodyStatus(err), api.AnthropicErrorBody(bodyStatus(err), err.Error()))
 		return
 	}
 	if !json.Valid(body) {
@@ -128,7 +128,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request) {
 			err = fmt.Errorf("%s: unparsable request body: not valid JSON", r.URL.Path)
 		}
 		if err != nil {
-			writeJSON(w, http.StatusBadRequest, api.GeminiErrorBody(http.StatusBadRequest, api.GeminiStatus(http.StatusBadRequest), err.Error()))
+			writeJSON(w, bodyStatus(err), api.GeminiErrorBody(bodyStatus(err), api.GeminiStatus(bodyStatus(err)), err.Error()))
 			return
 		}
 		n := strconv.Itoa(len(body)/4 + 1)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -49,7 +50,7 @@ func TestModelsEndpoints(t *testing.T) {
 	diff(t, "log", "", log.String())
 }
 
-// Malformed and oversized bodies get a 400 in the dialect's error shape and
+// Malformed bodies get a 400 and oversized ones a 413 in the dialect's error shape and
 // are logged as bad_request; unknown paths and methods are refused.
 func TestBadRequests(t *testing.T) {
 	tests := []struct {
@@ -63,8 +64,8 @@ func TestBadRequests(t *testing.T) {
 		{"chat not JSON", "POST", "/v1/chat/completions", `{"model":`, 400, `{"error":{"message":"/v1/chat/completions: unparsable request body: not valid JSON","type":"invalid_request_error","param":null,"code":null}}`},
 		{"chat not object", "POST", "/v1/chat/completions", `[1,2]`, 400, `"type":"invalid_request_error"`},
 		{"messages not JSON", "POST", "/v1/messages", `nope`, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"/v1/messages: unparsable request body: not valid JSON"}}`},
-		{"responses oversized", "POST", "/v1/responses", `{"input":"` + strings.Repeat("x", 2048) + `"}`, 400, `request body exceeds the 1024-byte limit`},
-		{"messages oversized", "POST", "/v1/messages", `{"x":"` + strings.Repeat("x", 2048) + `"}`, 400, `"type":"error"`},
+		{"responses oversized", "POST", "/v1/responses", `{"input":"` + strings.Repeat("x", 2048) + `"}`, 413, `request body of 2060 bytes exceeds the 1024-byte limit of replaycheck's model API fake`},
+		{"messages oversized", "POST", "/v1/messages", `{"x":"` + strings.Repeat("x", 2048) + `"}`, 413, `{"type":"error","error":{"type":"request_too_large"`},
 		{"chat messages not array", "POST", "/v1/chat/completions", `{"messages":{}}`, 400, `messages: want an array`},
 		{"unknown path", "POST", "/v1/embeddings", `{}`, 404, `no such endpoint`},
 		{"wrong method", "GET", "/v1/chat/completions", ``, 405, `takes POST`},
@@ -113,8 +114,8 @@ func TestOversizedChunkedBody(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	diff(t, "status", 400, resp.StatusCode)
-	if !strings.Contains(string(b), "exceeds the 1024-byte limit") {
+	diff(t, "status", 413, resp.StatusCode)
+	if !strings.Contains(string(b), "request body exceeds the 1024-byte limit") {
 		t.Errorf("body %s", b)
 	}
 	diff(t, "log", "/v1/chat/completions initial bad_request\n", log.String())
@@ -147,4 +148,31 @@ func TestArmWhileServing(t *testing.T) {
 	wg.Wait()
 	c := s.Counts(tok)
 	diff(t, "initial", 80, c.Initial)
+}
+
+// TestBodyTooLargeSaid: a model request over MaxBody is passed to
+// Config.BodyTooLarge with its path, size (-1 without Content-Length) and
+// the limit, and answered 413; one under it is not.
+func TestBodyTooLargeSaid(t *testing.T) {
+	var mu sync.Mutex
+	var got []BodyTooLarge
+	_, srv, _ := newFake(t, Config{MaxBody: 1024, BodyTooLarge: func(b BodyTooLarge) { mu.Lock(); got = append(got, b); mu.Unlock() }})
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 2048) + `"}]}`
+	if status, body, _ := post(t, srv.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`); status != http.StatusOK {
+		t.Fatalf("a small request: %d %s", status, body)
+	}
+	if status, _, _ := post(t, srv.URL+"/v1/chat/completions", big); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a request over the limit: %d, want 413", status)
+	}
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", io.MultiReader(strings.NewReader(big))) // no Content-Length
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []BodyTooLarge{{Path: "/v1/chat/completions", Size: int64(len(big)), Limit: 1024}, {Path: "/v1/messages", Size: -1, Limit: 1024}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("BodyTooLarge calls (-want +got):\n%s", diff)
+	}
 }

@@ -164,7 +164,7 @@ func newRelayRequest(ctx context.Context, method, target string, body []byte) (*
 func (s *Server) relayAncillary(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r, w, s.maxBody, nil)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, openAIErrorBody(http.StatusBadRequest, err.Error()))
+		writeJSON(w, bodyStatus(err), openAIErrorBody(bodyStatus(err), err.Error()))
 		return
 	}
 	shown := strings.TrimRight(s.cfg.Relay, "/") + r.URL.Path // errors omit the query: it may carry a key

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,8 +46,14 @@ type Config struct {
 	// FlagsDir holds the seed rig's flag files fault_on, fault_once and
 	// drop_stream, checked on every follow-up; "" = none.
 	FlagsDir string
-	// MaxBody is the request body limit in bytes; 0 = DefaultMaxBody.
+	// MaxBody is the request body limit in bytes; 0 = DefaultMaxBody. A
+	// model request over it is answered 413 in its dialect's error shape,
+	// recorded as bad_request, and passed to BodyTooLarge.
 	MaxBody int64
+	// BodyTooLarge, when set, is called with each model request refused
+	// for a body over MaxBody, before the answer is written; it must not
+	// block.
+	BodyTooLarge func(BodyTooLarge)
 	// Clock stamps records and "created" fields, and times recorded
 	// answers; nil = time.Now.
 	Clock func() time.Time
@@ -389,7 +396,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.token = runOf(r, body)
 	x.kind = wire.KindInitial
 	if err != nil {
-		x.writeError(wire.OutcomeBadRequest, http.StatusBadRequest, err.Error(), nil)
+		if tl := (errBodyTooLarge{}); errors.As(err, &tl) && s.cfg.BodyTooLarge != nil {
+			s.cfg.BodyTooLarge(BodyTooLarge{Path: r.URL.Path, Size: tl.size, Limit: tl.limit})
+		}
+		x.writeError(wire.OutcomeBadRequest, bodyStatus(err), err.Error(), nil)
 		return
 	}
 	x.req, err = de.d.parse(body)

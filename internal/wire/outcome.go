@@ -41,7 +41,7 @@ const (
 	// OutcomeClientGone is a request whose client left during a delay (or
 	// during a relayed stream) before its outcome was decided.
 	OutcomeClientGone Outcome = "client_gone"
-	// OutcomeBadRequest is a request refused as malformed or oversized (400).
+	// OutcomeBadRequest is a request refused as malformed (400) or oversized (413).
 	OutcomeBadRequest Outcome = "bad_request"
 	// OutcomeRelayFailed is a relay whose provider could not be reached (502).
 	OutcomeRelayFailed Outcome = "relay_failed"

@@ -220,8 +220,10 @@ func secretFlag(a string) bool {
 // Fields scrubs a decoded JSON value (as encoding/json decodes into any:
 // maps, slices, strings, numbers, booleans, nil) in place and returns it:
 // every string under an object key whose name says it holds a secret (see
-// Name), at any depth and within arrays and objects under that key, becomes
-// mark. Numbers, booleans and null are kept (max_tokens, token_count). It
+// Name), at any depth and within arrays under that key, becomes mark. An
+// object under such a key goes by its own keys' names, so that a schema's
+// "properties": {"api_key": {"type": "string"}} is kept. Numbers, booleans
+// and null are kept (max_tokens, token_count). It
 // also returns the strings it replaced of MinLen bytes or more, so that a
 // caller can scrub them wherever else they occur.
 func Fields(v any, mark string) (any, []string) {
@@ -243,7 +245,7 @@ func Fields(v any, mark string) (any, []string) {
 			}
 		case map[string]any:
 			for k, val := range x {
-				x[k] = walk(val, under || Name(k))
+				x[k] = walk(val, Name(k))
 			}
 		}
 		return v

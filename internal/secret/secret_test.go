@@ -160,14 +160,14 @@ func TestFields(t *testing.T) {
 			secrettest.Check(t, "Fields", got, []secrettest.Leak{l})
 		})
 	}
-	in := `{"usage":{"max_tokens":5,"token_count":7,"auth":false,"key":null},"author":"Ann","keys":["k-1234","k-5678"],"args":{"api_key":"ak-123456"}}`
+	in := `{"usage":{"max_tokens":5,"token_count":7,"auth":false,"key":null},"author":"Ann","keys":["k-1234","k-5678"],"args":{"api_key":"ak-123456"},"properties":{"token":{"type":"string"}}}`
 	var v any
 	if err := json.Unmarshal([]byte(in), &v); err != nil {
 		t.Fatal(err)
 	}
 	v, found := Fields(v, "***")
 	b, _ := json.Marshal(v)
-	want := `{"args":{"api_key":"***"},"author":"Ann","keys":["***","***"],"usage":{"auth":false,"key":null,"max_tokens":5,"token_count":7}}`
+	want := `{"args":{"api_key":"***"},"author":"Ann","keys":["***","***"],"properties":{"token":{"type":"string"}},"usage":{"auth":false,"key":null,"max_tokens":5,"token_count":7}}`
 	if string(b) != want {
 		t.Errorf("Fields = %s, want %s", b, want)
 	}

@@ -110,21 +110,17 @@ func (f *Forward) check() error {
 	return nil
 }
 
-// shownMark is what messages and logs show in place of a credential, as
-// Go's URL errors do.
-const shownMark = "***"
-
 // where names the server for messages: its URL, its cassette, or its
 // command with the directory it runs in; the credentials in them scrubbed
 // (see secrets).
 func (f *Forward) where() string {
 	switch {
 	case f.URL != "":
-		return secret.Scrub(f.URL, f.secrets(), shownMark)
+		return secret.Scrub(f.URL, f.secrets(), secret.Mark)
 	case f.Cassette != nil:
 		return "of the cassette " + f.Cassette.Path
 	}
-	argv := secret.Argv(f.Command, f.secrets(), shownMark)
+	argv := secret.Argv(f.Command, f.secrets(), secret.Mark)
 	if f.Dir != "" {
 		return fmt.Sprintf("%q in %s", argv, f.Dir)
 	}
@@ -189,7 +185,7 @@ func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 		return nil, err
 	}
 	f, err := s.connect(cfg)
-	return f, secret.Error(err, cfg.secrets(), shownMark)
+	return f, secret.Error(err, cfg.secrets(), secret.Mark)
 }
 
 // connect is connectForward with its errors as they come.
@@ -276,7 +272,7 @@ func (f *forwarder) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 	for t, err := range f.session.Tools(ctx, nil) {
 		if err != nil {
 			err = fmt.Errorf("forward: listing the tools of the MCP server %s: %w", f.cfg.where(), err)
-			return nil, secret.Error(err, f.cfg.secrets(), shownMark)
+			return nil, secret.Error(err, f.cfg.secrets(), secret.Mark)
 		}
 		tools[t.Name] = t
 	}
@@ -450,7 +446,7 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 		return nil, rpcErr
 	case err != nil:
 		s.forwardFault(c, wire.MCPFaultForwardUnknown, func(n *wire.MCPCounts) { n.Unknown++ })
-		err = secret.Error(err, s.fwd.cfg.secrets(), shownMark)
+		err = secret.Error(err, s.fwd.cfg.secrets(), secret.Mark)
 		s.log.Warn("forward: the server's answer never came back; the call may have run", "tool", base, "token", c.token, "err", err)
 		return nil, fmt.Errorf("forwarding %s to the MCP server %s: no answer, the call may have run: %w", base, s.fwd.cfg.where(), err)
 	case res.IsError:

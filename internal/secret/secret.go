@@ -14,6 +14,10 @@ import (
 	"unicode"
 )
 
+// Mark is what messages, logs and reports show in place of a credential,
+// as Go's URL errors show a password. Cassettes have a mark of their own.
+const Mark = "***"
+
 // MinLen is the shortest secret Scrub replaces: a shorter value would mangle
 // the text and hide nothing.
 const MinLen = 4

@@ -75,13 +75,11 @@ func Setenv(t *testing.T) {
 }
 
 // Check fails t for each of leaks' secrets that out, what the output named
-// what wrote, shows, and for each Keep it does not.
+// what wrote, shows (see NoSecret), and for each Keep it does not.
 func Check(t *testing.T, what, out string, leaks []Leak) {
 	t.Helper()
+	NoSecret(t, what, out, leaks)
 	for _, l := range leaks {
-		if strings.Contains(out, l.Secret) {
-			t.Errorf("%s shows the secret of %q (%s):\n%s", what, l.Name, l.Secret, out)
-		}
 		if l.Keep != "" && !strings.Contains(out, l.Keep) {
 			t.Errorf("%s lost %q around the secret of %q:\n%s", what, l.Keep, l.Name, out)
 		}
@@ -97,4 +95,15 @@ func With(kind string) []Leak {
 		}
 	}
 	return out
+}
+
+// NoSecret fails t for each of leaks' secrets that out, what the output
+// named what wrote, shows.
+func NoSecret(t *testing.T, what, out string, leaks []Leak) {
+	t.Helper()
+	for _, l := range leaks {
+		if strings.Contains(out, l.Secret) {
+			t.Errorf("%s shows the secret of %q (%s):\n%s", what, l.Name, l.Secret, out)
+		}
+	}
 }

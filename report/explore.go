@@ -192,6 +192,11 @@ func roundMS(d history.Duration) string { return d.D().Round(time.Millisecond).S
 // All, every cell of the matrix; then the bases' notes, the total and the
 // next step (opts.Next).
 func WriteExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) error {
+	return scrubbed(w, "explore table", func(w io.Writer) error { return writeExploreTable(w, r, opts) })
+}
+
+// writeExploreTable is WriteExploreTable before scrubbing.
+func writeExploreTable(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	if len(r.Fingerprint) > 0 {
 		if _, err := io.WriteString(w, "RETRY POLICY (each fault on every attempt; attempts as the upstream saw them, so layers multiply, or for a tools/call as the ledger did)\n"); err != nil {
 			return err
@@ -364,6 +369,11 @@ func exploreMark(r *explore.Report) string {
 // total, the findings with what a fix of each looks like, the next step
 // (opts.Next) and the failing cells.
 func WriteExploreMarkdown(w io.Writer, r *explore.Report, opts ExploreOptions) error {
+	return scrubbed(w, "explore Markdown report", func(w io.Writer) error { return writeExploreMarkdown(w, r, opts) })
+}
+
+// writeExploreMarkdown is WriteExploreMarkdown before scrubbing.
+func writeExploreMarkdown(w io.Writer, r *explore.Report, opts ExploreOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s replaycheck explore\n\n%s\n\n", exploreMark(r), mdEscape(ExploreTotalLine(r)))
 	if f := r.BaseFailed; f != nil {
@@ -425,6 +435,11 @@ func WriteExploreMarkdown(w io.Writer, r *explore.Report, opts ExploreOptions) e
 
 // WriteExploreJSON writes the sweep's report as indented JSON.
 func WriteExploreJSON(w io.Writer, r *explore.Report) error {
+	return scrubbed(w, "explore JSON report", func(w io.Writer) error { return writeExploreJSON(w, r) })
+}
+
+// writeExploreJSON is WriteExploreJSON before scrubbing.
+func writeExploreJSON(w io.Writer, r *explore.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

@@ -46,6 +46,11 @@ func WriteHTML(w io.Writer, s Suite) error { return WriteHTMLWith(w, s, HTMLOpti
 // ledger (see Explain), with the injected faults and the replays marked.
 // Results that pass are collapsed. Every name and body is escaped.
 func WriteHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
+	return scrubbed(w, "HTML report", func(w io.Writer) error { return writeHTMLWith(w, s, opts) })
+}
+
+// writeHTMLWith is WriteHTMLWith before scrubbing.
+func writeHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 	limit := opts.MaxDiagrams
 	if limit <= 0 {
 		limit = DefaultMaxDiagrams

@@ -39,6 +39,11 @@ func WriteMarkdown(w io.Writer, s Suite) error {
 // stale entries, and marks known failures; the heading's mark then follows
 // the baseline, and new failures and stale entries come first.
 func WriteMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
+	return scrubbed(w, "Markdown report", func(w io.Writer) error { return writeMarkdownWith(w, s, opts) })
+}
+
+// writeMarkdownWith is WriteMarkdownWith before scrubbing.
+func writeMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 	limit := opts.MaxBytes
 	if limit <= 0 {
 		limit = MarkdownLimit

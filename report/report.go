@@ -115,6 +115,11 @@ func TotalLine(s Suite) string {
 
 // WriteJSON writes s as indented JSON.
 func WriteJSON(w io.Writer, s Suite) error {
+	return scrubbed(w, "JSON report", func(w io.Writer) error { return writeJSON(w, s) })
+}
+
+// writeJSON is WriteJSON before scrubbing.
+func writeJSON(w io.Writer, s Suite) error {
 	s.Version = FormatVersion
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -40,6 +40,11 @@ type TableOptions struct {
 // failed checks (expected versus observed) and a compact timeline. Names and
 // output lines are made safe for a terminal (see TerminalText).
 func WriteTable(w io.Writer, s Suite, opts TableOptions) error {
+	return scrubbed(w, "table", func(w io.Writer) error { return writeTable(w, s, opts) })
+}
+
+// writeTable is WriteTable before scrubbing.
+func writeTable(w io.Writer, s Suite, opts TableOptions) error {
 	if opts.Timelines {
 		opts.Verbose = true
 	}

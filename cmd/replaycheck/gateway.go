@@ -242,7 +242,7 @@ func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
 		StreamIdleTimeout: opts.StreamIdleTimeout,
 	}
 	if opts.Verbose {
-		cfg.Logger = slog.New(slog.NewTextHandler(opts.ErrOut, nil))
+		cfg.Logger = slog.New(slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{ReplaceAttr: logScrubber()}))
 	}
 	return cfg, nil
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/harness/scenario"
 	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
 // mcpSide says which MCP server s's runs on targets use: the scenario's own
@@ -39,13 +41,14 @@ func mcpSide(s *scenario.Scenario, targets []target.Target) string {
 }
 
 // forwardedTo names the real MCP server a forwarder stands in front of:
-// "forwarded to URL" (Streamable HTTP, its password hidden) or "forwarded to
-// command CMD ARGS" (spawned over stdio).
+// "forwarded to URL" (Streamable HTTP, its password and query values
+// hidden) or "forwarded to command CMD ARGS" (spawned over stdio, its
+// credentials hidden: see secret.Argv).
 func forwardedTo(relay string, command []string) string {
 	if relay != "" {
 		return "forwarded to " + redactURL(relay)
 	}
-	return "forwarded to command " + strings.Join(command, " ")
+	return "forwarded to command " + strings.Join(secret.Argv(command, secret.Environ(os.Environ()), secret.Mark), " ")
 }
 
 // ownTarget reports whether s runs on fakes and a target of its own on

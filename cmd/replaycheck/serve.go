@@ -33,6 +33,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/loopback"
+	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
@@ -401,7 +402,7 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 	}
 	var inner slog.Handler = slog.DiscardHandler
 	if opts.Verbose {
-		inner = slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}) // ledger calls and writes log at debug
+		inner = slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: logScrubber()}) // ledger calls and writes log at debug
 	}
 	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner),
 		MaxBody: opts.MaxBodyMiB << 20, BodyTooLarge: fk.sayTooLarge(opts.ErrOut)}
@@ -695,7 +696,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	}
 	mode := "scripted"
 	if opts.Relay != "" {
-		mode = "relay to " + opts.Relay
+		mode = "relay to " + redactURL(opts.Relay)
 	}
 	if opts.CassettePath != "" {
 		mode = "replay" // cassetteBanner says from where and what a miss does
@@ -909,4 +910,24 @@ func modelPaths() string {
 		b.WriteString("              " + d.URLPath("MODEL", false))
 	}
 	return b.String()
+}
+
+// logScrubber returns the ReplaceAttr of the loggers of serve and gateway:
+// it scrubs a log line's string and error values of credentials
+// (secret.Scrub, with the values of replaycheck's secret-named environment
+// variables).
+func logScrubber() func([]string, slog.Attr) slog.Attr {
+	env := secret.Environ(os.Environ())
+	return func(_ []string, a slog.Attr) slog.Attr {
+		var s string
+		switch v := a.Value.Any().(type) {
+		case string:
+			s = v
+		case error:
+			s = v.Error()
+		default:
+			return a
+		}
+		return slog.String(a.Key, secret.Scrub(s, env, secret.Mark))
+	}
 }

@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
-	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -93,27 +90,6 @@ func requestSecrets(extra *mcp.RequestExtra) []string {
 	return cassette.Secrets(extra.Header, "")
 }
 
-// urlSecrets returns the credentials the forwarder was given for the
-// server: the password and key-like query parameters of its URL, and the
-// values of its command's environment whose names say they hold one.
-func (f *forwarder) urlSecrets() []string {
-	var out []string
-	for _, kv := range f.cfg.Env {
-		if name, v, ok := strings.Cut(kv, "="); ok && secret.Name(name) && len(v) >= secret.MinLen {
-			out = append(out, v)
-		}
-	}
-	u, err := url.Parse(f.cfg.URL)
-	if f.cfg.URL == "" || err != nil {
-		return out
-	}
-	out = append(out, cassette.Secrets(nil, u.RawQuery)...)
-	if p, ok := u.User.Password(); ok {
-		out = append(out, p)
-	}
-	return out
-}
-
 // recordSession records the server's initialize answer and its tools, when
 // recording.
 func (f *forwarder) recordSession(init *mcp.InitializeResult, tools map[string]*mcp.Tool) {
@@ -121,7 +97,7 @@ func (f *forwarder) recordSession(init *mcp.InitializeResult, tools map[string]*
 		return
 	}
 	if init != nil {
-		f.record(mcpcassette.NewInitialize(init, f.urlSecrets()))
+		f.record(mcpcassette.NewInitialize(init, f.cfg.secrets()))
 	}
 	f.recordTools(tools)
 }
@@ -135,7 +111,7 @@ func (f *forwarder) recordTools(tools map[string]*mcp.Tool) {
 	for _, name := range slices.Sorted(maps.Keys(tools)) {
 		list = append(list, tools[name])
 	}
-	f.record(mcpcassette.NewToolsList(list, f.urlSecrets()))
+	f.record(mcpcassette.NewToolsList(list, f.cfg.secrets()))
 }
 
 // recordCall records a forwarded call of the server's tool base with args
@@ -155,7 +131,7 @@ func (f *forwarder) recordCall(token, base string, args json.RawMessage, extra *
 	case err == nil:
 		rpcErr = nil
 	}
-	secrets := append(f.urlSecrets(), requestSecrets(extra)...)
+	secrets := append(f.cfg.secrets(), requestSecrets(extra)...)
 	f.record(mcpcassette.NewCall(base, args, token, secrets, res, rpcErr))
 }
 

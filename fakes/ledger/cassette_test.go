@@ -250,11 +250,11 @@ func TestCassetteFaults(t *testing.T) {
 }
 
 func TestRecordScrubsCommandSecrets(t *testing.T) {
-	f := &forwarder{cfg: Forward{
+	f := Forward{
 		Command: []string{"server"},
 		Env:     []string{"MEMORY_FILE_PATH=/tmp/memory.jsonl", "NOTION_API_TOKEN=ntn_abcdef123456", "GITHUB_TOKEN=x"},
-	}}
-	got := f.urlSecrets()
+	}
+	got := f.secrets()
 	if !slices.Contains(got, "ntn_abcdef123456") {
 		t.Errorf("secrets %q: the value of NOTION_API_TOKEN is missing", got)
 	}

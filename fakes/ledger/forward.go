@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -16,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger/mcpcassette"
+	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -107,18 +111,38 @@ func (f *Forward) check() error {
 }
 
 // where names the server for messages: its URL, its cassette, or its
-// command with the directory it runs in.
+// command with the directory it runs in; the credentials in them scrubbed
+// (see secrets).
 func (f *Forward) where() string {
 	switch {
 	case f.URL != "":
-		return f.URL
+		return secret.Scrub(f.URL, f.secrets(), secret.Mark)
 	case f.Cassette != nil:
 		return "of the cassette " + f.Cassette.Path
 	}
+	argv := secret.Argv(f.Command, f.secrets(), secret.Mark)
 	if f.Dir != "" {
-		return fmt.Sprintf("%q in %s", f.Command, f.Dir)
+		return fmt.Sprintf("%q in %s", argv, f.Dir)
 	}
-	return fmt.Sprintf("%q", f.Command)
+	return fmt.Sprintf("%q", argv)
+}
+
+// secrets returns the credentials the server was given, which nothing the
+// forwarder records, says or logs shows: the values of Env and of
+// replaycheck's own environment whose names say they hold one (a
+// ${MY_API_KEY} expanded into the command among them), and the password and
+// key-like query values of URL.
+func (f *Forward) secrets() []string {
+	out := secret.Environ(append(slices.Clip(f.Env), os.Environ()...))
+	u, err := url.Parse(f.URL)
+	if f.URL == "" || err != nil {
+		return out
+	}
+	out = append(out, cassette.Secrets(nil, u.RawQuery)...)
+	if p, ok := u.User.Password(); ok {
+		out = append(out, p)
+	}
+	return out
 }
 
 // forwarder is a forwarding ledger's connection to the real server and the
@@ -153,10 +177,19 @@ func (f *forwarder) abandon() {
 }
 
 // connectForward connects s to the server cfg names and lists its tools.
+// Its errors are scrubbed of the server's credentials (see
+// Forward.secrets): they name the server, and the transport's errors its
+// URL.
 func (s *Server) connectForward(cfg Forward) (*forwarder, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	f, err := s.connect(cfg)
+	return f, secret.Error(err, cfg.secrets(), secret.Mark)
+}
+
+// connect is connectForward with its errors as they come.
+func (s *Server) connect(cfg Forward) (*forwarder, error) {
 	if cfg.Cassette != nil {
 		return replayForwarder(cfg), nil
 	}
@@ -232,12 +265,14 @@ func (f *forwarder) failed() string {
 	return f.server.failed()
 }
 
-// list lists the server's tools.
+// list lists the server's tools; its error is scrubbed of the server's
+// credentials.
 func (f *forwarder) list(ctx context.Context) (map[string]*mcp.Tool, error) {
 	tools := map[string]*mcp.Tool{}
 	for t, err := range f.session.Tools(ctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("forward: listing the tools of the MCP server %s: %w", f.cfg.where(), err)
+			err = fmt.Errorf("forward: listing the tools of the MCP server %s: %w", f.cfg.where(), err)
+			return nil, secret.Error(err, f.cfg.secrets(), secret.Mark)
 		}
 		tools[t.Name] = t
 	}
@@ -411,6 +446,7 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 		return nil, rpcErr
 	case err != nil:
 		s.forwardFault(c, wire.MCPFaultForwardUnknown, func(n *wire.MCPCounts) { n.Unknown++ })
+		err = secret.Error(err, s.fwd.cfg.secrets(), secret.Mark)
 		s.log.Warn("forward: the server's answer never came back; the call may have run", "tool", base, "token", c.token, "err", err)
 		return nil, fmt.Errorf("forwarding %s to the MCP server %s: no answer, the call may have run: %w", base, s.fwd.cfg.where(), err)
 	case res.IsError:

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/harness/process"
+	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
 // forwardStopGrace bounds each step of stopping a forwarded server when the
@@ -55,7 +56,7 @@ func startServer(cfg Forward) (*serverProcess, mcp.Transport, error) {
 		inW.Close()
 		return nil, nil, err
 	}
-	stderr := process.NewOutput(process.OutputBytes, process.ParentSecrets(parent))
+	stderr := process.NewOutput(process.OutputBytes, secret.Environ(parent))
 	p, err := process.Start(process.Command{Argv: cfg.Command, Env: env, Dir: cfg.Dir, Stdin: inR, Stdout: outW, Stderr: stderr})
 	inR.Close() // the server's ends
 	outW.Close()

@@ -4,10 +4,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
+	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
 // maxRecordedBody bounds a plain answer kept in a cassette; a larger one is
@@ -46,14 +48,15 @@ func (t *tape) event(name string, data []byte, at time.Time) {
 }
 
 // saveTape writes the exchange's recorded answer to the cassette, keyed by
-// its request, with the request's credentials scrubbed from it; under
+// its request, with the request's credentials and the values of
+// replaycheck's secret-named environment variables scrubbed from it; under
 // MissRelay later requests match it at once. A failed write is logged (and
 // counted by the recorder's File); the answer goes on either way.
 func (x *exchange) saveTape() {
 	e := x.tape.entry
 	x.tape = nil
 	e.Request = x.cassetteRequest()
-	cassette.ScrubEntry(&e, cassette.Secrets(x.r.Header, x.r.URL.RawQuery))
+	cassette.ScrubEntry(&e, append(cassette.Secrets(x.r.Header, x.r.URL.RawQuery), secret.Environ(os.Environ())...))
 	src, err := x.s.cfg.Record.Add(e)
 	if err != nil {
 		if l := x.s.cfg.Logger; l != nil {

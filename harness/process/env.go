@@ -1,10 +1,6 @@
 package process
 
-import (
-	"strings"
-
-	"github.com/replaycheck/replaycheck/internal/secret"
-)
+import "strings"
 
 // baseEnv are the variables of the harness's environment that every process
 // it starts (a proxy, a client) gets: what a program needs to run at all,
@@ -18,11 +14,6 @@ var baseEnv = [...]string{
 // baseEnvPrefixes are the prefixes of further names every process gets: the
 // locale's categories.
 var baseEnvPrefixes = [...]string{"LC_"}
-
-// minEnvSecret is the shortest value of a secret-named variable of the
-// harness's environment that is masked in a target's output: shorter ones
-// ("1", "true") are no credentials and masking them would mangle the output.
-const minEnvSecret = 8
 
 // Env returns the environment a target's process starts from: the
 // variables of parent (KEY=VALUE) that baseEnv names or pass names (the
@@ -77,20 +68,6 @@ func containsFold(names []string, k string) bool {
 		}
 	}
 	return false
-}
-
-// ParentSecrets returns the values of the secret-named variables of parent
-// (see secret.Name) of minEnvSecret bytes or more: a target's output is
-// scrubbed of them, whether or not the target got them.
-func ParentSecrets(parent []string) []string {
-	var out []string
-	for _, kv := range parent {
-		k, v, _ := strings.Cut(kv, "=")
-		if len(v) >= minEnvSecret && secret.Name(k) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // loopbackNoProxy keeps a target's traffic to the fakes away from any HTTP

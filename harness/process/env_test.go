@@ -9,8 +9,7 @@ import (
 
 // TestProcessEnv: a target's process gets the allow-listed variables and
 // those pass_env names, never the others (credentials among them), with the
-// loopback kept off any proxy; the values of secret-named variables are what
-// its output is scrubbed of.
+// loopback kept off any proxy.
 func TestProcessEnv(t *testing.T) {
 	parent := []string{
 		"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "LC_ALL=C", "TMPDIR=/tmp/u", "Path=C:\\bin",
@@ -40,9 +39,5 @@ func TestProcessEnv(t *testing.T) {
 				t.Errorf("Env (-want +got):\n%s", d)
 			}
 		})
-	}
-	want := []string{"ghp_secret_value_1", "aws-secret-value", "passed-token-value"}
-	if d := cmp.Diff(want, ParentSecrets(parent)); d != "" {
-		t.Errorf("ParentSecrets (-want +got):\n%s", d)
 	}
 }

@@ -363,7 +363,7 @@ func (o *Output) lastLines(n int) []string {
 // Mask replaces in s every secret (of secret.MinLen bytes or more) and
 // anything shaped like an API key with "***", as an Output shows them: for
 // what the harness shows of a target elsewhere (an answer, an error).
-func Mask(s string, secrets []string) string { return secret.Scrub(s, secrets, "***") }
+func Mask(s string, secrets []string) string { return secret.Scrub(s, secrets, secret.Mark) }
 
 // Tail renders the last lines of name's output for an error message.
 func Tail(name string, lines []string) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/secret"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -287,7 +288,7 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		rctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	secrets := append(process.ParentSecrets(parent), i.t.secrets...)
+	secrets := append(secret.Environ(parent), i.t.secrets...)
 	stdout := process.NewOutput(clientOutputBytes, secrets)
 	stderr := process.NewOutput(clientOutputBytes, secrets)
 	p, err := process.Start(process.Command{Argv: argv, Env: env, Dir: i.t.spec.Dir, Stdout: stdout, Stderr: stderr, Leftovers: leftovers})

@@ -16,6 +16,7 @@ import (
 	"github.com/replaycheck/replaycheck/harness/history"
 	"github.com/replaycheck/replaycheck/harness/process"
 	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/secret"
 )
 
 // DefaultReadyTimeout bounds a started proxy's readiness when the spec sets
@@ -131,7 +132,7 @@ func (t *proxy) Traits() Traits {
 // until it is ready.
 func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (Instance, error) {
 	v := newTemplateVars(f, knobs, t.spec.Replaycheck)
-	inst := &proxyInstance{name: t.spec.Name, setup: history.Setup{NumRetries: -1}, secrets: append(process.ParentSecrets(os.Environ()), t.secrets...)}
+	inst := &proxyInstance{name: t.spec.Name, setup: history.Setup{NumRetries: -1}, secrets: append(secret.Environ(os.Environ()), t.secrets...)}
 	if t.spec.NumRetries != nil {
 		inst.setup.NumRetries = *t.spec.NumRetries
 	}

@@ -21,9 +21,10 @@ const keyArgument = "idempotency_key"
 
 // Arguments returns a call's arguments as a cassette keys them, and the
 // secrets found in them: canonical JSON (object keys sorted, no
-// whitespace, numbers as written; none or null is {}), with each string argument
-// whose name says it holds a secret (secret.Name: token, password, api_key…,
-// but not idempotency_key) replaced by cassette.Redacted, the run token
+// whitespace, numbers as written; none or null is {}), with each string
+// whose field's name says it holds a secret, at any depth (secret.Fields:
+// token, password, api_key…, but not the idempotency_key argument) replaced
+// by cassette.Redacted, the run token
 // (when not "") written as cassette.TokenPlaceholder, and every secret of
 // secrets and anything shaped like a provider API key scrubbed. Recording
 // and replay key a call with it alike, so a replayed call matches its
@@ -36,16 +37,12 @@ func Arguments(args json.RawMessage, token string, secrets []string) (json.RawMe
 	if err != nil {
 		return nil, nil, fmt.Errorf("arguments: %w", err)
 	}
-	var found []string
-	if m, ok := v.(map[string]any); ok {
-		for k, val := range m {
-			if s, isString := val.(string); isString && k != keyArgument && secret.Name(k) {
-				if len(s) >= secret.MinLen {
-					found = append(found, s)
-				}
-				m[k] = cassette.Redacted
-			}
-		}
+	m, _ := v.(map[string]any)
+	key, hasKey := m[keyArgument]
+	delete(m, keyArgument)
+	v, found := secret.Fields(v, cassette.Redacted)
+	if hasKey {
+		m[keyArgument] = key
 	}
 	v = rewrite(v, scrubber(token, append(found, secrets...)))
 	b, err := encode(v)
@@ -104,27 +101,31 @@ func NewToolsList(tools []*mcp.Tool, secrets []string) (Entry, error) {
 	return Entry{ToolsList: out}, nil
 }
 
-// copyScrubbed sets dst, a pointer, to src with its strings scrubbed as a
-// cassette keeps them (see scrubber), sharing nothing with src.
+// copyScrubbed sets dst, a pointer, to src scrubbed as a cassette keeps
+// it, sharing nothing with src: its secret-named fields at any depth
+// (secret.Fields) and its strings (see scrubber).
 func copyScrubbed(dst, src any, token string, secrets []string) error {
-	return copyRewritten(dst, src, scrubber(token, secrets))
+	return copyRewritten(dst, src, func(v any) any {
+		v, found := secret.Fields(v, cassette.Redacted)
+		return rewrite(v, scrubber(token, append(found, secrets...)))
+	})
 }
 
 // copyWithToken sets dst, a pointer, to src, recorded, as a run with token
 // gets it: cassette.TokenPlaceholder replaced by token in every string
 // (kept when token is "").
 func copyWithToken(dst, src any, token string) error {
-	return copyRewritten(dst, src, func(s string) string {
+	return copyRewritten(dst, src, func(v any) any {
 		if token == "" {
-			return s
+			return v
 		}
-		return strings.ReplaceAll(s, cassette.TokenPlaceholder, token)
+		return rewrite(v, func(s string) string { return strings.ReplaceAll(s, cassette.TokenPlaceholder, token) })
 	})
 }
 
-// copyRewritten sets dst, a pointer, to src with f applied to each string
-// (object keys included), sharing nothing with src.
-func copyRewritten(dst, src any, f func(string) string) error {
+// copyRewritten sets dst, a pointer, to src as JSON decodes it, rewritten
+// by f, sharing nothing with src.
+func copyRewritten(dst, src any, f func(any) any) error {
 	b, err := json.Marshal(src)
 	if err != nil {
 		return fmt.Errorf("mcp cassette: %w", err)
@@ -133,7 +134,7 @@ func copyRewritten(dst, src any, f func(string) string) error {
 	if err != nil {
 		return fmt.Errorf("mcp cassette: %w", err)
 	}
-	if b, err = encode(rewrite(d, f)); err != nil {
+	if b, err = encode(f(d)); err != nil {
 		return fmt.Errorf("mcp cassette: %w", err)
 	}
 	if err := json.Unmarshal(b, dst); err != nil {

@@ -14,10 +14,13 @@ import (
 // counts checks the scenario's plain count expectations for the history's
 // target (the general counts with its expect.targets blocks laid over them),
 // in a fixed order. A count is exact or within bounds; the verdict says which
-// in words ("at most 1 write", "1–3 requests").
-func counts(h *history.History) []Verdict {
+// in words ("at most 1 write", "1–3 requests"). short names the failed
+// checks a timeout can explain: a count below its least (something did not
+// happen in time), a status or a client's exit where an answer did not come
+// before the run's deadline.
+func counts(h *history.History) (out []Verdict, short map[string]bool) {
 	e := h.Expect.For(h.Target)
-	var out []Verdict
+	short = map[string]bool{}
 	eq := func(name string, want *history.Count, got int, unit string) {
 		if want == nil {
 			return
@@ -26,6 +29,7 @@ func counts(h *history.History) []Verdict {
 		if want.Match(got) {
 			s = Pass
 		}
+		short[name] = s == Fail && got < want.Min
 		out = append(out, verdict(name, KindCount, s, want.Describe(unit), strconv.Itoa(got)))
 	}
 	client := isClient(h)
@@ -53,6 +57,7 @@ func counts(h *history.History) []Verdict {
 		if ok {
 			s = Pass
 		}
+		short["status"] = s == Fail && slices.ContainsFunc(h.Requests, func(x history.Exchange) bool { return x.TimedOut })
 		out = append(out, verdict("status", KindCount, s, "HTTP "+strconv.Itoa(*e.Status), strings.Join(got, ", ")))
 	}
 	eq("writes", e.Writes, len(h.Writes()), "write")
@@ -103,8 +108,9 @@ func counts(h *history.History) []Verdict {
 	}
 	if c := h.Expect.Client; c != nil {
 		out = append(out, clientChecks(h, c)...)
+		short["client.exit"] = slices.ContainsFunc(h.Requests, func(x history.Exchange) bool { return x.Client != nil && x.Client.Killed })
 	}
-	return out
+	return out, short
 }
 
 // isClient reports whether the history's requests were runs of a client

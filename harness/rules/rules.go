@@ -140,7 +140,9 @@ func Names() []string {
 // that cannot judge name, beside their own observation, the script calls
 // and re-asks that matched no offered tool and any cassette miss. Rule
 // verdicts that pass or cannot judge note traffic no run could own
-// (unattributedNote).
+// (unattributedNote). A run whose every failure a timeout can explain, while
+// the harness's own timers ran late by a share of that timeout, cannot be
+// judged: those checks say unknown with the reason (see starved).
 func Check(h *history.History) []Verdict {
 	var out []Verdict
 	if h.Error != "" {
@@ -148,7 +150,8 @@ func Check(h *history.History) []Verdict {
 	}
 	blockers := passBlockers(h)
 	causes := slices.Concat(scriptCauses(h), cassetteMisses(h))
-	for _, v := range counts(h) {
+	cs, short := counts(h)
+	for _, v := range cs {
 		if v.Status == Fail {
 			v = explain(v, causes)
 		}
@@ -177,6 +180,9 @@ func Check(h *history.History) []Verdict {
 			v.Message += "; note: " + note
 		}
 		out = append(out, v)
+	}
+	if why := starved(h, out, short); why != "" {
+		out = unjudged(out, why)
 	}
 	return out
 }

@@ -66,6 +66,11 @@ type Verdict struct {
 	// it (expect.rules_if_judged): its unknown does not make the run
 	// unknown (see Overall).
 	IfJudged bool `json:"if_judged,omitempty"`
+	// Starved marks a check that failed while the harness was starved and
+	// says unknown instead: a timeout decided it, and the harness's own
+	// timers ran late by a share of that timeout (see Check); Observed says
+	// so and what was observed.
+	Starved bool `json:"starved,omitempty"`
 }
 
 // Rule is one replay rule of the catalogue.

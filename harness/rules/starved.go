@@ -112,7 +112,7 @@ func unjudged(vs []Verdict, why string) []Verdict {
 	out := make([]Verdict, len(vs))
 	for i, v := range vs {
 		if v.Status == Fail {
-			v.Status = Unknown
+			v.Status, v.Starved = Unknown, true
 			v.Observed = fmt.Sprintf("%s (expected %s, observed %s)", why, v.Expected, v.Observed)
 			v.Message = message(v.Status, v.Expected, v.Observed)
 			if v.Note != "" {

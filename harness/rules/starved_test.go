@@ -123,11 +123,20 @@ func TestStarvedHarness(t *testing.T) {
 			if got := Overall(vs); got != tt.want {
 				t.Errorf("Overall = %s, want %s:%s", got, tt.want, messages(vs))
 			}
-			found := false
+			found, starved := false, 0
 			for _, v := range vs {
 				if v.Status != Pass && strings.Contains(v.Message, tt.why) {
 					found = true
 				}
+				if v.Starved {
+					starved++
+					if v.Status != Unknown {
+						t.Errorf("%s is marked starved but says %s", v.Check, v.Status)
+					}
+				}
+			}
+			if want := tt.want == Unknown; (starved > 0) != want {
+				t.Errorf("%d checks marked starved, want some: %v%s", starved, want, messages(vs))
 			}
 			if !found {
 				t.Errorf("no failed or unknown check says %q:%s", tt.why, messages(vs))

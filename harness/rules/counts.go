@@ -14,10 +14,11 @@ import (
 // counts checks the scenario's plain count expectations for the history's
 // target (the general counts with its expect.targets blocks laid over them),
 // in a fixed order. A count is exact or within bounds; the verdict says which
-// in words ("at most 1 write", "1–3 requests"). short names the failed
-// checks a timeout can explain: a count below its least (something did not
-// happen in time), a status or a client's exit where an answer did not come
-// before the run's deadline.
+// in words ("at most 1 write", "1–3 requests"). short[check] reports, for a
+// check that failed, whether a timeout can explain it: a count below its
+// least (something did not happen in time), a status that was an error
+// answer (5xx) or none before the run's deadline, a client's exit where it
+// was killed at the deadline.
 func counts(h *history.History) (out []Verdict, short map[string]bool) {
 	e := h.Expect.For(h.Target)
 	short = map[string]bool{}
@@ -57,7 +58,11 @@ func counts(h *history.History) (out []Verdict, short map[string]bool) {
 		if ok {
 			s = Pass
 		}
-		short["status"] = s == Fail && slices.ContainsFunc(h.Requests, func(x history.Exchange) bool { return x.TimedOut })
+		// An error answer, or none by the deadline, is what a target's
+		// timeout turns into; a wrong success is not.
+		short["status"] = s == Fail && slices.ContainsFunc(h.Requests, func(x history.Exchange) bool {
+			return x.Status != *e.Status && (x.TimedOut || x.Status >= 500)
+		})
 		out = append(out, verdict("status", KindCount, s, "HTTP "+strconv.Itoa(*e.Status), strings.Join(got, ", ")))
 	}
 	eq("writes", e.Writes, len(h.Writes()), "write")

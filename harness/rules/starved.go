@@ -72,9 +72,9 @@ func starved(h *history.History, vs []Verdict, short map[string]bool) string {
 // timingTimeout returns the timeout that can explain the failed verdict v
 // and what it is ("tool timeout", "deadline"), or 0 when no timeout can: a
 // run that did not complete because its deadline passed (the deadline); a
-// count below its least, or a status or a client's exit whose answer did not
-// come in time (the shortest of the target's known timeouts, else the
-// deadline). A failed replay rule, and a count above its most, are evidence
+// count below its least, a status that was an error answer or none, or a
+// client killed at the deadline (the shortest of the target's known
+// timeouts, else the deadline). A failed replay rule, and a count above its most, are evidence
 // whatever the timing: 0.
 func timingTimeout(h *history.History, v Verdict, short map[string]bool) (time.Duration, string) {
 	deadline := h.Harness.Deadline.D()

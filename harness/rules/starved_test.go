@@ -22,6 +22,19 @@ func hungAfterWrite(h *history.History) {
 	h.Upstream = []wire.UpstreamRequest{up(0, wire.KindInitial, "forwarded", 200), up(250, wire.KindFollowUp, "forwarded", 200)}
 }
 
+// streamIdleGaveUp is a run whose target gave up on the model's stream
+// after its 500ms stream idle timeout and answered the app 500, though the
+// model's answer was whole and the tool ran once.
+func streamIdleGaveUp(h *history.History) {
+	h.Requests[0].Status = 500
+	h.Requests[0].Stream = true
+	h.Setup.StreamIdleTimeout = ms(500)
+	h.Expect = history.Expect{Counts: history.Counts{Status: intp(200), Writes: history.Exactly(1)},
+		Rules: []string{"no-replay-after-dispatch"}}
+	h.MCP = []wire.MCPEvent{mcp(1, wire.MCPCall, "commit_write", ""), mcp(2, wire.MCPWrite, "commit_write", ""), mcp(3, wire.MCPResult, "commit_write", "")}
+	h.Upstream = []wire.UpstreamRequest{up(0, wire.KindInitial, "forwarded", 200), up(50, wire.KindFollowUp, "forwarded", 200)}
+}
+
 // starvedBy gives h the harness's lateness late and a deadline of 30s.
 func starvedBy(late time.Duration) func(h *history.History) {
 	return func(h *history.History) {
@@ -90,6 +103,27 @@ func TestStarvedHarness(t *testing.T) {
 			}},
 			want: Fail,
 			why:  "expected at most 1 execution",
+		},
+		{
+			name: "HTTP 500 after a 500ms stream idle timeout, timers 390ms late",
+			muts: []func(h *history.History){streamIdleGaveUp, starvedBy(390 * time.Millisecond)},
+			want: Unknown,
+			why:  "its timers ran up to 390ms late while the 500ms stream idle timeout decided this run; re-run on a quieter machine or with a lower --parallel (expected HTTP 200, observed HTTP 500)",
+		},
+		{
+			name: "HTTP 500 after a 500ms stream idle timeout, timers 60ms late",
+			muts: []func(h *history.History){streamIdleGaveUp, starvedBy(60 * time.Millisecond)},
+			want: Fail,
+			why:  "expected HTTP 200, observed HTTP 500",
+		},
+		{
+			name: "HTTP 200 where 500 was expected under starvation",
+			muts: []func(h *history.History){streamIdleGaveUp, starvedBy(2 * time.Second), func(h *history.History) {
+				h.Expect.Status = intp(500)
+				h.Requests[0].Status = 200
+			}},
+			want: Fail,
+			why:  "expected HTTP 500, observed HTTP 200",
 		},
 		{
 			name: "no answer before a 2s deadline, timers 1.5s late",

@@ -102,7 +102,12 @@ gateway knobs or annotations, or arms MCP faults, gets fakes and a target of
 its own. Each scenario has a deadline (--timeout, or its own timeout) that
 restarts whenever the fakes see the run's traffic, so a busy machine
 stretches a run instead of cutting it, and ends it at 10 times that however
-busy; a target that hangs fails that scenario and the suite goes on.
+busy; a target that hangs fails that scenario and the suite goes on. A run
+that failed only because a timeout expired (a count short, an error answer
+or none by the deadline) while the harness's own timers ran late by half that timeout is
+unknown, "the harness was starved", never a failure: re-run it on a quieter
+machine or with a lower --parallel. A replay rule broken is a failure
+however busy the machine.
 
 Races: a scenario with repeat: N runs N times on each target (in parallel,
 each run with its own token) and passes when at most expect.allow_failures of

@@ -62,6 +62,24 @@ type History struct {
 	// Unattributed is the traffic no run could own that reached the fakes
 	// while this run went on; nil when there was none.
 	Unattributed *Unattributed `json:"unattributed,omitempty"`
+	// Harness is how well the harness itself kept time during the run; nil
+	// when it was not measured (a history saved before it was).
+	Harness *Harness `json:"harness,omitempty"`
+}
+
+// Harness is the evidence of the harness's own starvation during one run:
+// how late its timers fired, beside the deadline it gave the run. A timeout
+// that decided a run while the harness's clocks ran as late as it did
+// measured how fast the machine ran, not what the target decided.
+type Harness struct {
+	// Lateness is the most a timer of the harness woke late at any moment
+	// of the run (a probe that sleeps a few milliseconds over and over, see
+	// package run): near 0 on a machine with CPU to spare, up to seconds on
+	// a starved one.
+	Lateness Duration `json:"lateness"`
+	// Deadline is the run's deadline (--timeout or the scenario's own; it
+	// restarts on the run's traffic); 0 when not known.
+	Deadline Duration `json:"deadline,omitempty"`
 }
 
 // Unattributed counts model requests and MCP messages that carried no run
@@ -91,6 +109,9 @@ type Setup struct {
 	Fallbacks bool `json:"fallbacks,omitempty"`
 	// ToolTimeout is the target's tool timeout, when it has one.
 	ToolTimeout Duration `json:"tool_timeout,omitempty"`
+	// StreamIdleTimeout is the target's bound on a silent streamed model
+	// answer, when it has one.
+	StreamIdleTimeout Duration `json:"stream_idle_timeout,omitempty"`
 	// UpstreamFaults, MCPFaults and Annotations are what was armed, as JSON.
 	UpstreamFaults json.RawMessage `json:"upstream_faults,omitempty"`
 	MCPFaults      json.RawMessage `json:"mcp_faults,omitempty"`

@@ -14,10 +14,14 @@ import (
 // counts checks the scenario's plain count expectations for the history's
 // target (the general counts with its expect.targets blocks laid over them),
 // in a fixed order. A count is exact or within bounds; the verdict says which
-// in words ("at most 1 write", "1–3 requests").
-func counts(h *history.History) []Verdict {
+// in words ("at most 1 write", "1–3 requests"). short[check] reports, for a
+// check that failed, whether a timeout can explain it: a count below its
+// least (something did not happen in time), a status that was an error
+// answer (5xx) or none before the run's deadline, a client's exit where it
+// was killed at the deadline.
+func counts(h *history.History) (out []Verdict, short map[string]bool) {
 	e := h.Expect.For(h.Target)
-	var out []Verdict
+	short = map[string]bool{}
 	eq := func(name string, want *history.Count, got int, unit string) {
 		if want == nil {
 			return
@@ -26,6 +30,7 @@ func counts(h *history.History) []Verdict {
 		if want.Match(got) {
 			s = Pass
 		}
+		short[name] = s == Fail && got < want.Min
 		out = append(out, verdict(name, KindCount, s, want.Describe(unit), strconv.Itoa(got)))
 	}
 	client := isClient(h)
@@ -53,6 +58,11 @@ func counts(h *history.History) []Verdict {
 		if ok {
 			s = Pass
 		}
+		// An error answer, or none by the deadline, is what a target's
+		// timeout turns into; a wrong success is not.
+		short["status"] = s == Fail && slices.ContainsFunc(h.Requests, func(x history.Exchange) bool {
+			return x.Status != *e.Status && (x.TimedOut || x.Status >= 500)
+		})
 		out = append(out, verdict("status", KindCount, s, "HTTP "+strconv.Itoa(*e.Status), strings.Join(got, ", ")))
 	}
 	eq("writes", e.Writes, len(h.Writes()), "write")
@@ -103,8 +113,9 @@ func counts(h *history.History) []Verdict {
 	}
 	if c := h.Expect.Client; c != nil {
 		out = append(out, clientChecks(h, c)...)
+		short["client.exit"] = slices.ContainsFunc(h.Requests, func(x history.Exchange) bool { return x.Client != nil && x.Client.Killed })
 	}
-	return out
+	return out, short
 }
 
 // isClient reports whether the history's requests were runs of a client

@@ -66,6 +66,11 @@ type Verdict struct {
 	// it (expect.rules_if_judged): its unknown does not make the run
 	// unknown (see Overall).
 	IfJudged bool `json:"if_judged,omitempty"`
+	// Starved marks a check that failed while the harness was starved and
+	// says unknown instead: a timeout decided it, and the harness's own
+	// timers ran late by a share of that timeout (see Check); Observed says
+	// so and what was observed.
+	Starved bool `json:"starved,omitempty"`
 }
 
 // Rule is one replay rule of the catalogue.
@@ -140,7 +145,9 @@ func Names() []string {
 // that cannot judge name, beside their own observation, the script calls
 // and re-asks that matched no offered tool and any cassette miss. Rule
 // verdicts that pass or cannot judge note traffic no run could own
-// (unattributedNote).
+// (unattributedNote). A run whose every failure a timeout can explain, while
+// the harness's own timers ran late by a share of that timeout, cannot be
+// judged: those checks say unknown with the reason (see starved).
 func Check(h *history.History) []Verdict {
 	var out []Verdict
 	if h.Error != "" {
@@ -148,7 +155,8 @@ func Check(h *history.History) []Verdict {
 	}
 	blockers := passBlockers(h)
 	causes := slices.Concat(scriptCauses(h), cassetteMisses(h))
-	for _, v := range counts(h) {
+	cs, short := counts(h)
+	for _, v := range cs {
 		if v.Status == Fail {
 			v = explain(v, causes)
 		}
@@ -177,6 +185,9 @@ func Check(h *history.History) []Verdict {
 			v.Message += "; note: " + note
 		}
 		out = append(out, v)
+	}
+	if why := starved(h, out, short); why != "" {
+		out = unjudged(out, why)
 	}
 	return out
 }

@@ -33,11 +33,33 @@ func TestVerdictsUnderLoad(t *testing.T) {
 		loaded := runSuite(t, ss, name, 16)
 		stop()
 		for scen, r := range idle {
-			if got := loaded[scen].Verdict; got != r.Verdict {
-				t.Errorf("%s on %s: %s idle, %s under load%s", scen, name, r.Verdict, got, describe(loaded[scen]))
+			if !sameUnderLoad(r.Verdict, loaded[scen]) {
+				t.Errorf("%s on %s: %s idle, %s under load%s", scen, name, r.Verdict, loaded[scen].Verdict, describe(loaded[scen]))
 			}
 		}
 	}
+}
+
+// sameUnderLoad reports whether loaded, a result under load, gives the
+// verdict idle, the result without load, gave: the same verdict, or, where
+// idle passed, unknown because the harness was starved (every check that
+// could not be judged failed while the harness's timers ran late, see
+// rules.Check). Never fail where idle passed.
+func sameUnderLoad(idle rules.Status, loaded rules.Result) bool {
+	if loaded.Verdict == idle {
+		return true
+	}
+	if idle != rules.Pass || loaded.Verdict != rules.Unknown {
+		return false
+	}
+	starved := false
+	for _, v := range loaded.Verdicts {
+		if v.Status == rules.Unknown && !v.Starved && !v.IfJudged {
+			return false
+		}
+		starved = starved || v.Starved
+	}
+	return starved
 }
 
 // stdioLoadScenario is the stdio scenario whose verdict rests most on the
@@ -48,17 +70,19 @@ const stdioLoadScenario = "stdio server hangs after executing"
 // stdioLoadRepeat and stdioLoadParallel are how TestStdioVerdictsUnderLoad
 // crowds it: every run at once, as `run --tag stdio --repeat 50 --parallel
 // 256` did when stdio runs started regardless of the CPU (16 of its 50 runs
-// failed, writes 0).
+// failed, writes 0). Admitted by CPU headroom beside busy processes, the
+// runs go about one at a time: a few make the point.
 const (
-	stdioLoadRepeat   = 40
+	stdioLoadRepeat   = 12
 	stdioLoadParallel = 64
 )
 
 // TestStdioVerdictsUnderLoad: every run of stdioLoadScenario, repeated and
 // started at once beside busy processes, passes on the guarded gateway as
-// it does alone on an idle machine. Each run spawns ledger-stdio processes
-// while the target's clocks run, so the runs must not starve each other of
-// the CPU; skipped in -short mode.
+// it does alone on an idle machine, or, where the harness was starved while
+// the tool timeout ran, cannot be judged and says so — never fails. Each
+// run spawns ledger-stdio processes while the target's clocks run, so the
+// runs must not starve each other of the CPU; skipped in -short mode.
 func TestStdioVerdictsUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts busy processes; skipped in -short mode")
@@ -79,11 +103,17 @@ func TestStdioVerdictsUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+	starved := 0
 	for _, h := range hs {
-		if got := rules.Evaluate(h); got.Verdict != rules.Pass {
+		got := rules.Evaluate(h)
+		if !sameUnderLoad(rules.Pass, got) {
 			t.Errorf("run %d: %s under load, pass idle%s", h.Repetition.Index, got.Verdict, describe(got))
 		}
+		if got.Verdict == rules.Unknown {
+			starved++
+		}
 	}
+	t.Logf("%d of %d runs could not be judged: the harness was starved", starved, len(hs))
 }
 
 // saturate starts busyLoops spinning processes, each in its own process

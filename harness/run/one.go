@@ -34,7 +34,17 @@ func runOne(ctx context.Context, j job, env *fakesEnv, inst target.Instance, opt
 	at := func(tm time.Time) history.Duration { return history.Duration(tm.Sub(start)) }
 	h := newHistory(s, t, inst, runToken(opts.Seed, s, t, j.rep), start)
 	h.Repetition = j.rep
-	defer func() { h.Duration = at(opts.Now()) }()
+	timeout := opts.Timeout
+	if s.Timeout > 0 {
+		timeout = s.Timeout.D()
+	}
+	late := opts.probe.watch()
+	defer func() {
+		h.Duration = at(opts.Now())
+		if opts.probe != nil {
+			h.Harness = &history.Harness{Lateness: history.Duration(late()), Deadline: history.Duration(timeout)}
+		}
+	}()
 	a, err := arm(s, t, inst, env, h)
 	if err != nil {
 		h.Error = err.Error()
@@ -43,10 +53,6 @@ func runOne(ctx context.Context, j job, env *fakesEnv, inst target.Instance, opt
 	// After collect: a client's own addresses stay open until its run's
 	// traffic has been counted.
 	defer a.release()
-	timeout := opts.Timeout
-	if s.Timeout > 0 {
-		timeout = s.Timeout.D()
-	}
 	last := func() time.Time { return lastSeen(env, a.token) }
 	send(ctx, a, inst, timeout, last, opts.Now, at, h)
 	collect(ctx, h, env, a, start, opts.Now, at)

@@ -86,6 +86,9 @@ type Options struct {
 	// holding is the places of the lane of runs a fault holds (holdLane),
 	// beside Parallel's: Parallel's default, when it was not set.
 	holding int
+	// probe measures the harness's starvation for every run's history
+	// (History.Harness); nil measures nothing.
+	probe *latenessProbe
 }
 
 // withDefaults returns o with its zero fields set as Options says.
@@ -155,6 +158,8 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	if total == 0 {
 		return out, nil
 	}
+	opts.probe = startProbe()
+	defer opts.probe.stop()
 	r := &runner{opts: opts, out: out}
 	// Groups: the targets that share port-0 fakes, then each exclusive target.
 	var free []pair

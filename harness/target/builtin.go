@@ -133,6 +133,7 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		cfg.ToolTimeout = knobs.ToolTimeout.D()
 		setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
 		cfg.StreamIdleTimeout = knobs.StreamIdleTimeout.D()
+		setup.StreamIdleTimeout = history.Duration(knobs.StreamIdleTimeout)
 	}
 	gw, err := gateway.New(cfg)
 	if err != nil {

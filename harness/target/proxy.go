@@ -142,6 +142,7 @@ func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (In
 		}
 		inst.setup.Fallbacks = len(knobs.Fallbacks) > 0
 		inst.setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
+		inst.setup.StreamIdleTimeout = history.Duration(knobs.StreamIdleTimeout)
 		if t.spec.Start == nil {
 			inst.notes = append(inst.notes, "the scenario's gateway knobs were not applied: target "+t.spec.Name+" is not started by the harness")
 		}

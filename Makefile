@@ -20,7 +20,7 @@ test: clients openapi-client yaml-language-server chromium jq podman actionlint
 # instead of one long package running alone at the end. The real agents
 # (./targets) start once cmd/replaycheck is done: beside its documented commands
 # they took three times as long.
-LONGEST_TESTS = ./cmd/replaycheck ./harness/run ./harness/explore ./targets
+LONGEST_TESTS = ./cmd/replaycheck ./internal/harness/run ./internal/harness/explore ./targets
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
 # codex.yaml, openai-agents.yaml, ai-sdk.yaml, ai-sdk-google.yaml,
@@ -49,7 +49,7 @@ openapi-client:
 
 # yaml-language-server installs the YAML language server behind the Red Hat
 # YAML extension of VS Code, pinned by schemas/editor/package-lock.json:
-# TestEditorValidatesModeline (harness/targetfile) opens the shipped scenario
+# TestEditorValidatesModeline (internal/harness/targetfile) opens the shipped scenario
 # and target files in it, offline, and checks its diagnostics. The test
 # skips while it is not installed.
 yaml-language-server:

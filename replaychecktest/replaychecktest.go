@@ -3,9 +3,13 @@
 // (fakes/upstream) and the ledger MCP server (fakes/ledger) in process on
 // loopback port 0 for one *testing.T, the test arms faults in Go with the
 // fakes' own types, runs the agent under test against ModelURL and MCPURL,
-// and then reads the counts and the replay rules' verdicts (harness/rules)
-// of what the fakes saw. Everything stops at the end of the test
-// (t.Cleanup); New and Close do the same outside a test.
+// and then reads the counts and the replay rules' verdicts of what the fakes
+// saw. Everything stops at the end of the test (t.Cleanup); New and Close do
+// the same outside a test.
+//
+// This package, fakes/upstream and fakes/ledger (whose Fault types arm the
+// fakes) are replaycheck's Go API; Verdict, Status and History name the
+// harness's own types, which live under internal/.
 //
 //	f := replaychecktest.Start(t, nil)
 //	if err := f.ArmModel(upstream.Fault{On: "follow_up", Respond: &upstream.Respond{Status: 500}}); err != nil {
@@ -26,9 +30,9 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/loopback"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -166,6 +170,24 @@ func (f *Fakes) ArmMCP(faults ...ledger.Fault) error {
 	return nil
 }
 
+// Verdict is the outcome of one check over the run: Check names the rule or
+// count, Status says pass, fail or unknown, Message says why.
+type Verdict = rules.Verdict
+
+// Status is a verdict's outcome.
+type Status = rules.Status
+
+// The statuses a Verdict can have.
+const (
+	Pass    = rules.Pass
+	Fail    = rules.Fail
+	Unknown = rules.Unknown
+)
+
+// History is what the run recorded, as the harness records a client
+// target's run.
+type History = history.History
+
 // Counts are what both fakes counted for the run so far.
 type Counts struct {
 	Upstream wire.UpstreamCounts
@@ -181,7 +203,7 @@ func (f *Fakes) Counts() Counts {
 // run: the agent's run as one client run (agentErr nil: exit 0; otherwise
 // exit 1 with the error as its stderr), what both fakes saw, and what became
 // of every armed fault, expecting rules. Call it after the agent returned.
-func (f *Fakes) History(agentErr error, ruleNames ...string) *history.History {
+func (f *Fakes) History(agentErr error, ruleNames ...string) *History {
 	at := func(tm time.Time) history.Duration { return history.Duration(tm.Sub(f.started)) }
 	client := &history.ClientRun{}
 	if agentErr != nil {
@@ -215,13 +237,13 @@ func (f *Fakes) History(agentErr error, ruleNames ...string) *history.History {
 // rules`) after the agent returned agentErr, and returns the verdicts: a
 // rule that saw nothing to judge, or whose armed fault never fired, says
 // unknown, never pass.
-func (f *Fakes) Check(agentErr error, ruleNames ...string) []rules.Verdict {
+func (f *Fakes) Check(agentErr error, ruleNames ...string) []Verdict {
 	return rules.Check(f.History(agentErr, ruleNames...))
 }
 
 // Require fails t with the message of every verdict that is not a pass,
 // and when there is none at all (nothing was judged).
-func Require(t testing.TB, verdicts []rules.Verdict) {
+func Require(t testing.TB, verdicts []Verdict) {
 	t.Helper()
 	if len(verdicts) == 0 {
 		t.Error("replaychecktest: no verdict: name the rules to check")

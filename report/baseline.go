@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
 )
 
 // knownLabel marks a failure the baseline lists, in every format.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // baselineFixture judges three results against a baseline: the guarded run

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/report"
 )

@@ -9,9 +9,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/dialect"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

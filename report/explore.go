@@ -12,9 +12,9 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/replaycheck/replaycheck/harness/explore"
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // ExploreOptions shape the reports of an explore sweep.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replaycheck/replaycheck/harness/explore"
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // TestWriteFingerprintMarksCutRunsAndOuterGaps checks that attempts of a run

@@ -9,7 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
 )
 
 // fingerprintRequest names the request or tool call a fingerprint row's

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

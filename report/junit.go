@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // The JUnit document follows Jenkins' junit-10.xsd (the xUnit plugin's

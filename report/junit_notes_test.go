@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // TestJUnitNotes: a note (a retry-after hint changes the behaviour under

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
 )
 
 // DuplicateError is a scenario run on one target found in two of the

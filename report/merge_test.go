@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // shardsOf splits s into one suite per result, as shards I/N of a run.

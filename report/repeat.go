@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // repeated reports whether any result of s is a repeated scenario's runs

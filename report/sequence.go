@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/replaycheck/replaycheck/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
 )
 
 // svgDiagram is a run's sequence diagram as SVG primitives, drawn in this

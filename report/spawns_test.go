@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // TestStarvedRunShown: a run that failed only because a timeout expired

@@ -11,8 +11,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

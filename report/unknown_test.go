@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 

@@ -38,7 +38,7 @@ cd "$(git rev-parse --show-toplevel)"
 case $1 in
 check)
 	if ! schema "$2" | cmp -s - "$file"; then
-		echo "release.sh: $file is not the schema replaycheck $2 prints: tag a release with scripts/release.sh tag vX.Y.Z (or run go test ./harness/targetfile -update on the branch)" >&2
+		echo "release.sh: $file is not the schema replaycheck $2 prints: tag a release with scripts/release.sh tag vX.Y.Z (or run go test ./internal/harness/targetfile -update on the branch)" >&2
 		exit 1
 	fi
 	;;
@@ -62,7 +62,7 @@ tag)
 	# The tag's file must differ from HEAD's only in the $id.
 	sed "s|/main/$file\"|/$version/$file\"|" "$file" >"$tmp/want.json"
 	if ! cmp -s "$tmp/want.json" "$tmp/schema.json"; then
-		echo "release.sh: $file at HEAD is not current (run go test ./harness/targetfile -update and commit)" >&2
+		echo "release.sh: $file at HEAD is not current (run go test ./internal/harness/targetfile -update and commit)" >&2
 		exit 1
 	fi
 	blob=$(git hash-object -w "$tmp/schema.json")

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
 	"github.com/replaycheck/replaycheck/internal/targettest"
 )
 

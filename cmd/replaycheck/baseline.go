@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
 	"github.com/replaycheck/replaycheck/report"
 )
 

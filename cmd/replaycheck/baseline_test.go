@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
 )
 
 const seedDir = "../../scenarios/seed"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
 )
 
 // workflow is the part of a GitHub Actions workflow the CI example relies on.

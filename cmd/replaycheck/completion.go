@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
-	"github.com/replaycheck/replaycheck/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
 )
 
 // Shell completion ('replaycheck completion bash|zsh|fish|powershell', which

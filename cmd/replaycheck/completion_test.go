@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
-	"github.com/replaycheck/replaycheck/harness/explore"
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 )
 
 // completions runs cobra's hidden __complete command, as the shell scripts

@@ -17,10 +17,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
-	"github.com/replaycheck/replaycheck/harness/explore"
-	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/targetfile"
 	"github.com/replaycheck/replaycheck/internal/atomicfile"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
 	"github.com/replaycheck/replaycheck/report"
 )
 

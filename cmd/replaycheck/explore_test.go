@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaycheck/replaycheck/harness/explore"
-	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 )
 
 // TestExploreNaiveWritesFindings explores the seed's no-fault chat scenario on

@@ -11,8 +11,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
-	"github.com/replaycheck/replaycheck/harness/run"
-	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/harness/run"
+	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
 )
 
 // listOptions are the flags of `replaycheck list`.

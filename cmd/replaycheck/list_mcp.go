@@ -5,8 +5,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/target"
 	"github.com/replaycheck/replaycheck/internal/secret"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
-	"github.com/replaycheck/replaycheck/harness/explore"
-	"github.com/replaycheck/replaycheck/harness/run"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/run"
 )
 
 // commandOptions are the options structs of the commands.

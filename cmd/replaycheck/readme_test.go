@@ -295,6 +295,9 @@ var readmeNotes = map[string]map[string]readmeNote{
 		"go test -run Example ./replaychecktest": {
 			skip: "compiles the package's tests (openai-go, the MCP SDK) for most of a minute; go test ./replaychecktest runs the same examples",
 		},
+		"go doc github.com/replaycheck/replaycheck/replaychecktest Verdict": {
+			output: []string{`^type Verdict = rules\.Verdict$`, `Status says pass, fail or unknown`},
+		},
 	},
 	"docs/tutorials/stdio.md": {
 		// The switch re-sends the calls of the stdio deaths after execute.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 )
 
 // TestReleaseTagNamesItsSchema runs scripts/release.sh in a copy of this
@@ -128,5 +128,5 @@ func TestReleaseTagNamesItsSchema(t *testing.T) {
 	run(true, "git", "checkout", "-q", tag)
 	hook(true, release)
 	// The repository's own schema tests pass at the tag.
-	run(true, "go", "test", "-trimpath", "-count=1", "-run", "^(TestSchemaIDResolves|TestSchemaFilesCurrent)$", "./harness/scenario", "./harness/targetfile")
+	run(true, "go", "test", "-trimpath", "-count=1", "-run", "^(TestSchemaIDResolves|TestSchemaFilesCurrent)$", "./internal/harness/scenario", "./internal/harness/targetfile")
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
 
 // TestRunRepeat runs the seed's fault_on case with --repeat on both built-in

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 )
 
 // TestRulesCatalogue: rules lists the catalogue one line a rule, name and
@@ -99,9 +99,9 @@ func TestRulesUnknownName(t *testing.T) {
 // example.
 func TestRulesMarkdownAndJSON(t *testing.T) {
 	_, md, _ := execute(t, "rules", "--markdown")
-	file, err := os.ReadFile("../../harness/rules/rules.md")
+	file, err := os.ReadFile("../../internal/harness/rules/rules.md")
 	if err != nil || md != string(file) {
-		t.Errorf("rules --markdown differs from harness/rules/rules.md (%v)", err)
+		t.Errorf("rules --markdown differs from internal/harness/rules/rules.md (%v)", err)
 	}
 	r, _ := rules.Lookup("no-splice")
 	if _, md, _ := execute(t, "rules", "no-splice", "--markdown"); md != r.Markdown() || !strings.Contains(string(file), md) {

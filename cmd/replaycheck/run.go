@@ -13,13 +13,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaycheck/replaycheck/harness/baseline"
-	"github.com/replaycheck/replaycheck/harness/history"
-	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/run"
-	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
-	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/harness/baseline"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/run"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
 	"github.com/replaycheck/replaycheck/report"
 	"github.com/replaycheck/replaycheck/scenarios"
 )

@@ -15,10 +15,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaycheck/replaycheck/harness/rules"
-	"github.com/replaycheck/replaycheck/harness/run"
-	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/run"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
 	"github.com/replaycheck/replaycheck/report"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
@@ -160,11 +160,11 @@ func TestValidate(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "ok: ") {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	code, _, errOut := execute(t, "validate", "../../harness/scenario/testdata/bad")
+	code, _, errOut := execute(t, "validate", "../../internal/harness/scenario/testdata/bad")
 	if code != exitBadUsage {
 		t.Fatalf("exit %d, want 2", code)
 	}
-	bad, _ := filepath.Glob("../../harness/scenario/testdata/bad/*.yaml")
+	bad, _ := filepath.Glob("../../internal/harness/scenario/testdata/bad/*.yaml")
 	for _, f := range bad {
 		if !strings.Contains(errOut, f+":") {
 			t.Errorf("validate does not report %s:\n%s", f, errOut)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/replaycheck/replaycheck/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 )
 
 // TestSchemaIDNamesTheRelease checks the $id `replaycheck schema` prints: the

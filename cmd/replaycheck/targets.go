@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/replaycheck/replaycheck/harness/run"
-	"github.com/replaycheck/replaycheck/harness/scenario"
-	"github.com/replaycheck/replaycheck/harness/target"
-	"github.com/replaycheck/replaycheck/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/harness/run"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
 )
 
 // resolveTargets turns --target values into targets: builtin:… names and

@@ -56,10 +56,10 @@
 //   - fakes/gateway/switch_test.go: its row in TestEachSwitchAlone (guarded
 //     and the switch alone, side by side; the test fails for a switch
 //     without one);
-//   - harness/explore/explore_test.go: its row in TestFindsEachSwitch
+//   - internal/harness/explore/explore_test.go: its row in TestFindsEachSwitch
 //     (explore must find it unaided; likewise checked);
 //   - scenarios/: a scenario tagged bug:NAME that fails on it and passes on
-//     guarded (TestMutation in harness/run fails for a switch no scenario
+//     guarded (TestMutation in internal/harness/run fails for a switch no scenario
 //     catches), and its line in scenarios/README.md.
 //
 // Endpoints: each app-facing dialect is a type implementing dialect (how

@@ -44,7 +44,7 @@ type Forward struct {
 	// URL is the Streamable HTTP endpoint of the server.
 	URL string
 	// Command is the server's argv, spawned once per ledger where client
-	// targets' commands are (harness/process: a process group of its own,
+	// targets' commands are (internal/harness/process: a process group of its own,
 	// watched so that it dies with replaycheck) and spoken to over stdio;
 	// Close ends it with its whole group. Calls after it exited are refused
 	// (wire.MCPFaultForwardServerGone).

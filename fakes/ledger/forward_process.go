@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/replaycheck/replaycheck/harness/process"
+	"github.com/replaycheck/replaycheck/internal/harness/process"
 	"github.com/replaycheck/replaycheck/internal/secret"
 )
 

@@ -90,14 +90,14 @@
 //
 // and its test, fault_<name>_test.go (TestFaultKindsHaveMeanings checks the
 // row). Generated, not written: the JSON Schema (go test
-// ./harness/targetfile -update), the control API's fault schemas (go test
+// ./internal/harness/targetfile -update), the control API's fault schemas (go test
 // ./fakes/control -run TestSpecFaultSchemas -update) and the scenario
-// goldens that list the kinds (go test ./harness/scenario -update); Kinds,
+// goldens that list the kinds (go test ./internal/harness/scenario -update); Kinds,
 // ParseFault's messages and explore's kinds follow from the table. Only a
 // stdio effect no kind had before (a new wire.StdioEffect) also takes its
 // case in fakes/ledgerstdio/fault.go (stdout.Write); only a probe at a new
 // kind of point takes a Site (fakes/fault/probe.go) and its case in
-// harness/explore; a rule that judges the kind by name is a choice, not a
+// internal/harness/explore; a rule that judges the kind by name is a choice, not a
 // need. The user documentation of the kinds is docs/reference/faults.md.
 package ledger
 

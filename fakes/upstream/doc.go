@@ -120,14 +120,14 @@
 //   - fakes/upstream/fault.go: its field in Fault and one row in kindTable
 //     (and, when its effect is a new outcome, see below);
 //   - generated, not written: schemas/scenario.schema.json, rewritten by go
-//     test ./harness/targetfile -update, the control API's fault schemas (go
+//     test ./internal/harness/targetfile -update, the control API's fault schemas (go
 //     test ./fakes/control -run TestSpecFaultSchemas -update), and the golden
 //     files that list every kind
-//     (harness/scenario/testdata/bad/fault-no-action.golden,
+//     (internal/harness/scenario/testdata/bad/fault-no-action.golden,
 //     fault-reset-false.golden, unknown-fault.golden: go test
-//     ./harness/scenario -update);
+//     ./internal/harness/scenario -update);
 //   - only when its probe needs a new kind of point: a Site in
-//     fakes/fault/probe.go and its case in harness/explore/kind.go's applies;
+//     fakes/fault/probe.go and its case in internal/harness/explore/kind.go's applies;
 //   - only when it has a new outcome: its constant, its place in
 //     NamedOutcomes and in Cut or Dropped, in internal/wire/outcome.go.
 //

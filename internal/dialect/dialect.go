@@ -5,7 +5,7 @@
 // ids, the stream flag), its stream events and its terminal event, its error
 // body and in-stream error shapes, its tool-call shapes, and the words
 // reports use for it. The fakes (fakes/upstream, fakes/gateway), the app
-// client (harness/app), the scenarios (harness/scenario) and the reports
+// client (internal/harness/app), the scenarios (internal/harness/scenario) and the reports
 // (report) ask it; none of them names a path or an event of its own.
 //
 // Each package with code of its own for a dialect — the upstream fake's
@@ -31,11 +31,11 @@
 //     (linger_test.go) and a FuzzParseNAME (fuzz_test.go); for a served
 //     endpoint, gateway tests through the provider's SDK (sdk_test.go);
 //   - generated, not edited (the endpoint enums and lists): the schemas in
-//     schemas/ (go test ./harness/targetfile -update), the fault schemas of
+//     schemas/ (go test ./internal/harness/targetfile -update), the fault schemas of
 //     fakes/control/openapi.yaml (go test ./fakes/control -run
 //     TestSpecFaultSchemas -update) and
-//     harness/scenario/testdata/bad/unknown-endpoint.golden (go test
-//     ./harness/scenario -update);
+//     internal/harness/scenario/testdata/bad/unknown-endpoint.golden (go test
+//     ./internal/harness/scenario -update);
 //   - scenarios/: scenarios that use it.
 //
 // Everything else — the YAML and JSON Schema enums of scenario endpoints and

@@ -18,7 +18,7 @@
 //     breaks an answer), with a row in outcome_test.go;
 //   - the upstream fake's code that decides it, and the outcome list in
 //     fakes/upstream/doc.go;
-//   - a rule that should judge it, if any (harness/rules).
+//   - a rule that should judge it, if any (internal/harness/rules).
 //
 // A new MCP fault name (a new ledger fault kind: see the checklist in the
 // doc of fakes/ledger) is its constant and its row in MCPFaultMeanings
@@ -30,7 +30,7 @@
 //   - mcp.go: its constant;
 //   - the ledger's code that records it (fakes/ledger);
 //   - report/explain.go, which words each event kind in the timeline;
-//   - a rule that should judge it, if any (harness/rules).
+//   - a rule that should judge it, if any (internal/harness/rules).
 //
 // Counts, the history, the control API and the serve table need nothing new:
 // they carry any Outcome, MCPKind and Detail as it is, and a count key with

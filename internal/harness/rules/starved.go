@@ -1,0 +1,125 @@
+package rules
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+)
+
+// Starvation: a timeout measures the wall clock, so on a machine whose CPU
+// is taken a target's timeout (or the run's deadline) can expire before the
+// work it waits for got the CPU to happen. The harness measures how late its
+// own timers fired during each run (history.Harness); where that lateness is
+// comparable to the timeout that decided a failure, the failure says how fast
+// the machine ran, not what the target decided, and the run cannot be judged.
+
+// starveFloor is the least lateness that counts as starvation, however short
+// the deciding timeout: a machine with CPU to spare wakes the harness's
+// timers within a few tens of milliseconds, also under the race detector.
+const starveFloor = 100 * time.Millisecond
+
+// starveShare is the share of the deciding timeout from which the harness's
+// lateness makes that timeout's verdict untrustworthy: a timer late by half
+// a timeout means whatever it timed could have lost as much, and more (a
+// process needs the CPU for longer than a timer does).
+const starveShare = 2
+
+// starvedThreshold is the lateness from which a run decided by a timeout of
+// d was starved.
+func starvedThreshold(d time.Duration) time.Duration {
+	return max(starveFloor, d/starveShare)
+}
+
+// starved returns why h's failures cannot be judged, or "" when they can:
+// every failed verdict of vs is one a timeout can explain (see timingTimeout)
+// and the harness's timers ran late during the run by at least
+// starvedThreshold of that timeout. A failed replay rule, a count above its
+// most (a write that ran twice), a run that did not complete for another
+// reason, or a harness that kept time, leave the failures as they are.
+// short names the count checks a timeout can explain (see counts).
+func starved(h *history.History, vs []Verdict, short map[string]bool) string {
+	if h.Harness == nil {
+		return ""
+	}
+	late := h.Harness.Lateness.D()
+	var deciding time.Duration
+	what := ""
+	failed := false
+	for _, v := range vs {
+		if v.Status != Fail {
+			continue
+		}
+		failed = true
+		d, name := timingTimeout(h, v, short)
+		if d <= 0 || late < starvedThreshold(d) {
+			return ""
+		}
+		// The longest of the deciding timeouts: the one whose lateness
+		// threshold was the hardest to reach (a hang's deadline beside the
+		// tool timeout that also expired).
+		if d > deciding {
+			deciding, what = d, name
+		}
+	}
+	if !failed {
+		return ""
+	}
+	return fmt.Sprintf("the harness was starved: its timers ran up to %s late while the %s %s decided this run; re-run on a quieter machine or with a lower --parallel",
+		late.Round(time.Millisecond), deciding, what)
+}
+
+// timingTimeout returns the timeout that can explain the failed verdict v
+// and what it is ("tool timeout", "deadline"), or 0 when no timeout can: a
+// run that did not complete because its deadline passed (the deadline); a
+// count below its least, a status that was an error answer or none, or a
+// client killed at the deadline (the shortest of the target's known
+// timeouts, else the deadline). A failed replay rule, and a count above its most, are evidence
+// whatever the timing: 0.
+func timingTimeout(h *history.History, v Verdict, short map[string]bool) (time.Duration, string) {
+	deadline := h.Harness.Deadline.D()
+	switch {
+	case v.Kind == KindRun && v.Check == "completed" && deadlinePassed(h):
+		return deadline, "deadline"
+	case v.Kind != KindCount || !short[v.Check]:
+		return 0, ""
+	}
+	d, name := deadline, "deadline"
+	for _, t := range []struct {
+		d    time.Duration
+		name string
+	}{{h.Setup.ToolTimeout.D(), "tool timeout"}, {h.Setup.StreamIdleTimeout.D(), "stream idle timeout"}} {
+		if t.d > 0 && (d <= 0 || t.d < d) {
+			d, name = t.d, t.name
+		}
+	}
+	return d, name
+}
+
+// deadlinePassed reports whether the run ended at its deadline: its last
+// request timed out, or the client standing for it was killed at it.
+func deadlinePassed(h *history.History) bool {
+	if h.NotStarted || len(h.Requests) == 0 {
+		return false
+	}
+	x := h.Requests[len(h.Requests)-1]
+	return x.TimedOut || x.Client != nil && x.Client.Killed
+}
+
+// unjudged turns the failed verdicts of vs into unknown ones that say why
+// (a starved harness, see starved), keeping what each expected and observed.
+func unjudged(vs []Verdict, why string) []Verdict {
+	out := make([]Verdict, len(vs))
+	for i, v := range vs {
+		if v.Status == Fail {
+			v.Status, v.Starved = Unknown, true
+			v.Observed = fmt.Sprintf("%s (expected %s, observed %s)", why, v.Expected, v.Observed)
+			v.Message = message(v.Status, v.Expected, v.Observed)
+			if v.Note != "" {
+				v.Message += "; note: " + v.Note
+			}
+		}
+		out[i] = v
+	}
+	return out
+}

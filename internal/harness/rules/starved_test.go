@@ -1,0 +1,188 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// hungAfterWrite is the stdio hang scenario's history as a starved machine
+// leaves it: the gateway's tool timeout expired before the stdio server
+// wrote, so nothing was written, and the gateway answered 200 without
+// sending the call again.
+func hungAfterWrite(h *history.History) {
+	h.Requests[0].Status = 200
+	h.Setup.ToolTimeout = ms(200)
+	h.Expect = history.Expect{Counts: history.Counts{Status: intp(200), Writes: history.Exactly(1)},
+		Rules: []string{"no-replay-after-dispatch"}}
+	h.MCP = []wire.MCPEvent{mcp(1, wire.MCPCall, "commit_write", "")}
+	h.Upstream = []wire.UpstreamRequest{up(0, wire.KindInitial, "forwarded", 200), up(250, wire.KindFollowUp, "forwarded", 200)}
+}
+
+// streamIdleGaveUp is a run whose target gave up on the model's stream
+// after its 500ms stream idle timeout and answered the app 500, though the
+// model's answer was whole and the tool ran once.
+func streamIdleGaveUp(h *history.History) {
+	h.Requests[0].Status = 500
+	h.Requests[0].Stream = true
+	h.Setup.StreamIdleTimeout = ms(500)
+	h.Expect = history.Expect{Counts: history.Counts{Status: intp(200), Writes: history.Exactly(1)},
+		Rules: []string{"no-replay-after-dispatch"}}
+	h.MCP = []wire.MCPEvent{mcp(1, wire.MCPCall, "commit_write", ""), mcp(2, wire.MCPWrite, "commit_write", ""), mcp(3, wire.MCPResult, "commit_write", "")}
+	h.Upstream = []wire.UpstreamRequest{up(0, wire.KindInitial, "forwarded", 200), up(50, wire.KindFollowUp, "forwarded", 200)}
+}
+
+// starvedBy gives h the harness's lateness late and a deadline of 30s.
+func starvedBy(late time.Duration) func(h *history.History) {
+	return func(h *history.History) {
+		h.Harness = &history.Harness{Lateness: history.Duration(late), Deadline: history.Duration(30 * time.Second)}
+	}
+}
+
+// TestStarvedHarness: a run whose failures only a timeout explains, while
+// the harness's own timers ran late by a share of that timeout, is unknown
+// with the reason; a replay rule that broke, a count above its most, a
+// harness that kept time, or a timeout long beside the lateness, leave it
+// failed.
+func TestStarvedHarness(t *testing.T) {
+	tests := []struct {
+		name string
+		muts []func(h *history.History)
+		want Status
+		// why is a part of the failed or unknown checks' messages.
+		why string
+	}{
+		{
+			name: "writes 0 after a 200ms tool timeout, timers 2.3s late",
+			muts: []func(h *history.History){hungAfterWrite, starvedBy(2300 * time.Millisecond)},
+			want: Unknown,
+			why:  "cannot judge: the harness was starved: its timers ran up to 2.3s late while the 200ms tool timeout decided this run; re-run on a quieter machine or with a lower --parallel (expected 1 write, observed 0)",
+		},
+		{
+			name: "writes 0 after a 200ms tool timeout, timers 150ms late",
+			muts: []func(h *history.History){hungAfterWrite, starvedBy(150 * time.Millisecond)},
+			want: Unknown,
+			why:  "its timers ran up to 150ms late while the 200ms tool timeout decided",
+		},
+		{
+			name: "writes 0 after a 200ms tool timeout on a machine with CPU to spare",
+			muts: []func(h *history.History){hungAfterWrite, starvedBy(60 * time.Millisecond)},
+			want: Fail,
+			why:  "expected 1 write, observed 0",
+		},
+		{
+			name: "writes 0 after a 1s tool timeout, timers 300ms late",
+			muts: []func(h *history.History){hungAfterWrite, func(h *history.History) { h.Setup.ToolTimeout = ms(1000) }, starvedBy(300 * time.Millisecond)},
+			want: Fail,
+			why:  "expected 1 write, observed 0",
+		},
+		{
+			name: "writes 0 after a 200ms tool timeout, lateness not measured",
+			muts: []func(h *history.History){hungAfterWrite},
+			want: Fail,
+			why:  "expected 1 write, observed 0",
+		},
+		{
+			name: "a write that ran twice under starvation",
+			muts: []func(h *history.History){hungAfterWrite, starvedBy(2300 * time.Millisecond), func(h *history.History) {
+				h.MCP = []wire.MCPEvent{mcpID(1, wire.MCPCall, "commit_write", "", "1"), mcpID(2, wire.MCPWrite, "commit_write", "", "1"),
+					mcpID(300, wire.MCPCall, "commit_write", "", "2"), mcpID(301, wire.MCPWrite, "commit_write", "", "2")}
+			}},
+			want: Fail,
+			why:  "expected 1 write, observed 2",
+		},
+		{
+			name: "a write short and a replay rule broken under starvation",
+			muts: []func(h *history.History){hungAfterWrite, starvedBy(2300 * time.Millisecond), func(h *history.History) {
+				h.Expect.Writes = history.Exactly(3)
+				h.MCP = []wire.MCPEvent{mcpID(1, wire.MCPCall, "commit_write", "", "1"), mcpID(2, wire.MCPWrite, "commit_write", "", "1"),
+					mcpID(300, wire.MCPCall, "commit_write", "", "2"), mcpID(301, wire.MCPWrite, "commit_write", "", "2")}
+			}},
+			want: Fail,
+			why:  "expected at most 1 execution",
+		},
+		{
+			name: "HTTP 500 after a 500ms stream idle timeout, timers 390ms late",
+			muts: []func(h *history.History){streamIdleGaveUp, starvedBy(390 * time.Millisecond)},
+			want: Unknown,
+			why:  "its timers ran up to 390ms late while the 500ms stream idle timeout decided this run; re-run on a quieter machine or with a lower --parallel (expected HTTP 200, observed HTTP 500)",
+		},
+		{
+			name: "HTTP 500 after a 500ms stream idle timeout, timers 60ms late",
+			muts: []func(h *history.History){streamIdleGaveUp, starvedBy(60 * time.Millisecond)},
+			want: Fail,
+			why:  "expected HTTP 200, observed HTTP 500",
+		},
+		{
+			name: "HTTP 200 where 500 was expected under starvation",
+			muts: []func(h *history.History){streamIdleGaveUp, starvedBy(2 * time.Second), func(h *history.History) {
+				h.Expect.Status = intp(500)
+				h.Requests[0].Status = 200
+			}},
+			want: Fail,
+			why:  "expected HTTP 500, observed HTTP 200",
+		},
+		{
+			name: "no answer before a 2s deadline, timers 1.5s late",
+			muts: []func(h *history.History){hungAfterWrite, starvedBy(1500 * time.Millisecond), func(h *history.History) {
+				h.Harness.Deadline = history.Duration(2 * time.Second)
+				h.Requests[0].Status, h.Requests[0].TimedOut = 0, true
+				h.Error = "the target gave no complete answer to POST /v1/chat/completions: the fakes saw nothing of the run for its 2s deadline (a hang)"
+			}},
+			want: Unknown,
+			why:  "its timers ran up to 1.5s late while the 2s deadline decided",
+		},
+		{
+			name: "no answer before a 2s deadline, timers 300ms late",
+			muts: []func(h *history.History){hungAfterWrite, starvedBy(300 * time.Millisecond), func(h *history.History) {
+				h.Harness.Deadline = history.Duration(2 * time.Second)
+				h.Requests[0].Status, h.Requests[0].TimedOut = 0, true
+				h.Error = "the target gave no complete answer to POST /v1/chat/completions: the fakes saw nothing of the run for its 2s deadline (a hang)"
+			}},
+			want: Fail,
+			why:  "a hang",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := seedHistory(func(h *history.History) {
+				for _, m := range tt.muts {
+					m(h)
+				}
+			})
+			vs := Check(h)
+			if got := Overall(vs); got != tt.want {
+				t.Errorf("Overall = %s, want %s:%s", got, tt.want, messages(vs))
+			}
+			found, starved := false, 0
+			for _, v := range vs {
+				if v.Status != Pass && strings.Contains(v.Message, tt.why) {
+					found = true
+				}
+				if v.Starved {
+					starved++
+					if v.Status != Unknown {
+						t.Errorf("%s is marked starved but says %s", v.Check, v.Status)
+					}
+				}
+			}
+			if want := tt.want == Unknown; (starved > 0) != want {
+				t.Errorf("%d checks marked starved, want some: %v%s", starved, want, messages(vs))
+			}
+			if !found {
+				t.Errorf("no failed or unknown check says %q:%s", tt.why, messages(vs))
+			}
+		})
+	}
+}
+
+func messages(vs []Verdict) string {
+	var b strings.Builder
+	for _, v := range vs {
+		b.WriteString("\n  " + string(v.Status) + " " + v.Check + ": " + v.Message)
+	}
+	return b.String()
+}

@@ -2,6 +2,13 @@
 // total line and the details of each failure, JUnit XML, JSON (the full
 // histories and verdicts, which can be re-checked) and Markdown for CI step
 // summaries. Renderers only render; the numbers come from package rules.
+//
+// Package report is the CLI's renderer, not an API: its functions take the
+// harness's own types (histories, verdicts, baselines), which live under
+// internal/ and may change with any release. What is stable is what it
+// writes — the JSON (its version field), JUnit and Markdown files described
+// in docs/reference/cli.md. A Go program tests an agent with package
+// replaychecktest instead.
 package report
 
 import (

@@ -7,9 +7,10 @@
 // saw. Everything stops at the end of the test (t.Cleanup); New and Close do
 // the same outside a test.
 //
-// This package, fakes/upstream and fakes/ledger (whose Fault types arm the
-// fakes) are replaycheck's Go API; Verdict, Status and History name the
-// harness's own types, which live under internal/.
+// This package is part of replaycheck's Go API, with fakes/upstream and
+// fakes/ledger (whose Fault types arm the fakes) and fakes/fault (Times, how
+// often a fault fires); Verdict, Status and History name the harness's own
+// types, which live under internal/.
 //
 //	f := replaychecktest.Start(t, nil)
 //	if err := f.ArmModel(upstream.Fault{On: "follow_up", Respond: &upstream.Respond{Status: 500}}); err != nil {

@@ -4,6 +4,10 @@
 // disarm named faults, reset, and read a run's timeline while the fakes
 // serve. openapi.yaml (served at Prefix+"openapi.yaml") describes it.
 //
+// It serves the replaycheck command and its tests; it is not an API and may
+// change in any release (replaycheck's Go API is replaychecktest and the
+// fakes it arms: fakes/upstream, fakes/ledger, fakes/fault).
+//
 // Every route is under Prefix:
 //
 //	GET    /_replaycheck/health             200 {"status":"ok"} once the fakes serve (no key needed)

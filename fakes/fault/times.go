@@ -1,6 +1,9 @@
 // Package fault holds what the fakes' faults share: how often a fault fires
 // (Times), the registry of armed faults with their counts and reports and
 // the firing sequence (Registry), and how explore sweeps a kind (Probe).
+//
+// It is part of replaycheck's Go API: Times says how often a fault of
+// fakes/upstream or fakes/ledger fires; the rest serves the fakes.
 package fault
 
 import (

@@ -7,6 +7,10 @@
 // and "guarded" none, so the harness can show that every scenario catches
 // exactly its bug.
 //
+// It serves the replaycheck command and its tests; it is not an API and may
+// change in any release (replaycheck's Go API is replaychecktest and the
+// fakes it arms: fakes/upstream, fakes/ledger, fakes/fault).
+//
 // Upstream mapping: chat goes upstream as chat completions, responses and
 // messages as a Responses call. Errors are answered in the OpenAI error
 // shape with the upstream's status.

@@ -3,6 +3,9 @@
 // counts every tools/call, write, idempotency key and cancellation per run
 // token, with faults that fail, drop, error or delay a call.
 //
+// It is part of replaycheck's Go API: a Go test serves it through
+// replaychecktest and arms its Fault type (see that package).
+//
 // Tools: commit_write(entry) appends one line; commit_write_keyed(entry,
 // idempotency_key) appends only the first time a key is seen and answers
 // later calls with the first result; read_ledger() returns the lines. Their

@@ -5,6 +5,10 @@
 // to, and its end (wire.MCPExit). Serve is the whole server; Command is its
 // argv for a client's config.
 //
+// It serves the replaycheck command and its tests; it is not an API and may
+// change in any release (replaycheck's Go API is replaychecktest and the
+// fakes it arms: fakes/upstream, fakes/ledger, fakes/fault).
+//
 // The process obeys the ledger's stdio faults (ledger.StdioExit, StdioHang,
 // StdioMalformedLine): the ledger arms, counts and records them per run, so
 // their counts survive respawns, and tells the process what to do. At start,

@@ -4,6 +4,9 @@
 // Gemini API (whose paths name the model and the stream) — each plain and
 // streamed (SSE), each with tool calls.
 //
+// It is part of replaycheck's Go API: a Go test serves it through
+// replaychecktest and arms its Fault type (see that package).
+//
 // In scripted mode (the default) it is a deterministic fake model: an initial
 // request is answered with the tool calls of the run's Script, a follow-up (a
 // request carrying a tool result) with the script's next calls or its final

@@ -3,6 +3,10 @@
 // handler, so whatever client a test uses (Go, curl, a Python or TypeScript
 // program) is checked, and no test can bypass it. It takes the description
 // as bytes, so that the control package's own tests can use it.
+//
+// It serves the replaycheck command and its tests; it is not an API and may
+// change in any release (replaycheck's Go API is replaychecktest and the
+// fakes it arms: fakes/upstream, fakes/ledger, fakes/fault).
 package controltest
 
 import (

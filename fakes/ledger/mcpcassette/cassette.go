@@ -5,6 +5,10 @@
 // shape: one file per recorded session, in JSON Lines, one exchange per
 // line in the order the answers came, written whole or not at all.
 //
+// It serves the replaycheck command and its tests; it is not an API and may
+// change in any release (replaycheck's Go API is replaychecktest and the
+// fakes it arms: fakes/upstream, fakes/ledger, fakes/fault).
+//
 // A line is one of:
 //
 //	{"initialize": InitializeResult}  the server's answer to initialize

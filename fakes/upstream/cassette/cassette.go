@@ -1,6 +1,10 @@
 // Package cassette is the file format of recorded model exchanges and the
 // matcher that finds a recorded answer for a request.
 //
+// It serves the replaycheck command and its tests; it is not an API and may
+// change in any release (replaycheck's Go API is replaychecktest and the
+// fakes it arms: fakes/upstream, fakes/ledger, fakes/fault).
+//
 // A cassette is one file per recorded session, in JSON Lines: each line is
 // one Entry — a relayed exchange whose answer arrived whole — in the order
 // the answers completed. JSON, because encoding/json round-trips the

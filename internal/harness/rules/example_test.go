@@ -14,7 +14,8 @@ import (
 
 // TestRuleExamples: each rule's Example is one valid scenario that names
 // its rule, and exercises it: on the built-in guarded gateway (the fix) the
-// rule judges the run and passes, never "cannot judge".
+// rule judges the run and passes, never "cannot judge" (but where the
+// machine starved the harness and the verdict says so).
 func TestRuleExamples(t *testing.T) {
 	var ss []*scenario.Scenario
 	for _, r := range rules.All() {
@@ -39,6 +40,10 @@ func TestRuleExamples(t *testing.T) {
 	for i, h := range hs {
 		name := ss[i].Expect.Rules[0]
 		for _, v := range rules.Evaluate(h).Verdicts {
+			if v.Status == rules.Unknown && v.Starved {
+				t.Logf("the example of %s on builtin:guarded: %s cannot be judged on this busy machine: %s", name, v.Check, v.Message)
+				continue
+			}
 			if v.Status != rules.Pass {
 				t.Errorf("the example of %s on builtin:guarded: %s %s: %s", name, v.Check, v.Status, v.Message)
 			}

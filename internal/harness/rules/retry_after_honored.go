@@ -15,7 +15,9 @@ func retryAfterHonoredRule() Rule {
 			"of the same client request for the same model comes no sooner than the wait asked for (a fallback to " +
 			"another model is not a retry). Cannot judge when no answer " +
 			"asked for a wait, or when no upstream request followed one within its client request (no retry, so " +
-			"no wait to measure: a client that never retries is not credited with honouring Retry-After).",
+			"no wait to measure: a client that never retries is not credited with honouring Retry-After), and when " +
+			"the harness was starved by as much as the retry's margin over the wait (a retry sent at once and held up " +
+			"by a busy machine looks like one that waited).",
 		Seed: "004 #2: \"Honor Retry-After (seconds or an HTTP date) on 429/503 as the minimum wait, but cap it: if the server asks " +
 			"for longer than your remaining time budget, stop now\"; 003 R03 \"honors the service’s two-second rate-limit delay " +
 			"instead of using its shorter calculated delay\"",
@@ -40,7 +42,7 @@ expect:
 func retryAfterHonored(h *history.History) Verdict {
 	const expected = "waits that respect Retry-After"
 	asked, measured, dated := 0, 0, 0
-	var exp, obs string
+	var exp, obs, starvedWhy string
 	for i, u := range h.Upstream {
 		wait, ok := u.AskedWait()
 		if !ok {
@@ -68,6 +70,9 @@ func retryAfterHonored(h *history.History) Verdict {
 		if gap < wait {
 			return judged(false, exp, obs)
 		}
+		if why := starvedWait(h, gap, wait); why != "" && starvedWhy == "" {
+			starvedWhy = why + " (" + exp + ", " + obs + ")"
+		}
 	}
 	switch {
 	case asked == 0 && dated > 0:
@@ -76,6 +81,10 @@ func retryAfterHonored(h *history.History) Verdict {
 		return unknown(expected, "no upstream answer asked for a wait")
 	case measured == 0:
 		return unknown(expected, fmt.Sprintf("no upstream request followed the %s that asked for a wait, so no wait could be measured", plural(asked, "answer")))
+	case starvedWhy != "":
+		v := unknown(expected, starvedWhy)
+		v.Starved = true
+		return v
 	case measured > 1:
 		exp = fmt.Sprintf("each of %d retries to wait as asked", measured)
 		obs = "every one waited at least as long (the last: " + obs + ")"

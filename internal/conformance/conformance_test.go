@@ -73,11 +73,6 @@ var knownForwarderGaps = map[string][]string{
 }
 
 var forwarderGaps = []string{
-	// A tool server-everything does not list (the suite's
-	// test_simple_text, test_error_handling): the forwarder refuses the
-	// call with its own -32602 "unknown tool" instead of forwarding it.
-	"2025-11-25 tools-call-error",
-	"2025-11-25 tools-call-simple-text",
 	// resources/subscribe and unsubscribe are not forwarded: -32601.
 	"2025-11-25 resources-subscribe",
 	"2025-11-25 resources-unsubscribe",

@@ -432,9 +432,9 @@ func (s *Server) forwardUnlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		name := call.Params.Name
 		s.mu.Lock()
-		offered := s.offeredLocked(name)
+		unlisted := s.unlistedLocked(name)
 		s.mu.Unlock()
-		if offered || s.fwd.tool(name) != nil {
+		if !unlisted {
 			return next(ctx, method, req)
 		}
 		res, err := s.forwardTool(name)(ctx, call)
@@ -448,6 +448,13 @@ func (s *Server) forwardUnlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// unlistedLocked reports whether a forwarding ledger forwards a call of name
+// without offering it (see forwardUnlisted): the server did not list it and
+// the ledger does not offer it. s.mu is held.
+func (s *Server) unlistedLocked(name string) bool {
+	return s.fwd != nil && !s.offeredLocked(name) && s.fwd.tool(name) == nil
 }
 
 // forward sends c to the server's tool base once and records what came of

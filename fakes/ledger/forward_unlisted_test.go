@@ -59,6 +59,13 @@ func TestForwardUnlistedTool(t *testing.T) {
 	if diff := cmp.Diff(want, got, ignoreMessages); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
+	for _, e := range s.Events("") {
+		if e.Kind == wire.MCPCall && e.Detail != "" {
+			// An unknown_tool call ran nothing, to the rules; these were
+			// the server's to answer.
+			t.Errorf("call of %s recorded with Detail %q, want none", e.Tool, e.Detail)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if diff := cmp.Diff(map[string]int{"hidden": 1, "nope": 1}, reached); diff != "" {

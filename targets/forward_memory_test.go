@@ -154,7 +154,7 @@ func runForwarded(t *testing.T, dir string, env []string, netns bool, wantCode i
 	js := filepath.Join(dir, "run.json")
 	args = append(append([]string{replaycheckBin}, args...), "--json", js)
 	if err := targettest.LoopbackNamespace(); err == nil && netns {
-		args = append([]string{"unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`}, args...)
+		args = targettest.InLoopbackNamespace(args...)
 	} else if netns {
 		t.Logf("no loopback-only network namespace, running on plain loopback: %v", err)
 	}

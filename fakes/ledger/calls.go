@@ -100,7 +100,7 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 	r.counts.Calls[c.tool]++
 	s.total.counts.Calls[c.tool]++
 	detail := ""
-	if !s.offeredLocked(c.tool) {
+	if !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool) {
 		detail = wire.MCPCallUnknownTool
 	}
 	args, key := wire.CallArgs(c.args)

@@ -32,7 +32,8 @@ import (
 // tools/call that reaches a tool handler (no fault refused it before) is
 // forwarded once, never retried, and answered with the server's result, so
 // every fault acts at the forwarding point as it acts on the ledger's own
-// tools. What the forwarder saw is recorded as the ledger records its own
+// tools. A call of a tool the server did not list is forwarded too, and
+// answered by the server (see forwardUnlisted). What the forwarder saw is recorded as the ledger records its own
 // calls: an answer that is not isError of a write tool (see Writes) is a
 // write (wire.MCPWrite, Entry the tool name and its canonical arguments,
 // Key the idempotency_key argument when there is one), appended to the
@@ -414,6 +415,46 @@ func (s *Server) forwardTool(base string) mcp.ToolHandler {
 		res, _, err = s.direct(ctx, req, res, nil, err)
 		return res, err
 	}
+}
+
+// forwardUnlisted is a forwarding ledger's receiving middleware: it forwards
+// a tools/call of a tool the server did not list (and the ledger does not
+// offer) as it forwards a call of a listed one, so the server answers it as
+// it would without the forwarder, where the SDK would refuse it with its own
+// "unknown tool". A tool the server lists that the ledger no longer offers
+// (change_tools renamed it) is still the SDK's to refuse. It must run inside
+// callMiddleware, which links the call the wrapper received.
+func (s *Server) forwardUnlisted(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if s.fwd == nil || method != "tools/call" || !ok || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		name := call.Params.Name
+		s.mu.Lock()
+		unlisted := s.unlistedLocked(name)
+		s.mu.Unlock()
+		if !unlisted {
+			return next(ctx, method, req)
+		}
+		res, err := s.forwardTool(name)(ctx, call)
+		if err != nil {
+			return nil, err
+		}
+		if res.Content == nil {
+			answer := *res
+			answer.Content = []mcp.Content{} // as the SDK answers: never "null"
+			res = &answer
+		}
+		return res, nil
+	}
+}
+
+// unlistedLocked reports whether a forwarding ledger forwards a call of name
+// without offering it (see forwardUnlisted): the server did not list it and
+// the ledger does not offer it. s.mu is held.
+func (s *Server) unlistedLocked(name string) bool {
+	return s.fwd != nil && !s.offeredLocked(name) && s.fwd.tool(name) == nil
 }
 
 // forward sends c to the server's tool base once and records what came of

@@ -290,7 +290,7 @@ func New(cfg Config) (*Server, error) {
 		s.annotations = map[string]Annotations{}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
-	s.mcp.AddReceivingMiddleware(s.callMiddleware)
+	s.mcp.AddReceivingMiddleware(s.callMiddleware, s.forwardUnlisted) // the first is outermost
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)
 	if cfg.Forward != nil {
 		fwd, err := s.connectForward(*cfg.Forward)

@@ -360,6 +360,14 @@ var (
 	unshareErr  error
 )
 
+// InLoopbackNamespace returns argv wrapped to run inside `unshare -rn` in a
+// network namespace of its own with only loopback up (see
+// LoopbackNamespace), so what it runs can talk to what runs beside it in
+// that namespace and to nothing else.
+func InLoopbackNamespace(argv ...string) []string {
+	return append([]string{"unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`}, argv...)
+}
+
 // LoopbackNamespace reports why `unshare -rn` cannot make a network
 // namespace with only loopback up here (no unprivileged user namespaces,
 // no unshare or ip), or nil when it can; the tests that run real programs

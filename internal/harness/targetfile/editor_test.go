@@ -48,7 +48,7 @@ func TestEditorValidatesModeline(t *testing.T) {
 	if err := targettest.LoopbackNamespace(); err != nil {
 		t.Logf("running the server with the network (the schema store is off): %v", err)
 	} else {
-		argv = append([]string{"unshare", "-rn", "sh", "-c", `ip link set lo up && exec "$0" "$@"`}, argv...)
+		argv = targettest.InLoopbackNamespace(argv...)
 	}
 	ls := startLanguageServer(t, ctx, argv)
 

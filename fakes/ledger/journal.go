@@ -36,8 +36,8 @@ type journal struct {
 	written   int              // lines synced: the number of the last one
 	forgotten int              // lines forgotten (forget, trim)
 	pending   *batch           // lines waiting for the writer
-	closed  bool
-	syncs   int // fsyncs done, for the benchmark's writes/fsync figure
+	closed    bool
+	syncs     int // fsyncs done, for the benchmark's writes/fsync figure
 
 	wake chan struct{} // buffered(1): a batch is pending or the journal closes
 	done chan struct{} // closed when the writer goroutine has exited

@@ -143,7 +143,10 @@ ends (counts: mcp_sessions). The fakes keep the --max-runs most recently active
 run tokens; older runs are forgotten (their counts stay in the total) and
 counted under the table and in counts (dropped_runs), with the idempotency keys
 only they saw (counts: mcp_keys; a commit_write_keyed call with a forgotten key
-writes again). The --every table shows
+writes again) and their ledger lines (counts: mcp_lines; read_ledger returns the
+lines kept, the ledger file has every line). Of what carries no token, the
+newest --max-runs idempotency keys, ledger lines, stdio process ends and MCP
+events are kept. The --every table shows
 the most recent runs and says how many more are kept; the table at the end
 shows every run kept. A model request whose body is over --max-body-mib is
 answered 413 in its dialect's error shape, the first said on stderr, and all
@@ -224,7 +227,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
 	f.Int64Var(&opts.MaxBodyMiB, "max-body-mib", upstream.DefaultMaxBody>>20, "largest model request body taken, in MiB; a larger one is answered 413 and said on stderr")
-	f.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "most run tokens whose counts and timelines are kept, the most recently active; older ones are forgotten and counted (0 = no cap)")
+	f.IntVar(&opts.MaxRuns, "max-runs", defaultMaxRuns, "most run tokens whose counts, timelines and ledger lines are kept, the most recently active, and most idempotency keys, ledger lines and events of no token kept, the newest; older ones are forgotten and counted (0 = no cap)")
 	f.StringVar(&opts.ScriptFile, "script", "", `YAML script of the fake model, replacing the seed's default: a list of steps such as [{call: commit_write, arguments: {entry: "{{entry}}"}}, {say: done}]`)
 	f.StringArrayVar(&opts.UpstreamFaults, "upstream-fault", nil, "upstream fault as a YAML flow mapping (repeatable)")
 	f.StringArrayVar(&opts.MCPFaults, "mcp-fault", nil, "ledger fault as a YAML flow mapping (repeatable)")
@@ -836,6 +839,9 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 	}
 	if k := counts.MCPKeys; k.Forgotten > 0 {
 		fmt.Fprintf(&b, "%d idempotency keys forgotten with the dropped runs that saw them (%d kept): a commit_write_keyed call with one writes again\n", k.Forgotten, k.Kept)
+	}
+	if l := counts.MCPLines; l.Forgotten > 0 {
+		fmt.Fprintf(&b, "%d ledger lines forgotten with the dropped runs that wrote them, or the oldest of no token (%d kept): read_ledger returns the kept ones; the ledger file has them all\n", l.Forgotten, l.Kept)
 	}
 	for _, f := range fk.files() {
 		if l := f.file.Loss(); l.Lost > 0 {

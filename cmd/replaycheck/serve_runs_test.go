@@ -137,3 +137,56 @@ func TestServeRunLimitBothFakes(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRunLimitBoundsLinesAndNoToken: with --max-runs 8, 30 runs that
+// each write a line, then 20 keyed writes without a token, leave 16 ledger
+// lines kept (the 8 runs kept and the newest 8 of no token) and 8 keys of
+// no token: read_ledger returns those 16 lines, in write order, GET counts
+// says 16 lines kept and 34 forgotten, and so does the table; the total
+// counts every write.
+func TestServeRunLimitBoundsLinesAndNoToken(t *testing.T) {
+	upURL, mcpURL, out, stop := startServe(t, &serveOptions{MaxRuns: 8})
+	ctx, cs := serveMCPClient(t, mcpURL)
+	var want []any
+	for i := range 30 {
+		entry := "write " + runtoken.Derive(t.Name(), fmt.Sprint(i))
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ledger.ToolCommitWrite, Arguments: map[string]any{"entry": entry}}); err != nil || res.IsError {
+			t.Fatalf("run %d: %v %+v", i, err, res)
+		}
+		if i >= 22 {
+			want = append(want, entry)
+		}
+	}
+	for i := range 20 {
+		entry := fmt.Sprintf("no token %d", i)
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ledger.ToolCommitWriteKeyed, Arguments: map[string]any{"entry": entry, "idempotency_key": fmt.Sprintf("key %d", i)}}); err != nil || res.IsError {
+			t.Fatalf("keyed write %d without a token: %v %+v", i, err, res)
+		}
+		if i >= 12 {
+			want = append(want, entry)
+		}
+	}
+	c := serveCounts(t, upURL)
+	if c.Total.MCP.Writes != 50 || c.DroppedRuns != 22 {
+		t.Errorf("counts: total writes %d, dropped_runs %d; want 50, 22", c.Total.MCP.Writes, c.DroppedRuns)
+	}
+	if want := (ledger.Lines{Kept: 16, Forgotten: 34}); c.MCPLines != want {
+		t.Errorf("mcp_lines (-want +got):\n%s", cmp.Diff(want, c.MCPLines))
+	}
+	if want := (ledger.Keys{Kept: 8, Forgotten: 12}); c.MCPKeys != want {
+		t.Errorf("mcp_keys (-want +got):\n%s", cmp.Diff(want, c.MCPKeys))
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ledger.ToolReadLedger})
+	if err != nil || res.IsError {
+		t.Fatalf("read_ledger: %v %+v", err, res)
+	}
+	if diff := cmp.Diff(map[string]any{"entries": want}, res.StructuredContent); diff != "" {
+		t.Errorf("read_ledger (-want +got):\n%s", diff)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "34 ledger lines forgotten with the dropped runs that wrote them, or the oldest of no token (16 kept)"; !strings.Contains(out.String(), want) {
+		t.Errorf("the table lacks %q:\n%s", want, out.String())
+	}
+}

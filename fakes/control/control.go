@@ -192,6 +192,10 @@ type Counts struct {
 	// MCPKeys are the idempotency keys the ledger remembers for
 	// commit_write_keyed, and those it forgot with the runs that saw them.
 	MCPKeys ledger.Keys `json:"mcp_keys"`
+	// MCPLines are the ledger lines the ledger keeps in memory (read_ledger
+	// returns them), and those it forgot with their runs or past the limit
+	// of no run (RunLimit); the ledger file keeps them all.
+	MCPLines ledger.Lines `json:"mcp_lines"`
 	// DroppedRuns counts the runs forgotten, least recently active first,
 	// to keep MaxRuns (RunLimit); their counts stay in the total. MaxRuns
 	// is 0 when every run is kept.
@@ -234,7 +238,7 @@ func CountsOf(u *upstream.Server, l *ledger.Server, limit *RunLimit, files ...*l
 	tokens := slices.Sorted(maps.Keys(active))
 	out := Counts{Runs: []RunCounts{}, Total: RunCounts{Token: "", Upstream: u.Total(), MCP: l.Total()},
 		WriteErrors: writeErrors(files), UnfiredFaults: unfired(u, l, tokens), MCPSessions: l.Sessions(),
-		MCPKeys: l.Keys(), DroppedRuns: dropped, MaxRuns: maxRuns}
+		MCPKeys: l.Keys(), MCPLines: l.Lines(), DroppedRuns: dropped, MaxRuns: maxRuns}
 	for _, t := range tokens {
 		rc := RunCounts{Token: t, Upstream: u.Counts(t), MCP: l.Counts(t), LastActive: active[t]}
 		if rc.Upstream.Initial+rc.Upstream.FollowUp+rc.MCP.CallsTotal()+rc.MCP.Messages+rc.MCP.WriteFailures == 0 {

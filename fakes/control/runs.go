@@ -15,9 +15,11 @@ import (
 // session cap bounds its sessions: Prune forgets, in both fakes at once,
 // every run but the Max most recently active ones (a run is active when
 // either fake arms it or sees a request of it), and counts them. The runs
-// of no token ("") are never dropped, and the totals keep every run. A run
-// dropped and seen again is counted afresh, and dropped again as a new
-// run. Max 0 keeps every run. Its methods are safe for concurrent use.
+// of no token ("") are never dropped, and the totals keep every run; what
+// the ledger keeps of no token (keys, lines, stdio process ends, events) is
+// trimmed to the newest Max of each (ledger.Server.Trim). A run dropped and
+// seen again is counted afresh, and dropped again as a new run. Max 0 keeps
+// every run. Its methods are safe for concurrent use.
 type RunLimit struct {
 	Upstream *upstream.Server
 	Ledger   *ledger.Server
@@ -27,13 +29,15 @@ type RunLimit struct {
 	dropped int
 }
 
-// Prune forgets every run but the Max most recently active in both fakes.
+// Prune forgets every run but the Max most recently active in both fakes,
+// and trims what the ledger keeps of no token to Max.
 func (rl *RunLimit) Prune() {
 	if rl.Max <= 0 {
 		return
 	}
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
+	rl.Ledger.Trim(rl.Max)
 	active := lastActive(rl.Upstream, rl.Ledger)
 	delete(active, "")
 	if len(active) <= rl.Max {

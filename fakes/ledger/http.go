@@ -342,6 +342,8 @@ func (s *Server) exitLocked(token, session, pid string, c *call, detail string) 
 			return
 		}
 		s.stdioEnded[session] = true
+		r := s.runLocked(token)
+		r.stdioEnded = append(r.stdioEnded, session)
 		delete(s.stdioHeld, session)
 	}
 	e := wire.MCPEvent{Token: token, Kind: wire.MCPExit, PID: pid, Detail: detail}

@@ -35,7 +35,7 @@ func TestJournalGroupsAndNumbersLines(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					k, err := j.append(fmt.Sprintf("line %d", i))
+					k, err := j.append("", fmt.Sprintf("line %d", i))
 					if err != nil {
 						t.Errorf("append %d: %v", i, err)
 					}
@@ -67,7 +67,7 @@ func TestJournalGroupsAndNumbersLines(t *testing.T) {
 					t.Errorf("file differs from memory (-memory +file):\n%s", diff)
 				}
 			}
-			if _, err := j.append("late"); !errors.Is(err, errClosed) {
+			if _, err := j.append("", "late"); !errors.Is(err, errClosed) {
 				t.Errorf("append after close = %v, want errClosed", err)
 			}
 			if err := j.close(); err != nil {
@@ -84,11 +84,11 @@ func TestJournalWriteErrorNotAcknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.append("ok"); err != nil {
+	if _, err := j.append("", "ok"); err != nil {
 		t.Fatal(err)
 	}
 	j.file.Close() // every later write fails
-	if _, err := j.append("lost"); err == nil {
+	if _, err := j.append("", "lost"); err == nil {
 		t.Error("append to a broken file succeeded")
 	}
 	if diff := cmp.Diff([]string{"ok"}, j.snapshot()); diff != "" {

@@ -223,7 +223,8 @@ type Server struct {
 	// (notifyWait; tests set it).
 	relistWait time.Duration
 	// stdioEnded holds the sessions of the ledger-stdio processes whose
-	// end was recorded.
+	// end was recorded, each listed in the run it was recorded for
+	// (run.stdioEnded), with which it is forgotten.
 	stdioEnded map[string]bool
 	// stdioHeld holds, by session id, the call whose answer a ledger-stdio
 	// process was told to hold (stdio_hang): its client has no answer.
@@ -429,7 +430,7 @@ func (s *Server) Tokens() []string {
 
 // MaxRunEvents bounds the events kept per run token: past it, the oldest half
 // is forgotten (counts stay exact), so a long `serve` session cannot grow
-// without bound.
+// without bound (Trim bounds the events of no run more tightly).
 const MaxRunEvents = 1 << 16
 
 // Events returns a copy of one run token's events, in the order they happened
@@ -447,8 +448,9 @@ func (s *Server) Events(token string) []wire.MCPEvent {
 // lost; nil when the ledger is in memory only.
 func (s *Server) File() *linefile.File { return s.journal.file }
 
-// Entries returns every ledger line written by this server, in write order
-// (the order of the file).
+// Entries returns the ledger lines written by this server that it keeps, in
+// write order (the order of the file): all of them but those of the runs
+// forgotten (Forget) and the oldest of no run (Trim).
 func (s *Server) Entries() []string { return s.journal.snapshot() }
 
 // WaitFor blocks until cond holds for the counts of token, or ctx ends. It

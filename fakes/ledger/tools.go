@@ -110,7 +110,7 @@ func (s *Server) addTool(name, base string, over Annotations) {
 	case ToolReadLedger:
 		mcp.AddTool(s.mcp, &mcp.Tool{
 			Name:        name,
-			Description: "Return every entry in the ledger, in write order.",
+			Description: "Return the entries in the ledger, in write order: every one this server keeps (a long-running ledger forgets the entries of runs it no longer keeps).",
 			Annotations: &a,
 		}, directed(s, s.readLedger))
 	}
@@ -257,7 +257,7 @@ func (s *Server) direct(ctx context.Context, req *mcp.CallToolRequest, res *mcp.
 // write appends entry to the ledger and counts the write once it is synced.
 func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 	line := oneLine(entry)
-	n, err := s.journal.append(line)
+	n, err := s.journal.append(c.token, line)
 	if err != nil {
 		s.mu.Lock()
 		s.runLocked(c.token).counts.WriteFailures++
@@ -289,10 +289,9 @@ func (s *Server) seeKey(c *call, key string) {
 // must be held.
 func (s *Server) seeKeyLocked(token, key string) {
 	r := s.runLocked(token)
-	if _, ok := r.keys[key]; ok {
+	if !r.keys.add(key) {
 		return
 	}
-	r.keys[key] = struct{}{}
 	r.counts.Keys++
 	if s.keyRuns[key] == 0 {
 		s.total.counts.Keys++

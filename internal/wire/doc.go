@@ -33,6 +33,9 @@
 //   - report/explain.go, which words each event kind in the timeline;
 //   - a rule that should judge it, if any (internal/harness/rules).
 //
+// A new MCPEvent field has one meaning, on the kinds its doc names, and a row
+// in the MCPEvent schema of fakes/control/openapi.yaml (TestSpecMCPEventMatchesWire).
+//
 // Counts, the history, the control API and the serve table need nothing new:
 // they carry any Outcome, MCPKind and fault name as it is, and a count key with
 // the new outcome is accepted by CountKey.Check once NamedOutcomes has it.

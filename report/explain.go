@@ -255,7 +255,7 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 		switch e.Kind {
 		case wire.MCPCall:
 			st := Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepToolCall, Request: req, Label: "tools/call " + e.Tool}
-			if e.Detail == wire.MCPCallUnknownTool {
+			if e.UnknownTool {
 				st.Label += " (a tool the server did not offer)"
 			}
 			causedBy(&st, answers, e)
@@ -273,7 +273,7 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			callExec[e.Tool+"\x00"+e.RequestID] = st.Execution
 			steps = append(steps, st)
 		case wire.MCPSession, wire.MCPSessionRefused:
-			label := "MCP " + e.Detail
+			label := "MCP " + e.Method
 			if e.Kind == wire.MCPSessionRefused {
 				label += " refused"
 			}
@@ -281,11 +281,11 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 		case wire.MCPCancelled:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
 		case wire.MCPSpawn:
-			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: spawnText(e.Detail)})
+			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: spawnText(e.PID)})
 		case wire.MCPExit:
 			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req, Label: exitText(e)}
-			if m, _ := wire.MCPFaultMeaningOf(e.Detail); m.Stdio != wire.StdioNone {
-				st.Fault = e.Detail
+			if e.End == wire.MCPExitFault {
+				st.Fault = e.Fault
 			}
 			steps = append(steps, st)
 		default:
@@ -314,15 +314,17 @@ func exitText(e wire.MCPEvent) string {
 		who += " pid " + e.PID
 	}
 	var how string
-	switch e.Detail {
+	switch e.End {
 	case wire.MCPExitStdinClosed:
 		how = "stdin closed"
 	case wire.MCPExitStopped:
 		how = "stopped"
 	case wire.MCPExitGone:
 		how = "went away without closing its session: killed or crashed"
+	case wire.MCPExitFault:
+		how = "fault " + e.Fault
 	default:
-		how = "fault " + e.Detail
+		how = string(e.End)
 	}
 	call := ""
 	if e.Tool != "" {
@@ -331,7 +333,7 @@ func exitText(e wire.MCPEvent) string {
 			call += " [" + e.RequestID + "]"
 		}
 	}
-	switch m, _ := wire.MCPFaultMeaningOf(e.Detail); {
+	switch m, _ := wire.MCPFaultMeaningOf(e.Fault); {
 	case m.Stdio == wire.StdioExitAtStart:
 		return who + " exited as it started, before serving (" + how + ")"
 	case m.Stdio == wire.StdioExitAfterAnswer && call != "":
@@ -380,28 +382,42 @@ func ledgerStep(e wire.MCPEvent, req, exec int) Step {
 		}
 	case wire.MCPResult:
 		st.Label = "result"
-		if e.Detail != "" {
-			st.Label += " (" + e.Detail + ")"
+		if says := resultText(e); says != "" {
+			st.Label += " (" + says + ")"
 		}
 	case wire.MCPFault:
-		m, _ := wire.MCPFaultMeaningOf(e.Detail)
+		m, _ := wire.MCPFaultMeaningOf(e.Fault)
 		st.Label = m.Words
 		if m.Source == wire.FromForwarder && m.Ran == wire.ToolRanUnknown {
 			st.Label = "forwarded tools/call " + e.Tool + ": " + st.Label
 		}
-		st.Fault = e.Detail
+		st.Fault = e.Fault
 	case wire.MCPToolsChanged:
-		st.Label = "tool list changed: " + e.Tool + " " + e.Detail
+		st.Label = "tool list changed: " + e.Tool + " " + string(e.Change)
 	default:
 		st.Label = string(e.Kind)
-		if e.Detail != "" {
-			st.Label += " " + e.Detail
-		}
 	}
 	if e.Key != "" {
 		st.Label += " key=" + e.Key
 	}
 	return st
+}
+
+// resultText words what else a result event says: answered from an earlier
+// call's key ("dedup"), the fault that answered in the tool's place, the
+// HTTP error status ("http 404"); "" when nothing.
+func resultText(e wire.MCPEvent) string {
+	var says []string
+	if e.Dedup {
+		says = append(says, "dedup")
+	}
+	if e.Fault != "" {
+		says = append(says, e.Fault)
+	}
+	if e.Status != 0 {
+		says = append(says, "http "+strconv.Itoa(e.Status))
+	}
+	return strings.Join(says, ", ")
 }
 
 // joinSessions joins each run of consecutive MCP session steps into one

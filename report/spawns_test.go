@@ -15,8 +15,8 @@ import (
 // columns of their own once a run spawned one.
 func TestSpawnsAndExits(t *testing.T) {
 	h := seedRun("builtin:guarded", 1)
-	h.MCP = append(h.MCP, wire.MCPEvent{Kind: wire.MCPSpawn, Detail: "10"}, wire.MCPEvent{Kind: wire.MCPExit, Detail: wire.MCPFaultStdioExitAfterExecute},
-		wire.MCPEvent{Kind: wire.MCPSpawn, Detail: "11"})
+	h.MCP = append(h.MCP, wire.MCPEvent{Kind: wire.MCPSpawn, PID: "10"}, wire.MCPEvent{Kind: wire.MCPExit, PID: "10", End: wire.MCPExitFault, Fault: wire.MCPFaultStdioExitAfterExecute},
+		wire.MCPEvent{Kind: wire.MCPSpawn, PID: "11"})
 	s := Suite{Results: []rules.Result{rules.Evaluate(h)}, Wall: ms(10)}
 
 	var js bytes.Buffer

@@ -20,7 +20,7 @@ func TestUnknownCallsShown(t *testing.T) {
 			call = e
 		}
 	}
-	h.MCP = append(h.MCP, wire.MCPEvent{At: call.At, Kind: wire.MCPFault, Tool: call.Tool, RequestID: call.RequestID, Detail: wire.MCPFaultForwardUnknown})
+	h.MCP = append(h.MCP, wire.MCPEvent{At: call.At, Kind: wire.MCPFault, Tool: call.Tool, RequestID: call.RequestID, Fault: wire.MCPFaultForwardUnknown})
 	r := rules.Evaluate(h)
 	if r.Counts.Unknown != 1 {
 		t.Fatalf("counts %+v: want 1 unknown", r.Counts)

@@ -50,3 +50,38 @@ func TestSpecCountsMatchWire(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecMCPEventMatchesWire: openapi.yaml's MCPEvent names every JSON
+// field of wire.MCPEvent, and no other, so a field added to the event is
+// described (the schema refuses an undescribed one).
+func TestSpecMCPEventMatchesWire(t *testing.T) {
+	var spec struct {
+		Components struct {
+			Schemas struct {
+				MCPEvent struct {
+					Properties map[string]any `yaml:"properties"`
+				} `yaml:"MCPEvent"`
+			} `yaml:"schemas"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal(Spec, &spec); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	rt := reflect.TypeOf(wire.MCPEvent{})
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			want = append(want, name)
+		}
+	}
+	var got []string
+	for name := range spec.Components.Schemas.MCPEvent.Properties {
+		got = append(got, name)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("openapi.yaml MCPEvent properties %q; wire.MCPEvent's JSON fields %q", got, want)
+	}
+}

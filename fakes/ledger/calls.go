@@ -8,7 +8,6 @@ import (
 	"iter"
 	"net/http"
 	"reflect"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,7 +39,8 @@ type call struct {
 	fired   []firedFault       // the faults that fired on it, in firing order
 	state   callState          // guarded by Server.mu
 	claimed bool               // a tool handler took it; guarded by Server.mu
-	outcome string             // result detail ("is_error", "dedup"); guarded by Server.mu
+	outcome string             // the fault that answered it in the tool's place (its result's Fault); guarded by Server.mu
+	dedup   bool               // answered from an earlier call with its key; guarded by Server.mu
 	gone    chan struct{}      // closed when the client gives up
 	session *mcp.ServerSession // the session a tool handler ran it on; nil before
 	// pid is the process id a ledger-stdio process announced on the POST
@@ -99,12 +99,8 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 	r := s.runLocked(c.token)
 	r.counts.Calls[c.tool]++
 	s.total.counts.Calls[c.tool]++
-	detail := ""
-	if !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool) {
-		detail = wire.MCPCallUnknownTool
-	}
 	args, key := wire.CallArgs(c.args)
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, Detail: detail})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, UnknownTool: !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool)})
 	stdio := c.pid != ""
 	s.faults.FireEach(c.token, func(a *armable) bool { return a.matchesCall(c.tool, stdio) }, func(a *armable) {
 		c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
@@ -158,7 +154,7 @@ func (s *Server) giveUp(c *call, cause string) {
 	s.endLocked(c)
 	s.runLocked(c.token).counts.Cancellations++
 	s.total.counts.Cancellations++
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCancelled, Tool: c.tool, RequestID: c.idText, Detail: cause})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCancelled, Tool: c.tool, RequestID: c.idText, Cause: cause})
 	s.log.Info("ledger call cancelled", "tool", c.tool, "token", c.token, "request_id", c.idText, "cause", cause)
 }
 
@@ -180,16 +176,16 @@ func (s *Server) answered(p *post, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.endInFlightLocked(p, callAnswered) {
-		detail := c.outcome
-		if status >= 400 {
-			detail = "http " + strconv.Itoa(status)
-		}
 		if c.directive == "" || c.effect.Answered() {
-			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Detail: detail})
+			e := wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Fault: c.outcome, Dedup: c.dedup}
+			if status >= 400 {
+				e.Status = status
+			}
+			s.eventLocked(e)
 		}
 		switch {
 		case c.directive != "" && c.effect.Exits():
-			s.exitLocked(c.token, p.session, c.pid, c, c.directive)
+			s.exitLocked(c.token, p.session, c.pid, c, wire.MCPExitFault, c.directive)
 		case c.directive != "" && !c.effect.Answered() && p.session != "":
 			// The process holds the answer (stdio_hang): the call is in
 			// flight for its client until the process ends.
@@ -256,7 +252,7 @@ func (s *Server) finishPost(p *post, state callState, fault string) {
 	defer s.mu.Unlock()
 	for c := range s.endInFlightLocked(p, state) {
 		if fault != "" {
-			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: fault})
+			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: fault})
 		}
 	}
 }

@@ -198,7 +198,7 @@ type (
 	// connection). cut returns where (the earliest asked on the POST wins)
 	// and its rank (dropNone, 0 when this fault does not cut); cutOff runs
 	// for the highest-ranked cutter once the answer was swallowed, before
-	// the connection closes, and returns the Detail of the calls' fault
+	// the connection closes, and returns the Fault of the calls' fault
 	// events.
 	cutter interface {
 		cut() (dropPoint, int)

@@ -62,7 +62,7 @@ func TestDelayCountedWhenTheLedgerIsLate(t *testing.T) {
 			var kinds []string
 			for _, e := range s.Events(tok) {
 				if e.Kind == wire.MCPFault || e.Kind == wire.MCPCancelled || e.Kind == wire.MCPCall {
-					kinds = append(kinds, string(e.Kind)+" "+e.Detail)
+					kinds = append(kinds, string(e.Kind)+" "+e.Fault+e.Cause)
 				}
 			}
 			// The client both closes its POST and, on a session, sends

@@ -57,7 +57,7 @@ func TestDuplicateAnswerOnTheWire(t *testing.T) {
 	}
 	var kinds []string
 	for _, e := range s.Events(tok) {
-		kinds = append(kinds, string(e.Kind)+" "+e.Detail)
+		kinds = append(kinds, string(e.Kind)+" "+e.Fault)
 	}
 	want := []string{string(wire.MCPCall) + " ", string(wire.MCPWrite) + " ", string(wire.MCPFault) + " " + wire.MCPFaultDuplicateAnswer, string(wire.MCPResult) + " "}
 	if diff := cmp.Diff(want, kinds); diff != "" {
@@ -99,7 +99,7 @@ func TestDuplicateAnswerSDKClient(t *testing.T) {
 	var faults []string
 	for _, e := range s.Events(tok) {
 		if e.Kind == wire.MCPFault {
-			faults = append(faults, e.Detail+" "+e.RequestID)
+			faults = append(faults, e.Fault+" "+e.RequestID)
 		}
 	}
 	if len(faults) != 1 || !strings.HasPrefix(faults[0], wire.MCPFaultDuplicateAnswer+" ") {

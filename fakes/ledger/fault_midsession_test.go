@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -95,12 +96,12 @@ func TestChangeToolsNotifiesTheClient(t *testing.T) {
 			for _, e := range s.Events(tok) {
 				switch e.Kind {
 				case wire.MCPCall:
-					calls = append(calls, e.Tool+":"+e.Detail)
+					calls = append(calls, fmt.Sprintf("%s unknown:%t", e.Tool, e.UnknownTool))
 				case wire.MCPToolsChanged:
-					changes = append(changes, e.Detail+" "+e.Tool)
+					changes = append(changes, string(e.Change)+" "+e.Tool)
 				}
 			}
-			if diff := cmp.Diff([]string{"commit_write:", "commit_write:unknown_tool", "record_entry:"}, calls); diff != "" {
+			if diff := cmp.Diff([]string{"commit_write unknown:false", "commit_write unknown:true", "record_entry unknown:false"}, calls); diff != "" {
 				t.Errorf("call events (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff([]string{"removed commit_write", "added record_entry"}, changes); diff != "" {
@@ -155,7 +156,7 @@ func TestChangeToolsAddAndRemove(t *testing.T) {
 	var changes []string
 	for _, e := range s.Events(tok) {
 		if e.Kind == wire.MCPToolsChanged {
-			changes = append(changes, e.Detail+" "+e.Tool)
+			changes = append(changes, string(e.Change)+" "+e.Tool)
 		}
 	}
 	if diff := cmp.Diff([]string{"added audit_note", "removed read_ledger"}, changes); diff != "" {
@@ -203,7 +204,7 @@ func TestExpireSession(t *testing.T) {
 				var faults []string
 				for _, e := range s.Events(tok) {
 					if e.Kind == wire.MCPFault {
-						faults = append(faults, e.Detail)
+						faults = append(faults, e.Fault)
 					}
 				}
 				if diff := cmp.Diff([]string{tt.wantFault}, faults); diff != "" {

@@ -117,7 +117,7 @@ func TestSessionStepFaults(t *testing.T) {
 				var refused []string
 				for _, e := range s.Events(armed) {
 					if e.Kind == wire.MCPSessionRefused {
-						refused = append(refused, e.Detail)
+						refused = append(refused, e.Method)
 					}
 				}
 				if diff := cmp.Diff(tt.wantRefused, refused); diff != "" {

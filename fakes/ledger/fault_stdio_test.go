@@ -134,7 +134,7 @@ func TestStdioFaultDirectives(t *testing.T) {
 			for _, e := range s.Events(token) {
 				switch {
 				case e.Kind == wire.MCPFault:
-					faults = append(faults, e.Detail)
+					faults = append(faults, e.Fault)
 					if e.PID != tt.pid {
 						t.Errorf("fault event %+v: pid %q, want %q", e, e.PID, tt.pid)
 					}
@@ -142,7 +142,7 @@ func TestStdioFaultDirectives(t *testing.T) {
 					results++
 				case e.Kind == wire.MCPExit:
 					exits++
-					if e.PID != tt.pid || e.Tool != ToolCommitWrite || e.RequestID == "" || !strings.HasPrefix(e.Detail, "stdio_exit_") {
+					if e.PID != tt.pid || e.Tool != ToolCommitWrite || e.RequestID == "" || e.End != wire.MCPExitFault || !strings.HasPrefix(e.Fault, "stdio_exit_") {
 						t.Errorf("exit event %+v: want the fault's, with pid %s and the call", e, tt.pid)
 					}
 				}
@@ -218,8 +218,8 @@ func TestStdioExitAtStart(t *testing.T) {
 		}
 	}
 	want := []wire.MCPEvent{
-		{Kind: wire.MCPExit, PID: "21", Detail: wire.MCPFaultStdioExitAtStart},
-		{Kind: wire.MCPExit, PID: "22", Detail: wire.MCPFaultStdioExitAtStart},
+		{Kind: wire.MCPExit, PID: "21", End: wire.MCPExitFault, Fault: wire.MCPFaultStdioExitAtStart},
+		{Kind: wire.MCPExit, PID: "22", End: wire.MCPExitFault, Fault: wire.MCPFaultStdioExitAtStart},
 	}
 	if diff := cmp.Diff(want, exits); diff != "" {
 		t.Errorf("exit events (-want +got):\n%s", diff)
@@ -233,11 +233,11 @@ func TestStdioEnds(t *testing.T) {
 	const token = "rcstdioends1"
 	for _, tt := range []struct {
 		name, pid, end string
-		want           []string // exit details
+		want           []wire.MCPExitEnd
 	}{
-		{name: "stdin closed", pid: "31", end: wire.MCPExitStdinClosed, want: []string{wire.MCPExitStdinClosed}},
-		{name: "stopped", pid: "32", end: wire.MCPExitStopped, want: []string{wire.MCPExitStopped}},
-		{name: "no reason", pid: "33", want: []string{wire.MCPExitStopped}},
+		{name: "stdin closed", pid: "31", end: string(wire.MCPExitStdinClosed), want: []wire.MCPExitEnd{wire.MCPExitStdinClosed}},
+		{name: "stopped", pid: "32", end: string(wire.MCPExitStopped), want: []wire.MCPExitEnd{wire.MCPExitStopped}},
+		{name: "no reason", pid: "33", want: []wire.MCPExitEnd{wire.MCPExitStopped}},
 		{name: "not a ledger-stdio process"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,10 +257,10 @@ func TestStdioEnds(t *testing.T) {
 			if err := cs.Close(); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
+			var got []wire.MCPExitEnd
 			for _, e := range s.Events(token) {
 				if e.Kind == wire.MCPExit {
-					got = append(got, e.Detail)
+					got = append(got, e.End)
 				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

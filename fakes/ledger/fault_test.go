@@ -76,7 +76,7 @@ func TestFaults(t *testing.T) {
 				var faults []string
 				for _, e := range s.Events(tok) {
 					if e.Kind == wire.MCPFault {
-						faults = append(faults, e.Detail)
+						faults = append(faults, e.Fault)
 					}
 				}
 				var wantFaults []string

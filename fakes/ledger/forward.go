@@ -38,9 +38,9 @@ import (
 // write (wire.MCPWrite, Entry the tool name and its canonical arguments,
 // Key the idempotency_key argument when there is one), appended to the
 // journal as a ledger line; an isError answer ran and failed and writes
-// nothing (its result's Detail is wire.MCPFaultIsError); a call whose answer
+// nothing (its result's Fault is wire.MCPFaultIsError); a call whose answer
 // never came back (the server's connection broke, or the client gave up) is
-// recorded as a wire.MCPFault event with Detail wire.MCPFaultForwardUnknown.
+// recorded as a wire.MCPFault event with Fault wire.MCPFaultForwardUnknown.
 type Forward struct {
 	// URL is the Streamable HTTP endpoint of the server.
 	URL string
@@ -510,15 +510,15 @@ func (s *Server) serverGone(c *call, gone error) {
 	s.log.Warn("forward: the MCP server has exited; the call was refused, nothing ran", "tool", c.tool, "token", c.token, "err", gone)
 }
 
-// forwardFault records detail as c's outcome and as a fault event, counted
+// forwardFault records fault as c's outcome and as a fault event, counted
 // by count in c's run's counts and the total.
-func (s *Server) forwardFault(c *call, detail string, count func(*wire.MCPCounts)) {
+func (s *Server) forwardFault(c *call, fault string, count func(*wire.MCPCounts)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c.outcome = detail
+	c.outcome = fault
 	count(&s.runLocked(c.token).counts)
 	count(&s.total.counts)
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Detail: detail})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: fault})
 }
 
 // codeServerGone is the JSON-RPC error code of a call refused because the

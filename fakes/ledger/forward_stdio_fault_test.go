@@ -65,7 +65,7 @@ func TestForwardStdioFaults(t *testing.T) {
 			var faults []string
 			for _, e := range s.Events(token) {
 				if e.Kind == wire.MCPFault {
-					faults = append(faults, e.Detail)
+					faults = append(faults, e.Fault)
 				}
 			}
 			if diff := cmp.Diff([]string{name}, faults); diff != "" {

@@ -203,7 +203,7 @@ func TestForwardUnknown(t *testing.T) {
 	var details []string
 	for _, e := range s.Events("") {
 		if e.Kind == wire.MCPFault {
-			details = append(details, e.Detail)
+			details = append(details, e.Fault)
 		}
 	}
 	if diff := cmp.Diff([]string{wire.MCPFaultForwardUnknown}, details); diff != "" {

@@ -34,7 +34,7 @@ const (
 	StdioFaultHeader = "Replaycheck-Stdio-Fault"
 	// StdioEndHeader is the request header of the DELETE a ledger-stdio
 	// process closes its session with as it ends: why, wire.MCPExitStdinClosed
-	// or wire.MCPExitStopped (the Detail of its MCPExit event; anything else
+	// or wire.MCPExitStopped (the End of its MCPExit event; anything else
 	// counts as stopped).
 	StdioEndHeader = "Replaycheck-Stdio-End"
 	// StdioFaultMeta is the _meta key of a tool result that tells the
@@ -275,7 +275,7 @@ func (s *Server) message(owner, method string) {
 		return
 	}
 	s.runLocked(owner).counts.Messages++
-	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Detail: method})
+	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Method: method})
 }
 
 // stdioPID returns the process id a ledger-stdio process announced in h
@@ -304,12 +304,12 @@ func (s *Server) spawn(owner, pid string) bool {
 	s.total.counts.Spawns++
 	r := s.runLocked(owner)
 	r.counts.Spawns++
-	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSpawn, Detail: pid})
+	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSpawn, PID: pid})
 	exit := false
 	s.faults.FireEach(owner, func(a *armable) bool { return isSpawnFault(a.act) }, func(*armable) { exit = true })
 	if exit {
-		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPFault, PID: pid, Detail: wire.MCPFaultStdioExitAtStart})
-		s.exitLocked(owner, "", pid, nil, wire.MCPFaultStdioExitAtStart)
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPFault, PID: pid, Fault: wire.MCPFaultStdioExitAtStart})
+		s.exitLocked(owner, "", pid, nil, wire.MCPExitFault, wire.MCPFaultStdioExitAtStart)
 		s.log.Info("ledger fault", "fault", wire.MCPFaultStdioExitAtStart, "token", owner, "pid", pid)
 	}
 	return exit
@@ -332,11 +332,12 @@ func refuseSpawn(w http.ResponseWriter, req *jsonrpc.Request) {
 }
 
 // exitLocked records that the ledger-stdio process pid (of session, "" when
-// it has none) ended, how (detail), with c in flight (nil when none): one
+// it has none) ended, how (end, and fault when a fault made it exit), with c
+// in flight (nil when none): one
 // MCPExit event and one count of Exits for token and in the total. A
 // process's end is recorded once: a later one for the same session is
 // ignored. s.mu must be held.
-func (s *Server) exitLocked(token, session, pid string, c *call, detail string) {
+func (s *Server) exitLocked(token, session, pid string, c *call, end wire.MCPExitEnd, fault string) {
 	if session != "" {
 		if s.stdioEnded[session] {
 			return
@@ -346,25 +347,26 @@ func (s *Server) exitLocked(token, session, pid string, c *call, detail string) 
 		r.stdioEnded = append(r.stdioEnded, session)
 		delete(s.stdioHeld, session)
 	}
-	e := wire.MCPEvent{Token: token, Kind: wire.MCPExit, PID: pid, Detail: detail}
+	e := wire.MCPEvent{Token: token, Kind: wire.MCPExit, PID: pid, End: end, Fault: fault}
 	if c != nil {
 		e.Tool, e.RequestID = c.tool, c.idText
 	}
 	s.total.counts.Exits++
 	s.runLocked(token).counts.Exits++
 	s.eventLocked(e)
-	s.log.Info("ledger-stdio process ended", "token", token, "pid", pid, "how", detail, "tool", e.Tool, "request_id", e.RequestID)
+	s.log.Info("ledger-stdio process ended", "token", token, "pid", pid, "end", end, "fault", fault, "tool", e.Tool, "request_id", e.RequestID)
 }
 
 // stdioClosed records the clean end of the ledger-stdio process pid: it
 // closes its session (a DELETE), saying why in StdioEndHeader (why).
 func (s *Server) stdioClosed(owner, session, pid, why string) {
-	if why != wire.MCPExitStdinClosed {
-		why = wire.MCPExitStopped
+	end := wire.MCPExitStopped
+	if why == string(wire.MCPExitStdinClosed) {
+		end = wire.MCPExitStdinClosed
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), why)
+	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), end, "")
 }
 
 // stdioGone records that the ledger-stdio process pid went away without
@@ -382,7 +384,7 @@ func (s *Server) stdioGone(owner, session, pid string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), wire.MCPExitGone)
+	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), wire.MCPExitGone, "")
 }
 
 // inFlightOfLocked returns a call of session its client has no answer to:
@@ -421,9 +423,9 @@ func (s *Server) sessionStep(owner, method string) stepRefuser {
 	})
 	switch {
 	case refusal != nil:
-		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSessionRefused, Detail: method})
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSessionRefused, Method: method})
 	case owner != "":
-		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Detail: method})
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Method: method})
 	}
 	return refusal
 }

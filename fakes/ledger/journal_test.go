@@ -139,7 +139,7 @@ func TestWriteThatCannotBePersisted(t *testing.T) {
 			var details []string
 			for _, e := range s.Events("") {
 				if e.Kind == wire.MCPFault || e.Kind == wire.MCPResult {
-					details = append(details, string(e.Kind)+":"+e.Detail)
+					details = append(details, string(e.Kind)+":"+e.Fault)
 				}
 			}
 			if want := []string{"fault:write_failed", "result:write_failed"}; !slices.Equal(details, want) {

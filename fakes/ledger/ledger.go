@@ -61,7 +61,7 @@
 // stdio_malformed_line direct the process). The
 // wrapper, the handlers and the writer ask the faults that fired on a call at
 // each hook and know no kind. A call of a tool no longer offered is recorded
-// as one (wire.MCPCallUnknownTool). Sessions are bounded on request:
+// as one (its wire.MCPCall event says UnknownTool). Sessions are bounded on request:
 // Config.SessionTimeout closes idle ones and Config.MaxSessions refuses an
 // initialize past the cap (Server.Sessions counts both).
 //
@@ -84,7 +84,7 @@
 //     holds its run back, see Fault.Hold), and its probes;
 //   - fakes/ledger/fault.go: its field in Fault and its row (name,
 //     transport, action, probes) in faultKinds;
-//   - internal/wire/mcpfault.go: its MCP fault name (the Detail of the fault
+//   - internal/wire/mcpfault.go: its MCP fault name (the Fault of the fault
 //     events the history stores) and its row in MCPFaultMeanings — whether
 //     the tool ran, whether the fault ends the call, what the client sees,
 //     its words in a report, and its stdio effect. The rules, the run, the

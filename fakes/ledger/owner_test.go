@@ -73,7 +73,7 @@ func TestOwnAddressAttributesEverything(t *testing.T) {
 	methods := map[string]bool{}
 	for _, e := range s.Events(a) {
 		if e.Kind == wire.MCPSession {
-			methods[e.Detail] = true
+			methods[e.Method] = true
 		}
 	}
 	for _, m := range []string{"initialize", "notifications/initialized", "tools/call"} {

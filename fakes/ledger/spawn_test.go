@@ -23,7 +23,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestSpawnIsRecordedOncePerSession: a session whose requests carry
-// StdioSpawnHeader counts one spawn, with the pid as the event's Detail, for
+// StdioSpawnHeader counts one spawn, with the pid as the event's PID, for
 // the run at whose address it arrived (under "" elsewhere), however many
 // calls it makes; one without the header counts none, and /counts' JSON
 // has no spawns then.
@@ -75,7 +75,7 @@ func TestSpawnIsRecordedOncePerSession(t *testing.T) {
 			var pids []string
 			for _, e := range append(s.Events(token), s.Events("")...) {
 				if e.Kind == wire.MCPSpawn {
-					pids = append(pids, e.Detail)
+					pids = append(pids, e.PID)
 				}
 			}
 			var want []string

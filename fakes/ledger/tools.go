@@ -157,7 +157,7 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 		if k.err != nil {
 			return nil, nil, fmt.Errorf("the first call with idempotency_key %q failed: %w", in.IdempotencyKey, k.err)
 		}
-		s.setOutcome(c, wire.MCPResultDedup)
+		s.markDedup(c)
 		s.hold(ctx, c)
 		return textResult("recorded " + k.out.Recorded), k.out, nil
 	}
@@ -246,7 +246,7 @@ func (s *Server) direct(ctx context.Context, req *mcp.CallToolRequest, res *mcp.
 		res.Meta[StdioFaultMeta] = name
 		s.mu.Lock()
 		c.directive, c.effect = name, meaning.Stdio
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Detail: name})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Fault: name})
 		s.mu.Unlock()
 		s.log.Info("ledger fault", "fault", name, "tool", c.tool, "token", c.token, "request_id", c.idText, "pid", c.pid)
 		break
@@ -263,7 +263,7 @@ func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 		s.runLocked(c.token).counts.WriteFailures++
 		s.total.counts.WriteFailures++
 		c.outcome = wire.MCPFaultWriteFailed
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key, Detail: wire.MCPFaultWriteFailed})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key, Fault: wire.MCPFaultWriteFailed})
 		s.mu.Unlock()
 		s.log.Error("ledger write failed", "tool", c.tool, "token", c.token, "err", err)
 		return commitOutput{}, fmt.Errorf("ledger write failed, nothing was recorded: %w", err)
@@ -299,9 +299,17 @@ func (s *Server) seeKeyLocked(token, key string) {
 	s.keyRuns[key]++
 }
 
+// setOutcome records the fault that answers c in its tool's place.
 func (s *Server) setOutcome(c *call, outcome string) {
 	s.mu.Lock()
 	c.outcome = outcome
+	s.mu.Unlock()
+}
+
+// markDedup records that c is answered from an earlier call with its key.
+func (s *Server) markDedup(c *call) {
+	s.mu.Lock()
+	c.dedup = true
 	s.mu.Unlock()
 }
 

@@ -118,13 +118,13 @@ func TestKeyedDedup(t *testing.T) {
 	if diff := cmp.Diff([]string{"first " + tok, "third " + tok}, s.Entries()); diff != "" {
 		t.Errorf("Entries (-want +got):\n%s", diff)
 	}
-	var details []string
+	var dedup []bool
 	for _, e := range s.Events(tok) {
 		if e.Kind == wire.MCPResult {
-			details = append(details, e.Detail)
+			dedup = append(dedup, e.Dedup)
 		}
 	}
-	if diff := cmp.Diff([]string{"", "dedup", ""}, details); diff != "" {
+	if diff := cmp.Diff([]bool{false, true, false}, dedup); diff != "" {
 		t.Errorf("result details (-want +got):\n%s", diff)
 	}
 

@@ -75,10 +75,12 @@ func fileLines(t *testing.T, path string) []string {
 	return strings.Fields(string(b))
 }
 
-// stdioEvent is an event as the tests compare it: kind, tool, detail.
+// stdioEvent is an event as the tests compare it: kind, tool, the fault
+// that fired, answered or made the process exit, and how an exit ended.
 type stdioEvent struct {
-	Kind         wire.MCPKind
-	Tool, Detail string
+	Kind        wire.MCPKind
+	Tool, Fault string
+	End         wire.MCPExitEnd
 }
 
 // stdioEvents returns token's events of the kinds that say what became of a
@@ -91,15 +93,15 @@ func stdioEvents(t *testing.T, l *ledger.Server, token string) []stdioEvent {
 	for _, e := range l.Events(token) {
 		switch e.Kind {
 		case wire.MCPSpawn:
-			pids[e.Detail] = true
+			pids[e.PID] = true
 			out = append(out, stdioEvent{Kind: e.Kind})
 		case wire.MCPExit:
 			if !pids[e.PID] {
 				t.Errorf("exit event %+v names pid %q, which no spawn announced", e, e.PID)
 			}
-			out = append(out, stdioEvent{e.Kind, e.Tool, e.Detail})
+			out = append(out, stdioEvent{e.Kind, e.Tool, e.Fault, e.End})
 		case wire.MCPCall, wire.MCPWrite, wire.MCPResult, wire.MCPFault:
-			out = append(out, stdioEvent{e.Kind, e.Tool, e.Detail})
+			out = append(out, stdioEvent{Kind: e.Kind, Tool: e.Tool, Fault: e.Fault})
 		}
 	}
 	return out
@@ -128,9 +130,9 @@ func TestStdioFaultsSpawned(t *testing.T) {
 			wantWrites:  0,
 			wantExit:    FaultExitCode,
 			wantEvents: []stdioEvent{
-				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, ""},
-				{wire.MCPFault, cw, wire.MCPFaultStdioExitBeforeExecute},
-				{wire.MCPExit, cw, wire.MCPFaultStdioExitBeforeExecute},
+				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, "", ""},
+				{wire.MCPFault, cw, wire.MCPFaultStdioExitBeforeExecute, ""},
+				{wire.MCPExit, cw, wire.MCPFaultStdioExitBeforeExecute, wire.MCPExitFault},
 			},
 		},
 		{
@@ -140,9 +142,9 @@ func TestStdioFaultsSpawned(t *testing.T) {
 			wantWrites:  1,
 			wantExit:    FaultExitCode,
 			wantEvents: []stdioEvent{
-				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, ""}, {wire.MCPWrite, cw, ""},
-				{wire.MCPFault, cw, wire.MCPFaultStdioExitAfterExecute},
-				{wire.MCPExit, cw, wire.MCPFaultStdioExitAfterExecute},
+				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, "", ""}, {wire.MCPWrite, cw, "", ""},
+				{wire.MCPFault, cw, wire.MCPFaultStdioExitAfterExecute, ""},
+				{wire.MCPExit, cw, wire.MCPFaultStdioExitAfterExecute, wire.MCPExitFault},
 			},
 		},
 		{
@@ -151,10 +153,10 @@ func TestStdioFaultsSpawned(t *testing.T) {
 			wantWrites: 1,
 			wantExit:   FaultExitCode,
 			wantEvents: []stdioEvent{
-				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, ""}, {wire.MCPWrite, cw, ""},
-				{wire.MCPFault, cw, wire.MCPFaultStdioExitAfterAnswer},
-				{wire.MCPResult, cw, ""},
-				{wire.MCPExit, cw, wire.MCPFaultStdioExitAfterAnswer},
+				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, "", ""}, {wire.MCPWrite, cw, "", ""},
+				{wire.MCPFault, cw, wire.MCPFaultStdioExitAfterAnswer, ""},
+				{wire.MCPResult, cw, "", ""},
+				{wire.MCPExit, cw, wire.MCPFaultStdioExitAfterAnswer, wire.MCPExitFault},
 			},
 		},
 		{
@@ -165,9 +167,9 @@ func TestStdioFaultsSpawned(t *testing.T) {
 			wantWrites:  1,
 			wantExit:    0, // its stdin closed: a clean end
 			wantEvents: []stdioEvent{
-				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, ""}, {wire.MCPWrite, cw, ""},
-				{wire.MCPFault, cw, wire.MCPFaultStdioHang},
-				{wire.MCPExit, cw, wire.MCPExitStdinClosed}, // with the held call unanswered
+				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, "", ""}, {wire.MCPWrite, cw, "", ""},
+				{wire.MCPFault, cw, wire.MCPFaultStdioHang, ""},
+				{wire.MCPExit, cw, "", wire.MCPExitStdinClosed}, // with the held call unanswered
 			},
 		},
 		{
@@ -177,10 +179,10 @@ func TestStdioFaultsSpawned(t *testing.T) {
 			wantWrites:  1,
 			wantExit:    0,
 			wantEvents: []stdioEvent{
-				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, ""}, {wire.MCPWrite, cw, ""},
-				{wire.MCPFault, cw, wire.MCPFaultStdioMalformedLine},
-				{wire.MCPResult, cw, ""},
-				{wire.MCPExit, "", wire.MCPExitStdinClosed},
+				{Kind: wire.MCPSpawn}, {wire.MCPCall, cw, "", ""}, {wire.MCPWrite, cw, "", ""},
+				{wire.MCPFault, cw, wire.MCPFaultStdioMalformedLine, ""},
+				{wire.MCPResult, cw, "", ""},
+				{wire.MCPExit, "", "", wire.MCPExitStdinClosed},
 			},
 		},
 	} {
@@ -294,12 +296,12 @@ func TestStdioCrashLoop(t *testing.T) {
 	var exits []string
 	for _, e := range l.Events(token) {
 		if e.Kind == wire.MCPExit {
-			exits = append(exits, e.Detail)
+			exits = append(exits, string(e.End)+" "+e.Fault)
 		}
 	}
-	want := []string{wire.MCPFaultStdioExitAtStart, wire.MCPFaultStdioExitAtStart, wire.MCPExitStdinClosed}
+	want := []string{"fault " + wire.MCPFaultStdioExitAtStart, "fault " + wire.MCPFaultStdioExitAtStart, string(wire.MCPExitStdinClosed) + " "}
 	if diff := cmp.Diff(want, exits); diff != "" {
-		t.Errorf("exit events' details (-want +got):\n%s", diff)
+		t.Errorf("exit events' ends (-want +got):\n%s", diff)
 	}
 	if r := l.FaultReports(token); len(r) != 1 || r[0].Matched != 3 || r[0].Fired != 2 {
 		t.Errorf("fault reports = %+v, want 3 matched, 2 fired", r)
@@ -354,7 +356,7 @@ func TestStdioExitInjected(t *testing.T) {
 	}
 	// The dead process said no goodbye: its end is the fault's, once.
 	for _, e := range l.Events(token) {
-		if e.Kind == wire.MCPExit && (e.Detail != wire.MCPFaultStdioExitAfterExecute || e.PID != "77") {
+		if e.Kind == wire.MCPExit && (e.End != wire.MCPExitFault || e.Fault != wire.MCPFaultStdioExitAfterExecute || e.PID != "77") {
 			t.Errorf("exit event %+v, want the fault's with pid 77", e)
 		}
 	}
@@ -387,7 +389,7 @@ func TestStdioKilled(t *testing.T) {
 			exits = append(exits, e)
 		}
 	}
-	if diff := cmp.Diff([]stdioEvent{{Kind: wire.MCPExit, Detail: wire.MCPExitGone}}, exits); diff != "" {
+	if diff := cmp.Diff([]stdioEvent{{Kind: wire.MCPExit, End: wire.MCPExitGone}}, exits); diff != "" {
 		t.Errorf("exit events (-want +got):\n%s", diff)
 	}
 }

@@ -66,8 +66,8 @@ type Options struct {
 	// ledger that answers slowly on a busy machine is waited for as long as
 	// it answers; 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
-	// PID is the process id announced to the ledger (the spawn's Detail);
-	// 0 means this process's.
+	// PID is the process id announced to the ledger (the PID of its spawn
+	// and exit events); 0 means this process's.
 	PID int
 
 	// In and Out carry the MCP messages (stdin and stdout); In ending ends
@@ -363,7 +363,7 @@ func hopMeta(m mcp.Meta) mcp.Meta {
 type spawnAnnouncer struct {
 	pid   string
 	next  http.RoundTripper
-	end   atomic.Pointer[string]
+	end   atomic.Pointer[wire.MCPExitEnd]
 	start startFault
 	dead  atomic.Bool // a stdio fault made the process exit: nothing more is sent
 	// answered, while set, is called on each answer of the ledger's: it
@@ -378,7 +378,7 @@ func (a *spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(ledger.StdioSpawnHeader, a.pid)
 	if end := a.end.Load(); end != nil && r.Method == http.MethodDelete {
-		r.Header.Set(ledger.StdioEndHeader, *end)
+		r.Header.Set(ledger.StdioEndHeader, string(*end))
 	}
 	resp, err := a.next.RoundTrip(r)
 	if answered := a.answered.Load(); answered != nil && err == nil {

@@ -152,7 +152,7 @@ func TestLedgerStdioForwardsToTheRunsLedger(t *testing.T) {
 	var spawns []string
 	for _, e := range l.Events(token) {
 		if e.Kind == wire.MCPSpawn {
-			spawns = append(spawns, e.Detail)
+			spawns = append(spawns, e.PID)
 		}
 	}
 	if diff := cmp.Diff([]string{"4242"}, spawns); diff != "" {

@@ -12,59 +12,68 @@ type MCPKind string
 
 // MCP event kinds.
 const (
-	// MCPCall is a tools/call the ledger received; Detail is
-	// MCPCallUnknownTool for a tool it did not offer.
+	// MCPCall is a tools/call the ledger received; UnknownTool marks one of
+	// a tool it did not offer.
 	MCPCall MCPKind = "call"
 	// MCPWrite is a ledger line written and synced.
 	MCPWrite MCPKind = "write"
-	// MCPResult is a call answered; Detail may say MCPResultDedup or
-	// MCPFaultIsError.
+	// MCPResult is a call answered; Dedup marks one answered from an earlier
+	// call with the same key, Fault names the fault or failure that answered
+	// it in the tool's place (MCPFaultIsError, MCPFaultWriteFailed, …), and
+	// Status is the answer's HTTP status when it was an error.
 	MCPResult MCPKind = "result"
-	// MCPFault is a fault that fired; Detail names it (the MCPFault…
-	// names).
+	// MCPFault is a fault that fired; Fault names it (the MCPFault…
+	// names), PID is the ledger-stdio process it was directed at, if any.
 	MCPFault MCPKind = "fault"
-	// MCPCancelled is a call the client gave up before its answer; Detail
+	// MCPCancelled is a call the client gave up before its answer; Cause
 	// says how.
 	MCPCancelled MCPKind = "cancelled"
 	// MCPSession is any other JSON-RPC message at the run's own address
-	// (initialize, tools/list, notifications); Detail is its method.
+	// (initialize, tools/list, notifications, the GET and DELETE of a
+	// session); Method is its method.
 	MCPSession MCPKind = "session"
 	// MCPSessionRefused is a session step (initialize, tools/list) that a
 	// fail_before_execute fault with that method refused before the server
-	// handled it; Detail is its method. It stands instead of the step's
+	// handled it; Method is its method. It stands instead of the step's
 	// MCPSession, and is recorded for the run the step arrived for, or
 	// under "" (then only global faults apply).
 	MCPSessionRefused MCPKind = "session_refused"
 	// MCPToolsChanged is a change of the server's tool list that a
-	// change_tools fault made: Tool is the tool, Detail MCPToolRemoved or
+	// change_tools fault made: Tool is the tool, Change MCPToolRemoved or
 	// MCPToolAdded (a rename is the old name removed and the new one
 	// added); the server sent its sessions notifications/tools/list_changed.
 	MCPToolsChanged MCPKind = "tools_changed"
 	// MCPSpawn is a ledger-stdio process (replaycheck ledger-stdio, the
 	// stdio server a client spawns) opening its session with the ledger:
-	// one per process the client started. Detail is its process id.
+	// one per process the client started. PID is its process id.
 	MCPSpawn MCPKind = "spawn"
-	// MCPExit is a ledger-stdio process ending: PID is its process id, Tool
-	// and RequestID the call it had in flight when there was one, and
-	// Detail says how: the MCPFaultStdio… name of the fault that made it
-	// exit, MCPExitStdinClosed or MCPExitStopped (a clean end: it closed its
-	// session with the ledger), or MCPExitGone (it went away without closing
-	// its session: killed or crashed). One per process at most.
+	// MCPExit is a ledger-stdio process ending: PID is its process id (as on
+	// its MCPSpawn), Tool and RequestID the call it had in flight when there
+	// was one, and End says how (with Fault naming the MCPFaultStdio… fault
+	// when one made it exit). One per process at most.
 	MCPExit MCPKind = "exit"
 )
 
-// The Detail of an MCPExit event that no fault caused.
+// MCPExitEnd is how a ledger-stdio process ended: the End of its MCPExit
+// event. It is written in JSON as its name.
+type MCPExitEnd string
+
+// How a ledger-stdio process ended.
 const (
 	// MCPExitStdinClosed: the client closed the process's stdin and the
 	// process closed its ledger session and exited 0: a clean end.
-	MCPExitStdinClosed = "stdin_closed"
+	MCPExitStdinClosed MCPExitEnd = "stdin_closed"
 	// MCPExitStopped: the process was stopped (a signal, or it failed) and
 	// closed its ledger session as it ended.
-	MCPExitStopped = "stopped"
+	MCPExitStopped MCPExitEnd = "stopped"
 	// MCPExitGone: the process's connections to the ledger closed while its
 	// session was open (its standalone stream ended without a DELETE): it
 	// was killed or crashed.
-	MCPExitGone = "gone"
+	MCPExitGone MCPExitEnd = "gone"
+	// MCPExitFault: a stdio fault the ledger directed at the process made it
+	// exit; the event's Fault names it (MCPFaultStdio…), and its row in
+	// MCPFaultMeanings says when it exited.
+	MCPExitFault MCPExitEnd = "fault"
 )
 
 // MCPTransport is how a client reaches the MCP server: over Streamable HTTP,
@@ -79,20 +88,15 @@ const (
 	MCPTransportStdio MCPTransport = "stdio"
 )
 
-// The Detail of an MCPToolsChanged event.
+// MCPToolChange is what a change_tools fault did to one tool: the Change of
+// an MCPToolsChanged event. It is written in JSON as its name.
+type MCPToolChange string
+
+// The changes of a tool list.
 const (
-	MCPToolRemoved = "removed"
-	MCPToolAdded   = "added"
+	MCPToolRemoved MCPToolChange = "removed"
+	MCPToolAdded   MCPToolChange = "added"
 )
-
-// MCPCallUnknownTool is the Detail of an MCPCall for a tool the server did
-// not offer when the call arrived: it got the MCP unknown-tool error and ran
-// nothing.
-const MCPCallUnknownTool = "unknown_tool"
-
-// MCPResultDedup is the Detail of an MCPResult event answered from an
-// earlier call with the same idempotency key.
-const MCPResultDedup = "dedup"
 
 // MCPEvent is one thing the ledger MCP server saw or did: the record the
 // ledger keeps, the control API's timeline shows and a run's history
@@ -118,16 +122,40 @@ type MCPEvent struct {
 	// them (canonical JSON without the idempotency key): what tells two
 	// calls of one tool apart. "" in a history that predates them.
 	Args string `json:"args,omitempty"`
-	// PID is the process id a ledger-stdio process announced, on its
-	// MCPExit events (its MCPSpawn carries it in Detail).
+	// PID is the process id a ledger-stdio process announced: on its
+	// MCPSpawn and its MCPExit, and on an MCPFault the ledger directed at it.
 	PID string `json:"pid,omitempty"`
-	// Detail says more: the fault's name, "is_error", "dedup", the cancel
-	// cause, the session step's method (see the kinds).
-	Detail string `json:"detail,omitempty"`
+	// Fault is an MCP fault name (the MCPFault… names; MCPFaultMeaningOf says
+	// what it means): on an MCPFault the fault that fired, on an MCPResult the
+	// fault or failure that answered the call in the tool's place, on an
+	// MCPExit whose End is MCPExitFault the fault that made the process exit.
+	// It is a plain string, as the fault names are the ledger's YAML names
+	// and header values, and a newer history's name reads back as itself.
+	Fault string `json:"fault,omitempty"`
+	// Method is the method of an MCPSession or MCPSessionRefused step: a
+	// JSON-RPC method, or GET or DELETE for a session's stream.
+	Method string `json:"method,omitempty"`
+	// End is how the process of an MCPExit ended.
+	End MCPExitEnd `json:"end,omitempty"`
+	// Change is what an MCPToolsChanged did to Tool.
+	Change MCPToolChange `json:"change,omitempty"`
+	// Cause is why the client of an MCPCancelled call gave up, as the ledger
+	// saw it: "notifications/cancelled", "stream closed" (its POST's
+	// connection closed) or "context cancelled".
+	Cause string `json:"cause,omitempty"`
+	// UnknownTool marks an MCPCall of a tool the server did not offer when
+	// the call arrived: it got the MCP unknown-tool error and ran nothing.
+	UnknownTool bool `json:"unknown_tool,omitempty"`
+	// Dedup marks an MCPResult answered from an earlier call with the same
+	// idempotency key: the tool did not run again.
+	Dedup bool `json:"dedup,omitempty"`
+	// Status is the HTTP status an MCPResult's answer went out with when it
+	// was an error (400 or more); 0 otherwise.
+	Status int `json:"status,omitempty"`
 }
 
 // IsFault reports whether e is the firing of the MCP fault called name.
-func (e MCPEvent) IsFault(name string) bool { return e.Kind == MCPFault && e.Detail == name }
+func (e MCPEvent) IsFault(name string) bool { return e.Kind == MCPFault && e.Fault == name }
 
 // IsExit reports whether e is a ledger-stdio process ending, and whether it
 // died with a call in flight (Tool is set): its client got no answer to that
@@ -136,10 +164,10 @@ func (e MCPEvent) IsExit() (exit, inFlight bool) {
 	if e.Kind != MCPExit {
 		return false, false
 	}
-	m, _ := MCPFaultMeaningOf(e.Detail)
+	m, _ := MCPFaultMeaningOf(e.Fault)
 	return true, e.Tool != "" && m.Stdio != StdioExitAfterAnswer
 }
 
 // IsDedup reports whether e is a result answered from an earlier call with
 // the same idempotency key.
-func (e MCPEvent) IsDedup() bool { return e.Kind == MCPResult && e.Detail == MCPResultDedup }
+func (e MCPEvent) IsDedup() bool { return e.Kind == MCPResult && e.Dedup }

@@ -1,20 +1,20 @@
 package wire
 
 // What an MCP fault means lives here, in one table (MCPFaultMeanings): for
-// each MCP fault name — the Detail of an MCPFault event — whether the tool
+// each MCP fault name — the Fault of an MCPFault event — whether the tool
 // ran, whether the fault's event ends the call, what the client sees, the
 // words a report uses and what a ledger-stdio process does. The ledger, the
 // ledger-stdio process, the run, the rules and the reports read the table;
 // none of them names a fault to decide what it means.
 
-// MCP fault names: the Detail of an MCPFault event, naming the fault that
+// MCP fault names: the Fault of an MCPFault event, naming the fault that
 // fired (see MCPEvent.IsFault). Each armed one is also its YAML name.
 const (
 	MCPFaultDelay             = "delay"
 	MCPFaultDropAfterExecute  = "drop_after_execute"
 	MCPFaultFailBeforeExecute = "fail_before_execute"
 	// MCPFaultIsError answered the call with an isError result; it is
-	// also the Detail of that MCPResult.
+	// also the Fault of that MCPResult.
 	MCPFaultIsError     = "is_error"
 	MCPFaultChangeTools = "change_tools"
 	// MCPFaultExpireSession forgot the call's session before it ran (404).
@@ -47,7 +47,7 @@ const (
 	// that is not JSON-RPC on stdout after the call ran, before its answer.
 	MCPFaultStdioMalformedLine = "stdio_malformed_line"
 	// MCPFaultWriteFailed is the ledger's own failure to persist a write,
-	// not an armed fault: the Detail of the MCPFault event and of the
+	// not an armed fault: the Fault of the MCPFault event and of the
 	// MCPResult of that call, counted in MCPCounts.WriteFailures.
 	MCPFaultWriteFailed = "write_failed"
 	// MCPFaultForwardUnknown is a forwarding ledger's call whose answer
@@ -162,7 +162,7 @@ func (e StdioEffect) Exits() bool {
 
 // MCPFaultMeaning is what one MCP fault means: one row of MCPFaultMeanings.
 type MCPFaultMeaning struct {
-	// Name is the fault's name, the Detail of its MCPFault event.
+	// Name is the fault's name, the Fault of its MCPFault event.
 	Name string
 	// Source says what records it: an armed kind, the ledger, a forwarder.
 	Source MCPFaultSource
@@ -225,5 +225,5 @@ func (e MCPEvent) FaultMeaning() (MCPFaultMeaning, bool) {
 	if e.Kind != MCPFault {
 		return MCPFaultMeaning{}, false
 	}
-	return MCPFaultMeaningOf(e.Detail)
+	return MCPFaultMeaningOf(e.Fault)
 }

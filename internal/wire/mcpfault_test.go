@@ -44,9 +44,19 @@ func TestStdioEffect(t *testing.T) {
 }
 
 func TestIsExitAfterAnswer(t *testing.T) {
-	for name, wantInFlight := range map[string]bool{MCPFaultStdioExitAfterAnswer: false, MCPFaultStdioExitAfterExecute: true, MCPExitGone: true} {
-		if exit, inFlight := (MCPEvent{Kind: MCPExit, Tool: "commit_write", Detail: name}).IsExit(); !exit || inFlight != wantInFlight {
-			t.Errorf("exit by %s: IsExit = %v, %v; want true, %v", name, exit, inFlight, wantInFlight)
+	for _, tt := range []struct {
+		end          MCPExitEnd
+		fault        string
+		wantInFlight bool
+	}{
+		{MCPExitFault, MCPFaultStdioExitAfterAnswer, false},
+		{MCPExitFault, MCPFaultStdioExitAfterExecute, true},
+		{MCPExitGone, "", true},
+		{MCPExitStdinClosed, "", true},
+	} {
+		e := MCPEvent{Kind: MCPExit, Tool: "commit_write", End: tt.end, Fault: tt.fault}
+		if exit, inFlight := e.IsExit(); !exit || inFlight != tt.wantInFlight {
+			t.Errorf("exit %s %s: IsExit = %v, %v; want true, %v", tt.end, tt.fault, exit, inFlight, tt.wantInFlight)
 		}
 	}
 }

@@ -76,12 +76,12 @@ func TestSetCalls(t *testing.T) {
 
 func TestMCPEventJSON(t *testing.T) {
 	e := MCPEvent{Time: time.Unix(1700000000, 0), Token: "rc1zn8c3ywjk", At: duration.Duration(2 * time.Second),
-		Kind: MCPFault, Tool: "commit_write", RequestID: "3", Detail: MCPFaultDropAfterExecute}
+		Kind: MCPFault, Tool: "commit_write", RequestID: "3", Fault: MCPFaultDropAfterExecute}
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"at":"2s","kind":"fault","tool":"commit_write","request_id":"3","detail":"drop_after_execute"}`
+	want := `{"at":"2s","kind":"fault","tool":"commit_write","request_id":"3","fault":"drop_after_execute"}`
 	if string(b) != want {
 		t.Errorf("JSON (-want +got):\n-%s\n+%s", want, b)
 	}
@@ -89,7 +89,7 @@ func TestMCPEventJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || !back.IsFault(MCPFaultDropAfterExecute) || back.IsFault(MCPFaultDelay) || back.IsDedup() {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}
-	if !(MCPEvent{Kind: MCPResult, Detail: MCPResultDedup}).IsDedup() {
+	if !(MCPEvent{Kind: MCPResult, Dedup: true}).IsDedup() {
 		t.Error("a dedup result is not IsDedup")
 	}
 }

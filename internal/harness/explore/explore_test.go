@@ -32,11 +32,11 @@ func TestMap(t *testing.T) {
 			{Kind: "follow_up", Endpoint: "chat", Stream: true, Events: 3, ContentEvents: 1},
 		},
 		MCP: []wire.MCPEvent{
-			{Kind: wire.MCPSession, Detail: "server/discover"}, {Kind: wire.MCPSession, Detail: "initialize"},
-			{Kind: wire.MCPSession, Detail: "GET"}, {Kind: wire.MCPSession, Detail: "notifications/initialized"},
-			{Kind: wire.MCPSession, Detail: "tools/list"},
+			{Kind: wire.MCPSession, Method: "server/discover"}, {Kind: wire.MCPSession, Method: "initialize"},
+			{Kind: wire.MCPSession, Method: "GET"}, {Kind: wire.MCPSession, Method: "notifications/initialized"},
+			{Kind: wire.MCPSession, Method: "tools/list"},
 			{Kind: wire.MCPCall, Tool: "commit_write"}, {Kind: wire.MCPWrite, Tool: "commit_write"},
-			{Kind: wire.MCPSessionRefused, Detail: "tools/list"}, {Kind: wire.MCPSession, Detail: "tools/list"},
+			{Kind: wire.MCPSessionRefused, Method: "tools/list"}, {Kind: wire.MCPSession, Method: "tools/list"},
 		},
 	}
 	var got []string

@@ -117,9 +117,9 @@ func Map(h *history.History) []Point {
 	}
 	steps := map[string]int{}
 	for _, e := range h.MCP {
-		if (e.Kind == wire.MCPSession || e.Kind == wire.MCPSessionRefused) && slices.Contains(ledger.SessionMethods(), e.Detail) {
-			steps[e.Detail]++
-			out = append(out, Point{Side: SideMCP, Method: e.Detail, Nth: steps[e.Detail]})
+		if (e.Kind == wire.MCPSession || e.Kind == wire.MCPSessionRefused) && slices.Contains(ledger.SessionMethods(), e.Method) {
+			steps[e.Method]++
+			out = append(out, Point{Side: SideMCP, Method: e.Method, Nth: steps[e.Method]})
 		}
 	}
 	calls := map[string]int{}

@@ -22,8 +22,8 @@ func TestPlanFitsTheTransport(t *testing.T) {
 	tg := parseTarget(t, "builtin:guarded")
 	httpBase, stdioBase := bases(t, tg, "chat stream tool call"), bases(t, tg, "chat tool call over stdio")
 	h := &history.History{MCP: []wire.MCPEvent{
-		{Kind: wire.MCPSession, Detail: ledger.MethodInitialize},
-		{Kind: wire.MCPSession, Detail: ledger.MethodToolsList},
+		{Kind: wire.MCPSession, Method: ledger.MethodInitialize},
+		{Kind: wire.MCPSession, Method: ledger.MethodToolsList},
 		{Kind: wire.MCPCall, Tool: "commit_write"},
 	}}
 	stdioKinds := []string{"stdio-crash-loop", "stdio-exit-before", "stdio-exit-after", "stdio-exit-after-answer", "stdio-hang", "stdio-malformed"}

@@ -322,7 +322,7 @@ type MCPExpect struct {
 	// count for all tools, or a map from tool name to count.
 	Calls *CallCount `yaml:"calls,omitempty" json:"calls,omitempty" jsonschema_description:"tools/call requests received: a count (a number or {min, max}), or a map from tool name to count"`
 	// UnknownToolCalls is the number of tools/call requests of a tool the
-	// server did not offer when they arrived (MCPCallUnknownTool).
+	// server did not offer when they arrived (MCPEvent.UnknownTool).
 	UnknownToolCalls *Count `yaml:"unknown_tool_calls,omitempty" json:"unknown_tool_calls,omitempty" jsonschema_description:"tools/call requests of a tool the server did not offer when they arrived (a removed or renamed tool, or one it never had): the MCP unknown-tool error answered them and nothing ran"`
 	// Spawns is the number of stdio server processes (replaycheck
 	// ledger-stdio) that opened a session with the run's ledger

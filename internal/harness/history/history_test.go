@@ -59,7 +59,7 @@ func TestHistoryQueries(t *testing.T) {
 		Upstream: []wire.UpstreamRequest{{Kind: "initial"}, {Kind: "follow_up"}, {Kind: "initial"}},
 		MCP: []wire.MCPEvent{
 			{Kind: wire.MCPCall, Tool: "commit_write_keyed"}, {Kind: wire.MCPWrite, Tool: "commit_write_keyed", Key: "k1"},
-			{Kind: wire.MCPCall, Tool: "commit_write_keyed"}, {Kind: wire.MCPResult, Tool: "commit_write_keyed", Detail: "dedup"},
+			{Kind: wire.MCPCall, Tool: "commit_write_keyed"}, {Kind: wire.MCPResult, Tool: "commit_write_keyed", Dedup: true},
 			{Kind: wire.MCPCall, Tool: "commit_write"}, {Kind: wire.MCPWrite, Tool: "commit_write"}, {Kind: wire.MCPWrite, Tool: "commit_write_keyed", Key: "k2"},
 		},
 	}

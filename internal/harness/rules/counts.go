@@ -86,7 +86,7 @@ func counts(h *history.History) (out []Verdict, short map[string]bool) {
 	if e.MCP != nil {
 		unknownTool := 0
 		for _, c := range h.Calls("") {
-			if c.Detail == wire.MCPCallUnknownTool {
+			if c.UnknownTool {
 				unknownTool++
 			}
 		}

@@ -118,7 +118,7 @@ func TestCountBounds(t *testing.T) {
 func TestUnknownToolCallsCount(t *testing.T) {
 	h := seedHistory(func(h *history.History) {
 		renamedInFirst(h)
-		h.MCP = append(h.MCP, mcp(203, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool), mcp(204, wire.MCPCall, "record_entry", ""))
+		h.MCP = append(h.MCP, mcp(203, wire.MCPCall, "commit_write", "unknown_tool"), mcp(204, wire.MCPCall, "record_entry", ""))
 		h.Expect = history.Expect{Counts: history.Counts{MCP: &history.MCPExpect{UnknownToolCalls: atMost(0)}}}
 	})
 	var got []string

@@ -170,9 +170,9 @@ func mcpActivity(h *history.History) string {
 	for _, e := range h.MCP {
 		switch e.Kind {
 		case wire.MCPSession:
-			methods = appendNew(methods, e.Detail)
+			methods = appendNew(methods, e.Method)
 		case wire.MCPSessionRefused:
-			methods = appendNew(methods, e.Detail+" refused")
+			methods = appendNew(methods, e.Method+" refused")
 		}
 	}
 	session := ""

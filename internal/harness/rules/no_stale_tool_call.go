@@ -81,11 +81,11 @@ func noStaleToolCall(h *history.History) Verdict {
 			continue
 		}
 		switch {
-		case e.Kind == wire.MCPSession && e.Detail == "tools/list":
+		case e.Kind == wire.MCPSession && e.Method == "tools/list":
 			lists++
 		case e.Kind == wire.MCPCall && h.ExchangeAt(e.At.D()) > during && (lists > 0 || !relisted):
 			calls++
-			if e.Detail == wire.MCPCallUnknownTool {
+			if e.UnknownTool {
 				stale++
 				staleTools = appendNew(staleTools, e.Tool)
 			}
@@ -102,13 +102,13 @@ func noStaleToolCall(h *history.History) Verdict {
 		ok := true
 		changes := toolChangesBefore(h, ex)
 		for _, tool := range slices.Sorted(maps.Keys(changes)) {
-			detail := changes[tool]
+			change := changes[tool]
 			offered := slices.ContainsFunc(u.Offered, func(name string) bool { return toolname.Names(name, tool) })
 			switch {
-			case detail == wire.MCPToolRemoved && offered:
+			case change == wire.MCPToolRemoved && offered:
 				ok = false
 				offeredGone = appendNew(offeredGone, tool)
-			case detail == wire.MCPToolAdded && !offered:
+			case change == wire.MCPToolAdded && !offered:
 				ok = false
 				missedAdded = appendNew(missedAdded, tool)
 			}
@@ -148,7 +148,7 @@ func noStaleToolCall(h *history.History) Verdict {
 // and when it sent the first.
 func listedAfter(h *history.History, at history.Duration) (bool, history.Duration) {
 	for _, e := range h.MCP {
-		if e.At >= at && e.Kind == wire.MCPSession && e.Detail == "tools/list" {
+		if e.At >= at && e.Kind == wire.MCPSession && e.Method == "tools/list" {
 			return true, e.At
 		}
 	}
@@ -158,11 +158,11 @@ func listedAfter(h *history.History, at history.Duration) (bool, history.Duratio
 // toolChangesBefore returns the tools the server's list changes of the
 // client exchanges before exchange ex changed, each with its last change
 // (MCPToolRemoved or MCPToolAdded).
-func toolChangesBefore(h *history.History, ex int) map[string]string {
-	out := map[string]string{}
+func toolChangesBefore(h *history.History, ex int) map[string]wire.MCPToolChange {
+	out := map[string]wire.MCPToolChange{}
 	for _, e := range h.MCP {
 		if e.Kind == wire.MCPToolsChanged && h.ExchangeAt(e.At.D()) < ex {
-			out[e.Tool] = e.Detail
+			out[e.Tool] = e.Change
 		}
 	}
 	return out

@@ -30,7 +30,7 @@ func Executed(h *history.History) []int {
 	dedup := deduplicated(h)
 	var out []int
 	for i, e := range h.MCP {
-		if e.Kind != wire.MCPCall || refused[i] || dedup[i] || e.Detail == wire.MCPCallUnknownTool {
+		if e.Kind != wire.MCPCall || refused[i] || dedup[i] || e.UnknownTool {
 			continue
 		}
 		out = append(out, i)

@@ -51,13 +51,38 @@ func up(at int, kind wire.RequestKind, outcome wire.Outcome, status int) wire.Up
 	return wire.UpstreamRequest{At: ms(at), Path: "/v1/chat/completions", Kind: kind, Outcome: outcome, Status: status}
 }
 
-func mcp(at int, kind wire.MCPKind, tool, detail string) wire.MCPEvent {
-	return wire.MCPEvent{At: ms(at), Kind: kind, Tool: tool, Detail: detail, RequestID: "1"}
+// mcp is an MCP event of kind at ms at, of tool (request id 1); says is what
+// the kind's own field holds: the fault of a fault, of a result ("dedup" for
+// a deduplicated one) or of an exit a fault made, a session step's method, a
+// spawn's pid, a tools change, a cancel's cause, "unknown_tool" for a call
+// of a tool not offered.
+func mcp(at int, kind wire.MCPKind, tool, says string) wire.MCPEvent {
+	e := wire.MCPEvent{At: ms(at), Kind: kind, Tool: tool, RequestID: "1"}
+	switch {
+	case says == "":
+	case kind == wire.MCPCall:
+		e.UnknownTool = says == "unknown_tool"
+	case kind == wire.MCPResult && says == "dedup":
+		e.Dedup = true
+	case kind == wire.MCPFault, kind == wire.MCPResult:
+		e.Fault = says
+	case kind == wire.MCPExit:
+		e.End, e.Fault = wire.MCPExitFault, says
+	case kind == wire.MCPSession, kind == wire.MCPSessionRefused:
+		e.Method = says
+	case kind == wire.MCPSpawn:
+		e.PID = says
+	case kind == wire.MCPToolsChanged:
+		e.Change = wire.MCPToolChange(says)
+	case kind == wire.MCPCancelled:
+		e.Cause = says
+	}
+	return e
 }
 
 // mcpID is mcp with the JSON-RPC request id id.
-func mcpID(at int, kind wire.MCPKind, tool, detail, id string) wire.MCPEvent {
-	e := mcp(at, kind, tool, detail)
+func mcpID(at int, kind wire.MCPKind, tool, says, id string) wire.MCPEvent {
+	e := mcp(at, kind, tool, says)
 	e.RequestID = id
 	return e
 }
@@ -107,7 +132,7 @@ func keyedWrite(at int, key string) wire.MCPEvent {
 func renamedInFirst(h *history.History) {
 	h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
 	loop(h, 1, "forwarded", 200)
-	h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "commit_write", wire.MCPToolRemoved), mcp(2, wire.MCPToolsChanged, "record_entry", wire.MCPToolAdded))
+	h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "commit_write", string(wire.MCPToolRemoved)), mcp(2, wire.MCPToolsChanged, "record_entry", string(wire.MCPToolAdded)))
 }
 
 // addedInFirst makes h two client requests (0–100ms, 200–300ms) whose
@@ -115,7 +140,7 @@ func renamedInFirst(h *history.History) {
 func addedInFirst(h *history.History) {
 	h.Requests = append(h.Requests, history.Exchange{Start: ms(200), End: ms(300), Status: 200})
 	loop(h, 1, "forwarded", 200)
-	h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "record_entry", wire.MCPToolAdded))
+	h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "record_entry", string(wire.MCPToolAdded)))
 }
 
 // offering is u offering the tools names.
@@ -332,7 +357,7 @@ func TestRules(t *testing.T) {
 				mcpID(2, wire.MCPCall, "commit_write", "", "2"), mcpID(2, wire.MCPWrite, "commit_write", "", "2"))
 		}), Pass},
 		{"dispatch: a call of an unknown tool did not run", "no-replay-after-dispatch", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool),
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", "unknown_tool"),
 				mcpID(2, wire.MCPCall, "commit_write", "", "2"), mcpID(2, wire.MCPWrite, "commit_write", "", "2"))
 		}), Pass},
 		{"ambiguous: the script's second call is not a re-send", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
@@ -573,27 +598,27 @@ func TestRules(t *testing.T) {
 		{"stale: the later request calls the old name", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(203, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool))
+			h.MCP = append(h.MCP, mcp(203, wire.MCPCall, "commit_write", "unknown_tool"))
 		}), Fail},
 		{"stale: an unknown-tool call in the request of the change is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
-			h.MCP = append(h.MCP, mcp(50, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool))
+			h.MCP = append(h.MCP, mcp(50, wire.MCPCall, "commit_write", "unknown_tool"))
 			h.Upstream = append(h.Upstream, offering(up(201, "initial", "forwarded", 200), "ledger-read_ledger", "ledger-record_entry"))
 		}), Pass},
 		{"stale: a call before the target listed the tools again is not judged", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(202, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool), mcp(203, wire.MCPSession, "", "tools/list"))
+			h.MCP = append(h.MCP, mcp(202, wire.MCPCall, "commit_write", "unknown_tool"), mcp(203, wire.MCPSession, "", "tools/list"))
 			h.Upstream = append(h.Upstream, offering(up(204, "initial", "forwarded", 200), "ledger-record_entry"))
 		}), Pass},
 		{"stale: the old name called after listing again", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)
 			h.Upstream = append(h.Upstream, up(201, "initial", "forwarded", 200))
-			h.MCP = append(h.MCP, mcp(202, wire.MCPSession, "", "tools/list"), mcp(203, wire.MCPCall, "commit_write", wire.MCPCallUnknownTool))
+			h.MCP = append(h.MCP, mcp(202, wire.MCPSession, "", "tools/list"), mcp(203, wire.MCPCall, "commit_write", "unknown_tool"))
 		}), Fail},
 		{"stale: no later request", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
-			h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "commit_write", wire.MCPToolRemoved))
+			h.MCP = append(h.MCP, mcp(2, wire.MCPToolsChanged, "commit_write", string(wire.MCPToolRemoved)))
 		}), Unknown},
 		{"stale: the later request offers the renamed tool's new name, and a tool whose name ends like the old one", "no-stale-tool-call", seedHistory(func(h *history.History) {
 			renamedInFirst(h)

@@ -16,8 +16,11 @@ func TestEnded(t *testing.T) {
 	result := func(id string) wire.MCPEvent {
 		return wire.MCPEvent{Kind: wire.MCPResult, Tool: "commit_write", RequestID: id}
 	}
-	exit := func(id, how string) wire.MCPEvent {
-		return wire.MCPEvent{Kind: wire.MCPExit, Tool: "commit_write", RequestID: id, PID: "7", Detail: how}
+	exit := func(id, fault string) wire.MCPEvent {
+		return wire.MCPEvent{Kind: wire.MCPExit, Tool: "commit_write", RequestID: id, PID: "7", End: wire.MCPExitFault, Fault: fault}
+	}
+	gone := func(id string) wire.MCPEvent {
+		return wire.MCPEvent{Kind: wire.MCPExit, Tool: "commit_write", RequestID: id, PID: "7", End: wire.MCPExitGone}
 	}
 	for _, tt := range []struct {
 		name string
@@ -28,12 +31,12 @@ func TestEnded(t *testing.T) {
 		{"answered", []wire.MCPEvent{call("1"), result("1")}, true},
 		{"open", []wire.MCPEvent{call("1")}, false},
 		{"cancelled", []wire.MCPEvent{call("1"), {Kind: wire.MCPCancelled, RequestID: "1"}}, true},
-		{"refused by a fault", []wire.MCPEvent{call("1"), {Kind: wire.MCPFault, RequestID: "1", Detail: wire.MCPFaultFailBeforeExecute}}, true},
-		{"a fault that does not end it", []wire.MCPEvent{call("1"), {Kind: wire.MCPFault, RequestID: "1", Detail: wire.MCPFaultStdioHang}}, false},
+		{"refused by a fault", []wire.MCPEvent{call("1"), {Kind: wire.MCPFault, RequestID: "1", Fault: wire.MCPFaultFailBeforeExecute}}, true},
+		{"a fault that does not end it", []wire.MCPEvent{call("1"), {Kind: wire.MCPFault, RequestID: "1", Fault: wire.MCPFaultStdioHang}}, false},
 		{"server died before executing", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitBeforeExecute)}, true},
 		{"server died after executing", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitAfterExecute)}, true},
 		{"server died after answering", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitAfterAnswer)}, false},
-		{"answered, then the hung server killed, another call open", []wire.MCPEvent{call("4"), result("4"), exit("4", wire.MCPExitGone), call("5")}, false},
+		{"answered, then the hung server killed, another call open", []wire.MCPEvent{call("4"), result("4"), gone("4"), call("5")}, false},
 		{"the id again on a respawned server", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitBeforeExecute), call("4")}, false},
 		{"the id again, answered", []wire.MCPEvent{call("4"), exit("4", wire.MCPFaultStdioExitBeforeExecute), call("4"), result("4")}, true},
 		{"an end of another call", []wire.MCPEvent{call("1"), result("2")}, false},

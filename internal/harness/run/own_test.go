@@ -106,7 +106,7 @@ timeout: 20s
 			}
 			var session []string
 			for _, e := range h.MCPOf(wire.MCPSession, "") {
-				session = append(session, e.Detail)
+				session = append(session, e.Method)
 			}
 			if !slices.Contains(session, "initialize") || !slices.Contains(session, "tools/list") && !slices.Contains(session, "notifications/initialized") {
 				t.Errorf("session events %q, want the client's initialize and what followed", session)

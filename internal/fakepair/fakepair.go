@@ -43,13 +43,15 @@ func (s Side) noun() string {
 // StartError is why one side of a pair did not start: the fake itself
 // (Addr is "") or its listener (Addr is the address it could not take).
 type StartError struct {
-	Side Side
-	Addr string
-	Err  error
+	Side Side   // the fake that did not start
+	Addr string // the address it could not listen on, or ""
+	Err  error  // the fake's error, or the listener's
 }
 
+// Error says which fake did not start, and why.
 func (e *StartError) Error() string { return "starting the " + e.Side.noun() + ": " + e.Err.Error() }
 
+// Unwrap returns Err.
 func (e *StartError) Unwrap() error { return e.Err }
 
 // Config configures a pair; the zero Config serves default fakes on
@@ -86,9 +88,9 @@ type Pair struct {
 	stopped bool
 }
 
-// New builds both fakes, the model API's first; Serve serves them. A fake
-// that does not start is a *StartError naming its side, and nothing stays
-// open.
+// New builds both fakes, the model API's first; Serve serves them. Its
+// error is always a *StartError naming the fake that did not start, and
+// nothing stays open.
 func New(cfg Config) (*Pair, error) {
 	u, err := upstream.New(cfg.Upstream)
 	if err != nil {

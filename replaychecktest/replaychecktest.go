@@ -22,19 +22,16 @@ package replaychecktest
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
-	"github.com/replaycheck/replaycheck/internal/loopback"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -71,7 +68,7 @@ type Fakes struct {
 	Ledger   *ledger.Server
 
 	name     string
-	servers  []*http.Server
+	pair     *fakepair.Pair
 	started  time.Time
 	script   upstream.Script
 	tools    []string
@@ -108,46 +105,25 @@ func New(opts *Options) (*Fakes, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := ledger.New(ledger.Config{Annotations: opts.Annotations})
+	p, err := fakepair.New(fakepair.Config{Ledger: ledger.Config{Annotations: opts.Annotations}, Owner: token, OwnModel: true})
 	if err != nil {
-		return nil, fmt.Errorf("starting the ledger: %w", err)
-	}
-	u, err := upstream.New(upstream.Config{})
-	if err != nil {
-		l.Close()
-		return nil, fmt.Errorf("starting the model API fake: %w", err)
-	}
-	f := &Fakes{Token: token, Entry: r.Entry, Upstream: u, Ledger: l, name: opts.Name, started: time.Now(), script: r.Script, tools: s.Model.Calls()}
-	if err := u.Arm(token, &f.script, nil); err != nil {
-		l.Close()
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", runtoken.Handler(token, l))
-	for _, h := range []struct {
-		what, path string
-		handler    http.Handler
-		url        *string
-	}{{"model API", "/v1", runtoken.Handler(token, u), &f.ModelURL}, {"MCP server", "/mcp", mux, &f.MCPURL}} {
-		srv, url, err := loopback.Serve("", h.what, h.handler)
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		f.servers = append(f.servers, srv)
-		*h.url = url + h.path
+	f := &Fakes{Token: token, Entry: r.Entry, Upstream: p.Upstream(), Ledger: p.Ledger(), pair: p, name: opts.Name, started: time.Now(), script: r.Script, tools: s.Model.Calls()}
+	if err := f.Upstream.Arm(token, &f.script, nil); err != nil {
+		p.Close()
+		return nil, err
 	}
+	if err := p.Serve(); err != nil {
+		p.Close()
+		return nil, err
+	}
+	f.ModelURL, f.MCPURL = p.UpstreamURL(), p.MCPURL()
 	return f, nil
 }
 
 // Close stops both fakes and their listeners.
-func (f *Fakes) Close() error {
-	var errs []error
-	for _, srv := range f.servers {
-		errs = append(errs, srv.Close())
-	}
-	return errors.Join(append(errs, f.Ledger.Close())...)
-}
+func (f *Fakes) Close() error { return f.pair.Close() }
 
 // ArmModel sets the model API's faults for the run, replacing those armed
 // before (none: no fault). A fault that is not valid is an error naming it,

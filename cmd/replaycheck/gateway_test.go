@@ -13,34 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
 
 	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
-	"github.com/replaycheck/replaycheck/fakes/upstream"
 )
 
 // startFakes runs a ledger and an upstream fake on port-0 listeners.
 func startFakes(t *testing.T) (upstreamURL, mcpURL string, l *ledger.Server) {
 	t.Helper()
-	l, err := ledger.New(ledger.Config{})
+	p, err := fakepair.Start(fakepair.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", l)
-	ls := httptest.NewServer(mux)
-	up, err := upstream.New(upstream.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	us := httptest.NewServer(up)
-	t.Cleanup(func() {
-		us.Close()
-		ls.Close()
-		l.Close()
-	})
-	return us.URL + "/v1", ls.URL + "/mcp", l
+	t.Cleanup(func() { p.Close() })
+	return p.UpstreamURL(), p.MCPURL(), p.Ledger()
 }
 
 // TestRunGatewayServesAndStops starts the command on port 0 against the

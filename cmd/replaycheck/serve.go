@@ -30,6 +30,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/dialect"
+	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/process"
 	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/loopback"
@@ -268,6 +269,7 @@ const (
 
 // servedFakes are the two fakes built from the options.
 type servedFakes struct {
+	pair      *fakepair.Pair // serves upstream and ledger
 	upstream  *upstream.Server
 	ledger    *ledger.Server
 	upFaults  []upstream.Fault
@@ -423,16 +425,6 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		return nil, asUsage(err)
 	}
 	fk.recorder = rec
-	u, err := upstream.New(ucfg)
-	if err != nil {
-		fk.close()
-		return nil, asUsage(fmt.Errorf("upstream: %w", err))
-	}
-	if err := u.Arm("", nil, fk.upFaults); err != nil {
-		fk.close()
-		return nil, asUsage(fmt.Errorf("--upstream-fault: %w", err))
-	}
-	fk.upstream = u
 	fwd, err := opts.forward()
 	if err == nil {
 		fwd, fk.mcpRecorder, err = mcpCassetteFlags(opts, fwd, time.Now())
@@ -441,18 +433,26 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		fk.close()
 		return nil, asUsage(err)
 	}
-	l, err := ledger.New(ledger.Config{Path: opts.LedgerFile, Stateless: opts.Stateless, Logger: slog.New(inner),
-		SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions, Forward: fwd})
-	if err != nil {
+	p, err := fakepair.New(fakepair.Config{UpstreamAddr: opts.UpstreamAddr, MCPAddr: opts.MCPAddr, Upstream: ucfg,
+		Ledger: ledger.Config{Path: opts.LedgerFile, Stateless: opts.Stateless, Logger: slog.New(inner),
+			SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions, Forward: fwd}})
+	if se := (*fakepair.StartError)(nil); errors.As(err, &se) {
 		fk.close()
-		if fwd != nil {
-			return nil, fmt.Errorf("--mcp-relay/--mcp-command: %w", err)
+		switch {
+		case se.Side == fakepair.UpstreamSide:
+			return nil, asUsage(fmt.Errorf("upstream: %w", se.Err))
+		case fwd != nil:
+			return nil, fmt.Errorf("--mcp-relay/--mcp-command: %w", se.Err)
 		}
-		return nil, asUsage(fmt.Errorf("--ledger: %w", err))
+		return nil, asUsage(fmt.Errorf("--ledger: %w", se.Err))
 	}
-	fk.ledger = l
-	fk.runs = &control.RunLimit{Upstream: fk.upstream, Ledger: l, Max: opts.MaxRuns}
-	if err := l.Arm("", fk.mcpFaults); err != nil {
+	fk.pair, fk.upstream, fk.ledger = p, p.Upstream(), p.Ledger()
+	if err := fk.upstream.Arm("", nil, fk.upFaults); err != nil {
+		fk.close()
+		return nil, asUsage(fmt.Errorf("--upstream-fault: %w", err))
+	}
+	fk.runs = &control.RunLimit{Upstream: fk.upstream, Ledger: fk.ledger, Max: opts.MaxRuns}
+	if err := fk.ledger.Arm("", fk.mcpFaults); err != nil {
 		fk.close()
 		return nil, asUsage(fmt.Errorf("--mcp-fault: %w", err))
 	}
@@ -495,11 +495,11 @@ func (opts *serveOptions) forward() (*ledger.Forward, error) {
 	return fwd, nil
 }
 
-// close closes the ledger (syncing its file) and the upstream log.
+// close closes the pair (the ledger syncs its file) and the files.
 func (fk *servedFakes) close() error {
 	var errs []error
-	if fk.ledger != nil {
-		errs = append(errs, fk.ledger.Close())
+	if fk.pair != nil {
+		errs = append(errs, fk.pair.Close())
 	}
 	if fk.log != nil {
 		if err := fk.log.Close(); err != nil {
@@ -534,39 +534,19 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	}
 	defer fk.close()
 
-	upLn, err := listen("upstream", "--upstream-addr", opts.UpstreamAddr)
-	if err != nil {
-		return err
-	}
-	mcpLn, err := listen("ledger", "--mcp-addr", opts.MCPAddr)
-	if err != nil {
-		upLn.Close()
-		return err
-	}
-	// Request contexts derive from base, cancelled at shutdown, so hanging
-	// streams (the MCP sessions' GET streams, delays) end and Shutdown returns.
-	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelBase()
-	baseCtx := func(net.Listener) context.Context { return base }
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", loopback.Guard("MCP server", fk.ledger))
-	upMux := http.NewServeMux()
 	var ctl http.Handler = (&control.API{Upstream: fk.upstream, Ledger: fk.ledger, Key: key, Files: fk.linefiles(), Runs: fk.runs}).Handler()
 	if opts.wrapControl != nil {
 		ctl = opts.wrapControl(ctl)
 	}
-	upMux.Handle(control.Prefix, ctl)
-	upMux.Handle("/", loopback.Guard("model API", fk.upstream))
-	servers := []*http.Server{
-		{Handler: upMux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
-		{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: baseCtx},
+	fk.pair.HandleControl(ctl)
+	if err := fk.pair.Serve(); err != nil {
+		return listenError(err)
 	}
-	served := make(chan error, 2)
-	for i, ln := range []net.Listener{upLn, mcpLn} {
-		go func() { served <- servers[i].Serve(ln) }()
-	}
-	upURL := "http://" + upLn.Addr().String() + "/v1"
-	mcpURL := "http://" + mcpLn.Addr().String() + "/mcp"
+	// The file watch ends at shutdown, with the requests (see
+	// fakepair.Pair.Shutdown).
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	upURL, mcpURL := fk.pair.UpstreamURL(), fk.pair.MCPURL()
 	printServeBanner(opts, upURL, mcpURL, key, fk)
 	watched := watchFiles(base, opts.ErrOut, fk.files())
 	if opts.Ready != nil {
@@ -592,7 +572,7 @@ loop:
 				serveErr = err
 				break loop
 			}
-		case err := <-served:
+		case err := <-fk.pair.Failed():
 			serveErr = fmt.Errorf("serve: %w", err)
 			break loop
 		case <-ctx.Done():
@@ -603,11 +583,8 @@ loop:
 	cancelBase()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	for _, srv := range servers {
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			_ = srv.Close()
-		}
-	}
+	// A shutdown that ctx cuts short closes what is left: not serve's failure.
+	_ = fk.pair.Shutdown(shutdownCtx)
 	exitErr := fk.ledger.ForwardExit()
 	closeErr := fk.close()
 	<-watched
@@ -678,16 +655,23 @@ func checkAddr(addr string) error {
 	return nil
 }
 
-// listen listens on addr for the named fake; a busy port is named in the error.
-func listen(fake, flag, addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("serve: %s address %s is already in use (another serve, or the seed's Python rig?); pick another with %s: %w", fake, addr, flag, err)
-		}
-		return nil, fmt.Errorf("serve: %s: listening on %s (%s): %w", fake, addr, flag, err)
+// listenError says which fake's address Serve could not take (err, a
+// *fakepair.StartError) and the flag that picks another; a busy port is
+// named.
+func listenError(err error) error {
+	var se *fakepair.StartError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("serve: %w", err)
 	}
-	return ln, nil
+	flag := map[fakepair.Side]string{fakepair.UpstreamSide: "--upstream-addr", fakepair.LedgerSide: "--mcp-addr"}[se.Side]
+	cause := se.Err
+	if op := (*net.OpError)(nil); errors.As(cause, &op) {
+		cause = op // the listener's own error, without loopback's words
+	}
+	if errors.Is(cause, syscall.EADDRINUSE) {
+		return fmt.Errorf("serve: %s address %s is already in use (another serve, or the seed's Python rig?); pick another with %s: %w", se.Side, se.Addr, flag, cause)
+	}
+	return fmt.Errorf("serve: %s: listening on %s (%s): %w", se.Side, se.Addr, flag, cause)
 }
 
 func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedFakes) {

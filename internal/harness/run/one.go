@@ -13,6 +13,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
@@ -28,7 +29,7 @@ const settleGrace = time.Second
 // the fakes under a run token of its own, sends the scenario's requests, and
 // collects what the fakes saw. A run that cannot be armed ends with h.Error
 // set.
-func runOne(ctx context.Context, j job, env *fakesEnv, inst target.Instance, opts Options) *history.History {
+func runOne(ctx context.Context, j job, env *fakepair.Pair, inst target.Instance, opts Options) *history.History {
 	s, t := j.s, j.t
 	start := opts.Now()
 	at := func(tm time.Time) history.Duration { return history.Duration(tm.Sub(start)) }
@@ -98,7 +99,7 @@ type armed struct {
 // fake with the model script or a player of its cassette of the run's own,
 // and both fakes with the scenario's faults, and
 // gives a client target addresses of the run's own (see target.Traits).
-func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakesEnv, h *history.History) (*armed, error) {
+func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakepair.Pair, h *history.History) (*armed, error) {
 	token := h.Token
 	r, err := s.Render(token)
 	if err != nil {
@@ -119,22 +120,23 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakes
 		a.output = func() []string { return out.Since(seq) }
 	}
 	if player := s.Model.Player(); player != nil {
-		err = env.upstream.ArmCassette(token, player, r.Faults.Upstream)
+		err = env.Upstream().ArmCassette(token, player, r.Faults.Upstream)
 	} else {
-		err = env.upstream.Arm(token, &r.Script, r.Faults.Upstream)
+		err = env.Upstream().Arm(token, &r.Script, r.Faults.Upstream)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("arming the upstream fake: %w", err)
 	}
-	if err := env.ledger.Arm(token, r.Faults.MCP); err != nil {
+	if err := env.Ledger().Arm(token, r.Faults.MCP); err != nil {
 		return nil, fmt.Errorf("arming the ledger: %w", err)
 	}
 	if t.Traits().Client {
-		f, ln, release, err := env.own(token)
+		o, err := env.Own(token)
 		if err != nil {
 			return nil, err
 		}
-		a.own, a.ownMCP, a.release = &f, ln, release
+		a.own = &target.Fakes{Upstream: o.UpstreamURL(), MCP: o.MCPURL()}
+		a.ownMCP, a.release = o.MCPListener(), func() { o.Close() }
 	}
 	return a, nil
 }
@@ -216,12 +218,12 @@ func activityDeadline(ctx context.Context, timeout time.Duration, last, now func
 
 // lastSeen returns the time of the latest model request and MCP event of
 // token the fakes of env recorded; the zero time when there is none.
-func lastSeen(env *fakesEnv, token string) time.Time {
+func lastSeen(env *fakepair.Pair, token string) time.Time {
 	var t time.Time
-	if rs := env.upstream.Requests(token); len(rs) > 0 {
+	if rs := env.Upstream().Requests(token); len(rs) > 0 {
 		t = rs[len(rs)-1].Time
 	}
-	if es := env.ledger.Events(token); len(es) > 0 && es[len(es)-1].Time.After(t) {
+	if es := env.Ledger().Events(token); len(es) > 0 && es[len(es)-1].Time.After(t) {
 		t = es[len(es)-1].Time
 	}
 	return t
@@ -231,27 +233,27 @@ func lastSeen(env *fakesEnv, token string) time.Time {
 // fakes saw for the run's token, what became of its armed faults, what the
 // target printed meanwhile, and the traffic no run owned that arrived between
 // start and now.
-func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, start time.Time, now func() time.Time, at func(time.Time) history.Duration) {
+func collect(ctx context.Context, h *history.History, env *fakepair.Pair, a *armed, start time.Time, now func() time.Time, at func(time.Time) history.Duration) {
 	token := a.token
 	var own *procnet.Listener
 	switch {
 	case a.ownMCP != nil:
 		own = a.ownMCP
-	case env.owned:
-		own = env.mcpListener
+	case env.Owner() != "":
+		own = env.MCPListener()
 	}
-	settle(ctx, env.ledger, token, own)
+	settle(ctx, env.Ledger(), token, own)
 	end := now()
 	if a.output != nil {
 		h.TargetOutput = a.output()
 	}
 	// The history stores the fakes' records as they are, with their times
 	// as offsets from the run's start.
-	h.Upstream = append(h.Upstream, env.upstream.Requests(token)...)
+	h.Upstream = append(h.Upstream, env.Upstream().Requests(token)...)
 	for i := range h.Upstream {
 		h.Upstream[i].At = at(h.Upstream[i].Time)
 	}
-	h.MCP = append(h.MCP, env.ledger.Events(token)...)
+	h.MCP = append(h.MCP, env.Ledger().Events(token)...)
 	for i := range h.MCP {
 		h.MCP[i].At = at(h.MCP[i].Time)
 	}
@@ -262,14 +264,14 @@ func collect(ctx context.Context, h *history.History, env *fakesEnv, a *armed, s
 			x.Paths = calledPaths(h.Upstream, x.Start, x.End)
 		}
 	}
-	for _, f := range slices.Concat(env.upstream.FaultReports(token), env.ledger.FaultReports(token)) {
+	for _, f := range slices.Concat(env.Upstream().FaultReports(token), env.Ledger().FaultReports(token)) {
 		h.Faults = append(h.Faults, f.OfRun())
 	}
 	h.Unattributed = unattributed(env, start, end)
 	// The history holds what the run needs: the fakes, which a long repeat
 	// shares across all its runs, let go of it.
-	env.upstream.Forget(token)
-	env.ledger.Forget(token)
+	env.Upstream().Forget(token)
+	env.Ledger().Forget(token)
 }
 
 // calledPaths returns the distinct model API paths of the upstream requests
@@ -291,7 +293,7 @@ const maxUnattributedSamples = 5
 // unattributed returns the model requests and tool calls that no run owned
 // (no run token, not at a run's own address) which the fakes saw between
 // start and end, or nil when there were none.
-func unattributed(env *fakesEnv, start, end time.Time) *history.Unattributed {
+func unattributed(env *fakepair.Pair, start, end time.Time) *history.Unattributed {
 	var u history.Unattributed
 	sample := func(s string) {
 		if len(u.Samples) < maxUnattributedSamples {
@@ -299,13 +301,13 @@ func unattributed(env *fakesEnv, start, end time.Time) *history.Unattributed {
 		}
 	}
 	in := func(t time.Time) bool { return !t.Before(start) && !t.After(end) }
-	for _, r := range env.upstream.Requests("") {
+	for _, r := range env.Upstream().Requests("") {
 		if in(r.Time) {
 			u.Upstream++
 			sample("POST " + r.Path + " " + r.CountKey().String())
 		}
 	}
-	for _, e := range env.ledger.Events("") {
+	for _, e := range env.Ledger().Events("") {
 		if e.Kind == wire.MCPCall && in(e.Time) {
 			u.MCP++
 			sample("tools/call " + e.Tool)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
@@ -163,20 +164,20 @@ func TestKeepRunDirs(t *testing.T) {
 // and arrive at the shared addresses are counted for the window they came
 // in, with samples, and for no other window.
 func TestUnattributed(t *testing.T) {
-	env, err := startFakes(nil, time.Now, target.FakeAddrs{}, "", nil)
+	env, err := startFakes(fakepair.Config{}, time.Now, target.FakeAddrs{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { env.Close() })
 	before := time.Now()
 	body := `{"model":"m","messages":[{"role":"user","content":"hello"}]}`
-	resp, err := http.Post(env.urls.Upstream+"/chat/completions", "application/json", strings.NewReader(body))
+	resp, err := http.Post(env.UpstreamURL()+"/chat/completions", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(ctxFor(t), &mcp.StreamableClientTransport{Endpoint: env.urls.MCP}, nil)
+	cs, err := c.Connect(ctxFor(t), &mcp.StreamableClientTransport{Endpoint: env.MCPURL()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

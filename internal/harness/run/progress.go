@@ -56,13 +56,13 @@ func (opts Options) event(e Event) {
 	}
 }
 
-// startTarget starts an instance of j's target on env's fakes with knobs,
+// startTarget starts an instance of j's target on fakes with knobs,
 // reporting the start and its end as events; name, the scenario's, is "" for an instance
 // shared by many scenarios.
-func startTarget(ctx context.Context, opts Options, t target.Target, name string, env *fakesEnv, knobs *scenario.Gateway) (target.Instance, error) {
+func startTarget(ctx context.Context, opts Options, t target.Target, name string, fakes target.Fakes, knobs *scenario.Gateway) (target.Instance, error) {
 	begin := opts.Now()
 	opts.event(Event{Kind: EventTargetStarting, Target: t.Name(), Scenario: name, At: begin})
-	inst, err := t.Start(ctx, env.urls, knobs)
+	inst, err := t.Start(ctx, fakes, knobs)
 	end := opts.Now()
 	if err != nil {
 		opts.event(Event{Kind: EventTargetFailed, Target: t.Name(), Scenario: name, At: end, Elapsed: end.Sub(begin), Err: err})

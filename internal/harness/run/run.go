@@ -20,6 +20,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
@@ -261,7 +262,7 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 			shared = append(shared, p)
 		}
 	}
-	do := func(env *fakesEnv, instances map[target.Target]target.Instance) func(j job) (*history.History, error) {
+	do := func(env *fakepair.Pair, instances map[target.Target]target.Instance) func(j job) (*history.History, error) {
 		return func(j job) (*history.History, error) {
 			if r.isolated(j.s, j.t) {
 				return runIsolated(ctx, j, r.opts, addrs)
@@ -278,18 +279,18 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 	if serial {
 		first = shared
 	}
-	var env *fakesEnv
+	var env *fakepair.Pair
 	instances := map[target.Target]target.Instance{}
 	if len(shared) > 0 {
 		var err error
-		if env, err = startFakes(nil, r.opts.Now, addrs, "", nil); err != nil {
+		if env, err = startFakes(fakepair.Config{}, r.opts.Now, addrs); err != nil {
 			return err
 		}
 		for _, p := range shared {
 			if _, ok := instances[p.t]; ok {
 				continue
 			}
-			inst, err := startTarget(ctx, r.opts, p.t, "", env, nil)
+			inst, err := startTarget(ctx, r.opts, p.t, "", fakesOf(env), nil)
 			if err != nil {
 				env.Close()
 				closeAll(instances)
@@ -527,7 +528,7 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 		return h, nil
 	}
 	s = j.s
-	env, err := startFakes(s.Annotations, opts.Now, addrs, token, fwd)
+	env, err := startFakes(fakepair.Config{Ledger: ledger.Config{Annotations: s.Annotations, Forward: fwd}, Owner: token}, opts.Now, addrs)
 	if err != nil {
 		if fwd == nil || ctx.Err() != nil {
 			return nil, err
@@ -540,8 +541,9 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 		h.Duration = history.Duration(opts.Now().Sub(begin))
 		return h, nil
 	}
-	env.urls.MCPTransport = s.MCPTransport()
-	inst, err := startTarget(ctx, opts, t, s.Name, env, s.Gateway)
+	fakes := fakesOf(env)
+	fakes.MCPTransport = s.MCPTransport()
+	inst, err := startTarget(ctx, opts, t, s.Name, fakes, s.Gateway)
 	if err != nil {
 		env.Close()
 		if ctx.Err() != nil {

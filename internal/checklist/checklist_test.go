@@ -80,16 +80,19 @@ func (c checklist) files(t *testing.T, dir string) (code, tests []string) {
 		t.Fatalf("%s: no package doc", c.doc)
 	}
 	lines := strings.Split(f.Doc.Text(), "\n")
-	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, c.heading+" ") })
+	start := slices.IndexFunc(lines, func(l string) bool {
+		rest, ok := strings.CutPrefix(l, c.heading)
+		return ok && (strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, ","))
+	})
 	if start < 0 {
 		t.Fatalf("%s: no line starting %q in the package doc", c.doc, c.heading)
 	}
 	i := start
-	for i < len(lines) && !strings.HasSuffix(lines[i], "takes these files:") {
+	for i < len(lines)-1 && i < start+2 && !strings.HasSuffix(lines[i], ":") {
 		i++
 	}
-	if i == len(lines) || i > start+2 {
-		t.Fatalf("%s: %q is not followed by \"takes these files:\"", c.doc, c.heading)
+	if heading := strings.Join(lines[start:i+1], " "); !strings.HasSuffix(heading, " takes these files:") {
+		t.Fatalf("%s: %q does not end \"takes these files:\"", c.doc, heading)
 	}
 	for _, l := range lines[i+1:] {
 		if strings.HasPrefix(l, "    ") {
@@ -213,7 +216,7 @@ func goCmd(t *testing.T, dir string, args ...string) {
 	start := time.Now()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
+	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false -trimpath")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)

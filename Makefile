@@ -19,8 +19,9 @@ test: clients openapi-client yaml-language-server chromium jq podman actionlint
 # at most one per CPU at once, so the short ones fill in beside the long ones
 # instead of one long package running alone at the end. The real agents
 # (./targets) start once cmd/replaycheck is done: beside its documented commands
-# they took three times as long.
-LONGEST_TESTS = ./cmd/replaycheck ./internal/harness/run ./internal/harness/explore ./targets
+# they took three times as long. ./internal/checklist builds a copy of the
+# module with throwaway kinds, a rule and a switch added (TestChecklists).
+LONGEST_TESTS = ./cmd/replaycheck ./internal/harness/run ./internal/harness/explore ./targets ./internal/checklist
 
 # clients installs the real agent CLIs and SDKs that targets/claude-code.yaml,
 # codex.yaml, openai-agents.yaml, ai-sdk.yaml, ai-sdk-google.yaml,

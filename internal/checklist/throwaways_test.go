@@ -111,7 +111,7 @@ func throwawayMCPKind() kindRow {
 	}
 }
 
-// rule is a throwaway rule that cannot judge anything.
+// rule is a throwaway rule that always holds.
 func rule() checklist {
 	return checklist{
 		name: "rule", doc: "internal/harness/rules/rules.go", heading: "Adding a rule NAME", throwaway: "throwaway_rule",
@@ -127,9 +127,9 @@ func throwawayRule() Rule {
 		Doc:     "A throwaway rule of internal/checklist. Cannot judge anything.",
 		Seed:    "none",
 		Fix:     "Nothing to fix.",
-		Example: "name: throwaway\n",
+		Example: "name: throwaway\nrequest: {endpoint: chat}\nexpect:\n  rules: [throwaway-rule]\n",
 		Check: func(*history.History) Verdict {
-			return Verdict{Check: "throwaway-rule", Kind: KindRule, Status: Unknown, Expected: "nothing", Observed: "nothing to judge"}
+			return Verdict{Check: "throwaway-rule", Kind: KindRule, Status: Pass, Expected: "nothing", Observed: "nothing"}
 		},
 	}
 }

@@ -52,19 +52,25 @@
 // attempt whose dispatched calls all carried an idempotency key is, since
 // the key makes the replay safe.
 //
-// Adding a switch (a replay bug the naive gateway has) touches:
+// Adding a switch NAME (a replay bug the naive gateway has) takes these
+// files:
 //   - fakes/gateway/bugs.go: its Bug constant and its row in AllBugs (its
 //     help text; ParseBugs, --bug, completion and naive follow from it);
-//   - the file of the behaviour it changes: the branch that reads
+//   - fakes/gateway/BEHAVIOUR.go: the file of the behaviour it changes (one
+//     of router.go, loop.go, mcp.go, stream.go, …): the branch that reads
 //     g.cfg.Bugs.Has(NAME);
 //   - fakes/gateway/switch_test.go: its row in TestEachSwitchAlone (guarded
 //     and the switch alone, side by side; the test fails for a switch
 //     without one);
-//   - internal/harness/explore/explore_test.go: its row in TestFindsEachSwitch
-//     (explore must find it unaided; likewise checked);
-//   - scenarios/: a scenario tagged bug:NAME that fails on it and passes on
-//     guarded (TestMutation in internal/harness/run fails for a switch no scenario
-//     catches), and its line in scenarios/README.md.
+//   - internal/harness/explore/explore_test.go: its row in
+//     TestFindsEachSwitch (explore must find it unaided; likewise checked);
+//   - scenarios/NAME.yaml: a scenario tagged bug:NAME that fails on it and
+//     passes on guarded (TestMutation in internal/harness/run fails for a
+//     switch no scenario catches);
+//   - scenarios/README.md: its line.
+//
+// internal/checklist's TestChecklists adds a throwaway switch's first two
+// files and builds it.
 //
 // Endpoints: each app-facing dialect is a type implementing dialect (how
 // its requests are read, its tools taken, its conversation started, its

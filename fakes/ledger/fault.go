@@ -144,13 +144,14 @@ func (e *FieldError) Error() string { return e.Err.Error() }
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // action is one fault kind's settings, as armed. Each kind lives in its own
-// file (fault_<name>.go): its type implements action (check validates its
-// settings; nil when it has none to check) and the hook interfaces below of
-// the points where it acts, and it has one row in faultKinds. The wrapper,
-// the middleware and the tool handlers ask the faults that fired on a call at
-// each hook; none of them knows a kind.
+// file (fault_<name>.go): its type implements action (fault.Action: Check
+// validates its settings, Holds says how long a firing holds its run back)
+// and the hook interfaces below of the points where it acts, and the file
+// returns its row of faultKinds. The wrapper, the middleware and the tool
+// handlers ask the faults that fired on a call at each hook; none of them
+// knows a kind.
 type action interface {
-	check() error
+	fault.Action[Fault]
 }
 
 // The hooks, in the order a tools/call meets them. Where several fired faults
@@ -229,13 +230,6 @@ type (
 	}
 )
 
-// holdsRun is a kind that holds its run back when it fires (Fault.Hold).
-type holdsRun interface {
-	// holds estimates how long one firing holds the answer back; giveUp
-	// is how long the caller waits for an answer before it gives up.
-	holds(giveUp time.Duration) time.Duration
-}
-
 // isSpawnFault reports whether act makes a process exit as it starts.
 func isSpawnFault(act action) bool {
 	e, ok := act.(spawnExiter)
@@ -265,40 +259,32 @@ func hooks[H any](c *call) iter.Seq[H] {
 	}
 }
 
-// faultKind is one row of the fault table: the YAML name, the MCP
-// transport the kind needs (it acts on the HTTP exchange, or on the stdio
-// server process; MCPTransportAny: on the call itself, either way), how to
-// get the kind's action out of a Fault (nil when that kind is not set), and
-// the kind's explore probes.
-type faultKind struct {
-	name      string
+// kindRow is one row of the fault table; each kind's file returns its row.
+type kindRow = fault.Kind[Fault, action, kindTraits]
+
+// kindTraits is what the ledger knows of a kind besides its name, settings
+// and probes: the MCP transport it needs (it acts on the HTTP exchange, or
+// on the stdio server process; MCPTransportAny: on the call itself, either
+// way).
+type kindTraits struct {
 	transport wire.MCPTransport
-	action    func(f *Fault) action
-	probes    func() []fault.Probe[Fault]
 }
 
 // faultKinds is the table of fault kinds, keyed by YAML name, in explore's
-// sweep order. Adding a fault kind is one new file with a type implementing
-// action and its hooks, one field in Fault, one row here and its row in
-// wire.MCPFaultMeanings (see the package doc).
-func faultKinds() []faultKind {
-	return []faultKind{
-		{wire.MCPFaultFailBeforeExecute, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.FailBeforeExecute) }, failBeforeExecuteProbes},
-		{wire.MCPFaultDropAfterExecute, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.DropAfterExecute) }, dropAfterExecuteProbes},
-		{wire.MCPFaultIsError, wire.MCPTransportAny, func(f *Fault) action { return nonNil(f.IsError) }, isErrorProbes},
-		{wire.MCPFaultDelay, wire.MCPTransportAny, func(f *Fault) action {
-			if f.Delay == nil {
-				return nil
-			}
-			return delay(*f.Delay)
-		}, delayProbes},
-		{wire.MCPFaultExpireSession, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.ExpireSession) }, expireSessionProbes},
-		{wire.MCPFaultUnauthorized, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.Unauthorized) }, unauthorizedProbes},
-		{wire.MCPFaultChangeTools, wire.MCPTransportAny, func(f *Fault) action { return nonNil(f.ChangeTools) }, changeToolsProbes},
-		{wire.MCPFaultDuplicateAnswer, wire.MCPTransportHTTP, func(f *Fault) action { return nonNil(f.DuplicateAnswer) }, duplicateAnswerProbes},
-		{KindStdioExit, wire.MCPTransportStdio, func(f *Fault) action { return nonNil(f.StdioExit) }, stdioExitProbes},
-		{wire.MCPFaultStdioHang, wire.MCPTransportStdio, func(f *Fault) action { return nonNil(f.StdioHang) }, stdioHangProbes},
-		{wire.MCPFaultStdioMalformedLine, wire.MCPTransportStdio, func(f *Fault) action { return nonNil(f.StdioMalformedLine) }, stdioMalformedLineProbes},
+// sweep order. Adding a fault kind is the checklist in the package doc.
+func faultKinds() fault.KindTable[Fault, action, kindTraits] {
+	return fault.KindTable[Fault, action, kindTraits]{
+		failBeforeExecuteKind(),
+		dropAfterExecuteKind(),
+		isErrorKind(),
+		delayKind(),
+		expireSessionKind(),
+		unauthorizedKind(),
+		changeToolsKind(),
+		duplicateAnswerKind(),
+		stdioExitKind(),
+		stdioHangKind(),
+		stdioMalformedLineKind(),
 	}
 }
 
@@ -317,14 +303,7 @@ func nonNil[T any, P interface {
 // order: each kind's probes, in the order of the fault table. The slice is
 // new on every call.
 func Probes() []fault.Probe[Fault] {
-	var out []fault.Probe[Fault]
-	for _, k := range faultKinds() {
-		for _, p := range k.probes() {
-			p.Transport, p.Family = k.transport, string(k.name)
-			out = append(out, p)
-		}
-	}
-	return out
+	return faultKinds().Probes(func(k *kindRow, p *fault.Probe[Fault]) { p.Transport = k.Traits.transport })
 }
 
 // Transport returns the MCP transport f's kind needs: MCPTransportHTTP for
@@ -333,21 +312,15 @@ func Probes() []fault.Probe[Fault] {
 // process, MCPTransportAny for one that acts on the call either way (and for
 // a fault with no valid kind).
 func (f Fault) Transport() wire.MCPTransport {
-	name := f.Kind()
-	for _, k := range faultKinds() {
-		if k.name == name {
-			return k.transport
-		}
+	if k, ok := faultKinds().Lookup(f.Kind()); ok {
+		return k.Traits.transport
 	}
 	return wire.MCPTransportAny
 }
 
 // Kinds returns the YAML names of the ledger's fault kinds, sorted.
 func Kinds() []string {
-	var names []string
-	for _, k := range faultKinds() {
-		names = append(names, k.name)
-	}
+	names := faultKinds().Names()
 	slices.Sort(names)
 	return names
 }
@@ -392,11 +365,9 @@ func (f *Fault) resolveFor(known func(string) bool, names func() []string) (stri
 	var name string
 	var act action
 	var set []string
-	for _, k := range faultKinds() {
-		if a := k.action(f); a != nil {
-			set = append(set, k.name)
-			name, act = k.name, a
-		}
+	for _, u := range faultKinds().Uses(f) {
+		set = append(set, u.Kind.Name)
+		name, act = u.Kind.Name, u.Act
 	}
 	slices.Sort(set)
 	switch len(set) {
@@ -412,7 +383,7 @@ func (f *Fault) resolveFor(known func(string) bool, names func() []string) (stri
 	if err := f.checkMethod(name, act); err != nil {
 		return "", nil, err
 	}
-	if err := act.check(); err != nil {
+	if err := act.Check(f); err != nil {
 		err = fmt.Errorf("%s: %w", name, err)
 		var setting *FieldError
 		if errors.As(err, &setting) {
@@ -495,7 +466,7 @@ type armable struct {
 	fault     Fault
 	name      string
 	act       action
-	transport wire.MCPTransport // its kind's (faultKind.transport)
+	transport wire.MCPTransport // its kind's (kindTraits.transport)
 }
 
 // armed is a fault armed on the ledger, with its counts.
@@ -538,16 +509,7 @@ func arm(faults []Fault, known func(string) bool, names func() []string) ([]arma
 }
 
 // Hold estimates how long one firing of f holds its answer back, for a
-// scheduler that starts the longest runs first: what its kind says it holds
-// (holdsRun), such as a delay, a tool list change's wait for a relist, or a
-// hung server's, which lasts until the caller gives up after giveUp (its
-// tool timeout).
-func (f Fault) Hold(giveUp time.Duration) time.Duration {
-	var d time.Duration
-	for _, k := range faultKinds() {
-		if h, ok := k.action(&f).(holdsRun); ok {
-			d += h.holds(giveUp)
-		}
-	}
-	return d
-}
+// scheduler that starts the longest runs first: what its kind Holds, such
+// as a delay, a tool list change's wait for a relist, or a hung server's,
+// which lasts until the caller gives up after giveUp (its tool timeout).
+func (f Fault) Hold(giveUp time.Duration) time.Duration { return faultKinds().Hold(&f, giveUp) }

@@ -54,7 +54,8 @@ func (ChangeTools) JSONSchemaExtend(s *jsonschema.Schema) {
 // the costliest expression of replaycheck's start-up.
 var toolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 
-func (c *ChangeTools) check() error {
+// Check reports a bad setting, naming it (fault.Action).
+func (c *ChangeTools) Check(*Fault) error {
 	var set []string
 	for _, f := range []struct{ name, v string }{{"remove", c.Remove}, {"rename", c.Rename}, {"add", c.Add}} {
 		if f.v != "" {
@@ -85,10 +86,10 @@ func (c *ChangeTools) check() error {
 	return nil
 }
 
-// holds is the wait for the client to list the tools again: minRelistGrace
+// Holds is the wait for the client to list the tools again: minRelistGrace
 // for a client that answers pings and lists on the notification or not at
 // all.
-func (c *ChangeTools) holds(time.Duration) time.Duration { return minRelistGrace }
+func (c *ChangeTools) Holds(time.Duration) time.Duration { return minRelistGrace }
 
 // like returns the ledger tool an added tool works like.
 func (c *ChangeTools) like() string {
@@ -144,6 +145,18 @@ func (ch *ChangeTools) afterExecute(ctx context.Context, s *Server, c *call) {
 	}
 	if c.session != nil {
 		s.awaitRelist(ctx, c.session, sent, listed)
+	}
+}
+
+// changeToolsKind is the fault table's row for change_tools.
+func changeToolsKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultChangeTools,
+		Get: func(f *Fault) action {
+			return nonNil(f.ChangeTools)
+		},
+		Probes: changeToolsProbes,
+		Traits: kindTraits{transport: wire.MCPTransportAny},
 	}
 }
 

@@ -13,15 +13,16 @@ import (
 // until the client cancels the call (which is counted) or the server closes.
 type delay fault.Duration
 
-func (d delay) check() error {
+// Check reports a bad setting, naming it (fault.Action).
+func (d delay) Check(*Fault) error {
 	if d <= 0 {
 		return errors.New("want a positive duration such as \"5s\"")
 	}
 	return nil
 }
 
-// holds is the delay.
-func (d delay) holds(time.Duration) time.Duration { return fault.Duration(d).D() }
+// Holds is the delay.
+func (d delay) Holds(time.Duration) time.Duration { return fault.Duration(d).D() }
 
 // dispatchedLocked records the delay as its call goes to the tools: the call
 // is held from here on, whether or not the client is still there when a tool
@@ -49,6 +50,21 @@ func (d delay) hold(ctx context.Context, s *Server, c *call) {
 		ended = "server closing"
 	}
 	s.log.Info("ledger delay ended", "tool", c.tool, "token", c.token, "request_id", c.idText, "ended", ended)
+}
+
+// delayKind is the fault table's row for delay.
+func delayKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultDelay,
+		Get: func(f *Fault) action {
+			if f.Delay == nil {
+				return nil
+			}
+			return delay(*f.Delay)
+		},
+		Probes: delayProbes,
+		Traits: kindTraits{transport: wire.MCPTransportAny},
+	}
 }
 
 func delayProbes() []fault.Probe[Fault] {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -24,13 +25,17 @@ type DropAfterExecute struct {
 // its status line and headers.
 const DropAfterHeaders = "headers"
 
-func (d *DropAfterExecute) check() error {
+// Check reports a bad setting, naming it (fault.Action).
+func (d *DropAfterExecute) Check(*Fault) error {
 	switch d.After {
 	case "", DropAfterHeaders:
 		return nil
 	}
 	return &FieldError{Field: "after", Err: fmt.Errorf("after %q: want %s, or none to cut before any byte of the answer", d.After, DropAfterHeaders)}
 }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*DropAfterExecute) Holds(time.Duration) time.Duration { return 0 }
 
 // cut cuts before the answer, or after its headers.
 func (d *DropAfterExecute) cut() (dropPoint, int) {
@@ -41,6 +46,18 @@ func (d *DropAfterExecute) cut() (dropPoint, int) {
 }
 
 func (d *DropAfterExecute) cutOff(*Server, *post) string { return wire.MCPFaultDropAfterExecute }
+
+// dropAfterExecuteKind is the fault table's row for drop_after_execute.
+func dropAfterExecuteKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultDropAfterExecute,
+		Get: func(f *Fault) action {
+			return nonNil(f.DropAfterExecute)
+		},
+		Probes: dropAfterExecuteProbes,
+		Traits: kindTraits{transport: wire.MCPTransportHTTP},
+	}
+}
 
 func dropAfterExecuteProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"io"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -15,7 +16,11 @@ import (
 // not an SSE event (a plain JSON body) is written once.
 type DuplicateAnswer struct{}
 
-func (d *DuplicateAnswer) check() error { return nil }
+// Check reports a bad setting, naming it (fault.Action).
+func (d *DuplicateAnswer) Check(*Fault) error { return nil }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*DuplicateAnswer) Holds(time.Duration) time.Duration { return 0 }
 
 // writeAnswer writes event twice and records the fault once the second copy
 // went out.
@@ -32,6 +37,18 @@ func (d *DuplicateAnswer) writeAnswer(s *Server, c *call, w io.Writer, event []b
 	s.mu.Unlock()
 	s.log.Info("ledger fault", "fault", wire.MCPFaultDuplicateAnswer, "tool", c.tool, "token", c.token, "request_id", c.idText)
 	return n, nil
+}
+
+// duplicateAnswerKind is the fault table's row for duplicate_answer.
+func duplicateAnswerKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultDuplicateAnswer,
+		Get: func(f *Fault) action {
+			return nonNil(f.DuplicateAnswer)
+		},
+		Probes: duplicateAnswerProbes,
+		Traits: kindTraits{transport: wire.MCPTransportHTTP},
+	}
 }
 
 func duplicateAnswerProbes() []fault.Probe[Fault] {

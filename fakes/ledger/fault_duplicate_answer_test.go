@@ -116,7 +116,7 @@ func TestDuplicateAnswerSDKClient(t *testing.T) {
 func TestProbes(t *testing.T) {
 	seen := map[string]bool{}
 	for _, k := range faultKinds() {
-		for _, p := range k.probes() {
+		for _, p := range k.Probes() {
 			if seen[p.Name] {
 				t.Errorf("probe %s twice", p.Name)
 			}
@@ -125,8 +125,8 @@ func TestProbes(t *testing.T) {
 			if p.At == fault.AtSessionStep {
 				f.Method = MethodInitialize
 			}
-			if err := f.Validate(); err != nil || f.Kind() != k.name {
-				t.Errorf("probe %s builds %s (kind %q, %v), want a valid %s fault", p.Name, f, f.Kind(), err, k.name)
+			if err := f.Validate(); err != nil || f.Kind() != k.Name {
+				t.Errorf("probe %s builds %s (kind %q, %v), want a valid %s fault", p.Name, f, f.Kind(), err, k.Name)
 			}
 		}
 	}

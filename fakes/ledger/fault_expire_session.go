@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -26,13 +27,17 @@ type ExpireSession struct {
 // after the call ran.
 const ExpireAfterExecute = "execute"
 
-func (e *ExpireSession) check() error {
+// Check reports a bad setting, naming it (fault.Action).
+func (e *ExpireSession) Check(*Fault) error {
 	switch e.After {
 	case "", ExpireAfterExecute:
 		return nil
 	}
 	return &FieldError{Field: "after", Err: fmt.Errorf("after %q: want %s, or none to forget the session before the call runs", e.After, ExpireAfterExecute)}
 }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*ExpireSession) Holds(time.Duration) time.Duration { return 0 }
 
 // refusal ranks expire_session before the call runs below the other
 // refusals; after execute it does not refuse.
@@ -66,6 +71,18 @@ func (e *ExpireSession) cut() (dropPoint, int) {
 func (e *ExpireSession) cutOff(s *Server, p *post) string {
 	s.forget(p.session)
 	return wire.MCPFaultExpireSessionAfterExecute
+}
+
+// expireSessionKind is the fault table's row for expire_session.
+func expireSessionKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultExpireSession,
+		Get: func(f *Fault) action {
+			return nonNil(f.ExpireSession)
+		},
+		Probes: expireSessionProbes,
+		Traits: kindTraits{transport: wire.MCPTransportHTTP},
+	}
 }
 
 func expireSessionProbes() []fault.Probe[Fault] {

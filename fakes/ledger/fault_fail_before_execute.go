@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -21,7 +22,8 @@ type FailBeforeExecute struct {
 	Reset bool `json:"reset,omitempty" yaml:"reset,omitempty" jsonschema_description:"Reset the TCP connection instead of answering."`
 }
 
-func (f *FailBeforeExecute) check() error {
+// Check reports a bad setting, naming it (fault.Action).
+func (f *FailBeforeExecute) Check(*Fault) error {
 	if f.Reset && f.Status != 0 {
 		return errors.New("set either status or reset, not both")
 	}
@@ -30,6 +32,9 @@ func (f *FailBeforeExecute) check() error {
 	}
 	return nil
 }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*FailBeforeExecute) Holds(time.Duration) time.Duration { return 0 }
 
 // refusal ranks fail_before_execute above the other refusals.
 func (f *FailBeforeExecute) refusal() int { return 3 }
@@ -72,6 +77,18 @@ func (f *FailBeforeExecute) status() int {
 		return http.StatusServiceUnavailable
 	}
 	return f.Status
+}
+
+// failBeforeExecuteKind is the fault table's row for fail_before_execute.
+func failBeforeExecuteKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultFailBeforeExecute,
+		Get: func(f *Fault) action {
+			return nonNil(f.FailBeforeExecute)
+		},
+		Probes: failBeforeExecuteProbes,
+		Traits: kindTraits{transport: wire.MCPTransportHTTP},
+	}
 }
 
 func failBeforeExecuteProbes() []fault.Probe[Fault] {

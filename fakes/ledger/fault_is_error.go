@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"time"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
@@ -17,7 +19,11 @@ type IsError struct {
 // defaultIsErrorMessage is the text of an is_error result without a message.
 const defaultIsErrorMessage = "ledger: injected tool error"
 
-func (f *IsError) check() error { return nil }
+// Check reports a bad setting, naming it (fault.Action).
+func (f *IsError) Check(*Fault) error { return nil }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*IsError) Holds(time.Duration) time.Duration { return 0 }
 
 // preempt answers c with the error result; nothing is written.
 func (f *IsError) preempt(s *Server, c *call) *mcp.CallToolResult {
@@ -37,6 +43,18 @@ func (f *IsError) message() string {
 		return defaultIsErrorMessage
 	}
 	return f.Message
+}
+
+// isErrorKind is the fault table's row for is_error.
+func isErrorKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultIsError,
+		Get: func(f *Fault) action {
+			return nonNil(f.IsError)
+		},
+		Probes: isErrorProbes,
+		Traits: kindTraits{transport: wire.MCPTransportAny},
+	}
 }
 
 func isErrorProbes() []fault.Probe[Fault] {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,13 +40,17 @@ func stdioExitAts() []string {
 	return []string{StdioExitAtStart, StdioExitBeforeExecute, StdioExitAfterExecute, StdioExitAfterAnswer}
 }
 
-func (e *StdioExit) check() error {
+// Check reports a bad setting, naming it (fault.Action).
+func (e *StdioExit) Check(*Fault) error {
 	switch e.At {
 	case "", StdioExitAtStart, StdioExitBeforeExecute, StdioExitAfterExecute, StdioExitAfterAnswer:
 		return nil
 	}
 	return &FieldError{Field: "at", Err: fmt.Errorf("at %q: want %s, or none for %s", e.At, strings.Join(stdioExitAts(), ", "), StdioExitAfterExecute)}
 }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*StdioExit) Holds(time.Duration) time.Duration { return 0 }
 
 // atSpawn reports whether the process exits as it starts.
 func (e *StdioExit) atSpawn() bool { return e.At == StdioExitAtStart }
@@ -74,6 +79,18 @@ func (e *StdioExit) preempt(s *Server, c *call) *mcp.CallToolResult {
 
 // directive tells the process to exit: before writing the answer, or after.
 func (e *StdioExit) directive() string { return e.name() }
+
+// stdioExitKind is the fault table's row for stdio_exit.
+func stdioExitKind() kindRow {
+	return kindRow{
+		Name: KindStdioExit,
+		Get: func(f *Fault) action {
+			return nonNil(f.StdioExit)
+		},
+		Probes: stdioExitProbes,
+		Traits: kindTraits{transport: wire.MCPTransportStdio},
+	}
+}
 
 func stdioExitProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

@@ -14,14 +14,27 @@ import (
 // fires only on calls from a ledger-stdio process.
 type StdioHang struct{}
 
-func (h *StdioHang) check() error { return nil }
+// Check reports a bad setting, naming it (fault.Action).
+func (h *StdioHang) Check(*Fault) error { return nil }
 
-// holds is how long the caller waits before it gives up: a hung server
+// Holds is how long the caller waits before it gives up: a hung server
 // never answers.
-func (h *StdioHang) holds(giveUp time.Duration) time.Duration { return giveUp }
+func (h *StdioHang) Holds(giveUp time.Duration) time.Duration { return giveUp }
 
 // directive tells the process to hang instead of answering.
 func (h *StdioHang) directive() string { return wire.MCPFaultStdioHang }
+
+// stdioHangKind is the fault table's row for stdio_hang.
+func stdioHangKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultStdioHang,
+		Get: func(f *Fault) action {
+			return nonNil(f.StdioHang)
+		},
+		Probes: stdioHangProbes,
+		Traits: kindTraits{transport: wire.MCPTransportStdio},
+	}
+}
 
 func stdioHangProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

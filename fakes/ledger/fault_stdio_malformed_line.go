@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"time"
+
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
@@ -15,10 +17,26 @@ type StdioMalformedLine struct{}
 // process's stdout before the answer.
 const StdioMalformedText = "ledger-stdio: INFO committed the entry, sending the answer"
 
-func (m *StdioMalformedLine) check() error { return nil }
+// Check reports a bad setting, naming it (fault.Action).
+func (m *StdioMalformedLine) Check(*Fault) error { return nil }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*StdioMalformedLine) Holds(time.Duration) time.Duration { return 0 }
 
 // directive tells the process to write the line before the answer.
 func (m *StdioMalformedLine) directive() string { return wire.MCPFaultStdioMalformedLine }
+
+// stdioMalformedLineKind is the fault table's row for stdio_malformed_line.
+func stdioMalformedLineKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultStdioMalformedLine,
+		Get: func(f *Fault) action {
+			return nonNil(f.StdioMalformedLine)
+		},
+		Probes: stdioMalformedLineProbes,
+		Traits: kindTraits{transport: wire.MCPTransportStdio},
+	}
+}
 
 func stdioMalformedLineProbes() []fault.Probe[Fault] {
 	return []fault.Probe[Fault]{

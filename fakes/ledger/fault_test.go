@@ -513,23 +513,23 @@ func TestFaultSchema(t *testing.T) {
 // and the ledger-stdio process.
 func TestFaultKindsHaveMeanings(t *testing.T) {
 	for _, k := range faultKinds() {
-		names := []string{k.name}
-		if k.name == KindStdioExit {
+		names := []string{k.Name}
+		if k.Name == KindStdioExit {
 			names = nil
 			for _, at := range stdioExitAts() {
 				names = append(names, (&StdioExit{At: at}).name())
 			}
 		}
-		if k.name == wire.MCPFaultExpireSession {
+		if k.Name == wire.MCPFaultExpireSession {
 			names = append(names, wire.MCPFaultExpireSessionAfterExecute)
 		}
 		for _, name := range names {
 			m, ok := wire.MCPFaultMeaningOf(name)
 			if !ok || m.Source != wire.FromArmed {
-				t.Errorf("%s (kind %s): no armed row in wire.MCPFaultMeanings", name, k.name)
+				t.Errorf("%s (kind %s): no armed row in wire.MCPFaultMeanings", name, k.Name)
 			}
-			if (k.transport == wire.MCPTransportStdio) != (m.Stdio != wire.StdioNone) {
-				t.Errorf("%s: transport %q but stdio effect %d", name, k.transport, m.Stdio)
+			if (k.Traits.transport == wire.MCPTransportStdio) != (m.Stdio != wire.StdioNone) {
+				t.Errorf("%s: transport %q but stdio effect %d", name, k.Traits.transport, m.Stdio)
 			}
 		}
 	}

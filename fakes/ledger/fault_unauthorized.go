@@ -3,6 +3,7 @@ package ledger
 import (
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -18,7 +19,11 @@ type Unauthorized struct{}
 // answer (RFC 6750 section 3).
 const unauthorizedChallenge = `Bearer error="invalid_token", error_description="The access token expired"`
 
-func (u *Unauthorized) check() error { return nil }
+// Check reports a bad setting, naming it (fault.Action).
+func (u *Unauthorized) Check(*Fault) error { return nil }
+
+// Holds is zero: the kind holds no answer back (fault.Action).
+func (*Unauthorized) Holds(time.Duration) time.Duration { return 0 }
 
 // refusal ranks unauthorized between fail_before_execute and expire_session.
 func (u *Unauthorized) refusal() int { return 2 }
@@ -32,6 +37,18 @@ func (u *Unauthorized) refuse(s *Server, w http.ResponseWriter, p *post) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnauthorized)
 	_, _ = io.WriteString(w, `{"error":"invalid_token","error_description":"The access token expired"}`)
+}
+
+// unauthorizedKind is the fault table's row for unauthorized.
+func unauthorizedKind() kindRow {
+	return kindRow{
+		Name: wire.MCPFaultUnauthorized,
+		Get: func(f *Fault) action {
+			return nonNil(f.Unauthorized)
+		},
+		Probes: unauthorizedProbes,
+		Traits: kindTraits{transport: wire.MCPTransportHTTP},
+	}
 }
 
 func unauthorizedProbes() []fault.Probe[Fault] {

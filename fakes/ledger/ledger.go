@@ -77,31 +77,40 @@
 // shared with the upstream fake: ids, the global and per-run lists, their
 // counts and reports (wire.FaultReport), and the firing sequence.
 //
-// Adding a fault kind, a stdio one included, takes three files:
-//   - fakes/ledger/fault_<name>.go: its settings type implementing action
-//     (check), the hook interfaces of the points where it acts (director
-//     for one a ledger-stdio process carries out; holdsRun when a firing
-//     holds its run back, see Fault.Hold), and its probes;
-//   - fakes/ledger/fault.go: its field in Fault and its row (name,
-//     transport, action, probes) in faultKinds;
-//   - internal/wire/mcpfault.go: its MCP fault name (the Fault of the fault
-//     events the history stores) and its row in MCPFaultMeanings — whether
-//     the tool ran, whether the fault ends the call, what the client sees,
-//     its words in a report, and its stdio effect. The rules, the run, the
-//     reports, the ledger's record of a stdio fault's end and the
-//     ledger-stdio process read that row; none of them needs a change.
+// Each kind's row of the fault table (faultKinds, a fault.Kind: the table
+// shape the upstream fake shares) is returned by its file: its YAML name, how
+// a Fault carries it, its explore probes and its MCP transport; its action
+// is a fault.Action (Check validates its settings, Holds says how long a
+// firing holds its run back).
 //
-// and its test, fault_<name>_test.go (TestFaultKindsHaveMeanings checks the
-// row). Generated, not written: the JSON Schema (go test
-// ./internal/harness/targetfile -update), the control API's fault schemas (go test
-// ./fakes/control -run TestSpecFaultSchemas -update) and the scenario
-// goldens that list the kinds (go test ./internal/harness/scenario -update); Kinds,
-// ParseFault's messages and explore's kinds follow from the table. Only a
-// stdio effect no kind had before (a new wire.StdioEffect) also takes its
-// case in fakes/ledgerstdio/fault.go (stdout.Write); only a probe at a new
-// kind of point takes a Site (fakes/fault/probe.go) and its case in
-// internal/harness/explore; a rule that judges the kind by name is a choice, not a
-// need. The user documentation of the kinds is docs/reference/faults.md.
+// Adding a fault kind NAME, a stdio one included, takes these files:
+//   - fakes/ledger/fault_NAME.go: its settings type implementing action
+//     (Check, Holds) and the hook interfaces of the points where it acts
+//     (director for one a ledger-stdio process carries out), its probes,
+//     and NAMEKind returning its row (name, Get, probes, transport);
+//   - fakes/ledger/fault.go: its field in Fault and NAMEKind() in
+//     faultKinds;
+//   - internal/wire/mcpfault.go: its MCP fault name (the fault events'
+//     name the history stores) and its row in MCPFaultMeanings — whether the
+//     tool ran, whether the fault ends the call, what the client sees, its
+//     words in a report, and its stdio effect (what a ledger-stdio process
+//     does: fakes/ledgerstdio reads the row);
+//   - fakes/ledger/fault_NAME_test.go: its test (TestFaultKindsHaveMeanings
+//     checks the row).
+//
+// Generated, not written: the JSON Schema (go test
+// ./internal/harness/targetfile -update), the control API's fault schemas
+// (go test ./fakes/control -run TestSpecFaultSchemas -update) and the
+// scenario goldens that list the kinds (go test ./internal/harness/scenario
+// -update). Kinds, ParseFault's messages, explore's kinds, the rules, the
+// run, the reports and the ledger-stdio process follow from the two tables;
+// internal/checklist's TestChecklists adds a throwaway stdio kind this way.
+// Only a stdio effect no kind had before (a new wire.StdioEffect) also takes
+// its case in fakes/ledgerstdio/fault.go (stdout.Write); only a probe at a
+// new kind of point takes a Site (fakes/fault/probe.go) and its case in
+// internal/harness/explore; a rule that judges the kind by name is a
+// choice, not a need. The user documentation of the kinds is
+// docs/reference/faults.md.
 package ledger
 
 import (

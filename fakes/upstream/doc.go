@@ -107,41 +107,42 @@
 // another.
 //
 // Each fault kind owns its behaviour, as a toxic does in toxiproxy: its file
-// fault_NAME.go holds its settings type, its kind (validate and describe —
-// its part of Fault.String) and the hooks it acts at (beforeAnswer before
-// any byte; atScripted on a scripted answer; atBody on a non-streamed body;
-// atStream with its plan and its act at a stream point, and atEvent before
-// each event; notRelayed for what relay mode refuses), and its kindEntry:
-// its YAML name, its pacer and stream-only (or plain-only) nature, the kinds
-// it refuses, and its explore probes (Probes gathers them). The exchange
-// (exchange.go) and the stream writer (stream.go) ask the fault's kinds at
-// each hook; server.go routes and arms. Adding a fault kind is a checklist:
-//   - fakes/upstream/fault_NAME.go: the settings type, the kind, its hooks
-//     (holdsRun when a firing holds its run back: Fault.Hold sums them) and
-//     its kindEntry with its probes; fault_NAME_test.go judged by the
-//     official SDKs;
-//   - fakes/upstream/fault.go: its field in Fault and one row in kindTable
-//     (and, when its effect is a new outcome, see below);
-//   - generated, not written: schemas/scenario.schema.json, rewritten by go
-//     test ./internal/harness/targetfile -update, the control API's fault schemas (go
-//     test ./fakes/control -run TestSpecFaultSchemas -update), and the golden
-//     files that list every kind
-//     (internal/harness/scenario/testdata/bad/fault-no-action.golden,
-//     fault-reset-false.golden, unknown-fault.golden: go test
-//     ./internal/harness/scenario -update);
-//   - only when its probe needs a new kind of point: a Site in
-//     fakes/fault/probe.go and its case in internal/harness/explore/kind.go's applies;
-//   - only when it has a new outcome: its constant, its place in
-//     NamedOutcomes and in Cut or Dropped, in internal/wire/outcome.go.
+// fault_NAME.go holds its settings type, its kind (a fault.Action: Check
+// validates its settings, Holds says how long a firing holds its run back;
+// and describe, its part of Fault.String), the hooks it acts at
+// (beforeAnswer before any byte; atScripted on a scripted answer; atBody on
+// a non-streamed body; atStream with its plan and its act at a stream
+// point, and atEvent before each event; notRelayed for what relay mode
+// refuses), and its row of the kind table (a fault.Kind, the table shape
+// the ledger shares): its YAML name, how a Fault carries it, its explore
+// probes, and its traits — pacer, stream-only (or plain-only), the kinds it
+// refuses. The exchange (exchange.go) and the stream writer (stream.go) ask
+// the fault's kinds at each hook; server.go routes and arms.
+//
+// Adding a fault kind NAME takes these files:
+//   - fakes/upstream/fault_NAME.go: the settings type, the kind with its
+//     hooks, and NAMEKind returning its row (name, Get, probes, traits);
+//   - fakes/upstream/fault.go: its field in Fault and NAMEKind() in
+//     kindTable;
+//   - fakes/upstream/fault_NAME_test.go: its test, judged by the official
+//     SDKs.
+//
+// Generated, not written: schemas/scenario.schema.json (go test
+// ./internal/harness/targetfile -update), the control API's fault schemas
+// (go test ./fakes/control -run TestSpecFaultSchemas -update) and the
+// goldens that list every kind (go test ./internal/harness/scenario
+// -update). ParseFault's messages, Validate, the JSON Schema's rules and
+// explore's kinds follow from the table; internal/checklist's
+// TestChecklists adds a throwaway kind this way. Only a probe at a new kind
+// of point also takes a Site in fakes/fault/probe.go and its case in
+// internal/harness/explore/kind.go's applies; only a new outcome also takes
+// its constant in internal/wire/outcome.go (the checklist in
+// internal/wire's doc).
 //
 // A new hook (a point no kind acts at yet) is an interface in fault.go and
 // the call at that point in exchange.go or stream.go.
 //
 // Adding a dialect (a model API) is the checklist in the doc of
-// internal/dialect, which holds every fact of it and names every file it
-// takes; in this package it is NAME.go (an answerer: how the fake model
-// writes its answers, and the method answerers.NAME returning it, which
-// dialectTable reaches through internal/dialect's Pair), NAME_test.go
-// judged by the provider's official SDK, the dialect in sawDialects and
-// lingerDialects, and a FuzzParseNAME (fuzz_test.go).
+// internal/dialect, which names the files it takes here (NAME.go, an
+// answerer reached through internal/dialect's Pair, and its tests).
 package upstream

@@ -11,6 +11,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
+	api "github.com/replaycheck/replaycheck/internal/dialect"
 	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
@@ -63,29 +64,29 @@ func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 	endpointEnum(s)
 	table := kindTable()
 	// set is the schema of a fault that uses kind e.
-	set := func(e kindEntry) *jsonschema.Schema {
-		sub := &jsonschema.Schema{Required: []string{e.name}}
-		if e.used != nil {
+	set := func(e *kindRow) *jsonschema.Schema {
+		sub := &jsonschema.Schema{Required: []string{e.Name}}
+		if e.Traits.used != nil {
 			sub.Properties = jsonschema.NewProperties()
-			sub.Properties.Set(e.name, e.used)
+			sub.Properties.Set(e.Name, e.Traits.used)
 		}
 		return sub
 	}
-	byName := func(name string) kindEntry {
-		for _, e := range table {
-			if e.name == name {
-				return e
-			}
+	byName := func(name string) *kindRow {
+		e, ok := table.Lookup(name)
+		if !ok {
+			panic("kind " + name + " is refused but not in the kind table")
 		}
-		panic("kind " + name + " is refused but not in the kind table")
+		return e
 	}
 	both := func(a, b *jsonschema.Schema) *jsonschema.Schema {
 		return &jsonschema.Schema{AllOf: []*jsonschema.Schema{a, b}}
 	}
-	var named []kindEntry
-	for _, e := range table {
+	var named []*kindRow
+	for i := range table {
+		e := &table[i]
 		s.AnyOf = append(s.AnyOf, set(e))
-		if !e.pacer {
+		if !e.Traits.pacer {
 			named = append(named, e)
 		}
 	}
@@ -95,9 +96,9 @@ func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 			refused = append(refused, both(set(a), set(b)))
 		}
 	}
-	for _, e := range table {
-		for _, other := range e.refuses {
-			refused = append(refused, both(set(e), set(byName(other))))
+	for i := range table {
+		for _, other := range table[i].Traits.refuses {
+			refused = append(refused, both(set(&table[i]), set(byName(other))))
 		}
 	}
 	streamed := func(v bool) *jsonschema.Schema {
@@ -105,12 +106,12 @@ func (Fault) JSONSchemaExtend(s *jsonschema.Schema) {
 		sub.Properties.Set("stream", &jsonschema.Schema{Const: v})
 		return sub
 	}
-	for _, e := range table {
-		switch e.streams {
+	for i := range table {
+		switch table[i].Traits.streams {
 		case streamedOnly:
-			refused = append(refused, both(streamed(false), set(e)))
+			refused = append(refused, both(streamed(false), set(&table[i])))
 		case plainOnly:
-			refused = append(refused, both(streamed(true), set(e)))
+			refused = append(refused, both(streamed(true), set(&table[i])))
 		}
 	}
 	s.Not = &jsonschema.Schema{AnyOf: refused,
@@ -130,7 +131,7 @@ func ParseFault(s string) (Fault, error) {
 	}
 	if err := yaml.UnmarshalWithOptions([]byte(s), &f, yaml.Strict()); err != nil {
 		// The YAML error already carries its line:column and source excerpt.
-		return Fault{}, fmt.Errorf("fault %q (fields: on, endpoint, stream, times, %s): %w", s, strings.Join(kindNames(), ", "), err)
+		return Fault{}, fmt.Errorf("fault %q (fields: on, endpoint, stream, times, %s): %w", s, strings.Join(kindTable().Names(), ", "), err)
 	}
 	if err := f.Validate(); err != nil {
 		return Fault{}, fmt.Errorf("fault %q: %w", s, err)
@@ -147,38 +148,35 @@ func (f Fault) Validate() error {
 	}
 	if f.Endpoint != "" {
 		if _, ok := dialectByName(f.Endpoint); !ok {
-			return fmt.Errorf("endpoint: %q is not chat, responses, messages or gemini", f.Endpoint)
+			names := api.Names()
+			return fmt.Errorf("endpoint: %q is not %s or %s", f.Endpoint, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 		}
 	}
 	if f.Times.Count < 0 || f.Times.Nth < 0 {
 		return fmt.Errorf("times: %s must be positive", f.Times)
 	}
-	var used []kindEntry
+	table := kindTable()
+	if err := table.Check(&f); err != nil {
+		return err
+	}
+	used := table.Uses(&f)
 	var named []string
-	for _, e := range kindTable() {
-		k := e.get(&f)
-		if k == nil {
-			continue
-		}
-		if err := k.validate(&f); err != nil {
-			return fmt.Errorf("%s: %w", e.name, err)
-		}
-		used = append(used, e)
-		if !e.pacer {
-			named = append(named, e.name)
+	for _, u := range used {
+		if !u.Kind.Traits.pacer {
+			named = append(named, u.Kind.Name)
 		}
 	}
 	slices.Sort(named)
 	switch {
 	case len(used) == 0:
-		return fmt.Errorf("action: want one of %s", strings.Join(kindNames(), ", "))
+		return fmt.Errorf("action: want one of %s", strings.Join(kindTable().Names(), ", "))
 	case len(named) > 1:
 		return fmt.Errorf("action: %s are exclusive; a fault has one action", strings.Join(named, " and "))
 	}
 	for _, e := range used {
 		for _, o := range used {
-			if slices.Contains(e.refuses, o.name) {
-				return fmt.Errorf("%s: %s %s", e.name, e.refusal, o.name)
+			if slices.Contains(e.Kind.Traits.refuses, o.Kind.Name) {
+				return fmt.Errorf("%s: %s %s", e.Kind.Name, e.Kind.Traits.refusal, o.Kind.Name)
 			}
 		}
 	}
@@ -241,9 +239,9 @@ func (f *Fault) PlainOnly() bool { return f.streams() == plainOnly }
 
 // streams returns which requests f's kinds act on.
 func (f *Fault) streams() streamMatch {
-	for _, e := range kindTable() {
-		if e.streams != anyStream && e.get(f) != nil {
-			return e.streams
+	for _, u := range kindTable().Uses(f) {
+		if u.Kind.Traits.streams != anyStream {
+			return u.Kind.Traits.streams
 		}
 	}
 	return anyStream
@@ -257,17 +255,15 @@ const maxKinds = 3
 // its other kind: the order they act in. It also returns how many of them
 // are pacers.
 func (f *Fault) kinds(dst []kind) (_ []kind, pacers int) {
-	table := kindTable()
+	used := kindTable().Uses(f)
 	for _, pacer := range []bool{true, false} {
-		for _, e := range table {
-			if e.pacer != pacer {
+		for _, u := range used {
+			if u.Kind.Traits.pacer != pacer {
 				continue
 			}
-			if k := e.get(f); k != nil {
-				dst = append(dst, k)
-				if pacer {
-					pacers++
-				}
+			dst = append(dst, u.Act)
+			if pacer {
+				pacers++
 			}
 		}
 	}
@@ -278,12 +274,10 @@ func (f *Fault) kinds(dst []kind) (_ []kind, pacers int) {
 // are a field of Fault, and it acts on an exchange at the hooks it
 // implements — beforeAnswer, atScripted, atBody, atStream (with atPoint,
 // atEvent), notRelayed.
-// Adding a kind is its file (settings, kind, hooks, kindEntry with its
-// probes), one row in kindTable and its field in Fault, and its test.
+// Every kind also says how long a firing holds its run back (Holds; see
+// Fault.Hold). Adding a kind is the checklist in the package doc.
 type kind interface {
-	// validate reports a bad setting of the kind, naming the field; f is the
-	// whole fault.
-	validate(f *Fault) error
+	fault.Action[Fault]
 	// describe writes the kind's part of Fault.String, e.g. "respond 500".
 	describe(b *strings.Builder)
 }
@@ -330,12 +324,6 @@ type atEvent interface {
 	beforeEvent(s *stream) bool
 }
 
-// holdsRun is a kind that holds its run back when it fires (Fault.Hold).
-type holdsRun interface {
-	// hold estimates how long one firing holds the run back.
-	hold() time.Duration
-}
-
 // notRelayed is a kind that relayed streams cannot carry out in some or all
 // of its settings.
 type notRelayed interface {
@@ -352,13 +340,13 @@ const (
 	plainOnly                       // non-streamed requests only
 )
 
-// kindEntry is one row of the kind table: a kind's YAML name and how it
-// combines with others. Each kind's file returns its row.
-type kindEntry struct {
-	// name is the kind's YAML name, its field in Fault.
-	name string
-	// get returns f's kind, nil when f does not use it.
-	get func(f *Fault) kind
+// kindRow is one row of the kind table; each kind's file returns its row.
+type kindRow = fault.Kind[Fault, kind, kindTraits]
+
+// kindTraits is what the upstream fake knows of a kind besides its name,
+// settings and probes: how it combines with others and which requests it
+// acts on.
+type kindTraits struct {
 	// used is the JSON Schema f's field meets when f uses the kind; nil
 	// means present (a false or "" field uses none).
 	used *jsonschema.Schema
@@ -372,14 +360,12 @@ type kindEntry struct {
 	// "dribble: " + refusal + " respond".
 	refuses []string
 	refusal string
-	// probes returns the kind's explore probes (Probes).
-	probes func() []fault.Probe[Fault]
 }
 
 // kindTable lists the fault kinds, keyed by YAML name, in explore's sweep
 // order (Probes).
-func kindTable() []kindEntry {
-	return []kindEntry{
+func kindTable() fault.KindTable[Fault, kind, kindTraits] {
+	return fault.KindTable[Fault, kind, kindTraits]{
 		respondKind(),
 		resetKind(),
 		delayKind(),
@@ -392,30 +378,9 @@ func kindTable() []kindEntry {
 	}
 }
 
-// kindNames returns the YAML names of the fault kinds, in table order.
-func kindNames() []string {
-	var names []string
-	for _, e := range kindTable() {
-		names = append(names, e.name)
-	}
-	return names
-}
-
 // Probes returns the upstream fault kinds as explore sweeps them, each kind's
 // own, in table order. The slice is new on every call.
-func Probes() []fault.Probe[Fault] {
-	var out []fault.Probe[Fault]
-	for _, e := range kindTable() {
-		if e.probes == nil {
-			continue
-		}
-		for _, p := range e.probes() {
-			p.Family = e.name
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func Probes() []fault.Probe[Fault] { return kindTable().Probes(nil) }
 
 // armable is a Fault as the server arms it (fault.Registry): with which
 // requests its kinds act on, taken when armed.
@@ -474,16 +439,6 @@ func (s *Server) ArmedFaults(token string) ([]Fault, []wire.FaultReport) {
 
 // Hold estimates how long one firing of f holds its run back, for a
 // scheduler that starts the longest runs first: the sum of what each of its
-// kinds says it holds (holdsRun), such as a delay, the linger before a cut,
-// a stall that resumes, a dribble's waits or the wait a Retry-After asks.
-func (f Fault) Hold() time.Duration {
-	var d time.Duration
-	var ks [maxKinds]kind
-	used, _ := f.kinds(ks[:0])
-	for _, k := range used {
-		if h, ok := k.(holdsRun); ok {
-			d += h.hold()
-		}
-	}
-	return d
-}
+// kinds Holds, such as a delay, the linger before a cut, a stall that
+// resumes, a dribble's waits or the wait a Retry-After asks.
+func (f Fault) Hold() time.Duration { return kindTable().Hold(&f, 0) }

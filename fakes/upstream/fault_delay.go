@@ -14,19 +14,21 @@ const maxDelay = 10 * time.Minute
 
 // delayKind is the kind table's row for delay, a pacer that refuses reset,
 // with explore's stall probe (a held-back answer).
-func delayKind() kindEntry {
-	return kindEntry{
-		name: "delay",
-		get: func(f *Fault) kind {
+func delayKind() kindRow {
+	return kindRow{
+		Name: "delay",
+		Get: func(f *Fault) kind {
 			if f.Delay == nil {
 				return nil
 			}
 			return delay{f.Delay}
 		},
-		pacer:   true,
-		refuses: []string{"reset"},
-		refusal: "does not combine with",
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			pacer:   true,
+			refuses: []string{"reset"},
+			refusal: "does not combine with",
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "stall", Doc: "hold the answer back for --stall, then answer", Optional: true, At: fault.AtRequest, Build: func(_ fault.Spot, s fault.Settings) Fault {
 					d := fault.Duration(s.Stall)
@@ -43,7 +45,7 @@ func delayKind() kindEntry {
 // the connection is closed with nothing written.
 type delay struct{ d *fault.Duration }
 
-func (k delay) validate(*Fault) error {
+func (k delay) Check(*Fault) error {
 	if k.d.D() > maxDelay {
 		return fmt.Errorf("%s is over the %s limit", *k.d, maxDelay)
 	}
@@ -52,8 +54,8 @@ func (k delay) validate(*Fault) error {
 
 func (k delay) describe(b *strings.Builder) { b.WriteString("delay " + k.d.String()) }
 
-// hold is the delay.
-func (k delay) hold() time.Duration { return k.d.D() }
+// Holds is the delay.
+func (k delay) Holds(time.Duration) time.Duration { return k.d.D() }
 
 func (k delay) before(x *exchange) bool {
 	if h := x.s.delayHook; h != nil {

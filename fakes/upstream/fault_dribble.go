@@ -14,20 +14,22 @@ const maxDribble = time.Minute
 // dribbleKind is the kind table's row for dribble: a stream-only pacer that
 // refuses the kinds that leave no stream to pace, with explore's dribble
 // probe.
-func dribbleKind() kindEntry {
-	return kindEntry{
-		name: "dribble",
-		get: func(f *Fault) kind {
+func dribbleKind() kindRow {
+	return kindRow{
+		Name: "dribble",
+		Get: func(f *Fault) kind {
 			if f.Dribble == nil {
 				return nil
 			}
 			return dribble{f.Dribble}
 		},
-		pacer:   true,
-		streams: streamedOnly,
-		refuses: []string{"reset", "respond", "truncate"},
-		refusal: "paces a stream; it does not combine with",
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			pacer:   true,
+			streams: streamedOnly,
+			refuses: []string{"reset", "respond", "truncate"},
+			refusal: "paces a stream; it does not combine with",
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "dribble", Doc: "wait --dribble before each event of the stream", Optional: true, At: fault.AtStream, Build: func(_ fault.Spot, s fault.Settings) Fault {
 					d := fault.Duration(s.Dribble)
@@ -44,7 +46,7 @@ func dribbleKind() kindEntry {
 // delayed — or client_gone when the client left before the last event.
 type dribble struct{ d *fault.Duration }
 
-func (k dribble) validate(f *Fault) error {
+func (k dribble) Check(f *Fault) error {
 	switch {
 	case *k.d <= 0:
 		return fmt.Errorf("%s: want a positive duration such as 50ms", *k.d)
@@ -56,8 +58,8 @@ func (k dribble) validate(f *Fault) error {
 
 func (k dribble) describe(b *strings.Builder) { b.WriteString("dribble " + k.d.String()) }
 
-// hold is the wait before each of a dozen events or so.
-func (k dribble) hold() time.Duration { return 12 * k.d.D() }
+// Holds is the wait before each of a dozen events or so.
+func (k dribble) Holds(time.Duration) time.Duration { return 12 * k.d.D() }
 
 func (dribble) relayUnsupported() string { return "dribble" }
 

@@ -34,17 +34,19 @@ type Drop struct {
 
 // dropKind is the kind table's row for drop, stream-only, with explore's
 // drop and drop-linger probes.
-func dropKind() kindEntry {
-	return kindEntry{
-		name: "drop",
-		get: func(f *Fault) kind {
+func dropKind() kindRow {
+	return kindRow{
+		Name: "drop",
+		Get: func(f *Fault) kind {
 			if f.Drop == nil {
 				return nil
 			}
 			return drop{f.Drop}
 		},
-		streams: streamedOnly,
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			streams: streamedOnly,
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "drop", Doc: "cut the stream at this point", At: fault.AtCut, Build: func(p fault.Spot, _ fault.Settings) Fault {
 					return Fault{Drop: dropAt(p)}
@@ -77,7 +79,7 @@ func dropAt(p fault.Spot) *Drop {
 // closed. A relayed stream is cut by the relay (exchange.drop).
 type drop struct{ d *Drop }
 
-func (k drop) validate(f *Fault) error {
+func (k drop) Check(f *Fault) error {
 	d := k.d
 	if d.After == DropAfterElapsed {
 		switch {
@@ -108,8 +110,8 @@ func (k drop) validate(f *Fault) error {
 	return streamOnly(f, "a drop")
 }
 
-// hold is the linger before the cut.
-func (k drop) hold() time.Duration { return k.d.Linger.D() }
+// Holds is the linger before the cut.
+func (k drop) Holds(time.Duration) time.Duration { return k.d.Linger.D() }
 
 func (k drop) describe(b *strings.Builder) {
 	b.WriteString("drop after " + k.d.After)

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"strings"
+	"time"
 
 	"github.com/invopop/jsonschema"
 
@@ -10,17 +11,19 @@ import (
 )
 
 // resetKind is the kind table's row for reset: reset: true uses it.
-func resetKind() kindEntry {
-	return kindEntry{
-		name: "reset",
-		get: func(f *Fault) kind {
+func resetKind() kindRow {
+	return kindRow{
+		Name: "reset",
+		Get: func(f *Fault) kind {
 			if !f.Reset {
 				return nil
 			}
 			return reset{}
 		},
-		used: &jsonschema.Schema{Const: true},
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			used: &jsonschema.Schema{Const: true},
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "reset", Doc: "reset the connection before any byte", At: fault.AtRequest, Build: func(fault.Spot, fault.Settings) Fault {
 					return Fault{Reset: true}
@@ -33,7 +36,10 @@ func resetKind() kindEntry {
 // reset resets the connection (RST) before any byte of an answer.
 type reset struct{}
 
-func (reset) validate(*Fault) error { return nil }
+func (reset) Check(*Fault) error { return nil }
+
+// Holds is zero: a reset answers at once.
+func (reset) Holds(time.Duration) time.Duration { return 0 }
 
 func (reset) describe(b *strings.Builder) { b.WriteString("reset") }
 

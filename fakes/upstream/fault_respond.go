@@ -23,16 +23,16 @@ type Respond struct {
 
 // respondKind is the kind table's row for respond, with explore's status
 // probes.
-func respondKind() kindEntry {
-	return kindEntry{
-		name: "respond",
-		get: func(f *Fault) kind {
+func respondKind() kindRow {
+	return kindRow{
+		Name: "respond",
+		Get: func(f *Fault) kind {
 			if f.Respond == nil {
 				return nil
 			}
 			return respond{f.Respond}
 		},
-		probes: func() []fault.Probe[Fault] {
+		Probes: func() []fault.Probe[Fault] {
 			status := func(code int, headers map[string]string, doc string) func(fault.Spot, fault.Settings) Fault {
 				return func(fault.Spot, fault.Settings) Fault {
 					return Fault{Respond: &Respond{Status: code, Headers: headers, Message: "replaycheck explore: " + doc}}
@@ -57,7 +57,7 @@ func respondKind() kindEntry {
 // with the fault's headers, before any other answer.
 type respond struct{ r *Respond }
 
-func (k respond) validate(*Fault) error {
+func (k respond) Check(*Fault) error {
 	if k.r.Status < 400 || k.r.Status > 599 {
 		return fmt.Errorf("status: %d is not an error status (400–599)", k.r.Status)
 	}
@@ -76,8 +76,8 @@ func (k respond) describe(b *strings.Builder) {
 	b.WriteString("respond " + strconv.Itoa(k.r.Status))
 }
 
-// hold is the wait its Retry-After or retry-after-ms asks of the client.
-func (k respond) hold() time.Duration {
+// Holds is the wait its Retry-After or retry-after-ms asks of the client.
+func (k respond) Holds(time.Duration) time.Duration {
 	w, _ := (wire.UpstreamRequest{Headers: k.r.Headers}).AskedWait()
 	return w
 }

@@ -3,6 +3,7 @@ package upstream
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/invopop/jsonschema"
@@ -12,18 +13,20 @@ import (
 
 // serveModelKind is the kind table's row for serve_model: a non-empty
 // serve_model uses it; with explore's serve-model probe.
-func serveModelKind() kindEntry {
+func serveModelKind() kindRow {
 	one := uint64(1)
-	return kindEntry{
-		name: "serve_model",
-		get: func(f *Fault) kind {
+	return kindRow{
+		Name: "serve_model",
+		Get: func(f *Fault) kind {
 			if f.ServeModel == "" {
 				return nil
 			}
 			return serveModel{&f.ServeModel}
 		},
-		used: &jsonschema.Schema{MinLength: &one},
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			used: &jsonschema.Schema{MinLength: &one},
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "serve-model", Doc: "answer normally, but naming another model than requested (a silent fallback)", At: fault.AtRequest, Build: func(fault.Spot, fault.Settings) Fault {
 					return Fault{ServeModel: "replaycheck-fallback"}
@@ -40,7 +43,7 @@ func serveModelKind() kindEntry {
 // the provider gave it.
 type serveModel struct{ model *string }
 
-func (k serveModel) validate(*Fault) error {
+func (k serveModel) Check(*Fault) error {
 	if strings.TrimSpace(*k.model) == "" {
 		return fmt.Errorf("want a model id, e.g. gpt-4o-mini")
 	}
@@ -49,6 +52,9 @@ func (k serveModel) validate(*Fault) error {
 	}
 	return nil
 }
+
+// Holds is zero: its answer comes at once.
+func (serveModel) Holds(time.Duration) time.Duration { return 0 }
 
 func (k serveModel) describe(b *strings.Builder) { b.WriteString("serve_model " + *k.model) }
 

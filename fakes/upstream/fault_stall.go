@@ -31,17 +31,19 @@ type Stall struct {
 
 // stallKind is the kind table's row for stall, stream-only, with
 // explore's stream-stall and stream-hang probes.
-func stallKind() kindEntry {
-	return kindEntry{
-		name: "stall",
-		get: func(f *Fault) kind {
+func stallKind() kindRow {
+	return kindRow{
+		Name: "stall",
+		Get: func(f *Fault) kind {
 			if f.Stall == nil {
 				return nil
 			}
 			return stall{f.Stall}
 		},
-		streams: streamedOnly,
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			streams: streamedOnly,
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "stream-stall", Doc: "hold the stream silent at this point for --stall, then resume", Optional: true, At: fault.AtCut, Build: func(p fault.Spot, s fault.Settings) Fault {
 					d := dropAt(p)
@@ -59,7 +61,7 @@ func stallKind() kindEntry {
 // stall holds a stream at its point.
 type stall struct{ s *Stall }
 
-func (k stall) validate(f *Fault) error {
+func (k stall) Check(f *Fault) error {
 	st := k.s
 	if err := validatePoint(st.After, st.Events); err != nil {
 		return err
@@ -75,9 +77,9 @@ func (k stall) validate(f *Fault) error {
 	return streamOnly(f, "a stall")
 }
 
-// hold is how long a stall that resumes holds the stream; a stall forever
+// Holds is how long a stall that resumes holds the stream; a stall forever
 // lasts until the client leaves, which it cannot tell: nothing.
-func (k stall) hold() time.Duration { return k.s.For.D() }
+func (k stall) Holds(time.Duration) time.Duration { return k.s.For.D() }
 
 func (k stall) describe(b *strings.Builder) {
 	b.WriteString("stall after " + k.s.After)

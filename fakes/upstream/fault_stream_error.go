@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	api "github.com/replaycheck/replaycheck/internal/dialect"
@@ -52,17 +53,19 @@ var errorType = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // streamErrorKind is the kind table's row for stream_error, stream-only,
 // with explore's stream-error probe.
-func streamErrorKind() kindEntry {
-	return kindEntry{
-		name: "stream_error",
-		get: func(f *Fault) kind {
+func streamErrorKind() kindRow {
+	return kindRow{
+		Name: "stream_error",
+		Get: func(f *Fault) kind {
 			if f.StreamError == nil {
 				return nil
 			}
 			return streamError{f.StreamError}
 		},
-		streams: streamedOnly,
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			streams: streamedOnly,
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "stream-error", Doc: "end the 200 stream at this point with the dialect's in-stream error (overloaded_error, server_error)", At: fault.AtCut, Build: func(p fault.Spot, _ fault.Settings) Fault {
 					d := dropAt(p)
@@ -77,7 +80,7 @@ func streamErrorKind() kindEntry {
 // stream ends there.
 type streamError struct{ e *StreamError }
 
-func (k streamError) validate(f *Fault) error {
+func (k streamError) Check(f *Fault) error {
 	e := k.e
 	if err := validatePoint(e.After, e.Events); err != nil {
 		return err
@@ -95,6 +98,9 @@ func (k streamError) validate(f *Fault) error {
 	}
 	return streamOnly(f, "a stream error")
 }
+
+// Holds is zero: the error event ends the stream.
+func (streamError) Holds(time.Duration) time.Duration { return 0 }
 
 func (k streamError) describe(b *strings.Builder) {
 	b.WriteString("stream_error after " + k.e.After)

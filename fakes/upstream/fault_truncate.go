@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -24,17 +25,19 @@ type Truncate struct {
 
 // truncateKind is the kind table's row for truncate, for non-streamed
 // answers only, with explore's truncate probe.
-func truncateKind() kindEntry {
-	return kindEntry{
-		name: "truncate",
-		get: func(f *Fault) kind {
+func truncateKind() kindRow {
+	return kindRow{
+		Name: "truncate",
+		Get: func(f *Fault) kind {
 			if f.Truncate == nil {
 				return nil
 			}
 			return truncate{f.Truncate}
 		},
-		streams: plainOnly,
-		probes: func() []fault.Probe[Fault] {
+		Traits: kindTraits{
+			streams: plainOnly,
+		},
+		Probes: func() []fault.Probe[Fault] {
 			return []fault.Probe[Fault]{
 				{Name: "truncate", Doc: "send the 200 answer's headers and half its body, then close the connection", At: fault.AtPlain, Build: func(fault.Spot, fault.Settings) Fault {
 					return Fault{Truncate: &Truncate{}}
@@ -47,7 +50,7 @@ func truncateKind() kindEntry {
 // truncate cuts a non-streamed answer's body.
 type truncate struct{ t *Truncate }
 
-func (k truncate) validate(f *Fault) error {
+func (k truncate) Check(f *Fault) error {
 	if k.t.AfterBytes < 0 {
 		return fmt.Errorf("after_bytes: %d must not be negative", k.t.AfterBytes)
 	}
@@ -56,6 +59,9 @@ func (k truncate) validate(f *Fault) error {
 	}
 	return nil
 }
+
+// Holds is zero: the cut comes with the body.
+func (truncate) Holds(time.Duration) time.Duration { return 0 }
 
 func (k truncate) describe(b *strings.Builder) {
 	b.WriteString("truncate")

@@ -300,7 +300,7 @@ func TestStreamFaultValidation(t *testing.T) {
 		{"{drop: {after: elapsed}}", "drop: elapsed: want a positive duration such as 1500ms with after: elapsed"},
 		{"{drop: {after: tool_call, elapsed: 1s}}", "drop: elapsed: only with after: elapsed"},
 		{"{drop: {after: soon}}", `drop: after: "soon" is not headers, tool_call, events or elapsed`},
-		{"{}", "action: want one of " + strings.Join(kindNames(), ", ")},
+		{"{}", "action: want one of " + strings.Join(kindTable().Names(), ", ")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {

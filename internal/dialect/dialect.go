@@ -14,7 +14,7 @@
 // Pair; none keeps a table or a switch of its own, and a package that lacks
 // a dialect's method does not compile.
 //
-// Adding a dialect NAME takes these files, and its tests:
+// Adding a dialect NAME takes these files:
 //   - internal/dialect/NAME.go: NAME() Dialect filling every field (its
 //     paths and events as constants);
 //   - internal/dialect/dialect.go: its row in table and its method in Sides
@@ -25,18 +25,25 @@
 //     gateway's dialect) and the method endpoints.NAME returning it — or,
 //     when the built-in gateway does not serve it, endpoints.NAME returning
 //     nil in fakes/gateway/dialect.go (as Gemini's does);
-//   - its tests: its cases in dialect_test.go and its method in sideNames;
-//     fakes/upstream/NAME_test.go judged by the provider's official SDK, its
-//     rows in sawDialects (streamfault_test.go) and lingerDialects
-//     (linger_test.go) and a FuzzParseNAME (fuzz_test.go); for a served
-//     endpoint, gateway tests through the provider's SDK (sdk_test.go);
-//   - generated, not edited (the endpoint enums and lists): the schemas in
-//     schemas/ (go test ./internal/harness/targetfile -update), the fault schemas of
-//     fakes/control/openapi.yaml (go test ./fakes/control -run
-//     TestSpecFaultSchemas -update) and
-//     internal/harness/scenario/testdata/bad/unknown-endpoint.golden (go test
-//     ./internal/harness/scenario -update);
-//   - scenarios/: scenarios that use it.
+//   - internal/dialect/dialect_test.go: its cases, and its method in
+//     sideNames;
+//   - fakes/upstream/NAME_test.go: the fake judged by the provider's
+//     official SDK;
+//   - fakes/upstream/streamfault_test.go: its row in sawDialects;
+//   - fakes/upstream/linger_test.go: its row in lingerDialects;
+//   - fakes/upstream/fuzz_test.go: a FuzzParseNAME;
+//   - fakes/gateway/request_test.go: for a served endpoint, requests of it;
+//   - fakes/gateway/sdk_test.go: for a served endpoint, the gateway through
+//     the provider's SDK.
+//
+// Generated, not edited (the endpoint enums and lists): the schemas in
+// schemas/ (go test ./internal/harness/targetfile -update), the fault
+// schemas of fakes/control/openapi.yaml (go test ./fakes/control -run
+// TestSpecFaultSchemas -update) and
+// internal/harness/scenario/testdata/bad/unknown-endpoint.golden (go test
+// ./internal/harness/scenario -update). Scenarios that use it (scenarios/)
+// are its use, not its cost. internal/checklist's TestChecklists counts
+// this list.
 //
 // Everything else — the YAML and JSON Schema enums of scenario endpoints and
 // fault endpoints, the app client's request paths, bodies and stream

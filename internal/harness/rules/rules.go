@@ -4,16 +4,19 @@
 // expectations (writes, status, upstream and MCP counts, stream chunks) are
 // checks of the same shape.
 //
-// Adding a rule touches:
-//   - internal/harness/rules/NAME.go: the Rule (Name, Summary, Doc, Seed, Fix,
-//     Example) and its check function, which says Unknown with the reason
-//     when the history holds nothing to judge;
+// Adding a rule NAME takes these files:
+//   - internal/harness/rules/NAME.go: the Rule (Name, Summary, Doc, Seed,
+//     Fix, Example) and its check function, which says Unknown with the
+//     reason when the history holds nothing to judge;
 //   - internal/harness/rules/rules.go: its row in All;
-//   - internal/harness/rules/rules_test.go: its pass, fail and unknown cases;
-//   - generated from All: internal/harness/rules/rules.md (go test ./internal/harness/rules
-//     -update) and the rule-name enum of schemas/scenario.schema.json (go
-//     test ./internal/harness/targetfile -update);
-//   - scenarios/ that expect it.
+//   - internal/harness/rules/rules_test.go: its pass, fail and unknown
+//     cases.
+//
+// Generated from All, not written: internal/harness/rules/rules.md (go test
+// ./internal/harness/rules -update) and the rule-name enum of
+// schemas/scenario.schema.json (go test ./internal/harness/targetfile
+// -update). Scenarios that expect it (scenarios/) are its use, not its
+// cost; internal/checklist's TestChecklists adds a throwaway rule this way.
 package rules
 
 import (

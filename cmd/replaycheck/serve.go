@@ -560,7 +560,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	}
 	served := make(chan error, 2)
 	for i, ln := range []net.Listener{upLn, mcpLn} {
-		go func() { served <- servers[i].Serve(ln) }()
+		go func() { served <- servers[i].Serve(loopback.DeferHeaderTimeout(ln)) }()
 	}
 	upURL := "http://" + upLn.Addr().String() + "/v1"
 	mcpURL := "http://" + mcpLn.Addr().String() + "/mcp"

@@ -89,3 +89,9 @@ func (c *firstByteConn) SetLinger(sec int) error {
 	}
 	return errors.ErrUnsupported
 }
+
+// DeferHeaderTimeout returns ln handing out connections on which an
+// http.Server's ReadHeaderTimeout starts at the first byte, not at accept
+// (see firstByteListener); ServeOn serves on such a listener. Closing the
+// returned listener closes ln.
+func DeferHeaderTimeout(ln net.Listener) net.Listener { return firstByteListener{ln} }

@@ -60,7 +60,7 @@ const readHeaderTimeout = 10 * time.Second
 // serveOn is ServeOn with the header timeout given.
 func serveOn(ln net.Listener, what string, h http.Handler, headerTimeout time.Duration) (*http.Server, string) {
 	srv := &http.Server{Handler: Guard(what, h), ReadHeaderTimeout: headerTimeout}
-	go srv.Serve(firstByteListener{ln})
+	go srv.Serve(DeferHeaderTimeout(ln))
 	return srv, "http://" + ln.Addr().String()
 }
 

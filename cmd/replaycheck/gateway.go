@@ -21,6 +21,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/gateway"
+	"github.com/replaycheck/replaycheck/internal/loopback"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -271,7 +272,7 @@ func runGateway(ctx context.Context, opts *gatewayOptions) error {
 	}
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(loopback.DeferHeaderTimeout(ln)) }()
 
 	addr := ln.Addr().String()
 	if err := printGatewayBanner(opts.Out, addr, cfg); err != nil {

@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"sync"
 
@@ -199,7 +198,7 @@ func abortConnection(w http.ResponseWriter, reset bool) {
 	if err != nil {
 		panic(http.ErrAbortHandler) // HTTP/2: reset the stream
 	}
-	if tc, ok := conn.(*net.TCPConn); ok && reset {
+	if tc, ok := conn.(interface{ SetLinger(int) error }); ok && reset {
 		_ = tc.SetLinger(0) // close with RST
 	}
 	_ = conn.Close()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -237,7 +236,7 @@ func (x *exchange) closeConn(rst bool) {
 		panic(http.ErrAbortHandler)
 	}
 	if rst {
-		if tc, ok := conn.(*net.TCPConn); ok {
+		if tc, ok := conn.(interface{ SetLinger(int) error }); ok {
 			_ = tc.SetLinger(0) // best effort: without it the close is a FIN
 		}
 	}

@@ -209,7 +209,7 @@ func (p *Pair) serve(upAddr, mcpAddr string, up, mcp http.Handler) (*served, err
 	}
 	for i, ln := range []net.Listener{upLn, mcpLn} {
 		go func() {
-			if err := sv.servers[i].Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			if err := sv.servers[i].Serve(loopback.DeferHeaderTimeout(ln)); !errors.Is(err, http.ErrServerClosed) {
 				select {
 				case p.failed <- err:
 				default:

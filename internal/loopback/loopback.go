@@ -48,8 +48,19 @@ func Listen(addr string) (*net.TCPListener, error) {
 // and its base URL (http://host:port). The caller closes the server, which
 // closes ln.
 func ServeOn(ln net.Listener, what string, h http.Handler) (*http.Server, string) {
-	srv := &http.Server{Handler: Guard(what, h), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	return serveOn(ln, what, h, readHeaderTimeout)
+}
+
+// readHeaderTimeout bounds how long a server of ServeOn waits for a
+// request's headers once its first byte came; a connection that sends
+// nothing stays open, as a kept-alive one does, until the client or the
+// server's Close closes it.
+const readHeaderTimeout = 10 * time.Second
+
+// serveOn is ServeOn with the header timeout given.
+func serveOn(ln net.Listener, what string, h http.Handler, headerTimeout time.Duration) (*http.Server, string) {
+	srv := &http.Server{Handler: Guard(what, h), ReadHeaderTimeout: headerTimeout}
+	go srv.Serve(DeferHeaderTimeout(ln))
 	return srv, "http://" + ln.Addr().String()
 }
 

@@ -5,7 +5,7 @@
 // (internal/dialect) each name the files it takes, as a list under
 // "Adding a THING NAME takes these files:", and the test adds a throwaway
 // of each of the first four to a copy of the module, writing only to the
-// files its checklist names, then builds, vets, regenerates the schemas and
+// files its checklist names, then builds, regenerates the schemas and
 // tests the owning packages there. It has no API; it runs in go test ./...
 // (not -short).
 package checklist

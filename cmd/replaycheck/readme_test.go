@@ -161,6 +161,7 @@ const (
 // shown on one page only.
 var readmeNotes = map[string]map[string]readmeNote{
 	"README.md": {
+		"make test": {skip: "runs every test of the tree, this one included"},
 		"go install github.com/replaycheck/replaycheck/cmd/replaycheck@latest": {
 			skip: "downloads and compiles the latest release from the module proxy; the test runs this tree's build",
 		},

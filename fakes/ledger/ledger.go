@@ -146,6 +146,10 @@ type Config struct {
 	Path string
 	// Stateless serves stateless Streamable HTTP (no sessions).
 	Stateless bool
+	// Protocol pins the MCP protocol version the ledger speaks; "" (the
+	// default) negotiates as a current server does: 2026-07-28 to clients
+	// that ask for it, an older version to clients that initialize.
+	Protocol wire.MCPProtocol
 	// Annotations overrides tool annotations by tool name; nil or a missing
 	// tool keeps the defaults (read_ledger is readOnly, commit_write_keyed is
 	// idempotent, no tool is destructive).

@@ -137,6 +137,10 @@ type MCPCounts struct {
 	// real server's process had exited (MCPFaultForwardServerGone): none
 	// ran; omitted from JSON when zero.
 	ServerGone int `json:"server_gone,omitempty"`
+	// Protocols are the MCP protocol versions the run's sessions negotiated
+	// and its stateless requests used, in the order first seen; omitted from
+	// JSON when none was seen.
+	Protocols []MCPProtocol `json:"protocols,omitempty"`
 }
 
 // CallsText renders a count of tools/call requests for tables: "3", or

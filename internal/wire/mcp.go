@@ -88,6 +88,34 @@ const (
 	MCPTransportStdio MCPTransport = "stdio"
 )
 
+// MCPProtocol is an MCP protocol version, as the specification names it
+// (its release date). The zero value is none: negotiate.
+type MCPProtocol string
+
+// The MCP protocol versions replaycheck's MCP sides speak, newest first.
+// From MCPProtocol20260728 on (SEP-2575) requests are self-describing: no
+// initialize, no session; a request whose response stream broke is lost
+// and the client must re-issue it with a new id. Before it, a client
+// initializes a session and a broken stream's request is its own to retry
+// or not.
+const (
+	MCPProtocol20260728 MCPProtocol = "2026-07-28"
+	MCPProtocol20251125 MCPProtocol = "2025-11-25"
+	MCPProtocol20250618 MCPProtocol = "2025-06-18"
+	MCPProtocol20250326 MCPProtocol = "2025-03-26"
+	MCPProtocol20241105 MCPProtocol = "2024-11-05"
+)
+
+// MCPProtocols returns the protocol versions replaycheck speaks, newest first.
+func MCPProtocols() []MCPProtocol {
+	return []MCPProtocol{MCPProtocol20260728, MCPProtocol20251125, MCPProtocol20250618, MCPProtocol20250326, MCPProtocol20241105}
+}
+
+// Stateless reports whether p is a protocol of self-describing requests
+// (2026-07-28 and later), where a re-issue after a broken stream is what
+// the client must do.
+func (p MCPProtocol) Stateless() bool { return p >= MCPProtocol20260728 }
+
 // MCPToolChange is what a change_tools fault did to one tool: the Change of
 // an MCPToolsChanged event. It is written in JSON as its name.
 type MCPToolChange string
@@ -152,6 +180,13 @@ type MCPEvent struct {
 	// Status is the HTTP status an MCPResult's answer went out with when it
 	// was an error (400 or more); 0 otherwise.
 	Status int `json:"status,omitempty"`
+	// Protocol is the MCP protocol version the message was served at: on
+	// the MCPSession of an initialize, the version the server answered (the
+	// session's negotiated version); on server/discover, on any request of a
+	// stateless protocol and on an MCPCall, the version the request or its
+	// session used. "" where the ledger could not tell, and in a history
+	// that predates it.
+	Protocol MCPProtocol `json:"protocol,omitempty"`
 }
 
 // IsFault reports whether e is the firing of the MCP fault called name.

@@ -150,6 +150,12 @@ type Config struct {
 	// default) negotiates as a current server does: 2026-07-28 to clients
 	// that ask for it, an older version to clients that initialize.
 	Protocol wire.MCPProtocol
+	// HonourCancellation makes the ledger's tools honour cancellation as
+	// the 2026-07-28 specification asks a server to: a call whose request
+	// stream closed (or that the client cancelled) before its write
+	// committed writes nothing. By default a call writes once it ran, as
+	// most servers do.
+	HonourCancellation bool
 	// Annotations overrides tool annotations by tool name; nil or a missing
 	// tool keeps the defaults (read_ledger is readOnly, commit_write_keyed is
 	// idempotent, no tool is destructive).

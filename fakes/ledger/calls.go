@@ -52,6 +52,11 @@ type call struct {
 	// Server.mu.
 	directive string
 	effect    wire.StdioEffect
+
+	// protocol is the MCP protocol version the call was sent at (its
+	// session's, or the stateless request's); "" when the ledger could not
+	// tell.
+	protocol wire.MCPProtocol
 }
 
 // inflightKey finds an unanswered call from a cancel notice: the session and
@@ -70,12 +75,13 @@ type post struct {
 	finished  bool // the POST is over; guarded by Server.mu
 }
 
-// receive counts one tools/call and notes the faults that fire on it. The
-// call belongs to owner, the run whose own address it arrived at, when set;
-// else to the run token its arguments carry. pid is the process id of the
+// receive counts one tools/call, sent at protocol version proto, and notes
+// the faults that fire on it. The call belongs to owner, the run whose own
+// address it arrived at, when set; else to the run token its arguments
+// carry. pid is the process id of the
 // ledger-stdio process that sent it, "" when none did: only then can the
 // stdio kinds fire.
-func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call {
+func (s *Server) receive(owner, session, pid string, proto wire.MCPProtocol, req *jsonrpc.Request) *call {
 	var params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -86,13 +92,14 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 		token = runtoken.Find(params.Arguments)
 	}
 	c := &call{
-		token:  token,
-		tool:   params.Name,
-		args:   params.Arguments,
-		id:     req.ID,
-		idText: fmt.Sprint(req.ID.Raw()),
-		gone:   make(chan struct{}),
-		pid:    pid,
+		token:    token,
+		tool:     params.Name,
+		args:     params.Arguments,
+		id:       req.ID,
+		idText:   fmt.Sprint(req.ID.Raw()),
+		gone:     make(chan struct{}),
+		pid:      pid,
+		protocol: proto,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -100,7 +107,7 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 	r.counts.Calls[c.tool]++
 	s.total.counts.Calls[c.tool]++
 	args, key := wire.CallArgs(c.args)
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, UnknownTool: !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool)})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, UnknownTool: !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool)})
 	stdio := c.pid != ""
 	s.faults.FireEach(c.token, func(a *armable) bool { return a.matchesCall(c.tool, stdio) }, func(a *armable) {
 		c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
@@ -154,7 +161,7 @@ func (s *Server) giveUp(c *call, cause string) {
 	s.endLocked(c)
 	s.runLocked(c.token).counts.Cancellations++
 	s.total.counts.Cancellations++
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCancelled, Tool: c.tool, RequestID: c.idText, Cause: cause})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPCancelled, Tool: c.tool, RequestID: c.idText, Cause: cause})
 	s.log.Info("ledger call cancelled", "tool", c.tool, "token", c.token, "request_id", c.idText, "cause", cause)
 }
 
@@ -177,7 +184,7 @@ func (s *Server) answered(p *post, status int) {
 	defer s.mu.Unlock()
 	for c := range s.endInFlightLocked(p, callAnswered) {
 		if c.directive == "" || c.effect.Answered() {
-			e := wire.MCPEvent{Token: c.token, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Fault: c.outcome, Dedup: c.dedup}
+			e := wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPResult, Tool: c.tool, RequestID: c.idText, Fault: c.outcome, Dedup: c.dedup}
 			if status >= 400 {
 				e.Status = status
 			}
@@ -252,7 +259,7 @@ func (s *Server) finishPost(p *post, state callState, fault string) {
 	defer s.mu.Unlock()
 	for c := range s.endInFlightLocked(p, state) {
 		if fault != "" {
-			s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: fault})
+			s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: fault})
 		}
 	}
 }
@@ -278,10 +285,19 @@ func (s *Server) endInFlightLocked(p *post, state callState) iter.Seq[*call] {
 // wrapper received, through the POST registry (see postKey).
 func (s *Server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == MethodInitialize && !s.stateless {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				s.openedSession(ss)
+		if method == MethodInitialize {
+			// A stateless handler's sessions have no id and end with
+			// their request.
+			ss, ok := req.GetSession().(*mcp.ServerSession)
+			if !ok || ss.ID() == "" {
+				return next(ctx, method, req)
 			}
+			s.openedSession(ss)
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.negotiated(ss, res)
+			}
+			return res, err
 		}
 		if method != "tools/call" {
 			return next(ctx, method, req)

@@ -121,14 +121,14 @@ func (ch *ChangeTools) afterExecute(ctx context.Context, s *Server, c *call) {
 	case ch.Add != "" && !s.offeredLocked(ch.Add):
 		added[ch.Add] = ch.like()
 	}
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultChangeTools})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultChangeTools})
 	for _, name := range removed {
 		delete(s.tools, name)
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPToolsChanged, Tool: name, Change: wire.MCPToolRemoved})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPToolsChanged, Tool: name, Change: wire.MCPToolRemoved})
 	}
 	for _, name := range slices.Sorted(maps.Keys(added)) {
 		s.tools[name] = added[name]
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPToolsChanged, Tool: name, Change: wire.MCPToolAdded})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPToolsChanged, Tool: name, Change: wire.MCPToolAdded})
 	}
 	annotations := maps.Clone(s.annotations)
 	s.mu.Unlock()

@@ -29,7 +29,7 @@ func (d delay) Holds(time.Duration) time.Duration { return fault.Duration(d).D()
 // handler runs (the SDK may run none for a POST whose client has gone), so a
 // slow ledger cannot lose it.
 func (d delay) dispatchedLocked(s *Server, c *call) {
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultDelay})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultDelay})
 	s.log.Info("ledger fault", "fault", wire.MCPFaultDelay, "delay", fault.Duration(d).D(), "tool", c.tool, "token", c.token, "request_id", c.idText)
 }
 

@@ -59,7 +59,7 @@ func TestDropAfterExecuteCut(t *testing.T) {
 				}
 			}
 
-			if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok)); diff != "" {
+			if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok), ignoreProtocols); diff != "" {
 				t.Errorf("Counts (-want +got):\n%s", diff)
 			}
 			if got := len(fileLines(t, cfg.Path)); got != 1 {

@@ -33,7 +33,7 @@ func (d *DuplicateAnswer) writeAnswer(s *Server, c *call, w io.Writer, event []b
 		return n, err
 	}
 	s.mu.Lock()
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultDuplicateAnswer})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultDuplicateAnswer})
 	s.mu.Unlock()
 	s.log.Info("ledger fault", "fault", wire.MCPFaultDuplicateAnswer, "tool", c.tool, "token", c.token, "request_id", c.idText)
 	return n, nil

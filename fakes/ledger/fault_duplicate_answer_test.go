@@ -49,7 +49,7 @@ func TestDuplicateAnswerOnTheWire(t *testing.T) {
 		t.Errorf("answer %q, want the tool's result", answers[0])
 	}
 
-	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok)); diff != "" {
+	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1}, s.Counts(tok), ignoreProtocols); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 	if got := len(fileLines(t, cfg.Path)); got != 1 {
@@ -93,7 +93,7 @@ func TestDuplicateAnswerSDKClient(t *testing.T) {
 			t.Errorf("call %d answered %q (isError %v), want %q", i+1, text(res), res.IsError, "recorded "+entry)
 		}
 	}
-	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 2}, Writes: 2}, s.Counts(tok), ignoreMessages); diff != "" {
+	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 2}, Writes: 2}, s.Counts(tok), ignoreMessages, ignoreProtocols); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 	var faults []string

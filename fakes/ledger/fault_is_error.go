@@ -28,7 +28,7 @@ func (*IsError) Holds(time.Duration) time.Duration { return 0 }
 // preempt answers c with the error result; nothing is written.
 func (f *IsError) preempt(s *Server, c *call) *mcp.CallToolResult {
 	s.mu.Lock()
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultIsError})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: wire.MCPFaultIsError})
 	c.outcome = wire.MCPFaultIsError
 	s.mu.Unlock()
 	s.log.Info("ledger fault", "fault", wire.MCPFaultIsError, "tool", c.tool, "token", c.token, "request_id", c.idText)

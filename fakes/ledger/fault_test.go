@@ -67,7 +67,7 @@ func TestFaults(t *testing.T) {
 						t.Errorf("isError text = %q, want %q", gotIsError, tt.wantIsError)
 					}
 				}
-				if diff := cmp.Diff(tt.want, s.Counts(tok)); diff != "" {
+				if diff := cmp.Diff(tt.want, s.Counts(tok), ignoreProtocols); diff != "" {
 					t.Errorf("Counts (-want +got):\n%s", diff)
 				}
 				if got := len(fileLines(t, cfg.Path)); got != tt.want.Writes {
@@ -92,7 +92,7 @@ func TestFaults(t *testing.T) {
 				if err != nil || res.IsError {
 					t.Fatalf("call after the fault: %v, %+v", err, res)
 				}
-				if diff := cmp.Diff(wire.MCPCounts{Calls: cw, Writes: 1}, s.Counts(other)); diff != "" {
+				if diff := cmp.Diff(wire.MCPCounts{Calls: cw, Writes: 1}, s.Counts(other), ignoreProtocols); diff != "" {
 					t.Errorf("Counts(other) (-want +got):\n%s", diff)
 				}
 			})
@@ -193,7 +193,7 @@ func TestDelayEndsWhenClientCancels(t *testing.T) {
 				t.Fatal("CallTool did not return after cancel")
 			}
 			got := waitCounts(t, s, tok, func(c wire.MCPCounts) bool { return c.Cancellations >= 1 })
-			if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1, Cancellations: 1}, got); diff != "" {
+			if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1}, Writes: 1, Cancellations: 1}, got, ignoreProtocols); diff != "" {
 				t.Errorf("Counts (-want +got):\n%s", diff)
 			}
 			// The delay ended because the client gave up, not at the hour.

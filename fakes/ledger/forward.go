@@ -518,7 +518,7 @@ func (s *Server) forwardFault(c *call, fault string, count func(*wire.MCPCounts)
 	c.outcome = fault
 	count(&s.runLocked(c.token).counts)
 	count(&s.total.counts)
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: fault})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Fault: fault})
 }
 
 // codeServerGone is the JSON-RPC error code of a call refused because the

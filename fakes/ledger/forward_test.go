@@ -84,7 +84,7 @@ func runForwardCase(t *testing.T, fwd Forward, tt forwardCase, record func() ([]
 		t.Errorf("call answered isError %v (%q), want %v", res.IsError, text(res), tt.wantIsErr)
 	}
 	got := waitCounts(t, s, "", func(c wire.MCPCounts) bool { return c.Calls[tt.tool] > 0 })
-	if diff := cmp.Diff(tt.want, got, ignoreMessages); diff != "" {
+	if diff := cmp.Diff(tt.want, got, ignoreMessages, ignoreProtocols); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 	if record != nil {

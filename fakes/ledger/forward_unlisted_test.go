@@ -56,7 +56,7 @@ func TestForwardUnlistedTool(t *testing.T) {
 	}
 	got := waitCounts(t, s, "", func(c wire.MCPCounts) bool { return c.Calls["nope"] > 0 })
 	want := wire.MCPCounts{Calls: map[string]int{"hidden": 1, "nope": 1}, Writes: 1}
-	if diff := cmp.Diff(want, got, ignoreMessages); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreMessages, ignoreProtocols); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 	for _, e := range s.Events("") {

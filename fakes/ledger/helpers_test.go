@@ -22,6 +22,11 @@ import (
 // many a client sends (server/discover, GETs) depends on the SDK.
 var ignoreMessages = cmpopts.IgnoreFields(wire.MCPCounts{}, "Messages")
 
+// ignoreProtocols leaves the protocol versions a run used out of a
+// wire.MCPCounts comparison, for the tests that count calls and writes
+// (TestNegotiatedProtocolRecorded holds the versions).
+var ignoreProtocols = cmpopts.IgnoreFields(wire.MCPCounts{}, "Protocols")
+
 // testTimeout bounds every wait in a test.
 const testTimeout = 20 * time.Second
 
@@ -52,16 +57,22 @@ func fileLedger(t testing.TB) Config {
 	return Config{Path: filepath.Join(t.TempDir(), "ledger.txt")}
 }
 
-// connect opens an SDK client session to url; protocol "" is the SDK's
-// default (it probes server/discover first).
+// connect opens an SDK client session to url at protocol; "" is a session
+// (2025-11-25: initialize and Mcp-Session-Id, what the session tests need),
+// "default" the SDK's default (2026-07-28: server/discover, stateless
+// requests, where the ledger serves it).
 func connect(t testing.TB, url, protocol string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, nil)
-	var opts *mcp.ClientSessionOptions
-	if protocol != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
+	opts := &mcp.ClientSessionOptions{ProtocolVersion: string(wire.MCPProtocol20251125)}
+	switch protocol {
+	case "default":
+		opts = nil
+	case "":
+	default:
+		opts.ProtocolVersion = protocol
 	}
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts)
 	if err != nil {

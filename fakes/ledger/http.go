@@ -74,10 +74,6 @@ func knownMethod(method string) bool { return slices.Contains(sdkMethods(), meth
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	owner, _ := runtoken.FromContext(r.Context())
 	pid, stdio := stdioPID(r.Header)
-	session := ""
-	if !s.stateless {
-		session = r.Header.Get(sessionIDHeader)
-	}
 	clientCtx := r.Context()
 	if r.Method == http.MethodGet {
 		ctx, cancel := context.WithCancel(r.Context())
@@ -92,11 +88,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(ctx)
 	}
 	if r.Method != http.MethodPost || !isJSON(r.Header.Get("Content-Type")) {
-		s.message(owner, r.Method)
+		sdk, stateless := s.gen.route(r, nil)
+		session := ""
+		if !stateless {
+			session = r.Header.Get(sessionIDHeader)
+		}
+		s.message(owner, r.Method, s.requestProtocol(r.Header, session, nil))
 		if stdio && session != "" && r.Method == http.MethodDelete {
 			s.stdioClosed(owner, session, pid, r.Header.Get(StdioEndHeader))
 		}
-		s.sdk.ServeHTTP(w, r)
+		sdk.ServeHTTP(w, r)
 		if stdio && session != "" && r.Method == http.MethodGet && clientCtx.Err() != nil {
 			s.stdioGone(owner, session, pid)
 		}
@@ -130,8 +131,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 
-	if !batch && len(msgs) == 1 && r.Header.Get(protocolVersionHeader) < newProtocolVersion {
-		if req, ok := msgs[0].(*jsonrpc.Request); ok && !knownMethod(req.Method) {
+	sdk, stateless := s.gen.route(r, msgs)
+	session := ""
+	if !stateless {
+		session = r.Header.Get(sessionIDHeader)
+	}
+	proto := s.requestProtocol(r.Header, session, msgs)
+	if !batch && len(msgs) == 1 {
+		req, ok := msgs[0].(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case req.Method == MethodInitialize && s.gen.refusesInitialize():
+			s.message(owner, req.Method, proto)
+			s.refuseRemoved(w, req)
+			return
+		case !knownMethod(req.Method) && r.Header.Get(protocolVersionHeader) < newProtocolVersion:
 			s.unknownMethod(w, req)
 			return
 		}
@@ -143,13 +157,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// refused, not received; they count as session messages.
 		for _, m := range msgs {
 			if req, ok := m.(*jsonrpc.Request); ok {
-				s.message(owner, req.Method+" (unknown session)")
+				s.message(owner, req.Method+" (unknown session)", proto)
 			}
 		}
-		s.sdk.ServeHTTP(w, r)
+		sdk.ServeHTTP(w, r)
 		return
 	}
-	if session == "" && !s.stateless && s.maxSessions > 0 && opensSession(msgs) {
+	if session == "" && !stateless && s.maxSessions > 0 && opensSession(msgs) {
 		release, ok := s.admitSession(w, msgs)
 		if !ok {
 			return
@@ -165,13 +179,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if req.IsCall() && req.Method == MethodInitialize && session == "" && stdio {
-			if s.spawn(owner, pid) {
+			if s.spawn(owner, pid, proto) {
 				refuseSpawn(w, req)
 				return
 			}
 		}
 		if req.IsCall() && slices.Contains(SessionMethods(), req.Method) {
-			f := s.sessionStep(owner, req.Method)
+			f := s.sessionStep(owner, req.Method, proto)
 			if f != nil && stepRefusal == nil {
 				stepRefusal, stepMethod = f, req.Method
 			}
@@ -181,7 +195,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if req.Method != "tools/call" || !req.IsCall() {
-			s.message(owner, req.Method)
+			s.message(owner, req.Method, proto)
 		}
 		switch req.Method {
 		case "notifications/cancelled":
@@ -196,7 +210,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !stdio {
 				pid = ""
 			}
-			p.calls = append(p.calls, s.receive(owner, session, pid, req))
+			p.calls = append(p.calls, s.receive(owner, session, pid, proto, req))
 		}
 	}
 	if stepRefusal != nil && p == nil {
@@ -204,7 +218,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p == nil {
-		s.sdk.ServeHTTP(w, r)
+		sdk.ServeHTTP(w, r)
 		return
 	}
 	if stepRefusal != nil {
@@ -216,7 +230,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuse(s, w, p)
 		return
 	}
-	s.serveCalls(w, r, p)
+	s.serveCalls(w, r, p, sdk)
 }
 
 // knownSession reports whether the SDK holds a session with id.
@@ -229,16 +243,17 @@ func (s *Server) knownSession(id string) bool {
 	return false
 }
 
-// serveCalls hands a POST carrying tool calls to the SDK, watching for the
-// client going away and for the answer, which the faults at the answer on
-// the stream (postWriter) may cut or change.
-func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
+// serveCalls hands a POST carrying tool calls to sdk, the SDK's handler
+// that serves it, watching for the client going away and for the answer,
+// which the faults at the answer on the stream (postWriter) may cut or
+// change.
+func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post, sdk http.Handler) {
 	s.dispatch(p)
 	s.register(r, p)
 	pw := newPostWriter(w, s, p)
 	stop := context.AfterFunc(r.Context(), func() { s.giveUpPost(p, "stream closed") })
 
-	s.sdk.ServeHTTP(pw, r)
+	sdk.ServeHTTP(pw, r)
 
 	clientGone := !stop() || r.Context().Err() != nil
 	switch {
@@ -263,10 +278,11 @@ func (s *Server) serveCalls(w http.ResponseWriter, r *http.Request, p *post) {
 }
 
 // message counts one MCP message other than a tools/call (initialize,
-// tools/list, a notification, or a GET or DELETE of the session): for the
-// run whose own address it arrived at (owner), as an event of that run;
-// without an owner it counts only as a shared session message.
-func (s *Server) message(owner, method string) {
+// tools/list, a notification, or a GET or DELETE of the session), served at
+// protocol version proto: for the run whose own address it arrived at
+// (owner), as an event of that run; without an owner it counts only as a
+// shared session message.
+func (s *Server) message(owner, method string, proto wire.MCPProtocol) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total.counts.Messages++
@@ -275,7 +291,7 @@ func (s *Server) message(owner, method string) {
 		return
 	}
 	s.runLocked(owner).counts.Messages++
-	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Method: method})
+	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Method: method, Protocol: proto})
 }
 
 // stdioPID returns the process id a ledger-stdio process announced in h
@@ -293,22 +309,22 @@ func stdioPID(h http.Header) (string, bool) {
 }
 
 // spawn records that a ledger-stdio process with process id pid opened a
-// session: one MCPSpawn event and one count of Spawns for owner (the run at
+// session at protocol version proto: one MCPSpawn event and one count of Spawns for owner (the run at
 // whose own address it arrived, "" elsewhere) and in the total. It matches
 // the spawn against the faults that make a process exit as it starts
 // (owner's, then the global ones) and reports whether one fired: then the
 // process's exit is recorded too, and the caller refuses its initialize.
-func (s *Server) spawn(owner, pid string) bool {
+func (s *Server) spawn(owner, pid string, proto wire.MCPProtocol) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total.counts.Spawns++
 	r := s.runLocked(owner)
 	r.counts.Spawns++
-	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSpawn, PID: pid})
+	s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSpawn, PID: pid, Protocol: proto})
 	exit := false
 	s.faults.FireEach(owner, func(a *armable) bool { return isSpawnFault(a.act) }, func(*armable) { exit = true })
 	if exit {
-		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPFault, PID: pid, Fault: wire.MCPFaultStdioExitAtStart})
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPFault, PID: pid, Fault: wire.MCPFaultStdioExitAtStart, Protocol: proto})
 		s.exitLocked(owner, "", pid, nil, wire.MCPExitFault, wire.MCPFaultStdioExitAtStart)
 		s.log.Info("ledger fault", "fault", wire.MCPFaultStdioExitAtStart, "token", owner, "pid", pid)
 	}
@@ -347,7 +363,7 @@ func (s *Server) exitLocked(token, session, pid string, c *call, end wire.MCPExi
 		r.stdioEnded = append(r.stdioEnded, session)
 		delete(s.stdioHeld, session)
 	}
-	e := wire.MCPEvent{Token: token, Kind: wire.MCPExit, PID: pid, End: end, Fault: fault}
+	e := wire.MCPEvent{Token: token, Kind: wire.MCPExit, PID: pid, End: end, Fault: fault, Protocol: s.protocols[session]}
 	if c != nil {
 		e.Tool, e.RequestID = c.tool, c.idText
 	}
@@ -405,11 +421,11 @@ func (s *Server) inFlightOfLocked(session string) *call {
 }
 
 // sessionStep counts one session step (a request of one of
-// SessionMethods) for owner, as message does, and matches it against the
+// SessionMethods, served at proto) for owner, as message does, and matches it against the
 // faults armed for that method: owner's, then the global ones. It returns the
 // first fault that fired and refuses the step, recording the step as refused
 // instead of as a session message, or nil.
-func (s *Server) sessionStep(owner, method string) stepRefuser {
+func (s *Server) sessionStep(owner, method string, proto wire.MCPProtocol) stepRefuser {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total.counts.Messages++
@@ -423,9 +439,9 @@ func (s *Server) sessionStep(owner, method string) stepRefuser {
 	})
 	switch {
 	case refusal != nil:
-		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSessionRefused, Method: method})
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSessionRefused, Method: method, Protocol: proto})
 	case owner != "":
-		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Method: method})
+		s.eventLocked(wire.MCPEvent{Token: owner, Kind: wire.MCPSession, Method: method, Protocol: proto})
 	}
 	return refusal
 }
@@ -435,6 +451,12 @@ func (s *Server) sessionStep(owner, method string) stepRefuser {
 // before initialize falls back; an unknown notification is accepted and
 // ignored.
 func (s *Server) unknownMethod(w http.ResponseWriter, req *jsonrpc.Request) {
+	s.methodNotFound(w, req, http.StatusOK)
+}
+
+// methodNotFound answers req with a JSON-RPC "method not found" and HTTP
+// status when req is a call; a notification is accepted and ignored.
+func (s *Server) methodNotFound(w http.ResponseWriter, req *jsonrpc.Request, status int) {
 	s.log.Info("ledger unknown method", "method", req.Method)
 	if !req.IsCall() {
 		w.WriteHeader(http.StatusAccepted)
@@ -449,5 +471,6 @@ func (s *Server) unknownMethod(w http.ResponseWriter, req *jsonrpc.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

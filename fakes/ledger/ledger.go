@@ -144,11 +144,23 @@ type Config struct {
 	// Path is the ledger file, one line per write, appended to (created if
 	// missing) and synced before a tool answers; "" keeps the ledger in memory only.
 	Path string
-	// Stateless serves stateless Streamable HTTP (no sessions).
+	// Stateless serves stateless Streamable HTTP only (no sessions): every
+	// request, of whichever version, on go-sdk's stateless handler, as
+	// `serve --stateless` always did. Without it the ledger serves both
+	// generations (see Protocol).
 	Stateless bool
 	// Protocol pins the MCP protocol version the ledger speaks; "" (the
 	// default) negotiates as a current server does: 2026-07-28 to clients
-	// that ask for it, an older version to clients that initialize.
+	// that ask for it (server/discover, or a request that names it in its
+	// Mcp-Protocol-Version header or _meta: served statelessly), an older
+	// version to clients that initialize (a session, at the version asked
+	// for, else 2025-11-25). Pinned to 2026-07-28 the ledger serves only
+	// self-describing requests and answers initialize 404 with "method not
+	// found"; pinned to an older version it serves only sessions, answers
+	// every initialize with that version and refuses server/discover with
+	// the SDK's unsupported-version error (-32022) listing it, so a client
+	// falls back to initialize. New refuses a version not in
+	// wire.MCPProtocols.
 	Protocol wire.MCPProtocol
 	// HonourCancellation makes the ledger's tools honour cancellation as
 	// the 2026-07-28 specification asks a server to: a call whose request
@@ -200,7 +212,6 @@ type Server struct {
 	now         func() time.Time
 	maxBody     int64
 	bodyTimeout time.Duration
-	stateless   bool
 
 	sessionTimeout  time.Duration
 	maxSessions     int
@@ -209,7 +220,7 @@ type Server struct {
 	sessionsLive    atomic.Int64 // initialized sessions not closed yet
 
 	mcp     *mcp.Server
-	sdk     http.Handler // the SDK's Streamable HTTP handler
+	gen     generations // the SDK's Streamable HTTP handlers (protocol.go)
 	journal *journal
 	fwd     *forwarder // nil unless forwarding (Config.Forward)
 
@@ -248,6 +259,9 @@ type Server struct {
 	// stdioHeld holds, by session id, the call whose answer a ledger-stdio
 	// process was told to hold (stdio_hang): its client has no answer.
 	stdioHeld map[string]*call
+	// protocols holds, by session id, the version each open session was
+	// initialized with.
+	protocols map[string]wire.MCPProtocol
 }
 
 // New returns a ledger server. It opens the ledger file when cfg.Path is set;
@@ -269,6 +283,9 @@ func New(cfg Config) (*Server, error) {
 	if bodyTimeout <= 0 {
 		bodyTimeout = DefaultBodyTimeout
 	}
+	if err := checkProtocol(cfg.Protocol); err != nil {
+		return nil, err
+	}
 	if cfg.Forward != nil && len(cfg.Annotations) > 0 {
 		return nil, errors.New("ledger: annotations are the ledger's tools' hints; a forwarded server advertises its own (see Forward.Writes)")
 	}
@@ -286,7 +303,6 @@ func New(cfg Config) (*Server, error) {
 		now:         now,
 		maxBody:     maxBody,
 		bodyTimeout: bodyTimeout,
-		stateless:   cfg.Stateless,
 		journal:     j,
 
 		sessionTimeout: cfg.SessionTimeout,
@@ -305,11 +321,12 @@ func New(cfg Config) (*Server, error) {
 		relistWait:     notifyWait,
 		stdioEnded:     map[string]bool{},
 		stdioHeld:      map[string]*call{},
+		protocols:      map[string]wire.MCPProtocol{},
 	}
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log, SupportedProtocolVersions: sdkVersions(cfg.Protocol)})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware, s.forwardUnlisted) // the first is outermost
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)
 	if cfg.Forward != nil {
@@ -327,12 +344,10 @@ func New(cfg Config) (*Server, error) {
 	if s.fwd != nil {
 		s.fwd.install()
 	}
-	s.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:                    cfg.Stateless,
-		Logger:                       log,
-		MaxRequestBodyBytes:          maxBody,
-		PropagateRequestCancellation: true,
-		SessionTimeout:               cfg.SessionTimeout,
+	s.gen = newGenerations(s.mcp, cfg, mcp.StreamableHTTPOptions{
+		Logger:              log,
+		MaxRequestBodyBytes: maxBody,
+		SessionTimeout:      cfg.SessionTimeout,
 	})
 	return s, nil
 }
@@ -531,6 +546,8 @@ func (s *Server) eventLocked(e wire.MCPEvent) {
 		r.events = append(r.events[:0], r.events[len(r.events)/2:]...)
 	}
 	r.events = append(r.events, e)
+	addProtocol(&r.counts, e.Protocol)
+	addProtocol(&s.total.counts, e.Protocol)
 	s.wakeLocked()
 }
 

@@ -41,6 +41,7 @@ func (s *Server) openedSession(ss *mcp.ServerSession) {
 	go func() {
 		_ = ss.Wait()
 		s.mu.Lock()
+		delete(s.protocols, ss.ID())
 		s.sessionsLive.Add(-1)
 		s.wakeLocked()
 		s.mu.Unlock()

@@ -246,7 +246,7 @@ func (s *Server) direct(ctx context.Context, req *mcp.CallToolRequest, res *mcp.
 		res.Meta[StdioFaultMeta] = name
 		s.mu.Lock()
 		c.directive, c.effect = name, meaning.Stdio
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Fault: name})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, PID: c.pid, Fault: name})
 		s.mu.Unlock()
 		s.log.Info("ledger fault", "fault", name, "tool", c.tool, "token", c.token, "request_id", c.idText, "pid", c.pid)
 		break
@@ -263,7 +263,7 @@ func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 		s.runLocked(c.token).counts.WriteFailures++
 		s.total.counts.WriteFailures++
 		c.outcome = wire.MCPFaultWriteFailed
-		s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key, Fault: wire.MCPFaultWriteFailed})
+		s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPFault, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key, Fault: wire.MCPFaultWriteFailed})
 		s.mu.Unlock()
 		s.log.Error("ledger write failed", "tool", c.tool, "token", c.token, "err", err)
 		return commitOutput{}, fmt.Errorf("ledger write failed, nothing was recorded: %w", err)
@@ -271,7 +271,7 @@ func (s *Server) write(c *call, entry, key string) (commitOutput, error) {
 	s.mu.Lock()
 	s.runLocked(c.token).counts.Writes++
 	s.total.counts.Writes++
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPWrite, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPWrite, Tool: c.tool, RequestID: c.idText, Entry: line, Key: key})
 	s.mu.Unlock()
 	s.log.Debug("ledger write", "tool", c.tool, "token", c.token, "line", n)
 	return commitOutput{Recorded: entry, Line: n}, nil

@@ -20,8 +20,8 @@ import (
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
-// statefulModes are the modes with MCP sessions: the SDK's default protocol
-// and 2025-06-18.
+// statefulModes are the modes with MCP sessions (connect's protocol):
+// 2025-11-25 and 2025-06-18.
 func statefulModes() []string { return []string{"", "2025-06-18"} }
 
 // TestChangeToolsNotifiesTheClient: change_tools renames commit_write after
@@ -52,12 +52,8 @@ func TestChangeToolsNotifiesTheClient(t *testing.T) {
 			})
 			ctx, cancel := contextT()
 			defer cancel()
-			var opts *mcp.ClientSessionOptions
-			if protocol != "" {
-				opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
-			}
 			var err error
-			cs, err = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts)
+			cs, err = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, sessionOptions(protocol))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,7 +312,7 @@ func TestChangeToolsAnswersAClientThatDoesNotRelist(t *testing.T) {
 	})
 	ctx, cancel := contextT()
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, sessionOptions(""))
 	if err != nil {
 		t.Fatal(err)
 	}

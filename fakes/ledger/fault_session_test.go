@@ -64,10 +64,10 @@ func TestSessionStepFaults(t *testing.T) {
 					armed, url = "", shared
 				}
 				mustArm(t, s, armed, tt.faults...)
-				if m.stateless && m.protocol == "" && tt.wantRefused != nil && tt.wantRefused[0] == MethodInitialize {
-					// The SDK's client finds a stateless server by
-					// server/discover and then sends no initialize at all:
-					// there is nothing to refuse.
+				if m.protocol == "default" && tt.wantRefused != nil && tt.wantRefused[0] == MethodInitialize {
+					// The SDK's client speaks 2026-07-28 to a server that
+					// serves it (server/discover) and then sends no
+					// initialize at all: there is nothing to refuse.
 					tt.wantConnects, tt.wantRefused, tt.wantReports = 0, nil, []report{{0, 0}}
 				}
 
@@ -76,11 +76,7 @@ func TestSessionStepFaults(t *testing.T) {
 				for cs == nil && failed < 3 {
 					ctx, cancel := contextT()
 					c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, nil)
-					var opts *mcp.ClientSessionOptions
-					if m.protocol != "" {
-						opts = &mcp.ClientSessionOptions{ProtocolVersion: m.protocol}
-					}
-					got, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, opts)
+					got, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, sessionOptions(m.protocol))
 					cancel()
 					if err != nil {
 						failed++

@@ -66,20 +66,20 @@ func connect(t testing.TB, url, protocol string) *mcp.ClientSession {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, nil)
-	opts := &mcp.ClientSessionOptions{ProtocolVersion: string(wire.MCPProtocol20251125)}
-	switch protocol {
-	case "default":
-		opts = nil
-	case "":
-	default:
-		opts.ProtocolVersion = protocol
-	}
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, opts)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, sessionOptions(protocol))
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", url, err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// sessionOptions are the SDK client's options for connect's protocol.
+func sessionOptions(protocol string) *mcp.ClientSessionOptions {
+	if protocol == "default" {
+		return nil
+	}
+	return &mcp.ClientSessionOptions{ProtocolVersion: string(spoken(protocol))}
 }
 
 // callTool calls tool with args, bounded by testTimeout.

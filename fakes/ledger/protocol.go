@@ -172,7 +172,7 @@ func (s *Server) requestProtocol(h http.Header, session string, msgs []jsonrpc.M
 			return s.gen.negotiate(params.ProtocolVersion)
 		}
 		if p := metaProtocol(req); p != "" {
-			return known(p)
+			return s.gen.served(p)
 		}
 	}
 	if session != "" {
@@ -183,15 +183,17 @@ func (s *Server) requestProtocol(h http.Header, session string, msgs []jsonrpc.M
 			return p
 		}
 	}
-	return known(wire.MCPProtocol(h.Get(protocolVersionHeader)))
+	return s.gen.served(wire.MCPProtocol(h.Get(protocolVersionHeader)))
 }
 
-// known returns p when it is a version the ledger speaks, else "".
-func known(p wire.MCPProtocol) wire.MCPProtocol {
-	if slices.Contains(wire.MCPProtocols(), p) {
-		return p
+// served returns p when it is a version the ledger serves (one of
+// wire.MCPProtocols, the pin when one is set), else "": a request at a
+// version the ledger refuses was not served at it.
+func (g generations) served(p wire.MCPProtocol) wire.MCPProtocol {
+	if !slices.Contains(wire.MCPProtocols(), p) || g.pin != "" && p != g.pin {
+		return ""
 	}
-	return ""
+	return p
 }
 
 // negotiated records the version the session ss was initialized with (res,

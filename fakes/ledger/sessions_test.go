@@ -35,9 +35,10 @@ func TestSessionCap(t *testing.T) {
 		t.Errorf("sessions %+v, want %d live, %d refused, max %d", got, max, extra, max)
 	}
 	// The go-sdk client takes a 503 as transient and says only its status.
+	// (A 2026-07-28 client opens no session: the cap is not its.)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	_, err := mcp.NewClient(&mcp.Implementation{Name: "one-too-many", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	_, err := mcp.NewClient(&mcp.Implementation{Name: "one-too-many", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, sessionOptions(""))
 	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Errorf("connecting past the cap: %v, want the refusal", err)
 	}

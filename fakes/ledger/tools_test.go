@@ -12,8 +12,10 @@ import (
 )
 
 // modes are the transport modes every basic test runs in: stateful sessions
-// (the SDK client probes server/discover, then falls back to initialize) and
-// stateless, with the SDK's default protocol and with an older one.
+// at 2025-11-25 and at an older version, the default ledger with the SDK's
+// default client (2026-07-28: server/discover, stateless requests), and
+// the stateless-only ledger (Config.Stateless) with the SDK's default
+// protocol and with an older one. protocol is connect's.
 var modes = []struct {
 	name      string
 	stateless bool
@@ -21,8 +23,21 @@ var modes = []struct {
 }{
 	{"stateful", false, ""},
 	{"stateful 2025-06-18", false, "2025-06-18"},
-	{"stateless", true, ""},
+	{"2026-07-28", false, "default"},
+	{"stateless", true, "default"},
 	{"stateless 2025-06-18", true, "2025-06-18"},
+}
+
+// spoken returns the protocol version a client connect opens with protocol
+// speaks to the ledger.
+func spoken(protocol string) wire.MCPProtocol {
+	switch protocol {
+	case "":
+		return wire.MCPProtocol20251125
+	case "default":
+		return wire.MCPProtocol20260728
+	}
+	return wire.MCPProtocol(protocol)
 }
 
 func TestTools(t *testing.T) {
@@ -72,16 +87,17 @@ func TestTools(t *testing.T) {
 				t.Errorf(`Counts("") (-want +got):`+"\n%s", diff)
 			}
 			wantTotal := wire.MCPCounts{Calls: map[string]int{ToolCommitWrite: 1, ToolCommitWriteKeyed: 1, ToolReadLedger: 1}, Writes: 2, Keys: 1}
-			if diff := cmp.Diff(wantTotal, s.Total(), ignoreMessages); diff != "" {
+			if diff := cmp.Diff(wantTotal, s.Total(), ignoreMessages, ignoreProtocols); diff != "" {
 				t.Errorf("Total (-want +got):\n%s", diff)
 			}
+			p := spoken(m.protocol)
 			wantEvents := []wire.MCPEvent{
-				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWrite, Args: `{"entry":"alpha ` + tok + `"}`},
-				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWrite, Entry: "alpha " + tok},
-				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWrite},
-				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWriteKeyed, Args: `{"entry":"beta ` + tok + `"}`, Key: "k-" + tok},
-				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWriteKeyed, Entry: "beta " + tok, Key: "k-" + tok},
-				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWriteKeyed},
+				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWrite, Args: `{"entry":"alpha ` + tok + `"}`, Protocol: p},
+				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWrite, Entry: "alpha " + tok, Protocol: p},
+				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWrite, Protocol: p},
+				{Token: tok, Kind: wire.MCPCall, Tool: ToolCommitWriteKeyed, Args: `{"entry":"beta ` + tok + `"}`, Key: "k-" + tok, Protocol: p},
+				{Token: tok, Kind: wire.MCPWrite, Tool: ToolCommitWriteKeyed, Entry: "beta " + tok, Key: "k-" + tok, Protocol: p},
+				{Token: tok, Kind: wire.MCPResult, Tool: ToolCommitWriteKeyed, Protocol: p},
 			}
 			if diff := cmp.Diff(wantEvents, stripEvents(s.Events(tok))); diff != "" {
 				t.Errorf("Events (-want +got):\n%s", diff)

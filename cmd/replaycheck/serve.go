@@ -224,7 +224,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringVar(&opts.UpstreamLog, "upstream-log", "", `upstream log file, one "PATH KIND OUTCOME" line appended per model request`)
 	f.StringVar(&opts.Relay, "relay", "", "relay model requests to this provider base URL (e.g. https://api.openai.com)")
 	f.StringVar(&opts.FlagsDir, "flags-dir", "", "directory of the seed's flag files fault_on, fault_once, drop_stream")
-	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP (no sessions)")
+	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP only, every protocol version without sessions (by default 2026-07-28 is served statelessly and clients that initialize get sessions)")
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
 	f.Int64Var(&opts.MaxBodyMiB, "max-body-mib", upstream.DefaultMaxBody>>20, "largest model request body taken, in MiB; a larger one is answered 413 and said on stderr")
@@ -688,7 +688,7 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	if opts.CassettePath != "" {
 		mode = "replay" // cassetteBanner says from where and what a miss does
 	}
-	session := "stateful"
+	session := "2026-07-28 and 2025 sessions"
 	if opts.Stateless {
 		session = "stateless"
 	}

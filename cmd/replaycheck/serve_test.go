@@ -481,12 +481,12 @@ func TestServeBannerNamesMCPSide(t *testing.T) {
 		opts serveOptions
 		want string
 	}{
-		{"the ledger", serveOptions{}, "  mcp:          " + mcpURL + " (stateful): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
+		{"the ledger", serveOptions{}, "  mcp:          " + mcpURL + " (2026-07-28 and 2025 sessions): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
 		{"stateless", serveOptions{Stateless: true}, "  mcp:          " + mcpURL + " (stateless): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
 		{"a relay", serveOptions{MCPRelay: "http://user:hunter2@127.0.0.1:3001/mcp"},
-			"  mcp:          " + mcpURL + " (stateful): forwarded to http://user:xxxxx@127.0.0.1:3001/mcp over Streamable HTTP\n"},
-		{"a command", serveOptions{MCPCommand: " python3  srv.py "}, "  mcp:          " + mcpURL + " (stateful): forwarded to command python3 srv.py over stdio\n"},
-		{"a cassette", serveOptions{MCPCassette: "rec/mcp"}, "  mcp:          " + mcpURL + " (stateful): replaying the MCP cassette below\n"},
+			"  mcp:          " + mcpURL + " (2026-07-28 and 2025 sessions): forwarded to http://user:xxxxx@127.0.0.1:3001/mcp over Streamable HTTP\n"},
+		{"a command", serveOptions{MCPCommand: " python3  srv.py "}, "  mcp:          " + mcpURL + " (2026-07-28 and 2025 sessions): forwarded to command python3 srv.py over stdio\n"},
+		{"a cassette", serveOptions{MCPCassette: "rec/mcp"}, "  mcp:          " + mcpURL + " (2026-07-28 and 2025 sessions): replaying the MCP cassette below\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,7 +109,9 @@ func (s *Server) receive(owner, session, pid string, proto wire.MCPProtocol, req
 	args, key := wire.CallArgs(c.args)
 	s.eventLocked(wire.MCPEvent{Token: c.token, Protocol: c.protocol, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, UnknownTool: !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool)})
 	stdio := c.pid != ""
-	s.faults.FireEach(c.token, func(a *armable) bool { return a.matchesCall(c.tool, stdio) }, func(a *armable) {
+	s.faults.FireEach(c.token, func(a *armable) bool {
+		return a.matchesCall(c.tool, stdio) && (session != "" || !needsSession(a.act))
+	}, func(a *armable) {
 		c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})
 	})
 	if session != "" {

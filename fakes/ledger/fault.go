@@ -228,7 +228,20 @@ type (
 	spawnExiter interface {
 		atSpawn() bool
 	}
+	// sessionActor acts on its call's MCP session: it matches only calls
+	// that came in one, never a self-describing (2026-07-28) request or a
+	// stateless ledger's, so there it stays armed and unfired, and its
+	// report says so.
+	sessionActor interface {
+		actsOnSession()
+	}
 )
+
+// needsSession reports whether act can fire only on a call in a session.
+func needsSession(act action) bool {
+	_, ok := act.(sessionActor)
+	return ok
+}
 
 // isSpawnFault reports whether act makes a process exit as it starts.
 func isSpawnFault(act action) bool {

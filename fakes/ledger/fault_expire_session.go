@@ -12,7 +12,8 @@ import (
 // ExpireSession makes the server forget the MCP session of a tools/call, as
 // a server whose session expired (or that restarted) does; later requests
 // with its Mcp-Session-Id get 404 Not Found, so the client must initialize a
-// new session. With After unset the session is forgotten before the call
+// new session. A call without a session (2026-07-28, or a stateless
+// ledger's) has nothing to expire: the fault does not fire on it. With After unset the session is forgotten before the call
 // runs: the call's POST gets 404 and nothing is written. With After
 // ExpireAfterExecute the call runs (the write is synced), then the session is
 // forgotten and the connection closed before any byte of the answer: the
@@ -35,6 +36,10 @@ func (e *ExpireSession) Check(*Fault) error {
 	}
 	return &FieldError{Field: "after", Err: fmt.Errorf("after %q: want %s, or none to forget the session before the call runs", e.After, ExpireAfterExecute)}
 }
+
+// actsOnSession: there is no session to forget on a call without one
+// (sessionActor).
+func (*ExpireSession) actsOnSession() {}
 
 // Holds is zero: the kind holds no answer back (fault.Action).
 func (*ExpireSession) Holds(time.Duration) time.Duration { return 0 }

@@ -326,7 +326,7 @@ func New(cfg Config) (*Server, error) {
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log, SupportedProtocolVersions: sdkVersions(cfg.Protocol)})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, serverOptions(cfg, log))
 	s.mcp.AddReceivingMiddleware(s.callMiddleware, s.forwardUnlisted) // the first is outermost
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)
 	if cfg.Forward != nil {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 
@@ -234,4 +235,17 @@ func addProtocol(c *wire.MCPCounts, p wire.MCPProtocol) {
 // sep-2575-http-server-method-not-found-404 checks).
 func (s *Server) refuseRemoved(w http.ResponseWriter, req *jsonrpc.Request) {
 	s.methodNotFound(w, req, http.StatusNotFound)
+}
+
+
+// serverOptions are the options of the ledger's go-sdk server for cfg: the
+// versions it may negotiate (the pin alone), and, for the ledger's own
+// tools, the prompts capability. go-sdk v1.8.0 answers prompts/list (an
+// empty list) whether or not a server declares prompts, and a server that
+// answers it must declare them (the conformance suite's
+// sep-2575-server-declares-prompts-in-discover; sep-2549's caching checks
+// want the answer), so the ledger declares prompts and has none. A
+// forwarder declares what its server declares.
+func serverOptions(cfg Config, log *slog.Logger) *mcp.ServerOptions {
+	return &mcp.ServerOptions{Logger: log, SupportedProtocolVersions: sdkVersions(cfg.Protocol), HasPrompts: cfg.Forward == nil}
 }

@@ -241,3 +241,47 @@ func decodeAnswer(t *testing.T, resp *http.Response) *jsonrpc.Response {
 	}
 	return r
 }
+
+// TestPromptsDeclared: the ledger answers prompts/list (an empty list), so
+// its server/discover result declares prompts, as a client may then rely
+// on.
+func TestPromptsDeclared(t *testing.T) {
+	_, url := newLedger(t, Config{})
+	resp, err := post2026(t, url, "server/discover", "", 1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res mcp.DiscoverResult
+	if ans := decodeAnswer(t, resp); ans.Error != nil || json.Unmarshal(ans.Result, &res) != nil || res.Capabilities == nil || res.Capabilities.Prompts == nil {
+		t.Errorf("server/discover answered %s (error %v), want the prompts capability declared", ans.Result, ans.Error)
+	}
+	ctx, cancel := contextT()
+	defer cancel()
+	for _, protocol := range []string{"default", ""} {
+		prompts, err := connect(t, url, protocol).ListPrompts(ctx, nil)
+		if err != nil || len(prompts.Prompts) != 0 {
+			t.Errorf("prompts/list at %s: %+v, %v; want an empty list", spoken(protocol), prompts, err)
+		}
+	}
+}
+
+// TestExpireSessionWithoutSession: expire_session acts on a call's session;
+// a 2026-07-28 call has none, so the fault does not fire (its report says
+// it matched nothing) and the call runs as if none were armed.
+func TestExpireSessionWithoutSession(t *testing.T) {
+	s, _ := newLedger(t, Config{})
+	const tok = "rc000000pr06"
+	mustArm(t, s, tok, "{tool: commit_write, expire_session: {}}")
+	cs := connect(t, ownAddress(t, s, tok), "default")
+	res, err := callTool(t, cs, ToolCommitWrite, map[string]any{"entry": "alpha " + tok})
+	if err != nil || res.IsError {
+		t.Fatalf("commit_write: %v %+v, want it to run", err, res)
+	}
+	if got := s.Counts(tok).Writes; got != 1 {
+		t.Errorf("writes = %d, want 1", got)
+	}
+	reps := s.FaultReports(tok)
+	if len(reps) != 1 || reps[0].Matched != 0 || reps[0].Fired != 0 {
+		t.Errorf("reports %+v, want one that matched and fired nothing", reps)
+	}
+}

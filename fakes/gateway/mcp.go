@@ -316,7 +316,9 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	}
 	// A session whose initialize fails is closed by Connect, which ends a
 	// spawned process too.
-	cs, err := client.Connect(ctx, transport, nil)
+	// The session protocol until the gateway's 2026-07-28 path lands
+	// (issue 36).
+	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: string(wire.MCPProtocol20251125)})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to MCP server %s: %w", p.describe(), err)
 	}

@@ -202,6 +202,9 @@ type Server struct {
 	bodyTimeout time.Duration
 	stateless   bool
 
+	// honourCancel is Config.HonourCancellation (see commit).
+	honourCancel bool
+
 	sessionTimeout  time.Duration
 	maxSessions     int
 	admit           sync.Mutex // held while a session opens under maxSessions
@@ -309,6 +312,7 @@ func New(cfg Config) (*Server, error) {
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}
 	}
+	s.honourCancel = cfg.HonourCancellation
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware, s.forwardUnlisted) // the first is outermost
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)

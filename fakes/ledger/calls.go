@@ -74,8 +74,9 @@ type post struct {
 // call belongs to owner, the run whose own address it arrived at, when set;
 // else to the run token its arguments carry. pid is the process id of the
 // ledger-stdio process that sent it, "" when none did: only then can the
-// stdio kinds fire.
-func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call {
+// stdio kinds fire. proto is the protocol version the call was made at, ""
+// when the ledger cannot tell.
+func (s *Server) receive(owner, session, pid string, proto wire.MCPProtocol, req *jsonrpc.Request) *call {
 	var params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -100,7 +101,7 @@ func (s *Server) receive(owner, session, pid string, req *jsonrpc.Request) *call
 	r.counts.Calls[c.tool]++
 	s.total.counts.Calls[c.tool]++
 	args, key := wire.CallArgs(c.args)
-	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, UnknownTool: !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool)})
+	s.eventLocked(wire.MCPEvent{Token: c.token, Kind: wire.MCPCall, Tool: c.tool, RequestID: c.idText, Args: args, Key: key, UnknownTool: !s.offeredLocked(c.tool) && !s.unlistedLocked(c.tool), Protocol: proto})
 	stdio := c.pid != ""
 	s.faults.FireEach(c.token, func(a *armable) bool { return a.matchesCall(c.tool, stdio) }, func(a *armable) {
 		c.fired = append(c.fired, firedFault{kind: a.name, act: a.act})

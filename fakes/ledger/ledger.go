@@ -204,6 +204,9 @@ type Server struct {
 
 	// honourCancel is Config.HonourCancellation (see commit).
 	honourCancel bool
+	// stdioPin is Config.Protocol, told to ledger-stdio processes (see
+	// stdioProtocol).
+	stdioPin wire.MCPProtocol
 
 	sessionTimeout  time.Duration
 	maxSessions     int
@@ -313,6 +316,7 @@ func New(cfg Config) (*Server, error) {
 		s.annotations = map[string]Annotations{}
 	}
 	s.honourCancel = cfg.HonourCancellation
+	s.stdioPin = cfg.Protocol
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, &mcp.ServerOptions{Logger: log})
 	s.mcp.AddReceivingMiddleware(s.callMiddleware, s.forwardUnlisted) // the first is outermost
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)

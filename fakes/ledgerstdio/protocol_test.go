@@ -1,0 +1,100 @@
+package ledgerstdio
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// TestLedgerStdioProtocols: go-sdk clients of both protocol generations
+// list the tools of ledger-stdio and call commit_write through it; the
+// ledger records on the call the version the stdio client negotiated (not
+// the version of the process's own session with the ledger). A ledger that
+// pins a version (Config.Protocol) makes the process serve only that one.
+func TestLedgerStdioProtocols(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		pin  wire.MCPProtocol // the ledger's Config.Protocol
+		ask  wire.MCPProtocol // the client's ClientSessionOptions.ProtocolVersion
+		want wire.MCPProtocol // negotiated; "" refused
+	}{
+		{"2026-07-28", "", wire.MCPProtocol20260728, wire.MCPProtocol20260728},
+		{"2025-11-25", "", wire.MCPProtocol20251125, wire.MCPProtocol20251125},
+		{"2025-06-18", "", wire.MCPProtocol20250618, wire.MCPProtocol20250618},
+		{"pinned 2025-11-25, asked 2026-07-28", wire.MCPProtocol20251125, wire.MCPProtocol20260728, wire.MCPProtocol20251125},
+		{"pinned 2026-07-28, asked 2026-07-28", wire.MCPProtocol20260728, wire.MCPProtocol20260728, wire.MCPProtocol20260728},
+		{"pinned 2026-07-28, asked 2025-11-25", wire.MCPProtocol20260728, wire.MCPProtocol20251125, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			const token = "rc0stdioP001"
+			l, err := ledger.New(ledger.Config{Path: filepath.Join(t.TempDir(), "ledger.txt"), Protocol: tt.pin})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(runtoken.Handler(token, l))
+			t.Cleanup(func() {
+				srv.Close()
+				_ = l.Close()
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			clientIn, serverOut := io.Pipe()
+			serverIn, clientOut := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				done <- Serve(ctx, &Options{URL: srv.URL, In: serverIn, Out: serverOut, ErrOut: io.Discard})
+				_ = serverOut.Close()
+			}()
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, &mcp.ClientSessionOptions{ProtocolVersion: string(tt.ask)})
+			if tt.want == "" {
+				var rpcErr *jsonrpc.Error
+				if err == nil || !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeUnsupportedProtocolVersion {
+					t.Fatalf("Connect at %s to a ledger pinned to %s = %v, want refused with %d", tt.ask, tt.pin, err, mcp.CodeUnsupportedProtocolVersion)
+				}
+				_ = clientOut.Close()
+				if err := <-done; err != nil {
+					t.Errorf("Serve after a refused client: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := wire.MCPProtocol(cs.InitializeResult().ProtocolVersion); got != tt.want {
+				t.Errorf("negotiated %s, want %s", got, tt.want)
+			}
+			if names := toolNames(listTools(t, ctx, cs)); len(names) != len(stdioToolNames) {
+				t.Errorf("tools %v, want %v", names, stdioToolNames)
+			}
+			commitWrite(t, ctx, cs, "entry-"+token)
+			_ = cs.Close()
+			if err := <-done; err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+			var calls []wire.MCPProtocol
+			for _, e := range l.Events(token) {
+				if e.Kind == wire.MCPCall {
+					calls = append(calls, e.Protocol)
+				}
+			}
+			if len(calls) != 1 || calls[0] != tt.want {
+				t.Errorf("the ledger's call events' protocols = %v, want [%s]", calls, tt.want)
+			}
+			if c := l.Counts(token); c.Writes != 1 || c.Spawns != 1 {
+				t.Errorf("ledger counts %+v, want 1 write, 1 spawn", c)
+			}
+		})
+	}
+}

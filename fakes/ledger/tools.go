@@ -285,14 +285,15 @@ func (s *Server) seeKey(c *call, key string) {
 }
 
 // seeKeyLocked counts key as seen by the run of token, and in total when no
-// run kept has seen it; a key seen again by the same run counts once. s.mu
-// must be held.
+// run kept has seen it; a key seen again by the same run counts once. A new
+// count wakes WaitFor. s.mu must be held.
 func (s *Server) seeKeyLocked(token, key string) {
 	r := s.runLocked(token)
 	if !r.keys.add(key) {
 		return
 	}
 	r.counts.Keys++
+	s.wakeLocked()
 	if s.keyRuns[key] == 0 {
 		s.total.counts.Keys++
 	}

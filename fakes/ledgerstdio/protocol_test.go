@@ -6,12 +6,14 @@ import (
 	"io"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
@@ -94,6 +96,60 @@ func TestLedgerStdioProtocols(t *testing.T) {
 			}
 			if c := l.Counts(token); c.Writes != 1 || c.Spawns != 1 {
 				t.Errorf("ledger counts %+v, want 1 write, 1 spawn", c)
+			}
+		})
+	}
+}
+
+// TestLedgerStdioCancellationHonoured: a stdio client cancels a keyed write
+// while a delay holds it, on a ledger that honours cancellation: the
+// cancellation crosses the process (the client's notice over stdio ends the
+// forwarded call, whose stream to the ledger closes) and nothing is written,
+// at both protocol generations.
+func TestLedgerStdioCancellationHonoured(t *testing.T) {
+	for _, protocol := range []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20251125} {
+		t.Run(string(protocol), func(t *testing.T) {
+			const token = "rc0stdioC001"
+			path := filepath.Join(t.TempDir(), "ledger.txt")
+			l, err := ledger.New(ledger.Config{Path: path, HonourCancellation: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(runtoken.Handler(token, l))
+			t.Cleanup(func() {
+				srv.Close()
+				_ = l.Close()
+			})
+			d := fault.Duration(time.Hour)
+			if err := l.Arm(token, []ledger.Fault{{Tool: ledger.ToolCommitWriteKeyed, Delay: &d}}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			p, err := spawn(t, ctx, srv.URL, protocol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			callCtx, cancelCall := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := p.cs.CallTool(callCtx, &mcp.CallToolParams{Name: ledger.ToolCommitWriteKeyed, Arguments: map[string]any{"entry": "entry-" + token, "idempotency_key": "k-" + token}})
+				errc <- err
+			}()
+			// The tool runs (it saw the key) and the delay holds its commit.
+			waitLedger(t, l, token, func(c wire.MCPCounts) bool { return c.Keys == 1 })
+			cancelCall()
+			if err := <-errc; err == nil {
+				t.Fatal("CallTool with a cancelled context succeeded")
+			}
+			waitLedger(t, l, token, func(wire.MCPCounts) bool {
+				return slices.ContainsFunc(l.Events(token), func(e wire.MCPEvent) bool { return e.IsFault(wire.MCPFaultCancelledBeforeCommit) })
+			})
+			if c := l.Counts(token); c.Writes != 0 || c.Cancellations != 1 {
+				t.Errorf("ledger counts %+v, want no write and 1 cancellation", c)
+			}
+			if got := fileLines(t, path); len(got) != 0 {
+				t.Errorf("ledger file %q, want empty", got)
 			}
 		})
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
-	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -40,32 +37,18 @@ func TestLedgerStdioProtocols(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			const token = "rc0stdioP001"
-			l, err := ledger.New(ledger.Config{Path: filepath.Join(t.TempDir(), "ledger.txt"), Protocol: tt.pin})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(runtoken.Handler(token, l))
-			t.Cleanup(func() {
-				srv.Close()
-				_ = l.Close()
-			})
+			l, url, _ := stdioLedgerWith(t, token, ledger.Config{Protocol: tt.pin})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			clientIn, serverOut := io.Pipe()
-			serverIn, clientOut := io.Pipe()
-			done := make(chan error, 1)
-			go func() {
-				done <- Serve(ctx, &Options{URL: srv.URL, In: serverIn, Out: serverOut, ErrOut: io.Discard})
-				_ = serverOut.Close()
-			}()
+			transport, done := servePipes(ctx, &Options{URL: url, ErrOut: io.Discard})
 			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-			cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, &mcp.ClientSessionOptions{ProtocolVersion: string(tt.ask)})
+			cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: string(tt.ask)})
 			if tt.want == "" {
 				var rpcErr *jsonrpc.Error
 				if err == nil || !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeUnsupportedProtocolVersion {
 					t.Fatalf("Connect at %s to a ledger pinned to %s = %v, want refused with %d", tt.ask, tt.pin, err, mcp.CodeUnsupportedProtocolVersion)
 				}
-				_ = clientOut.Close()
+				_ = transport.Writer.Close()
 				if err := <-done; err != nil {
 					t.Errorf("Serve after a refused client: %v", err)
 				}
@@ -110,23 +93,14 @@ func TestLedgerStdioCancellationHonoured(t *testing.T) {
 	for _, protocol := range []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20251125} {
 		t.Run(string(protocol), func(t *testing.T) {
 			const token = "rc0stdioC001"
-			path := filepath.Join(t.TempDir(), "ledger.txt")
-			l, err := ledger.New(ledger.Config{Path: path, HonourCancellation: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := httptest.NewServer(runtoken.Handler(token, l))
-			t.Cleanup(func() {
-				srv.Close()
-				_ = l.Close()
-			})
+			l, url, path := stdioLedgerWith(t, token, ledger.Config{HonourCancellation: true})
 			d := fault.Duration(time.Hour)
 			if err := l.Arm(token, []ledger.Fault{{Tool: ledger.ToolCommitWriteKeyed, Delay: &d}}); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			p, err := spawn(t, ctx, srv.URL, protocol)
+			p, err := spawn(t, ctx, url, protocol)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,6 +30,15 @@ client starts, counted as spawns. When stdin closes, it closes its ledger
 session and exits 0 (an exit event of the run, stdin_closed). It waits at most
 --connect-timeout for the ledger.
 
+It serves both MCP protocol generations to its client, as a current server
+does: 2026-07-28 to a client that asks for it (server/discover and
+self-describing requests, no initialize), 2025-11-25, 2025-06-18 or older to
+one that initializes. Each call it forwards carries the version its client
+used (the Replaycheck-Stdio-Protocol header), which the ledger records as the
+call's. When the run pins a version (mcp: {protocol: …}, the ledger's
+Config.Protocol), the ledger tells the process (Replaycheck-Stdio-Pin) and it
+serves that version only.
+
 It obeys the ledger's stdio faults (stdio_exit, stdio_hang,
 stdio_malformed_line), which the ledger arms and counts per run: it exits
 with code 70 as it starts or with a call in flight, hangs instead of

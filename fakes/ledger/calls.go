@@ -80,7 +80,8 @@ type post struct {
 // address it arrived at, when set; else to the run token its arguments
 // carry. pid is the process id of the
 // ledger-stdio process that sent it, "" when none did: only then can the
-// stdio kinds fire.
+// stdio kinds fire. proto is the protocol version the call was made at, ""
+// when the ledger cannot tell.
 func (s *Server) receive(owner, session, pid string, proto wire.MCPProtocol, req *jsonrpc.Request) *call {
 	var params struct {
 		Name      string          `json:"name"`

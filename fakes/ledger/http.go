@@ -27,6 +27,16 @@ const (
 	// id as the value: the initialize that carries it is recorded as one
 	// spawn (wire.MCPSpawn) before it is handled.
 	StdioSpawnHeader = "Replaycheck-Stdio-Spawn"
+	// StdioProtocolHeader is the request header a ledger-stdio process
+	// sets on the tools/call it forwards: the MCP protocol version its own
+	// client used for the call (a wire.MCPProtocol), which the ledger
+	// records as the call's (not the version of the process's session with
+	// the ledger).
+	StdioProtocolHeader = "Replaycheck-Stdio-Protocol"
+	// StdioPinHeader is the response header of the ledger's answers to a
+	// ledger-stdio process when Config.Protocol pins a version: that
+	// version, the only one the process then serves its client.
+	StdioPinHeader = "Replaycheck-Stdio-Pin"
 	// StdioFaultHeader is the response header of an initialize from a
 	// ledger-stdio process that a stdio_exit fault at start refused: its
 	// value, wire.MCPFaultStdioExitAtStart, tells the process to exit
@@ -74,6 +84,7 @@ func knownMethod(method string) bool { return slices.Contains(sdkMethods(), meth
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	owner, _ := runtoken.FromContext(r.Context())
 	pid, stdio := stdioPID(r.Header)
+	stdioProto := s.stdioProtocol(w, r.Header, stdio)
 	clientCtx := r.Context()
 	if r.Method == http.MethodGet {
 		ctx, cancel := context.WithCancel(r.Context())
@@ -210,7 +221,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !stdio {
 				pid = ""
 			}
-			p.calls = append(p.calls, s.receive(owner, session, pid, proto, req))
+			callProto := proto
+			if stdioProto != "" {
+				callProto = stdioProto // the version the process's client speaks, not the hop's
+			}
+			p.calls = append(p.calls, s.receive(owner, session, pid, callProto, req))
 		}
 	}
 	if stepRefusal != nil && p == nil {

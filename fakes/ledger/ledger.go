@@ -213,6 +213,12 @@ type Server struct {
 	maxBody     int64
 	bodyTimeout time.Duration
 
+	// honourCancel is Config.HonourCancellation (see commit).
+	honourCancel bool
+	// stdioPin is Config.Protocol, told to ledger-stdio processes (see
+	// stdioProtocol).
+	stdioPin wire.MCPProtocol
+
 	sessionTimeout  time.Duration
 	maxSessions     int
 	admit           sync.Mutex // held while a session opens under maxSessions
@@ -326,6 +332,8 @@ func New(cfg Config) (*Server, error) {
 	if s.annotations == nil {
 		s.annotations = map[string]Annotations{}
 	}
+	s.honourCancel = cfg.HonourCancellation
+	s.stdioPin = cfg.Protocol
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, serverOptions(cfg, log))
 	s.mcp.AddReceivingMiddleware(s.callMiddleware, s.forwardUnlisted) // the first is outermost
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)

@@ -121,11 +121,11 @@ func (s *Server) commitWrite(ctx context.Context, req *mcp.CallToolRequest, in c
 	if res := s.preempted(ctx, c); res != nil {
 		return res, nil, nil
 	}
-	out, err := s.write(c, in.Entry, "")
+	out, err := s.commit(ctx, c, in.Entry, "")
 	if err != nil {
 		return errorResult(err), nil, nil
 	}
-	s.hold(ctx, c)
+	s.afterCommit(ctx, c)
 	return textResult("recorded " + in.Entry), out, nil
 }
 
@@ -161,7 +161,7 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 		s.hold(ctx, c)
 		return textResult("recorded " + k.out.Recorded), k.out, nil
 	}
-	out, err := s.write(c, in.Entry, in.IdempotencyKey)
+	out, err := s.commit(ctx, c, in.Entry, in.IdempotencyKey)
 	k.out, k.err = out, err
 	close(k.done)
 	if err != nil {
@@ -170,7 +170,7 @@ func (s *Server) commitWriteKeyed(ctx context.Context, req *mcp.CallToolRequest,
 		s.mu.Unlock()
 		return errorResult(err), nil, nil
 	}
-	s.hold(ctx, c)
+	s.afterCommit(ctx, c)
 	return textResult("recorded " + in.Entry), out, nil
 }
 
@@ -285,14 +285,15 @@ func (s *Server) seeKey(c *call, key string) {
 }
 
 // seeKeyLocked counts key as seen by the run of token, and in total when no
-// run kept has seen it; a key seen again by the same run counts once. s.mu
-// must be held.
+// run kept has seen it; a key seen again by the same run counts once. A new
+// count wakes WaitFor. s.mu must be held.
 func (s *Server) seeKeyLocked(token, key string) {
 	r := s.runLocked(token)
 	if !r.keys.add(key) {
 		return
 	}
 	r.counts.Keys++
+	s.wakeLocked()
 	if s.keyRuns[key] == 0 {
 		s.total.counts.Keys++
 	}
@@ -317,9 +318,19 @@ func (s *Server) markDedup(c *call) {
 // before its answer: the afterExecuters act (change_tools), then the holders
 // hold the answer back (delay).
 func (s *Server) hold(ctx context.Context, c *call) {
+	s.afterExecute(ctx, c)
+	s.holdAnswer(ctx, c)
+}
+
+// afterExecute lets the afterExecuters that fired on c act (change_tools).
+func (s *Server) afterExecute(ctx context.Context, c *call) {
 	for a := range hooks[afterExecuter](c) {
 		a.afterExecute(ctx, s, c)
 	}
+}
+
+// holdAnswer lets the holders that fired on c hold its answer back (delay).
+func (s *Server) holdAnswer(ctx context.Context, c *call) {
 	for h := range hooks[holder](c) {
 		h.hold(ctx, s, c)
 	}

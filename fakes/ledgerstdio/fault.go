@@ -168,18 +168,19 @@ func (i *stdin) Close() error {
 	return nil
 }
 
-// startFault is the stdio fault the ledger answered this process's
-// initialize with (ledger.StdioFaultHeader), "" when none: set by the
-// spawnAnnouncer, read once connecting failed.
-type startFault struct{ v atomic.Pointer[string] }
+// noted is a value the spawnAnnouncer notes from the ledger's answers (a
+// header's), read once connected: the zero value until set. Its methods are
+// safe for concurrent use.
+type noted[T any] struct{ v atomic.Pointer[T] }
 
-func (f *startFault) set(name string) { f.v.Store(&name) }
+func (n *noted[T]) set(v T) { n.v.Store(&v) }
 
-func (f *startFault) get() string {
-	if p := f.v.Load(); p != nil {
+func (n *noted[T]) get() T {
+	if p := n.v.Load(); p != nil {
 		return *p
 	}
-	return ""
+	var zero T
+	return zero
 }
 
 // exitAtStart carries out the fault called name whose effect is to exit as

@@ -30,8 +30,9 @@ type spawned struct {
 }
 
 // spawn starts ledger-stdio for url as a client does (mcp.CommandTransport)
-// and connects to it; the error is the client's Connect's.
-func spawn(t *testing.T, ctx context.Context, url string) (*spawned, error) {
+// and connects to it at protocol ("" is the SDK's default, its newest); the
+// error is the client's Connect's.
+func spawn(t *testing.T, ctx context.Context, url string, protocol wire.MCPProtocol) (*spawned, error) {
 	t.Helper()
 	bin, err := os.Executable()
 	if err != nil {
@@ -40,7 +41,7 @@ func spawn(t *testing.T, ctx context.Context, url string) (*spawned, error) {
 	cmd := exec.CommandContext(ctx, bin, Name, url)
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: string(protocol)})
 	if err != nil {
 		if cmd.Process != nil {
 			_ = cmd.Wait() // reaped once the client gave up on it
@@ -108,8 +109,9 @@ func stdioEvents(t *testing.T, l *ledger.Server, token string) []stdioEvent {
 }
 
 // TestStdioFaultsSpawned spawns real ledger-stdio processes, one per fault
-// kind, and pins what the go-sdk client sees, what the ledger wrote and
-// recorded, and how the process ended.
+// kind and protocol generation (a 2026-07-28 client and a 2025-11-25 one),
+// and pins what the go-sdk client sees, what the ledger wrote and recorded
+// (the call at the client's version), and how the process ended.
 func TestStdioFaultsSpawned(t *testing.T) {
 	const cw = ledger.ToolCommitWrite
 	for _, tt := range []struct {
@@ -186,56 +188,63 @@ func TestStdioFaultsSpawned(t *testing.T) {
 			},
 		},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			token := "rc0stdioF" + strings.ReplaceAll(tt.name, " ", "")
-			l, url, path := stdioLedger(t, token)
-			if err := l.Arm(token, []ledger.Fault{tt.fault}); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			p, err := spawn(t, ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			callCtx := ctx
-			if tt.callTimeout > 0 {
-				var cancelCall context.CancelFunc
-				callCtx, cancelCall = context.WithTimeout(ctx, tt.callTimeout)
-				defer cancelCall()
-			}
-			res, err := p.cs.CallTool(callCtx, &mcp.CallToolParams{Name: cw, Arguments: map[string]any{"entry": "entry-" + token}})
-			switch {
-			case tt.wantCallErr == nil && err != nil:
-				t.Errorf("CallTool = %v, want a result", err)
-			case tt.wantCallErr == nil && (res.IsError || res.Meta[ledger.StdioFaultMeta] != nil):
-				t.Errorf("CallTool = %+v (meta %v), want a result without the ledger's directive", res.Content, res.Meta)
-			case tt.wantCallErr != nil && (err == nil || !tt.wantCallErr(err)):
-				t.Errorf("CallTool = %v, %v; want the error of the table", res, err)
-			}
-			if tt.wantExit == FaultExitCode {
-				// The process exits on its own; the client's session ends.
-				if err := p.cs.Wait(); err == nil {
-					t.Logf("client session ended: %v", err)
+		for _, protocol := range []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20251125} {
+			t.Run(tt.name+"/"+string(protocol), func(t *testing.T) {
+				token := "rc0stdioF" + strings.ReplaceAll(tt.name, " ", "") + string(protocol)
+				l, url, path := stdioLedger(t, token)
+				if err := l.Arm(token, []ledger.Fault{tt.fault}); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if got := p.exitCode(t); got != tt.wantExit {
-				t.Errorf("ledger-stdio exit code = %d, want %d", got, tt.wantExit)
-			}
-			c := waitLedger(t, l, token, func(c wire.MCPCounts) bool { return c.Exits == 1 })
-			if c.Writes != tt.wantWrites || c.CallsTotal() != 1 || c.Spawns != 1 || c.Exits != 1 {
-				t.Errorf("ledger counts = %+v, want 1 call, %d writes, 1 spawn, 1 exit", c, tt.wantWrites)
-			}
-			if got := fileLines(t, path); len(got) != tt.wantWrites {
-				t.Errorf("ledger file = %q, want %d lines", got, tt.wantWrites)
-			}
-			if diff := cmp.Diff(tt.wantEvents, stdioEvents(t, l, token)); diff != "" {
-				t.Errorf("ledger events (-want +got):\n%s", diff)
-			}
-			if r := l.FaultReports(token); len(r) != 1 || r[0].Matched != 1 || r[0].Fired != 1 {
-				t.Errorf("fault reports = %+v, want 1 matched, 1 fired", r)
-			}
-		})
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				p, err := spawn(t, ctx, url, protocol)
+				if err != nil {
+					t.Fatal(err)
+				}
+				callCtx := ctx
+				if tt.callTimeout > 0 {
+					var cancelCall context.CancelFunc
+					callCtx, cancelCall = context.WithTimeout(ctx, tt.callTimeout)
+					defer cancelCall()
+				}
+				res, err := p.cs.CallTool(callCtx, &mcp.CallToolParams{Name: cw, Arguments: map[string]any{"entry": "entry-" + token}})
+				switch {
+				case tt.wantCallErr == nil && err != nil:
+					t.Errorf("CallTool = %v, want a result", err)
+				case tt.wantCallErr == nil && (res.IsError || res.Meta[ledger.StdioFaultMeta] != nil):
+					t.Errorf("CallTool = %+v (meta %v), want a result without the ledger's directive", res.Content, res.Meta)
+				case tt.wantCallErr != nil && (err == nil || !tt.wantCallErr(err)):
+					t.Errorf("CallTool = %v, %v; want the error of the table", res, err)
+				}
+				if tt.wantExit == FaultExitCode {
+					// The process exits on its own; the client's session ends.
+					if err := p.cs.Wait(); err == nil {
+						t.Logf("client session ended: %v", err)
+					}
+				}
+				if got := p.exitCode(t); got != tt.wantExit {
+					t.Errorf("ledger-stdio exit code = %d, want %d", got, tt.wantExit)
+				}
+				c := waitLedger(t, l, token, func(c wire.MCPCounts) bool { return c.Exits == 1 })
+				if c.Writes != tt.wantWrites || c.CallsTotal() != 1 || c.Spawns != 1 || c.Exits != 1 {
+					t.Errorf("ledger counts = %+v, want 1 call, %d writes, 1 spawn, 1 exit", c, tt.wantWrites)
+				}
+				if got := fileLines(t, path); len(got) != tt.wantWrites {
+					t.Errorf("ledger file = %q, want %d lines", got, tt.wantWrites)
+				}
+				if diff := cmp.Diff(tt.wantEvents, stdioEvents(t, l, token)); diff != "" {
+					t.Errorf("ledger events (-want +got):\n%s", diff)
+				}
+				if r := l.FaultReports(token); len(r) != 1 || r[0].Matched != 1 || r[0].Fired != 1 {
+					t.Errorf("fault reports = %+v, want 1 matched, 1 fired", r)
+				}
+				for _, e := range l.Events(token) {
+					if e.Kind == wire.MCPCall && e.Protocol != protocol {
+						t.Errorf("the call was recorded at %q, want the client's %s", e.Protocol, protocol)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -264,7 +273,7 @@ func TestStdioCrashLoop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := range 2 {
-		p, err := spawn(t, ctx, url)
+		p, err := spawn(t, ctx, url, "")
 		if err == nil {
 			t.Fatalf("spawn %d: Connect succeeded, want the process to exit at start", i+1)
 		}
@@ -281,7 +290,7 @@ func TestStdioCrashLoop(t *testing.T) {
 	if c.Spawns != 2 || c.Exits != 2 {
 		t.Errorf("after two crashes: counts = %+v, want 2 spawns, 2 exits", c)
 	}
-	p, err := spawn(t, ctx, url)
+	p, err := spawn(t, ctx, url, "")
 	if err != nil {
 		t.Fatalf("spawn 3: %v", err)
 	}
@@ -370,7 +379,7 @@ func TestStdioKilled(t *testing.T) {
 	l, url, _ := stdioLedger(t, token)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := spawn(t, ctx, url)
+	p, err := spawn(t, ctx, url, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +421,7 @@ func TestStdioHangEndsWithTheLedger(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := spawn(t, ctx, srv.URL)
+	p, err := spawn(t, ctx, srv.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,9 +134,16 @@ func Serve(ctx context.Context, opts *Options) error {
 	if r := ledgerSession.InitializeResult(); r != nil && r.ServerInfo != nil {
 		info = r.ServerInfo
 	}
+	n := &negotiation{pin: announcer.pin.get()}
+	versions, err := serverVersions(n.pin)
+	if err != nil {
+		return err
+	}
+	server := mcp.NewServer(info, &mcp.ServerOptions{SupportedProtocolVersions: versions})
+	server.AddReceivingMiddleware(n.middleware)
 	runCtx, died := context.WithCancelCause(ctx)
 	defer died(nil)
-	relay.start(runCtx, mcp.NewServer(info, nil), ledgerSession, tools)
+	relay.start(runCtx, server, n, ledgerSession, tools)
 	defer relay.wait()
 	// A hung answer is also let go when the ledger ends the session (its
 	// run is over): nothing would ever read it, and the client's close
@@ -240,6 +247,7 @@ type toolRelay struct {
 	limit  time.Duration // bounds one listing
 	server *mcp.Server   // set by start
 	ledger *mcp.ClientSession
+	n      *negotiation // the server's with its client; set by start
 
 	mu      sync.Mutex
 	ctx     context.Context // ends the refreshes; set by start
@@ -249,11 +257,12 @@ type toolRelay struct {
 	pending sync.WaitGroup // refreshes under way
 }
 
-// start offers tools on server, each forwarded to ledger, until ctx is
-// done; a change the ledger announced before is listed again.
-func (r *toolRelay) start(ctx context.Context, server *mcp.Server, ledger *mcp.ClientSession, tools []*mcp.Tool) {
+// start offers tools on server, each forwarded to ledger with the protocol
+// version n says the client used, until ctx is done; a change the ledger
+// announced before is listed again.
+func (r *toolRelay) start(ctx context.Context, server *mcp.Server, n *negotiation, ledger *mcp.ClientSession, tools []*mcp.Tool) {
 	r.mu.Lock()
-	r.ctx, r.server, r.ledger, r.started = ctx, server, ledger, true
+	r.ctx, r.server, r.n, r.ledger, r.started = ctx, server, n, ledger, true
 	r.offerLocked(tools)
 	missed := r.missed
 	r.mu.Unlock()
@@ -309,7 +318,7 @@ func (r *toolRelay) offerLocked(tools []*mcp.Tool) {
 		r.server.RemoveTools(gone...)
 	}
 	for _, t := range tools {
-		r.server.AddTool(t, forwardCall(r.ledger))
+		r.server.AddTool(t, forwardCall(r.ledger, r.n))
 	}
 	r.offered = names
 }
@@ -318,10 +327,11 @@ func (r *toolRelay) offerLocked(tools []*mcp.Tool) {
 // to the ledger once and answers with the ledger's result as it is (isError
 // included), or with the ledger's JSON-RPC error, or with an error saying
 // the call could not be forwarded (then the client cannot know whether it
-// ran).
-func forwardCall(ledgerSession *mcp.ClientSession) mcp.ToolHandler {
+// ran). The call to the ledger carries the protocol version the client
+// used (n), for the announcer to send.
+func forwardCall(ledgerSession *mcp.ClientSession, n *negotiation) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := ledgerSession.CallTool(ctx, &mcp.CallToolParams{
+		res, err := ledgerSession.CallTool(withProtocol(ctx, n.of(req)), &mcp.CallToolParams{
 			Meta:      hopMeta(req.Params.Meta),
 			Name:      req.Params.Name,
 			Arguments: req.Params.Arguments,
@@ -356,16 +366,19 @@ func hopMeta(m mcp.Meta) mcp.Meta {
 }
 
 // spawnAnnouncer sets ledger.StdioSpawnHeader on every request to the
-// ledger, so the initialize of this process counts as one spawn, and
-// ledger.StdioEndHeader (end, once set) on the DELETE that closes the
-// session; it notes the stdio fault the ledger answers the initialize with
-// (ledger.StdioFaultHeader) in start.
+// ledger, so the initialize of this process counts as one spawn,
+// ledger.StdioProtocolHeader on a forwarded call (the version its client
+// used, see withProtocol), and ledger.StdioEndHeader (end, once set) on the
+// DELETE that closes the session; it notes the stdio fault the ledger
+// answers the initialize with (ledger.StdioFaultHeader) in start, and the
+// version the ledger pins (ledger.StdioPinHeader) in pin.
 type spawnAnnouncer struct {
 	pid   string
 	next  http.RoundTripper
 	end   atomic.Pointer[wire.MCPExitEnd]
-	start startFault
-	dead  atomic.Bool // a stdio fault made the process exit: nothing more is sent
+	start noted[string]           // the stdio fault at start
+	pin   noted[wire.MCPProtocol] // the pinned version
+	dead  atomic.Bool             // a stdio fault made the process exit: nothing more is sent
 	// answered, while set, is called on each answer of the ledger's: it
 	// restarts connectLedger's wait.
 	answered atomic.Pointer[func()]
@@ -377,6 +390,9 @@ func (a *spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r = r.Clone(r.Context())
 	r.Header.Set(ledger.StdioSpawnHeader, a.pid)
+	if p := protocolOf(r.Context()); p != "" {
+		r.Header.Set(ledger.StdioProtocolHeader, string(p))
+	}
 	if end := a.end.Load(); end != nil && r.Method == http.MethodDelete {
 		r.Header.Set(ledger.StdioEndHeader, string(*end))
 	}
@@ -387,6 +403,9 @@ func (a *spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil {
 		if f := resp.Header.Get(ledger.StdioFaultHeader); f != "" {
 			a.start.set(f)
+		}
+		if p := resp.Header.Get(ledger.StdioPinHeader); p != "" {
+			a.pin.set(wire.MCPProtocol(p))
 		}
 	}
 	return resp, err

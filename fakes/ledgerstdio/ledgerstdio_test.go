@@ -36,8 +36,15 @@ func TestMain(m *testing.M) {
 // belongs to token. It returns the ledger, its /mcp URL and the file.
 func stdioLedger(t *testing.T, token string) (*ledger.Server, string, string) {
 	t.Helper()
+	return stdioLedgerWith(t, token, ledger.Config{})
+}
+
+// stdioLedgerWith is stdioLedger with cfg, whose Path it sets.
+func stdioLedgerWith(t *testing.T, token string, cfg ledger.Config) (*ledger.Server, string, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.txt")
-	l, err := ledger.New(ledger.Config{Path: path})
+	cfg.Path = path
+	l, err := ledger.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +57,21 @@ func stdioLedger(t *testing.T, token string) (*ledger.Server, string, string) {
 		_ = l.Close()
 	})
 	return l, srv.URL + "/mcp", path
+}
+
+// servePipes runs Serve with opts in the background over pipes, and
+// returns the client's end of them and Serve's error once it returned
+// (its stdout then closed). Closing the transport's writer ends Serve.
+func servePipes(ctx context.Context, opts *Options) (*mcp.IOTransport, <-chan error) {
+	clientIn, serverOut := io.Pipe() // the server's stdout, the client reads
+	serverIn, clientOut := io.Pipe() // the server's stdin, the client writes
+	opts.In, opts.Out = serverIn, serverOut
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, opts)
+		_ = serverOut.Close()
+	}()
+	return &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, done
 }
 
 // waitLedger waits for cond on token's counts, bounded.
@@ -104,17 +126,11 @@ func TestLedgerStdioForwardsToTheRunsLedger(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	clientIn, serverOut := io.Pipe() // the server's stdout, the client reads
-	serverIn, clientOut := io.Pipe() // the server's stdin, the client writes
 	var errOut strings.Builder
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, &Options{URL: url, PID: 4242, In: serverIn, Out: serverOut, ErrOut: &errOut})
-		_ = serverOut.Close()
-	}()
+	transport, done := servePipes(ctx, &Options{URL: url, PID: 4242, ErrOut: &errOut})
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,18 +235,12 @@ func TestLedgerStdioRelaysToolListChanges(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(ctx, &Options{URL: url, In: serverIn, Out: serverOut, ErrOut: io.Discard})
-		_ = serverOut.Close()
-	}()
+	transport, done := servePipes(ctx, &Options{URL: url, ErrOut: io.Discard})
 	changed := make(chan struct{}, 8)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

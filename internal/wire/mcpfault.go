@@ -50,6 +50,12 @@ const (
 	// not an armed fault: the Fault of the MCPFault event and of the
 	// MCPResult of that call, counted in MCPCounts.WriteFailures.
 	MCPFaultWriteFailed = "write_failed"
+	// MCPFaultCancelledBeforeCommit is a write tool's call whose client
+	// gave up (its stream closed, or it cancelled the call) before the
+	// write committed, on a ledger that honours cancellation
+	// (ledger.Config.HonourCancellation): nothing was written. Not an armed
+	// fault.
+	MCPFaultCancelledBeforeCommit = "cancelled_before_commit"
 	// MCPFaultForwardUnknown is a forwarding ledger's call whose answer
 	// never came back from the real MCP server (its connection broke, or the
 	// client gave up first): the call may have run. Not an armed fault.
@@ -201,6 +207,7 @@ func MCPFaultMeanings() []MCPFaultMeaning {
 		{Name: MCPFaultStdioHang, Ran: ToolRanUnknown, ClientSees: ClientSeesNoAnswer, Words: "stdio server told to hang: the answer is never written", Stdio: StdioHang},
 		{Name: MCPFaultStdioMalformedLine, Ran: ToolRanUnknown, ClientSees: ClientSeesStrayLine, Words: "stdio server told to write a line that is not JSON-RPC before the answer", Stdio: StdioMalformedLine},
 		{Name: MCPFaultWriteFailed, Source: FromLedger, Ran: ToolRanYes, ClientSees: ClientSeesIsError, Words: "the write failed"},
+		{Name: MCPFaultCancelledBeforeCommit, Source: FromLedger, Ran: ToolRanNo, EndsCall: true, ClientSees: ClientSeesNoAnswer, Words: "the client gave up before the write committed: nothing was written (cancellation honoured)"},
 		{Name: MCPFaultForwardUnknown, Source: FromForwarder, Ran: ToolRanUnknown, ClientSees: ClientSeesNoAnswer, Words: "the server's answer never came back — unknown whether it ran"},
 		{Name: MCPFaultCassetteMiss, Source: FromForwarder, Ran: ToolRanNo, ClientSees: ClientSeesRPCError, Words: "fault " + MCPFaultCassetteMiss},
 		{Name: MCPFaultForwardServerGone, Source: FromForwarder, Ran: ToolRanNo, ClientSees: ClientSeesRPCError, Words: "fault " + MCPFaultForwardServerGone},

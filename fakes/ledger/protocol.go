@@ -237,7 +237,6 @@ func (s *Server) refuseRemoved(w http.ResponseWriter, req *jsonrpc.Request) {
 	s.methodNotFound(w, req, http.StatusNotFound)
 }
 
-
 // serverOptions are the options of the ledger's go-sdk server for cfg: the
 // versions it may negotiate (the pin alone), and, for the ledger's own
 // tools, the prompts capability. go-sdk v1.8.0 answers prompts/list (an

@@ -164,6 +164,7 @@ type forwarder struct {
 	installed chan struct{}
 	abandoned bool
 
+	relay  *relays             // what the server sends its clients; nil for a replay
 	replay *mcpcassette.Player // answers calls instead of session (Forward.Cassette)
 	log    *slog.Logger        // where a failed recording is said
 }
@@ -219,8 +220,9 @@ func (s *Server) connect(cfg Forward) (*forwarder, error) {
 		}
 		f.server, transport = server, t
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+	f.relay = newRelays(s.mcp, s.log)
+	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, f.relay.clientOptions(
+		func(context.Context, *mcp.ToolListChangedRequest) {
 			f.refreshes.Go(func() {
 				// A change announced while New still connects (some
 				// servers announce one at once) waits until the forwarder
@@ -230,8 +232,8 @@ func (s *Server) connect(cfg Forward) (*forwarder, error) {
 					s.refreshForwarded()
 				}
 			})
-		},
-	})
+		}))
+	client.AddReceivingMiddleware(f.relay.rootsMiddleware)
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		f.abandon()
@@ -254,6 +256,10 @@ func (s *Server) connect(cfg Forward) (*forwarder, error) {
 		})
 	}
 	f.recordSession(session.InitializeResult(), tools)
+	s.log.Info("forward: connected to the MCP server", "protocol", f.protocol())
+	// The outermost middleware: it sees each request before the ledger's own.
+	s.mcp.AddReceivingMiddleware(s.forwardMethods)
+	s.mcp.AddSendingMiddleware(relaySending)
 	return f, nil
 }
 
@@ -336,6 +342,27 @@ func (s *Server) ForwardExit() error {
 	return s.fwd.gone()
 }
 
+// protocol returns the protocol version the forwarder's session negotiated
+// with the server; "" for a replay.
+func (f *forwarder) protocol() wire.MCPProtocol {
+	if f.session == nil {
+		return ""
+	}
+	return wire.MCPProtocol(f.session.InitializeResult().ProtocolVersion)
+}
+
+// ForwardProtocol returns the protocol version the forwarding ledger's
+// session with the server negotiated (its go-sdk client offers the newest
+// and takes the server's answer: 2026-07-28 from a server that serves it
+// to server/discover, an earlier version from one that initializes); ""
+// when the ledger does not forward, or answers from a cassette.
+func (s *Server) ForwardProtocol() wire.MCPProtocol {
+	if s.fwd == nil {
+		return ""
+	}
+	return s.fwd.protocol()
+}
+
 // refreshForwarded lists the server's tools again after it said they
 // changed, and offers the new list: tools it no longer lists are removed
 // (with the names change_tools gave them), new and changed ones (re)added.
@@ -407,7 +434,7 @@ func (s *Server) forwardTool(base string) mcp.ToolHandler {
 		res := s.preempted(ctx, c)
 		var err error
 		if res == nil {
-			res, err = s.forward(ctx, c, base, req.Params.Arguments, req.Extra)
+			res, err = s.forward(ctx, c, base, req)
 			if err == nil {
 				s.hold(ctx, c)
 			}
@@ -459,20 +486,23 @@ func (s *Server) unlistedLocked(name string) bool {
 
 // forward sends c to the server's tool base once and records what came of
 // it (see Forward).
-func (s *Server) forward(ctx context.Context, c *call, base string, args json.RawMessage, extra *mcp.RequestExtra) (*mcp.CallToolResult, error) {
+func (s *Server) forward(ctx context.Context, c *call, base string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.Params.Arguments
 	if s.fwd.replay != nil {
-		return s.replayForwarded(c, base, args, extra)
+		return s.replayForwarded(c, base, args, req.Extra)
 	}
 	if gone := s.fwd.gone(); gone != nil {
 		s.serverGone(c, gone)
 		return nil, &jsonrpc.Error{Code: codeServerGone, Message: fmt.Sprintf("forwarding %s: not sent, nothing ran: %v", base, gone)}
 	}
-	params := &mcp.CallToolParams{Name: base}
+	meta, done := s.fwd.relay.begin(ctx, req.Session, req.Params.Meta)
+	defer done()
+	params := &mcp.CallToolParams{Meta: meta, Name: base}
 	if len(args) > 0 {
 		params.Arguments = args
 	}
 	res, err := s.fwd.session.CallTool(ctx, params)
-	s.fwd.recordCall(c.token, base, args, extra, res, err)
+	s.fwd.recordCall(c.token, base, args, req.Extra, res, err)
 	return s.forwarded(c, base, args, res, err)
 }
 

@@ -27,6 +27,7 @@ type relays struct {
 	mu          sync.Mutex
 	next        int64                                  // the last request's number
 	inflight    map[int64]*pending                     // requests being forwarded, by number
+	answered    map[int64]*pending                     // the last answered ones (see lateRoutes)
 	subscribers map[string]map[*mcp.ServerSession]bool // by resource URI
 	levels      map[*mcp.ServerSession]bool            // sessions that set a logging level
 }
@@ -43,6 +44,7 @@ func newRelays(server *mcp.Server, log *slog.Logger) *relays {
 		server:      server,
 		log:         log,
 		inflight:    map[int64]*pending{},
+		answered:    map[int64]*pending{},
 		subscribers: map[string]map[*mcp.ServerSession]bool{},
 		levels:      map[*mcp.ServerSession]bool{},
 	}
@@ -61,9 +63,21 @@ func (r *relays) begin(ctx context.Context, session mcp.Session, meta mcp.Meta) 
 	return upstreamMeta(meta, n), func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		p := r.inflight[n]
 		delete(r.inflight, n)
+		// What comes late goes on the session's own stream: the
+		// request's has ended.
+		r.answered[n] = &pending{ctx: context.Background(), session: p.session, token: p.token}
+		delete(r.answered, n-lateRoutes)
 	}
 }
+
+// lateRoutes is how many answered requests the server's progress
+// notifications are still relayed for. go-sdk's client handles the
+// notifications it receives on a queue of their own and an answer as it
+// comes, so a notification the server sent before its answer can be
+// handled after it.
+const lateRoutes = 64
 
 // subscribe says session subscribed to uri at the server.
 func (r *relays) subscribe(session *mcp.ServerSession, uri string) {
@@ -175,6 +189,9 @@ func (r *relays) progress(params *mcp.ProgressNotificationParams) {
 	n, ok := requestNumber(params.ProgressToken)
 	r.mu.Lock()
 	p := r.inflight[n]
+	if p == nil {
+		p = r.answered[n]
+	}
 	r.mu.Unlock()
 	if !ok || p == nil || p.session == nil || p.token == nil {
 		r.log.Debug("forward: a progress notification of no request in flight dropped", "token", params.ProgressToken)

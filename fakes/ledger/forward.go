@@ -33,7 +33,10 @@ import (
 // forwarded once, never retried, and answered with the server's result, so
 // every fault acts at the forwarding point as it acts on the ledger's own
 // tools. A call of a tool the server did not list is forwarded too, and
-// answered by the server (see forwardUnlisted). What the forwarder saw is recorded as the ledger records its own
+// answered by the server (see forwardUnlisted). Everything else the server
+// offers passes through unchanged, both ways: its capabilities, resources,
+// prompts, completion, logging, progress, cancellation and its own requests
+// to the client (see forwardMethods and relays). What the forwarder saw is recorded as the ledger records its own
 // calls: an answer that is not isError of a write tool (see Writes) is a
 // write (wire.MCPWrite, Entry the tool name and its canonical arguments,
 // Key the idempotency_key argument when there is one), appended to the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,6 +84,26 @@ func newFullServer(t *testing.T, stateless bool) *fullServer {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil, nil
 	})
+	mcp.AddTool(fs.srv, &mcp.Tool{Name: "ask_user"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+		}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + " " + res.Content["name"].(string)}}}, nil, nil
+	})
+	mcp.AddTool(fs.srv, &mcp.Tool{Name: "ask_roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, " ")}}}, nil, nil
+	})
 	mcp.AddTool(fs.srv, &mcp.Tool{Name: "wait_cancel"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		fs.started <- struct{}{}
 		<-ctx.Done()
@@ -105,9 +126,10 @@ type relayClient struct {
 	updated  chan string
 }
 
-// connectRelayClient connects a go-sdk client that records the server's
-// notifications and answers its sampling requests with "4" to the ledger at
-// url.
+// connectRelayClient connects a go-sdk client to the ledger at url that
+// records the server's notifications, answers its sampling requests with
+// "4" and its elicitations with name ann, and has one root,
+// file:///work/project.
 func connectRelayClient(t *testing.T, url string) *relayClient {
 	t.Helper()
 	rc := &relayClient{
@@ -126,7 +148,11 @@ func connectRelayClient(t *testing.T, url string) *relayClient {
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "fake", Role: "assistant", Content: &mcp.TextContent{Text: "4"}}, nil
 		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ann"}}, nil
+		},
 	})
+	c.AddRoots(&mcp.Root{URI: "file:///work/project"})
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
@@ -295,14 +321,16 @@ func TestForwardLoggingAndProgress(t *testing.T) {
 	}
 }
 
-// TestForwardSampling calls a tool whose server asks the client to sample:
-// the request reaches the client through the forwarding ledger and its
-// answer comes back to the server.
-func TestForwardSampling(t *testing.T) {
+// TestForwardServerRequests calls tools whose server asks the client to
+// sample, to elicit and for its roots: each request reaches the client
+// through the forwarding ledger and its answer comes back to the server.
+func TestForwardServerRequests(t *testing.T) {
 	_, _, rc := forwardFull(t, false)
-	res, err := callTool(t, rc.cs, "ask_model", nil)
-	if err != nil || res.IsError || text(res) != "4" {
-		t.Errorf("ask_model: %q (isError %v), %v; want the client's sample, 4", text(res), res != nil && res.IsError, err)
+	for tool, want := range map[string]string{"ask_model": "4", "ask_user": "accept ann", "ask_roots": "file:///work/project"} {
+		res, err := callTool(t, rc.cs, tool, nil)
+		if err != nil || res.IsError || text(res) != want {
+			t.Errorf("%s: %q (isError %v), %v; want the client's answer, %s", tool, text(res), res != nil && res.IsError, err, want)
+		}
 	}
 }
 

@@ -500,7 +500,9 @@ func (s *Server) forward(ctx context.Context, c *call, base string, req *mcp.Cal
 	}
 	meta, done := s.fwd.relay.begin(ctx, req.Session, req.Params.Meta)
 	defer done()
-	params := &mcp.CallToolParams{Meta: meta, Name: base}
+	// A retry of a call the server answered input-required carries the
+	// client's answers and the server's state back to it (MRTR).
+	params := &mcp.CallToolParams{Meta: meta, Name: base, InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
 	if len(args) > 0 {
 		params.Arguments = args
 	}
@@ -525,6 +527,10 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 		return nil, fmt.Errorf("forwarding %s to the MCP server %s: no answer, the call may have run: %w", base, s.fwd.cfg.where(), err)
 	case res.IsError:
 		s.setOutcome(c, wire.MCPFaultIsError)
+		return res, nil
+	case res.InputRequests != nil:
+		// Input required (MRTR): the tool has not finished; the retry
+		// that carries the answers is the call that does.
 		return res, nil
 	}
 	if s.fwd.writes(base) {

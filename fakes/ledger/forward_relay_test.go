@@ -349,3 +349,48 @@ func TestForwardCancellation(t *testing.T) {
 	receive(t, fs.cancelled, "the server's cancellation")
 	receive(t, done, "the cancelled call's return")
 }
+
+// TestForwardInputRequired calls, through a forwarding ledger, a tool of a
+// 2026-07-28 server that answers input-required (MRTR: an elicitation and
+// its state) before it runs: the client's answer and the server's state
+// reach the server on the retried call, whichever generation the client
+// speaks (a 2025-11-25 client is asked by the ledger's SDK, a 2026-07-28
+// one retries itself), and the call writes once.
+func TestForwardInputRequired(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		stateless bool // the ledger's: its client speaks 2026-07-28
+	}{{"2025-11-25 client", false}, {"2026-07-28 client", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := mcp.NewServer(&mcp.Implementation{Name: "mrtr", Version: "1"}, nil)
+			rounds := make(chan string, 4) // the state each round carried
+			mcp.AddTool(srv, &mcp.Tool{Name: "deploy"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				rounds <- req.Params.RequestState
+				answer, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult)
+				if !ok {
+					return &mcp.CallToolResult{
+						InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{
+							"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+						}}},
+						RequestState: "state-1",
+					}, nil, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deployed for " + answer.Content["name"].(string)}}}, nil, nil
+			})
+			ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+			t.Cleanup(ts.Close)
+			s, url := newLedger(t, Config{Stateless: tt.stateless, Forward: &Forward{URL: ts.URL}})
+			rc := connectRelayClient(t, url)
+			res, err := callTool(t, rc.cs, "deploy", nil)
+			if err != nil || res.IsError || text(res) != "deployed for ann" {
+				t.Fatalf("deploy: %q (isError %v), %v; want deployed for ann", text(res), res != nil && res.IsError, err)
+			}
+			if first, retry := receive(t, rounds, "the first round"), receive(t, rounds, "the retry"); first != "" || retry != "state-1" {
+				t.Errorf("the rounds carried state %q and %q, want none and state-1", first, retry)
+			}
+			if got := waitCounts(t, s, "", func(c wire.MCPCounts) bool { return c.Writes > 0 }); got.Writes != 1 {
+				t.Errorf("%d writes, want 1", got.Writes)
+			}
+		})
+	}
+}

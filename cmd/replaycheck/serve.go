@@ -695,7 +695,11 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	var b strings.Builder
 	fmt.Fprintf(&b, "replaycheck serve\n")
 	fmt.Fprintf(&b, "  upstream:     %s (%s)\n", upURL, mode)
-	fmt.Fprintf(&b, "  mcp:          %s (%s): %s\n", mcpURL, session, serveMCPSide(opts))
+	side := serveMCPSide(opts)
+	if p := fk.ledger.ForwardProtocol(); p != "" {
+		side += ", MCP " + string(p) // as the forwarder's client negotiated it with the server
+	}
+	fmt.Fprintf(&b, "  mcp:          %s (%s): %s\n", mcpURL, session, side)
 	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.LedgerFile, "none (in memory)"))
 	fmt.Fprintf(&b, "  upstream log: %s\n", or(opts.UpstreamLog, "none"))
 	fmt.Fprintf(&b, "  flags dir:    %s\n", or(opts.FlagsDir, "none"))

@@ -33,7 +33,10 @@ import (
 // forwarded once, never retried, and answered with the server's result, so
 // every fault acts at the forwarding point as it acts on the ledger's own
 // tools. A call of a tool the server did not list is forwarded too, and
-// answered by the server (see forwardUnlisted). What the forwarder saw is recorded as the ledger records its own
+// answered by the server (see forwardUnlisted). Everything else the server
+// offers passes through unchanged, both ways: its capabilities, resources,
+// prompts, completion, logging, progress, cancellation and its own requests
+// to the client (see forwardMethods and relays). What the forwarder saw is recorded as the ledger records its own
 // calls: an answer that is not isError of a write tool (see Writes) is a
 // write (wire.MCPWrite, Entry the tool name and its canonical arguments,
 // Key the idempotency_key argument when there is one), appended to the
@@ -164,6 +167,7 @@ type forwarder struct {
 	installed chan struct{}
 	abandoned bool
 
+	relay  *relays             // what the server sends its clients; nil for a replay
 	replay *mcpcassette.Player // answers calls instead of session (Forward.Cassette)
 	log    *slog.Logger        // where a failed recording is said
 }
@@ -219,8 +223,9 @@ func (s *Server) connect(cfg Forward) (*forwarder, error) {
 		}
 		f.server, transport = server, t
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+	f.relay = newRelays(s.mcp, s.log)
+	client := mcp.NewClient(&mcp.Implementation{Name: "replaycheck-forwarder", Version: "1"}, f.relay.clientOptions(
+		func(context.Context, *mcp.ToolListChangedRequest) {
 			f.refreshes.Go(func() {
 				// A change announced while New still connects (some
 				// servers announce one at once) waits until the forwarder
@@ -230,8 +235,8 @@ func (s *Server) connect(cfg Forward) (*forwarder, error) {
 					s.refreshForwarded()
 				}
 			})
-		},
-	})
+		}))
+	client.AddReceivingMiddleware(f.relay.rootsMiddleware)
 	session, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		f.abandon()
@@ -254,6 +259,10 @@ func (s *Server) connect(cfg Forward) (*forwarder, error) {
 		})
 	}
 	f.recordSession(session.InitializeResult(), tools)
+	s.log.Info("forward: connected to the MCP server", "protocol", f.protocol())
+	// The outermost middleware: it sees each request before the ledger's own.
+	s.mcp.AddReceivingMiddleware(s.forwardMethods)
+	s.mcp.AddSendingMiddleware(relaySending)
 	return f, nil
 }
 
@@ -336,6 +345,27 @@ func (s *Server) ForwardExit() error {
 	return s.fwd.gone()
 }
 
+// protocol returns the protocol version the forwarder's session negotiated
+// with the server; "" for a replay.
+func (f *forwarder) protocol() wire.MCPProtocol {
+	if f.session == nil {
+		return ""
+	}
+	return wire.MCPProtocol(f.session.InitializeResult().ProtocolVersion)
+}
+
+// ForwardProtocol returns the protocol version the forwarding ledger's
+// session with the server negotiated (its go-sdk client offers the newest
+// and takes the server's answer: 2026-07-28 from a server that serves it
+// to server/discover, an earlier version from one that initializes); ""
+// when the ledger does not forward, or answers from a cassette.
+func (s *Server) ForwardProtocol() wire.MCPProtocol {
+	if s.fwd == nil {
+		return ""
+	}
+	return s.fwd.protocol()
+}
+
 // refreshForwarded lists the server's tools again after it said they
 // changed, and offers the new list: tools it no longer lists are removed
 // (with the names change_tools gave them), new and changed ones (re)added.
@@ -407,7 +437,7 @@ func (s *Server) forwardTool(base string) mcp.ToolHandler {
 		res := s.preempted(ctx, c)
 		var err error
 		if res == nil {
-			res, err = s.forward(ctx, c, base, req.Params.Arguments, req.Extra)
+			res, err = s.forward(ctx, c, base, req)
 			if err == nil {
 				s.hold(ctx, c)
 			}
@@ -459,20 +489,25 @@ func (s *Server) unlistedLocked(name string) bool {
 
 // forward sends c to the server's tool base once and records what came of
 // it (see Forward).
-func (s *Server) forward(ctx context.Context, c *call, base string, args json.RawMessage, extra *mcp.RequestExtra) (*mcp.CallToolResult, error) {
+func (s *Server) forward(ctx context.Context, c *call, base string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.Params.Arguments
 	if s.fwd.replay != nil {
-		return s.replayForwarded(c, base, args, extra)
+		return s.replayForwarded(c, base, args, req.Extra)
 	}
 	if gone := s.fwd.gone(); gone != nil {
 		s.serverGone(c, gone)
 		return nil, &jsonrpc.Error{Code: codeServerGone, Message: fmt.Sprintf("forwarding %s: not sent, nothing ran: %v", base, gone)}
 	}
-	params := &mcp.CallToolParams{Name: base}
+	meta, done := s.fwd.relay.begin(ctx, req.Session, req.Params.Meta)
+	defer done()
+	// A retry of a call the server answered input-required carries the
+	// client's answers and the server's state back to it (MRTR).
+	params := &mcp.CallToolParams{Meta: meta, Name: base, InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
 	if len(args) > 0 {
 		params.Arguments = args
 	}
 	res, err := s.fwd.session.CallTool(ctx, params)
-	s.fwd.recordCall(c.token, base, args, extra, res, err)
+	s.fwd.recordCall(c.token, base, args, req.Extra, res, err)
 	return s.forwarded(c, base, args, res, err)
 }
 
@@ -492,6 +527,10 @@ func (s *Server) forwarded(c *call, base string, args json.RawMessage, res *mcp.
 		return nil, fmt.Errorf("forwarding %s to the MCP server %s: no answer, the call may have run: %w", base, s.fwd.cfg.where(), err)
 	case res.IsError:
 		s.setOutcome(c, wire.MCPFaultIsError)
+		return res, nil
+	case res.InputRequests != nil:
+		// Input required (MRTR): the tool has not finished; the retry
+		// that carries the answers is the call that does.
 		return res, nil
 	}
 	if s.fwd.writes(base) {

@@ -282,6 +282,8 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
 		case wire.MCPSpawn:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: spawnText(e.PID)})
+		case wire.MCPUnforwarded:
+			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: unforwardedText(e)})
 		case wire.MCPExit:
 			st := Step{At: e.At.D(), From: PartyLedger, To: PartyTarget, Kind: StepLedger, Request: req, Label: exitText(e)}
 			if e.End == wire.MCPExitFault {
@@ -302,6 +304,17 @@ func spawnText(pid string) string {
 		return "stdio server spawned"
 	}
 	return "stdio server spawned (pid " + pid + ")"
+}
+
+// unforwardedText words a call the target sent a ledger-stdio process and
+// gave up before the process forwarded it: "tools/call commit_write given
+// up before stdio server pid 4711 forwarded it (never ran)".
+func unforwardedText(e wire.MCPEvent) string {
+	who := "stdio server"
+	if e.PID != "" {
+		who += " pid " + e.PID
+	}
+	return "tools/call " + e.Tool + " given up before " + who + " forwarded it (never ran)"
 }
 
 // exitText words the end of a ledger-stdio process: its pid, the call it

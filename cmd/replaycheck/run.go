@@ -106,8 +106,9 @@ busy; a target that hangs fails that scenario and the suite goes on. A run
 that failed only because a timeout expired (a count short, an error answer
 or none by the deadline) while the harness's own timers ran late by half that timeout is
 unknown, "the harness was starved", never a failure: re-run it on a quieter
-machine or with a lower --parallel. A replay rule broken is a failure
-however busy the machine.
+machine or with a lower --parallel. So is a run whose counts fell short
+because the harness's stdio server never forwarded a call the target sent
+and gave up. A replay rule broken is a failure however busy the machine.
 
 Races: a scenario with repeat: N runs N times on each target (in parallel,
 each run with its own token) and passes when at most expect.allow_failures of

@@ -151,7 +151,10 @@ events are kept. The --every table shows
 the most recent runs and says how many more are kept; the table at the end
 shows every run kept. A model request whose body is over --max-body-mib is
 answered 413 in its dialect's error shape, the first said on stderr, and all
-counted under the table (BODY TOO LARGE).
+counted under the table (BODY TOO LARGE). With --record, a plain model answer
+over 32 MiB is relayed whole but not recorded: its record in the timeline says
+so (unrecorded: too_large), and those are counted under the table (NOT
+RECORDED) with the cassette they are missing from.
 
 A control API on the upstream's port switches faults and reads counts while
 serve runs, for hand reproductions and test suites in any language (see
@@ -283,6 +286,9 @@ type servedFakes struct {
 	// over maxBody bytes.
 	tooLarge atomic.Int64
 	maxBody  int64
+	// unrecorded counts the relayed answers too large to record
+	// (upstream.MaxRecordedBody).
+	unrecorded atomic.Int64
 }
 
 // maxBodyMiB is the largest --max-body-mib.
@@ -410,7 +416,8 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		inner = slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: logScrubber()}) // ledger calls and writes log at debug
 	}
 	ucfg := upstream.Config{Script: script, Relay: opts.Relay, FlagsDir: opts.FlagsDir, Logger: slog.New(inner),
-		MaxBody: opts.MaxBodyMiB << 20, BodyTooLarge: fk.sayTooLarge(opts.ErrOut)}
+		MaxBody: opts.MaxBodyMiB << 20, BodyTooLarge: fk.sayTooLarge(opts.ErrOut),
+		TooLargeToRecord: func(string) { fk.unrecorded.Add(1) }}
 	fk.maxBody = cmp.Or(ucfg.MaxBody, upstream.DefaultMaxBody)
 	if opts.UpstreamLog != "" {
 		f, err := linefile.Open(opts.UpstreamLog, linefile.Options{})
@@ -838,6 +845,10 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 	}
 	if n := fk.tooLarge.Load(); n > 0 {
 		fmt.Fprintf(&b, "BODY TOO LARGE: %d model requests refused (413), their body over the --max-body-mib limit of %s\n", n, mib(fk.maxBody))
+	}
+	if n := fk.unrecorded.Load(); n > 0 && fk.recorder != nil {
+		fmt.Fprintf(&b, "NOT RECORDED: %d model %s relayed but not recorded in %s, their body over the recording limit of %s; a replay of the cassette misses them\n",
+			n, pluralize(int(n), "answer"), fk.recorder.Path(), mib(upstream.MaxRecordedBody))
 	}
 	if ss := counts.MCPSessions; ss.Refused > 0 {
 		fmt.Fprintf(&b, "MCP SESSIONS: %d open, %d initialize refused at --mcp-max-sessions %d\n", ss.Live, ss.Refused, ss.Max)

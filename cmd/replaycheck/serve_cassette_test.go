@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -117,6 +118,43 @@ func TestServeRecordReplay(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// serve --relay --record relays a plain answer over the recording limit
+// whole and says at the end, under the table, how many answers it could not
+// record and the limit.
+func TestServeRecordTooLarge(t *testing.T) {
+	big := `{"id":"chatcmpl-big","object":"chat.completion","model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		strings.Repeat("x", upstream.MaxRecordedBody) + `"},"finish_reason":"stop"}]}`
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, big)
+	}))
+	t.Cleanup(provider.Close)
+	dir := t.TempDir()
+	upURL, _, out, stop := startServe(t, &serveOptions{Relay: provider.URL, RecordDir: dir})
+	oc := openai.NewClient(option.WithBaseURL(upURL), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := oc.Chat.Completions.New(ctx, cliParams("a prompt with a big answer"))
+	if err != nil {
+		t.Fatalf("chat: %v", err)
+	}
+	if got := len(r.Choices[0].Message.Content); got != upstream.MaxRecordedBody {
+		t.Errorf("relayed answer's content has %d bytes, want %d", got, upstream.MaxRecordedBody)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "session-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("cassettes %v, want one", files)
+	}
+	want := "NOT RECORDED: 1 model answer relayed but not recorded in " + files[0] + ", their body over the recording limit of 32 MiB; a replay of the cassette misses them\n"
+	final := out.String()[strings.LastIndex(out.String(), "TOTAL"):] // under the last table
+	if !strings.Contains(final, want) {
+		t.Errorf("the last table is not followed by %q:\n%s", want, lastLines([]byte(out.String()), 5))
 	}
 }
 

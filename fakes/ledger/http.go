@@ -106,7 +106,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.message(owner, r.Method, s.requestProtocol(r.Header, session, nil))
 		if stdio && session != "" && r.Method == http.MethodDelete {
-			s.stdioClosed(owner, session, pid, r.Header.Get(StdioEndHeader))
+			s.stdioClosed(owner, session, pid, r.Header.Get(StdioEndHeader), r.Header.Values(StdioUnforwardedHeader))
 		}
 		sdk.ServeHTTP(w, r)
 		if stdio && session != "" && r.Method == http.MethodGet && clientCtx.Err() != nil {
@@ -389,14 +389,17 @@ func (s *Server) exitLocked(token, session, pid string, c *call, end wire.MCPExi
 }
 
 // stdioClosed records the clean end of the ledger-stdio process pid: it
-// closes its session (a DELETE), saying why in StdioEndHeader (why).
-func (s *Server) stdioClosed(owner, session, pid, why string) {
+// closes its session (a DELETE), saying why in StdioEndHeader (why) and
+// naming the calls it never forwarded in StdioUnforwardedHeader
+// (unforwarded).
+func (s *Server) stdioClosed(owner, session, pid, why string, unforwarded []string) {
 	end := wire.MCPExitStopped
 	if why == string(wire.MCPExitStdinClosed) {
 		end = wire.MCPExitStdinClosed
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unforwardedLocked(owner, session, pid, unforwarded)
 	s.exitLocked(owner, session, pid, s.inFlightOfLocked(session), end, "")
 }
 

@@ -107,8 +107,8 @@ func Serve(ctx context.Context, opts *Options) error {
 		exit = os.Exit
 	}
 
-	relay := &toolRelay{limit: limit}
 	announcer := &spawnAnnouncer{pid: strconv.Itoa(pid), next: http.DefaultTransport}
+	relay := &toolRelay{limit: limit, unforwarded: &announcer.unforwarded}
 	ledgerSession, tools, err := connectLedger(ctx, opts.URL, announcer, limit, relay, opts.Version)
 	if start := announcer.start.get(); stdioEffect(start) == wire.StdioExitAtStart {
 		if ledgerSession != nil {
@@ -244,10 +244,11 @@ func connectLedger(ctx context.Context, endpoint string, announcer *spawnAnnounc
 // offers the new list (the SDK then tells the stdio client). Its methods are
 // safe for concurrent use.
 type toolRelay struct {
-	limit  time.Duration // bounds one listing
-	server *mcp.Server   // set by start
-	ledger *mcp.ClientSession
-	n      *negotiation // the server's with its client; set by start
+	limit       time.Duration // bounds one listing
+	unforwarded *unforwarded  // notes the calls given up before they were forwarded
+	server      *mcp.Server   // set by start
+	ledger      *mcp.ClientSession
+	n           *negotiation // the server's with its client; set by start
 
 	mu      sync.Mutex
 	ctx     context.Context // ends the refreshes; set by start
@@ -318,7 +319,7 @@ func (r *toolRelay) offerLocked(tools []*mcp.Tool) {
 		r.server.RemoveTools(gone...)
 	}
 	for _, t := range tools {
-		r.server.AddTool(t, forwardCall(r.ledger, r.n))
+		r.server.AddTool(t, forwardCall(r.ledger, r.n, r.unforwarded))
 	}
 	r.offered = names
 }
@@ -328,14 +329,17 @@ func (r *toolRelay) offerLocked(tools []*mcp.Tool) {
 // included), or with the ledger's JSON-RPC error, or with an error saying
 // the call could not be forwarded (then the client cannot know whether it
 // ran). The call to the ledger carries the protocol version the client
-// used (n), for the announcer to send.
-func forwardCall(ledgerSession *mcp.ClientSession, n *negotiation) mcp.ToolHandler {
+// used (n), for the announcer to send. A call the client gave up before it
+// was sent is noted in u.
+func forwardCall(ledgerSession *mcp.ClientSession, n *negotiation, u *unforwarded) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, given := u.track(ctx, req.Params.Name)
 		res, err := ledgerSession.CallTool(withProtocol(ctx, n.of(req)), &mcp.CallToolParams{
 			Meta:      hopMeta(req.Params.Meta),
 			Name:      req.Params.Name,
 			Arguments: req.Params.Arguments,
 		})
+		given(err)
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
@@ -368,10 +372,11 @@ func hopMeta(m mcp.Meta) mcp.Meta {
 // spawnAnnouncer sets ledger.StdioSpawnHeader on every request to the
 // ledger, so the initialize of this process counts as one spawn,
 // ledger.StdioProtocolHeader on a forwarded call (the version its client
-// used, see withProtocol), and ledger.StdioEndHeader (end, once set) on the
-// DELETE that closes the session; it notes the stdio fault the ledger
-// answers the initialize with (ledger.StdioFaultHeader) in start, and the
-// version the ledger pins (ledger.StdioPinHeader) in pin.
+// used, see withProtocol), and ledger.StdioEndHeader (end, once set) and
+// ledger.StdioUnforwardedHeader (the calls in unforwarded) on the DELETE
+// that closes the session; it notes the stdio fault the ledger answers the
+// initialize with (ledger.StdioFaultHeader) in start, and the version the
+// ledger pins (ledger.StdioPinHeader) in pin.
 type spawnAnnouncer struct {
 	pid   string
 	next  http.RoundTripper
@@ -379,6 +384,8 @@ type spawnAnnouncer struct {
 	start noted[string]           // the stdio fault at start
 	pin   noted[wire.MCPProtocol] // the pinned version
 	dead  atomic.Bool             // a stdio fault made the process exit: nothing more is sent
+	// unforwarded are the calls the client gave up before they were sent.
+	unforwarded unforwarded
 	// answered, while set, is called on each answer of the ledger's: it
 	// restarts connectLedger's wait.
 	answered atomic.Pointer[func()]
@@ -395,6 +402,7 @@ func (a *spawnAnnouncer) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if end := a.end.Load(); end != nil && r.Method == http.MethodDelete {
 		r.Header.Set(ledger.StdioEndHeader, string(*end))
+		a.unforwarded.name(r.Header)
 	}
 	resp, err := a.next.RoundTrip(r)
 	if answered := a.answered.Load(); answered != nil && err == nil {

@@ -10,11 +10,13 @@ import (
 
 	"github.com/replaycheck/replaycheck/fakes/upstream/cassette"
 	"github.com/replaycheck/replaycheck/internal/secret"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
-// maxRecordedBody bounds a plain answer kept in a cassette; a larger one is
-// relayed but not recorded.
-const maxRecordedBody = 32 << 20
+// MaxRecordedBody bounds a plain answer kept in a cassette, in bytes: a
+// larger one is relayed but not recorded, its record says so
+// (wire.UnrecordedTooLarge) and Config.TooLargeToRecord is called.
+const MaxRecordedBody = 32 << 20
 
 // tape is a relayed answer being recorded (Config.Record).
 type tape struct {
@@ -71,20 +73,26 @@ func (x *exchange) saveTape() {
 }
 
 // relayRecordedBody relays a plain answer that is being recorded: it reads
-// the body whole first (up to maxRecordedBody), records it, then answers. A
+// the body whole first (up to MaxRecordedBody), records it, then answers. A
 // body over the bound, or one the provider broke off, is passed on as it
 // comes and not recorded.
 func (s *Server) relayRecordedBody(x *exchange, resp *http.Response) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRecordedBody+1))
-	whole := err == nil && len(body) <= maxRecordedBody
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxRecordedBody+1))
+	whole := err == nil && len(body) <= MaxRecordedBody
 	if whole {
 		x.tape.entry.Answer.Body = string(body)
 		x.saveTape()
 	} else {
 		x.tape = nil
+		if err == nil {
+			x.rec.Unrecorded = wire.UnrecordedTooLarge
+			if s.cfg.TooLargeToRecord != nil {
+				s.cfg.TooLargeToRecord(x.r.URL.Path)
+			}
+		}
 		if err == nil && s.cfg.Logger != nil {
 			s.cfg.Logger.LogAttrs(x.r.Context(), slog.LevelWarn, "answer too large to record; relayed only",
-				slog.String("path", x.r.URL.Path), slog.Int("limit", maxRecordedBody))
+				slog.String("path", x.r.URL.Path), slog.Int("limit", MaxRecordedBody))
 		}
 	}
 	x.finish(x.normalOutcome(), resp.StatusCode)

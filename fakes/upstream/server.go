@@ -63,6 +63,11 @@ type Config struct {
 	// write errors are logged to Logger and counted by its File's Loss. The
 	// caller closes it after the server has stopped.
 	Record *cassette.Recorder
+	// TooLargeToRecord, when set, is called with the path of each relayed
+	// plain answer Record did not record because its body was over
+	// MaxRecordedBody bytes (its record's Unrecorded says so), before the
+	// answer is written; it must not block.
+	TooLargeToRecord func(path string)
 	// Cassette, when set, answers model requests from recorded exchanges
 	// (replay mode) instead of the script or the relay; faults apply to
 	// replayed answers as to scripted ones.

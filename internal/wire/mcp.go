@@ -52,6 +52,13 @@ const (
 	// was one, and End says how (with Fault naming the MCPFaultStdio… fault
 	// when one made it exit). One per process at most.
 	MCPExit MCPKind = "exit"
+	// MCPUnforwarded is a tools/call a ledger-stdio process read from its
+	// client and never sent to the ledger: the client gave it up
+	// (notifications/cancelled, or closing the process's stdin) before the
+	// process had written it out. Tool names it and PID the process. The
+	// call did not run, and no MCPCall stands for it: it reached only the
+	// harness's own stdio server, which the process reports as it ends.
+	MCPUnforwarded MCPKind = "unforwarded"
 )
 
 // MCPExitEnd is how a ledger-stdio process ended: the End of its MCPExit

@@ -99,7 +99,23 @@ type UpstreamRequest struct {
 	// Recorded is where the exchange was recorded, as file:line; "" when
 	// it was not.
 	Recorded string `json:"recorded,omitempty"`
+	// Unrecorded, on a relayed exchange that was being recorded, says why
+	// its answer, relayed to the client, is not in the cassette; "" when it
+	// was recorded or nothing was being recorded.
+	Unrecorded Unrecorded `json:"unrecorded,omitempty"`
 }
+
+// Unrecorded is why a relayed answer that was being recorded is not in the
+// cassette: the Unrecorded of its UpstreamRequest. It is written in JSON as
+// its name.
+type Unrecorded string
+
+// Why a relayed answer was not recorded.
+const (
+	// UnrecordedTooLarge: a plain answer over the recorder's size limit
+	// (upstream.MaxRecordedBody) was relayed whole but not recorded.
+	UnrecordedTooLarge Unrecorded = "too_large"
+)
 
 // ToolCall is one tool call a model answer made.
 type ToolCall struct {

@@ -35,17 +35,7 @@ const maxNames = 8
 // nil when nothing holds a pass back.
 func passBlockers(h *history.History) []string {
 	var out []string
-	var up, mcp []wire.FaultReport
-	for _, f := range h.Faults {
-		if f.Fired > 0 {
-			continue
-		}
-		if f.Side == wire.FaultMCP {
-			mcp = append(mcp, f)
-		} else {
-			up = append(up, f)
-		}
-	}
+	up, mcp := unfiredFaults(h)
 	if len(up) > 0 {
 		out = append(out, unfired(up)+": "+upstreamActivity(h))
 	}
@@ -179,10 +169,14 @@ func mcpActivity(h *history.History) string {
 	if len(methods) > 0 {
 		session = " (session: " + capped(methods) + ")"
 	}
+	did := "the target called " + tally(byTool(calls))
 	if len(calls) == 0 {
-		return "the target made no tools/call" + session
+		did = "the target made no tools/call" + session
 	}
-	return "the target called " + tally(byTool(calls))
+	if given := undeliveredActivity(h); given != "" {
+		did += "; " + given
+	}
+	return did
 }
 
 // unmatchedCalls names the script's calls that matched no offered tool, with

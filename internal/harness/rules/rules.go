@@ -71,8 +71,9 @@ type Verdict struct {
 	IfJudged bool `json:"if_judged,omitempty"`
 	// Starved marks a check that failed while the harness was starved and
 	// says unknown instead: a timeout decided it, and the harness's own
-	// timers ran late by a share of that timeout (see Check); Observed says
-	// so and what was observed.
+	// timers ran late by a share of that timeout, or its stdio server never
+	// forwarded a call the target sent before the target gave it up (see
+	// Check); Observed says so and what was observed.
 	Starved bool `json:"starved,omitempty"`
 }
 
@@ -150,7 +151,9 @@ func Names() []string {
 // verdicts that pass or cannot judge note traffic no run could own
 // (unattributedNote). A run whose every failure a timeout can explain, while
 // the harness's own timers ran late by a share of that timeout, cannot be
-// judged: those checks say unknown with the reason (see starved).
+// judged: those checks say unknown with the reason (see starved); so can a
+// run whose every failure is a count short of its least while the harness's
+// stdio server never forwarded a call the target sent (see undelivered).
 func Check(h *history.History) []Verdict {
 	var out []Verdict
 	if h.Error != "" {
@@ -188,6 +191,9 @@ func Check(h *history.History) []Verdict {
 			v.Message += "; note: " + note
 		}
 		out = append(out, v)
+	}
+	if why := undelivered(h, out, short); why != "" {
+		out = unjudged(out, why)
 	}
 	if why := starved(h, out, short); why != "" {
 		out = unjudged(out, why)

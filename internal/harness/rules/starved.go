@@ -126,7 +126,8 @@ func starvedWait(h *history.History, gap, wait time.Duration) string {
 }
 
 // unjudged turns the failed verdicts of vs into unknown ones that say why
-// (a starved harness, see starved), keeping what each expected and observed.
+// (a starved harness, see starved and undelivered), keeping what each
+// expected and observed.
 func unjudged(vs []Verdict, why string) []Verdict {
 	out := make([]Verdict, len(vs))
 	for i, v := range vs {

@@ -46,7 +46,10 @@ func starvedBy(late time.Duration) func(h *history.History) {
 // the harness's own timers ran late by a share of that timeout, is unknown
 // with the reason; a replay rule that broke, a count above its most, a
 // harness that kept time, or a timeout long beside the lateness, leave it
-// failed.
+// failed. So is a run whose counts fell short because the harness's own
+// stdio server never forwarded a call the target sent and gave up, saying
+// so with the unfired fault; the same run without that fact (a target that
+// never sent the call) fails, and so does a write that ran twice beside it.
 func TestStarvedHarness(t *testing.T) {
 	tests := []struct {
 		name string
@@ -144,6 +147,30 @@ func TestStarvedHarness(t *testing.T) {
 			}},
 			want: Fail,
 			why:  "a hang",
+		},
+		{
+			name: "writes 0: the stdio server never forwarded the call",
+			muts: []func(h *history.History){hangNeverForwarded},
+			want: Unknown,
+			why: "cannot judge: the harness's stdio server never forwarded the target's tools/call commit_write ×1 to the ledger: the target gave it up (cancelled it or closed the server's stdin) first, so it never ran " +
+				`and mcp fault 1 {tool: commit_write, times: once, stdio_hang: {}} never fired (it matched no tools/call); the run measured how fast the harness delivered the call, not what the target decided (the harness may have been starved); re-run on a quieter machine or with a lower --parallel (expected 1 write, observed 0)`,
+		},
+		{
+			name: "writes 0: the target never sent the call",
+			muts: []func(h *history.History){hangNeverForwarded, func(h *history.History) {
+				h.MCP = h.MCP[:1:1]
+			}},
+			want: Fail,
+			why:  "expected 1 write, observed 0",
+		},
+		{
+			name: "a write that ran twice beside a call never forwarded",
+			muts: []func(h *history.History){hangNeverForwarded, func(h *history.History) {
+				h.MCP = append(h.MCP, mcpID(420, wire.MCPCall, "commit_write", "", "1"), mcpID(421, wire.MCPWrite, "commit_write", "", "1"),
+					mcpID(430, wire.MCPCall, "commit_write", "", "2"), mcpID(431, wire.MCPWrite, "commit_write", "", "2"))
+			}},
+			want: Fail,
+			why:  "expected 1 write, observed 2",
 		},
 	}
 	for _, tt := range tests {

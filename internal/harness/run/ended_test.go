@@ -48,3 +48,31 @@ func TestEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestReplacedEnded: settle waits for every ledger-stdio process that a
+// later spawn replaced to report its end; the latest may serve on.
+func TestReplacedEnded(t *testing.T) {
+	spawn := func(pid string) wire.MCPEvent { return wire.MCPEvent{Kind: wire.MCPSpawn, PID: pid} }
+	exit := func(pid string) wire.MCPEvent {
+		return wire.MCPEvent{Kind: wire.MCPExit, PID: pid, End: wire.MCPExitStdinClosed}
+	}
+	for _, tt := range []struct {
+		name string
+		evs  []wire.MCPEvent
+		want bool
+	}{
+		{"over HTTP", nil, true},
+		{"one process serving", []wire.MCPEvent{spawn("1")}, true},
+		{"replaced, its end not reported", []wire.MCPEvent{spawn("1"), spawn("2")}, false},
+		{"replaced and ended", []wire.MCPEvent{spawn("1"), exit("1"), spawn("2")}, true},
+		{"replaced, ended after the next spawn", []wire.MCPEvent{spawn("1"), spawn("2"), exit("1")}, true},
+		{"the latest ended too", []wire.MCPEvent{spawn("1"), exit("1"), spawn("2"), exit("2")}, true},
+		{"another's end", []wire.MCPEvent{spawn("1"), exit("3"), spawn("2")}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := replacedEnded(tt.evs); got != tt.want {
+				t.Errorf("replacedEnded = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

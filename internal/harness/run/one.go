@@ -353,8 +353,10 @@ func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
 }
 
 // settle waits, up to settleGrace, until every tools/call of the token has
-// ended: answered, cancelled, refused or dropped. A target that abandons a
-// call without cancelling it leaves it running; the wait then gives up.
+// ended: answered, cancelled, refused or dropped, and every ledger-stdio
+// process a later one replaced has reported its end (see replacedEnded). A
+// target that abandons a call without cancelling it leaves it running; the
+// wait then gives up.
 // With own, the listener of the run's own MCP address, it then waits until
 // the ledger has taken in everything that arrived there (see drained), and
 // if it had not, for the calls to end once more: what the target sent is
@@ -362,7 +364,10 @@ func addRetryHint(faults []upstream.Fault, d time.Duration) bool {
 // target timed out and cancelled before the ledger read it is still the
 // target's call, and still cancelled.
 func settle(ctx context.Context, l *ledger.Server, token string, own *procnet.Listener) {
-	over := func(wire.MCPCounts) bool { return ended(l.Events(token)) }
+	over := func(wire.MCPCounts) bool {
+		evs := l.Events(token)
+		return ended(evs) && replacedEnded(evs)
+	}
 	grace, cancel := context.WithTimeout(ctx, settleGrace)
 	_, _ = l.WaitFor(grace, token, over)
 	cancel()
@@ -420,6 +425,30 @@ func ended(evs []wire.MCPEvent) bool {
 	}
 	for _, n := range open {
 		if n > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// replacedEnded reports whether every ledger-stdio process spawned before
+// the run's latest spawn has reported its end (an MCPExit of its pid): a
+// client that spawned another has let it go, and its end says what it never
+// did with the calls it had (wire.MCPUnforwarded), which a starved process
+// may report after the target has moved on. The latest process may serve on.
+func replacedEnded(evs []wire.MCPEvent) bool {
+	var spawned []string
+	exited := map[string]bool{}
+	for _, e := range evs {
+		switch e.Kind {
+		case wire.MCPSpawn:
+			spawned = append(spawned, e.PID)
+		case wire.MCPExit:
+			exited[e.PID] = true
+		}
+	}
+	for i := 0; i < len(spawned)-1; i++ {
+		if !exited[spawned[i]] {
 			return false
 		}
 	}

@@ -303,6 +303,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"upstream port out of range", []string{"--upstream-addr", "127.0.0.1:99999"}, `--upstream-addr "127.0.0.1:99999": port "99999"`},
 		{"mcp addr without port", []string{"--mcp-addr", "localhost"}, `--mcp-addr "localhost": want host:port`},
 		{"one address for both fakes", []string{"--upstream-addr", "127.0.0.1:28765", "--mcp-addr", "127.0.0.1:28765"}, "both 127.0.0.1:28765"},
+		{"unknown protocol", []string{"--mcp-protocol", "2025-01-01"}, `invalid argument "2025-01-01" for "--mcp-protocol" flag: want one of 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05`},
 		{"unknown flag", []string{"--ledgr", "x"}, "unknown flag"},
 		{"argument", []string{"extra"}, "unknown command"},
 	}
@@ -483,6 +484,8 @@ func TestServeBannerNamesMCPSide(t *testing.T) {
 	}{
 		{"the ledger", serveOptions{}, "  mcp:          " + mcpURL + " (stateful): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
 		{"stateless", serveOptions{Stateless: true}, "  mcp:          " + mcpURL + " (stateless): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
+		{"pinned protocol", serveOptions{MCPProtocol: "2026-07-28", HonourCancellation: true},
+			"  mcp:          " + mcpURL + " (MCP 2026-07-28 only, honours cancellation): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
 		{"a relay", serveOptions{MCPRelay: "http://user:hunter2@127.0.0.1:3001/mcp"},
 			"  mcp:          " + mcpURL + " (stateful): forwarded to http://user:xxxxx@127.0.0.1:3001/mcp over Streamable HTTP\n"},
 		{"a command", serveOptions{MCPCommand: " python3  srv.py "}, "  mcp:          " + mcpURL + " (stateful): forwarded to command python3 srv.py over stdio\n"},

@@ -10,13 +10,18 @@ import (
 // (MCPProtocols) when p is none of them; the zero value (negotiate) and
 // every listed version are nil.
 func (p MCPProtocol) Check() error {
-	all := MCPProtocols()
-	if p == "" || slices.Contains(all, p) {
+	if p == "" || slices.Contains(MCPProtocols(), p) {
 		return nil
 	}
-	names := make([]string, len(all))
-	for i, v := range all {
-		names[i] = string(v)
+	return fmt.Errorf("want one of %s", MCPProtocolNames())
+}
+
+// MCPProtocolNames lists MCPProtocols for people, newest first:
+// "2026-07-28, 2025-11-25, …".
+func MCPProtocolNames() string {
+	var names []string
+	for _, v := range MCPProtocols() {
+		names = append(names, string(v))
 	}
-	return fmt.Errorf("want one of %s", strings.Join(names, ", "))
+	return strings.Join(names, ", ")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,6 +71,52 @@ func TestListMCPSide(t *testing.T) {
 			code, table, errOut := execute(t, append([]string{"list"}, tt.args...)...)
 			if code != exitOK || !strings.Contains(table, tt.wantMCP) {
 				t.Errorf("the table (exit %d) does not show %q:\n%s%s", code, tt.wantMCP, table, errOut)
+			}
+		})
+	}
+}
+
+// TestListProtocol: list says which MCP protocol version a scenario's runs
+// speak: negotiated, the scenario's mcp.protocol, or a target file's
+// (which also gives each run a target of its own), the scenario's winning.
+func TestListProtocol(t *testing.T) {
+	pinning := filepath.Join(t.TempDir(), "pinning.yaml")
+	if err := os.WriteFile(pinning, []byte("kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x]}\nmcp: {protocol: 2025-06-18}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const seed, own = "../../scenarios/seed", "../../internal/harness/scenario/testdata/protocol.yaml"
+	tests := []struct {
+		name    string
+		args    []string
+		want    string
+		wantOwn bool
+	}{
+		{"negotiated", []string{seed, "--filter", "^seed chat fault_on$"}, "negotiated", false},
+		{"the scenario's", []string{own}, "2026-07-28", true},
+		{"the target's", []string{seed, "--filter", "^seed chat fault_on$", "--target", pinning}, "2025-06-18 (pinning)", true},
+		{"the target's, and a target that does not pin", []string{seed, "--filter", "^seed chat fault_on$", "--target", pinning, "--target", "builtin:naive"},
+			"2025-06-18 (pinning); negotiated (builtin:naive)", true},
+		{"the scenario's wins", []string{own, "--target", pinning}, "2026-07-28", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := execute(t, append([]string{"list", "--json"}, tt.args...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s", code, errOut)
+			}
+			var got []listedScenario
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d scenarios listed, want 1: %s", len(got), out)
+			}
+			if got[0].Protocol != tt.want || got[0].OwnTarget != tt.wantOwn {
+				t.Errorf("protocol %q own_target %v, want %q %v", got[0].Protocol, got[0].OwnTarget, tt.want, tt.wantOwn)
+			}
+			code, table, errOut := execute(t, append([]string{"list"}, tt.args...)...)
+			if code != exitOK || !strings.Contains(table, "PROTOCOL") || !strings.Contains(table, tt.want) {
+				t.Errorf("the table (exit %d) does not show %q:\n%s%s", code, tt.want, table, errOut)
 			}
 		})
 	}

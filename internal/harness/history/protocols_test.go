@@ -20,7 +20,12 @@ func TestMCPProtocols(t *testing.T) {
 			{Kind: wire.MCPSession, Method: "initialize", Protocol: wire.MCPProtocol20251125},
 			{Kind: wire.MCPCall, Tool: "commit_write", Protocol: wire.MCPProtocol20251125},
 			{Kind: wire.MCPWrite, Tool: "commit_write"},
-		}, want: []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20251125}},
+		}, want: []wire.MCPProtocol{wire.MCPProtocol20251125}},
+		{name: "stateless, then a session", mcp: []wire.MCPEvent{
+			{Kind: wire.MCPSession, Method: "server/discover", Protocol: wire.MCPProtocol20260728},
+			{Kind: wire.MCPCall, Tool: "commit_write", Protocol: wire.MCPProtocol20260728},
+			{Kind: wire.MCPSession, Method: "initialize", Protocol: wire.MCPProtocol20250618},
+		}, want: []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20250618}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,7 +85,7 @@ func writeHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 		c := r.Counts
 		p.Rows = append(p.Rows, htmlRow{ID: id, Scenario: TerminalText(r.History.Scenario), Target: TerminalText(r.History.Target),
 			Verdict: verdict, Class: class, Status: statuses(r), Runs: runsCell(r), Writes: c.Writes, Initial: c.Initial,
-			FollowUp: c.FollowUp, MCPCalls: wire.CallsText(c.MCPCalls, c.Unknown), Protocol: protocolsText(c), Failed: failedChecks(r)})
+			FollowUp: c.FollowUp, MCPCalls: wire.CallsText(c.MCPCalls, c.Unknown), Protocol: wire.MCPProtocolsText(c.Protocols), Failed: failedChecks(r)})
 		sec := htmlSection{ID: id, Row: p.Rows[len(p.Rows)-1], Open: r.Verdict != rules.Pass && r.Verdict != rules.Skipped && class != "known",
 			File: TerminalText(r.History.File), Token: r.History.Token, Run: shownRun(r), Duration: round(r.History.Duration.D())}
 		for _, v := range r.Verdicts {
@@ -191,7 +191,7 @@ type htmlRow struct {
 	Writes, Initial, FollowUp                                            int
 	MCPCalls                                                             string
 	// Protocol is the MCP protocol versions the run negotiated
-	// (protocolsText).
+	// (wire.MCPProtocolsText).
 	Protocol string
 }
 

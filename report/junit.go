@@ -8,6 +8,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/harness/baseline"
 	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // The JUnit document follows Jenkins' junit-10.xsd (the xUnit plugin's
@@ -134,7 +135,7 @@ func writeJUnit(w io.Writer, s Suite) error {
 			}
 		}
 		if len(r.Counts.Protocols) > 0 {
-			c.SystemOut += "mcp protocol: " + protocolsText(r.Counts) + "\n"
+			c.SystemOut += "mcp protocol: " + wire.MCPProtocolsText(r.Counts.Protocols) + "\n"
 		}
 		for _, n := range h.Notes {
 			c.SystemOut += "note: " + n + "\n"

@@ -119,7 +119,7 @@ func writeMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		cells := []string{string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
 		if proto {
-			cells = slices.Insert(cells, 6, protocolsText(c))
+			cells = slices.Insert(cells, 6, wire.MCPProtocolsText(c.Protocols))
 		}
 		if stdio {
 			cells = slices.Insert(cells, 6, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))

@@ -2,7 +2,6 @@ package report
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/replaycheck/replaycheck/internal/harness/rules"
 )
@@ -12,18 +11,4 @@ import (
 // a protocol column.
 func negotiatedAny(s Suite) bool {
 	return slices.ContainsFunc(s.Results, func(r rules.Result) bool { return len(r.Counts.Protocols) > 0 })
-}
-
-// protocolsText renders the MCP protocol versions a run negotiated, in the
-// order first seen ("2026-07-28", or "2026-07-28, 2025-06-18" for a run
-// whose sessions differed), "-" for none recorded.
-func protocolsText(c rules.Counts) string {
-	if len(c.Protocols) == 0 {
-		return "-"
-	}
-	names := make([]string, len(c.Protocols))
-	for i, p := range c.Protocols {
-		names[i] = string(p)
-	}
-	return strings.Join(names, ", ")
 }

@@ -134,7 +134,7 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 		row := []string{TerminalText(r.History.Scenario), TerminalText(r.History.Target), string(r.Verdict), statuses(r),
 			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
 		if proto {
-			row = slices.Insert(row, 8, protocolsText(c))
+			row = slices.Insert(row, 8, wire.MCPProtocolsText(c.Protocols))
 		}
 		if stdio {
 			row = slices.Insert(row, 8, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))

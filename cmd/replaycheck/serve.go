@@ -811,12 +811,12 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES", "SPAWNS", "EXITS"})
+	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES", "SPAWNS", "EXITS", "MCP PROTOCOL"})
 	row := func(name string, c control.RunCounts) error {
 		u, l := c.Upstream, c.MCP
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
 			mcpCallsCell(l), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
-			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits)})
+			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits), wire.MCPProtocolsText(l.Protocols)})
 	}
 	counts := control.CountsOf(fk.upstream, fk.ledger, fk.runs, fk.linefiles()...)
 	shown, hidden := recentRuns(counts.Runs, rows)

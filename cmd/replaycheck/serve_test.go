@@ -181,20 +181,20 @@ func TestServe(t *testing.T) {
 			total, total2 = l, lines[i+1]
 		}
 	}
-	if len(cells(noTok)) != 12 || len(cells(total)) != 12 {
-		t.Fatalf("no (serve, no token) row or TOTAL row of 12 cells:\n%s", got)
+	if len(cells(noTok)) != 13 || len(cells(total)) != 13 {
+		t.Fatalf("no (serve, no token) row or TOTAL row of 13 cells:\n%s", got)
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS, MCP PROTOCOL
 	// (session messages carry no token; their number depends on the SDK).
 	tests := []struct {
 		name      string
 		row, want []string
 	}{
-		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0", "0", "0", "0"}},
-		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", ""}},
+		{"token row", cells(row)[:12], []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0", "0", "0", "0"}},
+		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", "", ""}},
 		{"no-token row", cells(noTok)[:8], []string{"(serve, no token)", "0", "0", "-", "1", "0", "0", "0"}},
 		{"total row", cells(total)[:8], []string{"TOTAL", "1", "1", "1 follow_up injected_500", "2", "1", "0", "0"}},
-		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", ""}},
+		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", "", ""}},
 	}
 	if n, _ := strconv.Atoi(cells(noTok)[8]); n < 3 {
 		t.Errorf("no-token row counts %d MCP messages, want at least initialize, notifications/initialized and tools/list:\n%s", n, got)
@@ -386,8 +386,8 @@ func TestServeCountsFailedWrites(t *testing.T) {
 			total = cells(l)
 		}
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
-	if len(total) != 12 || total[4] != "1" || total[5] != "0" || total[9] != "1" {
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS, MCP PROTOCOL
+	if len(total) != 13 || total[4] != "1" || total[5] != "0" || total[9] != "1" {
 		t.Errorf("TOTAL row %q, want 1 call, 0 writes, 1 failed write:\n%s", total, got)
 	}
 }
@@ -466,8 +466,8 @@ func TestServeTableCountsSpawnsAndExits(t *testing.T) {
 			total = cells(l)
 		}
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
-	if len(total) != 12 || total[10] != "1" || total[11] != "1" {
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS, MCP PROTOCOL
+	if len(total) != 13 || total[10] != "1" || total[11] != "1" {
 		t.Errorf("TOTAL row %q, want 1 spawn, 1 exit:\n%s", total, got)
 	}
 }

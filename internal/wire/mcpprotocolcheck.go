@@ -18,10 +18,17 @@ func (p MCPProtocol) Check() error {
 
 // MCPProtocolNames lists MCPProtocols for people, newest first:
 // "2026-07-28, 2025-11-25, …".
-func MCPProtocolNames() string {
-	var names []string
-	for _, v := range MCPProtocols() {
-		names = append(names, string(v))
+func MCPProtocolNames() string { return MCPProtocolsText(MCPProtocols()) }
+
+// MCPProtocolsText renders versions for tables, in their order:
+// "2026-07-28, 2025-06-18", or "-" for none.
+func MCPProtocolsText(versions []MCPProtocol) string {
+	if len(versions) == 0 {
+		return "-"
+	}
+	names := make([]string, len(versions))
+	for i, v := range versions {
+		names[i] = string(v)
 	}
 	return strings.Join(names, ", ")
 }

@@ -54,23 +54,12 @@ func TestListMCPSide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := execute(t, append([]string{"list", "--json"}, tt.args...)...)
-			if code != exitOK {
-				t.Fatalf("exit %d\n%s", code, errOut)
+			got, table := listOne(t, tt.args...)
+			if got.MCP != tt.wantMCP || got.OwnTarget != tt.wantOwn {
+				t.Errorf("mcp %q own_target %v, want %q %v", got.MCP, got.OwnTarget, tt.wantMCP, tt.wantOwn)
 			}
-			var got []listedScenario
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("not JSON: %v\n%s", err, out)
-			}
-			if len(got) != 1 {
-				t.Fatalf("%d scenarios listed, want 1: %s", len(got), out)
-			}
-			if got[0].MCP != tt.wantMCP || got[0].OwnTarget != tt.wantOwn {
-				t.Errorf("mcp %q own_target %v, want %q %v", got[0].MCP, got[0].OwnTarget, tt.wantMCP, tt.wantOwn)
-			}
-			code, table, errOut := execute(t, append([]string{"list"}, tt.args...)...)
-			if code != exitOK || !strings.Contains(table, tt.wantMCP) {
-				t.Errorf("the table (exit %d) does not show %q:\n%s%s", code, tt.wantMCP, table, errOut)
+			if !strings.Contains(table, tt.wantMCP) {
+				t.Errorf("the table does not show %q:\n%s", tt.wantMCP, table)
 			}
 		})
 	}
@@ -100,24 +89,35 @@ func TestListProtocol(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := execute(t, append([]string{"list", "--json"}, tt.args...)...)
-			if code != exitOK {
-				t.Fatalf("exit %d\n%s", code, errOut)
+			got, table := listOne(t, tt.args...)
+			if got.Protocol != tt.want || got.OwnTarget != tt.wantOwn {
+				t.Errorf("protocol %q own_target %v, want %q %v", got.Protocol, got.OwnTarget, tt.want, tt.wantOwn)
 			}
-			var got []listedScenario
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("not JSON: %v\n%s", err, out)
-			}
-			if len(got) != 1 {
-				t.Fatalf("%d scenarios listed, want 1: %s", len(got), out)
-			}
-			if got[0].Protocol != tt.want || got[0].OwnTarget != tt.wantOwn {
-				t.Errorf("protocol %q own_target %v, want %q %v", got[0].Protocol, got[0].OwnTarget, tt.want, tt.wantOwn)
-			}
-			code, table, errOut := execute(t, append([]string{"list"}, tt.args...)...)
-			if code != exitOK || !strings.Contains(table, "PROTOCOL") || !strings.Contains(table, tt.want) {
-				t.Errorf("the table (exit %d) does not show %q:\n%s%s", code, tt.want, table, errOut)
+			if !strings.Contains(table, "PROTOCOL") || !strings.Contains(table, tt.want) {
+				t.Errorf("the table does not show %q:\n%s", tt.want, table)
 			}
 		})
 	}
+}
+
+// listOne runs list --json and list with args, which select one scenario,
+// and returns it and the table.
+func listOne(t *testing.T, args ...string) (listedScenario, string) {
+	t.Helper()
+	code, out, errOut := execute(t, append([]string{"list", "--json"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var got []listedScenario
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d scenarios listed, want 1: %s", len(got), out)
+	}
+	code, table, errOut := execute(t, append([]string{"list"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("list: exit %d\n%s", code, errOut)
+	}
+	return got[0], table
 }

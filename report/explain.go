@@ -250,6 +250,7 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 		executed[i] = true
 	}
 	var steps []Step
+	var shown wire.MCPProtocol // the protocol version the timeline last named
 	for i, e := range h.MCP {
 		req := h.ExchangeAt(e.At.D()) + 1
 		switch e.Kind {
@@ -257,6 +258,10 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			st := Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepToolCall, Request: req, Label: "tools/call " + e.Tool}
 			if e.UnknownTool {
 				st.Label += " (a tool the server did not offer)"
+			}
+			if e.Protocol != "" && e.Protocol != shown {
+				st.Notes = append(st.Notes, "at MCP protocol "+string(e.Protocol))
+				shown = e.Protocol
 			}
 			causedBy(&st, answers, e)
 			switch {
@@ -277,6 +282,12 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 			if e.Kind == wire.MCPSessionRefused {
 				label += " refused"
 			}
+			if says := protocolText(e, shown); says != "" {
+				label += " (" + says + ")"
+				if e.Kind == wire.MCPSession {
+					shown = e.Protocol
+				}
+			}
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepSession, Request: req, Label: strings.TrimSpace(label)})
 		case wire.MCPCancelled:
 			steps = append(steps, Step{At: e.At.D(), From: PartyTarget, To: PartyLedger, Kind: StepLedger, Request: req, Label: "cancelled " + e.Tool})
@@ -295,6 +306,22 @@ func ledgerSteps(h *history.History, answers []*toolAnswer) []Step {
 		}
 	}
 	return steps
+}
+
+// protocolText words the protocol version of a session event when it is
+// news (not the version last shown): "negotiated 2026-07-28" on the
+// initialize or server/discover that chose it, "asked 2026-07-28" on one
+// the ledger refused, the bare version on another method; "" otherwise.
+func protocolText(e wire.MCPEvent, shown wire.MCPProtocol) string {
+	switch {
+	case e.Protocol == "" || (e.Protocol == shown && e.Kind == wire.MCPSession):
+		return ""
+	case e.Kind == wire.MCPSessionRefused:
+		return "asked " + string(e.Protocol)
+	case e.Method == "initialize" || e.Method == "server/discover":
+		return "negotiated " + string(e.Protocol)
+	}
+	return string(e.Protocol)
 }
 
 // spawnText words a spawn event: the client started a ledger-stdio process

@@ -460,3 +460,55 @@ func TestExplainReplayNumbersByAsk(t *testing.T) {
 		t.Errorf("first ran at (-want +got):\n%s", d)
 	}
 }
+
+// TestExplainProtocol: the timeline names the MCP protocol version where a
+// session chose it (or the first call that says one, when no session step
+// did), and again only when it changes.
+func TestExplainProtocol(t *testing.T) {
+	v26, v25 := wire.MCPProtocol20260728, wire.MCPProtocol20251125
+	tests := []struct {
+		name      string
+		mcp       []wire.MCPEvent
+		want      []string
+		wantNotes []string
+	}{
+		{name: "a fallback to initialize", mcp: []wire.MCPEvent{
+			{At: ms(1), Kind: wire.MCPSessionRefused, Method: "server/discover", Protocol: v26},
+			{At: ms(2), Kind: wire.MCPSession, Method: "initialize", Protocol: v25},
+			{At: ms(3), Kind: wire.MCPSession, Method: "notifications/initialized", Protocol: v25},
+			{At: ms(4), Kind: wire.MCPSession, Method: "tools/list", Protocol: v25},
+			{At: ms(5), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "2", Protocol: v25},
+		}, want: []string{"MCP session: server/discover refused (asked 2026-07-28), initialize (negotiated 2025-11-25), notifications/initialized, tools/list", "tools/call commit_write"}},
+		{name: "stateless", mcp: []wire.MCPEvent{
+			{At: ms(1), Kind: wire.MCPSession, Method: "server/discover", Protocol: v26},
+			{At: ms(2), Kind: wire.MCPSession, Method: "tools/list", Protocol: v26},
+			{At: ms(3), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "2", Protocol: v26},
+		}, want: []string{"MCP session: server/discover (negotiated 2026-07-28), tools/list", "tools/call commit_write"}},
+		{name: "calls only", mcp: []wire.MCPEvent{
+			{At: ms(1), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "1", Protocol: v26},
+			{At: ms(2), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "2", Protocol: v26},
+		}, want: []string{"tools/call commit_write", "tools/call commit_write"}, wantNotes: []string{"at MCP protocol 2026-07-28"}},
+		{name: "a history that predates protocols", mcp: []wire.MCPEvent{
+			{At: ms(1), Kind: wire.MCPSession, Method: "initialize"},
+			{At: ms(2), Kind: wire.MCPCall, Tool: "commit_write", RequestID: "1"},
+		}, want: []string{"MCP session: initialize", "tools/call commit_write"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &history.History{MCP: tt.mcp, Duration: history.Duration(10 * time.Millisecond)}
+			var got, notes []string
+			for _, s := range Explain(h) {
+				if s.Kind == StepSession || s.Kind == StepToolCall {
+					got = append(got, s.Label)
+					notes = append(notes, s.Notes...)
+				}
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("labels (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.wantNotes, notes); d != "" {
+				t.Errorf("notes (-want +got):\n%s", d)
+			}
+		})
+	}
+}

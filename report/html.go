@@ -85,7 +85,7 @@ func writeHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 		c := r.Counts
 		p.Rows = append(p.Rows, htmlRow{ID: id, Scenario: TerminalText(r.History.Scenario), Target: TerminalText(r.History.Target),
 			Verdict: verdict, Class: class, Status: statuses(r), Runs: runsCell(r), Writes: c.Writes, Initial: c.Initial,
-			FollowUp: c.FollowUp, MCPCalls: wire.CallsText(c.MCPCalls, c.Unknown), Failed: failedChecks(r)})
+			FollowUp: c.FollowUp, MCPCalls: wire.CallsText(c.MCPCalls, c.Unknown), Protocol: wire.MCPProtocolsText(c.Protocols), Failed: failedChecks(r)})
 		sec := htmlSection{ID: id, Row: p.Rows[len(p.Rows)-1], Open: r.Verdict != rules.Pass && r.Verdict != rules.Skipped && class != "known",
 			File: TerminalText(r.History.File), Token: r.History.Token, Run: shownRun(r), Duration: round(r.History.Duration.D())}
 		for _, v := range r.Verdicts {
@@ -112,7 +112,7 @@ func writeHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 		}
 		p.Sections = append(p.Sections, sec)
 	}
-	p.Repeated, p.HasBaseline = repeated(s), s.Baseline != nil
+	p.Repeated, p.HasBaseline, p.Negotiated = repeated(s), s.Baseline != nil, negotiatedAny(s)
 	if p.HasBaseline {
 		for i := range p.Rows {
 			p.Rows[i].Baseline = baselineCell(baselineOf(s, rowIndex(p.Rows[i].ID)))
@@ -182,12 +182,17 @@ type htmlPage struct {
 	Sections              []htmlSection
 	Undrawn               int
 	Repeated, HasBaseline bool
+	// Negotiated shows the MCP protocol column (negotiatedAny).
+	Negotiated bool
 }
 
 type htmlRow struct {
 	ID, Scenario, Target, Verdict, Class, Status, Runs, Failed, Baseline string
 	Writes, Initial, FollowUp                                            int
 	MCPCalls                                                             string
+	// Protocol is the MCP protocol versions the run negotiated
+	// (wire.MCPProtocolsText).
+	Protocol string
 }
 
 type htmlSection struct {
@@ -303,9 +308,9 @@ footer { color: var(--muted); font-size: 12px; margin-top: 28px; }
 {{with .Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{with .Preface}}<pre class="preface">{{.}}</pre>{{end}}
 {{if .Rows}}<table class="summary">
-<thead><tr><th>Scenario</th><th>Target</th><th>Verdict</th>{{if .Repeated}}<th>Runs</th>{{end}}<th>Status</th><th>Writes</th><th>Initial</th><th>Follow-up</th><th>MCP calls</th><th>Failed checks</th>{{if .HasBaseline}}<th>Baseline</th>{{end}}</tr></thead>
+<thead><tr><th>Scenario</th><th>Target</th><th>Verdict</th>{{if .Repeated}}<th>Runs</th>{{end}}<th>Status</th><th>Writes</th><th>Initial</th><th>Follow-up</th><th>MCP calls</th>{{if .Negotiated}}<th>MCP protocol</th>{{end}}<th>Failed checks</th>{{if .HasBaseline}}<th>Baseline</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr><td class="name"><a href="#{{.ID}}">{{.Scenario}}</a></td><td>{{.Target}}</td><td><span class="verdict {{.Class}}">{{.Verdict}}</span></td>{{if $.Repeated}}<td>{{.Runs}}</td>{{end}}<td>{{.Status}}</td><td class="n">{{.Writes}}</td><td class="n">{{.Initial}}</td><td class="n">{{.FollowUp}}</td><td class="n">{{.MCPCalls}}</td><td>{{.Failed}}</td>{{if $.HasBaseline}}<td>{{.Baseline}}</td>{{end}}</tr>
+{{range .Rows}}<tr><td class="name"><a href="#{{.ID}}">{{.Scenario}}</a></td><td>{{.Target}}</td><td><span class="verdict {{.Class}}">{{.Verdict}}</span></td>{{if $.Repeated}}<td>{{.Runs}}</td>{{end}}<td>{{.Status}}</td><td class="n">{{.Writes}}</td><td class="n">{{.Initial}}</td><td class="n">{{.FollowUp}}</td><td class="n">{{.MCPCalls}}</td>{{if $.Negotiated}}<td>{{.Protocol}}</td>{{end}}<td>{{.Failed}}</td>{{if $.HasBaseline}}<td>{{.Baseline}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 <div class="legend">

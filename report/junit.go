@@ -8,6 +8,7 @@ import (
 
 	"github.com/replaycheck/replaycheck/internal/harness/baseline"
 	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // The JUnit document follows Jenkins' junit-10.xsd (the xUnit plugin's
@@ -73,7 +74,8 @@ const abortSuite = "replaycheck"
 // scenario on it. A scenario that failed is a failure (type "fail"), one
 // whose checks could not judge an error (type "unknown"); the message is its
 // first such check and the text holds every check and the timeline. A run's
-// notes (a retry-after hint, knobs not applied) are its system-out. A
+// notes (a retry-after hint, knobs not applied) and the MCP protocol
+// versions it negotiated ("mcp protocol: 2026-07-28") are its system-out. A
 // repeated scenario is one testcase: its time is its runs' added up, and its
 // first check (repeat) gives the rate, in the failure or, when it passed, in
 // system-out. Each testsuite's properties name its target and, when known,
@@ -131,6 +133,9 @@ func writeJUnit(w io.Writer, s Suite) error {
 			if r.Verdict == rules.Pass {
 				c.SystemOut += r.Verdicts[0].Check + ": " + r.Verdicts[0].Message + "\n"
 			}
+		}
+		if len(r.Counts.Protocols) > 0 {
+			c.SystemOut += "mcp protocol: " + wire.MCPProtocolsText(r.Counts.Protocols) + "\n"
 		}
 		for _, n := range h.Notes {
 			c.SystemOut += "note: " + n + "\n"

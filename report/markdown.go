@@ -90,7 +90,10 @@ func writeMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 	order := failuresFirst(s)
 	head := []string{"Scenario", "Target", "Verdict", "Status", "Writes", "Initial", "Follow-up", "MCP calls", "Failed checks"}
 	align := []string{"---", "---", "---", "---", "--:", "--:", "--:", "--:", "---"}
-	rep, stdio := repeated(s), spawned(s)
+	rep, stdio, proto := repeated(s), spawned(s), negotiatedAny(s)
+	if proto {
+		head, align = slices.Insert(head, 8, "MCP protocol"), slices.Insert(align, 8, "---")
+	}
 	if stdio {
 		head, align = slices.Insert(head, 8, "Spawns", "Exits"), slices.Insert(align, 8, "--:", "--:")
 	}
@@ -115,6 +118,9 @@ func writeMarkdownWith(w io.Writer, s Suite, opts MarkdownOptions) error {
 		c := r.Counts
 		cells := []string{string(r.Verdict), statuses(r), strconv.Itoa(c.Writes),
 			strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
+		if proto {
+			cells = slices.Insert(cells, 6, wire.MCPProtocolsText(c.Protocols))
+		}
 		if stdio {
 			cells = slices.Insert(cells, 6, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))
 		}

@@ -115,7 +115,10 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 	)
 	// A repeated scenario's counts are those of the run its details show.
 	header := []string{"SCENARIO", "TARGET", "VERDICT", "STATUS", "WRITES", "INITIAL", "FOLLOW-UP", "MCP CALLS", "FAILED"}
-	rep, stdio := repeated(s), spawned(s)
+	rep, stdio, proto := repeated(s), spawned(s), negotiatedAny(s)
+	if proto {
+		header = slices.Insert(header, 8, "MCP PROTOCOL")
+	}
 	if stdio {
 		header = slices.Insert(header, 8, "SPAWNS", "EXITS")
 	}
@@ -130,6 +133,9 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 		c := r.Counts
 		row := []string{TerminalText(r.History.Scenario), TerminalText(r.History.Target), string(r.Verdict), statuses(r),
 			strconv.Itoa(c.Writes), strconv.Itoa(c.Initial), strconv.Itoa(c.FollowUp), wire.CallsText(c.MCPCalls, c.Unknown), failedChecks(r)}
+		if proto {
+			row = slices.Insert(row, 8, wire.MCPProtocolsText(c.Protocols))
+		}
 		if stdio {
 			row = slices.Insert(row, 8, strconv.Itoa(c.Spawns), strconv.Itoa(c.Exits))
 		}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // The flag values below are checked as the flag is parsed, so that a bad one
@@ -84,5 +86,21 @@ func (d *timeoutFlag) Set(v string) error {
 		return errors.New("want a positive duration, for example 90s or 2m")
 	}
 	*d = timeoutFlag(t)
+	return nil
+}
+
+// mcpProtocolFlag is the value of --mcp-protocol: "" to negotiate, or one
+// of wire.MCPProtocols.
+type mcpProtocolFlag wire.MCPProtocol
+
+func (p *mcpProtocolFlag) String() string { return string(*p) }
+func (p *mcpProtocolFlag) Type() string   { return "VERSION" }
+
+// Set checks that v is a version replaycheck speaks.
+func (p *mcpProtocolFlag) Set(v string) error {
+	if err := wire.MCPProtocol(v).Check(); err != nil {
+		return err
+	}
+	*p = mcpProtocolFlag(v)
 	return nil
 }

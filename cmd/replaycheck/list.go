@@ -43,6 +43,10 @@ type listedScenario struct {
 	// mcpSide): "ledger", "forwarded to URL", "forwarded to command ARGV"
 	// or "cassette FILE", naming the target when a target decides.
 	MCP string `json:"mcp"`
+	// Protocol is the MCP protocol version its runs speak on the --target
+	// targets (see mcpProtocol): the pinned version, or "negotiated",
+	// naming the target when a target decides.
+	Protocol string `json:"protocol"`
 	// Client reports a client scenario (expect.client): it runs on client
 	// targets only.
 	Client bool   `json:"client"`
@@ -59,7 +63,8 @@ func newListCmd() *cobra.Command {
 --tag and --shard would run: name, tags, the rules they check, whether they
 need fakes and a target of their own, the MCP server their runs use (the
 ledger, a real server they or a --target forward to, or an MCP cassette),
-and their file. run shards the
+the MCP protocol version they pin (mcp.protocol, theirs or a --target's) or
+that it is negotiated, and their file. run shards the
 scenarios that run on its targets: give list the same --target (run's
 default is builtin:guarded) to list the shard run runs.`,
 		Example: `  replaycheck list
@@ -105,7 +110,7 @@ func runList(_ context.Context, opts *listOptions) error {
 		out := make([]listedScenario, len(picked))
 		for i, s := range picked {
 			out[i] = listedScenario{Name: s.Name, Description: s.Description, Tags: orEmpty(s.Tags), Rules: orEmpty(s.Expect.Rules),
-				OwnTarget: ownTarget(s, sel.Targets), MCP: mcpSide(s, sel.Targets), Client: s.Expect.Client != nil, File: s.File, Line: s.Line}
+				OwnTarget: ownTarget(s, sel.Targets), MCP: mcpSide(s, sel.Targets), Protocol: mcpProtocol(s, sel.Targets), Client: s.Expect.Client != nil, File: s.File, Line: s.Line}
 		}
 		return writeIndentedJSON(opts.Out, out)
 	}
@@ -113,13 +118,13 @@ func runList(_ context.Context, opts *listOptions) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"SCENARIO", "TAGS", "RULES", "OWN TARGET", "MCP", "FILE"})
+	t.Header([]string{"SCENARIO", "TAGS", "RULES", "OWN TARGET", "MCP", "PROTOCOL", "FILE"})
 	for _, s := range picked {
 		own := "no"
 		if ownTarget(s, sel.Targets) {
 			own = "yes"
 		}
-		if err := t.Append([]string{s.Name, strings.Join(s.Tags, ","), strings.Join(s.Expect.Rules, ","), own, mcpSide(s, sel.Targets), fmt.Sprintf("%s:%d", s.File, s.Line)}); err != nil {
+		if err := t.Append([]string{s.Name, strings.Join(s.Tags, ","), strings.Join(s.Expect.Rules, ","), own, mcpSide(s, sel.Targets), mcpProtocol(s, sel.Targets), fmt.Sprintf("%s:%d", s.File, s.Line)}); err != nil {
 			return err
 		}
 	}

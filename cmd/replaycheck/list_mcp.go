@@ -53,15 +53,41 @@ func forwardedTo(relay string, command []string) string {
 
 // ownTarget reports whether s runs on fakes and a target of its own on
 // targets: it needs them itself (scenario.Scenario.Isolated), or a target
-// forwards every run to a real MCP server.
+// forwards every run to a real MCP server or chooses ledger settings.
 func ownTarget(s *scenario.Scenario, targets []target.Target) bool {
 	if s.Isolated() {
 		return true
 	}
 	for _, t := range targets {
-		if t.Traits().Forward != nil {
+		if tr := t.Traits(); tr.Forward != nil || tr.Ledger != (scenario.LedgerSettings{}) {
 			return true
 		}
 	}
 	return false
+}
+
+// negotiated is what mcpProtocol says of runs whose protocol is not pinned.
+const negotiated = "negotiated"
+
+// mcpProtocol says which MCP protocol version s's runs on targets speak:
+// the scenario's mcp.protocol when it pins one, else each target's (a
+// target file's mcp.protocol), else "negotiated" (the client's choice). With
+// targets that differ, each is named: "2026-07-28 (t1); negotiated (t2)".
+func mcpProtocol(s *scenario.Scenario, targets []target.Target) string {
+	if p := s.MCP.Ledger().Protocol; p != "" {
+		return string(p)
+	}
+	var parts []string
+	pinned := false
+	for _, t := range targets {
+		side := negotiated
+		if p := t.Traits().Ledger.Protocol; p != "" {
+			pinned, side = true, string(p)
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", side, t.Name()))
+	}
+	if !pinned {
+		return negotiated
+	}
+	return strings.Join(parts, "; ")
 }

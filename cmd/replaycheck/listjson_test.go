@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,24 +54,70 @@ func TestListMCPSide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := execute(t, append([]string{"list", "--json"}, tt.args...)...)
-			if code != exitOK {
-				t.Fatalf("exit %d\n%s", code, errOut)
+			got, table := listOne(t, tt.args...)
+			if got.MCP != tt.wantMCP || got.OwnTarget != tt.wantOwn {
+				t.Errorf("mcp %q own_target %v, want %q %v", got.MCP, got.OwnTarget, tt.wantMCP, tt.wantOwn)
 			}
-			var got []listedScenario
-			if err := json.Unmarshal([]byte(out), &got); err != nil {
-				t.Fatalf("not JSON: %v\n%s", err, out)
-			}
-			if len(got) != 1 {
-				t.Fatalf("%d scenarios listed, want 1: %s", len(got), out)
-			}
-			if got[0].MCP != tt.wantMCP || got[0].OwnTarget != tt.wantOwn {
-				t.Errorf("mcp %q own_target %v, want %q %v", got[0].MCP, got[0].OwnTarget, tt.wantMCP, tt.wantOwn)
-			}
-			code, table, errOut := execute(t, append([]string{"list"}, tt.args...)...)
-			if code != exitOK || !strings.Contains(table, tt.wantMCP) {
-				t.Errorf("the table (exit %d) does not show %q:\n%s%s", code, tt.wantMCP, table, errOut)
+			if !strings.Contains(table, tt.wantMCP) {
+				t.Errorf("the table does not show %q:\n%s", tt.wantMCP, table)
 			}
 		})
 	}
+}
+
+// TestListProtocol: list says which MCP protocol version a scenario's runs
+// speak: negotiated, the scenario's mcp.protocol, or a target file's
+// (which also gives each run a target of its own), the scenario's winning.
+func TestListProtocol(t *testing.T) {
+	pinning := filepath.Join(t.TempDir(), "pinning.yaml")
+	if err := os.WriteFile(pinning, []byte("kind: proxy\nurl: http://127.0.0.1:{{port}}\nstart: {command: [x]}\nmcp: {protocol: 2025-06-18}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const seed, own = "../../scenarios/seed", "../../internal/harness/scenario/testdata/protocol.yaml"
+	tests := []struct {
+		name    string
+		args    []string
+		want    string
+		wantOwn bool
+	}{
+		{"negotiated", []string{seed, "--filter", "^seed chat fault_on$"}, "negotiated", false},
+		{"the scenario's", []string{own}, "2026-07-28", true},
+		{"the target's", []string{seed, "--filter", "^seed chat fault_on$", "--target", pinning}, "2025-06-18 (pinning)", true},
+		{"the target's, and a target that does not pin", []string{seed, "--filter", "^seed chat fault_on$", "--target", pinning, "--target", "builtin:naive"},
+			"2025-06-18 (pinning); negotiated (builtin:naive)", true},
+		{"the scenario's wins", []string{own, "--target", pinning}, "2026-07-28", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, table := listOne(t, tt.args...)
+			if got.Protocol != tt.want || got.OwnTarget != tt.wantOwn {
+				t.Errorf("protocol %q own_target %v, want %q %v", got.Protocol, got.OwnTarget, tt.want, tt.wantOwn)
+			}
+			if !strings.Contains(table, "PROTOCOL") || !strings.Contains(table, tt.want) {
+				t.Errorf("the table does not show %q:\n%s", tt.want, table)
+			}
+		})
+	}
+}
+
+// listOne runs list --json and list with args, which select one scenario,
+// and returns it and the table.
+func listOne(t *testing.T, args ...string) (listedScenario, string) {
+	t.Helper()
+	code, out, errOut := execute(t, append([]string{"list", "--json"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	var got []listedScenario
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d scenarios listed, want 1: %s", len(got), out)
+	}
+	code, table, errOut := execute(t, append([]string{"list"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("list: exit %d\n%s", code, errOut)
+	}
+	return got[0], table
 }

@@ -49,6 +49,12 @@ type serveOptions struct {
 	Relay       string
 	FlagsDir    string
 	Stateless   bool
+	// MCPProtocol pins the MCP protocol version the ledger speaks
+	// (--mcp-protocol); "" negotiates.
+	MCPProtocol mcpProtocolFlag
+	// HonourCancellation makes the ledger honour cancellation
+	// (--honour-cancellation).
+	HonourCancellation bool
 	// ScriptFile is the fake model's YAML script file (--script); "" is
 	// the seed's script.
 	ScriptFile     string
@@ -197,6 +203,9 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
     --mcp-fault '{drop_after_execute: {}}'
   replaycheck serve --mcp-command "node build/index.js" --script script.yaml
 
+  # the 2026-07-28 protocol only (server/discover, no initialize), cancellation honoured
+  replaycheck serve --mcp-protocol 2026-07-28 --honour-cancellation
+
   # relay to OpenAI, print the counts every 10 seconds
   replaycheck serve --relay https://api.openai.com --every 10s
 
@@ -227,7 +236,9 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringVar(&opts.UpstreamLog, "upstream-log", "", `upstream log file, one "PATH KIND OUTCOME" line appended per model request`)
 	f.StringVar(&opts.Relay, "relay", "", "relay model requests to this provider base URL (e.g. https://api.openai.com)")
 	f.StringVar(&opts.FlagsDir, "flags-dir", "", "directory of the seed's flag files fault_on, fault_once, drop_stream")
-	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP only, every protocol version without sessions (by default 2026-07-28 is served statelessly and clients that initialize get sessions)")
+	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP only, every protocol version without sessions (by default 2026-07-28 is served statelessly and clients that initialize get sessions; --mcp-protocol 2026-07-28 serves that protocol only)")
+	f.Var(&opts.MCPProtocol, "mcp-protocol", "pin the MCP protocol version the ledger (or the forwarder) speaks: "+wire.MCPProtocolNames()+" (default: negotiate as a current server does, 2026-07-28 to clients that ask for it, the version a client initializes with otherwise)")
+	f.BoolVar(&opts.HonourCancellation, "honour-cancellation", false, "the ledger honours cancellation as the 2026-07-28 specification asks: a call whose request stream closed before its write committed writes nothing")
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")
 	f.Int64Var(&opts.MaxBodyMiB, "max-body-mib", upstream.DefaultMaxBody>>20, "largest model request body taken, in MiB; a larger one is answered 413 and said on stderr")
@@ -441,7 +452,8 @@ func buildFakes(opts *serveOptions) (*servedFakes, error) {
 		return nil, asUsage(err)
 	}
 	p, err := fakepair.New(fakepair.Config{UpstreamAddr: opts.UpstreamAddr, MCPAddr: opts.MCPAddr, Upstream: ucfg,
-		Ledger: ledger.Config{Path: opts.LedgerFile, Stateless: opts.Stateless, Logger: slog.New(inner),
+		Ledger: ledger.Config{Path: opts.LedgerFile, Stateless: opts.Stateless, Protocol: wire.MCPProtocol(opts.MCPProtocol),
+			HonourCancellation: opts.HonourCancellation, Logger: slog.New(inner),
 			SessionTimeout: opts.SessionTimeout, MaxSessions: opts.MaxSessions, Forward: fwd}})
 	if se := (*fakepair.StartError)(nil); errors.As(err, &se) {
 		fk.close()
@@ -699,6 +711,16 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	if opts.Stateless {
 		session = "stateless"
 	}
+	if opts.MCPProtocol != "" {
+		// A pinned version says more than the handler's mode.
+		session = "MCP " + string(opts.MCPProtocol) + " only"
+		if opts.Stateless {
+			session += ", stateless"
+		}
+	}
+	if opts.HonourCancellation {
+		session += ", honours cancellation"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "replaycheck serve\n")
 	fmt.Fprintf(&b, "  upstream:     %s (%s)\n", upURL, mode)
@@ -800,12 +822,12 @@ func writeCountTable(w io.Writer, fk *servedFakes, rows int) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES", "SPAWNS", "EXITS"})
+	t.Header([]string{"TOKEN", "INITIAL", "FOLLOW-UP", "UPSTREAM OUTCOMES", "MCP CALLS", "WRITES", "KEYS", "CANCELLED", "MCP MSGS", "FAILED WRITES", "SPAWNS", "EXITS", "MCP PROTOCOL"})
 	row := func(name string, c control.RunCounts) error {
 		u, l := c.Upstream, c.MCP
 		return t.Append([]string{name, strconv.Itoa(u.Initial), strconv.Itoa(u.FollowUp), outcomes(u),
 			mcpCallsCell(l), strconv.Itoa(l.Writes), strconv.Itoa(l.Keys), strconv.Itoa(l.Cancellations),
-			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits)})
+			strconv.Itoa(l.Messages), strconv.Itoa(l.WriteFailures), strconv.Itoa(l.Spawns), strconv.Itoa(l.Exits), wire.MCPProtocolsText(l.Protocols)})
 	}
 	counts := control.CountsOf(fk.upstream, fk.ledger, fk.runs, fk.linefiles()...)
 	shown, hidden := recentRuns(counts.Runs, rows)

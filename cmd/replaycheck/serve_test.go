@@ -181,20 +181,20 @@ func TestServe(t *testing.T) {
 			total, total2 = l, lines[i+1]
 		}
 	}
-	if len(cells(noTok)) != 12 || len(cells(total)) != 12 {
-		t.Fatalf("no (serve, no token) row or TOTAL row of 12 cells:\n%s", got)
+	if len(cells(noTok)) != 13 || len(cells(total)) != 13 {
+		t.Fatalf("no (serve, no token) row or TOTAL row of 13 cells:\n%s", got)
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS, MCP PROTOCOL
 	// (session messages carry no token; their number depends on the SDK).
 	tests := []struct {
 		name      string
 		row, want []string
 	}{
-		{"token row", cells(row), []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0", "0", "0", "0"}},
-		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", ""}},
+		{"token row", cells(row)[:12], []string{tok, "1", "1", "1 follow_up injected_500", "1", "1", "0", "0", "0", "0", "0", "0"}},
+		{"token row, line 2", cells(row2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", "", ""}},
 		{"no-token row", cells(noTok)[:8], []string{"(serve, no token)", "0", "0", "-", "1", "0", "0", "0"}},
 		{"total row", cells(total)[:8], []string{"TOTAL", "1", "1", "1 follow_up injected_500", "2", "1", "0", "0"}},
-		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", ""}},
+		{"total row, line 2", cells(total2), []string{"", "", "", "1 initial forwarded", "", "", "", "", "", "", "", "", ""}},
 	}
 	if n, _ := strconv.Atoi(cells(noTok)[8]); n < 3 {
 		t.Errorf("no-token row counts %d MCP messages, want at least initialize, notifications/initialized and tools/list:\n%s", n, got)
@@ -303,6 +303,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"upstream port out of range", []string{"--upstream-addr", "127.0.0.1:99999"}, `--upstream-addr "127.0.0.1:99999": port "99999"`},
 		{"mcp addr without port", []string{"--mcp-addr", "localhost"}, `--mcp-addr "localhost": want host:port`},
 		{"one address for both fakes", []string{"--upstream-addr", "127.0.0.1:28765", "--mcp-addr", "127.0.0.1:28765"}, "both 127.0.0.1:28765"},
+		{"unknown protocol", []string{"--mcp-protocol", "2025-01-01"}, `invalid argument "2025-01-01" for "--mcp-protocol" flag: want one of 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05`},
 		{"unknown flag", []string{"--ledgr", "x"}, "unknown flag"},
 		{"argument", []string{"extra"}, "unknown command"},
 	}
@@ -385,8 +386,8 @@ func TestServeCountsFailedWrites(t *testing.T) {
 			total = cells(l)
 		}
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
-	if len(total) != 12 || total[4] != "1" || total[5] != "0" || total[9] != "1" {
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS, MCP PROTOCOL
+	if len(total) != 13 || total[4] != "1" || total[5] != "0" || total[9] != "1" {
 		t.Errorf("TOTAL row %q, want 1 call, 0 writes, 1 failed write:\n%s", total, got)
 	}
 }
@@ -465,8 +466,8 @@ func TestServeTableCountsSpawnsAndExits(t *testing.T) {
 			total = cells(l)
 		}
 	}
-	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS
-	if len(total) != 12 || total[10] != "1" || total[11] != "1" {
+	// TOKEN, INITIAL, FOLLOW-UP, UPSTREAM OUTCOMES, MCP CALLS, WRITES, KEYS, CANCELLED, MCP MSGS, FAILED WRITES, SPAWNS, EXITS, MCP PROTOCOL
+	if len(total) != 13 || total[10] != "1" || total[11] != "1" {
 		t.Errorf("TOTAL row %q, want 1 spawn, 1 exit:\n%s", total, got)
 	}
 }
@@ -483,6 +484,8 @@ func TestServeBannerNamesMCPSide(t *testing.T) {
 	}{
 		{"the ledger", serveOptions{}, "  mcp:          " + mcpURL + " (2026-07-28 and 2025 sessions): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
 		{"stateless", serveOptions{Stateless: true}, "  mcp:          " + mcpURL + " (stateless): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
+		{"pinned protocol", serveOptions{MCPProtocol: "2026-07-28", HonourCancellation: true},
+			"  mcp:          " + mcpURL + " (MCP 2026-07-28 only, honours cancellation): the ledger (commit_write, commit_write_keyed, read_ledger)\n"},
 		{"a relay", serveOptions{MCPRelay: "http://user:hunter2@127.0.0.1:3001/mcp"},
 			"  mcp:          " + mcpURL + " (2026-07-28 and 2025 sessions): forwarded to http://user:xxxxx@127.0.0.1:3001/mcp over Streamable HTTP\n"},
 		{"a command", serveOptions{MCPCommand: " python3  srv.py "}, "  mcp:          " + mcpURL + " (2026-07-28 and 2025 sessions): forwarded to command python3 srv.py over stdio\n"},

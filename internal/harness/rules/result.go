@@ -34,6 +34,10 @@ type Counts struct {
 	// started and those that ended during the run (0 over HTTP).
 	Spawns int `json:"spawns"`
 	Exits  int `json:"exits"`
+	// Protocols are the MCP protocol versions the run's sessions
+	// negotiated, in the order first seen (history.History.MCPProtocols);
+	// omitted when no event said one.
+	Protocols []wire.MCPProtocol `json:"protocols,omitempty"`
 	// Upstream counts upstream requests by "path kind outcome", the seed's
 	// `sort upstream.log | uniq -c` view.
 	Upstream map[string]int `json:"upstream,omitempty"`
@@ -49,11 +53,12 @@ func Evaluate(h *history.History) Result {
 		vs = []Verdict{skippedVerdict(why)}
 	}
 	c := Counts{
-		Writes:   len(h.Writes()),
-		Initial:  len(h.UpstreamOf(wire.KindInitial)),
-		FollowUp: len(h.UpstreamOf(wire.KindFollowUp)),
-		MCPCalls: len(h.Calls("")),
-		Unknown:  len(unknownOutcome(h)),
+		Writes:    len(h.Writes()),
+		Initial:   len(h.UpstreamOf(wire.KindInitial)),
+		FollowUp:  len(h.UpstreamOf(wire.KindFollowUp)),
+		MCPCalls:  len(h.Calls("")),
+		Unknown:   len(unknownOutcome(h)),
+		Protocols: h.MCPProtocols(),
 	}
 	for _, e := range h.MCP {
 		switch e.Kind {

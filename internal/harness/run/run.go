@@ -321,9 +321,11 @@ func (r *runner) failed() bool {
 }
 
 // isolated reports whether s runs on t on fakes and an instance of its own:
-// every scenario does on a target that forwards to a real MCP server.
+// every scenario does on a target that forwards to a real MCP server or
+// chooses ledger settings (target.Traits.Ledger).
 func (r *runner) isolated(s *scenario.Scenario, t target.Target) bool {
-	return r.opts.Isolate || s.Isolated() || t.Traits().Forward != nil
+	tr := t.Traits()
+	return r.opts.Isolate || s.Isolated() || tr.Forward != nil || tr.Ledger != (scenario.LedgerSettings{})
 }
 
 // holdLane is the expected wait (expectedWait) from which a run is held by
@@ -509,7 +511,9 @@ const retryGuess = 4
 const serverStart = 100 * time.Millisecond
 
 // runIsolated runs s on fakes and an instance of t of its own, for
-// scenarios that set ledger-global annotations, gateway knobs or MCP faults.
+// scenarios that set ledger-global annotations or settings (the scenario's
+// mcp.protocol and mcp.honour_cancellation over its target's), gateway knobs
+// or MCP faults.
 // The run owns its ledger: every MCP message arriving there, the target's
 // session steps included (from its start on), is the run's. An instance, or
 // a forwarded MCP server of the run's own, that does not start fails this
@@ -528,7 +532,8 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 		return h, nil
 	}
 	s = j.s
-	env, err := startFakes(fakepair.Config{Ledger: ledger.Config{Annotations: s.Annotations, Forward: fwd}, Owner: token}, opts.Now, addrs)
+	cfg := s.MCP.Ledger().Over(t.Traits().Ledger).Config(ledger.Config{Annotations: s.Annotations, Forward: fwd})
+	env, err := startFakes(fakepair.Config{Ledger: cfg, Owner: token}, opts.Now, addrs)
 	if err != nil {
 		if fwd == nil || ctx.Err() != nil {
 			return nil, err

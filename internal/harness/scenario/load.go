@@ -256,6 +256,9 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 	}
 	if s.MCP != nil {
 		s.MCP.dir = filepath.Dir(file) // mcp.command runs there, as the cassette resolves
+		if err := s.MCP.Protocol.Check(); err != nil {
+			fail([]any{"mcp", "protocol"}, "mcp.protocol %q: %v", s.MCP.Protocol, err)
+		}
 	}
 	for i, f := range s.Faults.Upstream {
 		if err := f.Validate(); err != nil {

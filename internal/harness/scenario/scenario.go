@@ -72,9 +72,9 @@ type Scenario struct {
 	// idempotentHint, destructiveHint). They are global to a ledger, so a
 	// scenario that sets them runs on fakes and a target of its own.
 	Annotations map[string]ledger.Annotations `yaml:"annotations,omitempty" json:"annotations,omitempty" jsonschema_description:"tool annotations the ledger advertises, by tool name; the scenario then gets fakes and a target of its own"`
-	// MCP says how the target reaches the MCP server; nil leaves it to the
-	// target (see MCPTransport).
-	MCP *MCP `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"how the target reaches the ledger MCP server: {transport: stdio} spawns it as a process (replaycheck ledger-stdio), {transport: http} connects over Streamable HTTP; unset, the transport the MCP faults need, or whichever the target uses. A target that does not speak the transport skips the scenario"`
+	// MCP says how the target reaches the MCP server and which protocol the
+	// ledger speaks; nil leaves it to the target (see MCPTransport).
+	MCP *MCP `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"how the target reaches the ledger MCP server: {transport: stdio} spawns it as a process (replaycheck ledger-stdio), {transport: http} connects over Streamable HTTP; unset, the transport the MCP faults need, or whichever the target uses. A target that does not speak the transport skips the scenario. {protocol: 2026-07-28} pins the MCP protocol version, {honour_cancellation: true} makes the ledger honour cancellation"`
 	// Gateway sets knobs of the built-in gateway target. A scenario that sets
 	// any runs on fakes and a target of its own.
 	Gateway *Gateway `yaml:"gateway,omitempty" json:"gateway,omitempty" jsonschema_description:"knobs of the built-in gateway target; the scenario then gets fakes and a target of its own"`
@@ -177,6 +177,14 @@ type MCP struct {
 	// Cassette replaces the ledger's tools with those of a real MCP server
 	// recorded in an MCP cassette (see mcp_cassette.go), answered offline.
 	Cassette string `yaml:"cassette,omitempty" json:"cassette,omitempty" jsonschema:"minLength=1" jsonschema_description:"replay a real MCP server offline from an MCP cassette file (or a directory of *.jsonl ones) recorded by serve --mcp-relay URL --record DIR (in DIR/mcp/), relative to this scenario file: the target sees the recorded tools, each call is answered from the recorded call of the same tool and arguments (a call never recorded gets an MCP error and counts as a cassette miss), and the MCP faults and writes are as with relay"`
+	// Protocol pins the MCP protocol version the ledger speaks in this
+	// scenario (ledger.Config.Protocol); "" leaves it to the target file's
+	// mcp.protocol, else the ledger negotiates as a current server does.
+	Protocol wire.MCPProtocol `yaml:"protocol,omitempty" json:"protocol,omitempty" jsonschema:"enum=2026-07-28,enum=2025-11-25,enum=2025-06-18,enum=2025-03-26,enum=2024-11-05" jsonschema_description:"pin the MCP protocol version the ledger speaks: 2026-07-28 (stateless: server/discover, no initialize; a request whose stream broke must be re-issued) or an initialize-era one (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05); unset, the target file's mcp.protocol, else the ledger negotiates as a current server does (2026-07-28 to clients that ask for it, the version a client initializes with otherwise). The scenario then gets fakes and a target of its own"`
+	// HonourCancellation, when set, says whether the ledger's tools honour
+	// cancellation (ledger.Config.HonourCancellation); nil leaves it to the
+	// target file's mcp.honour_cancellation (default false).
+	HonourCancellation *bool `yaml:"honour_cancellation,omitempty" json:"honour_cancellation,omitempty" jsonschema_description:"the ledger honours cancellation as the 2026-07-28 specification asks a server to: a call whose request stream closed (or that the client cancelled) before its write committed writes nothing; unset, the target file's mcp.honour_cancellation (default false: a call writes once it ran, as most servers do). The scenario then gets fakes and a target of its own"`
 	// Writes, with Relay, Command or Cassette, names exactly the server's
 	// tools whose calls write; unset, a tool writes unless annotated
 	// readOnlyHint.
@@ -228,13 +236,13 @@ type Gateway struct {
 }
 
 // Isolated reports whether the scenario needs fakes and a target of its own:
-// it forwards to a real MCP server, sets gateway knobs or annotations
-// (global to a ledger), or arms MCP
+// it forwards to a real MCP server, sets gateway knobs, annotations or
+// ledger settings (global to a ledger), or arms MCP
 // faults (a dropped, refused or slow call counts against a target's
 // per-server circuit breaker, which concurrent scenarios would feel).
 func (s *Scenario) Isolated() bool {
 	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0 || s.MCPTransport() == wire.MCPTransportStdio ||
-		s.MCP.Forward() != nil
+		s.MCP.Forward() != nil || s.MCP.Ledger() != (LedgerSettings{})
 }
 
 // MCPTransport returns the MCP transport the scenario runs over: its

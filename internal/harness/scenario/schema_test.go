@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"github.com/replaycheck/replaycheck/internal/yamlfile"
 )
 
@@ -93,9 +95,11 @@ func TestLoaderAndSchemaAgree(t *testing.T) {
 		// Strict typing (issue 18 item 16): a quoted number is a string, a
 		// number is no string; and a fault has one action.
 		"fault-status-string", "mcp-status-string", "name-number", "tag-number", "step-say-number",
-		"fault-two-actions", "fault-no-action", "fault-reset-false", "fault-delay-reset", "fault-drop-not-streamed", "empty-fault"} {
+		"fault-two-actions", "fault-no-action", "fault-reset-false", "fault-delay-reset", "fault-drop-not-streamed", "empty-fault",
+		"mcp-protocol-unknown"} {
 		tests = append(tests, doc{name: f, file: "testdata/bad/" + f + ".yaml"})
 	}
+	tests = append(tests, doc{name: "protocol", file: "testdata/protocol.yaml", wantOK: true})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, loadErr := Load(tt.file)
@@ -182,5 +186,27 @@ func TestSchemaEnums(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("schema lacks %s", want)
 		}
+	}
+}
+
+// TestSchemaProtocolEnum checks that the schema's mcp.protocol lists
+// exactly the versions the loader accepts (wire.MCPProtocols), newest first.
+func TestSchemaProtocolEnum(t *testing.T) {
+	b, err := Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct {
+		Defs map[string]struct {
+			Properties map[string]struct {
+				Enum []wire.MCPProtocol `json:"enum"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &root); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wire.MCPProtocols(), root.Defs["MCP"].Properties["protocol"].Enum); diff != "" {
+		t.Errorf("mcp.protocol enum (-want +got):\n%s", diff)
 	}
 }

@@ -86,6 +86,8 @@ type ClientSpec struct {
 	// Forward, when set, is Traits.Forward: the real MCP server the
 	// client's runs forward to.
 	Forward *Forward
+	// Ledger is Traits.Ledger: the ledger settings of the client's runs.
+	Ledger scenario.LedgerSettings
 }
 
 // mcpTransports are the MCP transports the client's command and env point
@@ -127,7 +129,7 @@ func (t *client) Name() string { return t.spec.Name }
 // Traits says the target is a client, run one run at a time when its via
 // proxy must.
 func (t *client) Traits() Traits {
-	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports(), Dialects: t.spec.Dialects, Forward: t.spec.Forward}
+	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports(), Dialects: t.spec.Dialects, Forward: t.spec.Forward, Ledger: t.spec.Ledger}
 	if t.spec.Via != nil {
 		tr.Exclusive = t.spec.Via.Traits().Exclusive
 	}

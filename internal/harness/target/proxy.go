@@ -60,6 +60,8 @@ type ProxySpec struct {
 	// Forward, when set, is Traits.Forward: the real MCP server the
 	// proxy's runs forward to.
 	Forward *Forward
+	// Ledger is Traits.Ledger: the ledger settings of the proxy's runs.
+	Ledger scenario.LedgerSettings
 }
 
 // ProxyStart is how the harness starts a proxy.
@@ -121,7 +123,7 @@ func (t *proxy) Name() string { return t.spec.Name }
 // run one at a time with fixed fakes, a fixed port, or a proxy the harness
 // does not start.
 func (t *proxy) Traits() Traits {
-	tr := Traits{RetryAfterHint: t.spec.RetryAfterHint, Exclusive: t.spec.Fakes != nil || t.fixedPort || t.spec.Start == nil, Forward: t.spec.Forward}
+	tr := Traits{RetryAfterHint: t.spec.RetryAfterHint, Exclusive: t.spec.Fakes != nil || t.fixedPort || t.spec.Start == nil, Forward: t.spec.Forward, Ledger: t.spec.Ledger}
 	if t.spec.Fakes != nil {
 		tr.Fakes = *t.spec.Fakes
 	}

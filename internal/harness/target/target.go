@@ -101,6 +101,12 @@ type Traits struct {
 	// names its own (a target file's mcp; see Forward). The runner runs
 	// every scenario on such a target on fakes and an instance of its own.
 	Forward *Forward
+	// Ledger are the ledger settings (protocol, honour_cancellation) of
+	// every run on the target, unless the scenario chooses its own (a
+	// target file's mcp; see scenario.LedgerSettings.Over). The runner runs
+	// every scenario on a target that chooses any on fakes and an instance
+	// of its own.
+	Ledger scenario.LedgerSettings
 }
 
 // Speaks reports whether t reaches the ledger over transport (see

@@ -56,7 +56,7 @@ type ClientFile struct {
 	Via string `yaml:"via,omitempty" json:"via,omitempty" jsonschema_description:"a proxy the client's model calls go through, for gateways that never run tools themselves: a proxy target file (relative to this file) or builtin:NAME; started per client run, wired to that run's fakes; OPENAI_BASE_URL, ANTHROPIC_BASE_URL and {{upstream_url}} then point at it and the API keys are its Authorization bearer"`
 	// MCP, when set, forwards every run to a real MCP server in place of
 	// the ledger's own tools.
-	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; the client reaches the forwarder where it reaches the ledger ({{mcp_url}}, the stdio ledger)"`
+	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); the client reaches the forwarder where it reaches the ledger ({{mcp_url}}, the stdio ledger)"`
 }
 
 // loadClient builds the client target of a file of kind client.
@@ -115,11 +115,11 @@ func clientSpec(f *source) (target.ClientSpec, error) {
 	if err := checkPassEnv(f, c.PassEnv, "pass_env"); err != nil {
 		return fail(err)
 	}
-	fwd, err := loadForward(f, c.MCP)
+	fwd, settings, err := loadMCP(f, c.MCP)
 	if err != nil {
 		return fail(err)
 	}
-	t.Forward = fwd
+	t.Forward, t.Ledger = fwd, settings
 	t.Secrets = append(t.Secrets, f.secrets...)
 	if c.Via != "" {
 		via, err := loadVia(f, c.Via)

@@ -6,13 +6,23 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // MCPFile is a target file's mcp: the real MCP server every scenario run on
 // the target forwards to in place of the ledger's own tools, unless the
-// scenario names its own (target.Forward).
+// scenario names its own (target.Forward), and the ledger settings
+// (protocol, honour_cancellation) of every run unless the scenario chooses
+// its own (target.Traits.Ledger). Either part may be set alone.
 type MCPFile struct {
+	// Protocol pins the MCP protocol version the ledger (or the forwarder)
+	// speaks in every run on the target; "" negotiates.
+	Protocol wire.MCPProtocol `yaml:"protocol,omitempty" json:"protocol,omitempty" jsonschema:"enum=2026-07-28,enum=2025-11-25,enum=2025-06-18,enum=2025-03-26,enum=2024-11-05" jsonschema_description:"pin the MCP protocol version the ledger (or the forwarder) speaks in every run on this target, unless the scenario sets its own mcp.protocol: 2026-07-28 (stateless: server/discover, no initialize) or 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05; unset, it negotiates as a current server does. May be set without relay or command. Each run then has fakes and an instance of its own"`
+	// HonourCancellation makes the ledger honour cancellation in every run
+	// on the target, unless the scenario sets its own.
+	HonourCancellation *bool `yaml:"honour_cancellation,omitempty" json:"honour_cancellation,omitempty" jsonschema_description:"the ledger honours cancellation in every run on this target, unless the scenario sets its own mcp.honour_cancellation: a call whose request stream closed before its write committed writes nothing. May be set without relay or command. Each run then has fakes and an instance of its own"`
 	// Relay is the server's Streamable HTTP URL.
 	Relay string `yaml:"relay,omitempty" json:"relay,omitempty" jsonschema_description:"forward every run to the real MCP server at this Streamable HTTP URL instead of the ledger's own tools (as a scenario's mcp.relay); may use ${ENV}"`
 	// Command is the server's argv, spawned once per run over stdio.
@@ -41,15 +51,35 @@ type MCPCall struct {
 	Arguments map[string]any `yaml:"arguments,omitempty" json:"arguments,omitempty" jsonschema_description:"the call's arguments, replacing the scripted call's; strings may use {{entry}} and {{token}}, e.g. {entities: [{name: \"{{entry}}\", entityType: run, observations: [replaycheck]}]}"`
 }
 
-// loadForward checks a target file's mcp and returns its target.Forward;
-// nil when m is nil.
-func loadForward(f *source, m *MCPFile) (*target.Forward, error) {
+// loadMCP checks a target file's mcp and returns its target.Forward (nil
+// when it names no server) and its ledger settings; nil and the zero value
+// when m is nil.
+func loadMCP(f *source, m *MCPFile) (*target.Forward, scenario.LedgerSettings, error) {
 	if m == nil {
-		return nil, nil
+		return nil, scenario.LedgerSettings{}, nil
 	}
+	settings := scenario.LedgerSettings{Protocol: m.Protocol, HonourCancellation: m.HonourCancellation}
+	if err := m.Protocol.Check(); err != nil {
+		return nil, settings, f.errorf([]any{"mcp", "protocol"}, "mcp.protocol %q: %v", m.Protocol, err)
+	}
+	if m.Relay == "" && m.Command == nil && settings != (scenario.LedgerSettings{}) {
+		for _, k := range []string{"env", "pass_env", "install", "writes", "connect_timeout", "calls"} {
+			if f.node([]any{"mcp", k}) != nil {
+				return nil, settings, f.errorf([]any{"mcp", k}, "mcp.%s belongs to a forwarded server; set mcp.relay or mcp.command too (mcp.protocol and mcp.honour_cancellation alone apply to the ledger)", k)
+			}
+		}
+		return nil, settings, nil
+	}
+	fwd, err := loadForward(f, m)
+	return fwd, settings, err
+}
+
+// loadForward checks the server a target file's mcp forwards to and returns
+// its target.Forward.
+func loadForward(f *source, m *MCPFile) (*target.Forward, error) {
 	switch {
 	case m.Relay == "" && m.Command == nil:
-		return nil, f.errorf([]any{"mcp"}, "mcp: set relay (the Streamable HTTP URL of the MCP server to forward to) or command (its argv, spawned per run)")
+		return nil, f.errorf([]any{"mcp"}, "mcp: set relay (the Streamable HTTP URL of the MCP server to forward to) or command (its argv, spawned per run), or protocol or honour_cancellation (the ledger's)")
 	case m.Relay != "" && m.Command != nil:
 		return nil, f.errorf([]any{"mcp", "command"}, "mcp.relay and mcp.command: set one, the MCP server to forward to")
 	case m.Relay != "":

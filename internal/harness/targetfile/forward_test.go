@@ -10,6 +10,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // clientHead starts a client target file; proxyHead a proxy one.
@@ -73,5 +74,39 @@ func TestTargetFileMCP(t *testing.T) {
 	}
 	if fwd.Scenario(own[0]) != own[0] {
 		t.Error("a scenario forwarding on its own was changed")
+	}
+}
+
+// TestTargetFileLedgerSettings checks that a target file's mcp.protocol and
+// mcp.honour_cancellation become the target's ledger settings, alone (no
+// server to forward to) and beside a forwarded server.
+func TestTargetFileLedgerSettings(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name        string
+		src         string
+		want        scenario.LedgerSettings
+		wantForward bool
+	}{
+		{name: "alone", src: proxyHead + "mcp: {protocol: 2026-07-28, honour_cancellation: true}\n",
+			want: scenario.LedgerSettings{Protocol: wire.MCPProtocol20260728, HonourCancellation: &yes}},
+		{name: "beside a server", src: clientHead + "mcp: {relay: \"http://127.0.0.1:1/mcp\", protocol: 2025-06-18}\n",
+			want: scenario.LedgerSettings{Protocol: wire.MCPProtocol20250618}, wantForward: true},
+		{name: "none", src: clientHead},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, err := Parse("target.yaml", []byte(tt.src), Options{Getenv: testEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := tg.Traits()
+			if diff := cmp.Diff(tt.want, tr.Ledger); diff != "" {
+				t.Errorf("ledger settings (-want +got):\n%s", diff)
+			}
+			if got := tr.Forward != nil; got != tt.wantForward {
+				t.Errorf("forwards: %v, want %v", got, tt.wantForward)
+			}
+		})
 	}
 }

@@ -47,7 +47,7 @@ type ProxyFile struct {
 	Install string `yaml:"install,omitempty" json:"install,omitempty" jsonschema_description:"how to install start.command, shown when it is not found or not executable, e.g. pip install 'litellm[proxy]'"`
 	// MCP, when set, forwards every run to a real MCP server in place of
 	// the ledger's own tools.
-	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; each run then has fakes, a forwarder and a proxy instance of its own"`
+	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); each run then has fakes, a forwarder and a proxy instance of its own"`
 }
 
 // ProxyStart is how the harness starts a proxy.
@@ -214,11 +214,11 @@ func proxySpec(f *source) (target.ProxySpec, error) {
 	} else if p.Fakes == nil || p.Fakes.Upstream == "" || p.Fakes.MCP == "" {
 		return fail(f.errorf(nil, "a proxy the harness does not start must name the fakes' fixed addresses (fakes: {upstream_addr, mcp_addr}) it is configured with; or set start to have it started with a rendered config"))
 	}
-	fwd, err := loadForward(f, p.MCP)
+	fwd, settings, err := loadMCP(f, p.MCP)
 	if err != nil {
 		return fail(err)
 	}
-	t.Forward = fwd
+	t.Forward, t.Ledger = fwd, settings
 	t.Secrets = append(t.Secrets, f.secrets...)
 	return t, nil
 }

@@ -67,6 +67,8 @@ func TestLoadTargetFileErrors(t *testing.T) {
 		{"unknown variable in env", clientHead + "mcp:\n  command: [node]\n  env: {F: \"{{run_dir}}/f\"}\n", "target.yaml:5:12: unknown template variable {{run_dir}}"},
 		{"mcp: call without a tool", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {arguments: {a: b}}}\n", "target.yaml:5:25: mcp.calls.commit_write: want the server's tool"},
 		{"unknown variable in arguments", clientHead + "mcp:\n  command: [node]\n  calls: {commit_write: {call: c, arguments: {a: \"{{prompt}}\"}}}\n", "target.yaml:5:50: unknown template variable {{prompt}}"},
+		{"mcp: unknown protocol", clientHead + "mcp: {protocol: \"2025-01-01\"}\n", "target.yaml:3:17: mcp.protocol \"2025-01-01\": want one of 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05"},
+		{"mcp: writes with protocol alone", clientHead + "mcp: {protocol: 2026-07-28, writes: [a]}\n", "target.yaml:3:37: mcp.writes belongs to a forwarded server; set mcp.relay or mcp.command too"},
 		{"mcp: unknown field", clientHead + "mcp: {command: [node], transport: stdio}\n", "target.yaml:3:24: unknown field \"transport\""},
 		// A string where a list is wanted shows the list form.
 		{"command as a string", "kind: client\ncommand: python3 agent.py\n", "target.yaml:2:10: command must be a list: command: [python3, agent.py]"},

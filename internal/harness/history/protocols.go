@@ -1,0 +1,22 @@
+package history
+
+import (
+	"slices"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// MCPProtocols returns the MCP protocol versions the run's sessions
+// negotiated and its stateless requests used (wire.MCPEvent.Protocol), each
+// once, in the order first seen; a version only asked for in a refused
+// request (wire.MCPSessionRefused) is not one. Nil when no event says one (a
+// history that predates them, or a ledger that could not tell).
+func (h *History) MCPProtocols() []wire.MCPProtocol {
+	var out []wire.MCPProtocol
+	for _, e := range h.MCP {
+		if e.Protocol != "" && e.Kind != wire.MCPSessionRefused && !slices.Contains(out, e.Protocol) {
+			out = append(out, e.Protocol)
+		}
+	}
+	return out
+}

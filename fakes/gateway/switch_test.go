@@ -127,6 +127,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		bug      Bug
 		tweak    func(*Config)
 		stdio    *stdioDeath // the gateway spawns a stdio ledger that dies so
+		ledger   ledger.Config // the ledger's configuration (Path aside)
 		arm      func(t *testing.T, r *rig)
 		run      func(t *testing.T, r *rig) observed
 		guarded  observed
@@ -391,6 +392,36 @@ func TestEachSwitchAlone(t *testing.T) {
 			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1, Spawns: 2},
 			differ:   []string{"Calls", "Writes"},
 		},
+		{
+			name: "2026-07-28 stream broken after the tool ran", bug: MCPReissueWithoutKey,
+			ledger: ledger.Config{Stateless: true},
+			arm: func(t *testing.T, r *rig) {
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
+			},
+			run: oneChat,
+			// Guarded holds the non-idempotent call; the switch re-issues it.
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
+			name: "2026-07-28 keyed write's stream broken after it ran", bug: MCPReissueWithoutKey,
+			ledger: ledger.Config{Stateless: true},
+			arm: func(t *testing.T, r *rig) {
+				script := upstream.Script{Steps: []upstream.Step{
+					{Call: ledger.ToolCommitWriteKeyed, Arguments: map[string]any{"entry": "{{entry}}"}},
+					{Say: "done"},
+				}}
+				armUpstream(t, r, &script)
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWriteKeyed, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
+			},
+			run: oneChat,
+			// Both re-issue the call; guarded with the same key, which the
+			// ledger deduplicates.
+			guarded:  observed{Statuses: []int{200}, Calls: 2, Writes: 1, Keys: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Keys: 2, Initial: 1, FollowUp: 1},
+			differ:   []string{"Writes", "Keys"},
+		},
 	}
 	// Every dialect, plain and streamed: the upstream answers as another model.
 	for _, d := range []struct{ name, path string }{{"chat", pathChat}, {"responses", pathResponses}, {"messages", pathMessages}} {
@@ -433,7 +464,7 @@ func TestEachSwitchAlone(t *testing.T) {
 					dir := t.TempDir()
 					tweak = func(c *Config) { c.MCPCommand = dyingCommand(t, dir, tt.stdio.point, tt.stdio.times, c.MCP) }
 				}
-				r := newRig(t, bugs, tweak)
+				r := newLedgerRig(t, tt.ledger, bugs, tweak)
 				if tt.arm != nil {
 					tt.arm(t, r)
 				}

@@ -115,6 +115,7 @@ func All() []Rule {
 		modelHonoredRule(),
 		noStaleToolCallRule(),
 		reauthAtMostOnceRule(),
+		noLostCallRule(),
 	}
 }
 

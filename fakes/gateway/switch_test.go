@@ -126,7 +126,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		name     string
 		bug      Bug
 		tweak    func(*Config)
-		stdio    *stdioDeath // the gateway spawns a stdio ledger that dies so
+		stdio    *stdioDeath   // the gateway spawns a stdio ledger that dies so
 		ledger   ledger.Config // the ledger's configuration (Path aside)
 		arm      func(t *testing.T, r *rig)
 		run      func(t *testing.T, r *rig) observed

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
 	"github.com/replaycheck/replaycheck/internal/syncbuf"
@@ -64,7 +63,7 @@ func TestReissueLogged(t *testing.T) {
 			})
 			script := upstream.Script{Steps: []upstream.Step{{Call: tt.tool, Arguments: map[string]any{"entry": "{{entry}}"}}, {Say: "done"}}}
 			armUpstream(t, r, &script)
-			armLedger(t, r, ledger.Fault{Tool: tt.tool, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
+			dropOnceAfterExecute(tt.tool)(t, r)
 			if status, _ := r.post(pathChat, seedBody(pathChat, seedAsk, false, false)); status != http.StatusOK {
 				t.Fatalf("status = %d, want 200", status)
 			}

@@ -103,6 +103,14 @@ func cutAfterToolCall() upstream.Fault {
 	return upstream.Fault{On: wire.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterToolCall}}
 }
 
+// dropOnceAfterExecute arms the ledger to drop the connection of the first
+// call of tool after it ran.
+func dropOnceAfterExecute(tool string) func(*testing.T, *rig) {
+	return func(t *testing.T, r *rig) {
+		armLedger(t, r, ledger.Fault{Tool: tool, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
+	}
+}
+
 func followUp500() upstream.Fault {
 	return upstream.Fault{On: wire.KindFollowUp, Respond: &upstream.Respond{Status: 500}}
 }
@@ -159,9 +167,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		},
 		{
 			name: "connection dropped after the tool ran", bug: MCPResendOnDisconnect,
-			arm: func(t *testing.T, r *rig) {
-				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
-			},
+			arm:      dropOnceAfterExecute(ledger.ToolCommitWrite),
 			run:      oneChat,
 			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
 			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1},
@@ -395,10 +401,8 @@ func TestEachSwitchAlone(t *testing.T) {
 		{
 			name: "2026-07-28 stream broken after the tool ran", bug: MCPReissueWithoutKey,
 			ledger: ledger.Config{Stateless: true},
-			arm: func(t *testing.T, r *rig) {
-				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
-			},
-			run: oneChat,
+			arm:    dropOnceAfterExecute(ledger.ToolCommitWrite),
+			run:    oneChat,
 			// Guarded holds the non-idempotent call; the switch re-issues it.
 			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
 			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1},

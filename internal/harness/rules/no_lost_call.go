@@ -70,28 +70,19 @@ func lostBeforeRun(mcp []wire.MCPEvent, i int) (lost, legacy bool) {
 // tool in the exchange that ran (wrote, or were answered from an earlier
 // call with the same key) against the calls the script made of it.
 func noLostCall(h *history.History) Verdict {
-	type scope struct {
-		exchange int
-		tool     string
-	}
-	seen := map[scope]bool{}
-	var order []scope
-	losses, legacy := 0, 0
-	for i, e := range h.MCP {
+	var marked []int
+	legacy := 0
+	for i := range h.MCP {
 		lost, old := lostBeforeRun(h.MCP, i)
 		if old {
 			legacy++
 		}
-		if !lost {
-			continue
-		}
-		losses++
-		s := scope{h.ExchangeAt(e.At.D()), e.Tool}
-		if !seen[s] {
-			seen[s] = true
-			order = append(order, s)
+		if lost {
+			marked = append(marked, i)
 		}
 	}
+	order, _ := scopes(h, marked)
+	losses := len(marked)
 	const expected = "every tools/call lost before it ran re-issued until it ran once"
 	if losses == 0 {
 		if legacy > 0 {

@@ -70,30 +70,22 @@ func ambiguous(e wire.MCPEvent) bool {
 // (a script may call a tool more than once); a re-send the server answered
 // from an earlier call with the same idempotency key is not a replay.
 func noReplayAmbiguousMCP(h *history.History) Verdict {
-	type scope struct {
-		exchange int
-		tool     string
-	}
-	first := map[scope]int{}
-	var order []scope
+	var marked []int
 	drops, lost, unanswered := 0, 0, 0 // of the drops, stdio servers lost and forwarded calls unanswered
 	for i, e := range h.MCP {
 		if !ambiguous(e) {
 			continue
 		}
 		drops++
+		marked = append(marked, i)
 		switch m, _ := e.FaultMeaning(); {
 		case m.Stdio != wire.StdioNone:
 			lost++
 		case m.Source == wire.FromForwarder:
 			unanswered++
 		}
-		s := scope{h.ExchangeAt(e.At.D()), e.Tool}
-		if _, ok := first[s]; !ok {
-			first[s] = i
-			order = append(order, s)
-		}
 	}
+	order, first := scopes(h, marked)
 	if drops == 0 {
 		return unknown("no tools/call re-sent after its connection dropped", "no tools/call connection was dropped, nor stdio server lost, after execution")
 	}

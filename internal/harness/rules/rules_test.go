@@ -1182,3 +1182,32 @@ func TestLostCallSaysSo(t *testing.T) {
 		t.Errorf("verdict %q lacks %q", v.Message, want)
 	}
 }
+
+// TestStuckOnCutStream checks that a run whose target hung after the ledger
+// cut a tools/call's answer names the target's wait as the finding.
+func TestStuckOnCutStream(t *testing.T) {
+	tests := []struct {
+		name string
+		cut  bool
+		want bool
+	}{
+		{name: "answer cut, target hung", cut: true, want: true},
+		{name: "nothing cut, target hung", cut: false, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := seedHistory(func(h *history.History) {
+				h.Error = "the target gave no complete answer to POST /v1/chat/completions (a hang)"
+				h.Requests[0].TimedOut = true
+				h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPWrite, "commit_write", ""))
+				if tt.cut {
+					h.MCP = append(h.MCP, at2026(mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute)))
+				}
+			})
+			v := Check(h)[0]
+			if got := strings.Contains(v.Message, "a finding, not a timeout of replaycheck's"); v.Check != "completed" || got != tt.want {
+				t.Errorf("verdict %s %q: names the finding = %v, want %v", v.Check, v.Message, got, tt.want)
+			}
+		})
+	}
+}

@@ -35,6 +35,14 @@
 // the transport re-authenticates once and sends the request again (see
 // reauthorizer); a second refusal is told to the model, not retried.
 //
+// MCP 2026-07-28: the client sends server/discover first and speaks the
+// stateless protocol to a server that answers it (2025-11-25 through
+// initialize otherwise). There, a tools/call whose response stream broke is
+// lost, and the specification asks the client to re-issue it with a new id:
+// the gateway re-issues a keyed write once with the same idempotency key
+// and holds a non-idempotent one (the model gets an unknown-outcome result
+// that says why).
+//
 // MCP over stdio: with Config.MCPCommand the gateway spawns the MCP server
 // as a process (replaycheck ledger-stdio URL, for the built-in target) and
 // talks MCP over its stdin and stdout; one process serves every request,

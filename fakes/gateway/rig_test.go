@@ -86,10 +86,18 @@ func (r *rig) header() http.Header {
 
 func newRig(t *testing.T, bugs Bugs, tweak func(*Config)) *rig {
 	t.Helper()
+	return newLedgerRig(t, ledger.Config{}, bugs, tweak)
+}
+
+// newLedgerRig is newRig with a ledger configured by lcfg (its Path is the
+// rig's).
+func newLedgerRig(t *testing.T, lcfg ledger.Config, bugs Bugs, tweak func(*Config)) *rig {
+	t.Helper()
 	dir := t.TempDir()
 	r := &rig{t: t, dir: dir, ledgerPath: filepath.Join(dir, "ledger.txt"), logPath: filepath.Join(dir, "upstream.log")}
 	var err error
-	r.ledger, err = ledger.New(ledger.Config{Path: r.ledgerPath})
+	lcfg.Path = r.ledgerPath
+	r.ledger, err = ledger.New(lcfg)
 	if err != nil {
 		t.Fatalf("ledger.New: %v", err)
 	}

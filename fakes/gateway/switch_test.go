@@ -103,6 +103,14 @@ func cutAfterToolCall() upstream.Fault {
 	return upstream.Fault{On: wire.KindInitial, Times: fault.Once, Drop: &upstream.Drop{After: upstream.DropAfterToolCall}}
 }
 
+// dropOnceAfterExecute arms the ledger to drop the connection of the first
+// call of tool after it ran.
+func dropOnceAfterExecute(tool string) func(*testing.T, *rig) {
+	return func(t *testing.T, r *rig) {
+		armLedger(t, r, ledger.Fault{Tool: tool, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
+	}
+}
+
 func followUp500() upstream.Fault {
 	return upstream.Fault{On: wire.KindFollowUp, Respond: &upstream.Respond{Status: 500}}
 }
@@ -126,7 +134,8 @@ func TestEachSwitchAlone(t *testing.T) {
 		name     string
 		bug      Bug
 		tweak    func(*Config)
-		stdio    *stdioDeath // the gateway spawns a stdio ledger that dies so
+		stdio    *stdioDeath   // the gateway spawns a stdio ledger that dies so
+		ledger   ledger.Config // the ledger's configuration (Path aside)
 		arm      func(t *testing.T, r *rig)
 		run      func(t *testing.T, r *rig) observed
 		guarded  observed
@@ -158,9 +167,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		},
 		{
 			name: "connection dropped after the tool ran", bug: MCPResendOnDisconnect,
-			arm: func(t *testing.T, r *rig) {
-				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWrite, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
-			},
+			arm:      dropOnceAfterExecute(ledger.ToolCommitWrite),
 			run:      oneChat,
 			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
 			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1},
@@ -391,6 +398,34 @@ func TestEachSwitchAlone(t *testing.T) {
 			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1, Spawns: 2},
 			differ:   []string{"Calls", "Writes"},
 		},
+		{
+			name: "2026-07-28 stream broken after the tool ran", bug: MCPReissueWithoutKey,
+			ledger: ledger.Config{Stateless: true},
+			arm:    dropOnceAfterExecute(ledger.ToolCommitWrite),
+			run:    oneChat,
+			// Guarded holds the non-idempotent call; the switch re-issues it.
+			guarded:  observed{Statuses: []int{200}, Calls: 1, Writes: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Initial: 1, FollowUp: 1},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
+			name: "2026-07-28 keyed write's stream broken after it ran", bug: MCPReissueWithoutKey,
+			ledger: ledger.Config{Stateless: true},
+			arm: func(t *testing.T, r *rig) {
+				script := upstream.Script{Steps: []upstream.Step{
+					{Call: ledger.ToolCommitWriteKeyed, Arguments: map[string]any{"entry": "{{entry}}"}},
+					{Say: "done"},
+				}}
+				armUpstream(t, r, &script)
+				armLedger(t, r, ledger.Fault{Tool: ledger.ToolCommitWriteKeyed, Times: fault.Once, DropAfterExecute: &ledger.DropAfterExecute{}})
+			},
+			run: oneChat,
+			// Both re-issue the call; guarded with the same key, which the
+			// ledger deduplicates.
+			guarded:  observed{Statuses: []int{200}, Calls: 2, Writes: 1, Keys: 1, Initial: 1, FollowUp: 1},
+			switched: observed{Statuses: []int{200}, Calls: 2, Writes: 2, Keys: 2, Initial: 1, FollowUp: 1},
+			differ:   []string{"Writes", "Keys"},
+		},
 	}
 	// Every dialect, plain and streamed: the upstream answers as another model.
 	for _, d := range []struct{ name, path string }{{"chat", pathChat}, {"responses", pathResponses}, {"messages", pathMessages}} {
@@ -433,7 +468,7 @@ func TestEachSwitchAlone(t *testing.T) {
 					dir := t.TempDir()
 					tweak = func(c *Config) { c.MCPCommand = dyingCommand(t, dir, tt.stdio.point, tt.stdio.times, c.MCP) }
 				}
-				r := newRig(t, bugs, tweak)
+				r := newLedgerRig(t, tt.ledger, bugs, tweak)
 				if tt.arm != nil {
 					tt.arm(t, r)
 				}

@@ -142,6 +142,10 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 		// taken for hung: it is ended, and the next use spawns a new one.
 		g.pool.retire(s)
 	}
+	held := false
+	if err != nil && !stdio && classifyMCPError(err) == mcpTransport && s.protocol().Stateless() {
+		res, err, held = g.reissue(ctx, log, s, params, tool.Keyed, err)
+	}
 	if err != nil && !stdio && classifyMCPError(err) == mcpTransport && g.cfg.Bugs.Has(MCPResendOnSessionExpiry) && g.sessionEnded(ctx, s) {
 		log.Warn("mcp call connection lost and its session ended; taking the call as not run and sending it on a new session", "err", err)
 		g.pool.discard(s)
@@ -178,6 +182,9 @@ func (g *Gateway) runTool(ctx context.Context, rs *requestState, at *attemptStat
 		default:
 			g.breaker.strike()
 			log.Warn("mcp call outcome unknown", "err", err)
+			if held {
+				return fmt.Sprintf("MCP tool call %s: outcome unknown. The response stream from MCP server '%s' broke after the call was sent, so it may have run. MCP %s asks a client to re-issue such a call, but %s takes no idempotency key, so the gateway held it rather than risk running it twice. Check before calling it again. (%v)", c.Name, label, s.protocol(), c.Name, err)
+			}
 			return fmt.Sprintf("MCP tool call %s: outcome unknown. The connection to MCP server '%s' was lost after the call was sent, so it may have run; it was not retried. Check before calling it again. (%v)", c.Name, label, err)
 		}
 	}

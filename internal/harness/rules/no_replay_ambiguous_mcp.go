@@ -24,14 +24,17 @@ func noReplayAmbiguousMCPRule() Rule {
 			"from the first call, writing nothing): that re-send passes; an unkeyed re-send, or one with a new key " +
 			"that writes again, fails; a forwarded server's deduplication cannot be seen from outside, so there a " +
 			"re-send with the same key is taken as deduplicated and said so. Judged per client request and tool, beyond the calls of that tool the script " +
-			"still had to make. Cannot judge when no tools/call connection was dropped, nor stdio server lost, after execution, nor forwarded call left unanswered.",
+			"still had to make. Executions are counted the same on every MCP protocol version; the verdict says who must prevent a duplicate under the version the call was served at (2026-07-28: the server or the gateway, since the client must re-issue; 2025-xx: the client). Cannot judge when no tools/call connection was dropped, nor stdio server lost, after execution, nor forwarded call left unanswered.",
 		Seed: "001 (agent-framework #9247): \"avoid automatically replaying an operation whose execution outcome is unknown\"; " +
 			"idempotentHint and readOnlyHint \"are not a reliable guarantee of replay safety\". The keyed exception is 004 #1 " +
 			"(\"For a write, that re-issue is only safe with an idempotency key\"; \"If the tool has no key, never resend\") and 003 R13; " +
 			"over stdio, hermes-agent PR #106546 (\"a stdio server dying mid-call no longer replays the tool call\")",
 		Fix: "When a tools/call's connection drops, its session expires or its stdio server dies before the " +
 			"answer, tell the model the outcome is unknown instead of re-sending the call; re-send only a " +
-			"keyed write, with the same key, to a server that deduplicates.",
+			"keyed write, with the same key, to a server that deduplicates. On MCP 2026-07-28 the spec asks the " +
+			"client to re-issue a call whose response stream broke, so there the duplicate is the server's to " +
+			"prevent (honour an idempotency key, or honour cancellation before committing) or the gateway's " +
+			"(hold non-idempotent tools instead of re-issuing them); on 2025-xx it is the client's replay.",
 		Example: `# scenarios/mcp/ambiguous-disconnect.yaml, trimmed
 name: tools/call dropped after execute
 request: {endpoint: chat}
@@ -67,30 +70,22 @@ func ambiguous(e wire.MCPEvent) bool {
 // (a script may call a tool more than once); a re-send the server answered
 // from an earlier call with the same idempotency key is not a replay.
 func noReplayAmbiguousMCP(h *history.History) Verdict {
-	type scope struct {
-		exchange int
-		tool     string
-	}
-	first := map[scope]int{}
-	var order []scope
+	var marked []int
 	drops, lost, unanswered := 0, 0, 0 // of the drops, stdio servers lost and forwarded calls unanswered
 	for i, e := range h.MCP {
 		if !ambiguous(e) {
 			continue
 		}
 		drops++
+		marked = append(marked, i)
 		switch m, _ := e.FaultMeaning(); {
 		case m.Stdio != wire.StdioNone:
 			lost++
 		case m.Source == wire.FromForwarder:
 			unanswered++
 		}
-		s := scope{h.ExchangeAt(e.At.D()), e.Tool}
-		if _, ok := first[s]; !ok {
-			first[s] = i
-			order = append(order, s)
-		}
 	}
+	order, first := scopes(h, marked)
 	if drops == 0 {
 		return unknown("no tools/call re-sent after its connection dropped", "no tools/call connection was dropped, nor stdio server lost, after execution")
 	}
@@ -153,7 +148,11 @@ func noReplayAmbiguousMCP(h *history.History) Verdict {
 	if len(parts) > 0 {
 		observed = strings.Join(parts, ", ")
 	}
-	return judged(replayed == 0, expected, observed+" ("+writes+")")
+	observed += " (" + writes + ")"
+	if owner := duplicateOwner(servedAt(h.MCP, first[order[0]])); replayed > 0 && owner != "" {
+		observed += ": " + owner
+	}
+	return judged(replayed == 0, expected, observed)
 }
 
 // countOf counts tool in tools, or returns least when the script names it fewer

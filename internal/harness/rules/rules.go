@@ -116,6 +116,7 @@ func All() []Rule {
 		modelHonoredRule(),
 		noStaleToolCallRule(),
 		reauthAtMostOnceRule(),
+		noLostCallRule(),
 	}
 }
 
@@ -157,7 +158,11 @@ func Names() []string {
 func Check(h *history.History) []Verdict {
 	var out []Verdict
 	if h.Error != "" {
-		out = append(out, verdict("completed", KindRun, Fail, "the run to complete before its deadline", h.Error))
+		observed := h.Error
+		if why := stuckOnCutStream(h); why != "" {
+			observed += "; " + why
+		}
+		out = append(out, verdict("completed", KindRun, Fail, "the run to complete before its deadline", observed))
 	}
 	blockers := passBlockers(h)
 	causes := slices.Concat(scriptCauses(h), cassetteMisses(h))

@@ -80,6 +80,18 @@ func mcp(at int, kind wire.MCPKind, tool, says string) wire.MCPEvent {
 	return e
 }
 
+// at2026 is e served at MCP 2026-07-28.
+func at2026(e wire.MCPEvent) wire.MCPEvent {
+	e.Protocol = wire.MCPProtocol20260728
+	return e
+}
+
+// at2025 is e served at MCP 2025-11-25.
+func at2025(e wire.MCPEvent) wire.MCPEvent {
+	e.Protocol = wire.MCPProtocol20251125
+	return e
+}
+
 // mcpID is mcp with the JSON-RPC request id id.
 func mcpID(at int, kind wire.MCPKind, tool, says, id string) wire.MCPEvent {
 	e := mcp(at, kind, tool, says)
@@ -336,6 +348,22 @@ func TestRules(t *testing.T) {
 		}), Pass},
 		{"splice: not streamed", "no-splice", seedHistory(func(h *history.History) { loop(h, 1, "injected_500", 500) }), Unknown},
 
+		{"lost: refused before it ran on 2026-07-28, re-issued", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)),
+				at2026(mcpID(2, wire.MCPCall, "commit_write", "", "2")), at2026(mcpID(2, wire.MCPWrite, "commit_write", "", "2")))
+		}), Pass},
+		{"lost: refused before it ran on 2026-07-28, not re-issued", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
+		}), Fail},
+		{"lost: session gone before it ran, not re-sent", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultExpireSession))
+		}), Fail},
+		{"lost: refused before it ran on 2025-11-25", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, at2025(mcp(1, wire.MCPCall, "commit_write", "")), at2025(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
+		}), Unknown},
+		{"lost: nothing lost", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPWrite, "commit_write", ""))
+		}), Unknown},
 		{"ambiguous: not re-sent", "no-replay-ambiguous-mcp", seedHistory(func(h *history.History) {
 			loop(h, 1, "forwarded", 200)
 			h.MCP = append(h.MCP, mcp(2, wire.MCPFault, "commit_write", "drop_after_execute"))
@@ -1110,6 +1138,75 @@ func TestRunFactsHoldPass(t *testing.T) {
 				if strings.Contains(v.Message, s) {
 					t.Errorf("message %q has %q", v.Message, s)
 				}
+			}
+		})
+	}
+}
+
+// TestDuplicateOwner checks that a replay after a lost answer is explained
+// by the protocol it was served at: on 2026-07-28 the duplicate is the
+// server's or the gateway's to prevent, on 2025-xx the client's replay.
+func TestDuplicateOwner(t *testing.T) {
+	tests := []struct {
+		name string
+		at   func(wire.MCPEvent) wire.MCPEvent
+		want string
+	}{
+		{name: "2026-07-28", at: at2026, want: "on MCP 2026-07-28 a re-issue after a broken stream is what the spec asks of the client; the duplicate is the server's to prevent"},
+		{name: "2025-11-25", at: at2025, want: "on MCP 2025-11-25 the client replayed a call whose outcome was unknown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := seedHistory(func(h *history.History) {
+				h.MCP = append(h.MCP, tt.at(mcp(1, wire.MCPCall, "commit_write", "")), tt.at(mcp(1, wire.MCPWrite, "commit_write", "")),
+					tt.at(mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute)),
+					tt.at(mcpID(3, wire.MCPCall, "commit_write", "", "2")), tt.at(mcpID(3, wire.MCPWrite, "commit_write", "", "2")))
+			})
+			h.Expect.Rules = []string{"no-replay-ambiguous-mcp"}
+			v := Check(h)[0]
+			if v.Status != Fail || !strings.Contains(v.Message, tt.want) {
+				t.Errorf("verdict %s %q, want fail saying %q", v.Status, v.Message, tt.want)
+			}
+		})
+	}
+}
+
+// TestLostCallSaysSo checks the lost-call verdict's words.
+func TestLostCallSaysSo(t *testing.T) {
+	h := seedHistory(func(h *history.History) {
+		h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
+	})
+	h.Expect.Rules = []string{"no-lost-call"}
+	v := Check(h)[0]
+	if want := "lost call: 1 tools/call never ran and was not re-issued"; !strings.Contains(v.Message, want) {
+		t.Errorf("verdict %q lacks %q", v.Message, want)
+	}
+}
+
+// TestStuckOnCutStream checks that a run whose target hung after the ledger
+// cut a tools/call's answer names the target's wait as the finding.
+func TestStuckOnCutStream(t *testing.T) {
+	tests := []struct {
+		name string
+		cut  bool
+		want bool
+	}{
+		{name: "answer cut, target hung", cut: true, want: true},
+		{name: "nothing cut, target hung", cut: false, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := seedHistory(func(h *history.History) {
+				h.Error = "the target gave no complete answer to POST /v1/chat/completions (a hang)"
+				h.Requests[0].TimedOut = true
+				h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPWrite, "commit_write", ""))
+				if tt.cut {
+					h.MCP = append(h.MCP, at2026(mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute)))
+				}
+			})
+			v := Check(h)[0]
+			if got := strings.Contains(v.Message, "a finding, not a timeout of replaycheck's"); v.Check != "completed" || got != tt.want {
+				t.Errorf("verdict %s %q: names the finding = %v, want %v", v.Check, v.Message, got, tt.want)
 			}
 		})
 	}

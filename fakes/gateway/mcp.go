@@ -316,9 +316,9 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 	}
 	// A session whose initialize fails is closed by Connect, which ends a
 	// spawned process too.
-	// The session protocol until the gateway's 2026-07-28 path lands
-	// (issue 36).
-	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: string(wire.MCPProtocol20251125)})
+	// With no options the client asks for 2026-07-28 (server/discover) and
+	// falls back to initialize when the server refuses it.
+	cs, err := client.Connect(ctx, transport, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to MCP server %s: %w", p.describe(), err)
 	}

@@ -493,7 +493,7 @@ func (rec *bodyRecorder) record(on bool) []string {
 
 func newBenchRig(b *testing.B) *benchRig {
 	b.Helper()
-	l, err := ledger.New(ledger.Config{})
+	l, err := ledger.New(sessionLedger)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func (r *rig) header() http.Header {
 
 func newRig(t *testing.T, bugs Bugs, tweak func(*Config)) *rig {
 	t.Helper()
-	return newLedgerRig(t, ledger.Config{}, bugs, tweak)
+	return newLedgerRig(t, sessionLedger, bugs, tweak)
 }
 
 // newLedgerRig is newRig with a ledger configured by lcfg (its Path is the
@@ -269,3 +269,8 @@ func (r *rig) waitLedger(cond func(wire.MCPCounts) bool) wire.MCPCounts {
 	}
 	return c
 }
+
+// sessionLedger is the ledger of the tests of the session generation
+// (2025-11-25: sessions, initialize, expiry); the 2026-07-28 path has tests
+// of its own (reissue_test.go and the stateless rows of switch_test.go).
+var sessionLedger = ledger.Config{Protocol: wire.MCPProtocol20251125}

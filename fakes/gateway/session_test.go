@@ -102,7 +102,7 @@ func newSessionRig(t *testing.T, delay map[string]time.Duration, toolTimeout tim
 // the old one's sessions.
 func (r *sessionRig) swapLedger(t *testing.T) *ledger.Server {
 	t.Helper()
-	l, err := ledger.New(ledger.Config{})
+	l, err := ledger.New(sessionLedger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestToolTimeoutBoundsOnlyTheCall(t *testing.T) {
 // a context no caller's deadline reaches) holds neither the app request nor
 // Close beyond the session timeout.
 func TestUnansweredStreamIsBounded(t *testing.T) {
-	l, err := ledger.New(ledger.Config{})
+	l, err := ledger.New(sessionLedger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func (h logSignal) Handle(_ context.Context, r slog.Record) error {
 // The call did not run, so it goes once on a new session to the new server,
 // and the model gets its result rather than an unknown outcome.
 func TestEndedSessionGetsNoCall(t *testing.T) {
-	old, err := ledger.New(ledger.Config{})
+	old, err := ledger.New(sessionLedger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestEndedSessionGetsNoCall(t *testing.T) {
 		t.Fatalf("first request: the model was told %q", got)
 	}
 	<-sending // the first request's call
-	l2, err := ledger.New(ledger.Config{})
+	l2, err := ledger.New(sessionLedger)
 	if err != nil {
 		t.Fatal(err)
 	}

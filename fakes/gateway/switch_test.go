@@ -135,7 +135,7 @@ func TestEachSwitchAlone(t *testing.T) {
 		bug      Bug
 		tweak    func(*Config)
 		stdio    *stdioDeath   // the gateway spawns a stdio ledger that dies so
-		ledger   ledger.Config // the ledger's configuration (Path aside)
+		ledger   ledger.Config // the ledger's configuration (Path aside); zero: sessionLedger
 		arm      func(t *testing.T, r *rig)
 		run      func(t *testing.T, r *rig) observed
 		guarded  observed
@@ -468,7 +468,11 @@ func TestEachSwitchAlone(t *testing.T) {
 					dir := t.TempDir()
 					tweak = func(c *Config) { c.MCPCommand = dyingCommand(t, dir, tt.stdio.point, tt.stdio.times, c.MCP) }
 				}
-				r := newLedgerRig(t, tt.ledger, bugs, tweak)
+				lcfg := tt.ledger
+				if !lcfg.Stateless && lcfg.Protocol == "" {
+					lcfg.Protocol = sessionLedger.Protocol // the rows not about 2026-07-28
+				}
+				r := newLedgerRig(t, lcfg, bugs, tweak)
 				if tt.arm != nil {
 					tt.arm(t, r)
 				}

@@ -121,7 +121,7 @@ func TestWhatTheModelIsTold(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			l, err := ledger.New(ledger.Config{})
+			l, err := ledger.New(sessionLedger)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -725,8 +725,10 @@ func printServeBanner(opts *serveOptions, upURL, mcpURL, key string, fk *servedF
 	fmt.Fprintf(&b, "replaycheck serve\n")
 	fmt.Fprintf(&b, "  upstream:     %s (%s)\n", upURL, mode)
 	side := serveMCPSide(opts)
-	if p := fk.ledger.ForwardProtocol(); p != "" {
-		side += ", MCP " + string(p) // as the forwarder's client negotiated it with the server
+	if fk.ledger != nil {
+		if p := fk.ledger.ForwardProtocol(); p != "" {
+			side += ", MCP " + string(p) // as the forwarder's client negotiated it with the server
+		}
 	}
 	fmt.Fprintf(&b, "  mcp:          %s (%s): %s\n", mcpURL, session, side)
 	fmt.Fprintf(&b, "  ledger file:  %s\n", or(opts.LedgerFile, "none (in memory)"))

@@ -149,7 +149,7 @@ func TestServe(t *testing.T) {
 
 	// One tool call on the ledger, with the SDK client.
 	c := mcp.NewClient(&mcp.Implementation{Name: "serve-test", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL}, sessionProtocol) // counts session messages
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", mcpURL, err)
 	}
@@ -401,7 +401,7 @@ func TestServeStopsWithOpenStream(t *testing.T) {
 	_, mcpURL, _, stop := startServe(t, &serveOptions{})
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stream-holder", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: mcpURL, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+		&mcp.StreamableClientTransport{Endpoint: mcpURL, MaxRetries: -1, DisableStandaloneSSE: true}, sessionProtocol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,3 +505,8 @@ func TestServeBannerNamesMCPSide(t *testing.T) {
 		})
 	}
 }
+
+// sessionProtocol makes a go-sdk client initialize a session (2025-11-25)
+// where a test is about sessions; by default it speaks 2026-07-28, which has
+// none.
+var sessionProtocol = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}

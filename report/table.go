@@ -113,9 +113,33 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
+	proto := negotiatedAny(s)
+	header, rows := gridRows(s, proto)
+	// The scenario and the failed checks are the cells that grow. On a
+	// terminal too narrow for the table, the MCP protocol column goes first:
+	// the details, the timeline and every report name the version too.
+	if !fitColumns(header, rows, width, 0, slices.Index(header, "FAILED")) && proto {
+		header, rows = gridRows(s, false)
+		fitColumns(header, rows, width, 0, slices.Index(header, "FAILED"))
+	}
+	t.Header(header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return fmt.Errorf("writing table: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	return nil
+}
+
+// gridRows returns the header and rows of the table of results, with the
+// MCP protocol column when proto is set.
+func gridRows(s Suite, proto bool) ([]string, [][]string) {
 	// A repeated scenario's counts are those of the run its details show.
 	header := []string{"SCENARIO", "TARGET", "VERDICT", "STATUS", "WRITES", "INITIAL", "FOLLOW-UP", "MCP CALLS", "FAILED"}
-	rep, stdio, proto := repeated(s), spawned(s), negotiatedAny(s)
+	rep, stdio := repeated(s), spawned(s)
 	if proto {
 		header = slices.Insert(header, 8, "MCP PROTOCOL")
 	}
@@ -147,18 +171,7 @@ func writeGrid(w io.Writer, s Suite, width int) error {
 		}
 		rows = append(rows, row)
 	}
-	// The scenario and the failed checks are the cells that grow.
-	fitColumns(header, rows, width, 0, slices.Index(header, "FAILED"))
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return fmt.Errorf("writing table: %w", err)
-		}
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("writing table: %w", err)
-	}
-	return nil
+	return header, rows
 }
 
 // minCut is the narrowest a cut column becomes.
@@ -167,10 +180,10 @@ const minCut = 12
 // fitColumns cuts the cells of the columns shrink (widest first, each to no
 // less than minCut or its header) so that a table of header and rows drawn
 // with borders fits width columns; 0 means any width. A table that cannot
-// fit is cut as far as it can be.
-func fitColumns(header []string, rows [][]string, width int, shrink ...int) {
+// fit is cut as far as it can be; fitColumns reports whether it fits.
+func fitColumns(header []string, rows [][]string, width int, shrink ...int) bool {
 	if width <= 0 {
-		return
+		return true
 	}
 	widths := make([]int, len(header))
 	for i, h := range header {
@@ -208,6 +221,7 @@ func fitColumns(header []string, rows [][]string, width int, shrink ...int) {
 			}
 		}
 	}
+	return total <= width
 }
 
 // writeDetails writes one result's checks that did not pass, marking those

@@ -17,8 +17,8 @@ func noLostCallRule() Rule {
 			"2026-07-28 the spec asks the client to re-issue a request whose response stream broke; a client that " +
 			"does not, and tells the model the call failed or succeeded, loses the call: it never ran and was not " +
 			"re-issued. A re-issue is safe there only with an idempotency key the server honours (or a server that " +
-			"honours cancellation before it commits), so a gateway that holds a non-idempotent call loses it too, " +
-			"and says so. A later call of the tool in the same client request that runs (the client's re-issue or " +
+			"honours cancellation before it commits), so a call without a key that is not re-issued is not judged (holding it " +
+			"is the safe choice), and a call re-issued that the server refuses again is not the client's loss. A later call of the tool in the same client request that runs (the client's re-issue or " +
 			"the model asking again) counts as the call running. Judged per client request and tool. Cannot judge " +
 			"when no tools/call was lost before it ran, nor when the lost call was served at MCP 2025-xx (or at no " +
 			"recorded version) and refused with an HTTP error or left unanswered: there the client cannot know it " +
@@ -91,20 +91,38 @@ func noLostCall(h *history.History) Verdict {
 		return unknown(expected, "no tools/call was lost before it ran")
 	}
 	ran, dedup := wrote(h), deduplicated(h)
-	missing := 0
+	missing, held := 0, 0
 	for _, s := range order {
-		executed := 0
+		executed, attempts, keyed := 0, 0, false
 		for j, c := range h.MCP {
-			if c.Kind == wire.MCPCall && c.Tool == s.tool && h.ExchangeAt(c.At.D()) == s.exchange && (ran[j] || dedup[j]) {
+			if c.Kind != wire.MCPCall || c.Tool != s.tool || h.ExchangeAt(c.At.D()) != s.exchange {
+				continue
+			}
+			attempts++
+			keyed = keyed || c.Key != ""
+			if ran[j] || dedup[j] {
 				executed++
 			}
 		}
-		missing += max(countOf(h.Setup.Tools, s.tool, 1)-executed, 0)
+		want := countOf(h.Setup.Tools, s.tool, 1)
+		switch {
+		case executed >= want, attempts > want:
+			// It ran, or the client re-issued it (a server that refuses
+			// every attempt is not the client's loss).
+		case !keyed:
+			held += want - executed // a call without a key: not re-issuing it is the safe choice
+		default:
+			missing += want - executed
+		}
 	}
 	writes := plural(len(h.Writes()), "write")
 	if missing > 0 {
 		return judged(false, expected, fmt.Sprintf("lost call: %s never ran and %s not re-issued (%s; %s lost before it ran)",
 			plural(missing, "tools/call"), wasWere(missing), writes, plural(losses, "call")))
+	}
+	if held > 0 {
+		return unknown(expected, fmt.Sprintf("%s without an idempotency key lost before it ran and not re-issued: holding a call that may not be re-sent safely is the safe choice (%s)",
+			plural(held, "tools/call"), writes))
 	}
 	return judged(true, expected, fmt.Sprintf("every lost call re-issued and run (%s after %s lost before it ran)", writes, plural(losses, "call")))
 }

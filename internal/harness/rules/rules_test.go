@@ -352,11 +352,18 @@ func TestRules(t *testing.T) {
 			h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)),
 				at2026(mcpID(2, wire.MCPCall, "commit_write", "", "2")), at2026(mcpID(2, wire.MCPWrite, "commit_write", "", "2")))
 		}), Pass},
-		{"lost: refused before it ran on 2026-07-28, not re-issued", "no-lost-call", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
+		{"lost: keyed, refused before it ran on 2026-07-28, not re-issued", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, keyedCall(at2026(mcp(1, wire.MCPCall, "commit_write", ""))), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
 		}), Fail},
-		{"lost: session gone before it ran, not re-sent", "no-lost-call", seedHistory(func(h *history.History) {
-			h.MCP = append(h.MCP, mcp(1, wire.MCPCall, "commit_write", ""), mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultExpireSession))
+		{"lost: no key, refused before it ran on 2026-07-28, held", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
+		}), Unknown},
+		{"lost: keyed, re-issued and refused again", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, keyedCall(at2026(mcp(1, wire.MCPCall, "commit_write", ""))), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)),
+				keyedCall(at2026(mcpID(2, wire.MCPCall, "commit_write", "", "2"))), at2026(mcpID(2, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute, "2")))
+		}), Pass},
+		{"lost: keyed, session gone before it ran, not re-sent", "no-lost-call", seedHistory(func(h *history.History) {
+			h.MCP = append(h.MCP, keyedCall(mcp(1, wire.MCPCall, "commit_write", "")), mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultExpireSession))
 		}), Fail},
 		{"lost: refused before it ran on 2025-11-25", "no-lost-call", seedHistory(func(h *history.History) {
 			h.MCP = append(h.MCP, at2025(mcp(1, wire.MCPCall, "commit_write", "")), at2025(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
@@ -1174,7 +1181,7 @@ func TestDuplicateOwner(t *testing.T) {
 // TestLostCallSaysSo checks the lost-call verdict's words.
 func TestLostCallSaysSo(t *testing.T) {
 	h := seedHistory(func(h *history.History) {
-		h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
+		h.MCP = append(h.MCP, keyedCall(at2026(mcp(1, wire.MCPCall, "commit_write", ""))), at2026(mcp(1, wire.MCPFault, "commit_write", wire.MCPFaultFailBeforeExecute)))
 	})
 	h.Expect.Rules = []string{"no-lost-call"}
 	v := Check(h)[0]
@@ -1210,4 +1217,11 @@ func TestStuckOnCutStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keyedCall gives the call event e an idempotency key, as a call of a keyed
+// tool carries.
+func keyedCall(e wire.MCPEvent) wire.MCPEvent {
+	e.Key = "k-1"
+	return e
 }

@@ -265,7 +265,7 @@ func TestRunToolIsError(t *testing.T) {
 		t.Errorf("stderr %q does not show the tool's error result", stderr.String())
 	}
 	got := r.ledger.Counts(tok)
-	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ledger.ToolCommitWrite: 1}}, got); diff != "" {
+	if diff := cmp.Diff(wire.MCPCounts{Calls: map[string]int{ledger.ToolCommitWrite: 1}, Protocols: []wire.MCPProtocol{wire.MCPProtocol20260728}}, got); diff != "" {
 		t.Errorf("ledger counts (-want +got):\n%s", diff)
 	}
 }

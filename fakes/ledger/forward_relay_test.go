@@ -184,7 +184,7 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 func forwardFull(t *testing.T, stateless bool) (*fullServer, *Server, *relayClient) {
 	t.Helper()
 	fs := newFullServer(t, stateless)
-	s, url := newLedger(t, Config{Forward: &Forward{URL: fs.url}})
+	s, url := newLedger(t, Config{Protocol: generation(stateless), Forward: &Forward{URL: fs.url}})
 	return fs, s, connectRelayClient(t, url)
 }
 
@@ -379,7 +379,7 @@ func TestForwardInputRequired(t *testing.T) {
 			})
 			ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 			t.Cleanup(ts.Close)
-			s, url := newLedger(t, Config{Stateless: tt.stateless, Forward: &Forward{URL: ts.URL}})
+			s, url := newLedger(t, Config{Stateless: tt.stateless, Protocol: generation(tt.stateless), Forward: &Forward{URL: ts.URL}})
 			rc := connectRelayClient(t, url)
 			res, err := callTool(t, rc.cs, "deploy", nil)
 			if err != nil || res.IsError || text(res) != "deployed for ann" {
@@ -393,4 +393,13 @@ func TestForwardInputRequired(t *testing.T) {
 			}
 		})
 	}
+}
+
+// generation is the ledger's pin for a test of one client generation: a
+// session (2025-11-25) unless stateless, where the client speaks 2026-07-28.
+func generation(stateless bool) wire.MCPProtocol {
+	if stateless {
+		return ""
+	}
+	return wire.MCPProtocol20251125
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/replaycheck/replaycheck/internal/wire"
 	"io"
 	"log/slog"
 	"net/http"
@@ -70,7 +71,7 @@ func (h listChangedLog) Handle(_ context.Context, r slog.Record) error {
 // SSE stream, and the gateway's next request offers the model the new list,
 // listed anew on the same session.
 func TestGatewayOffersTheChangedToolList(t *testing.T) {
-	s, url := newLedger(t, Config{})
+	s, url := newLedger(t, Config{Protocol: wire.MCPProtocol20251125}) // list_changed on a session's stream
 	model := &offeredTools{}
 	us := httptest.NewServer(model)
 	t.Cleanup(us.Close)

@@ -563,7 +563,12 @@ func TestSessionStepsSwept(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			tg := parseTarget(t, name)
-			rep, err := Explore(context.Background(), bases(t, tg, "chat stream tool call"), Options{Target: tg, Kinds: kinds, Parallel: 4})
+			bs := bases(t, tg, "chat stream tool call")
+			for _, b := range bs {
+				// Session steps exist on the session generation only.
+				b.MCP = &scenario.MCP{Protocol: wire.MCPProtocol20251125}
+			}
+			rep, err := Explore(context.Background(), bs, Options{Target: tg, Kinds: kinds, Parallel: 4})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -189,7 +189,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
-		if req.IsCall() && req.Method == MethodInitialize && session == "" && stdio {
+		// A ledger-stdio process's first request is its spawn: its initialize,
+		// or, where the ledger serves 2026-07-28 only, its server/discover.
+		first := req.Method == MethodInitialize || req.Method == "server/discover" && s.gen.refusesInitialize()
+		if req.IsCall() && first && session == "" && stdio {
 			if s.spawn(owner, pid, proto) {
 				refuseSpawn(w, req)
 				return

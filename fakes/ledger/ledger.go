@@ -215,9 +215,6 @@ type Server struct {
 
 	// honourCancel is Config.HonourCancellation (see commit).
 	honourCancel bool
-	// stdioPin is Config.Protocol, told to ledger-stdio processes (see
-	// stdioProtocol).
-	stdioPin wire.MCPProtocol
 
 	sessionTimeout  time.Duration
 	maxSessions     int
@@ -333,7 +330,6 @@ func New(cfg Config) (*Server, error) {
 		s.annotations = map[string]Annotations{}
 	}
 	s.honourCancel = cfg.HonourCancellation
-	s.stdioPin = cfg.Protocol
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "replaycheck-ledger", Version: "1"}, serverOptions(cfg, log))
 	s.mcp.AddReceivingMiddleware(s.callMiddleware, s.forwardUnlisted) // the first is outermost
 	s.mcp.AddSendingMiddleware(s.listChangedMiddleware)

@@ -17,8 +17,8 @@ func (s *Server) stdioProtocol(w http.ResponseWriter, h http.Header, stdio bool)
 	if !stdio {
 		return ""
 	}
-	if s.stdioPin != "" {
-		w.Header().Set(StdioPinHeader, string(s.stdioPin))
+	if s.gen.pin != "" {
+		w.Header().Set(StdioPinHeader, string(s.gen.pin))
 	}
 	p := wire.MCPProtocol(h.Get(StdioProtocolHeader))
 	if !slices.Contains(wire.MCPProtocols(), p) {

@@ -237,7 +237,7 @@ MCP fault kinds: ` + strings.Join(ledger.Kinds(), ", ") + `.`,
 	f.StringVar(&opts.Relay, "relay", "", "relay model requests to this provider base URL (e.g. https://api.openai.com)")
 	f.StringVar(&opts.FlagsDir, "flags-dir", "", "directory of the seed's flag files fault_on, fault_once, drop_stream")
 	f.BoolVar(&opts.Stateless, "stateless", false, "serve the ledger as stateless Streamable HTTP only, every protocol version without sessions (by default 2026-07-28 is served statelessly and clients that initialize get sessions; --mcp-protocol 2026-07-28 serves that protocol only)")
-	f.Var(&opts.MCPProtocol, "mcp-protocol", "pin the MCP protocol version the ledger (or the forwarder) speaks: "+wire.MCPProtocolNames()+" (default: negotiate as a current server does, 2026-07-28 to clients that ask for it, the version a client initializes with otherwise)")
+	f.Var(&opts.MCPProtocol, "mcp-protocol", "pin the MCP protocol version the ledger (or the forwarder) speaks: "+wire.MCPProtocolNames()+"; an initialize-era pin also serves the older versions a client initializes with (default: negotiate as a current server does, 2026-07-28 to clients that ask for it, the version a client initializes with otherwise)")
 	f.BoolVar(&opts.HonourCancellation, "honour-cancellation", false, "the ledger honours cancellation as the 2026-07-28 specification asks: a call whose request stream closed before its write committed writes nothing")
 	f.DurationVar(&opts.SessionTimeout, "mcp-session-timeout", defaultSessionTimeout, "close an MCP session that sent no request for this long (0 = never)")
 	f.IntVar(&opts.MaxSessions, "mcp-max-sessions", defaultMaxSessions, "most MCP sessions open at once; past it an initialize is refused with 503 until one ends (0 = no cap)")

@@ -51,14 +51,18 @@ func checkProtocol(p wire.MCPProtocol) error {
 	return fmt.Errorf("ledger: protocol %q: want one of %v, or none to negotiate", p, wire.MCPProtocols())
 }
 
-// sdkVersions returns the versions the SDK's server may negotiate
-// (mcp.ServerOptions.SupportedProtocolVersions): the pin alone, or nil
-// (all the SDK knows) to negotiate.
-func sdkVersions(pin wire.MCPProtocol) []string {
+// SupportedVersions returns the mcp.ServerOptions.SupportedProtocolVersions
+// of a server pinned to pin (wire.MCPProtocol.Served): nil (all the SDK
+// knows) to negotiate.
+func SupportedVersions(pin wire.MCPProtocol) []string {
 	if pin == "" {
 		return nil
 	}
-	return []string{string(pin)}
+	var out []string
+	for _, v := range pin.Served() {
+		out = append(out, string(v))
+	}
+	return out
 }
 
 // newGenerations builds the handlers cfg asks for over server.
@@ -139,19 +143,21 @@ func metaProtocol(req *jsonrpc.Request) wire.MCPProtocol {
 func (g generations) refusesInitialize() bool { return g.pin.Stateless() }
 
 // negotiate returns the version the SDK answers an initialize asking for
-// requested with (go-sdk v1.8.0 negotiatedVersion): the pin when set; else
-// requested when it is a session version the ledger speaks; else the newest
-// session version. TestNegotiatedProtocolRecorded holds it to what the SDK
-// answers.
+// requested with (go-sdk v1.8.0 negotiatedVersion): requested when it is
+// a session version the ledger serves (wire.MCPProtocol.Served), else the
+// newest session version it serves. TestNegotiatedProtocolRecorded holds
+// it to what the SDK answers.
 func (g generations) negotiate(requested string) wire.MCPProtocol {
-	if g.pin != "" {
-		return g.pin
-	}
-	p := wire.MCPProtocol(requested)
-	if slices.Contains(wire.MCPProtocols(), p) && !p.Stateless() {
+	served := g.pin.Served()
+	if p := wire.MCPProtocol(requested); slices.Contains(served, p) && !p.Stateless() {
 		return p
 	}
-	return wire.MCPProtocol20251125
+	for _, p := range served {
+		if !p.Stateless() {
+			return p
+		}
+	}
+	return g.pin
 }
 
 // requestProtocol returns the protocol version a POST (its messages msgs)
@@ -187,11 +193,11 @@ func (s *Server) requestProtocol(h http.Header, session string, msgs []jsonrpc.M
 	return s.gen.served(wire.MCPProtocol(h.Get(protocolVersionHeader)))
 }
 
-// served returns p when it is a version the ledger serves (one of
-// wire.MCPProtocols, the pin when one is set), else "": a request at a
-// version the ledger refuses was not served at it.
+// served returns p when it is a version the ledger serves
+// (wire.MCPProtocol.Served of the pin), else "": a request at a version
+// the ledger refuses was not served at it.
 func (g generations) served(p wire.MCPProtocol) wire.MCPProtocol {
-	if !slices.Contains(wire.MCPProtocols(), p) || g.pin != "" && p != g.pin {
+	if !slices.Contains(g.pin.Served(), p) {
 		return ""
 	}
 	return p
@@ -238,7 +244,7 @@ func (s *Server) refuseRemoved(w http.ResponseWriter, req *jsonrpc.Request) {
 }
 
 // serverOptions are the options of the ledger's go-sdk server for cfg: the
-// versions it may negotiate (the pin alone), and, for the ledger's own
+// versions it may negotiate (SupportedVersions of the pin), and, for the ledger's own
 // tools, the prompts capability. go-sdk v1.8.0 answers prompts/list (an
 // empty list) whether or not a server declares prompts, and a server that
 // answers it must declare them (the conformance suite's
@@ -246,5 +252,5 @@ func (s *Server) refuseRemoved(w http.ResponseWriter, req *jsonrpc.Request) {
 // want the answer), so the ledger declares prompts and has none. A
 // forwarder declares what its server declares.
 func serverOptions(cfg Config, log *slog.Logger) *mcp.ServerOptions {
-	return &mcp.ServerOptions{Logger: log, SupportedProtocolVersions: sdkVersions(cfg.Protocol), HasPrompts: cfg.Forward == nil}
+	return &mcp.ServerOptions{Logger: log, SupportedProtocolVersions: SupportedVersions(cfg.Protocol), HasPrompts: cfg.Forward == nil}
 }

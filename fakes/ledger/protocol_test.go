@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -118,13 +119,16 @@ func TestRawStatelessRequest(t *testing.T) {
 	}
 }
 
-// TestProtocolPin: Config.Protocol pins one version. Pinned to 2025-06-18
-// the ledger refuses server/discover with the SDK's unsupported-version
-// error listing only 2025-06-18, so the go-sdk client (which asks for
-// 2026-07-28) falls back to initialize and is answered 2025-06-18. Pinned
-// to 2026-07-28 it answers initialize 404 with "method not found", so a
-// session client cannot connect, and serves the default client
-// statelessly. An unknown version is refused by New.
+// TestProtocolPin: Config.Protocol pins the ledger to one release. Pinned
+// to 2025-06-18 the ledger refuses server/discover with the SDK's
+// unsupported-version error listing 2025-06-18 and the older versions, so
+// the go-sdk client (which asks for 2026-07-28) falls back to initialize
+// and is answered 2025-06-18, while a client that asks for an older
+// version (2024-11-05) is answered with it, as a server of 2025-06-18 does;
+// a newer one (2025-11-25) is answered with the pin. Pinned to 2026-07-28
+// it answers initialize 404 with "method not found", so a session client
+// cannot connect, and serves the default client statelessly. An unknown
+// version is refused by New.
 func TestProtocolPin(t *testing.T) {
 	t.Run("2025-06-18", func(t *testing.T) {
 		s, url := newLedger(t, Config{Protocol: wire.MCPProtocol20250618})
@@ -137,19 +141,26 @@ func TestProtocolPin(t *testing.T) {
 			Supported []string `json:"supported"`
 		}
 		var werr *jsonrpc.Error
-		if !errors.As(ans.Error, &werr) || werr.Code != mcp.CodeUnsupportedProtocolVersion || json.Unmarshal(werr.Data, &data) != nil || !slices.Equal(data.Supported, []string{"2025-06-18"}) {
-			t.Errorf("server/discover answered %v, want -32022 listing only 2025-06-18", ans.Error)
+		want := []string{"2025-06-18", "2025-03-26", "2024-11-05"}
+		if !errors.As(ans.Error, &werr) || werr.Code != mcp.CodeUnsupportedProtocolVersion || json.Unmarshal(werr.Data, &data) != nil || !slices.Equal(data.Supported, want) {
+			t.Errorf("server/discover answered %v (data %s), want -32022 listing %v", ans.Error, werr.Data, want)
 		}
-		const tok = "rc000000pr04"
-		cs := connect(t, ownAddress(t, s, tok), "default")
-		if got := cs.InitializeResult().ProtocolVersion; got != "2025-06-18" {
-			t.Errorf("initialize answered %s, want the pin", got)
-		}
-		if _, err := callTool(t, cs, ToolCommitWrite, map[string]any{"entry": "pinned " + tok}); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff([]wire.MCPProtocol{wire.MCPProtocol20250618}, s.Counts(tok).Protocols); diff != "" {
-			t.Errorf("Counts.Protocols (-want +got):\n%s", diff)
+		for i, tt := range []struct{ ask, want string }{
+			{"default", "2025-06-18"},
+			{"2025-11-25", "2025-06-18"},
+			{"2024-11-05", "2024-11-05"},
+		} {
+			tok := fmt.Sprintf("rc00000pin%02d", i)
+			cs := connect(t, ownAddress(t, s, tok), tt.ask)
+			if got := cs.InitializeResult().ProtocolVersion; got != tt.want {
+				t.Errorf("asked %s: initialize answered %s, want %s", tt.ask, got, tt.want)
+			}
+			if _, err := callTool(t, cs, ToolCommitWrite, map[string]any{"entry": "pinned " + tok}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]wire.MCPProtocol{wire.MCPProtocol(tt.want)}, s.Counts(tok).Protocols); diff != "" {
+				t.Errorf("asked %s: Counts.Protocols (-want +got):\n%s", tt.ask, diff)
+			}
 		}
 	})
 	t.Run("2026-07-28", func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -44,16 +45,14 @@ func protocolOf(ctx context.Context) wire.MCPProtocol {
 }
 
 // serverVersions returns the protocol versions the stdio server serves for
-// pin ("" or one of wire.MCPProtocols): all the SDK's when there is none;
-// an error for a version replaycheck does not speak.
+// pin ("" or one of wire.MCPProtocols), ledger.SupportedVersions: all the
+// SDK's when there is none; an error for a version replaycheck does not
+// speak.
 func serverVersions(pin wire.MCPProtocol) ([]string, error) {
-	if pin == "" {
-		return nil, nil
-	}
-	if !slices.Contains(wire.MCPProtocols(), pin) || !slices.Contains(mcp.SupportedProtocolVersions(), string(pin)) {
+	if pin != "" && (!slices.Contains(wire.MCPProtocols(), pin) || !slices.Contains(mcp.SupportedProtocolVersions(), string(pin))) {
 		return nil, fmt.Errorf("ledger-stdio: the ledger pins MCP protocol %q, which this ledger-stdio does not speak (it speaks %v)", pin, wire.MCPProtocols())
 	}
-	return []string{string(pin)}, nil
+	return ledger.SupportedVersions(pin), nil
 }
 
 // negotiation is what the stdio server negotiated with its client: the

@@ -32,6 +32,7 @@ func TestLedgerStdioProtocols(t *testing.T) {
 		{"2025-11-25", "", wire.MCPProtocol20251125, wire.MCPProtocol20251125},
 		{"2025-06-18", "", wire.MCPProtocol20250618, wire.MCPProtocol20250618},
 		{"pinned 2025-11-25, asked 2026-07-28", wire.MCPProtocol20251125, wire.MCPProtocol20260728, wire.MCPProtocol20251125},
+		{"pinned 2025-11-25, asked 2025-06-18", wire.MCPProtocol20251125, wire.MCPProtocol20250618, wire.MCPProtocol20250618},
 		{"pinned 2026-07-28, asked 2026-07-28", wire.MCPProtocol20260728, wire.MCPProtocol20260728, wire.MCPProtocol20260728},
 		{"pinned 2026-07-28, asked 2025-11-25", wire.MCPProtocol20260728, wire.MCPProtocol20251125, ""},
 	} {

@@ -118,6 +118,28 @@ func MCPProtocols() []MCPProtocol {
 	return []MCPProtocol{MCPProtocol20260728, MCPProtocol20251125, MCPProtocol20250618, MCPProtocol20250326, MCPProtocol20241105}
 }
 
+// Served returns the versions a server pinned to p speaks, newest first:
+// every version when p is none; p alone when p is self-describing
+// (2026-07-28 on: there is no initialize to negotiate down with); else p
+// and the older initialize-era versions, as a server of p's release
+// answers a client that initializes with an older one (Codex CLI and
+// Gemini CLI ask for 2025-06-18).
+func (p MCPProtocol) Served() []MCPProtocol {
+	switch {
+	case p == "":
+		return MCPProtocols()
+	case p.Stateless():
+		return []MCPProtocol{p}
+	}
+	var out []MCPProtocol
+	for _, v := range MCPProtocols() {
+		if !v.Stateless() && v <= p {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // Stateless reports whether p is a protocol of self-describing requests
 // (2026-07-28 and later), where a re-issue after a broken stream is what
 // the client must do.

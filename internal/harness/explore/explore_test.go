@@ -498,7 +498,9 @@ func TestRandomSchedulesShrink(t *testing.T) {
 
 // TestHangFailsOnlyItsCell stalls the model answer past each run's deadline:
 // those cells fail (the run did not complete) and the sweep goes on to the
-// others.
+// others. On a machine so busy that the harness's own timers ran late by
+// half the deadline, a cell is unknown (starved) instead, which says so:
+// such a cell is not held to its verdict.
 func TestHangFailsOnlyItsCell(t *testing.T) {
 	tg := parseTarget(t, "builtin:guarded")
 	kinds, err := SelectKinds([]string{"stall", "500"})
@@ -513,15 +515,20 @@ func TestHangFailsOnlyItsCell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
-	for _, c := range rep.Cells {
-		got[c.Schedule.String()] = string(c.Verdict) + " " + strings.Join(c.Failed, ",")
-	}
 	want := map[string]string{
 		"stall at initial chat #1 (once)":   "fail completed",
 		"stall at initial chat #1 (always)": "fail completed",
 		"500 at initial chat #1 (once)":     "pass ",
 		"500 at initial chat #1 (always)":   "pass ",
+	}
+	got := map[string]string{}
+	for _, c := range rep.Cells {
+		name := c.Schedule.String()
+		got[name] = string(c.Verdict) + " " + strings.Join(c.Failed, ",")
+		if c.Verdict == rules.Unknown && slices.ContainsFunc(c.Result.Verdicts, func(v rules.Verdict) bool { return v.Starved }) {
+			t.Logf("%s: unknown, the harness was starved (want %q on a quieter machine)", name, want[name])
+			got[name] = want[name]
+		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)

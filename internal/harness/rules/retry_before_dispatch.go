@@ -60,6 +60,9 @@ func retryBeforeDispatch(h *history.History) Verdict {
 				later++
 			}
 		}
+		if later == 0 && cutAtDeadline(h, x) {
+			return unknown(expected, "the run's deadline ended the client request before a retry after the upstream "+label(u)+" could come (the run did not complete)")
+		}
 		if dropped(u) && later == 0 {
 			switch reached, known := delivered(h, x, u); {
 			case !known:

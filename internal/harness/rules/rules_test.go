@@ -261,6 +261,10 @@ func TestRules(t *testing.T) {
 		{"retry-before: not retried", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(1, "initial", "forwarded", 200), up(2, "follow_up", "injected_500", 500))
 		}), Fail},
+		{"retry-before: not retried before the run's deadline ended the request", "retry-before-dispatch", seedHistory(func(h *history.History) {
+			h.Requests[0].TimedOut = true
+			h.Upstream = append(h.Upstream, up(1, "initial", "injected_500", 500))
+		}), Unknown},
 		{"retry-before: initial failed, retried, then the tool ran", "retry-before-dispatch", seedHistory(func(h *history.History) {
 			h.Upstream = append(h.Upstream, up(0, "initial", "injected_503", 503))
 			loop(h, 1, "forwarded", 200)

@@ -99,11 +99,19 @@ func timingTimeout(h *history.History, v Verdict, short map[string]bool) (time.D
 // deadlinePassed reports whether the run ended at its deadline: its last
 // request timed out, or the client standing for it was killed at it.
 func deadlinePassed(h *history.History) bool {
-	if h.NotStarted || len(h.Requests) == 0 {
+	return !h.NotStarted && cutAtDeadline(h, len(h.Requests)-1)
+}
+
+// cutAtDeadline reports whether the client exchange h.Requests[x] ended at
+// the run's deadline: it timed out, or the client standing for it was
+// killed at it. Whatever the target would have done next, it had no time
+// to.
+func cutAtDeadline(h *history.History, x int) bool {
+	if x < 0 || x >= len(h.Requests) {
 		return false
 	}
-	x := h.Requests[len(h.Requests)-1]
-	return x.TimedOut || x.Client != nil && x.Client.Killed
+	r := h.Requests[x]
+	return r.TimedOut || r.Client != nil && r.Client.Killed
 }
 
 // starvedWait returns why a retry that came gap after an answer asking for

@@ -1178,6 +1178,82 @@ func TestDuplicateOwner(t *testing.T) {
 	}
 }
 
+// TestReissueOwner checks that no-replay-after-dispatch, failing on a call
+// re-run after a fault lost its answer, says who must prevent the duplicate
+// under the protocol the first execution was served at, and that it says
+// nothing of the kind for a re-run that followed no lost answer (a model
+// call retried after a 500) or that the model asked for again.
+func TestReissueOwner(t *testing.T) {
+	const spec = "a re-issue after a broken stream is what the spec asks of the client"
+	lostAnswer := func(at func(wire.MCPEvent) wire.MCPEvent) func(h *history.History) {
+		return func(h *history.History) {
+			h.MCP = append(h.MCP, at(mcp(1, wire.MCPCall, "commit_write", "")), at(mcp(1, wire.MCPWrite, "commit_write", "")),
+				at(mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute)),
+				at(mcpID(3, wire.MCPCall, "commit_write", "", "2")), at(mcpID(3, wire.MCPWrite, "commit_write", "", "2")))
+		}
+	}
+	tests := []struct {
+		name   string
+		mut    func(h *history.History)
+		want   []string
+		absent []string
+	}{
+		{
+			name: "re-issued after a broken stream at 2026-07-28",
+			mut:  lostAnswer(at2026),
+			want: []string{"commit_write ran twice for 1 logical tool call", "on MCP 2026-07-28 " + spec,
+				"the duplicate is the server's to prevent (an idempotency key it honours, or cancellation honoured before it commits",
+				"or the gateway's (hold non-idempotent tools)"},
+		},
+		{
+			name:   "re-sent after a dropped connection at 2025-11-25",
+			mut:    lostAnswer(at2025),
+			want:   []string{"commit_write ran twice for 1 logical tool call", "on MCP 2025-11-25 the client replayed a call whose outcome was unknown"},
+			absent: []string{spec},
+		},
+		{
+			name: "re-run after a model 500 at 2026-07-28, no answer lost",
+			mut: func(h *history.History) {
+				h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPWrite, "commit_write", "")),
+					at2026(mcpID(3, wire.MCPCall, "commit_write", "", "2")), at2026(mcpID(3, wire.MCPWrite, "commit_write", "", "2")))
+			},
+			want:   []string{"commit_write ran twice for 1 logical tool call"},
+			absent: []string{"on MCP"},
+		},
+		{
+			name: "asked again by the model after a broken stream at 2026-07-28",
+			mut: func(h *history.History) {
+				reaskedLoop(h, "Connection closed", mcp(2, wire.MCPWrite, "commit_write", ""), mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute))
+				for i := range h.MCP {
+					h.MCP[i] = at2026(h.MCP[i])
+				}
+			},
+			want:   []string{"commit_write ran twice for 1 logical tool call", "after the client reported call_1 failed"},
+			absent: []string{"on MCP"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := seedHistory(tt.mut)
+			h.Expect.Rules = []string{"no-replay-after-dispatch"}
+			v := Check(h)[0]
+			if v.Status != Fail {
+				t.Errorf("verdict %s %q, want fail", v.Status, v.Message)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(v.Message, s) {
+					t.Errorf("message %q lacks %q", v.Message, s)
+				}
+			}
+			for _, s := range tt.absent {
+				if strings.Contains(v.Message, s) {
+					t.Errorf("message %q has %q", v.Message, s)
+				}
+			}
+		})
+	}
+}
+
 // TestLostCallSaysSo checks the lost-call verdict's words.
 func TestLostCallSaysSo(t *testing.T) {
 	h := seedHistory(func(h *history.History) {

@@ -772,3 +772,29 @@ func runInNamespace(t *testing.T, c realClient, paths []string, wantCode int) (s
 	}
 	return saved, out
 }
+
+// TestRealClientsTable holds the real-clients table of
+// docs/tutorials/your-agent.md to the MCP protocol TestRealClients pins for
+// each client (realClient.protocol): the row linking a client's target file
+// ends with that version in its MCP protocol column.
+func TestRealClientsTable(t *testing.T) {
+	src, err := os.ReadFile("../docs/tutorials/your-agent.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := map[string]string{}, map[string]string{}
+	for _, c := range realClients {
+		want[c.file] = c.protocol
+		link := fmt.Sprintf("[%s](../../targets/%s)", c.file, c.file)
+		for _, line := range strings.Split(string(src), "\n") {
+			if !strings.HasPrefix(line, "| ") || !strings.Contains(line, link) {
+				continue
+			}
+			cells := strings.Split(strings.Trim(line, "| "), " | ")
+			got[c.file] = cells[len(cells)-1]
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MCP protocol column of the real-clients table in docs/tutorials/your-agent.md (-want +got):\n%s", diff)
+	}
+}

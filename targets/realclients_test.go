@@ -49,6 +49,16 @@ type realClient struct {
 	// ambiguous session expiry, the 401 not retried without credentials to
 	// refresh, the tool's error told to the model and exit 0.
 	mcp map[string]string
+	// protocol is the MCP protocol version its tools/calls are served at
+	// when the ledger serves both generations (the run's no-fault
+	// scenario): the version it negotiates by default.
+	protocol string
+	// mcp2026 is what the MCP 2026-07-28 client scenarios
+	// (scenarios/clients/mcp2026-*.yaml) show on a client that differs from
+	// a correct client (correct2026): a "fail" is a finding the scenario
+	// proves, an "unknown" a client that cannot reach a ledger serving
+	// 2026-07-28 alone (initializeOnly).
+	mcp2026 map[string]string
 	// stdio marks a client that spawns the ledger over stdio (replaycheck
 	// ledger-stdio); spawns is how many ledger-stdio processes it starts in
 	// a run without a stdio fault.
@@ -119,7 +129,53 @@ func googleGenAIMCP(path string) map[string]string {
 	return map[string]string{
 		"client mcp session expired after the call ran": "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[" + path + "]",
 		"client mcp tools/call refused 401":             "pass exit=1 writes=0 mcp_calls=1 initial=1 follow_ups=0 paths=[" + path + "]",
+		broken2025:                                      "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[" + path + "]",
 	}
+}
+
+// The MCP 2026-07-28 client scenarios (scenarios/clients/mcp2026-*.yaml).
+const (
+	broken2026   = "client mcp 2026-07-28 stream broken after execute"
+	broken2025   = "client mcp 2025-11-25 stream broken after execute"
+	refused2026  = "client mcp 2026-07-28 keyed call refused before execute"
+	reset2026    = "client mcp 2026-07-28 keyed call reset before execute"
+	cutHeaders26 = "client mcp 2026-07-28 response stream cut after its headers"
+)
+
+// correct2026 is what the MCP 2026-07-28 client scenarios show on a correct
+// client calling path: a call without a key whose answer was lost is held
+// and the model told (one write, exit 0), on both generations; a keyed call
+// lost before it ran is re-issued with its key (two calls, one write).
+func correct2026(path string) map[string]string {
+	held := "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[" + path + "]"
+	reissued := "pass exit=0 writes=1 mcp_calls=2 initial=1 follow_ups=1 paths=[" + path + "]"
+	return map[string]string{broken2026: held, broken2025: held, cutHeaders26: held, refused2026: reissued, reset2026: reissued}
+}
+
+// lostAndHung is what the 2026-07-28 scenarios show on a client that speaks
+// 2026-07-28 but does not re-issue a keyed call lost before it ran (the
+// model is told the error: a lost call, 0 writes) and waits on a response
+// stream cut after its headers until the run's deadline kills it.
+func lostAndHung(path string) map[string]string {
+	lost := "fail exit=0 writes=0 mcp_calls=1 initial=1 follow_ups=1 paths=[" + path + "]"
+	return map[string]string{
+		refused2026:  lost,
+		reset2026:    lost,
+		cutHeaders26: "fail exit=-1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[" + path + "]",
+	}
+}
+
+// initializeOnly is what the 2026-07-28 scenarios show on a client that
+// speaks only initialize-era MCP: the ledger pinned to 2026-07-28 does not
+// serve it, so it never calls the tool and the rules cannot judge; tail is
+// the rest of its line (exit code and model calls: some clients end the
+// run, others run on without the ledger's tools).
+func initializeOnly(tail string) map[string]string {
+	out := map[string]string{}
+	for _, s := range []string{broken2026, refused2026, reset2026, cutHeaders26} {
+		out[s] = "unknown " + tail
+	}
+	return out
 }
 
 var realClients = []realClient{
@@ -130,6 +186,11 @@ var realClients = []realClient{
 		// CLAUDE_CODE_MAX_RETRIES=2 in the target file; Retry-After is not
 		// honoured on a 500.
 		followUpsOnce: 2, followUpsAlways: 3,
+		// 2026-07-28 (server/discover). It holds a lost answer on both
+		// generations (1 write), but tells the model a keyed call lost
+		// before it ran failed instead of re-issuing it, and waits on a
+		// stream cut after its headers until it is killed.
+		protocol: "2026-07-28", mcp2026: lostAndHung("/v1/messages"),
 	},
 	{
 		file:  "codex.yaml",
@@ -137,12 +198,18 @@ var realClients = []realClient{
 		offered: "mcp__ledger.commit_write", endpoint: "/v1/responses",
 		// request_max_retries 4 inside stream_max_retries 1: 5 × 2 attempts.
 		followUpsOnce: 2, followUpsAlways: 10,
+		// It initializes with 2025-06-18; refused by a ledger serving
+		// 2026-07-28 alone, it runs on without the ledger's tools.
+		protocol: "2025-06-18", mcp2026: initializeOnly("exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 paths=[/v1/responses] unoffered"),
 	},
 	{
 		file:  "openai-agents.yaml",
 		needs: []string{"clients/openai-agents.mjs", "clients/node_modules/@openai/agents/package.json"}, node: true,
 		offered: "commit_write", endpoint: "/v1/responses",
 		followUpsOnce: 2, followUpsAlways: 3,
+		// 2026-07-28 (@modelcontextprotocol/client, version negotiation
+		// auto); as Claude Code on the 2026-07-28 scenarios.
+		protocol: "2026-07-28", mcp2026: lostAndHung("/v1/responses"),
 		mcp: map[string]string{
 			// The lost session ends the run with the MCP client's error.
 			"client mcp session expired after the call ran": "pass exit=1 writes=1 mcp_calls=1 initial=1 follow_ups=0 paths=[/v1/responses]",
@@ -153,12 +220,16 @@ var realClients = []realClient{
 		needs: []string{"clients/ai-sdk.mjs", "clients/node_modules/ai/package.json", "clients/node_modules/@ai-sdk/mcp/package.json"}, node: true,
 		offered: "commit_write", endpoint: "/v1/chat/completions",
 		followUpsOnce: 2, followUpsAlways: 3,
+		// @ai-sdk/mcp initializes with 2025-11-25; refused by a ledger
+		// serving 2026-07-28 alone, createMCPClient throws (exit 1).
+		protocol: "2025-11-25", mcp2026: initializeOnly("exit=1 writes=0 mcp_calls=0 initial=0 follow_ups=0 paths=[] unoffered"),
 	},
 	{
 		file:  "ai-sdk-google.yaml",
 		needs: []string{"clients/ai-sdk-google.mjs", "clients/node_modules/ai/package.json", "clients/node_modules/@ai-sdk/google/package.json"}, node: true,
 		offered: "commit_write", endpoint: geminiPath,
 		followUpsOnce: 2, followUpsAlways: 3,
+		protocol: "2025-11-25", mcp2026: initializeOnly("exit=1 writes=0 mcp_calls=0 initial=0 follow_ups=0 paths=[] unoffered"),
 		gemini: map[string]string{
 			// The provider ends the stream without an error when the
 			// Gemini API's error object arrives (vercel/ai issue 5217):
@@ -175,6 +246,9 @@ var realClients = []realClient{
 		// (Retry-After is not read on a 500); it starts in seconds, so the
 		// runs get a longer deadline.
 		followUpsOnce: 2, followUpsAlways: 2, timeout: "2m",
+		// As Codex: 2025-06-18, and without the ledger's tools where it
+		// is served 2026-07-28 alone.
+		protocol: "2025-06-18", mcp2026: initializeOnly("exit=0 writes=0 mcp_calls=0 initial=1 follow_ups=0 paths=[" + geminiPath + "] unoffered"),
 		gemini: map[string]string{
 			// It retries the follow-up after the API's error object alone.
 			"gemini stream error on the follow-up": "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=2 paths=[" + geminiPath + "]",
@@ -191,13 +265,17 @@ var realClients = []realClient{
 		// scenarios' faults are on streams, which it does not call.
 		followUpsOnce: 1, followUpsAlways: 1, exitOnce: 1,
 		mcp: googleGenAIMCP(geminiUnaryPath),
+		// @modelcontextprotocol/sdk initializes with 2025-11-25 and
+		// throws where the ledger serves 2026-07-28 alone.
+		protocol: "2025-11-25", mcp2026: initializeOnly("exit=1 writes=0 mcp_calls=0 initial=0 follow_ups=0 paths=[] unoffered"),
 	},
 	{
 		file:  "google-genai-stream.yaml",
 		needs: googleGenAINeeds, node: true,
 		offered: "commit_write", endpoint: geminiPath,
 		followUpsOnce: 1, followUpsAlways: 1, exitOnce: 1,
-		mcp: googleGenAIMCP(geminiPath),
+		mcp:      googleGenAIMCP(geminiPath),
+		protocol: "2025-11-25", mcp2026: initializeOnly("exit=1 writes=0 mcp_calls=0 initial=0 follow_ups=0 paths=[] unoffered"),
 		gemini: map[string]string{
 			// It reports the API's error object (ApiError, status
 			// UNAVAILABLE) and the cut (TypeError: terminated) and exits
@@ -220,7 +298,7 @@ var stdioClients = []realClient{
 		needs: []string{"clients/node_modules/.bin/claude"}, version: []string{"node_modules/.bin/claude", "--version"},
 		offered: "mcp__ledger__commit_write", endpoint: "/v1/messages",
 		followUpsOnce: 2, followUpsAlways: 3,
-		stdio: true, spawns: 1, timeout: "2m",
+		stdio: true, spawns: 1, timeout: "2m", protocol: "2026-07-28",
 		stdioFaults: map[string]string{
 			// It retries a server that died at start once, then runs
 			// without its tools.
@@ -243,7 +321,7 @@ var stdioClients = []realClient{
 		needs: []string{"clients/node_modules/.bin/codex"}, version: []string{"node_modules/.bin/codex", "--version"}, node: true,
 		offered: "mcp__ledger.commit_write", endpoint: "/v1/responses",
 		followUpsOnce: 2, followUpsAlways: 10,
-		stdio: true, spawns: 1, timeout: "2m",
+		stdio: true, spawns: 1, timeout: "2m", protocol: "2025-06-18",
 		// A function output has no error flag: the failure is in the
 		// text. The model asks again; the server is not spawned again and
 		// the new call fails at once ("Transport closed").
@@ -259,7 +337,7 @@ var stdioClients = []realClient{
 		needs: []string{"clients/node_modules/.bin/gemini"}, version: []string{"node_modules/.bin/gemini", "--version"}, node: true,
 		offered: "mcp_ledger_commit_write", endpoint: geminiPath,
 		followUpsOnce: 2, followUpsAlways: 2, timeout: "2m",
-		stdio: true, spawns: 1,
+		stdio: true, spawns: 1, protocol: "2025-06-18",
 		// As over HTTP (gemini-cli.yaml).
 		gemini: map[string]string{
 			"gemini stream error on the follow-up": "pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=2 paths=[" + geminiPath + "] spawns=1",
@@ -285,7 +363,7 @@ var stdioClients = []realClient{
 		// The MCP client's version negotiation (mode auto) probes a first
 		// process with server/discover, closes it and opens its session
 		// on a second.
-		stdio: true, spawns: 2, timeout: "2m",
+		stdio: true, spawns: 2, timeout: "2m", protocol: "2026-07-28",
 		// Every process fault ends the run with the MCP client's error
 		// (exit 1) before any follow-up: the agent lists the server's
 		// tools again before the next model call, on a connection that
@@ -313,13 +391,15 @@ var stdioClients = []realClient{
 	},
 }
 
-// httpOnly are the client scenarios whose faults act on the Streamable
-// HTTP exchange (session expiry, 401), which over stdio only the
-// ledger-stdio process sees: the runner skips them on a target that speaks
-// MCP over stdio only, and says so, naming them.
+// httpOnly are the first five client scenarios whose faults act on the
+// Streamable HTTP exchange (session expiry, 401, a broken response
+// stream), which over stdio only the ledger-stdio process sees: the runner
+// skips them on a target that speaks MCP over stdio only, and says so,
+// naming the first five in their files' order.
 var httpOnly = []string{
 	"client mcp session expired after the call ran",
 	"client mcp tools/call refused 401",
+	refused2026, reset2026, cutHeaders26,
 }
 
 // installed says why c cannot run here, or "" when it can.
@@ -371,7 +451,10 @@ type savedRun struct {
 					Text  string
 				}
 			}
-			MCP          []struct{ Kind string }
+			MCP []struct {
+				Kind     string
+				Protocol string
+			}
 			Unattributed json.RawMessage
 		}
 		Verdict  string
@@ -398,8 +481,14 @@ type savedRun struct {
 // every rule passes, the error surfaces as the client's non-zero exit, no
 // traffic is left unattributed, and the model calls show the client's own
 // retry policy; the MCP fault scenarios show that no client sends a call
-// again after its session was lost once the tool had run. A client that is not installed (make
-// clients) or a machine without unprivileged user namespaces skips.
+// again after its session was lost once the tool had run. It holds the MCP
+// protocol each client's tools/calls are served at without a pin
+// (protocol), and what the MCP 2026-07-28 client scenarios show: a correct
+// client (correct2026) holds a call whose answer was lost and re-issues a
+// keyed call lost before it ran; where a shipped client differs, the
+// failure or unknown is the finding, pinned in mcp2026. A client that is
+// not installed (make clients) or a machine without unprivileged user
+// namespaces skips.
 func TestRealClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real clients take about 40 s; not in -short")
@@ -414,13 +503,16 @@ func TestRealClients(t *testing.T) {
 			}
 			t.Parallel()
 			wantCode := 0
-			for _, w := range c.gemini {
-				if strings.HasPrefix(w, "fail ") {
-					wantCode = 1 // a rule is broken
+			for _, w := range slices.Concat(slices.Collect(maps.Values(c.gemini)), slices.Collect(maps.Values(c.mcp2026))) {
+				if strings.HasPrefix(w, "fail ") || strings.HasPrefix(w, "unknown ") {
+					wantCode = 1 // a rule is broken, or could not judge
 				}
 			}
 			// The default suite, as a user runs it first.
 			saved, out := runInNamespace(t, c, nil, wantCode)
+			if got := callsAt(saved, "client no fault"); got != c.protocol {
+				t.Errorf("tools/calls served at MCP %q without a pin, want %q", got, c.protocol)
+			}
 			want := map[string]string{
 				"client no fault":             fmt.Sprintf("pass exit=0 writes=1 mcp_calls=1 initial=1 follow_ups=1 paths=[%s]", c.endpoint),
 				"client follow-up 500 once":   fmt.Sprintf("pass exit=%d writes=1 mcp_calls=1 initial=1 follow_ups=%d paths=[%s]", c.exitOnce, c.followUpsOnce, c.endpoint),
@@ -433,7 +525,9 @@ func TestRealClients(t *testing.T) {
 			if c.gemini == nil {
 				maps.Copy(want, notGemini(fmt.Sprintf("paths=[%s]", c.endpoint)))
 			}
+			maps.Copy(want, correct2026(c.endpoint))
 			maps.Copy(want, c.mcp)
+			maps.Copy(want, c.mcp2026)
 			maps.Copy(want, c.gemini)
 			got := summarize(t, c, saved, want)
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -485,8 +579,13 @@ func TestRealClientsStdio(t *testing.T) {
 			}
 			// The default suite, as a user runs it first.
 			saved, out := runInNamespace(t, c, nil, wantCode)
+			if got := callsAt(saved, "client no fault"); got != c.protocol {
+				t.Errorf("tools/calls served at MCP %q without a pin, want %q", got, c.protocol)
+			}
 			name := strings.TrimSuffix(c.file, filepath.Ext(c.file))
-			skipped := fmt.Sprintf("%s does not speak MCP over http: %q, %q", name, httpOnly[0], httpOnly[1])
+			// The runner names the first five, then counts the rest.
+			skipped := fmt.Sprintf("%s does not speak MCP over http: %q, %q, %q, %q, %q, … ", name,
+				httpOnly[0], httpOnly[1], httpOnly[2], httpOnly[3], httpOnly[4])
 			if !strings.Contains(out, skipped) {
 				t.Errorf("output does not say the HTTP-only client scenarios were skipped (%q):\n%s", skipped, out)
 			}
@@ -572,11 +671,29 @@ func toldModel(saved savedRun, want map[string]told) map[string]told {
 	return got
 }
 
+// callsAt returns the MCP protocol versions the tools/calls of scenario in
+// saved were served at, joined by ", " ("" when it made none).
+func callsAt(saved savedRun, scenario string) string {
+	var at []string
+	for _, r := range saved.Results {
+		if r.History.Scenario != scenario {
+			continue
+		}
+		for _, e := range r.History.MCP {
+			if e.Kind == "call" && !slices.Contains(at, e.Protocol) {
+				at = append(at, e.Protocol)
+			}
+		}
+	}
+	return strings.Join(at, ", ")
+}
+
 // summarize returns each result of saved as a line keyed by its scenario:
 // "VERDICT exit=N writes=N mcp_calls=N initial=N follow_ups=N paths=[…]",
 // with " spawns=N" for a client with the ledger over stdio (c.stdio) and
 // " unoffered" when no model request offered c.offered. It reports every
-// check that did not pass in a scenario want does not expect to fail,
+// check that did not pass in a scenario want does not expect to fail or
+// not to judge,
 // unattributed traffic, a result on another target, and a no-fault run
 // whose stdout lacks the model's answer.
 func summarize(t *testing.T, c realClient, saved savedRun, want map[string]string) map[string]string {
@@ -615,7 +732,7 @@ func summarize(t *testing.T, c realClient, saved savedRun, want map[string]strin
 			switch {
 			case v.Status == "skipped" && !strings.Contains(v.Message, "this scenario's faults act on Gemini generateContent, streamed"):
 				t.Errorf("%s: skipped for another reason: %s", h.Scenario, v.Message)
-			case v.Status != "pass" && v.Status != "skipped" && !strings.HasPrefix(want[h.Scenario], "fail "):
+			case v.Status != "pass" && v.Status != "skipped" && !strings.HasPrefix(want[h.Scenario], "fail ") && !strings.HasPrefix(want[h.Scenario], "unknown "):
 				t.Errorf("%s: %s %s is %s: %s", h.Scenario, v.Kind, v.Check, v.Status, v.Message)
 			}
 		}
@@ -658,4 +775,30 @@ func runInNamespace(t *testing.T, c realClient, paths []string, wantCode int) (s
 		t.Fatal(err)
 	}
 	return saved, out
+}
+
+// TestRealClientsTable holds the real-clients table of
+// docs/tutorials/your-agent.md to the MCP protocol TestRealClients pins for
+// each client (realClient.protocol): the row linking a client's target file
+// ends with that version in its MCP protocol column.
+func TestRealClientsTable(t *testing.T) {
+	src, err := os.ReadFile("../docs/tutorials/your-agent.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := map[string]string{}, map[string]string{}
+	for _, c := range realClients {
+		want[c.file] = c.protocol
+		link := fmt.Sprintf("[%s](../../targets/%s)", c.file, c.file)
+		for _, line := range strings.Split(string(src), "\n") {
+			if !strings.HasPrefix(line, "| ") || !strings.Contains(line, link) {
+				continue
+			}
+			cells := strings.Split(strings.Trim(line, "| "), " | ")
+			got[c.file] = cells[len(cells)-1]
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MCP protocol column of the real-clients table in docs/tutorials/your-agent.md (-want +got):\n%s", diff)
+	}
 }

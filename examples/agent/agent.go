@@ -184,7 +184,8 @@ func complete(ctx context.Context, model *openai.Client, params openai.ChatCompl
 
 // callTool runs one chat tool call through MCP and returns the text sent back
 // to the model. A tool result with isError is returned to the model, marked as
-// an error; only a failed call (no result) is an error here.
+// an error; only a failed call (no result) is an error here, after one
+// re-issue of a call whose arguments carry an idempotency_key.
 func callTool(ctx context.Context, session *mcp.ClientSession, call openai.ChatCompletionMessageToolCallUnion) (string, error) {
 	var args map[string]any
 	if call.Function.Arguments != "" {
@@ -192,7 +193,15 @@ func callTool(ctx context.Context, session *mcp.ClientSession, call openai.ChatC
 			return "", fmt.Errorf("arguments %q are not a JSON object: %w", call.Function.Arguments, err)
 		}
 	}
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: call.Function.Name, Arguments: args})
+	params := &mcp.CallToolParams{Name: call.Function.Name, Arguments: args}
+	res, err := session.CallTool(ctx, params)
+	if _, keyed := args["idempotency_key"]; err != nil && keyed && ctx.Err() == nil {
+		// The request was lost (refused, reset, its stream broken) and may
+		// or may not have run. With an idempotency key the server runs it
+		// at most once, so it is re-issued once, as MCP 2026-07-28 asks of
+		// a client; a call without a key is not, and the run reports it.
+		res, err = session.CallTool(ctx, params)
+	}
 	if err != nil {
 		return "", err
 	}

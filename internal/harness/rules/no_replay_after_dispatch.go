@@ -25,7 +25,11 @@ func noReplayAfterDispatchRule() Rule {
 			"not executed; a forwarded call whose answer never came back may have run and counts as executed. A call the " +
 			"model asked for again because the client reported the first failed (again_if_failed) is a logical call of its " +
 			"own when an execution of the call wrote nothing (a tool error); when it had written, the re-run is a duplicate " +
-			"the client's report caused. Cannot judge when no tool call reached the server.",
+			"the client's report caused. Executions are counted the same on every MCP protocol version; where a duplicate re-ran a " +
+			"call whose answer a fault lost, the verdict says who must prevent it under the version that call was served at " +
+			"(2026-07-28: the client must re-issue it, so the server, with a key it honours or cancellation honoured before " +
+			"commit, or the gateway, holding non-idempotent tools; 2025-xx: the client, whose re-send is a replay). Cannot " +
+			"judge when no tool call reached the server.",
 		Seed: "000 (LiteLLM): \"The router neither retries nor falls back on a tagged error\" — under fault_on each endpoint " +
 			"wrote 3 lines before the fix and 1 after; the keyed exception is 004 #1 (\"Generate one key per logical action " +
 			"(not per attempt) and reuse it on every retry\") and 003 R13",
@@ -75,6 +79,9 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 	}
 	if g := r.worst(); g != nil && g.replays() > 0 {
 		tail += "; " + groupText(g)
+		if owner := reissueOwner(h, g); owner != "" {
+			tail += ": " + owner
+		}
 	}
 	if s := reaskText(reasks(h)[worst]); s != "" {
 		tail += "; " + s

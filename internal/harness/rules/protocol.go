@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -28,6 +29,24 @@ func servedAt(mcp []wire.MCPEvent, i int) wire.MCPProtocol {
 	for j := i; j >= 0; j-- {
 		if mcp[j].Protocol != "" {
 			return mcp[j].Protocol
+		}
+	}
+	return ""
+}
+
+// reissueOwner says who must prevent g's duplicates (duplicateOwner) when
+// they re-ran a call after an execution of it whose answer a fault lost
+// (see ambiguous), under the protocol that execution was served at; ""
+// when none did, or when the model asked for the call again (the client's
+// report caused the re-run, which reaskText says).
+func reissueOwner(h *history.History, g *callGroup) string {
+	if g.reasks > 0 || g.replays() == 0 {
+		return ""
+	}
+	lost := callsWith(h, ambiguous)
+	for _, i := range g.execs[:len(g.execs)-1] {
+		if lost[i] {
+			return duplicateOwner(servedAt(h.MCP, i))
 		}
 	}
 	return ""

@@ -1155,28 +1155,55 @@ func TestRunFactsHoldPass(t *testing.T) {
 }
 
 // TestDuplicateOwner checks that a replay after a lost answer is explained
-// by the protocol it was served at: on 2026-07-28 the duplicate is the
-// server's or the gateway's to prevent, on 2025-xx the client's replay.
+// by the protocol it was served at, by no-replay-ambiguous-mcp and
+// no-replay-after-dispatch: on 2026-07-28 the duplicate is the server's or
+// the gateway's to prevent, on 2025-xx the client's replay; and that
+// no-replay-after-dispatch says nothing of the kind for a re-run that
+// followed no lost answer (a model call retried after a 500) or that the
+// model asked for again.
 func TestDuplicateOwner(t *testing.T) {
+	const spec = "on MCP 2026-07-28 a re-issue after a broken stream is what the spec asks of the client; the duplicate is the server's to prevent"
+	const legacy = "on MCP 2025-11-25 the client replayed a call whose outcome was unknown"
+	lostAnswer := func(at func(wire.MCPEvent) wire.MCPEvent) func(h *history.History) {
+		return func(h *history.History) {
+			h.MCP = append(h.MCP, at(mcp(1, wire.MCPCall, "commit_write", "")), at(mcp(1, wire.MCPWrite, "commit_write", "")),
+				at(mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute)),
+				at(mcpID(3, wire.MCPCall, "commit_write", "", "2")), at(mcpID(3, wire.MCPWrite, "commit_write", "", "2")))
+		}
+	}
 	tests := []struct {
-		name string
-		at   func(wire.MCPEvent) wire.MCPEvent
-		want string
+		name, rule string
+		mut        func(h *history.History)
+		want       string // a part of the failure's message
+		absent     string // a part it must not have
 	}{
-		{name: "2026-07-28", at: at2026, want: "on MCP 2026-07-28 a re-issue after a broken stream is what the spec asks of the client; the duplicate is the server's to prevent"},
-		{name: "2025-11-25", at: at2025, want: "on MCP 2025-11-25 the client replayed a call whose outcome was unknown"},
+		{name: "ambiguous: 2026-07-28", rule: "no-replay-ambiguous-mcp", mut: lostAnswer(at2026), want: spec},
+		{name: "ambiguous: 2025-11-25", rule: "no-replay-ambiguous-mcp", mut: lostAnswer(at2025), want: legacy},
+		{name: "dispatch: re-issued after a broken stream at 2026-07-28", rule: "no-replay-after-dispatch", mut: lostAnswer(at2026),
+			want: "commit_write ran twice for 1 logical tool call (no ask of the model's is known: the script calls it once): " + spec},
+		{name: "dispatch: re-sent after a dropped connection at 2025-11-25", rule: "no-replay-after-dispatch", mut: lostAnswer(at2025),
+			want: "commit_write ran twice for 1 logical tool call (no ask of the model's is known: the script calls it once): " + legacy},
+		{name: "dispatch: re-run after a model 500 at 2026-07-28, no answer lost", rule: "no-replay-after-dispatch", mut: func(h *history.History) {
+			h.MCP = append(h.MCP, at2026(mcp(1, wire.MCPCall, "commit_write", "")), at2026(mcp(1, wire.MCPWrite, "commit_write", "")),
+				at2026(mcpID(3, wire.MCPCall, "commit_write", "", "2")), at2026(mcpID(3, wire.MCPWrite, "commit_write", "", "2")))
+		}, want: "commit_write ran twice", absent: "on MCP"},
+		{name: "dispatch: asked again by the model after a broken stream at 2026-07-28", rule: "no-replay-after-dispatch", mut: func(h *history.History) {
+			reaskedLoop(h, "Connection closed", mcp(2, wire.MCPWrite, "commit_write", ""), mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute))
+			for i := range h.MCP {
+				h.MCP[i] = at2026(h.MCP[i])
+			}
+		}, want: "after the client reported call_1 failed", absent: "on MCP"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := seedHistory(func(h *history.History) {
-				h.MCP = append(h.MCP, tt.at(mcp(1, wire.MCPCall, "commit_write", "")), tt.at(mcp(1, wire.MCPWrite, "commit_write", "")),
-					tt.at(mcp(2, wire.MCPFault, "commit_write", wire.MCPFaultDropAfterExecute)),
-					tt.at(mcpID(3, wire.MCPCall, "commit_write", "", "2")), tt.at(mcpID(3, wire.MCPWrite, "commit_write", "", "2")))
-			})
-			h.Expect.Rules = []string{"no-replay-ambiguous-mcp"}
+			h := seedHistory(tt.mut)
+			h.Expect.Rules = []string{tt.rule}
 			v := Check(h)[0]
 			if v.Status != Fail || !strings.Contains(v.Message, tt.want) {
 				t.Errorf("verdict %s %q, want fail saying %q", v.Status, v.Message, tt.want)
+			}
+			if tt.absent != "" && strings.Contains(v.Message, tt.absent) {
+				t.Errorf("message %q has %q", v.Message, tt.absent)
 			}
 		})
 	}

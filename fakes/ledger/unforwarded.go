@@ -4,9 +4,9 @@ import "github.com/replaycheck/replaycheck/internal/wire"
 
 // StdioUnforwardedHeader is a request header of the DELETE a ledger-stdio
 // process closes its session with: one value per tools/call the process read
-// from its client and never sent to the ledger because the client gave it
-// up first (cancelled it, or closed the process's stdin), the call's tool
-// name. Each is recorded as a wire.MCPUnforwarded event, so a run can tell
+// from its client and never sent to the ledger, mostly because the client
+// gave it up first (cancelled it, or closed the process's stdin, also
+// before the process dispatched it), the call's tool name. Each is recorded as a wire.MCPUnforwarded event, so a run can tell
 // a call the target sent and the harness's stdio server did not deliver in
 // time from a call the target never sent.
 const StdioUnforwardedHeader = "Replaycheck-Stdio-Unforwarded"

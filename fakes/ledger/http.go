@@ -171,6 +171,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.message(owner, req.Method+" (unknown session)", proto)
 			}
 		}
+		if stdio {
+			s.stdioCallsAfterEnd(owner, session, pid, msgs)
+		}
 		sdk.ServeHTTP(w, r)
 		return
 	}

@@ -550,8 +550,8 @@ func (s *Server) eventLocked(e wire.MCPEvent) {
 		r.events = append(r.events[:0], r.events[len(r.events)/2:]...)
 	}
 	r.events = append(r.events, e)
-	addProtocol(&r.counts, e.Protocol)
-	addProtocol(&s.total.counts, e.Protocol)
+	r.counts.AddProtocol(e)
+	s.total.counts.AddProtocol(e)
 	s.wakeLocked()
 }
 

@@ -61,16 +61,7 @@ func TestLedgerStdioNamesCallsGivenUpBeforeForwarding(t *testing.T) {
 	if c.CallsTotal() != 1 || c.Writes != 1 {
 		t.Errorf("ledger counts = %+v, want the forwarded call only: 1 call, 1 write", c)
 	}
-	var got []wire.MCPEvent
-	for _, e := range l.Events(token) {
-		if e.Kind == wire.MCPUnforwarded {
-			got = append(got, wire.MCPEvent{Kind: e.Kind, Tool: e.Tool, PID: e.PID})
-		}
-	}
-	want := []wire.MCPEvent{{Kind: wire.MCPUnforwarded, Tool: ledger.ToolCommitWrite, PID: "4711"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("unforwarded events (-want +got):\n%s", diff)
-	}
+	wantUnforwarded(t, l, token, "4711")
 }
 
 // TestLedgerStdioNamesCallsReadAsStdinCloses: a tools/call the process reads
@@ -118,13 +109,20 @@ func TestLedgerStdioNamesCallsReadAsStdinCloses(t *testing.T) {
 	if c.CallsTotal() != 0 || c.Writes != 0 {
 		t.Errorf("ledger counts = %+v, want no call, no write", c)
 	}
+	wantUnforwarded(t, l, token, "4712")
+}
+
+// wantUnforwarded checks that the ledger recorded one unforwarded
+// commit_write of token's, by the process pid.
+func wantUnforwarded(t *testing.T, l *ledger.Server, token, pid string) {
+	t.Helper()
 	var got []wire.MCPEvent
 	for _, e := range l.Events(token) {
 		if e.Kind == wire.MCPUnforwarded {
 			got = append(got, wire.MCPEvent{Kind: e.Kind, Tool: e.Tool, PID: e.PID})
 		}
 	}
-	want := []wire.MCPEvent{{Kind: wire.MCPUnforwarded, Tool: ledger.ToolCommitWrite, PID: "4712"}}
+	want := []wire.MCPEvent{{Kind: wire.MCPUnforwarded, Tool: ledger.ToolCommitWrite, PID: pid}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unforwarded events (-want +got):\n%s", diff)
 	}

@@ -206,8 +206,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if f != nil && stepRefusal == nil {
 				stepRefusal, stepMethod = f, req.Method
 			}
-			if f == nil && req.Method == MethodToolsList && session != "" {
-				s.noteListed(session)
+			if f == nil && req.Method == MethodToolsList {
+				s.noteListed(owner, session)
 			}
 			continue
 		}

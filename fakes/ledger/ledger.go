@@ -252,6 +252,9 @@ type Server struct {
 	listSent map[*mcp.ServerSession]uint64
 	// listed counts the tools/list requests per session id.
 	listed map[string]uint64
+	// listens are the open subscriptions/listen streams of stateless
+	// clients (2026-07-28), each with the run of the address it came to.
+	listens map[*mcp.ServerSession]string
 	// relistWait bounds a change_tools answer's wait for a relist
 	// (notifyWait; tests set it).
 	relistWait time.Duration
@@ -320,6 +323,7 @@ func New(cfg Config) (*Server, error) {
 		changed:        make(chan struct{}),
 		tools:          baseTools(),
 		listSent:       map[*mcp.ServerSession]uint64{},
+		listens:        map[*mcp.ServerSession]string{},
 		listed:         map[string]uint64{},
 		relistWait:     notifyWait,
 		stdioEnded:     map[string]bool{},

@@ -302,6 +302,9 @@ func (s *Server) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		}
+		if method == methodSubscriptionsListen {
+			return s.listen(ctx, method, req, next)
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}

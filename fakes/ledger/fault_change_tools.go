@@ -22,10 +22,12 @@ import (
 // another name (To), Add offers a new tool that works like an existing one
 // (Like, commit_write when unset). The change goes through the SDK (its
 // AddTool and RemoveTools), which sends every session
-// notifications/tools/list_changed; the answer waits (bounded) until the
-// calling session's notification went out, so a client has it before it can
-// make its next request. The change is the server's, for every session and
-// run, and lasts until Reset. A tools/call of a tool the server no longer
+// notifications/tools/list_changed (at 2026-07-28, on each
+// subscriptions/listen stream that asked for it); the answer waits
+// (bounded) until the calling session's notification went out and it
+// listed the tools again (at 2026-07-28, where a call has no session, the
+// run's), so a client has it before it can make its next request. The
+// change is the server's, for every session and run, and lasts until Reset. A tools/call of a tool the server no longer
 // offers gets the SDK's "unknown tool" error and runs nothing.
 type ChangeTools struct {
 	// Remove names the tool to take away.
@@ -101,14 +103,12 @@ func (c *ChangeTools) like() string {
 
 // afterExecute changes the tool list through the SDK after c's tool ran,
 // records the change, and waits (bounded by notifyWait, the client giving up
-// and Close) until c's session was sent notifications/tools/list_changed.
+// and Close) until c's client was sent notifications/tools/list_changed and
+// listed the tools again (awaitRelist).
 func (ch *ChangeTools) afterExecute(ctx context.Context, s *Server, c *call) {
+	who := relisterOf(ctx, c)
 	s.mu.Lock()
-	sent := s.listSent[c.session]
-	var listed uint64
-	if c.session != nil {
-		listed = s.listed[c.session.ID()]
-	}
+	sent, listed := who.countsLocked(s)
 	var removed []string
 	added := map[string]string{} // name → base
 	gone := ch.Remove + ch.Rename
@@ -143,9 +143,7 @@ func (ch *ChangeTools) afterExecute(ctx context.Context, s *Server, c *call) {
 	for name, base := range added {
 		s.addTool(name, base, annotations[base])
 	}
-	if c.session != nil {
-		s.awaitRelist(ctx, c.session, sent, listed)
-	}
+	s.awaitRelist(ctx, who, sent, listed)
 }
 
 // changeToolsKind is the fault table's row for change_tools.

@@ -323,6 +323,12 @@ func TestChangeToolsAnswersAClientThatDoesNotRelist(t *testing.T) {
 	mu.Lock()
 	got := slices.Clone(received)
 	mu.Unlock()
+	// The SDK may notify the removal and the addition apart (a busy
+	// machine spreads them over its 10ms debounce): a second notice may
+	// follow the ping.
+	if len(got) > 2 && !slices.ContainsFunc(got[2:], func(m string) bool { return m != methodToolListChanged }) {
+		got = got[:2]
+	}
 	if diff := cmp.Diff([]string{methodToolListChanged, "ping"}, got); diff != "" {
 		t.Errorf("methods the client received (-want +got):\n%s", diff)
 	}

@@ -2,10 +2,13 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,9 +109,13 @@ func newFullServer(t *testing.T, stateless bool) *fullServer {
 	})
 	mcp.AddTool(fs.srv, &mcp.Tool{Name: "wait_cancel"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		fs.started <- struct{}{}
-		<-ctx.Done()
-		fs.cancelled <- struct{}{}
-		return nil, nil, ctx.Err()
+		select {
+		case <-ctx.Done():
+			fs.cancelled <- struct{}{}
+			return nil, nil, ctx.Err()
+		case <-time.After(testTimeout): // a cancellation that never comes fails the test; the wait is bounded
+			return nil, nil, errors.New("wait_cancel: never cancelled")
+		}
 	})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fs.srv },
 		&mcp.StreamableHTTPOptions{Stateless: stateless, PropagateRequestCancellation: true}))
@@ -334,20 +341,46 @@ func TestForwardServerRequests(t *testing.T) {
 	}
 }
 
-// TestForwardCancellation cancels a forwarded call: the server's handler
-// sees its context end.
+// TestForwardCancellation: a client cancels a forwarded call while the
+// server runs it, at both generations. The forwarder forwards on the
+// call's context, so the cancellation reaches the server (its handler's
+// context ends: a notifications/cancelled naming the forwarder's own id
+// for the call on a session, the closed stream on 2026-07-28); the ledger
+// records the call as cancelled by its client (one MCPCancelled event,
+// Cancellations 1) and its answer as unknown (the server may have run it),
+// and counts no write.
 func TestForwardCancellation(t *testing.T) {
-	fs, _, rc := forwardFull(t, false)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait_cancel"})
-		done <- err
-	}()
-	receive(t, fs.started, "the call at the server")
-	cancel()
-	receive(t, fs.cancelled, "the server's cancellation")
-	receive(t, done, "the cancelled call's return")
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+			fs, s, rc := forwardFull(t, stateless)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := rc.cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait_cancel"})
+				done <- err
+			}()
+			receive(t, fs.started, "the call at the server")
+			cancel()
+			receive(t, fs.cancelled, "the server's cancellation")
+			if err := receive(t, done, "the cancelled call's return"); err == nil {
+				t.Error("the cancelled call succeeded")
+			}
+			c := waitCounts(t, s, "", func(c wire.MCPCounts) bool { return c.Cancellations > 0 && c.Unknown > 0 })
+			if c.Cancellations != 1 || c.Unknown != 1 || c.Writes != 0 {
+				t.Errorf("counts %+v, want 1 cancellation, 1 unknown answer, no write", c)
+			}
+			var got []wire.MCPEvent
+			for _, e := range s.Events("") {
+				if e.Tool == "wait_cancel" {
+					got = append(got, wire.MCPEvent{Kind: e.Kind, Fault: e.Fault})
+				}
+			}
+			want := []wire.MCPEvent{{Kind: wire.MCPCall}, {Kind: wire.MCPCancelled}, {Kind: wire.MCPFault, Fault: wire.MCPFaultForwardUnknown}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the call's events (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 // TestForwardInputRequired calls, through a forwarding ledger, a tool of a

@@ -171,6 +171,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.message(owner, req.Method+" (unknown session)", proto)
 			}
 		}
+		if stdio {
+			s.stdioCallsAfterEnd(owner, session, pid, msgs)
+		}
 		sdk.ServeHTTP(w, r)
 		return
 	}
@@ -203,8 +206,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if f != nil && stepRefusal == nil {
 				stepRefusal, stepMethod = f, req.Method
 			}
-			if f == nil && req.Method == MethodToolsList && session != "" {
-				s.noteListed(session)
+			if f == nil && req.Method == MethodToolsList {
+				s.noteListed(owner, session)
 			}
 			continue
 		}

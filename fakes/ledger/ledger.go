@@ -252,6 +252,9 @@ type Server struct {
 	listSent map[*mcp.ServerSession]uint64
 	// listed counts the tools/list requests per session id.
 	listed map[string]uint64
+	// listens are the open subscriptions/listen streams of stateless
+	// clients (2026-07-28), each with the run of the address it came to.
+	listens map[*mcp.ServerSession]string
 	// relistWait bounds a change_tools answer's wait for a relist
 	// (notifyWait; tests set it).
 	relistWait time.Duration
@@ -320,6 +323,7 @@ func New(cfg Config) (*Server, error) {
 		changed:        make(chan struct{}),
 		tools:          baseTools(),
 		listSent:       map[*mcp.ServerSession]uint64{},
+		listens:        map[*mcp.ServerSession]string{},
 		listed:         map[string]uint64{},
 		relistWait:     notifyWait,
 		stdioEnded:     map[string]bool{},
@@ -550,8 +554,8 @@ func (s *Server) eventLocked(e wire.MCPEvent) {
 		r.events = append(r.events[:0], r.events[len(r.events)/2:]...)
 	}
 	r.events = append(r.events, e)
-	addProtocol(&r.counts, e.Protocol)
-	addProtocol(&s.total.counts, e.Protocol)
+	r.counts.AddProtocol(e)
+	s.total.counts.AddProtocol(e)
 	s.wakeLocked()
 }
 

@@ -215,26 +215,6 @@ func (s *Server) negotiated(ss *mcp.ServerSession, res mcp.Result) {
 	s.mu.Unlock()
 }
 
-// addProtocol adds p to the distinct versions of c (MCPCounts.Protocols,
-// newest first); the slice is replaced, never changed in place, so clones
-// of c may share it.
-func addProtocol(c *wire.MCPCounts, p wire.MCPProtocol) {
-	if p == "" || slices.Contains(c.Protocols, p) {
-		return
-	}
-	out := append(slices.Clone(c.Protocols), p)
-	slices.SortFunc(out, func(a, b wire.MCPProtocol) int {
-		switch {
-		case a > b:
-			return -1
-		case a < b:
-			return 1
-		}
-		return 0
-	})
-	c.Protocols = out
-}
-
 // refuseRemoved answers req, a call of a method the protocol it speaks does
 // not have, as a 2026-07-28 server does: HTTP 404 and a JSON-RPC "method
 // not found" (the conformance suite's

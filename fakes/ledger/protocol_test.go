@@ -22,7 +22,8 @@ import (
 // initialize, no session), the older ones in a session — and every event of
 // the run, the call, its write and its result included, carries the
 // version the client was served at; an initialize's is the version the SDK
-// answered. Counts.Protocols lists the versions of a run, newest first.
+// answered. Counts.Protocols lists the versions of a run in the order first
+// seen.
 func TestNegotiatedProtocolRecorded(t *testing.T) {
 	for _, protocol := range []string{"default", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
 		t.Run(protocol, func(t *testing.T) {
@@ -70,7 +71,7 @@ func TestNegotiatedProtocolRecorded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		want := []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20250618}
+		want := []wire.MCPProtocol{wire.MCPProtocol20250618, wire.MCPProtocol20260728}
 		if diff := cmp.Diff(want, s.Counts(tok).Protocols); diff != "" {
 			t.Errorf("Counts.Protocols (-want +got):\n%s", diff)
 		}

@@ -16,6 +16,11 @@ type run struct {
 	stdioEnded []string
 	// active is when the run was last armed or seen (LastActive).
 	active time.Time
+	// listSent counts the notifications/tools/list_changed sent on the
+	// run's subscriptions/listen streams (2026-07-28, no session); listed
+	// its tools/list requests without a session. A stateless change_tools
+	// answer waits on them (relister).
+	listSent, listed uint64
 }
 
 func newRun() *run {

@@ -3,9 +3,12 @@ package ledger
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
 // notifyWait bounds how long a change_tools answer waits for the calling
@@ -71,7 +74,11 @@ func (s *Server) listChangedMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 		if method == methodToolListChanged {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				s.mu.Lock()
-				s.listSent[ss]++
+				if run, listen := s.listens[ss]; listen {
+					s.runLocked(run).listSent++
+				} else {
+					s.listSent[ss]++
+				}
 				s.wakeLocked()
 				s.mu.Unlock()
 			}
@@ -85,8 +92,40 @@ func (s *Server) listChangedMiddleware(next mcp.MethodHandler) mcp.MethodHandler
 // the SDK no longer holds are dropped, so a long serve stays bounded.
 const maxTrackedSessions = 256
 
-// noteListed counts a tools/list request of the session id.
-func (s *Server) noteListed(id string) {
+// methodSubscriptionsListen is the 2026-07-28 request whose stream carries
+// a stateless client's notifications.
+const methodSubscriptionsListen = "subscriptions/listen"
+
+// listen handles a subscriptions/listen request (next): while its stream is
+// open, the notifications sent on it are counted for the run of the address
+// it came to (run.listSent).
+func (s *Server) listen(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok {
+		return next(ctx, method, req)
+	}
+	owner, _ := runtoken.FromContext(ctx)
+	s.mu.Lock()
+	s.listens[ss] = owner
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listens, ss)
+		s.mu.Unlock()
+	}()
+	return next(ctx, method, req)
+}
+
+// noteListed counts a tools/list request of the session id, or, without
+// one (2026-07-28), of the run owner's.
+func (s *Server) noteListed(owner, id string) {
+	if id == "" {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.runLocked(owner).listed++
+		s.wakeLocked()
+		return
+	}
 	var live map[string]bool
 	if s.trackedSessions() > maxTrackedSessions {
 		live = map[string]bool{}
@@ -132,15 +171,58 @@ const (
 	minRelistGrace   = 100 * time.Millisecond
 )
 
-// awaitRelist waits until ss was sent more list_changed notifications than
-// sent and then listed the tools more often than listed; or until ss
-// answered a ping sent after the notification and relistGraceTrips of its
-// round trips passed; or s.relistWait passed, ctx ended or the server
-// closes.
-func (s *Server) awaitRelist(ctx context.Context, ss *mcp.ServerSession, sent, listed uint64) {
+// relister is whose relist a change_tools answer waits for: the calling
+// session, or, for a call without one (2026-07-28), the run of the address
+// it came to, whose subscriptions/listen streams carry the notification and
+// whose tools/list requests carry no session.
+type relister struct {
+	session *mcp.ServerSession // nil for a stateless call
+	run     string
+}
+
+// relisterOf returns whose relist the answer of the call c, handled on
+// ctx, waits for.
+func relisterOf(ctx context.Context, c *call) relister {
+	if c.session != nil && c.session.ID() != "" {
+		return relister{session: c.session}
+	}
+	owner, _ := runtoken.FromContext(ctx)
+	return relister{run: owner}
+}
+
+// countsLocked returns how many list_changed notifications w was sent and
+// how many times it listed the tools. s.mu must be held.
+func (w relister) countsLocked(s *Server) (sent, listed uint64) {
+	if w.session != nil {
+		return s.listSent[w.session], s.listed[w.session.ID()]
+	}
+	r := s.runLocked(w.run)
+	return r.listSent, r.listed
+}
+
+// sessionID is w's session's id, "" for a stateless client.
+func (w relister) sessionID() string {
+	if w.session == nil {
+		return ""
+	}
+	return w.session.ID()
+}
+
+// awaitRelist returns at once for a stateless client of a run with no
+// subscriptions/listen stream open (nothing can tell it); else it waits
+// until w was sent more list_changed notifications than sent and then
+// listed the tools more often than listed; or until w's session answered a
+// ping sent after the notification and relistGraceTrips of its round trips
+// passed (a stateless client, which the server cannot ping, is not waited
+// for that way); or s.relistWait passed, ctx ended or the server closes.
+func (s *Server) awaitRelist(ctx context.Context, w relister, sent, listed uint64) {
 	s.mu.Lock()
 	wait := s.relistWait
+	unheard := w.session == nil && !slices.Contains(slices.Collect(maps.Values(s.listens)), w.run)
 	s.mu.Unlock()
+	if unheard {
+		return // a stateless client that listens for no notification is not told
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	start := time.Now()
@@ -151,16 +233,17 @@ func (s *Server) awaitRelist(ctx context.Context, ss *mcp.ServerSession, sent, l
 	var pong chan time.Duration
 	for {
 		s.mu.Lock()
-		n, l, changed := s.listSent[ss], s.listed[ss.ID()], s.changed
+		n, l := w.countsLocked(s)
+		changed := s.changed
 		s.mu.Unlock()
 		if n > sent && l > listed {
 			return
 		}
-		if n > sent && pong == nil {
+		if n > sent && pong == nil && w.session != nil {
 			pong = make(chan time.Duration, 1)
 			go func() {
 				at := time.Now()
-				if ss.Ping(pingCtx, nil) == nil {
+				if w.session.Ping(pingCtx, nil) == nil {
 					pong <- time.Since(at)
 				}
 			}()
@@ -173,7 +256,7 @@ func (s *Server) awaitRelist(ctx context.Context, ss *mcp.ServerSession, sent, l
 				timer.Reset(grace)
 			}
 		case <-timer.C:
-			s.log.Info("ledger: the session did not list the tools again after list_changed; answering", "session", ss.ID(), "notified", n > sent, "wait", wait.Round(time.Millisecond))
+			s.log.Info("ledger: the client did not list the tools again after list_changed; answering", "session", w.sessionID(), "run", w.run, "notified", n > sent, "wait", wait.Round(time.Millisecond))
 			return
 		case <-ctx.Done():
 			return

@@ -143,19 +143,27 @@ func directive(b []byte) ([]byte, string) {
 }
 
 // stdin is the process's stdin as the stdio server reads it: done is closed
-// when it ends (EOF or an error).
+// when it ends (EOF or an error), and each tools/call's tool is handed to
+// the call func given to newStdin as its line is read.
 type stdin struct {
-	r    io.Reader
-	once sync.Once
-	done chan struct{}
+	r     io.Reader
+	calls callLines
+	once  sync.Once
+	done  chan struct{}
 }
 
-func newStdin(r io.Reader) *stdin { return &stdin{r: r, done: make(chan struct{})} }
+func newStdin(r io.Reader, call func(tool string)) *stdin {
+	return &stdin{r: r, calls: callLines{call: call}, done: make(chan struct{})}
+}
 
 func (i *stdin) Read(p []byte) (int, error) {
 	n, err := i.r.Read(p)
+	i.calls.write(p[:n])
 	if err != nil {
-		i.once.Do(func() { close(i.done) })
+		i.once.Do(func() {
+			i.calls.end()
+			close(i.done)
+		})
 	}
 	return n, err
 }

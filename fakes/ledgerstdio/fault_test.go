@@ -53,6 +53,17 @@ func spawn(t *testing.T, ctx context.Context, url string, protocol wire.MCPProto
 	return p, nil
 }
 
+// mustSpawn is spawn for a process that must connect: an error fails the
+// test.
+func mustSpawn(t *testing.T, ctx context.Context, url string, protocol wire.MCPProtocol) *spawned {
+	t.Helper()
+	p, err := spawn(t, ctx, url, protocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // exitCode closes the client's session (stdin first, as the SDK does) and
 // returns how the process ended.
 func (p *spawned) exitCode(t *testing.T) int {
@@ -191,16 +202,10 @@ func TestStdioFaultsSpawned(t *testing.T) {
 		for _, protocol := range []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20251125} {
 			t.Run(tt.name+"/"+string(protocol), func(t *testing.T) {
 				token := "rc0stdioF" + strings.ReplaceAll(tt.name, " ", "") + string(protocol)
-				l, url, path := stdioLedger(t, token)
-				if err := l.Arm(token, []ledger.Fault{tt.fault}); err != nil {
-					t.Fatal(err)
-				}
+				l, url, path := stdioLedgerWith(t, token, ledger.Config{}, tt.fault)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				p, err := spawn(t, ctx, url, protocol)
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := mustSpawn(t, ctx, url, protocol)
 				callCtx := ctx
 				if tt.callTimeout > 0 {
 					var cancelCall context.CancelFunc
@@ -266,10 +271,7 @@ func isSyntaxError(err error) bool {
 // serves; the ledger counts the occurrences across the processes.
 func TestStdioCrashLoop(t *testing.T) {
 	const token = "rc0stdioCrash"
-	l, url, path := stdioLedger(t, token)
-	if err := l.Arm(token, []ledger.Fault{{StdioExit: &ledger.StdioExit{At: ledger.StdioExitAtStart}, Times: fault.Times{Count: 2}}}); err != nil {
-		t.Fatal(err)
-	}
+	l, url, path := stdioLedgerWith(t, token, ledger.Config{}, ledger.Fault{StdioExit: &ledger.StdioExit{At: ledger.StdioExitAtStart}, Times: fault.Times{Count: 2}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := range 2 {
@@ -290,10 +292,7 @@ func TestStdioCrashLoop(t *testing.T) {
 	if c.Spawns != 2 || c.Exits != 2 {
 		t.Errorf("after two crashes: counts = %+v, want 2 spawns, 2 exits", c)
 	}
-	p, err := spawn(t, ctx, url, "")
-	if err != nil {
-		t.Fatalf("spawn 3: %v", err)
-	}
+	p := mustSpawn(t, ctx, url, "")
 	commitWrite(t, ctx, p.cs, "entry-"+token)
 	if code := p.exitCode(t); code != 0 {
 		t.Errorf("spawn 3: exit code %d, want 0", code)
@@ -325,10 +324,7 @@ func TestStdioCrashLoop(t *testing.T) {
 // written on stdout, and Serve returns ErrExited.
 func TestStdioExitInjected(t *testing.T) {
 	const token = "rc0stdioInj"
-	l, url, _ := stdioLedger(t, token)
-	if err := l.Arm(token, []ledger.Fault{{StdioExit: &ledger.StdioExit{}}}); err != nil {
-		t.Fatal(err)
-	}
+	l, url, _ := stdioLedgerWith(t, token, ledger.Config{}, ledger.Fault{StdioExit: &ledger.StdioExit{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	clientIn, serverOut := io.Pipe()
@@ -379,10 +375,7 @@ func TestStdioKilled(t *testing.T) {
 	l, url, _ := stdioLedger(t, token)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := spawn(t, ctx, url, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustSpawn(t, ctx, url, "")
 	commitWrite(t, ctx, p.cs, "entry-"+token)
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -421,10 +414,7 @@ func TestStdioHangEndsWithTheLedger(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := spawn(t, ctx, srv.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustSpawn(t, ctx, srv.URL, "")
 	callCtx, cancelCall := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancelCall()
 	if _, err := p.cs.CallTool(callCtx, &mcp.CallToolParams{Name: ledger.ToolCommitWrite, Arguments: map[string]any{"entry": "e"}}); !errors.Is(err, context.DeadlineExceeded) {

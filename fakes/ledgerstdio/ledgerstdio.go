@@ -156,7 +156,7 @@ func Serve(ctx context.Context, opts *Options) error {
 		}
 		close(stop)
 	}()
-	in := newStdin(opts.In)
+	in := newStdin(opts.In, relay.read)
 	out := &stdout{w: opts.Out, exit: exit, stdinDone: in.done, stop: stop, died: func() {
 		announcer.dead.Store(true)
 		died(ErrExited)
@@ -245,7 +245,7 @@ func connectLedger(ctx context.Context, endpoint string, announcer *spawnAnnounc
 // safe for concurrent use.
 type toolRelay struct {
 	limit       time.Duration // bounds one listing
-	unforwarded *unforwarded  // notes the calls given up before they were forwarded
+	unforwarded *unforwarded  // notes the calls read and those forwarded
 	server      *mcp.Server   // set by start
 	ledger      *mcp.ClientSession
 	n           *negotiation // the server's with its client; set by start
@@ -300,6 +300,18 @@ func (r *toolRelay) changed() {
 	}()
 }
 
+// read notes a tools/call of tool read from the client as unforwarded
+// until it is forwarded, when the tool is offered: the server answers a
+// call of another as unknown, as the ledger would.
+func (r *toolRelay) read(tool string) {
+	r.mu.Lock()
+	offered := slices.Contains(r.offered, tool)
+	r.mu.Unlock()
+	if offered {
+		r.unforwarded.readCall(tool)
+	}
+}
+
 // wait waits for the refreshes under way.
 func (r *toolRelay) wait() { r.pending.Wait() }
 
@@ -329,8 +341,8 @@ func (r *toolRelay) offerLocked(tools []*mcp.Tool) {
 // included), or with the ledger's JSON-RPC error, or with an error saying
 // the call could not be forwarded (then the client cannot know whether it
 // ran). The call to the ledger carries the protocol version the client
-// used (n), for the announcer to send. A call the client gave up before it
-// was sent is noted in u.
+// used (n), for the announcer to send. A call sent to the ledger is noted
+// as forwarded in u.
 func forwardCall(ledgerSession *mcp.ClientSession, n *negotiation, u *unforwarded) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, given := u.track(ctx, req.Params.Name)
@@ -384,7 +396,7 @@ type spawnAnnouncer struct {
 	start noted[string]           // the stdio fault at start
 	pin   noted[wire.MCPProtocol] // the pinned version
 	dead  atomic.Bool             // a stdio fault made the process exit: nothing more is sent
-	// unforwarded are the calls the client gave up before they were sent.
+	// unforwarded are the calls read from the client and never sent.
 	unforwarded unforwarded
 	// answered, while set, is called on each answer of the ledger's: it
 	// restarts connectLedger's wait.

@@ -39,13 +39,17 @@ func stdioLedger(t *testing.T, token string) (*ledger.Server, string, string) {
 	return stdioLedgerWith(t, token, ledger.Config{})
 }
 
-// stdioLedgerWith is stdioLedger with cfg, whose Path it sets.
-func stdioLedgerWith(t *testing.T, token string, cfg ledger.Config) (*ledger.Server, string, string) {
+// stdioLedgerWith is stdioLedger with cfg, whose Path it sets, and faults
+// armed for token.
+func stdioLedgerWith(t *testing.T, token string, cfg ledger.Config, faults ...ledger.Fault) (*ledger.Server, string, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.txt")
 	cfg.Path = path
 	l, err := ledger.New(cfg)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Arm(token, faults); err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
@@ -229,10 +233,7 @@ var stdioToolNames = []string{ledger.ToolCommitWrite, ledger.ToolCommitWriteKeye
 // lists the new tools, and a call of the new name runs on the ledger.
 func TestLedgerStdioRelaysToolListChanges(t *testing.T) {
 	const token = "rc0stdio0003"
-	l, url, _ := stdioLedger(t, token)
-	if err := l.Arm(token, []ledger.Fault{{Tool: ledger.ToolCommitWrite, ChangeTools: &ledger.ChangeTools{Rename: ledger.ToolCommitWrite, To: "record_entry"}}}); err != nil {
-		t.Fatal(err)
-	}
+	l, url, _ := stdioLedgerWith(t, token, ledger.Config{}, ledger.Fault{Tool: ledger.ToolCommitWrite, ChangeTools: &ledger.ChangeTools{Rename: ledger.ToolCommitWrite, To: "record_entry"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	transport, done := servePipes(ctx, &Options{URL: url, ErrOut: io.Discard})

@@ -94,17 +94,11 @@ func TestLedgerStdioCancellationHonoured(t *testing.T) {
 	for _, protocol := range []wire.MCPProtocol{wire.MCPProtocol20260728, wire.MCPProtocol20251125} {
 		t.Run(string(protocol), func(t *testing.T) {
 			const token = "rc0stdioC001"
-			l, url, path := stdioLedgerWith(t, token, ledger.Config{HonourCancellation: true})
 			d := fault.Duration(time.Hour)
-			if err := l.Arm(token, []ledger.Fault{{Tool: ledger.ToolCommitWriteKeyed, Delay: &d}}); err != nil {
-				t.Fatal(err)
-			}
+			l, url, path := stdioLedgerWith(t, token, ledger.Config{HonourCancellation: true}, ledger.Fault{Tool: ledger.ToolCommitWriteKeyed, Delay: &d})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			p, err := spawn(t, ctx, url, protocol)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := mustSpawn(t, ctx, url, protocol)
 			callCtx, cancelCall := context.WithCancel(ctx)
 			errc := make(chan error, 1)
 			go func() {

@@ -216,7 +216,7 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 // record keeps the message of an error the fake answers on its own account
 // (bad_request, relay_failed).
 func (x *exchange) writeError(outcome wire.Outcome, status int, message string, headers map[string]string) {
-	if outcome == wire.OutcomeBadRequest || outcome == wire.OutcomeRelayFailed {
+	if outcome == wire.OutcomeBadRequest || outcome == wire.OutcomeRelayFailed || outcome == wire.OutcomeCassetteMiss {
 		x.rec.Error = message
 	}
 	h := x.w.Header()

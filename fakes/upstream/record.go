@@ -13,10 +13,11 @@ import (
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
-// MaxRecordedBody bounds a plain answer kept in a cassette, in bytes: a
-// larger one is relayed but not recorded, its record says so
-// (wire.UnrecordedTooLarge) and Config.TooLargeToRecord is called.
-const MaxRecordedBody = 32 << 20
+// MaxRecordedBody bounds a plain answer kept in a cassette, in bytes
+// (cassette.MaxBody): a larger one is relayed but not recorded, its record
+// says so (wire.UnrecordedTooLarge), the cassette keeps its request marked
+// so (a replay's miss says why) and Config.TooLargeToRecord is called.
+const MaxRecordedBody = cassette.MaxBody
 
 // tape is a relayed answer being recorded (Config.Record).
 type tape struct {
@@ -49,8 +50,8 @@ func (t *tape) event(name string, data []byte, at time.Time) {
 	})
 }
 
-// saveTape writes the exchange's recorded answer to the cassette, keyed by
-// its request, with the request's credentials and the values of
+// saveTape writes the exchange's recorded answer (or, marked Unrecorded,
+// the fact it was not kept) to the cassette, keyed by its request, with the request's credentials and the values of
 // replaycheck's secret-named environment variables scrubbed from it; under
 // MissRelay later requests match it at once. A failed write is logged (and
 // counted by the recorder's File); the answer goes on either way.
@@ -66,7 +67,9 @@ func (x *exchange) saveTape() {
 		}
 		return
 	}
-	x.rec.Recorded = src.String()
+	if e.Answer.Unrecorded == "" {
+		x.rec.Recorded = src.String()
+	}
 	if x.s.cfg.Cassette != nil {
 		x.s.cfg.Cassette.Add(e, src)
 	}
@@ -75,25 +78,28 @@ func (x *exchange) saveTape() {
 // relayRecordedBody relays a plain answer that is being recorded: it reads
 // the body whole first (up to MaxRecordedBody), records it, then answers. A
 // body over the bound, or one the provider broke off, is passed on as it
-// comes and not recorded.
+// comes and not recorded; the cassette marks the request of one over the
+// bound (cassette.Answer.Unrecorded).
 func (s *Server) relayRecordedBody(x *exchange, resp *http.Response) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxRecordedBody+1))
 	whole := err == nil && len(body) <= MaxRecordedBody
-	if whole {
+	switch {
+	case whole:
 		x.tape.entry.Answer.Body = string(body)
 		x.saveTape()
-	} else {
-		x.tape = nil
-		if err == nil {
-			x.rec.Unrecorded = wire.UnrecordedTooLarge
-			if s.cfg.TooLargeToRecord != nil {
-				s.cfg.TooLargeToRecord(x.r.URL.Path)
-			}
+	case err == nil: // over the bound: the cassette keeps the request, marked
+		x.rec.Unrecorded = wire.UnrecordedTooLarge
+		x.tape.entry.Answer.Unrecorded = wire.UnrecordedTooLarge
+		x.saveTape()
+		if s.cfg.TooLargeToRecord != nil {
+			s.cfg.TooLargeToRecord(x.r.URL.Path)
 		}
-		if err == nil && s.cfg.Logger != nil {
+		if s.cfg.Logger != nil {
 			s.cfg.Logger.LogAttrs(x.r.Context(), slog.LevelWarn, "answer too large to record; relayed only",
 				slog.String("path", x.r.URL.Path), slog.Int("limit", MaxRecordedBody))
 		}
+	default: // broken off
+		x.tape = nil
 	}
 	x.finish(x.normalOutcome(), resp.StatusCode)
 	if whole && resp.Header.Get("Content-Length") == "" {

@@ -15,8 +15,10 @@ import (
 
 // A relayed plain answer over MaxRecordedBody reaches the client whole but
 // is not recorded, and says so: its record's Unrecorded is too_large and
-// TooLargeToRecord is told its path. An answer within the limit is
-// recorded and says nothing of the kind.
+// TooLargeToRecord is told its path, and the cassette keeps its request
+// marked too_large, so a replay of it misses and the miss says why (in the
+// answer's error and the record's). An answer within the limit is recorded
+// and says nothing of the kind.
 func TestTooLargeToRecord(t *testing.T) {
 	tok := token(t)
 	big := `{"id":"chatcmpl-big","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"` +
@@ -75,5 +77,24 @@ func TestTooLargeToRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diff(t, "cassette entries", 1, player.Len())
+	diff(t, "cassette entries", 2, player.Len())
+
+	// Replayed offline: the same request twice, as recorded.
+	rs, rsrv, _ := newFake(t, Config{Cassette: player})
+	rtok := token(t)
+	rreq := `{"model":"m","messages":[{"role":"user","content":"` + prompt(rtok) + `"}]}`
+	const why = "was not recorded: its body was over the recording limit of 32 MiB"
+	if status, body, _ := post(t, rsrv.URL+"/v1/chat/completions", rreq); status != http.StatusNotFound || !strings.Contains(body, why) {
+		t.Errorf("replaying the big answer: status %d, %s; want 404 saying it %s", status, body, why)
+	}
+	if status, body, _ := post(t, rsrv.URL+"/v1/chat/completions", rreq); status != http.StatusOK || !strings.Contains(body, "chatcmpl-small") {
+		t.Errorf("replaying the small answer: status %d, %s; want 200 and the recorded answer", status, body)
+	}
+	replayed := rs.Requests(rtok)
+	if len(replayed) != 2 {
+		t.Fatalf("%d replay records, want 2", len(replayed))
+	}
+	if r := replayed[0]; r.Outcome != wire.OutcomeCassetteMiss || !strings.Contains(r.Error, why) {
+		t.Errorf("the big answer's replay record: outcome %q, error %q; want cassette_miss saying it %s", r.Outcome, r.Error, why)
+	}
 }

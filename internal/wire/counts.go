@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -138,8 +139,8 @@ type MCPCounts struct {
 	// ran; omitted from JSON when zero.
 	ServerGone int `json:"server_gone,omitempty"`
 	// Protocols are the MCP protocol versions the run's sessions negotiated
-	// and its stateless requests used, in the order first seen; omitted from
-	// JSON when none was seen.
+	// and its stateless requests used, each once, in the order first seen
+	// (AddProtocol); omitted from JSON when none was seen.
 	Protocols []MCPProtocol `json:"protocols,omitempty"`
 }
 
@@ -161,8 +162,23 @@ func (c MCPCounts) CallsTotal() int {
 	return n
 }
 
-// Clone returns a copy of c that shares nothing with it; its Calls is never
-// nil.
+// AddProtocol adds the MCP protocol version e says was used to
+// c.Protocols when it is not there yet, at the end: the versions read in
+// the order the run first used them, as a timeline reads (a fallback from
+// 2026-07-28 to 2025-11-25 lists 2026-07-28 first, an upgrade the other
+// way round). An event that says none, and a refused request
+// (MCPSessionRefused, whose version was only asked for), add nothing.
+// c.Protocols is replaced, never changed in place, so copies of c may share
+// it.
+func (c *MCPCounts) AddProtocol(e MCPEvent) {
+	if e.Protocol == "" || e.Kind == MCPSessionRefused || slices.Contains(c.Protocols, e.Protocol) {
+		return
+	}
+	c.Protocols = append(slices.Clip(c.Protocols), e.Protocol)
+}
+
+// Clone returns a copy of c that shares nothing with it but Protocols,
+// which is never changed in place; its Calls is never nil.
 func (c MCPCounts) Clone() MCPCounts {
 	c.Calls = maps.Clone(c.Calls)
 	if c.Calls == nil {

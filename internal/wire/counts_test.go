@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -146,5 +147,33 @@ func TestMCPCountsClone(t *testing.T) {
 	}
 	if (MCPCounts{}).Clone().Calls == nil {
 		t.Error("Clone of zero counts has nil Calls; /counts would write null")
+	}
+}
+
+// TestMCPCountsAddProtocol: versions are listed once each in the order
+// first used; a refused request's and an event without one add nothing; a
+// copy taken before an addition keeps its list.
+func TestMCPCountsAddProtocol(t *testing.T) {
+	var c MCPCounts
+	var before MCPCounts
+	for i, e := range []MCPEvent{
+		{Kind: MCPSessionRefused, Method: "server/discover", Protocol: MCPProtocol20260728},
+		{Kind: MCPSession, Method: "initialize", Protocol: MCPProtocol20251125},
+		{Kind: MCPCall, Tool: "commit_write", Protocol: MCPProtocol20251125},
+		{Kind: MCPWrite, Tool: "commit_write"},
+		{Kind: MCPCall, Tool: "commit_write", Protocol: MCPProtocol20260728},
+		{Kind: MCPSession, Method: "initialize", Protocol: MCPProtocol20250618},
+	} {
+		if i == 4 {
+			before = c
+		}
+		c.AddProtocol(e)
+	}
+	want := []MCPProtocol{MCPProtocol20251125, MCPProtocol20260728, MCPProtocol20250618}
+	if !slices.Equal(c.Protocols, want) {
+		t.Errorf("Protocols = %v, want %v", c.Protocols, want)
+	}
+	if want := []MCPProtocol{MCPProtocol20251125}; !slices.Equal(before.Protocols, want) {
+		t.Errorf("a copy's Protocols = %v after additions to the original, want %v", before.Protocols, want)
 	}
 }

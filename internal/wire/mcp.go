@@ -55,7 +55,9 @@ const (
 	// MCPUnforwarded is a tools/call a ledger-stdio process read from its
 	// client and never sent to the ledger: the client gave it up
 	// (notifications/cancelled, or closing the process's stdin) before the
-	// process had written it out. Tool names it and PID the process. The
+	// process had written it out, or the process could not write it, or
+	// wrote it as it closed its session and the ledger took the close
+	// first (the call was refused, unknown session). Tool names it and PID the process. The
 	// call did not run, and no MCPCall stands for it: it reached only the
 	// harness's own stdio server, which the process reports as it ends.
 	MCPUnforwarded MCPKind = "unforwarded"

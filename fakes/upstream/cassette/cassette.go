@@ -6,8 +6,9 @@
 // fakes it arms: fakes/upstream, fakes/ledger, fakes/fault).
 //
 // A cassette is one file per recorded session, in JSON Lines: each line is
-// one Entry — a relayed exchange whose answer arrived whole — in the order
-// the answers completed. JSON, because encoding/json round-trips the
+// one Entry — a relayed exchange whose answer arrived whole, or one whose
+// answer was relayed but not kept (Answer.Unrecorded: a body over MaxBody)
+// — in the order the answers completed. JSON, because encoding/json round-trips the
 // provider's bytes exactly (YAML as goccy/go-yaml writes it loses trailing
 // spaces of block scalars and control characters); one line per exchange,
 // because appending a line needs no rewrite and a diff names the exchanges
@@ -92,7 +93,15 @@ type Answer struct {
 	Body string `json:"body,omitempty"`
 	// Events are a streamed answer's events; nil for a plain answer.
 	Events []Event `json:"events,omitempty"`
+	// Unrecorded, when set, says why the answer is not kept: too_large, a
+	// plain body over MaxBody (then Body is empty). A request that matches
+	// the entry misses, and the miss says why (MissError.Unrecorded).
+	Unrecorded wire.Unrecorded `json:"unrecorded,omitempty"`
 }
+
+// MaxBody bounds a plain answer's body a recorder keeps, in bytes; a
+// larger answer's entry is marked wire.UnrecordedTooLarge.
+const MaxBody = 32 << 20
 
 // Event is one server-sent event of a recorded stream.
 type Event struct {
@@ -229,6 +238,9 @@ func (e *Entry) validate() error {
 	}
 	if e.Answer.Stream() && e.Answer.Status != 200 {
 		return fmt.Errorf("answer.events: a stream must have status 200, not %d", e.Answer.Status)
+	}
+	if u := e.Answer.Unrecorded; u != "" && u != wire.UnrecordedTooLarge {
+		return fmt.Errorf("answer.unrecorded: %q is not a reason replaycheck writes (%s)", u, wire.UnrecordedTooLarge)
 	}
 	return nil
 }

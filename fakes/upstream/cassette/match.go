@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
 // Player finds the recorded answer of a request. Entries whose requests
@@ -50,7 +52,8 @@ func (p *Player) Add(e Entry, src Source) {
 }
 
 // Find returns the entry to answer req with and where it was read, or a
-// *MissError when no entry matches.
+// *MissError when no entry matches, or when the entry that does was not
+// recorded (Answer.Unrecorded; the MissError says why).
 func (p *Player) Find(req Request) (Entry, Source, error) {
 	key := req.key()
 	p.mu.Lock()
@@ -67,6 +70,9 @@ func (p *Player) Find(req Request) (Entry, Source, error) {
 	n := p.served[key]
 	p.served[key] = n + 1
 	i := matches[min(n, len(matches)-1)]
+	if u := p.entries[i].Answer.Unrecorded; u != "" {
+		return Entry{}, Source{}, &MissError{Request: req, Entries: len(p.entries), Closest: p.sources[i], Unrecorded: u}
+	}
 	return p.entries[i], p.sources[i], nil
 }
 
@@ -93,6 +99,9 @@ type MissError struct {
 	// Differences say how the closest entry's request differs, field by
 	// field, e.g. "model: gpt-4o, recorded gpt-4o-mini".
 	Differences []string
+	// Unrecorded, when set, is why the entry that matches (Closest) has no
+	// answer: the recorder relayed it but did not keep it.
+	Unrecorded wire.Unrecorded
 }
 
 func (e *MissError) Error() string {
@@ -101,6 +110,9 @@ func (e *MissError) Error() string {
 		r.Dialect, r.Kind, r.Model, r.Stream, len(r.Tools), len(r.Messages))
 	if e.Entries == 0 {
 		return head + ": the cassette is empty"
+	}
+	if e.Unrecorded == wire.UnrecordedTooLarge {
+		return fmt.Sprintf("%s: its answer at %s was not recorded: its body was over the recording limit of %d MiB", head, e.Closest, MaxBody>>20)
 	}
 	return fmt.Sprintf("%s among %d entries; closest is %s, which differs in %s",
 		head, e.Entries, e.Closest, strings.Join(e.Differences, "; "))

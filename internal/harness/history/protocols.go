@@ -1,22 +1,17 @@
 package history
 
-import (
-	"slices"
-
-	"github.com/replaycheck/replaycheck/internal/wire"
-)
+import "github.com/replaycheck/replaycheck/internal/wire"
 
 // MCPProtocols returns the MCP protocol versions the run's sessions
 // negotiated and its stateless requests used (wire.MCPEvent.Protocol), each
-// once, in the order first seen; a version only asked for in a refused
-// request (wire.MCPSessionRefused) is not one. Nil when no event says one (a
-// history that predates them, or a ledger that could not tell).
+// once, in the order first seen, as the ledger counts them
+// (wire.MCPCounts.AddProtocol); a version only asked for in a refused
+// request (wire.MCPSessionRefused) is not one. Nil when no event says one
+// (a history that predates them, or a ledger that could not tell).
 func (h *History) MCPProtocols() []wire.MCPProtocol {
-	var out []wire.MCPProtocol
+	var c wire.MCPCounts
 	for _, e := range h.MCP {
-		if e.Protocol != "" && e.Kind != wire.MCPSessionRefused && !slices.Contains(out, e.Protocol) {
-			out = append(out, e.Protocol)
-		}
+		c.AddProtocol(e)
 	}
-	return out
+	return c.Protocols
 }

@@ -246,7 +246,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut), lines: opts.Progress}
+	p := &exploreProgress{what: "explore", w: opts.ErrOut, terminal: isTerminal(opts.ErrOut), lines: opts.Progress}
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
 	}
@@ -471,7 +471,10 @@ func writeReport(path string, write func(io.Writer) error) error {
 // and total, failures so far, an estimate of the time left), a line per
 // phase otherwise, and with lines also a line per run.
 type exploreProgress struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// what names the sweep at the start of each line: "explore", or the
+	// matrix's agent.
+	what     string
 	w        io.Writer
 	terminal bool
 	lines    bool
@@ -483,15 +486,15 @@ func (p *exploreProgress) update(pr explore.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.terminal {
-		fmt.Fprintf(p.w, "\r\033[Kexplore %s [%d/%d] %d failing%s", pr.Phase, pr.Done, pr.Total, pr.Failed, timeLeft(pr, " · "))
+		fmt.Fprintf(p.w, "\r\033[K%s %s [%d/%d] %d failing%s", p.what, pr.Phase, pr.Done, pr.Total, pr.Failed, timeLeft(pr, " · "))
 		p.shown = true
 		return
 	}
 	switch {
 	case pr.Done == pr.Total:
-		fmt.Fprintf(p.w, "explore %s: %d runs, %d failing, in %s\n", pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
+		fmt.Fprintf(p.w, "%s %s: %d runs, %d failing, in %s\n", p.what, pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
 	case p.lines:
-		fmt.Fprintf(p.w, "explore %s: %d/%d runs, %d failing, %s%s\n", pr.Phase, pr.Done, pr.Total, pr.Failed, pr.Elapsed.Round(time.Second), timeLeft(pr, ", "))
+		fmt.Fprintf(p.w, "%s %s: %d/%d runs, %d failing, %s%s\n", p.what, pr.Phase, pr.Done, pr.Total, pr.Failed, pr.Elapsed.Round(time.Second), timeLeft(pr, ", "))
 	}
 }
 

@@ -26,7 +26,10 @@ const maxTold = 240
 // no run of rep armed k alone (no point of the agent takes it).
 func cellOf(k explore.Kind, rep *explore.Report, phase string) (Cell, bool) {
 	c := Cell{Family: familyOf(k), Mechanism: k.Name, Doc: k.Doc, DecidedBy: phase, Verdict: Unknown}
-	worst := -1
+	// The cell is its worst run's: DUPLICATE, LOST or reported as failure
+	// where any run was; else safe where any run was judged; unknown only
+	// when none was.
+	worst, unjudged := -1, 0
 	var worstVerdict Verdict
 	reason := ""
 	for i, run := range rep.Cells {
@@ -35,12 +38,18 @@ func cellOf(k explore.Kind, rep *explore.Report, phase string) (Cell, bool) {
 		}
 		c.Runs++
 		v, why := judge(run)
+		if v == Unknown {
+			unjudged++
+		}
 		if worst < 0 || v.rank() < worstVerdict.rank() {
 			worst, worstVerdict, reason = i, v, why
 		}
 	}
 	if worst < 0 {
 		return Cell{}, false
+	}
+	if worstVerdict == Safe && unjudged > 0 {
+		reason = fmt.Sprintf("%d of %d runs could not be judged", unjudged, c.Runs)
 	}
 	run := rep.Cells[worst]
 	c.Verdict, c.Reason, c.Rules = worstVerdict, reason, slices.Clone(run.Failed)

@@ -147,7 +147,8 @@ const (
 // it: DUPLICATE or LOST.
 func (v Verdict) Bad() bool { return v == Duplicate || v == Lost }
 
-// rank orders verdicts, worst first.
+// rank orders verdicts, worst first; safe before unknown, since a cell is
+// unknown only when no run of it was judged.
 func (v Verdict) rank() int {
 	switch v {
 	case Duplicate:
@@ -157,9 +158,9 @@ func (v Verdict) rank() int {
 	case ReportedFailure:
 		return 2
 	case Safe:
-		return 4
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // Cell returns the row's cell of mechanism, and whether it has one.

@@ -136,25 +136,22 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 		}
 		mo.Shard, mo.Shards = sel.Shard, sel.Shards
 	}
-	stdout := 0
+	table, err := opts.table()
+	if err != nil {
+		return err
+	}
 	for _, f := range []string{opts.JSON, opts.Markdown, opts.HTML} {
-		if f == stdoutName {
-			stdout++
-		}
 		if mo.OutDir == "" && f != "" && f != stdoutName {
 			mo.OutDir = filepath.Join(filepath.Dir(f), "matrix-reproductions")
 		}
 	}
-	if stdout > 1 {
-		return asUsage(errors.New("at most one of --json, --markdown and --html can be - (stdout)"))
-	}
-	table := opts.Out
-	if stdout > 0 {
-		table = opts.ErrOut
-	}
-	old, err := readMatrix(opts.Diff)
-	if err != nil {
-		return asUsage(err)
+	var old *matrix.Matrix
+	if opts.Diff != "" {
+		m, err := readMatrix(opts.Diff)
+		if err != nil {
+			return asUsage(fmt.Errorf("--diff %s: %w", opts.Diff, err))
+		}
+		old = m
 	}
 	ts, err := resolveTargets(opts.Targets, targetfile.Options{})
 	if err != nil {
@@ -178,29 +175,7 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("building the matrix: %w", err)
 	}
-	werrs := []error{tableError(report.WriteMatrixTable(table, m))}
-	for _, f := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{
-		{opts.JSON, func(w io.Writer) error { return report.WriteMatrixJSON(w, m) }},
-		{opts.Markdown, func(w io.Writer) error { return report.WriteMatrixMarkdown(w, m) }},
-		{opts.HTML, func(w io.Writer) error { return report.WriteMatrixHTML(w, m) }},
-	} {
-		switch f.path {
-		case "":
-		case stdoutName:
-			var b bytes.Buffer
-			if err := f.write(&b); err != nil {
-				werrs = append(werrs, fmt.Errorf("writing a report to stdout: %w", err))
-			} else {
-				werrs = append(werrs, writeStdout(opts.Out, b.Bytes()))
-			}
-		default:
-			werrs = append(werrs, writeReport(f.path, f.write))
-		}
-	}
-	werr := errors.Join(werrs...)
+	werr := writeMatrix(opts, m)
 	if err != nil {
 		return errors.Join(interrupted{cause: context.Cause(ctx)}, werr)
 	}
@@ -234,19 +209,89 @@ func matrixAgents(ctx context.Context, args []string, ts []target.Target) ([]mat
 	return agents, nil
 }
 
-// readMatrix reads the matrix --diff names; nil for "".
+// readMatrix reads a matrix saved by matrix --json.
 func readMatrix(path string) (*matrix.Matrix, error) {
-	if path == "" {
-		return nil, nil
-	}
 	f, err := inputfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("--diff: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	m, err := matrix.Read(f)
+	return matrix.Read(f)
+}
+
+// mergeMatrices joins the matrices of shards (matrix --shard I/N --json)
+// when the first input is one: handled is false, and nothing is done, when
+// it is not (a run's report).
+func mergeMatrices(opts *reportMergeOptions) (handled bool, err error) {
+	first, err := readMatrix(opts.Inputs[0])
 	if err != nil {
-		return nil, fmt.Errorf("--diff %s: %w", path, err)
+		return false, nil
 	}
-	return m, nil
+	parts := []*matrix.Matrix{first}
+	for _, path := range opts.Inputs[1:] {
+		m, err := readMatrix(path)
+		if err != nil {
+			return true, asUsage(fmt.Errorf("%s: %w: merge joins the parts of one matrix, or the reports of one run", path, err))
+		}
+		parts = append(parts, m)
+	}
+	if opts.JUnit != "" {
+		return true, asUsage(errors.New("--junit: a matrix has no JUnit form; write --json, --markdown or --html"))
+	}
+	m, err := matrix.Merge(opts.Inputs, parts)
+	if err != nil {
+		return true, asUsage(err)
+	}
+	mo := &matrixOptions{JSON: opts.JSON, Markdown: opts.Markdown, HTML: opts.HTML, Out: opts.Out, ErrOut: opts.ErrOut}
+	return true, writeMatrix(mo, m)
+}
+
+// table is where the terminal table goes: stdout, or stderr when a report
+// file is - (stdout), which at most one can be.
+func (opts *matrixOptions) table() (io.Writer, error) {
+	stdout := 0
+	for _, f := range []string{opts.JSON, opts.Markdown, opts.HTML} {
+		if f == stdoutName {
+			stdout++
+		}
+	}
+	switch {
+	case stdout > 1:
+		return nil, asUsage(errors.New("at most one of --json, --markdown and --html can be - (stdout)"))
+	case stdout == 1:
+		return opts.ErrOut, nil
+	}
+	return opts.Out, nil
+}
+
+// writeMatrix writes m as the terminal table and as the report files
+// opts names; an error writing one does not stop the others.
+func writeMatrix(opts *matrixOptions, m *matrix.Matrix) error {
+	table, err := opts.table()
+	if err != nil {
+		return err
+	}
+	werrs := []error{tableError(report.WriteMatrixTable(table, m))}
+	for _, f := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{opts.JSON, func(w io.Writer) error { return report.WriteMatrixJSON(w, m) }},
+		{opts.Markdown, func(w io.Writer) error { return report.WriteMatrixMarkdown(w, m) }},
+		{opts.HTML, func(w io.Writer) error { return report.WriteMatrixHTML(w, m) }},
+	} {
+		switch f.path {
+		case "":
+		case stdoutName:
+			var b bytes.Buffer
+			if err := f.write(&b); err != nil {
+				werrs = append(werrs, fmt.Errorf("writing a report to stdout: %w", err))
+			} else {
+				werrs = append(werrs, writeStdout(opts.Out, b.Bytes()))
+			}
+		default:
+			werrs = append(werrs, writeReport(f.path, f.write))
+		}
+	}
+	return errors.Join(werrs...)
 }

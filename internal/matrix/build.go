@@ -158,22 +158,22 @@ func buildRow(ctx context.Context, a Agent, kinds []explore.Kind, opts Options, 
 		}
 	}
 	row.Cells = inFamilyOrder(row.Cells)
-	row.Pruned = pruned(kinds, row.Cells)
+	row.Pruned = pruned(kinds, row.Cells, opts.Kinds == nil)
 	row.Wall = history.Duration(time.Since(start))
 	return row, nil
 }
 
 // pruned lists the kinds of all not in cells (no point of the agent's runs
-// takes them) and the optional kinds, each with why.
-func pruned(all []explore.Kind, cells []Cell) []Pruned {
+// takes them) and, with optional, the optional kinds, each with why.
+func pruned(all []explore.Kind, cells []Cell, optional bool) []Pruned {
 	var out []Pruned
 	for _, k := range explore.Kinds() {
 		switch {
 		case slices.ContainsFunc(cells, func(c Cell) bool { return c.Mechanism == k.Name }):
-		case !slices.ContainsFunc(all, func(a explore.Kind) bool { return a.Name == k.Name }) && k.Optional:
+		case !slices.ContainsFunc(all, func(a explore.Kind) bool { return a.Name == k.Name }) && k.Optional && optional:
 			out = append(out, Pruned{Mechanism: k.Name, Reason: "only when named (--kinds)"})
 		case !slices.ContainsFunc(all, func(a explore.Kind) bool { return a.Name == k.Name }):
-			out = append(out, Pruned{Mechanism: k.Name, Reason: "not selected (--kinds)"})
+			// Not asked for (--kinds): the matrix pruned nothing.
 		case k.Transport != "":
 			out = append(out, Pruned{Mechanism: k.Name, Reason: "the agent does not reach an MCP server over " + string(k.Transport)})
 		default:

@@ -87,9 +87,9 @@ type Cell struct {
 	// Family is the column group (FamilyStatus, FamilyStream, …);
 	// Mechanism the fault kind (500, drop, mcp-drop, …) and Doc what it
 	// does.
-	Family    string `json:"family"`
-	Mechanism string `json:"mechanism"`
-	Doc       string `json:"doc"`
+	Family    string  `json:"family"`
+	Mechanism string  `json:"mechanism"`
+	Doc       string  `json:"doc"`
 	Verdict   Verdict `json:"verdict"`
 	// Reason says why: the broken rule's message for DUPLICATE and LOST,
 	// the first undecided check's for unknown.

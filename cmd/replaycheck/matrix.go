@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -165,11 +166,7 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
 	}
-	mo.OnProgress = func(mp matrix.Progress) {
-		pr := mp.Progress
-		pr.Phase = fmt.Sprintf("agent %d/%d %s %s", mp.Agent, mp.Agents, mp.Target, pr.Phase)
-		p.update(pr)
-	}
+	mo.OnProgress = matrixProgress(p, time.Now)
 	m, err := matrix.Build(ctx, agents, mo)
 	p.finish()
 	if err != nil && ctx.Err() == nil {
@@ -294,4 +291,29 @@ func writeMatrix(opts *matrixOptions, m *matrix.Matrix) error {
 		}
 	}
 	return errors.Join(werrs...)
+}
+
+// matrixProgress shows the matrix's progress through p: the agent (of
+// all), its sweep's phase and that phase's time left, and, once an agent
+// is done, the time the agents after this one will take at the pace of
+// those done.
+func matrixProgress(p *exploreProgress, now func() time.Time) func(matrix.Progress) {
+	var mu sync.Mutex
+	start, agent := now(), 0
+	var agentStart time.Time
+	return func(mp matrix.Progress) {
+		mu.Lock()
+		if mp.Agent != agent {
+			agent, agentStart = mp.Agent, now()
+		}
+		done, spent := mp.Agent-1, agentStart.Sub(start)
+		mu.Unlock()
+		after := ""
+		if rest := mp.Agents - mp.Agent; done > 0 && rest > 0 {
+			after = fmt.Sprintf(" (then about %s for %s)", (spent / time.Duration(done) * time.Duration(rest)).Round(time.Second), countOf(rest, "more agent", "more agents"))
+		}
+		pr := mp.Progress
+		pr.Phase = fmt.Sprintf("agent %d/%d %s%s %s", mp.Agent, mp.Agents, mp.Target, after, pr.Phase)
+		p.update(pr)
+	}
 }

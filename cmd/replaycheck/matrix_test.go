@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 	"github.com/replaycheck/replaycheck/internal/matrix"
 	"github.com/replaycheck/replaycheck/report"
@@ -144,4 +145,21 @@ func makeMatrixTimeout(t *testing.T) (d time.Duration) {
 	}
 	t.Fatal("the Makefile's matrix target names no --timeout")
 	return d
+}
+
+func TestMatrixProgressTimeLeft(t *testing.T) {
+	var b strings.Builder
+	at := time.Unix(0, 0)
+	update := matrixProgress(&exploreProgress{what: "matrix", w: &b, lines: true}, func() time.Time { return at })
+	step := func(agent int) {
+		update(matrix.Progress{Agent: agent, Agents: 3, Target: fmt.Sprint("a", agent), Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2, Elapsed: time.Second}})
+	}
+	step(1)
+	at = at.Add(time.Minute)
+	step(2)
+	want := "matrix agent 1/3 a1 sweep: 1/2 runs, 0 failing, 1s, about 1s left\n" +
+		"matrix agent 2/3 a2 (then about 1m0s for 1 more agent) sweep: 1/2 runs, 0 failing, 1s, about 1s left\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
 }

@@ -283,30 +283,14 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		changes := explore.DiffFingerprints(saved.Fingerprint, rep.Fingerprint)
 		werrs = append(werrs, tableError(report.WriteFingerprintDiff(table, opts.Diff, changes, len(rep.Fingerprint))))
 	}
-	for _, f := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{
+	werrs = append(werrs, writeReportFiles(opts.Out, []reportFile{
 		{opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, report.ExploreSuite(rep)) }},
 		{opts.JSON, func(w io.Writer) error { return report.WriteExploreJSON(w, rep) }},
 		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep, ro) }},
 		{opts.HTML, func(w io.Writer) error {
 			return report.WriteHTMLWith(w, report.ExploreSuite(rep), report.HTMLOptions{Preface: report.ExploreFindingsText(rep)})
 		}},
-	} {
-		switch f.path {
-		case "":
-		case stdoutName:
-			var b bytes.Buffer
-			if err := f.write(&b); err != nil {
-				werrs = append(werrs, fmt.Errorf("writing a report to stdout: %w", err))
-			} else {
-				werrs = append(werrs, writeStdout(opts.Out, b.Bytes()))
-			}
-		default:
-			werrs = append(werrs, writeReport(f.path, f.write))
-		}
-	}
+	}))
 	werr := errors.Join(werrs...)
 	if outcome != nil {
 		return errors.Join(outcome, werr)
@@ -455,6 +439,34 @@ func readFingerprint(path string) (*explore.Report, error) {
 		return nil, fmt.Errorf("--diff %s: the report holds no fingerprint (write one with explore --fingerprint --json FILE)", path)
 	}
 	return rep, nil
+}
+
+// reportFile is a report to write: its path ("" for none, - for stdout)
+// and how to write it.
+type reportFile struct {
+	path  string
+	write func(io.Writer) error
+}
+
+// writeReportFiles writes each of files, the one to stdout on out; an
+// error writing one does not stop the others, and the errors are joined.
+func writeReportFiles(out io.Writer, files []reportFile) error {
+	var errs []error
+	for _, f := range files {
+		switch f.path {
+		case "":
+		case stdoutName:
+			var b bytes.Buffer
+			if err := f.write(&b); err != nil {
+				errs = append(errs, fmt.Errorf("writing a report to stdout: %w", err))
+			} else {
+				errs = append(errs, writeStdout(out, b.Bytes()))
+			}
+		default:
+			errs = append(errs, writeReport(f.path, f.write))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // writeReport writes a report to path through a temporary file

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -268,29 +267,11 @@ func writeMatrix(opts *matrixOptions, m *matrix.Matrix) error {
 	if err != nil {
 		return err
 	}
-	werrs := []error{tableError(report.WriteMatrixTable(table, m))}
-	for _, f := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{
+	return errors.Join(tableError(report.WriteMatrixTable(table, m)), writeReportFiles(opts.Out, []reportFile{
 		{opts.JSON, func(w io.Writer) error { return report.WriteMatrixJSON(w, m) }},
 		{opts.Markdown, func(w io.Writer) error { return report.WriteMatrixMarkdown(w, m) }},
 		{opts.HTML, func(w io.Writer) error { return report.WriteMatrixHTML(w, m) }},
-	} {
-		switch f.path {
-		case "":
-		case stdoutName:
-			var b bytes.Buffer
-			if err := f.write(&b); err != nil {
-				werrs = append(werrs, fmt.Errorf("writing a report to stdout: %w", err))
-			} else {
-				werrs = append(werrs, writeStdout(opts.Out, b.Bytes()))
-			}
-		default:
-			werrs = append(werrs, writeReport(f.path, f.write))
-		}
-	}
-	return errors.Join(werrs...)
+	}))
 }
 
 // matrixProgress shows the matrix's progress through p: the agent (of

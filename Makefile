@@ -1,7 +1,7 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build test bench bench-relay fuzz lint clients conformance openapi-client yaml-language-server chromium jq podman image actionlint release-check
+.PHONY: build matrix test bench bench-relay fuzz lint clients conformance openapi-client yaml-language-server chromium jq podman image actionlint release-check
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
@@ -12,6 +12,19 @@ build:
 # yaml-language-server), Chromium (make chromium), jq (make jq), podman (make
 # podman) and actionlint (make actionlint) and runs every test; -race needs
 # cgo and a C compiler (gcc).
+# matrix writes docs/matrix.md and docs/matrix.html, the replay-safety matrix
+# of the built-in gateways and the shipped agents (over HTTP and stdio), from
+# the pinned clients (make clients), offline inside unshare -rn; the
+# reproductions go to docs/matrix-reproductions. MATRIX_AGENTS picks the rows.
+MATRIX_AGENTS ?= builtin:guarded builtin:naive \
+	targets/claude-code.yaml targets/claude-code-stdio.yaml targets/codex.yaml targets/codex-stdio.yaml \
+	targets/gemini-cli.yaml targets/gemini-cli-stdio.yaml targets/openai-agents.yaml targets/openai-agents-stdio.yaml \
+	targets/ai-sdk.yaml targets/ai-sdk-google.yaml targets/google-genai.yaml targets/google-genai-stream.yaml
+matrix: build
+	rm -rf docs/matrix-reproductions
+	unshare -rn sh -c 'ip link set lo up && bin/replaycheck matrix $(MATRIX_AGENTS) --timeout 60s --progress \
+	  --markdown docs/matrix.md --html docs/matrix.html --out docs/matrix-reproductions'
+
 test: clients conformance openapi-client yaml-language-server chromium jq podman actionlint
 	$(GO) test -race -timeout 25m $(LONGEST_TESTS) $$($(GO) list ./... | grep -v '/internal/checklist$$')
 	$(GO) test -race -timeout 25m ./internal/checklist

@@ -25,6 +25,12 @@ type HTMLOptions struct {
 	// Preface is text shown as written above the results, for example an
 	// explore sweep's findings (ExploreFindingsText); "" shows none.
 	Preface string
+	// Title, when set, replaces the page's title (a page that is not a
+	// run's: the matrix).
+	Title string
+	// Lead is HTML shown above the results, already escaped (the matrix's
+	// grid, whose cells link to the results); "" shows none.
+	Lead template.HTML
 }
 
 // DefaultMaxDiagrams is how many sequence diagrams an HTML report draws
@@ -55,7 +61,7 @@ func writeHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 	if limit <= 0 {
 		limit = DefaultMaxDiagrams
 	}
-	p := htmlPage{Total: TotalLine(s), Abort: AbortLines(s), Baseline: BaselineLines(s), Notes: slices.Concat(NoteLines(s), SkipLines(s)), Preface: opts.Preface}
+	p := htmlPage{Total: TotalLine(s), Abort: AbortLines(s), Baseline: BaselineLines(s), Notes: slices.Concat(NoteLines(s), SkipLines(s)), Preface: opts.Preface, Lead: opts.Lead}
 	t := s.Totals()
 	switch {
 	case s.Abort != nil:
@@ -66,6 +72,9 @@ func writeHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 		p.Mark, p.Title = "unknown", "replaycheck: checks could not judge"
 	default:
 		p.Mark, p.Title = "pass", "replaycheck: every rule held"
+	}
+	if opts.Title != "" {
+		p.Title = opts.Title
 	}
 	if r := s.Run; r != nil {
 		for _, kv := range [][2]string{{"replaycheck", r.Replaycheck}, {"seed", r.Seed}, {"shard", r.Shard}} {
@@ -178,6 +187,7 @@ type htmlPage struct {
 	Info, Abort, Baseline []string
 	Notes                 []string
 	Preface               string
+	Lead                  template.HTML
 	Rows                  []htmlRow
 	Sections              []htmlSection
 	Undrawn               int
@@ -307,6 +317,7 @@ footer { color: var(--muted); font-size: 12px; margin-top: 28px; }
 {{with .Baseline}}<div class="banner">{{range .}}<p>{{.}}</p>{{end}}</div>{{end}}
 {{with .Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{with .Preface}}<pre class="preface">{{.}}</pre>{{end}}
+{{with .Lead}}{{.}}{{end}}
 {{if .Rows}}<table class="summary">
 <thead><tr><th>Scenario</th><th>Target</th><th>Verdict</th>{{if .Repeated}}<th>Runs</th>{{end}}<th>Status</th><th>Writes</th><th>Initial</th><th>Follow-up</th><th>MCP calls</th>{{if .Negotiated}}<th>MCP protocol</th>{{end}}<th>Failed checks</th>{{if .HasBaseline}}<th>Baseline</th>{{end}}</tr></thead>
 <tbody>

@@ -3,7 +3,8 @@
 # inputs (INPUT_COMMAND, INPUT_TARGETS, INPUT_SCENARIOS, INPUT_SHARD,
 # INPUT_BASELINE, INPUT_ARGS, INPUT_REPORT_DIR, INPUT_ARTIFACT_NAME): writes
 # junit.xml, report.json, report.html and summary.md into the report
-# directory, appends the summary to $GITHUB_STEP_SUMMARY and sets the step's
+# directory (matrix: report.json, report.html and summary.md, the targets
+# as its agents), appends the summary to $GITHUB_STEP_SUMMARY and sets the step's
 # outputs exit-code, report-dir, junit and artifact-name. It exits 0 whatever
 # replaycheck's exit code, so that the reports are uploaded first; the
 # action's last step fails the job by exit-code.
@@ -11,8 +12,8 @@ set -euo pipefail
 
 cmd="${INPUT_COMMAND:-run}"
 case "$cmd" in
-  run | explore) ;;
-  *) echo "::error title=replaycheck::command: '$cmd'; want run or explore"; exit 2 ;;
+  run | explore | matrix) ;;
+  *) echo "::error title=replaycheck::command: '$cmd'; want run, explore or matrix"; exit 2 ;;
 esac
 dir="${INPUT_REPORT_DIR:-replaycheck-report}"
 mkdir -p "$dir"
@@ -20,8 +21,18 @@ mkdir -p "$dir"
 args=("$cmd")
 while IFS= read -r line; do
   line="$(echo "$line" | xargs)" # trim
-  [ -n "$line" ] && args+=(--target "$line")
+  if [ -z "$line" ]; then
+    continue
+  elif [ "$cmd" = matrix ]; then
+    args+=("$line")
+  else
+    args+=(--target "$line")
+  fi
 done <<<"${INPUT_TARGETS:-}"
+if [ "$cmd" = matrix ] && [ -n "$(echo "${INPUT_SCENARIOS:-}" | xargs)" ]; then
+  echo "::error title=replaycheck::scenarios: a matrix sweeps each target's own bases; give none with command matrix"
+  exit 2
+fi
 if [ -n "${INPUT_SHARD:-}" ]; then
   args+=(--shard "$INPUT_SHARD")
 fi
@@ -32,7 +43,13 @@ if [ -n "${INPUT_BASELINE:-}" ]; then
   fi
   args+=(--baseline "$INPUT_BASELINE")
 fi
-args+=(--junit "$dir/junit.xml" --json "$dir/report.json" --html "$dir/report.html" --markdown "$dir/summary.md")
+junit="$dir/junit.xml"
+if [ "$cmd" = matrix ]; then
+  junit=""
+  args+=(--json "$dir/report.json" --html "$dir/report.html" --markdown "$dir/summary.md")
+else
+  args+=(--junit "$junit" --json "$dir/report.json" --html "$dir/report.html" --markdown "$dir/summary.md")
+fi
 read -r -a extra <<<"${INPUT_ARGS:-}"
 args+=("${extra[@]}")
 while IFS= read -r line; do
@@ -63,6 +80,6 @@ fi
 {
   echo "exit-code=$code"
   echo "report-dir=$dir"
-  echo "junit=$dir/junit.xml"
+  echo "junit=$junit"
   echo "artifact-name=$name"
 } >>"${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set}"

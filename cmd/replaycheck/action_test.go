@@ -156,7 +156,26 @@ func TestActionScripts(t *testing.T) {
 		})
 	}
 
-	out, code := r.run("run.sh", "INPUT_COMMAND=explore", "INPUT_BASELINE=replaycheck-baseline.yaml")
+	// Matrix mode: the targets are the agents; no JUnit; the Markdown
+	// matrix goes to the step summary.
+	before, _ := os.ReadFile(r.summary)
+	out, code := r.run("run.sh", "INPUT_COMMAND=matrix", "INPUT_TARGETS=builtin:guarded\nbuiltin:naive", "INPUT_ARGS=--kinds 500", "INPUT_REPORT_DIR=matrix")
+	if o := r.outputs(); code != 0 || o["exit-code"] != "0" || o["junit"] != "" {
+		t.Errorf("matrix: run.sh exit %d, outputs %v, want exit-code 0 and no junit\n%s", code, o, out)
+	}
+	for _, f := range []string{"report.json", "report.html", "summary.md"} {
+		if fi, err := os.Stat(filepath.Join(r.work, "matrix", f)); err != nil || fi.Size() == 0 {
+			t.Errorf("matrix report %s: %v", f, err)
+		}
+	}
+	if summary, _ := os.ReadFile(r.summary); !strings.Contains(string(summary[len(before):]), "| builtin:naive | — | **DUPLICATE** 500 |") {
+		t.Errorf("the step summary lacks the matrix's naive row:\n%s", summary[len(before):])
+	}
+	if out, code := r.run("run.sh", "INPUT_COMMAND=matrix", "INPUT_SCENARIOS="+seed); code != 2 || !strings.Contains(out, "give none with command matrix") {
+		t.Errorf("matrix with scenarios: exit %d, want 2 saying why\n%s", code, out)
+	}
+
+	out, code = r.run("run.sh", "INPUT_COMMAND=explore", "INPUT_BASELINE=replaycheck-baseline.yaml")
 	if code != 2 || !strings.Contains(out, "baseline works with command run only") {
 		t.Errorf("explore with a baseline: exit %d, want 2 saying why\n%s", code, out)
 	}

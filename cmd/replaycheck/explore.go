@@ -246,7 +246,7 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 	if err != nil {
 		return asUsage(err)
 	}
-	p := &exploreProgress{w: opts.ErrOut, terminal: isTerminal(opts.ErrOut), lines: opts.Progress}
+	p := &exploreProgress{what: "explore", w: opts.ErrOut, terminal: isTerminal(opts.ErrOut), lines: opts.Progress}
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
 	}
@@ -283,30 +283,14 @@ func runExplore(ctx context.Context, opts *exploreOptions) error {
 		changes := explore.DiffFingerprints(saved.Fingerprint, rep.Fingerprint)
 		werrs = append(werrs, tableError(report.WriteFingerprintDiff(table, opts.Diff, changes, len(rep.Fingerprint))))
 	}
-	for _, f := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{
+	werrs = append(werrs, writeReportFiles(opts.Out, []reportFile{
 		{opts.JUnit, func(w io.Writer) error { return report.WriteJUnit(w, report.ExploreSuite(rep)) }},
 		{opts.JSON, func(w io.Writer) error { return report.WriteExploreJSON(w, rep) }},
 		{opts.Markdown, func(w io.Writer) error { return report.WriteExploreMarkdown(w, rep, ro) }},
 		{opts.HTML, func(w io.Writer) error {
 			return report.WriteHTMLWith(w, report.ExploreSuite(rep), report.HTMLOptions{Preface: report.ExploreFindingsText(rep)})
 		}},
-	} {
-		switch f.path {
-		case "":
-		case stdoutName:
-			var b bytes.Buffer
-			if err := f.write(&b); err != nil {
-				werrs = append(werrs, fmt.Errorf("writing a report to stdout: %w", err))
-			} else {
-				werrs = append(werrs, writeStdout(opts.Out, b.Bytes()))
-			}
-		default:
-			werrs = append(werrs, writeReport(f.path, f.write))
-		}
-	}
+	}))
 	werr := errors.Join(werrs...)
 	if outcome != nil {
 		return errors.Join(outcome, werr)
@@ -457,6 +441,34 @@ func readFingerprint(path string) (*explore.Report, error) {
 	return rep, nil
 }
 
+// reportFile is a report to write: its path ("" for none, - for stdout)
+// and how to write it.
+type reportFile struct {
+	path  string
+	write func(io.Writer) error
+}
+
+// writeReportFiles writes each of files, the one to stdout on out; an
+// error writing one does not stop the others, and the errors are joined.
+func writeReportFiles(out io.Writer, files []reportFile) error {
+	var errs []error
+	for _, f := range files {
+		switch f.path {
+		case "":
+		case stdoutName:
+			var b bytes.Buffer
+			if err := f.write(&b); err != nil {
+				errs = append(errs, fmt.Errorf("writing a report to stdout: %w", err))
+			} else {
+				errs = append(errs, writeStdout(out, b.Bytes()))
+			}
+		default:
+			errs = append(errs, writeReport(f.path, f.write))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // writeReport writes a report to path through a temporary file
 // (replaceFile), so that a failed write leaves no truncated report.
 func writeReport(path string, write func(io.Writer) error) error {
@@ -471,7 +483,10 @@ func writeReport(path string, write func(io.Writer) error) error {
 // and total, failures so far, an estimate of the time left), a line per
 // phase otherwise, and with lines also a line per run.
 type exploreProgress struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// what names the sweep at the start of each line: "explore", or the
+	// matrix's agent.
+	what     string
 	w        io.Writer
 	terminal bool
 	lines    bool
@@ -483,15 +498,15 @@ func (p *exploreProgress) update(pr explore.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.terminal {
-		fmt.Fprintf(p.w, "\r\033[Kexplore %s [%d/%d] %d failing%s", pr.Phase, pr.Done, pr.Total, pr.Failed, timeLeft(pr, " · "))
+		fmt.Fprintf(p.w, "\r\033[K%s %s [%d/%d] %d failing%s", p.what, pr.Phase, pr.Done, pr.Total, pr.Failed, timeLeft(pr, " · "))
 		p.shown = true
 		return
 	}
 	switch {
 	case pr.Done == pr.Total:
-		fmt.Fprintf(p.w, "explore %s: %d runs, %d failing, in %s\n", pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
+		fmt.Fprintf(p.w, "%s %s: %d runs, %d failing, in %s\n", p.what, pr.Phase, pr.Total, pr.Failed, pr.Elapsed.Round(10*time.Millisecond))
 	case p.lines:
-		fmt.Fprintf(p.w, "explore %s: %d/%d runs, %d failing, %s%s\n", pr.Phase, pr.Done, pr.Total, pr.Failed, pr.Elapsed.Round(time.Second), timeLeft(pr, ", "))
+		fmt.Fprintf(p.w, "%s %s: %d/%d runs, %d failing, %s%s\n", p.what, pr.Phase, pr.Done, pr.Total, pr.Failed, pr.Elapsed.Round(time.Second), timeLeft(pr, ", "))
 	}
 }
 

@@ -291,6 +291,19 @@ var readmeNotes = map[string]map[string]readmeNote{
 			skip: "too slow for the tests: a sweep of 141 cells, each a run of the client (3 minutes on 2 cores)",
 		},
 	},
+	"docs/reference/matrix.md": {
+		"replaycheck matrix builtin:guarded builtin:naive --kinds 500,drop,mcp-drop --json matrix.json --markdown matrix.md --html matrix.html": {
+			output: []string{`^2 agents × 3 mechanisms: 3 DUPLICATE, 0 LOST, 0 reported as failure, 0 unknown, 3 safe in `},
+		},
+		// The same agents again: the same cells.
+		"replaycheck matrix builtin:guarded builtin:naive --kinds 500,drop,mcp-drop --diff matrix.json": {
+			continues: true,
+			output:    []string{`^matrix diff against matrix.json: no cell changed$`},
+		},
+		`make matrix MATRIX_AGENTS="builtin:guarded builtin:naive targets/openai-agents.yaml targets/codex.yaml"`: {
+			skip: "sweeps two real agents inside unshare -rn for many minutes; TestMatrixDocUpToDate regenerates the built-in gateways' rows",
+		},
+	},
 	"docs/tutorials/go-library.md": {
 		"go get github.com/replaycheck/replaycheck@latest": {skip: "adds the module to your own module; the test runs in this one"},
 		"go test -run Example ./replaychecktest": {

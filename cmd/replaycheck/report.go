@@ -234,11 +234,13 @@ func newReportMergeCmd() *cobra.Command {
 	opts := &reportMergeOptions{}
 	cmd := &cobra.Command{
 		Use:   "merge REPORT.json...",
-		Short: "Merge the JSON reports of sharded runs into one report",
+		Short: "Merge the JSON reports of sharded runs (or the parts of a matrix) into one report",
 		Long: `merge joins the JSON reports of sharded runs (run --shard I/N --json FILE) into
 one suite, as if one run had produced it, and writes it as the terminal table
 and as any of --junit, --json, --markdown and --html (each scenario's
-sequence diagram, drawn from the saved histories). The saved verdicts are
+sequence diagram, drawn from the saved histories). Given the parts of a
+matrix (matrix --shard I/N --json FILE), it joins their agents into one
+matrix, written as its table and as any of --json, --markdown and --html. The saved verdicts are
 kept (use run --recheck on the merged JSON to check the histories again); the totals
 count every shard's results. A scenario on a target found in two reports is
 refused: merge reports of disjoint shards of one suite. Reports judged
@@ -271,6 +273,9 @@ Exit codes:
 // runReportMerge reads, merges and writes the reports.
 func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	if err := opts.checkStdout(); err != nil {
+		return err
+	}
+	if handled, err := mergeMatrices(opts); handled {
 		return err
 	}
 	table := opts.Out

@@ -64,6 +64,7 @@ Exit codes:
 		newRunCmd(),
 		newReportCmd(),
 		newExploreCmd(),
+		newMatrixCmd(),
 		newBaselineCmd(),
 		newValidateCmd(),
 		newListCmd(),

@@ -56,7 +56,10 @@ type ClientFile struct {
 	Via string `yaml:"via,omitempty" json:"via,omitempty" jsonschema_description:"a proxy the client's model calls go through, for gateways that never run tools themselves: a proxy target file (relative to this file) or builtin:NAME; started per client run, wired to that run's fakes; OPENAI_BASE_URL, ANTHROPIC_BASE_URL and {{upstream_url}} then point at it and the API keys are its Authorization bearer"`
 	// MCP, when set, forwards every run to a real MCP server in place of
 	// the ledger's own tools.
-	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); the client reaches the forwarder where it reaches the ledger ({{mcp_url}}, the stdio ledger)"`
+	// Version says where the agent's version is read, for the matrix's
+	// rows; nil names none.
+	Version *VersionFile `yaml:"version,omitempty" json:"version,omitempty" jsonschema_description:"where the agent's version is read, for replaycheck matrix: {package: NPM_NAME, lock: package-lock.json} or {command: [argv]} (its first line of output)"`
+	MCP     *MCPFile     `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); the client reaches the forwarder where it reaches the ledger ({{mcp_url}}, the stdio ledger)"`
 }
 
 // loadClient builds the client target of a file of kind client.
@@ -113,6 +116,9 @@ func clientSpec(f *source) (target.ClientSpec, error) {
 		return fail(f.errorf([]any{"num_retries"}, "num_retries %d: want 0 or more", *c.NumRetries))
 	}
 	if err := checkPassEnv(f, c.PassEnv, "pass_env"); err != nil {
+		return fail(err)
+	}
+	if err := checkVersion(f, c.Version); err != nil {
 		return fail(err)
 	}
 	fwd, settings, err := loadMCP(f, c.MCP)

@@ -47,7 +47,10 @@ type ProxyFile struct {
 	Install string `yaml:"install,omitempty" json:"install,omitempty" jsonschema_description:"how to install start.command, shown when it is not found or not executable, e.g. pip install 'litellm[proxy]'"`
 	// MCP, when set, forwards every run to a real MCP server in place of
 	// the ledger's own tools.
-	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); each run then has fakes, a forwarder and a proxy instance of its own"`
+	// Version says where the agent's version is read, for the matrix's
+	// rows; nil names none.
+	Version *VersionFile `yaml:"version,omitempty" json:"version,omitempty" jsonschema_description:"where the agent's version is read, for replaycheck matrix: {package: NPM_NAME, lock: package-lock.json} or {command: [argv]} (its first line of output)"`
+	MCP     *MCPFile     `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); each run then has fakes, a forwarder and a proxy instance of its own"`
 }
 
 // ProxyStart is how the harness starts a proxy.
@@ -213,6 +216,9 @@ func proxySpec(f *source) (target.ProxySpec, error) {
 		t.Start = start
 	} else if p.Fakes == nil || p.Fakes.Upstream == "" || p.Fakes.MCP == "" {
 		return fail(f.errorf(nil, "a proxy the harness does not start must name the fakes' fixed addresses (fakes: {upstream_addr, mcp_addr}) it is configured with; or set start to have it started with a rendered config"))
+	}
+	if err := checkVersion(f, p.Version); err != nil {
+		return fail(err)
 	}
 	fwd, settings, err := loadMCP(f, p.MCP)
 	if err != nil {

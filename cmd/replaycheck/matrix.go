@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/inputfile"
+	"github.com/replaycheck/replaycheck/internal/matrix"
+	"github.com/replaycheck/replaycheck/report"
+)
+
+// matrixOptions are the arguments and flags of `replaycheck matrix`.
+type matrixOptions struct {
+	// Targets are the agents: target files or builtin:NAME.
+	Targets  []string
+	Kinds    []string
+	Seed     string
+	Parallel int
+	Shard    string
+	Timeout  time.Duration
+	// OutDir is where the reproductions are written (--out); "" means
+	// matrix-reproductions next to the first report file, or none.
+	OutDir   string
+	JSON     string
+	Markdown string
+	HTML     string
+	// Diff is a matrix saved by --json to compare this one with (--diff).
+	Diff     string
+	Progress bool
+
+	Out    io.Writer
+	ErrOut io.Writer
+	// Terminal reports whether ErrOut is a terminal; nil means detect it.
+	Terminal *bool
+}
+
+func newMatrixCmd() *cobra.Command {
+	opts := &matrixOptions{}
+	cmd := &cobra.Command{
+		Use:   "matrix TARGET...",
+		Short: "The replay-safety matrix: which agents write twice, under which failure",
+		Long: `matrix sweeps each target (a target file, or builtin:NAME) as explore does and
+answers, per agent and per mechanism (a fault kind of explore's table, grouped
+by family: the model request fails, the model's answer breaks, the MCP server
+over HTTP fails, the MCP server process over stdio dies), one of:
+
+  safe                 every run wrote once per call, lost none, reported none that ran as failed
+  DUPLICATE            a write ran twice for one call the model asked for
+  LOST                 a call that never ran was not re-issued
+  reported as failure  a completed write was reported to the model as failed
+  unknown              no run could judge it (the reason is given)
+
+each with its counts, what the agent told the model and the user, and, for
+the bad ones, the smallest reproduction: a scenario file that fails on it
+(written under --out, by default matrix-reproductions next to the first
+report file). Each row names the agent's version, from the target file's
+version key (the package lock that installs it, or a command).
+
+The retry-policy fingerprint runs first: its cells decide the status and
+reset mechanisms (and the stdio deaths), which the sweep then does not arm
+again. A mechanism no point of an agent takes (a transport it does not
+speak, a stream it does not read) is not a column for it; the output says
+which and why. Runs go in parallel as explore's do (on a client target as
+the machine has a spare CPU); the verdicts are the same at --parallel 1.
+
+--diff OLD.json compares with a matrix saved by --json: each cell whose
+verdict changed is listed; one that turned DUPLICATE or LOST fails the job
+(exit 1). --shard I/N builds every N-th agent; 'report merge' joins the
+parts' JSON into one matrix.
+
+Exit codes: 0 the matrix was built (whatever its cells say), 1 with --diff a
+cell turned DUPLICATE or LOST, 2 bad usage or input, 3 the harness could not
+run, 130 interrupted.`,
+		Example: `  # the built-in gateways, as Markdown and HTML
+  replaycheck matrix builtin:guarded builtin:naive --markdown matrix.md --html matrix.html
+
+  # shipped agents, offline, kept to compare after an upgrade
+  unshare -rn sh -c 'ip link set lo up && replaycheck matrix targets/codex.yaml targets/openai-agents.yaml --json matrix.json'
+
+  # after upgrading: what changed (exit 1 when a cell turned DUPLICATE or LOST)
+  replaycheck matrix targets/codex.yaml targets/openai-agents.yaml --diff matrix.json
+
+  # two CI jobs, joined
+  replaycheck matrix targets/*.yaml --shard 1/2 --json part-1.json
+  replaycheck report merge part-1.json part-2.json --json matrix.json --markdown matrix.md`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Targets = args
+			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return runMatrix(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.Kinds, "kinds", nil, "mechanisms (fault kinds) to sweep, comma-separated (default every one not marked only when named; see explore --help)")
+	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sweeps and their run tokens")
+	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once within an agent's sweep (default as explore's); the verdicts are the same at 1")
+	f.Var((*shardFlag)(&opts.Shard), "shard", "build shard I of N (1-based) of the agents")
+	opts.Timeout = 30 * time.Second
+	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
+	f.StringVar(&opts.OutDir, "out", "", "write the reproductions in DIR (default: matrix-reproductions next to the first report file)")
+	f.StringVar(&opts.JSON, "json", "", "write the matrix as JSON to FILE (- for stdout)")
+	f.StringVar(&opts.Markdown, "markdown", "", "write the matrix as Markdown to FILE (- for stdout)")
+	f.StringVar(&opts.HTML, "html", "", "write the matrix as a self-contained HTML page to FILE (- for stdout)")
+	f.StringVar(&opts.Diff, "diff", "", "compare with a matrix saved by --json FILE; a cell that turned DUPLICATE or LOST exits 1")
+	f.BoolVar(&opts.Progress, "progress", false, "print a line per finished run where stderr is not a terminal")
+	bindEnv(cmd, "parallel", "timeout", "shard", "seed", "json", "markdown", "html")
+	cmd.ValidArgsFunction = completeTarget
+	complete(cmd, "kinds", completeKinds)
+	complete(cmd, "diff", completeFiles("json"))
+	for _, name := range []string{"seed", "parallel", "shard", "timeout"} {
+		complete(cmd, name, noCompletion)
+	}
+	return cmd
+}
+
+// runMatrix builds, writes and diffs the matrix.
+func runMatrix(ctx context.Context, opts *matrixOptions) error {
+	mo := matrix.Options{Kinds: opts.Kinds, Seed: opts.Seed, Parallel: opts.Parallel, Timeout: opts.Timeout, OutDir: opts.OutDir}
+	if _, err := explore.SelectKinds(opts.Kinds); err != nil {
+		return asUsage(fmt.Errorf("--kinds: %w", err))
+	}
+	if opts.Shard != "" {
+		sel, err := parseSelection("", nil, opts.Shard)
+		if err != nil {
+			return asUsage(err)
+		}
+		mo.Shard, mo.Shards = sel.Shard, sel.Shards
+	}
+	table, err := opts.table()
+	if err != nil {
+		return err
+	}
+	for _, f := range []string{opts.JSON, opts.Markdown, opts.HTML} {
+		if mo.OutDir == "" && f != "" && f != stdoutName {
+			mo.OutDir = filepath.Join(filepath.Dir(f), "matrix-reproductions")
+		}
+	}
+	var old *matrix.Matrix
+	if opts.Diff != "" {
+		m, err := readMatrix(opts.Diff)
+		if err != nil {
+			return asUsage(fmt.Errorf("--diff %s: %w", opts.Diff, err))
+		}
+		old = m
+	}
+	ts, err := resolveTargets(opts.Targets, targetfile.Options{})
+	if err != nil {
+		return err
+	}
+	agents, err := matrixAgents(ctx, opts.Targets, ts)
+	if err != nil {
+		return asUsage(err)
+	}
+	p := &exploreProgress{what: "matrix", w: opts.ErrOut, terminal: isTerminal(opts.ErrOut), lines: opts.Progress}
+	if opts.Terminal != nil {
+		p.terminal = *opts.Terminal
+	}
+	mo.OnProgress = matrixProgress(p, time.Now)
+	m, err := matrix.Build(ctx, agents, mo)
+	p.finish()
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("building the matrix: %w", err)
+	}
+	werr := writeMatrix(opts, m)
+	if err != nil {
+		return errors.Join(interrupted{cause: context.Cause(ctx)}, werr)
+	}
+	if old != nil {
+		changes := matrix.Diff(old, m)
+		werr = errors.Join(werr, tableError(report.WriteMatrixDiff(table, opts.Diff, changes)))
+		for _, c := range changes {
+			if c.Worse() {
+				return errors.Join(errRulesBroken, werr)
+			}
+		}
+	}
+	return werr
+}
+
+// matrixAgents pairs each target with its file and the version the file
+// names.
+func matrixAgents(ctx context.Context, args []string, ts []target.Target) ([]matrix.Agent, error) {
+	agents := make([]matrix.Agent, len(ts))
+	for i, t := range ts {
+		agents[i] = matrix.Agent{Target: t}
+		if target.IsNamed(args[i]) {
+			continue
+		}
+		v, err := targetfile.ReadVersion(ctx, args[i], targetfile.Options{})
+		if err != nil {
+			return nil, err
+		}
+		agents[i].File, agents[i].Version = args[i], v
+	}
+	return agents, nil
+}
+
+// readMatrix reads a matrix saved by matrix --json.
+func readMatrix(path string) (*matrix.Matrix, error) {
+	f, err := inputfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return matrix.Read(f)
+}
+
+// mergeMatrices joins the matrices of shards (matrix --shard I/N --json)
+// when the first input is one: handled is false, and nothing is done, when
+// it is not (a run's report).
+func mergeMatrices(opts *reportMergeOptions) (handled bool, err error) {
+	first, err := readMatrix(opts.Inputs[0])
+	if err != nil {
+		return false, nil
+	}
+	parts := []*matrix.Matrix{first}
+	for _, path := range opts.Inputs[1:] {
+		m, err := readMatrix(path)
+		if err != nil {
+			return true, asUsage(fmt.Errorf("%s: %w: merge joins the parts of one matrix, or the reports of one run", path, err))
+		}
+		parts = append(parts, m)
+	}
+	if opts.JUnit != "" {
+		return true, asUsage(errors.New("--junit: a matrix has no JUnit form; write --json, --markdown or --html"))
+	}
+	m, err := matrix.Merge(opts.Inputs, parts)
+	if err != nil {
+		return true, asUsage(err)
+	}
+	mo := &matrixOptions{JSON: opts.JSON, Markdown: opts.Markdown, HTML: opts.HTML, Out: opts.Out, ErrOut: opts.ErrOut}
+	return true, writeMatrix(mo, m)
+}
+
+// table is where the terminal table goes: stdout, or stderr when a report
+// file is - (stdout), which at most one can be.
+func (opts *matrixOptions) table() (io.Writer, error) {
+	stdout := 0
+	for _, f := range []string{opts.JSON, opts.Markdown, opts.HTML} {
+		if f == stdoutName {
+			stdout++
+		}
+	}
+	switch {
+	case stdout > 1:
+		return nil, asUsage(errors.New("at most one of --json, --markdown and --html can be - (stdout)"))
+	case stdout == 1:
+		return opts.ErrOut, nil
+	}
+	return opts.Out, nil
+}
+
+// writeMatrix writes m as the terminal table and as the report files
+// opts names; an error writing one does not stop the others.
+func writeMatrix(opts *matrixOptions, m *matrix.Matrix) error {
+	table, err := opts.table()
+	if err != nil {
+		return err
+	}
+	return errors.Join(tableError(report.WriteMatrixTable(table, m)), writeReportFiles(opts.Out, []reportFile{
+		{opts.JSON, func(w io.Writer) error { return report.WriteMatrixJSON(w, m) }},
+		{opts.Markdown, func(w io.Writer) error { return report.WriteMatrixMarkdown(w, m) }},
+		{opts.HTML, func(w io.Writer) error { return report.WriteMatrixHTML(w, m) }},
+	}))
+}
+
+// matrixProgress shows the matrix's progress through p: the agent (of
+// all), its sweep's phase and that phase's time left, and, once an agent
+// is done, the time the agents after this one will take at the pace of
+// those done.
+func matrixProgress(p *exploreProgress, now func() time.Time) func(matrix.Progress) {
+	var mu sync.Mutex
+	start, agent := now(), 0
+	var agentStart time.Time
+	return func(mp matrix.Progress) {
+		mu.Lock()
+		if mp.Agent != agent {
+			agent, agentStart = mp.Agent, now()
+		}
+		done, spent := mp.Agent-1, agentStart.Sub(start)
+		mu.Unlock()
+		after := ""
+		if rest := mp.Agents - mp.Agent; done > 0 && rest > 0 {
+			after = fmt.Sprintf(" (then about %s for %s)", (spent / time.Duration(done) * time.Duration(rest)).Round(time.Second), countOf(rest, "more agent", "more agents"))
+		}
+		pr := mp.Progress
+		pr.Phase = fmt.Sprintf("agent %d/%d %s%s %s", mp.Agent, mp.Agents, mp.Target, after, pr.Phase)
+		p.update(pr)
+	}
+}

@@ -1,0 +1,81 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/matrix"
+)
+
+// testMatrix is a matrix of two agents whose cells hold the naive seed
+// run's results: the first agent duplicates on 500 and is safe on drop,
+// the second is safe on 500, cannot judge mcp-fail and does not take drop.
+func testMatrix(t testing.TB) *matrix.Matrix {
+	t.Helper()
+	s := naiveRun(t)
+	res := func(i int) *rules.Result { r := s.Results[i]; return &r }
+	return &matrix.Matrix{Version: matrix.FormatVersion, Kind: matrix.KindMatrix, Seed: "replaycheck", Rows: []matrix.Row{
+		{Target: "agent-a", Version: "1.2.3", Runs: 40, Cells: []matrix.Cell{
+			{Family: matrix.FamilyStatus, Mechanism: "500", Doc: "answer 500", Verdict: matrix.Duplicate, Reason: "commit_write ran 3 times for 1 logical tool call",
+				DecidedBy: "fingerprint", Runs: 4, Writes: 3, LogicalCalls: 1, Reproduction: "repro/agent-a/no-replay-after-dispatch-follow-up-500.yaml",
+				ToldModel: `call_1 "ok"`, ToldUser: "HTTP 500: upstream error", Result: res(0)},
+			{Family: matrix.FamilyStream, Mechanism: "drop", Doc: "cut the stream at this point", Verdict: matrix.Safe, DecidedBy: "sweep", Runs: 6, Writes: 1, LogicalCalls: 1, Result: res(1)},
+		}},
+		{Target: "agent-b", Runs: 20, Cells: []matrix.Cell{
+			{Family: matrix.FamilyStatus, Mechanism: "500", Doc: "answer 500", Verdict: matrix.Safe, DecidedBy: "fingerprint", Runs: 4, Writes: 1, LogicalCalls: 1, Result: res(2)},
+			{Family: matrix.FamilyMCP, Mechanism: "mcp-fail", Doc: "refuse the tools/call", Verdict: matrix.Unknown, Reason: "no tool call reached the MCP server", DecidedBy: "sweep", Runs: 2},
+		}, Pruned: []matrix.Pruned{{Mechanism: "drop", Reason: "no point of the agent's runs takes it"}}},
+	}}
+}
+
+func TestMatrixMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMatrixMarkdown(&b, testMatrix(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "matrix.golden.md", b.Bytes())
+}
+
+func TestMatrixHTML(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMatrixHTML(&b, testMatrix(t)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<title>replaycheck: replay-safety matrix</title>`,
+		`<th class="fam" colspan="1">model request fails</th>`,
+		`<td class="agent">agent-a <span class="ver">1.2.3</span></td>`,
+		`<td class="fail" title="DUPLICATE: commit_write ran 3 times for 1 logical tool call"><a href="#r1">DUP</a></td>`,
+		`<td class="none" title="not swept: no point of the agent&#39;s runs takes it">—</td>`,
+		`<td class="unknown" title="unknown: no tool call reached the MCP server">?</td>`,
+		`<details class="result" id="r1" open>`,
+		`<svg class="seq"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the matrix page lacks %s", want)
+		}
+	}
+}
+
+func TestMatrixHTMLInChromium(t *testing.T) {
+	bin := chromium(t)
+	page := filepath.Join(t.TempDir(), "matrix.html")
+	var b bytes.Buffer
+	if err := WriteMatrixHTML(&b, testMatrix(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := string(runChromium(t, bin, "file://"+page, "--dump-dom"))
+	for _, want := range []string{`<table class="grid">`, `<a href="#r1">DUP</a>`, `id="r1"`, `<svg class="seq"`, "REPLAY #2"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("Chromium's DOM of the matrix lacks %q", want)
+		}
+	}
+}

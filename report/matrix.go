@@ -51,7 +51,7 @@ func MatrixTotalLine(m *matrix.Matrix) string {
 
 // matrixVerdicts lists the verdicts, worst first.
 func matrixVerdicts() []matrix.Verdict {
-	return []matrix.Verdict{matrix.Duplicate, matrix.Lost, matrix.ReportedFailure, matrix.Unknown, matrix.Safe}
+	return []matrix.Verdict{matrix.Duplicate, matrix.Lost, matrix.ReportedFailure, matrix.Hung, matrix.Unknown, matrix.Safe}
 }
 
 // matrixColumn is one mechanism of the matrix's grid.
@@ -350,6 +350,8 @@ func cellLabel(v matrix.Verdict) string {
 		return "LOST"
 	case matrix.ReportedFailure:
 		return "FAIL?"
+	case matrix.Hung:
+		return "HUNG"
 	case matrix.Safe:
 		return "ok"
 	}
@@ -361,7 +363,7 @@ func cellClass(v matrix.Verdict) string {
 	switch v {
 	case matrix.Duplicate, matrix.Lost:
 		return string(rules.Fail)
-	case matrix.ReportedFailure:
+	case matrix.ReportedFailure, matrix.Hung:
 		return "known"
 	case matrix.Safe:
 		return string(rules.Pass)

@@ -81,6 +81,9 @@ func judge(run explore.Cell) (Verdict, string) {
 			return ReportedFailure, fmt.Sprintf("call %s ran (%d writes) and the agent told the model it failed", id, run.Writes)
 		}
 	}
+	if slices.Contains(run.Failed, rules.CheckCompleted) {
+		return Hung, message(run.Result, rules.CheckCompleted)
+	}
 	switch run.Verdict {
 	case rules.Pass, rules.Fail:
 		return Safe, ""

@@ -136,6 +136,9 @@ const (
 	// ReportedFailure: a write that completed was reported to the model as
 	// a failure.
 	ReportedFailure Verdict = "reported as failure"
+	// Hung: the agent did not finish before the run's deadline (it waited
+	// on an answer the fault lost): a finding, though not a duplicate.
+	Hung Verdict = "hung"
 	// Unknown: no run of the mechanism could be judged; Reason says why.
 	Unknown Verdict = "unknown"
 	// Safe: every run of the mechanism wrote once per call, lost none and
@@ -157,10 +160,12 @@ func (v Verdict) rank() int {
 		return 1
 	case ReportedFailure:
 		return 2
-	case Safe:
+	case Hung:
 		return 3
+	case Safe:
+		return 4
 	}
-	return 4
+	return 5
 }
 
 // Cell returns the row's cell of mechanism, and whether it has one.

@@ -42,6 +42,10 @@ const (
 	Skipped Status = "skipped"
 )
 
+// CheckCompleted is the check of a run that fails when the run did not
+// complete before its deadline (the target hung, or the harness gave up).
+const CheckCompleted = "completed"
+
 // Check kinds.
 const (
 	KindRule  = "rule"  // a named replay rule
@@ -162,7 +166,7 @@ func Check(h *history.History) []Verdict {
 		if why := stuckOnCutStream(h); why != "" {
 			observed += "; " + why
 		}
-		out = append(out, verdict("completed", KindRun, Fail, "the run to complete before its deadline", observed))
+		out = append(out, verdict(CheckCompleted, KindRun, Fail, "the run to complete before its deadline", observed))
 	}
 	blockers := passBlockers(h)
 	causes := slices.Concat(scriptCauses(h), cassetteMisses(h))

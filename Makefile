@@ -6,12 +6,6 @@ FUZZTIME ?= 10s
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
-# test installs the real agent clients (make clients), the MCP conformance
-# suite (make conformance), the control API's client generator (make
-# openapi-client), the editors' YAML language server (make
-# yaml-language-server), Chromium (make chromium), jq (make jq), podman (make
-# podman) and actionlint (make actionlint) and runs every test; -race needs
-# cgo and a C compiler (gcc).
 # matrix writes docs/matrix.md and docs/matrix.html, the replay-safety matrix
 # of the built-in gateways and the shipped agents (over HTTP and stdio), from
 # the pinned clients (make clients), offline inside unshare -rn; the
@@ -25,6 +19,12 @@ matrix: build
 	unshare -rn sh -c 'ip link set lo up && bin/replaycheck matrix $(MATRIX_AGENTS) --timeout 60s --progress \
 	  --markdown docs/matrix.md --html docs/matrix.html --out docs/matrix-reproductions'
 
+# test installs the real agent clients (make clients), the MCP conformance
+# suite (make conformance), the control API's client generator (make
+# openapi-client), the editors' YAML language server (make
+# yaml-language-server), Chromium (make chromium), jq (make jq), podman (make
+# podman) and actionlint (make actionlint) and runs every test; -race needs
+# cgo and a C compiler (gcc).
 test: clients conformance openapi-client yaml-language-server chromium jq podman actionlint
 	$(GO) test -race -timeout 25m $(LONGEST_TESTS) $$($(GO) list ./... | grep -v '/internal/checklist$$')
 	$(GO) test -race -timeout 25m ./internal/checklist

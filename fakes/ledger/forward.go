@@ -434,14 +434,17 @@ func (s *Server) addForwarded(name, base string) bool {
 func (s *Server) forwardTool(base string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := callFrom(ctx, req)
-		res := s.preempted(ctx, c)
-		var err error
-		if res == nil {
-			res, err = s.forward(ctx, c, base, req)
-			if err == nil {
-				s.hold(ctx, c)
+		res, _, err := s.asked(ctx, req, func() (*mcp.CallToolResult, any, error) {
+			res := s.preempted(ctx, c)
+			var err error
+			if res == nil {
+				res, err = s.forward(ctx, c, base, req)
+				if err == nil {
+					s.hold(ctx, c)
+				}
 			}
-		}
+			return res, nil, err
+		})
 		res, _, err = s.direct(ctx, req, res, nil, err)
 		return res, err
 	}

@@ -93,6 +93,16 @@ func newFullServer(t *testing.T, stateless bool) *fullServer {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + " " + res.Content["name"].(string)}}}, nil, nil
 	})
+	mcp.AddTool(fs.srv, &mcp.Tool{Name: "ask_url"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: "sign in", URL: "https://example.invalid/sign-in", ElicitationID: "sign-in-1"})
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: "sign-in-1"}); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil, nil
+	})
 	mcp.AddTool(fs.srv, &mcp.Tool{Name: "ask_roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {

@@ -46,13 +46,7 @@ func TestInputRequired(t *testing.T) {
 					return &mcp.ElicitResult{Action: "accept"}, nil
 				},
 			})
-			ctx, cancel := contextT()
-			defer cancel()
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, sessionOptions(tt.protocol))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cs.Close() })
+			cs := connectClient(t, c, url, tt.protocol)
 			res, err := callTool(t, cs, ToolCommitWrite, map[string]any{"entry": "alpha " + tok})
 			if err != nil || res.IsError || text(res) != "recorded alpha "+tok {
 				t.Fatalf("commit_write: %q (isError %v), %v; want the tool's answer", text(res), res != nil && res.IsError, err)

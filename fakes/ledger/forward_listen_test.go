@@ -43,14 +43,7 @@ func connectListenClient(t *testing.T, url string) *listenClient {
 			return next(ctx, method, req)
 		}
 	})
-	ctx, cancel := contextT()
-	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", url, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	lc.cs = cs
+	lc.cs = connectClient(t, c, url, "default")
 	return lc
 }
 
@@ -120,13 +113,7 @@ func TestForwardElicitationComplete(t *testing.T) {
 			completed <- req.Params.ElicitationID
 		},
 	})
-	ctx, cancel := contextT()
-	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, sessionOptions(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs := connectClient(t, c, url, "")
 	res, err := callTool(t, cs, "ask_url", nil)
 	if err != nil || res.IsError || text(res) != "accept" {
 		t.Fatalf("ask_url: %q (isError %v), %v; want the client's accept", text(res), res != nil && res.IsError, err)

@@ -163,14 +163,7 @@ func connectRelayClient(t *testing.T, url string) *relayClient {
 		},
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///work/project"})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", url, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	rc.cs = cs
+	rc.cs = connectClient(t, c, url, "default")
 	return rc
 }
 

@@ -304,6 +304,12 @@ func (p *mcpPool) connectLocked(ctx context.Context) (*mcpSession, error) {
 				p.relist(s)
 			}()
 		},
+		// The gateway runs its MCP tools auto-approved, so it confirms what
+		// a server asks before running one (MRTR's input-required result,
+		// or elicitation/create): the call goes ahead as it would have.
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
 	})
 	var transport mcp.Transport = &mcp.StreamableClientTransport{
 		Endpoint:     p.url,

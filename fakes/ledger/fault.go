@@ -24,8 +24,8 @@ import (
 
 // Fault is one fault armed on the ledger. Exactly one of the kind fields
 // (FailBeforeExecute, DropAfterExecute, IsError, Delay, ChangeTools,
-// ExpireSession, Unauthorized, DuplicateAnswer, StdioExit, StdioHang,
-// StdioMalformedLine) is set. A fault acts on tools/call requests, or, with
+// ExpireSession, Unauthorized, DuplicateAnswer, InputRequired, StdioExit,
+// StdioHang, StdioMalformedLine) is set. A fault acts on tools/call requests, or, with
 // Method, on one session step (initialize or tools/list), which only
 // fail_before_execute can refuse; stdio_exit at start acts on the
 // initialize of a ledger-stdio process (its Method is initialize or none).
@@ -43,6 +43,8 @@ import (
 //	{tool: commit_write, expire_session: {after: execute}, times: once}
 //	{tool: commit_write, unauthorized: {}, times: always}
 //	{tool: commit_write, duplicate_answer: {}, times: once}
+//	{tool: commit_write, input_required: {}, times: once}
+//	{tool: commit_write, input_required: {after: execute}, times: once}
 //	{tool: commit_write, stdio_exit: {}, times: once}
 //	{tool: commit_write, stdio_exit: {at: before_execute}}
 //	{tool: commit_write, stdio_exit: {at: after_answer}}
@@ -85,6 +87,9 @@ type Fault struct {
 	// DuplicateAnswer lets the tool run once and writes the SSE event
 	// answering it twice on its POST's stream.
 	DuplicateAnswer *DuplicateAnswer `json:"duplicate_answer,omitempty" yaml:"duplicate_answer,omitempty" jsonschema_description:"Run the tool once, then write the SSE event carrying its JSON-RPC response twice on the POST's stream, as a buggy proxy that repeats an event does; the client sees the same response id twice."`
+	// InputRequired answers the call with an input-required result (MRTR)
+	// before the tool runs, or, with after: execute, after it ran.
+	InputRequired *InputRequired `json:"input_required,omitempty" yaml:"input_required,omitempty" jsonschema_description:"Answer the tools/call with an input-required result (MRTR, SEP-2322: an elicitation asking to confirm, and a request state) so a compliant client retries it with its answer and the state: before the tool runs (default; the retry runs it once), or with after: execute after it ran (the retry runs it again: a server bug)."`
 	// StdioExit makes the ledger-stdio process exit (non-zero, as a crash)
 	// as it starts, or with a call in flight before or after it ran, or
 	// right after answering it.
@@ -183,6 +188,16 @@ type (
 	// tool; the answer is then held as a tool's is (afterExecuter, holder).
 	preempter interface {
 		preempt(s *Server, c *call) *mcp.CallToolResult
+	}
+	// asker answers its call in the tool handler with an input-required
+	// result (MRTR, ask) in place of the tool's answer, unless the call's
+	// params are the retry that carries back what it asked (retried);
+	// runsFirst says whether the tool runs before it asks. It acts before
+	// the preempters.
+	asker interface {
+		retried(params *mcp.CallToolParamsRaw) bool
+		runsFirst() bool
+		ask(s *Server, c *call) *mcp.CallToolResult
 	}
 	// afterExecuter acts in the tool handler after the tool ran, before its
 	// answer.
@@ -298,6 +313,7 @@ func faultKinds() fault.KindTable[Fault, action, kindTraits] {
 		stdioExitKind(),
 		stdioHangKind(),
 		stdioMalformedLineKind(),
+		inputRequiredKind(),
 	}
 }
 

@@ -434,14 +434,17 @@ func (s *Server) addForwarded(name, base string) bool {
 func (s *Server) forwardTool(base string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := callFrom(ctx, req)
-		res := s.preempted(ctx, c)
-		var err error
-		if res == nil {
-			res, err = s.forward(ctx, c, base, req)
-			if err == nil {
-				s.hold(ctx, c)
+		res, _, err := s.asked(ctx, req, func() (*mcp.CallToolResult, any, error) {
+			res := s.preempted(ctx, c)
+			var err error
+			if res == nil {
+				res, err = s.forward(ctx, c, base, req)
+				if err == nil {
+					s.hold(ctx, c)
+				}
 			}
-		}
+			return res, nil, err
+		})
 		res, _, err = s.direct(ctx, req, res, nil, err)
 		return res, err
 	}
@@ -471,7 +474,12 @@ func (s *Server) forwardUnlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return nil, err
 		}
-		if res.Content == nil {
+		if callFrom(ctx, call).protocol.Stateless() {
+			if res, err = withResultType(res); err != nil {
+				return nil, err
+			}
+		}
+		if res.Content == nil && !res.NeedsInput() {
 			answer := *res
 			answer.Content = []mcp.Content{} // as the SDK answers: never "null"
 			res = &answer
@@ -479,6 +487,42 @@ func (s *Server) forwardUnlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		return res, nil
 	}
 }
+
+// withResultType returns res as a 2026-07-28 server sends it: with the
+// resultType the server gave it, or, from a server of an earlier version
+// (which gives none), the one its answer has: "input_required" when it
+// asks for input, "complete" otherwise. go-sdk v1.8.0 sets the field only
+// on the results of its own handlers and exports no setter, so the copy is
+// decoded from res's JSON with the field added.
+func withResultType(res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("forward: encoding the server's answer: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("forward: decoding the server's answer: %w", err)
+	}
+	if _, ok := fields[resultTypeField]; ok {
+		return res, nil // the server said it
+	}
+	fields[resultTypeField] = json.RawMessage(`"complete"`)
+	if res.InputRequests != nil {
+		fields[resultTypeField] = json.RawMessage(`"input_required"`)
+	}
+	if b, err = json.Marshal(fields); err != nil {
+		return nil, fmt.Errorf("forward: encoding the server's answer: %w", err)
+	}
+	answer := new(mcp.CallToolResult)
+	if err := json.Unmarshal(b, answer); err != nil {
+		return nil, fmt.Errorf("forward: decoding the server's answer: %w", err)
+	}
+	return answer, nil
+}
+
+// resultTypeField is the member of a 2026-07-28 result that says whether
+// it is complete or asks for input (SEP-2322).
+const resultTypeField = "resultType"
 
 // unlistedLocked reports whether a forwarding ledger forwards a call of name
 // without offering it (see forwardUnlisted): the server did not list it and

@@ -11,7 +11,9 @@ import (
 // server offers besides its tools: resources (list, templates/list, read,
 // subscribe, unsubscribe), prompts (list, get), completion/complete and
 // logging/setLevel are forwarded to the server and answered with its
-// answer, or its JSON-RPC error, unchanged; initialize and server/discover
+// answer, or its JSON-RPC error, unchanged; a 2026-07-28 client's
+// subscriptions/listen relays the server's notifications it asks for (see
+// listener); initialize and server/discover
 // answer with the server's capabilities instead of the ledger's. tools/list
 // and tools/call stay the ledger's (they are the faults' points), as do ping
 // and the session's lifecycle. Each forwarded request is in flight (see
@@ -52,6 +54,8 @@ func (s *Server) forwardMethods(next mcp.MethodHandler) mcp.MethodHandler {
 				s.fwd.relay.unsubscribe(r.Session, r.Params.URI)
 			}
 			return res, err
+		case *mcp.SubscriptionsListenRequest:
+			return s.fwd.listen(ctx, method, r, next)
 		case *mcp.ServerRequest[*mcp.SetLoggingLevelParams]:
 			res, err := forwardRequest(ctx, s.fwd, r, r.Params, empty(up.SetLoggingLevel))
 			if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,7 +20,10 @@ import (
 // latest when several are; notifications/resources/updated to the sessions
 // that subscribed to its URI; notifications/message to the sessions with a
 // request in flight and those that set a logging level; list changes of
-// resources and prompts to every session.
+// resources and prompts to every session but the 2026-07-28 listeners (see
+// listener), which get on their stream what they asked for;
+// notifications/elicitation/complete to the session the server's
+// elicitation with its id went to.
 type relays struct {
 	server *mcp.Server
 	log    *slog.Logger
@@ -30,6 +34,8 @@ type relays struct {
 	answered    map[int64]*pending                     // the last answered ones (see lateRoutes)
 	subscribers map[string]map[*mcp.ServerSession]bool // by resource URI
 	levels      map[*mcp.ServerSession]bool            // sessions that set a logging level
+	listeners   map[*listener]bool                     // 2026-07-28 clients' listen streams
+	elicited    map[string]*mcp.ServerSession          // where the server's elicitations went, by elicitation id
 }
 
 // pending is a client's request being forwarded.
@@ -47,6 +53,8 @@ func newRelays(server *mcp.Server, log *slog.Logger) *relays {
 		answered:    map[int64]*pending{},
 		subscribers: map[string]map[*mcp.ServerSession]bool{},
 		levels:      map[*mcp.ServerSession]bool{},
+		listeners:   map[*listener]bool{},
+		elicited:    map[string]*mcp.ServerSession{},
 	}
 }
 
@@ -96,6 +104,64 @@ func (r *relays) unsubscribe(session *mcp.ServerSession, uri string) {
 	delete(r.subscribers[uri], session)
 }
 
+// listen relays the server's notifications l agreed to on its stream from
+// now on; it returns the resource URIs no client had subscribed to, which
+// the forwarder is to subscribe to at the server.
+func (r *relays) listen(l *listener) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var fresh []string
+	for _, uri := range l.agreed.ResourceSubscriptions {
+		if !r.subscribedLocked(uri) {
+			fresh = append(fresh, uri)
+		}
+	}
+	r.listeners[l] = true
+	return fresh
+}
+
+// unlisten stops relaying to l; it returns the resource URIs no client is
+// subscribed to any more, which the forwarder is to unsubscribe from.
+func (r *relays) unlisten(l *listener) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.listeners, l)
+	var stale []string
+	for _, uri := range l.agreed.ResourceSubscriptions {
+		if !r.subscribedLocked(uri) {
+			stale = append(stale, uri)
+		}
+	}
+	return stale
+}
+
+// subscribedLocked reports whether a session subscribed to uri, or a
+// listener listens to its updates. r.mu is held.
+func (r *relays) subscribedLocked(uri string) bool {
+	if len(r.subscribers[uri]) > 0 {
+		return true
+	}
+	for l := range r.listeners {
+		if slices.Contains(l.agreed.ResourceSubscriptions, uri) {
+			return true
+		}
+	}
+	return false
+}
+
+// listening returns the listeners for which wants says yes.
+func (r *relays) listening(wants func(*listener) bool) []*listener {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*listener
+	for l := range r.listeners {
+		if wants(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // levelled says session set a logging level at the server.
 func (r *relays) levelled(session *mcp.ServerSession) {
 	r.mu.Lock()
@@ -134,13 +200,38 @@ func (r *relays) clientOptions(toolsChanged func(context.Context, *mcp.ToolListC
 				to = append(to, ss)
 			}
 			r.mu.Unlock()
-			r.notifyAll(to, "notifications/resources/updated", req.Params)
+			const method = "notifications/resources/updated"
+			r.notifyAll(to, method, req.Params)
+			for _, l := range r.listening(func(l *listener) bool { return slices.Contains(l.agreed.ResourceSubscriptions, req.Params.URI) }) {
+				r.notify(l.ctx, l.session, method, stamped(l, req.Params))
+			}
 		},
 		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
-			r.notifyAll(r.sessions(), "notifications/resources/list_changed", req.Params)
+			const method = "notifications/resources/list_changed"
+			r.notifyAll(r.unlistening(), method, req.Params)
+			for _, l := range r.listening(func(l *listener) bool { return l.agreed.ResourcesListChanged }) {
+				r.notify(l.ctx, l.session, method, stamped(l, req.Params))
+			}
 		},
 		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
-			r.notifyAll(r.sessions(), "notifications/prompts/list_changed", req.Params)
+			const method = "notifications/prompts/list_changed"
+			r.notifyAll(r.unlistening(), method, req.Params)
+			for _, l := range r.listening(func(l *listener) bool { return l.agreed.PromptsListChanged }) {
+				r.notify(l.ctx, l.session, method, stamped(l, req.Params))
+			}
+		},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			r.mu.Lock()
+			ss := r.elicited[req.Params.ElicitationID]
+			delete(r.elicited, req.Params.ElicitationID)
+			r.mu.Unlock()
+			if ss == nil {
+				r.log.Debug("forward: an elicitation/complete of no elicitation relayed dropped", "id", req.Params.ElicitationID)
+				return
+			}
+			if err := ss.NotifyElicitationComplete(context.Background(), req.Params); err != nil {
+				r.log.Debug("forward: relaying elicitation/complete", "err", err)
+			}
 		},
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			p := r.latest()
@@ -154,11 +245,23 @@ func (r *relays) clientOptions(toolsChanged func(context.Context, *mcp.ToolListC
 			if p == nil {
 				return nil, errNoRequest
 			}
+			if id := req.Params.ElicitationID; id != "" {
+				r.mu.Lock()
+				r.elicited[id] = p.session
+				r.mu.Unlock()
+			}
 			return p.session.Elicit(p.ctx, req.Params)
 		},
 		// The server's requests reach the clients as they come: the
 		// forwarder does not answer them itself.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		// What the forwarder relays, it offers: the default roots, and
+		// elicitation of both modes (a client that has not the mode asked
+		// answers the relayed request with its error).
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
 	}
 }
 
@@ -243,11 +346,19 @@ func (r *relays) message(params *mcp.LoggingMessageParams) {
 	r.notifyAll(levelled, "notifications/message", params)
 }
 
-// sessions returns the ledger's client sessions.
-func (r *relays) sessions() []*mcp.ServerSession {
+// unlistening returns the ledger's client sessions but those of listeners.
+func (r *relays) unlistening() []*mcp.ServerSession {
+	r.mu.Lock()
+	listening := map[*mcp.ServerSession]bool{}
+	for l := range r.listeners {
+		listening[l.session] = true
+	}
+	r.mu.Unlock()
 	var out []*mcp.ServerSession
 	for ss := range r.server.Sessions() {
-		out = append(out, ss)
+		if !listening[ss] {
+			out = append(out, ss)
+		}
 	}
 	return out
 }
@@ -282,11 +393,17 @@ type relayed struct {
 
 // relaySending is a forwarding ledger's sending middleware: it sends the
 // notification notify relays in place of the progress notification that
-// carries it.
+// carries it, and a listener's acknowledgement as the listener agreed it.
 func relaySending(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		r, ok := ctx.Value(relayedKey{}).(relayed)
 		ss, isServer := req.GetSession().(*mcp.ServerSession)
+		ack, isAck := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams)
+		if l, ok := ctx.Value(listenKey{}).(*listener); ok && isServer && isAck {
+			res, err := next(ctx, method, &mcp.ServerRequest[mcp.Params]{Session: ss, Params: l.acknowledged(ack)})
+			close(l.acked)
+			return res, err
+		}
+		r, ok := ctx.Value(relayedKey{}).(relayed)
 		if !ok || !isServer || method != "notifications/progress" {
 			return next(ctx, method, req)
 		}

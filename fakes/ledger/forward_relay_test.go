@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,16 @@ func newFullServer(t *testing.T, stateless bool) *fullServer {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + " " + res.Content["name"].(string)}}}, nil, nil
 	})
+	mcp.AddTool(fs.srv, &mcp.Tool{Name: "ask_url"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: "sign in", URL: "https://example.invalid/sign-in", ElicitationID: "sign-in-1"})
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := req.Session.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: "sign-in-1"}); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil, nil
+	})
 	mcp.AddTool(fs.srv, &mcp.Tool{Name: "ask_roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {
@@ -160,14 +171,7 @@ func connectRelayClient(t *testing.T, url string) *relayClient {
 		},
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///work/project"})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", url, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	rc.cs = cs
+	rc.cs = connectClient(t, c, url, "default")
 	return rc
 }
 
@@ -320,11 +324,19 @@ func TestForwardLoggingAndProgress(t *testing.T) {
 	if got := receive(t, rc.logs, "the server's log message"); got.Level != "warning" || got.Data != "chatty ran" {
 		t.Errorf("log message %+v, want warning chatty ran", got)
 	}
-	for i := range 2 {
-		got := receive(t, rc.progress, "the server's progress")
-		if got.ProgressToken != "client-token" || got.Progress != float64(i+1) {
-			t.Errorf("progress %d: %+v, want token client-token, progress %d", i, got, i+1)
+	// Relayed as they come; go-sdk's clients may handle two notifications
+	// in either order, so their order is not checked.
+	var got []float64
+	for range 2 {
+		p := receive(t, rc.progress, "the server's progress")
+		if p.ProgressToken != "client-token" {
+			t.Errorf("progress %+v, want token client-token", p)
 		}
+		got = append(got, p.Progress)
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]float64{1, 2}, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 }
 

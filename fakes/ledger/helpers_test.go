@@ -63,9 +63,15 @@ func fileLedger(t testing.TB) Config {
 // requests, where the ledger serves it).
 func connect(t testing.TB, url, protocol string) *mcp.ClientSession {
 	t.Helper()
+	return connectClient(t, mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, nil), url, protocol)
+}
+
+// connectClient connects c to url at protocol, as connect does, and
+// closes the session when the test ends.
+func connectClient(t testing.TB, c *mcp.Client, url, protocol string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "ledger-test", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, sessionOptions(protocol))
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", url, err)

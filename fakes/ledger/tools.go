@@ -216,9 +216,29 @@ func (s *Server) preempted(ctx context.Context, c *call) *mcp.CallToolResult {
 // the isError result the SDK would have made of it, to carry the directive.
 func directed[In any](s *Server, h mcp.ToolHandlerFor[In, any]) mcp.ToolHandlerFor[In, any] {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		res, out, err := h(ctx, req, in)
+		res, out, err := s.asked(ctx, req, func() (*mcp.CallToolResult, any, error) { return h(ctx, req, in) })
 		return s.direct(ctx, req, res, out, err)
 	}
+}
+
+// asked runs the tool of req's call (run) as the askers that fired on the
+// call let it: the first answers the call with its input-required result
+// instead, having run the tool before when it runsFirst; the retry that
+// carries back what it asked runs the tool.
+func (s *Server) asked(ctx context.Context, req *mcp.CallToolRequest, run func() (*mcp.CallToolResult, any, error)) (*mcp.CallToolResult, any, error) {
+	c := callFrom(ctx, req)
+	for a := range hooks[asker](c) {
+		if a.retried(req.Params) {
+			break
+		}
+		if a.runsFirst() {
+			if _, _, err := run(); err != nil {
+				return nil, nil, err
+			}
+		}
+		return a.ask(s, c), nil, nil
+	}
+	return run()
 }
 
 // direct attaches the directive of the first director that fired on the

@@ -46,6 +46,14 @@ const (
 	// MCPFaultStdioMalformedLine made the ledger-stdio process write a line
 	// that is not JSON-RPC on stdout after the call ran, before its answer.
 	MCPFaultStdioMalformedLine = "stdio_malformed_line"
+	// MCPFaultInputRequired answered the call with an input-required result
+	// (MRTR) before the tool ran: the client is to retry it with its
+	// answers and the request state, and that retry runs it.
+	MCPFaultInputRequired = "input_required"
+	// MCPFaultInputRequiredAfterExecute ran the tool, then answered the call
+	// with an input-required result, so its retry runs it again: a server
+	// bug.
+	MCPFaultInputRequiredAfterExecute = "input_required_after_execute"
 	// MCPFaultWriteFailed is the ledger's own failure to persist a write,
 	// not an armed fault: the Fault of the MCPFault event and of the
 	// MCPResult of that call, counted in MCPCounts.WriteFailures.
@@ -116,6 +124,9 @@ const (
 	// ClientSeesStrayLine: a line that is not JSON-RPC on the server's
 	// stdout, then the answer.
 	ClientSeesStrayLine
+	// ClientSeesInputRequired: an input-required result (MRTR) asking for
+	// input and carrying a request state, to retry the call with.
+	ClientSeesInputRequired
 )
 
 // MCPFaultSource says what records an MCP fault.
@@ -206,6 +217,8 @@ func MCPFaultMeanings() []MCPFaultMeaning {
 		{Name: MCPFaultStdioExitAfterAnswer, Ran: ToolRanYes, ClientSees: ClientSeesAnswer, Words: "stdio server told to exit after answering", Stdio: StdioExitAfterAnswer},
 		{Name: MCPFaultStdioHang, Ran: ToolRanUnknown, ClientSees: ClientSeesNoAnswer, Words: "stdio server told to hang: the answer is never written", Stdio: StdioHang},
 		{Name: MCPFaultStdioMalformedLine, Ran: ToolRanUnknown, ClientSees: ClientSeesStrayLine, Words: "stdio server told to write a line that is not JSON-RPC before the answer", Stdio: StdioMalformedLine},
+		{Name: MCPFaultInputRequired, Ran: ToolRanNo, ClientSees: ClientSeesInputRequired, Words: "input-required result before the tool ran (the retry runs it)"},
+		{Name: MCPFaultInputRequiredAfterExecute, Ran: ToolRanYes, ClientSees: ClientSeesInputRequired, Words: "the tool ran, then an input-required result (the retry runs it again)"},
 		{Name: MCPFaultWriteFailed, Source: FromLedger, Ran: ToolRanYes, ClientSees: ClientSeesIsError, Words: "the write failed"},
 		{Name: MCPFaultCancelledBeforeCommit, Source: FromLedger, Ran: ToolRanNo, EndsCall: true, ClientSees: ClientSeesNoAnswer, Words: "the client gave up before the write committed: nothing was written (cancellation honoured)"},
 		{Name: MCPFaultForwardUnknown, Source: FromForwarder, Ran: ToolRanUnknown, ClientSees: ClientSeesNoAnswer, Words: "the server's answer never came back — unknown whether it ran"},

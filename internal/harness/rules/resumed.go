@@ -117,3 +117,29 @@ func saidText(e *history.TargetEvent) string {
 	}
 	return fmt.Sprintf(": %q", s)
 }
+
+// killHolds returns the indexes in h.MCP of the holds of the kill points
+// after execute: the harness holds the answer of the tool's call a kill
+// comes after (a delay fault of its own), so that the kill is exact. They
+// are not a slow tool a caller gave up on.
+func killHolds(h *history.History) map[int]bool {
+	out := map[int]bool{}
+	for _, k := range h.Kills() {
+		if k.Point != history.KillAfterExecute {
+			continue
+		}
+		hold := -1
+		for i, e := range h.MCP {
+			if e.At > k.At {
+				break
+			}
+			if m, ok := e.FaultMeaning(); ok && m.ClientSees == wire.ClientSeesLateAnswer && e.Tool == k.Tool && !out[i] {
+				hold = i
+			}
+		}
+		if hold >= 0 {
+			out[hold] = true
+		}
+	}
+	return out
+}

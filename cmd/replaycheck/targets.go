@@ -58,7 +58,7 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 			}
 			skipped++
 			if s.Resumes() && !t.Traits().Resumes {
-				u := t.Name() + " cannot be resumed (its target file has no resume)"
+				u := t.Name() + " cannot be killed and resumed (a client target file's resume, or the built-in gateway)"
 				if !slices.Contains(unresumed, u) {
 					unresumed = append(unresumed, u)
 				}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
@@ -24,66 +25,106 @@ const killPoll = 2 * time.Millisecond
 
 // armKill makes the target.Kill of s's target fault for the run of token
 // on env, recording its events in h: where a point must hold the target
-// still until the kill is done (execute: the tool's answer; follow_up: the
-// model's answer; stream: the stream after its first chunk), it arms a
-// hold of its own on the fake for the fault's cycles, disarmed by the
-// returned function before the run's fault reports are read. Nil when s
-// kills nothing.
+// still until the kill is done (execute: the tool's answer; answer and
+// follow_up: the answer to the next follow-up model request; stream: the
+// stream after its first chunk), it arms a hold of its own on the fake for
+// the fault's cycles, disarmed by the returned function before the run's
+// fault reports are read. Nil when s kills nothing.
 func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.Duration, h *history.History, at func(time.Time) history.Duration) (*target.Kill, func(), error) {
 	if !s.Resumes() {
 		return nil, func() {}, nil
 	}
 	f := s.Faults.Target[0]
 	k := f.Kill
-	hold = min(max(hold, time.Second), maxKillHold)
-	held := fault.Duration(hold)
-	times := fault.Times{Count: f.Cycles()}
+	held := fault.Duration(min(max(hold, time.Second), maxKillHold))
 	kill := &target.Kill{Fault: f, At: at, Record: func(e history.TargetEvent) { h.TargetEvents = append(h.TargetEvents, e) }}
-	disarm := func() {}
 	l, up := env.Ledger(), env.Upstream()
+	// Each life gets a hold of its own, armed as it starts and disarmed once
+	// it was killed: a hold never catches a later life.
+	var holds lifeHolds
+	var arm func() (uint64, error)
 	switch k.After {
-	case history.KillAfterExecute, history.KillAfterAnswer:
-		kind := wire.MCPWrite
-		if k.After == history.KillAfterExecute {
-			ids, err := l.AddFaults(token, []ledger.Fault{{Tool: k.KillTool(), Delay: &held, Times: times}})
+	case history.KillAfterExecute:
+		arm = func() (uint64, error) {
+			ids, err := l.AddFaults(token, []ledger.Fault{{Tool: k.KillTool(), Delay: &held, Times: fault.Once}})
 			if err != nil {
-				return nil, nil, fmt.Errorf("arming the kill point %s: %w", k.After, err)
+				return 0, err
 			}
-			disarm = func() { l.RemoveFault(ids[0]) }
-		} else {
-			kind = wire.MCPResult
+			holds.add(func() { l.RemoveFault(ids[0]) })
+			return ids[0], nil
 		}
-		kill.Reached = func(ctx context.Context, life int) error {
-			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), kind, k.KillTool()) >= life })
-			return err
-		}
-	case history.KillAtFollowUp, history.KillInStream:
-		uf := upstream.Fault{On: wire.KindFollowUp, Delay: &held, Times: times}
+	case history.KillAfterAnswer, history.KillAtFollowUp, history.KillInStream:
+		// After an answer the target goes no further than its next model
+		// request before the kill.
+		uf := upstream.Fault{On: wire.KindFollowUp, Delay: &held, Times: fault.Once}
 		if k.After == history.KillInStream {
 			stream := true
-			uf = upstream.Fault{Stream: &stream, Stall: &upstream.Stall{After: "events", Events: 1, Forever: true}, Times: times}
+			uf = upstream.Fault{Stream: &stream, Stall: &upstream.Stall{After: "events", Events: 1, Forever: true}, Times: fault.Once}
 		}
-		ids, err := up.AddFaults(token, []upstream.Fault{uf})
-		if err != nil {
-			return nil, nil, fmt.Errorf("arming the kill point %s: %w", k.After, err)
-		}
-		disarm = func() { up.RemoveFault(ids[0]) }
-		kill.Reached = func(ctx context.Context, life int) error {
-			return pollMatched(ctx, up, token, ids[0], life)
-		}
-	case history.KillAfterDelay:
-		kill.Reached = func(ctx context.Context, _ int) error {
-			t := time.NewTimer(k.Delay.D())
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
+		arm = func() (uint64, error) {
+			ids, err := up.AddFaults(token, []upstream.Fault{uf})
+			if err != nil {
+				return 0, err
 			}
+			holds.add(func() { up.RemoveFault(ids[0]) })
+			return ids[0], nil
 		}
 	}
-	return kill, disarm, nil
+	kill.Reached = func(ctx context.Context, life int) error {
+		holds.release()
+		var id uint64
+		if arm != nil {
+			var err error
+			if id, err = arm(); err != nil {
+				return fmt.Errorf("arming the kill point %s: %w", k.After, err)
+			}
+		}
+		switch k.After {
+		case history.KillAfterExecute, history.KillAfterAnswer:
+			kind := wire.MCPWrite
+			if k.After == history.KillAfterAnswer {
+				kind = wire.MCPResult
+			}
+			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), kind, k.KillTool()) >= life })
+			return err
+		case history.KillAtFollowUp, history.KillInStream:
+			return pollMatched(ctx, up, token, id, 1)
+		}
+		t := time.NewTimer(k.Delay.D())
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	kill.Killed = holds.release
+	return kill, holds.release, nil
+}
+
+// lifeHolds are the holds armed for the current life, released as the next
+// life starts and at the end of the run. Safe for concurrent use.
+type lifeHolds struct {
+	mu      sync.Mutex
+	disarms []func()
+}
+
+// add adds a hold's disarm.
+func (l *lifeHolds) add(disarm func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.disarms = append(l.disarms, disarm)
+}
+
+// release disarms the holds armed so far.
+func (l *lifeHolds) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.disarms {
+		d()
+	}
+	l.disarms = nil
 }
 
 // countEvents counts the events of kind for tool in evs.

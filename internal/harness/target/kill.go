@@ -23,6 +23,9 @@ type Kill struct {
 	Reached func(ctx context.Context, life int) error
 	// Record records a kill or a resume of the run, in order.
 	Record func(history.TargetEvent)
+	// Killed, when set, is called after each kill, before the resume: the
+	// kill point may let go of what it held.
+	Killed func()
 	// At is the run's offset of a time.
 	At func(time.Time) history.Duration
 }
@@ -102,6 +105,9 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 			ev.Tool = kill.KillTool()
 		}
 		k.Record(ev)
+		if k.Killed != nil {
+			k.Killed()
+		}
 		n++
 		next, err := resume(ctx, n)
 		if err != nil {

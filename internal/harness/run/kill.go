@@ -9,6 +9,7 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/ctxwait"
 	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
@@ -90,14 +91,7 @@ func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.D
 		case history.KillAtFollowUp, history.KillInStream:
 			return pollMatched(ctx, up, token, id, 1)
 		}
-		t := time.NewTimer(k.Delay.D())
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return ctxwait.Sleep(ctx, k.Delay.D())
 	}
 	kill.Killed = holds.release
 	return kill, holds.release, nil

@@ -136,7 +136,7 @@ func (g *gatewayProcess) start(ctx context.Context, resume bool) (*process.Proce
 
 // drain reads events to their end.
 func drain(events <-chan gateway.ProcessEvent) {
-	for range events { //nolint:revive // the events after readiness are read and dropped
+	for range events {
 	}
 }
 

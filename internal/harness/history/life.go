@@ -11,7 +11,8 @@ const (
 	// KillAfterExecute kills once the ledger executed the named tool's call
 	// (its write committed), while the ledger holds its answer back.
 	KillAfterExecute KillPoint = "execute"
-	// KillAfterAnswer kills once the ledger wrote the named tool's answer.
+	// KillAfterAnswer kills once the ledger wrote the named tool's answer
+	// and the target read it: its next follow-up model request arrived.
 	KillAfterAnswer KillPoint = "answer"
 	// KillAtFollowUp kills when a follow-up model request (one carrying a
 	// tool result) reached the upstream fake, before it is answered.

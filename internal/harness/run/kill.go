@@ -87,7 +87,11 @@ func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.D
 				kind = wire.MCPResult
 			}
 			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), kind, k.KillTool()) >= life })
-			return err
+			if err != nil || k.After == history.KillAfterExecute {
+				return err
+			}
+			// The target read the answer: its next model request arrived.
+			return pollMatched(ctx, up, token, id, 1)
 		case history.KillAtFollowUp, history.KillInStream:
 			return pollMatched(ctx, up, token, id, 1)
 		}

@@ -2,14 +2,15 @@
 // works from any directory: seed/ (seed 000), mcp/ (seeds 001, 002 and 004
 // #4), retry/ (seeds 003 and 004), model/ (004 #7), clients/ (client targets
 // only: they expect a command's exit code and output, and are skipped on
-// other targets), gemini/ (client targets on the Gemini API) and stdio/
-// (client targets that spawn the ledger over stdio).
+// other targets), gemini/ (client targets on the Gemini API), stdio/
+// (client targets that spawn the ledger over stdio), mcp2026/ (MCP
+// 2026-07-28) and resume/ (the target killed and resumed).
 package scenarios
 
 import "embed"
 
 // FS holds the suite's YAML files under seed/, mcp/, retry/, clients/,
-// model/, gemini/ and stdio/.
+// model/, gemini/, stdio/, mcp2026/ and resume/.
 //
-//go:embed seed mcp retry clients model gemini stdio mcp2026
+//go:embed seed mcp retry clients model gemini stdio mcp2026 resume
 var FS embed.FS

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/replaycheck/replaycheck/fakes/gateway"
 	"github.com/replaycheck/replaycheck/fakes/ledgerstdio"
 	"github.com/replaycheck/replaycheck/internal/itemserver"
 )
@@ -30,6 +31,9 @@ import (
 func TestMain(m *testing.M) {
 	if code, ok := ledgerstdio.Main(os.Args[1:]); ok {
 		os.Exit(code) // the built-in gateway spawns ledger-stdio as os.Executable
+	}
+	if code, ok := gateway.ProcessMain(os.Args[1:]); ok {
+		os.Exit(code) // the built-in gateway a resume scenario kills runs as os.Executable
 	}
 	if code, ok := itemserver.Main(os.Args[1:]); ok {
 		os.Exit(code) // a forwarded MCP server (serve_forward_test.go)

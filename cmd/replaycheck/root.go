@@ -74,6 +74,7 @@ Exit codes:
 		newServeCmd(),
 		newGatewayCmd(),
 		newLedgerStdioCmd(),
+		newGatewayProcessCmd(),
 	)
 	describeEnv(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {

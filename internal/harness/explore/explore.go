@@ -550,7 +550,7 @@ func (e *explorer) plan(bases []*scenario.Scenario, maps [][]Point, rep *Report)
 		var one []Schedule
 		for _, p := range maps[i] {
 			for _, k := range e.opts.Kinds {
-				if !k.applies(p) || !k.fits(transportOf(b, e.opts.Target)) {
+				if !k.applies(p) || !k.fits(transportOf(b, e.opts.Target)) || k.kill != "" && !e.opts.Target.Traits().Resumes {
 					continue
 				}
 				if p.Side == SideUpstream && e.modelSweptElsewhere(b) {

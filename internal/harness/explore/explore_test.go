@@ -176,6 +176,7 @@ func TestFindsEachSwitch(t *testing.T) {
 		{"builtin:" + string(gateway.MCPRetryUnauthorized), "chat stream tool call", "reauth-at-most-once"},
 		{"builtin:" + string(gateway.MCPReplayAfterStdioDeath), "chat tool call over stdio", "no-replay-ambiguous-mcp"},
 		{"builtin:" + string(gateway.MCPReissueWithoutKey), "chat keyed tool call", "no-replay-ambiguous-mcp"},
+		{"builtin:" + string(gateway.CheckpointAtTurnEnd), "chat keyed tool call", "no-replay-after-dispatch"},
 	}
 	for _, info := range gateway.AllBugs() {
 		if !slices.ContainsFunc(tests, func(tt struct{ target, base, rule string }) bool {

@@ -65,7 +65,7 @@ type FingerprintRow struct {
 // server's deaths at a tools/call.
 func FingerprintKinds() []Kind {
 	return slices.DeleteFunc(Kinds(), func(k Kind) bool {
-		if k.Optional {
+		if k.Optional || k.kill != "" {
 			return true
 		}
 		return k.at != fault.AtRequest && (k.at != fault.AtToolCall || k.Transport != wire.MCPTransportStdio)

@@ -8,6 +8,8 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -28,9 +30,14 @@ type Kind struct {
 	Family string `json:"family"`
 	// at is the kind of point the fault goes to.
 	at fault.Site
-	// upstream and mcp build the fault for a point; one of them is set.
+	// upstream and mcp build the fault for a point; one of them is set,
+	// or kill.
 	upstream func(fault.Spot, fault.Settings) upstream.Fault
 	mcp      func(fault.Spot, fault.Settings) ledger.Fault
+	// kill is the kill point of a kind that kills the target and resumes
+	// it (scenario.TargetFault), swept only on targets that resume
+	// (target.Traits.Resumes); "" for the fakes' kinds.
+	kill history.KillPoint
 }
 
 // Kinds returns the table of fault kinds, in sweep order: the upstream
@@ -43,7 +50,25 @@ func Kinds() []Kind {
 	for _, p := range ledger.Probes() {
 		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Transport: p.Transport, Family: p.Family, at: p.At, mcp: p.Build})
 	}
-	return out
+	return append(out, killKinds()...)
+}
+
+// killKinds are the kinds that kill the target at a point and resume it:
+// after a tools/call executed, and when a follow-up model request arrived.
+func killKinds() []Kind {
+	return []Kind{
+		{Name: "kill-after-execute", Doc: "kill the target once the tools/call ran (its answer held back), then start its resume", Family: "kill", at: fault.AtToolCall, kill: history.KillAfterExecute},
+		{Name: "kill-at-follow-up", Doc: "kill the target when its follow-up model request arrived, then start its resume", Family: "kill", at: fault.AtRequest, kill: history.KillAtFollowUp},
+	}
+}
+
+// targetFault is the target fault k arms at p.
+func (k Kind) targetFault(p Point) scenario.TargetFault {
+	kill := &scenario.Kill{After: k.kill}
+	if k.kill == history.KillAfterExecute {
+		kill.Tool = p.Tool
+	}
+	return scenario.TargetFault{Kill: kill, Times: fault.Once}
 }
 
 // spot is where p puts a probe's fault.
@@ -51,8 +76,12 @@ func (p Point) spot() fault.Spot {
 	return fault.Spot{Event: p.Event, ContentEvents: p.ContentEvents, Tool: p.Tool}
 }
 
-// applies reports whether k can go to p.
+// applies reports whether k can go to p. A kill goes to the first call of
+// a tool, or to the first follow-up model request.
 func (k Kind) applies(p Point) bool {
+	if k.kill != "" && (p.Nth != 1 || p.Cut || k.kill == history.KillAtFollowUp && p.Kind != wire.KindFollowUp) {
+		return false
+	}
 	switch k.at {
 	case fault.AtRequest:
 		return p.Side == SideUpstream && !p.Cut
@@ -87,7 +116,7 @@ func (k Kind) times(p Point) []fault.Times {
 	if p.Nth == 1 {
 		once = fault.Once
 	}
-	if p.Cut && !p.named() || p.Nth > 1 {
+	if p.Cut && !p.named() || p.Nth > 1 || k.kill != "" {
 		// Always at a later occurrence is always at the first.
 		return []fault.Times{once}
 	}

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
@@ -43,17 +44,25 @@ func (s Schedule) without(i int) Schedule {
 }
 
 // sameRequest reports whether a and b go to the same model request, session
-// step or tool call, where only the first to fire could act.
+// step or tool call, where only the first to fire could act; two kills
+// (kinds) count as one, since a run kills the target at one point.
 func sameRequest(a, b Armed) bool {
+	if isKill(a.Kind) && isKill(b.Kind) {
+		return true
+	}
 	pa, pb := a.Point, b.Point
 	return pa.Side == pb.Side && pa.Kind == pb.Kind && pa.Endpoint == pb.Endpoint && pa.Stream == pb.Stream && pa.Method == pb.Method && pa.Tool == pb.Tool && pa.Nth == pb.Nth
 }
 
-// faults returns the upstream and MCP faults of the schedule.
-func (s Schedule) faults(kinds map[string]Kind, set fault.Settings) (ups []upstream.Fault, mcp []ledger.Fault) {
+// faults returns the upstream, MCP and target faults of the schedule.
+func (s Schedule) faults(kinds map[string]Kind, set fault.Settings) (ups []upstream.Fault, mcp []ledger.Fault, tgt []scenario.TargetFault) {
 	for _, a := range s {
 		k := kinds[a.Kind]
 		p := a.Point
+		if k.kill != "" {
+			tgt = append(tgt, k.targetFault(p))
+			continue
+		}
 		if k.mcp != nil {
 			f := k.mcp(p.spot(), set)
 			f.Method, f.Tool, f.Times = p.Method, p.Tool, a.Times
@@ -65,7 +74,7 @@ func (s Schedule) faults(kinds map[string]Kind, set fault.Settings) (ups []upstr
 		f.On, f.Endpoint, f.Stream, f.Times = p.Kind, p.Endpoint, &stream, a.Times
 		ups = append(ups, f)
 	}
-	return ups, mcp
+	return ups, mcp, tgt
 }
 
 // withSchedule returns a copy of base, named name, run once (without its
@@ -79,14 +88,20 @@ func withSchedule(base *scenario.Scenario, name string, s Schedule, kinds map[st
 	c.Name = name
 	c.Warnings = nil
 	c.Repeat = nil
-	ups, mcp := s.faults(kinds, set)
+	ups, mcp, tgt := s.faults(kinds, set)
 	c.Faults = scenario.Faults{
 		Upstream: append(append([]upstream.Fault(nil), base.Faults.Upstream...), ups...),
 		MCP:      append(append([]ledger.Fault(nil), base.Faults.MCP...), mcp...),
+		Target:   append(append([]scenario.TargetFault(nil), base.Faults.Target...), tgt...),
 	}
 	c.Expect = history.Expect{RulesIfJudged: rules.Names(), MaxAttempts: base.Expect.MaxAttempts}
 	if base.Expect.Client != nil {
 		c.Expect.Client = &history.ClientExpect{}
 	}
 	return &c
+}
+
+// isKill reports whether the kind named name kills the target.
+func isKill(name string) bool {
+	return slices.ContainsFunc(killKinds(), func(k Kind) bool { return k.Name == name })
 }

@@ -47,7 +47,7 @@ func TestPlanFitsTheTransport(t *testing.T) {
 				if a.Kind == "stdio-crash-loop" && a.Point.Method != ledger.MethodInitialize {
 					t.Errorf("%s at %s, want the crash loop at initialize only", a.Kind, a.Point)
 				}
-				_, mcp := j.sched.faults(e.kinds, fault.DefaultSettings)
+				_, mcp, _ := j.sched.faults(e.kinds, fault.DefaultSettings)
 				for _, f := range mcp {
 					if err := f.Validate(); err != nil {
 						t.Errorf("%s: planned fault %s: %v", a, f, err)

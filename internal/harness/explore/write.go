@@ -62,7 +62,7 @@ func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 	for _, k := range Kinds() {
 		kinds[k.Name] = k
 	}
-	ups, mcp := f.Schedule.faults(kinds, set)
+	ups, mcp, tgt := f.Schedule.faults(kinds, set)
 	out := scenarioFile{
 		Name:           "explore: " + b.Name + ": " + f.Schedule.String(),
 		Description:    fmt.Sprintf("Found by replaycheck explore on %s (seed %s): %s, in %s; reproduced %d of %d: %s", target, seed, f.Mechanism, countCells(f.Cells), f.Reproduced, f.Tries, f.Message),
@@ -76,6 +76,7 @@ func (f Finding) YAML(target, seed string, set fault.Settings) ([]byte, error) {
 		Faults: scenario.Faults{
 			Upstream: append(slices.Clone(b.Faults.Upstream), ups...),
 			MCP:      append(slices.Clone(b.Faults.MCP), mcp...),
+			Target:   append(slices.Clone(b.Faults.Target), tgt...),
 		},
 		Expect: fileExpect{MaxAttempts: b.Expect.MaxAttempts, Rules: ruleNames(f.Failed)},
 	}

@@ -45,8 +45,9 @@ func cancelPropagates(h *history.History) Verdict {
 	}
 	slow := map[string]call{}
 	var order []string
-	for _, e := range h.MCP {
-		if m, ok := e.FaultMeaning(); ok && m.ClientSees == wire.ClientSeesLateAnswer {
+	held := killHolds(h)
+	for i, e := range h.MCP {
+		if m, ok := e.FaultMeaning(); ok && m.ClientSees == wire.ClientSeesLateAnswer && !held[i] {
 			key := e.RequestID + "\x00" + e.Tool
 			if _, ok := slow[key]; !ok {
 				slow[key] = call{start: e.At.D(), tool: e.Tool}

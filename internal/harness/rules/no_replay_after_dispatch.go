@@ -82,6 +82,9 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 		if owner := reissueOwner(h, g); owner != "" {
 			tail += ": " + owner
 		}
+		if s := resumedReplayText(h, g.execs); s != "" {
+			tail += "; " + s
+		}
 	}
 	if s := reaskText(reasks(h)[worst]); s != "" {
 		tail += "; " + s

@@ -1,0 +1,157 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/ctxwait"
+	"github.com/replaycheck/replaycheck/internal/fakepair"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// maxKillHold bounds the hold of a kill point's answer (the fakes' own
+// bound of a delay fault).
+const maxKillHold = 10 * time.Minute
+
+// killPoll is how often a kill point the upstream fake reports is looked for.
+const killPoll = 2 * time.Millisecond
+
+// armKill makes the target.Kill of s's target fault for the run of token
+// on env, recording its events in h: where a point must hold the target
+// still until the kill is done (execute: the tool's answer; answer and
+// follow_up: the answer to the next follow-up model request; stream: the
+// stream after its first chunk), it arms a hold of its own on the fake for
+// the fault's cycles, disarmed by the returned function before the run's
+// fault reports are read. Nil when s kills nothing.
+func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.Duration, h *history.History, at func(time.Time) history.Duration) (*target.Kill, func(), error) {
+	if !s.Resumes() {
+		return nil, func() {}, nil
+	}
+	f := s.Faults.Target[0]
+	k := f.Kill
+	held := fault.Duration(min(max(hold, time.Second), maxKillHold))
+	kill := &target.Kill{Fault: f, At: at, Record: func(e history.TargetEvent) { h.TargetEvents = append(h.TargetEvents, e) }}
+	l, up := env.Ledger(), env.Upstream()
+	// Each life gets a hold of its own, armed as it starts and disarmed once
+	// it was killed: a hold never catches a later life.
+	var holds lifeHolds
+	var arm func() (uint64, error)
+	switch k.After {
+	case history.KillAfterExecute:
+		arm = func() (uint64, error) {
+			ids, err := l.AddFaults(token, []ledger.Fault{{Tool: k.KillTool(), Delay: &held, Times: fault.Once}})
+			if err != nil {
+				return 0, err
+			}
+			holds.add(func() { l.RemoveFault(ids[0]) })
+			return ids[0], nil
+		}
+	case history.KillAfterAnswer, history.KillAtFollowUp, history.KillInStream:
+		// After an answer the target goes no further than its next model
+		// request before the kill.
+		uf := upstream.Fault{On: wire.KindFollowUp, Delay: &held, Times: fault.Once}
+		if k.After == history.KillInStream {
+			stream := true
+			uf = upstream.Fault{Stream: &stream, Stall: &upstream.Stall{After: "events", Events: 1, Forever: true}, Times: fault.Once}
+		}
+		arm = func() (uint64, error) {
+			ids, err := up.AddFaults(token, []upstream.Fault{uf})
+			if err != nil {
+				return 0, err
+			}
+			holds.add(func() { up.RemoveFault(ids[0]) })
+			return ids[0], nil
+		}
+	}
+	kill.Reached = func(ctx context.Context, life int) error {
+		holds.release()
+		var id uint64
+		if arm != nil {
+			var err error
+			if id, err = arm(); err != nil {
+				return fmt.Errorf("arming the kill point %s: %w", k.After, err)
+			}
+		}
+		switch k.After {
+		case history.KillAfterExecute, history.KillAfterAnswer:
+			kind := wire.MCPWrite
+			if k.After == history.KillAfterAnswer {
+				kind = wire.MCPResult
+			}
+			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), kind, k.KillTool()) >= life })
+			if err != nil || k.After == history.KillAfterExecute {
+				return err
+			}
+			// The target read the answer: its next model request arrived.
+			return pollMatched(ctx, up, token, id, 1)
+		case history.KillAtFollowUp, history.KillInStream:
+			return pollMatched(ctx, up, token, id, 1)
+		}
+		return ctxwait.Sleep(ctx, k.Delay.D())
+	}
+	kill.Killed = holds.release
+	return kill, holds.release, nil
+}
+
+// lifeHolds are the holds armed for the current life, released as the next
+// life starts and at the end of the run. Safe for concurrent use.
+type lifeHolds struct {
+	mu      sync.Mutex
+	disarms []func()
+}
+
+// add adds a hold's disarm.
+func (l *lifeHolds) add(disarm func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.disarms = append(l.disarms, disarm)
+}
+
+// release disarms the holds armed so far.
+func (l *lifeHolds) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.disarms {
+		d()
+	}
+	l.disarms = nil
+}
+
+// countEvents counts the events of kind for tool in evs.
+func countEvents(evs []wire.MCPEvent, kind wire.MCPKind, tool string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == kind && e.Tool == tool {
+			n++
+		}
+	}
+	return n
+}
+
+// pollMatched waits until the upstream fault id of token has matched n
+// requests (as each arrives; it fires on them as they are answered), or
+// ctx ends.
+func pollMatched(ctx context.Context, up *upstream.Server, token string, id uint64, n int) error {
+	tick := time.NewTicker(killPoll)
+	defer tick.Stop()
+	for {
+		for _, r := range up.FaultReports(token) {
+			if r.ID == id && r.Matched >= n {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

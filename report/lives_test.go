@@ -1,0 +1,31 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+)
+
+// TestTimelineShowsLives: a run that killed the target and resumed it shows
+// the kill, where it came and the resumed life's outcome in its timeline.
+func TestTimelineShowsLives(t *testing.T) {
+	zero, one := 0, -1
+	h := &history.History{TargetEvents: []history.TargetEvent{
+		{Kind: history.TargetKilled, Life: 1, At: history.Duration(5e6), Point: history.KillAfterExecute, Tool: "commit_write", Signal: history.SIGKILL, PID: 42},
+		{Kind: history.TargetResumed, Life: 2, At: history.Duration(9e6), Exit: &one},
+		{Kind: history.TargetKilled, Life: 2, At: history.Duration(12e6), Point: history.KillAtFollowUp, Signal: history.SIGTERM, PID: 43},
+		{Kind: history.TargetResumed, Life: 3, At: history.Duration(15e6), Exit: &zero, Success: true, Said: "done\n"},
+	}}
+	got := strings.Join(Timeline(h), "\n")
+	for _, want := range []string{
+		"target           target killed (SIGKILL) after tools/call commit_write ran (life 1, pid 42)",
+		"resumed (life 2): did not end by itself (killed again, or past the deadline)",
+		"target killed (SIGTERM) when its follow-up model request arrived (life 2, pid 43)",
+		`resumed (life 3): exited 0, said "done"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, got)
+		}
+	}
+}

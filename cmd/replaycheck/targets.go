@@ -48,6 +48,8 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 	unspokenBy := map[string][]string{} // unspoken's entries: the scenarios skipped
 	var uncalled []string               // "target calls only …", once each
 	uncalledBy := map[string][]string{} // uncalled's entries: the scenarios skipped
+	var unresumed []string              // "target has no resume", once each
+	unresumedBy := map[string][]string{}
 	for _, s := range whole {
 		for _, t := range targets {
 			if run.Applies(s, t) {
@@ -55,6 +57,14 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 				continue
 			}
 			skipped++
+			if s.Resumes() && !t.Traits().Resumes {
+				u := t.Name() + " cannot be resumed (its target file has no resume)"
+				if !slices.Contains(unresumed, u) {
+					unresumed = append(unresumed, u)
+				}
+				unresumedBy[u] = append(unresumedBy[u], s.Name)
+				continue
+			}
 			if tr := s.MCPTransport(); !target.Speaks(t, tr) {
 				u := t.Name() + " does not speak MCP over " + string(tr)
 				if !slices.Contains(unspoken, u) {
@@ -92,6 +102,9 @@ func checkApplies(w io.Writer, whole []*scenario.Scenario, targets []target.Targ
 	}
 	for _, u := range uncalled {
 		also += "; " + u + ": " + quotedNames(uncalledBy[u], 5)
+	}
+	for _, u := range unresumed {
+		also += "; " + u + ": " + quotedNames(unresumedBy[u], 5) + " (they kill the target and resume it: faults.target)"
 	}
 	if applies == 0 {
 		return asUsage(fmt.Errorf("no selected scenario applies to the targets: scenarios with expect.client need a client target, and a client target runs only those (e.g. scenarios/clients)%s", also))

@@ -44,6 +44,9 @@ type History struct {
 	Upstream []wire.UpstreamRequest `json:"upstream"`
 	// MCP are the ledger server's events for this token.
 	MCP []wire.MCPEvent `json:"mcp"`
+	// TargetEvents are the kills and resumes of the target process in the run
+	// (faults.target), in order; nil when it was never killed.
+	TargetEvents []TargetEvent `json:"target_events,omitempty"`
 	// Error, when set, says why the harness could not complete the run (for
 	// example the target did not answer before the scenario's deadline).
 	Error string `json:"error,omitempty"`

@@ -204,9 +204,10 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 // it (target.Unserved), nor one over an MCP transport the target does not
 // speak (target.Speaks: a stdio scenario on a proxy), nor, on a client
 // target that declares the dialects it calls, one whose faults act only on
-// others (target.Calls).
+// others (target.Calls), nor one that kills the target (faults.target)
+// on a target that cannot be resumed (target.Traits.Resumes).
 func Applies(s *scenario.Scenario, t target.Target) bool {
-	if !target.Speaks(t, s.MCPTransport()) {
+	if !target.Speaks(t, s.MCPTransport()) || (s.Resumes() && !t.Traits().Resumes) {
 		return false
 	}
 	if t.Traits().Client {

@@ -281,6 +281,14 @@ func validate(file string, src []byte, n ast.Node, s *Scenario) ErrorList {
 			fail(at, "mcp fault: %v", err)
 		}
 	}
+	for i, f := range s.Faults.Target {
+		if err := f.Validate(); err != nil {
+			fail([]any{"faults", "target", i}, "target fault: %v", err)
+		}
+	}
+	if len(s.Faults.Target) > 1 {
+		fail([]any{"faults", "target", 1}, "one target fault per scenario: its times says how many kill-and-resume cycles")
+	}
 	checkTransport(s, fail)
 	known := rules.Names()
 	for i, r := range s.Expect.Rules {

@@ -127,6 +127,9 @@ type Faults struct {
 	Upstream []upstream.Fault `yaml:"upstream,omitempty" json:"upstream,omitempty" jsonschema_description:"faults of the model upstream fake"`
 	// MCP faults act on the ledger MCP server.
 	MCP []ledger.Fault `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"faults of the ledger MCP server"`
+	// Target faults act on the target's process: a kill, then its resume
+	// (see TargetFault). At most one.
+	Target []TargetFault `yaml:"target,omitempty" json:"target,omitempty" jsonschema:"maxItems=1" jsonschema_description:"faults of the target's process: [{kill: {after, tool, signal, grace, delay}, times}] kills its process group at the point and starts its resume command (target file resume), once or N times; one run is all its lives. A target without resume skips the scenario; the scenario gets fakes and a target of its own"`
 }
 
 // Dialects returns the model API dialects the scenario's upstream faults act
@@ -239,9 +242,10 @@ type Gateway struct {
 // it forwards to a real MCP server, sets gateway knobs, annotations or
 // ledger settings (global to a ledger), or arms MCP
 // faults (a dropped, refused or slow call counts against a target's
-// per-server circuit breaker, which concurrent scenarios would feel).
+// per-server circuit breaker, which concurrent scenarios would feel), or
+// kills the target (faults.target).
 func (s *Scenario) Isolated() bool {
-	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0 || s.MCPTransport() == wire.MCPTransportStdio ||
+	return s.Gateway != nil || len(s.Annotations) > 0 || len(s.Faults.MCP) > 0 || s.Resumes() || s.MCPTransport() == wire.MCPTransportStdio ||
 		s.MCP.Forward() != nil || s.MCP.Ledger() != (LedgerSettings{})
 }
 

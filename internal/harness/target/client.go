@@ -88,6 +88,9 @@ type ClientSpec struct {
 	Forward *Forward
 	// Ledger is Traits.Ledger: the ledger settings of the client's runs.
 	Ledger scenario.LedgerSettings
+	// Resume, when set, is the command started after each kill of the
+	// client in a scenario that kills it (Traits.Resumes).
+	Resume *Resume
 }
 
 // mcpTransports are the MCP transports the client's command and env point
@@ -129,7 +132,7 @@ func (t *client) Name() string { return t.spec.Name }
 // Traits says the target is a client, run one run at a time when its via
 // proxy must.
 func (t *client) Traits() Traits {
-	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports(), Dialects: t.spec.Dialects, Forward: t.spec.Forward, Ledger: t.spec.Ledger}
+	tr := Traits{Client: true, RetryAfterHint: t.spec.RetryAfterHint, MCPTransports: t.spec.mcpTransports(), Dialects: t.spec.Dialects, Forward: t.spec.Forward, Ledger: t.spec.Ledger, Resumes: t.spec.Resume != nil}
 	if t.spec.Via != nil {
 		tr.Exclusive = t.spec.Via.Traits().Exclusive
 	}

@@ -62,6 +62,11 @@ type ProxySpec struct {
 	Forward *Forward
 	// Ledger is Traits.Ledger: the ledger settings of the proxy's runs.
 	Ledger scenario.LedgerSettings
+	// Resume, when set with Start, is the command that restarts the proxy
+	// after a kill in a scenario that kills it; the proxy resumes its own
+	// pending work from its store, and the harness does not re-send the app
+	// request.
+	Resume *Resume
 }
 
 // ProxyStart is how the harness starts a proxy.

@@ -107,6 +107,11 @@ type Traits struct {
 	// every scenario on a target that chooses any on fakes and an instance
 	// of its own.
 	Ledger scenario.LedgerSettings
+	// Resumes is set for a target that can be killed and resumed (a target
+	// file's resume, the built-in gateway run as a process of its own): the
+	// runner skips a scenario that kills the target (faults.target) on a
+	// target without it.
+	Resumes bool
 }
 
 // Speaks reports whether t reaches the ledger over transport (see

@@ -57,6 +57,19 @@ type ClientFile struct {
 	// MCP, when set, forwards every run to a real MCP server in place of
 	// the ledger's own tools.
 	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); the client reaches the forwarder where it reaches the ledger ({{mcp_url}}, the stdio ledger)"`
+	// Resume is the command started after each kill of the client (a
+	// scenario's faults.target); nil: the client cannot be resumed, and
+	// such scenarios are skipped.
+	Resume *ResumeFile `yaml:"resume,omitempty" json:"resume,omitempty" jsonschema_description:"how to resume the client after the harness killed it (scenarios with faults.target, tagged resume): {command: [...], env: {...}}, templated as command and env (same variables, {{run_dir}} the killed run's, so a session store or checkpoint file there survives), run in the same dir with env merged over the client's; without it those scenarios are skipped"`
+}
+
+// ResumeFile is a target file's resume: the command that resumes a killed
+// target.
+type ResumeFile struct {
+	// Command is the argv, templated as the target's command.
+	Command []string `yaml:"command" json:"command" jsonschema:"minItems=1" jsonschema_description:"argv of the resume, e.g. [claude, --continue, -p, \"{{prompt}}\"]; the same variables as the target's command"`
+	// Env is merged over the target's env for the resume.
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"environment merged over the target's env for the resume; the same variables; values are never shown"`
 }
 
 // loadClient builds the client target of a file of kind client.
@@ -120,6 +133,9 @@ func clientSpec(f *source) (target.ClientSpec, error) {
 		return fail(err)
 	}
 	t.Forward, t.Ledger = fwd, settings
+	if t.Resume, err = loadResume(f, c.Resume, target.ClientVars); err != nil {
+		return fail(err)
+	}
 	t.Secrets = append(t.Secrets, f.secrets...)
 	if c.Via != "" {
 		via, err := loadVia(f, c.Via)
@@ -152,4 +168,29 @@ func loadVia(f *source, via string) (target.Target, error) {
 		return nil, f.errorf([]any{"via"}, "via %q: the proxy must be started by the harness (start:) with the fakes' URLs from its templates, not on fixed fakes, so each client run can have addresses of its own", via)
 	}
 	return t, nil
+}
+
+// loadResume checks a target file's resume against the variables vs its
+// target's command may use and returns it; nil for none.
+func loadResume(f *source, r *ResumeFile, vs target.Vars) (*target.Resume, error) {
+	if r == nil {
+		return nil, nil
+	}
+	if len(r.Command) == 0 {
+		return nil, f.errorf([]any{"resume"}, "resume needs a command (an argv list)")
+	}
+	for i, a := range r.Command {
+		if err := f.check(a, vs, "resume", "command", i); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range r.Env {
+		if err := f.check(v, vs, "resume", "env", k); err != nil {
+			return nil, err
+		}
+		if f.takesEnv("resume", "env", k) {
+			f.secrets = append(f.secrets, v)
+		}
+	}
+	return &target.Resume{Command: r.Command, Env: r.Env}, nil
 }

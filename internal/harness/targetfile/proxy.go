@@ -48,6 +48,9 @@ type ProxyFile struct {
 	// MCP, when set, forwards every run to a real MCP server in place of
 	// the ledger's own tools.
 	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); each run then has fakes, a forwarder and a proxy instance of its own"`
+	// Resume, with Start, is the command that restarts the proxy after
+	// each kill (a scenario's faults.target).
+	Resume *ResumeFile `yaml:"resume,omitempty" json:"resume,omitempty" jsonschema_description:"with start: how to restart the proxy after the harness killed it (scenarios with faults.target): {command: [...], env: {...}}, templated as start.command and start.env, run in start.dir with env merged over start.env, its readiness probe awaited; the proxy resumes its own pending work from its store, the harness does not re-send the app request; without it those scenarios are skipped"`
 }
 
 // ProxyStart is how the harness starts a proxy.
@@ -219,6 +222,12 @@ func proxySpec(f *source) (target.ProxySpec, error) {
 		return fail(err)
 	}
 	t.Forward, t.Ledger = fwd, settings
+	if p.Resume != nil && p.Start == nil {
+		return fail(f.errorf([]any{"resume"}, "resume needs start: the harness restarts only a proxy it started"))
+	}
+	if t.Resume, err = loadResume(f, p.Resume, target.StartVars); err != nil {
+		return fail(err)
+	}
 	t.Secrets = append(t.Secrets, f.secrets...)
 	return t, nil
 }

@@ -1,0 +1,288 @@
+package targets_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/targettest"
+)
+
+// resumeTarget is a shipped target file whose agent the harness kills and
+// resumes (scenarios/resume): an agent CLI with its own resume, or an agent
+// on a durable engine, and what each resume scenario shows on it.
+type resumeTarget struct {
+	file  string   // target file in targets/
+	needs []string // files under targets/ the run needs (installed by npm ci)
+	// postgres marks a target whose engine keeps its store in PostgreSQL
+	// (PGHOST): the test starts a server for it (engines/postgres.sh).
+	postgres bool
+	// store reads, from a kept run directory and the run's stderr, how many
+	// commit_write calls the agent's own store (its session file, the
+	// engine's journal) records as done: the count beside the ledger's.
+	store func(t *testing.T, runDir, stderr string) int
+	// want is each scenario's summary (see resumeSummary).
+	want map[string]string
+}
+
+var resumeTargets = []resumeTarget{
+	{
+		file:  "claude-code-resume.yaml",
+		needs: []string{"clients/node_modules/.bin/claude"},
+		store: claudeSessionCalls,
+	},
+	{
+		file:  "codex-resume.yaml",
+		needs: []string{"clients/node_modules/.bin/codex"},
+		store: codexSessionCalls,
+	},
+	{
+		file:     "dbos.yaml",
+		needs:    []string{"engines/dbos-agent.mjs", "engines/node_modules/.bin/node", "engines/node_modules/@dbos-inc/dbos-sdk/package.json"},
+		postgres: true,
+		store:    engineSteps("dbos steps:"),
+	},
+	{
+		file:  "restate.yaml",
+		needs: []string{"engines/restate-agent.mjs", "engines/node_modules/.bin/node", "engines/node_modules/.bin/restate-server"},
+		store: engineSteps("restate journal:"),
+	},
+}
+
+// TestResume runs scenarios/resume on each shipped target that resumes a
+// killed agent (Claude Code's --continue, Codex's exec resume --last, a
+// DBOS Transact workflow and a Restate workflow), unmodified, inside a
+// loopback-only network namespace, keeping the runs' directories, and
+// holds per scenario the verdict, the lives, the writes the ledger
+// executed, what the resumed run told the model about the call whose
+// result was never saved, what it told the user, and the count of the
+// agent's own store (session file, engine journal) beside the ledger's. A
+// target that is not installed (make clients, make engines) or a machine
+// without unprivileged user namespaces skips.
+func TestResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("killing and resuming real agents takes about a minute; not in -short")
+	}
+	if err := targettest.LoopbackNamespace(); err != nil {
+		t.Skipf("no loopback-only network namespace: %v", err)
+	}
+	for _, c := range resumeTargets {
+		t.Run(c.file, func(t *testing.T) {
+			for _, n := range c.needs {
+				if _, err := os.Stat(n); err != nil {
+					t.Skipf("%s is not installed (make clients, make engines): %v", n, err)
+				}
+			}
+			var env []string
+			if c.postgres {
+				env = startPostgres(t)
+			}
+			t.Parallel()
+			js := filepath.Join(t.TempDir(), "run.json")
+			code, out := inNamespaceEnv(t, 4*time.Minute, env, "run", "scenarios/resume", "--target", "targets/"+c.file,
+				"--json", js, "--keep-run-dirs", "--parallel", "2")
+			b, err := os.ReadFile(js)
+			if err != nil {
+				t.Fatalf("exit %d, no JSON report: %v\n%s", code, err, out)
+			}
+			var saved savedRun
+			if err := json.Unmarshal(b, &saved); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, r := range saved.Results {
+				got[r.History.Scenario] = resumeSummary(t, c, r)
+				if len(r.History.Requests) == 1 && r.History.Requests[0].Client != nil {
+					if d := r.History.Requests[0].Client.RunDir; d != "" {
+						t.Cleanup(func() { _ = os.RemoveAll(d) })
+					}
+				}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("results (-want +got):\n%s\n%s", diff, out)
+			}
+		})
+	}
+}
+
+// resumeSummary is one resume scenario's result on c as
+// "VERDICT lives=N exit=E writes=W store=S told=T said=U": the lives the
+// run had and the exit of the last, the ledger's writes beside the count
+// of the agent's own store, what the first follow-up after the first kill
+// told the model about the call (told: its error flag and the start of its
+// text, or "(no follow-up)") and the start of what the last life printed.
+func resumeSummary(t *testing.T, c resumeTarget, r savedResult) string {
+	t.Helper()
+	lives, exit := 1, 0
+	for _, e := range r.History.TargetEvents {
+		if e.Kind == "target_resumed" {
+			lives = e.Life
+			if e.Exit != nil {
+				exit = *e.Exit
+			}
+		}
+	}
+	told := "(no follow-up)"
+	for _, u := range r.History.Upstream {
+		if u.Kind == "follow_up" && len(u.Results) > 0 {
+			res := u.Results[0]
+			told = fmt.Sprintf("error=%t %q", res.Error, firstWords(res.Text, 8))
+			break
+		}
+	}
+	store, said := -1, ""
+	if len(r.History.Requests) == 1 && r.History.Requests[0].Client != nil {
+		cl := r.History.Requests[0].Client
+		if lives == 1 {
+			exit = cl.Exit
+		}
+		said = firstWords(cl.Stdout, 6)
+		if cl.RunDir != "" {
+			store = c.store(t, cl.RunDir, cl.Stderr)
+		}
+	}
+	return fmt.Sprintf("%s lives=%d exit=%d writes=%d store=%d told=%s said=%q", r.Verdict, lives, exit, r.Counts.Writes, store, told, said)
+}
+
+// firstWords returns the first n words of s, joined by single spaces.
+func firstWords(s string, n int) string {
+	w := strings.Fields(s)
+	return strings.Join(w[:min(n, len(w))], " ")
+}
+
+// startPostgres starts a PostgreSQL server for a DBOS run with
+// engines/postgres.sh in a directory of its own (stopped and removed at
+// the end) and returns the environment that points the agent at it;
+// it skips when PostgreSQL is not installed or cannot run here.
+func startPostgres(t *testing.T) []string {
+	t.Helper()
+	if _, err := exec.LookPath("pg_ctlcluster"); err != nil {
+		if _, err := exec.LookPath("pg_ctl"); err != nil {
+			t.Skip("PostgreSQL is not installed (make engines installs Debian's postgresql)")
+		}
+	}
+	if os.Geteuid() == 0 {
+		if _, err := user.Lookup("postgres"); err != nil {
+			t.Skipf("running as root and no postgres user to run PostgreSQL as: %v", err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "replaycheck-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server runs as the postgres user when the test runs as root.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("engines/postgres.sh", "start", dir).CombinedOutput()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		t.Fatalf("engines/postgres.sh start: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("engines/postgres.sh", "stop", dir).CombinedOutput(); err != nil {
+			t.Errorf("engines/postgres.sh stop: %v\n%s", err, out)
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return []string{"PGHOST=" + strings.TrimSpace(string(out)), "PGUSER=postgres"}
+}
+
+// engineSteps returns a store reader for an engine agent that prints the
+// steps its engine recorded on stderr as "PREFIX NAME=N …" (the last such
+// line counts): the commit_write steps.
+func engineSteps(prefix string) func(t *testing.T, runDir, stderr string) int {
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(prefix) + `.*\bcommit_write=(\d+)`)
+	return func(t *testing.T, _, stderr string) int {
+		m := re.FindAllStringSubmatch(stderr, -1)
+		if m == nil {
+			return 0
+		}
+		var n int
+		fmt.Sscan(m[len(m)-1][1], &n)
+		return n
+	}
+}
+
+// claudeSessionCalls counts the ledger's commit_write calls recorded in
+// Claude Code's session files (CLAUDE_CONFIG_DIR/projects/*/*.jsonl) of a
+// run: tool_use blocks of assistant messages.
+func claudeSessionCalls(t *testing.T, runDir, _ string) int {
+	files, _ := filepath.Glob(filepath.Join(runDir, ".claude", "projects", "*", "*.jsonl"))
+	n := 0
+	for _, f := range files {
+		eachJSONLine(t, f, func(line []byte) {
+			var e struct {
+				Message struct {
+					Role    string
+					Content json.RawMessage
+				}
+			}
+			if json.Unmarshal(line, &e) != nil || e.Message.Role != "assistant" {
+				return
+			}
+			var blocks []struct{ Type, Name string }
+			if json.Unmarshal(e.Message.Content, &blocks) != nil {
+				return
+			}
+			for _, b := range blocks {
+				if b.Type == "tool_use" && b.Name == "mcp__ledger__commit_write" {
+					n++
+				}
+			}
+		})
+	}
+	return n
+}
+
+// codexSessionCalls counts the ledger's commit_write calls recorded in
+// Codex's session rollouts (CODEX_HOME/sessions/**/rollout-*.jsonl) of a
+// run: function_call items.
+func codexSessionCalls(t *testing.T, runDir, _ string) int {
+	n := 0
+	_ = filepath.WalkDir(filepath.Join(runDir, "sessions"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return nil
+		}
+		eachJSONLine(t, path, func(line []byte) {
+			var e struct {
+				Type    string
+				Payload struct{ Type, Name string }
+			}
+			if json.Unmarshal(line, &e) == nil && e.Type == "response_item" && e.Payload.Type == "function_call" && e.Payload.Name == "commit_write" {
+				n++
+			}
+		})
+		return nil
+	})
+	return n
+}
+
+// eachJSONLine calls fn with each line of the file at path.
+func eachJSONLine(t *testing.T, path string, fn func([]byte)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Errorf("reading %s: %v", path, err)
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		fn(sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		t.Errorf("reading %s: %v", path, err)
+	}
+}

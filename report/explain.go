@@ -115,6 +115,7 @@ func Explain(h *history.History) []Step {
 	steps = append(steps, model...)
 	steps = append(steps, ledgerSteps(h, answers)...)
 	steps = append(steps, answerSteps(h)...)
+	steps = append(steps, lifeSteps(h)...)
 	if u := h.Unattributed; u != nil {
 		steps = append(steps, Step{At: h.Duration.D(), From: PartyTarget, To: PartyTarget, Kind: StepNote,
 			Label: fmt.Sprintf("no run owned %s and %s during this run: %s",

@@ -11,5 +11,5 @@ import "embed"
 // FS holds the suite's YAML files under seed/, mcp/, retry/, clients/,
 // model/, gemini/ and stdio/.
 //
-//go:embed seed mcp retry clients model gemini stdio mcp2026
+//go:embed seed mcp retry clients model gemini stdio mcp2026 resume
 var FS embed.FS

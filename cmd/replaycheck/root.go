@@ -73,6 +73,7 @@ Exit codes:
 		newServeCmd(),
 		newGatewayCmd(),
 		newLedgerStdioCmd(),
+		newGatewayProcessCmd(),
 	)
 	describeEnv(root)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {

@@ -27,6 +27,7 @@ const (
 	MCPRetryUnauthorized     Bug = "mcp-retry-unauthorized"
 	MCPReplayAfterStdioDeath Bug = "mcp-replay-after-stdio-death"
 	MCPReissueWithoutKey     Bug = "mcp-reissue-without-key"
+	CheckpointAtTurnEnd      Bug = "checkpoint-at-turn-end"
 )
 
 // BugInfo is one row of the switch table: a bug and what turning it on does.
@@ -52,6 +53,7 @@ func AllBugs() []BugInfo {
 		{MCPResendOnSessionExpiry, "a tools/call whose connection dropped is sent again on a new session when its session turned out to have ended (a ping fails: the server forgot it), taking the session's end for proof that the call did not run (seed 002's session-expired retry path); off: only a call the server refused with 404, or that never left the gateway, goes on a new session, once"},
 		{MCPRetryUnauthorized, "a tools/call the MCP server refused as unauthorized (401) also after the transport re-authorized and sent it again is sent again on new sessions, up to 3 more times (seed 004 #2: refresh once, then terminal); off: the model is told the call was refused and did not run"},
 		{MCPReplayAfterStdioDeath, "a tools/call whose stdio MCP server died (exited, or broke its stdout) after the call was written to it is sent again on a respawned server, taking the death for a session-expired error (hermes-agent before PR #106546, \"a stdio server dying mid-call no longer replays the tool call\"); off: the model gets an explicit unknown-outcome result and nothing is re-sent, and only a call never written to the server's stdin goes on a new process, once"},
+		{CheckpointAtTurnEnd, "with a checkpoint file (run as a process a resume scenario kills), the turn's tool calls are checkpointed only at the end of the turn, so a gateway resumed after a kill in the middle of a turn runs them again (microsoft/agent-framework #3938: checkpoints at superstep boundaries); off: each call is checkpointed before it is sent and with its result before the model is answered, and a resume never sends a checkpointed call again (one sent without a recorded result is reported to the model as of unknown outcome)"},
 		{MCPReissueWithoutKey, "on MCP 2026-07-28 a tools/call whose response stream broke is re-issued as a new request with a new id and without the action's idempotency key (a keyed tool gets a key of the new request), as the spec's at-least-once rule allows, so a call that ran is run again; off: a keyed call is re-issued once with the same key, which the server deduplicates, and a non-idempotent one is held: the model gets an explicit unknown-outcome result"},
 	}
 }

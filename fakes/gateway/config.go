@@ -50,6 +50,12 @@ type Config struct {
 	// request that needs it spawns it anew. Close ends it (closing its stdin,
 	// then SIGTERM and SIGKILL if it does not exit).
 	MCPCommand []string
+	// Checkpoint, when set, is the path of the gateway's checkpoint file:
+	// every app request's turn is recorded there as it begins, its tool
+	// calls as they run and its end (see checkpoint.go), so that a gateway
+	// started after a kill resumes the turns left pending (Resume). ""
+	// keeps no checkpoint.
+	Checkpoint string
 	// ServerLabel is the label apps use for the MCP server in their tools
 	// list (`"server_label":"ledger"`) and the prefix of the function names the
 	// model sees (`ledger-commit_write`). "" means DefaultServerLabel.

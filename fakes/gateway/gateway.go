@@ -53,6 +53,8 @@ type Gateway struct {
 	detached     sync.WaitGroup
 	closeOnce    sync.Once
 	closeErr     error
+	// ckpt is the checkpoint file's writer; nil without Config.Checkpoint.
+	ckpt *checkpoint
 }
 
 // New checks cfg, fills its defaults and returns a gateway. It connects to
@@ -72,6 +74,9 @@ func New(cfg Config) (*Gateway, error) {
 		sleep:     ctxwait.Sleep,
 	}
 	g.pool.relist = g.relist
+	if cfg.Checkpoint != "" {
+		g.ckpt = &checkpoint{path: cfg.Checkpoint}
+	}
 	g.instance = strconv.FormatInt(g.now().UnixNano(), 36)
 	g.breaker = &breaker{label: cfg.ServerLabel, threshold: BreakerThreshold, cooldown: cfg.BreakerCooldown, now: func() time.Time { return g.now() }}
 	g.detachCtx, g.detachCancel = context.WithCancel(context.Background())
@@ -160,6 +165,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	seq := g.seq.Add(1)
 	rs := &requestState{id: fmt.Sprintf("req-%d", seq), seq: seq, req: req, d: d}
+	if err := g.beginTurn(rs, r.URL.Path, body); err != nil {
+		writeJSONError(w, http.StatusInternalServerError, err.Error(), "server_error", code(http.StatusInternalServerError))
+		return
+	}
 	g.cfg.Logger.Info("request", "request", rs.id, "endpoint", r.URL.Path, "model", req.Model, "stream", req.Stream, "mcp", req.UseMCP, "block_mcp", req.BlockMCP, "token", req.Token)
 	ctx := r.Context()
 	if req.Stream {

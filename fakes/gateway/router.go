@@ -21,6 +21,14 @@ type requestState struct {
 	attempts int
 	// sink is the open SSE answer of a streamed request, nil otherwise.
 	sink *sseSink
+	// turn identifies the request's turn in the checkpoint; "" without one.
+	turn string
+	// restored are the calls a resumed turn's checkpoint holds, by index;
+	// nil for a turn that was not resumed.
+	restored map[int]CheckpointCall
+	// unsaved are the calls run and not yet checkpointed
+	// (CheckpointAtTurnEnd).
+	unsaved []CheckpointCall
 }
 
 // keyPrefix starts every idempotency key of the request: its run token, so
@@ -77,10 +85,10 @@ type routeError struct {
 // attemptFunc runs one attempt of the whole tool loop.
 type attemptFunc func(ctx context.Context, at *attemptState) (*modelTurn, error)
 
-// route runs attempts of rs on its model group and its fallbacks: up to
+// routeAttempts runs attempts of rs on its model group and its fallbacks: up to
 // NumRetries retries per group, then the next group. Which failures are
 // retried, and how long it waits, depends on the switches; see AllBugs.
-func (g *Gateway) route(ctx context.Context, rs *requestState, run attemptFunc) (*modelTurn, error) {
+func (g *Gateway) routeAttempts(ctx context.Context, rs *requestState, run attemptFunc) (*modelTurn, error) {
 	groups := g.cfg.chain(rs.req.Model)
 	log := g.cfg.Logger.With("request", rs.id)
 	var waited time.Duration

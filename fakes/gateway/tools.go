@@ -48,7 +48,12 @@ func (g *Gateway) runTools(ctx context.Context, rs *requestState, at *attemptSta
 	results := make([]toolResult, 0, len(calls))
 	for _, c := range calls {
 		at.calls++
-		out := g.runTool(ctx, rs, at, c, findTool(tools, c.Name))
+		out, ok := rs.restoredOutput(at.calls, c.Name, g.cfg.ServerLabel)
+		if !ok {
+			g.callSent(rs, at.calls, c.Name)
+			out = g.runTool(ctx, rs, at, c, findTool(tools, c.Name))
+			g.callDone(rs, at.calls, c.Name, out)
+		}
 		results = append(results, toolResult{CallID: c.ID, Output: out})
 	}
 	return results

@@ -53,6 +53,9 @@ func Main(m *testing.M) {
 	if code, ok := ledgerstdio.Main(os.Args[1:]); ok {
 		os.Exit(code)
 	}
+	if code, ok := gateway.ProcessMain(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	if role := os.Getenv(HelperEnv); role != "" {
 		os.Exit(helper(role, os.Args[1:]))
 	}

@@ -75,6 +75,11 @@ type TargetEvent struct {
 	// Exit is a resumed life's exit code: -1 when it did not exit by itself
 	// (killed again, or past the deadline); absent for a kill.
 	Exit *int `json:"exit,omitempty"`
+	// Success, for a resumed life that ended by itself, says it reported
+	// success: a client exited 0, a gateway finished its resumed turns with
+	// a final answer. Said is the end of what it reported (output, answer).
+	Success bool   `json:"success,omitempty"`
+	Said    string `json:"said,omitempty"`
 	// Proxy is set for a proxy target: its resume restarted the proxy, which
 	// carries on with its own pending work; the harness does not re-send the
 	// app request.

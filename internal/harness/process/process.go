@@ -208,6 +208,9 @@ func (p *Process) ExitDescription() string {
 	return p.err.Error()
 }
 
+// PID returns the process's id, its group's id.
+func (p *Process) PID() int { return p.pgid }
+
 // ExitCode is the leader's exit code, -1 when it was killed; call it after
 // Done.
 func (p *Process) ExitCode() int { return p.cmd.ProcessState.ExitCode() }

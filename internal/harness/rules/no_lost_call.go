@@ -22,7 +22,10 @@ func noLostCallRule() Rule {
 			"the model asking again) counts as the call running. Judged per client request and tool. Cannot judge " +
 			"when no tools/call was lost before it ran, nor when the lost call was served at MCP 2025-xx (or at no " +
 			"recorded version) and refused with an HTTP error or left unanswered: there the client cannot know it " +
-			"did not run, and need not re-send it.",
+			"did not run, and need not re-send it. In a run that killed the target and resumed it (faults.target), a call " +
+			"the script asked for that ran in no life while the resumed run reports success (exit 0, a final answer) is " +
+			"lost; unknown when the resumed run said nothing (killed again, past its deadline); a resumed run that " +
+			"reports failure told the user.",
 		Seed: "MCP 2026-07-28 (SEP-2575): \"a broken response stream loses the in-flight request: the client must " +
 			"re-issue it as a new request with a new id\" (go-sdk v1.8.0 docs/protocol.md, Resumability and Redelivery); " +
 			"issue 36: shipped clients that do not re-issue a call dropped before it ran make 0 writes, a lost call",
@@ -70,6 +73,9 @@ func lostBeforeRun(mcp []wire.MCPEvent, i int) (lost, legacy bool) {
 // tool in the exchange that ran (wrote, or were answered from an earlier
 // call with the same key) against the calls the script made of it.
 func noLostCall(h *history.History) Verdict {
+	if v, ok := lostOnResume(h); ok {
+		return v
+	}
 	var marked []int
 	legacy := 0
 	for i := range h.MCP {

@@ -75,6 +75,9 @@ func noReplayAfterDispatch(h *history.History) Verdict {
 	}
 	if g := r.worst(); g != nil && g.replays() > 0 {
 		tail += "; " + groupText(g)
+		if s := resumedReplayText(h, g.execs); s != "" {
+			tail += "; " + s
+		}
 	}
 	if s := reaskText(reasks(h)[worst]); s != "" {
 		tail += "; " + s

@@ -54,8 +54,16 @@ func runOne(ctx context.Context, j job, env *fakepair.Pair, inst target.Instance
 	// After collect: a client's own addresses stay open until its run's
 	// traffic has been counted.
 	defer a.release()
+	kill, disarm, err := armKill(s, env, a.token, timeout, h, at)
+	if err != nil {
+		h.Error = err.Error()
+		return h
+	}
+	a.kill = kill
 	last := func() time.Time { return lastSeen(env, a.token) }
 	send(ctx, a, inst, timeout, last, opts.Now, at, h)
+	// The kill points' holds are the harness's, not the scenario's faults.
+	disarm()
 	collect(ctx, h, env, a, start, opts.Now, at)
 	return h
 }
@@ -92,6 +100,9 @@ type armed struct {
 	// output returns what the target printed since it was armed; nil when
 	// the target's output is not captured (see target.Instance.Output).
 	output func() []string
+	// kill, when set, kills the target and resumes it during the first
+	// request (the scenario's faults.target).
+	kill *target.Kill
 }
 
 // arm renders s for h's token, adds the instance's notes and the target's
@@ -150,9 +161,13 @@ func arm(s *scenario.Scenario, t target.Target, inst target.Instance, env *fakep
 func send(ctx context.Context, a *armed, inst target.Instance, timeout time.Duration, last, now func() time.Time, at func(time.Time) history.Duration, h *history.History) {
 	rctx, cancel := activityDeadline(ctx, timeout, last, now)
 	defer cancel()
-	for _, req := range a.requests {
+	for i, req := range a.requests {
 		begin := now()
-		x := inst.Send(rctx, target.Request{Request: req, Token: a.token, Fakes: a.own})
+		r := target.Request{Request: req, Token: a.token, Fakes: a.own}
+		if i == 0 {
+			r.Kill = a.kill
+		}
+		x := inst.Send(rctx, r)
 		x.Start, x.End = at(begin), at(now())
 		h.Requests = append(h.Requests, x)
 		if x.Client != nil && x.Client.Error != "" {

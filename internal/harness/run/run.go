@@ -437,10 +437,11 @@ func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
 
 // spawns reports whether run j starts processes that do the target's or
 // the harness's work while the target's clocks run: a client target's
-// command, or the stdio MCP server a stdio scenario's target spawns (a
-// ledger-stdio process, and another for each respawn).
+// command, the stdio MCP server a stdio scenario's target spawns (a
+// ledger-stdio process, and another for each respawn), or the target's
+// lives in a scenario that kills and resumes it.
 func spawns(j job) bool {
-	return j.t.Traits().Client || j.s.MCPTransport() == wire.MCPTransportStdio
+	return j.t.Traits().Client || j.s.MCPTransport() == wire.MCPTransportStdio || j.s.Resumes()
 }
 
 // fail records that the harness cannot run: no further run starts.
@@ -549,6 +550,7 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 	}
 	fakes := fakesOf(env)
 	fakes.MCPTransport = s.MCPTransport()
+	fakes.Killable = s.Resumes()
 	inst, err := startTarget(ctx, opts, t, s.Name, fakes, s.Gateway)
 	if err != nil {
 		env.Close()

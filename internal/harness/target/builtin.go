@@ -90,12 +90,14 @@ func unknownBuiltin(names []string) error {
 func (b *builtin) Name() string { return b.name }
 
 // Traits says the gateway has front ends for the dialects it serves
-// (gateway.Served: chat, responses and messages, not gemini), and reaches
-// MCP over HTTP and stdio.
+// (gateway.Served: chat, responses and messages, not gemini), reaches
+// MCP over HTTP and stdio, and resumes after a kill (run as a process of
+// its own with a checkpoint, see gatewayProcess).
 func (b *builtin) Traits() Traits {
 	return Traits{
 		Endpoints:     endpoints(gateway.Served()),
 		MCPTransports: []wire.MCPTransport{wire.MCPTransportHTTP, wire.MCPTransportStdio},
+		Resumes:       true,
 	}
 }
 
@@ -134,6 +136,9 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
 		cfg.StreamIdleTimeout = knobs.StreamIdleTimeout.D()
 		setup.StreamIdleTimeout = history.Duration(knobs.StreamIdleTimeout)
+	}
+	if f.Killable {
+		return b.startProcess(ctx, cfg, setup)
 	}
 	gw, err := gateway.New(cfg)
 	if err != nil {

@@ -304,6 +304,32 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 	if err != nil {
 		return i.failed(&x, fmt.Errorf("client %s: %w", i.t.spec.Name, err))
 	}
+	if req.Kill != nil && i.t.spec.Resume != nil {
+		resumeArgv, resumeEnv, err := i.resumeCommand(v, env)
+		if err != nil {
+			_ = p.Stop(0)
+			return i.failed(&x, err)
+		}
+		first := life{proc: p, start: time.Now(), done: p.Done(), outcome: func() (int, bool, string) {
+			code := p.ExitCode()
+			return code, code == 0, app.ExcerptEnd(stdout.String())
+		}}
+		last, err := req.Kill.lives(rctx, first, func(ctx context.Context, n int) (life, error) {
+			rp, err := process.Start(process.Command{Argv: resumeArgv, Env: resumeEnv, Dir: i.t.spec.Dir, Stdout: stdout, Stderr: stderr, Leftovers: leftovers})
+			if err != nil {
+				return life{}, fmt.Errorf("client %s: starting its resume: %w", i.t.spec.Name, err)
+			}
+			return life{proc: rp, start: time.Now(), done: rp.Done(), outcome: func() (int, bool, string) {
+				code := rp.ExitCode()
+				return code, code == 0, app.ExcerptEnd(stdout.String())
+			}}, nil
+		})
+		p = last.proc
+		if err != nil {
+			_ = p.Stop(0)
+			return i.failed(&x, err)
+		}
+	}
 	killed := false
 	select {
 	case <-p.Done():
@@ -347,6 +373,27 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 		x.TransportError = fmt.Sprintf("client exited with code %d", run.Exit)
 	}
 	return x
+}
+
+// resumeCommand renders the spec's resume command and its env (merged over
+// env, the first life's) with the first life's template values v.
+func (i *clientInstance) resumeCommand(v templateVars, env []string) ([]string, []string, error) {
+	r := i.t.spec.Resume
+	argv, err := renderArgs(r.Command, clientVars, v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rendering the resume command of %s: %w", i.t.spec.Name, err)
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, nil, errors.New("the resume command of " + i.t.spec.Name + " rendered empty")
+	}
+	for k, val := range r.Env {
+		rv, err := render(val, clientVars, v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rendering resume env %s of %s: %w", k, i.t.spec.Name, err)
+		}
+		env = process.SetEnv(env, map[string]string{k: rv})
+	}
+	return argv, env, nil
 }
 
 // notFoundLine matches what a shell or env(1) prints when it cannot run a

@@ -154,6 +154,10 @@ type Fakes struct {
 	// MCP; MCPTransportAny or MCPTransportHTTP, it connects to MCP. Other
 	// targets reach it as their files say (see Traits.MCPTransports).
 	MCPTransport wire.MCPTransport
+	// Killable says the instance's runs kill it and resume it (a scenario
+	// with faults.target): the built-in gateway then runs as a process of
+	// its own, which a kill can end.
+	Killable bool
 }
 
 // Instance is a started target that app requests can be sent through.
@@ -204,6 +208,10 @@ type Request struct {
 	// sends its own prompts, so the token cannot travel in them); they win
 	// over the addresses the instance was started with.
 	Fakes *Fakes
+	// Kill, when set, kills the instance's process at the scenario's kill
+	// point and resumes it (see Kill); only an instance of a target that
+	// resumes (Traits.Resumes), started Killable, gets one.
+	Kill *Kill
 }
 
 // targetKind parses the part of a target name after "KIND:".

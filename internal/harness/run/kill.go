@@ -1,0 +1,118 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/ledger"
+	"github.com/replaycheck/replaycheck/fakes/upstream"
+	"github.com/replaycheck/replaycheck/internal/fakepair"
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/wire"
+)
+
+// maxKillHold bounds the hold of a kill point's answer (the fakes' own
+// bound of a delay fault).
+const maxKillHold = 10 * time.Minute
+
+// killPoll is how often a kill point the upstream fake reports is looked for.
+const killPoll = 2 * time.Millisecond
+
+// armKill makes the target.Kill of s's target fault for the run of token
+// on env, recording its events in h: where a point must hold the target
+// still until the kill is done (execute: the tool's answer; follow_up: the
+// model's answer; stream: the stream after its first chunk), it arms a
+// hold of its own on the fake for the fault's cycles, disarmed by the
+// returned function before the run's fault reports are read. Nil when s
+// kills nothing.
+func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.Duration, h *history.History, at func(time.Time) history.Duration) (*target.Kill, func(), error) {
+	if !s.Resumes() {
+		return nil, func() {}, nil
+	}
+	f := s.Faults.Target[0]
+	k := f.Kill
+	hold = min(max(hold, time.Second), maxKillHold)
+	held := fault.Duration(hold)
+	times := fault.Times{Count: f.Cycles()}
+	kill := &target.Kill{Fault: f, At: at, Record: func(e history.TargetEvent) { h.TargetEvents = append(h.TargetEvents, e) }}
+	disarm := func() {}
+	l, up := env.Ledger(), env.Upstream()
+	switch k.After {
+	case history.KillAfterExecute, history.KillAfterAnswer:
+		kind := wire.MCPWrite
+		if k.After == history.KillAfterExecute {
+			ids, err := l.AddFaults(token, []ledger.Fault{{Tool: k.KillTool(), Delay: &held, Times: times}})
+			if err != nil {
+				return nil, nil, fmt.Errorf("arming the kill point %s: %w", k.After, err)
+			}
+			disarm = func() { l.RemoveFault(ids[0]) }
+		} else {
+			kind = wire.MCPResult
+		}
+		kill.Reached = func(ctx context.Context, life int) error {
+			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), kind, k.KillTool()) >= life })
+			return err
+		}
+	case history.KillAtFollowUp, history.KillInStream:
+		uf := upstream.Fault{On: wire.KindFollowUp, Delay: &held, Times: times}
+		if k.After == history.KillInStream {
+			stream := true
+			uf = upstream.Fault{Stream: &stream, Stall: &upstream.Stall{After: "events", Events: 1, Forever: true}, Times: times}
+		}
+		ids, err := up.AddFaults(token, []upstream.Fault{uf})
+		if err != nil {
+			return nil, nil, fmt.Errorf("arming the kill point %s: %w", k.After, err)
+		}
+		disarm = func() { up.RemoveFault(ids[0]) }
+		kill.Reached = func(ctx context.Context, life int) error {
+			return pollMatched(ctx, up, token, ids[0], life)
+		}
+	case history.KillAfterDelay:
+		kill.Reached = func(ctx context.Context, _ int) error {
+			t := time.NewTimer(k.Delay.D())
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return kill, disarm, nil
+}
+
+// countEvents counts the events of kind for tool in evs.
+func countEvents(evs []wire.MCPEvent, kind wire.MCPKind, tool string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == kind && e.Tool == tool {
+			n++
+		}
+	}
+	return n
+}
+
+// pollMatched waits until the upstream fault id of token has matched n
+// requests (as each arrives; it fires on them as they are answered), or
+// ctx ends.
+func pollMatched(ctx context.Context, up *upstream.Server, token string, id uint64, n int) error {
+	tick := time.NewTicker(killPoll)
+	defer tick.Stop()
+	for {
+		for _, r := range up.FaultReports(token) {
+			if r.ID == id && r.Matched >= n {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

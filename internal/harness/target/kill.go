@@ -1,0 +1,112 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/process"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+)
+
+// Kill is a scenario's target fault (faults.target) as the runner hands it
+// to an instance of a target that resumes (Traits.Resumes) with a request:
+// the instance kills its process at each kill point the runner sees and
+// starts its resume.
+type Kill struct {
+	// Fault is the scenario's target fault.
+	Fault scenario.TargetFault
+	// Reached blocks until the kill point of the life-th life (from 1) is
+	// reached, and returns nil, or until ctx ends, and returns its error.
+	// It is called as the life starts.
+	Reached func(ctx context.Context, life int) error
+	// Record records a kill or a resume of the run, in order.
+	Record func(history.TargetEvent)
+	// At is the run's offset of a time.
+	At func(time.Time) history.Duration
+}
+
+// life is one life of a killable target.
+type life struct {
+	proc  *process.Process
+	start time.Time
+	// done is closed when the life's work ended by itself (the process
+	// exited, the app request was answered, the resumed turns ended).
+	done <-chan struct{}
+	// outcome says, once done, the life's exit code (-1: none), whether it
+	// reported success and the end of what it said.
+	outcome func() (exit int, success bool, said string)
+}
+
+// lives runs the life first and, each time the kill point of the current
+// life is reached while kill cycles are left, kills its process group as
+// the fault says and starts the next life with resume. It returns the last
+// life once its work ended, or ctx ended, having recorded every kill and
+// every resumed life (a life killed or cut by ctx with exit -1).
+func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Context, n int) (life, error)) (life, error) {
+	cur, n := first, 1
+	endResumed := func(l life, n int, byItself bool) {
+		if n == 1 {
+			return
+		}
+		ev := history.TargetEvent{Kind: history.TargetResumed, Life: n, At: k.At(l.start)}
+		exit := -1
+		if byItself {
+			exit, ev.Success, ev.Said = l.outcome()
+		}
+		ev.Exit = &exit
+		k.Record(ev)
+	}
+	for {
+		if n > k.Fault.Cycles() {
+			select {
+			case <-cur.done:
+				endResumed(cur, n, true)
+			case <-ctx.Done():
+				endResumed(cur, n, false)
+			}
+			return cur, nil
+		}
+		lctx, cancel := context.WithCancel(ctx)
+		reached := make(chan error, 1)
+		go func(n int) { reached <- k.Reached(lctx, n) }(n)
+		var err error
+		select {
+		case <-cur.done:
+			cancel()
+			endResumed(cur, n, true)
+			return cur, nil
+		case err = <-reached:
+		}
+		cancel()
+		if err != nil {
+			endResumed(cur, n, false)
+			return cur, nil
+		}
+		kill := k.Fault.Kill
+		grace := time.Duration(0)
+		if kill.KillSignal() == history.SIGTERM {
+			grace = kill.Grace.D()
+			if grace <= 0 {
+				grace = scenario.DefaultKillGrace
+			}
+		}
+		pid := cur.proc.PID()
+		if err := cur.proc.Stop(grace); err != nil {
+			return cur, fmt.Errorf("killing the target (life %d): %w", n, err)
+		}
+		endResumed(cur, n, false)
+		ev := history.TargetEvent{Kind: history.TargetKilled, Life: n, At: k.At(time.Now()), Point: kill.After, Signal: kill.KillSignal(), PID: pid}
+		if kill.After == history.KillAfterExecute || kill.After == history.KillAfterAnswer {
+			ev.Tool = kill.KillTool()
+		}
+		k.Record(ev)
+		n++
+		next, err := resume(ctx, n)
+		if err != nil {
+			return cur, fmt.Errorf("resuming the target (life %d): %w", n, err)
+		}
+		cur = next
+	}
+}

@@ -135,8 +135,7 @@ func resumeSummary(t *testing.T, c resumeTarget, r savedResult) string {
 	told := "(no follow-up)"
 	for _, u := range r.History.Upstream {
 		if u.Kind == "follow_up" && len(u.Results) > 0 {
-			res := u.Results[0]
-			told = fmt.Sprintf("error=%t %q", res.Error, firstWords(res.Text, 8))
+			told = toldText(u.Results[0].Error, u.Results[0].Text)
 			break
 		}
 	}
@@ -153,6 +152,20 @@ func resumeSummary(t *testing.T, c resumeTarget, r savedResult) string {
 	}
 	return fmt.Sprintf("%s lives=%d exit=%d writes=%d store=%d told=%s said=%q", r.Verdict, lives, exit, r.Counts.Writes, store, told, said)
 }
+
+// toldText is what a follow-up told the model about a call: "result" when
+// it carried the ledger's answer (as JSON or text, which Codex prefixes
+// with the call's wall time), else its error flag and first words.
+func toldText(isError bool, text string) string {
+	if ledgerAnswer.MatchString(text) {
+		return "result"
+	}
+	return fmt.Sprintf("error=%t %q", isError, firstWords(text, 8))
+}
+
+// ledgerAnswer matches the ledger's answer to commit_write, as JSON
+// ({"recorded":"alpha-…") or text (recorded alpha-…).
+var ledgerAnswer = regexp.MustCompile(`recorded"?:? ?"?alpha`)
 
 // firstWords returns the first n words of s, joined by single spaces.
 func firstWords(s string, n int) string {

@@ -365,6 +365,7 @@ type savedResult struct {
 			Paths []string
 		}
 		Upstream []struct {
+			At      string
 			Kind    string
 			Offered []string
 			Calls   []struct {
@@ -380,6 +381,7 @@ type savedResult struct {
 		TargetEvents []struct {
 			Kind    string
 			Life    int
+			At      string
 			Exit    *int
 			Success bool
 		} `json:"target_events"`

@@ -40,23 +40,55 @@ var resumeTargets = []resumeTarget{
 		file:  "claude-code-resume.yaml",
 		needs: []string{"clients/node_modules/.bin/claude"},
 		store: claudeSessionCalls,
+		want: map[string]string{
+			// Its transcript is written every 100 ms: killed sooner after the call
+			// (as at each SIGKILL point here), the resumed session has only the
+			// prompt, and the model, asked again, runs the call again. On SIGTERM it
+			// saves the call with an error result first and the resume sends that.
+			"client resume kill after execute":    `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
+			"client resume SIGTERM after execute": `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=true "MCP server \"ledger\" connection closed before the tool" said="done"`,
+			"client resume kill after answer":     `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
+			"client resume kill at follow-up":     `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=2 told=result said="done"`,
+		},
 	},
 	{
 		file:  "codex-resume.yaml",
 		needs: []string{"clients/node_modules/.bin/codex"},
 		store: codexSessionCalls,
+		want: map[string]string{
+			// The call is in its rollout before it is sent; the resume answers it
+			// "aborted" (no error flag), even when its result had arrived, and
+			// does not run it again.
+			"client resume kill after execute":    `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=false "aborted" said="done"`,
+			"client resume SIGTERM after execute": `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=false "aborted" said="done"`,
+			"client resume kill after answer":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=false "aborted" said="done"`,
+			"client resume kill at follow-up":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
+		},
 	},
 	{
 		file:     "dbos.yaml",
 		needs:    []string{"engines/dbos-agent.mjs", "engines/node_modules/.bin/node", "engines/node_modules/@dbos-inc/dbos-sdk/package.json"},
 		postgres: true,
 		store:    engineSteps("dbos steps:"),
+		want:     engineWant,
 	},
 	{
 		file:  "restate.yaml",
 		needs: []string{"engines/restate-agent.mjs", "engines/node_modules/.bin/node", "engines/node_modules/.bin/restate-server"},
 		store: engineSteps("restate journal:"),
+		want:  engineWant,
 	},
+}
+
+// engineWant is what the resume scenarios show on both durable engines'
+// agents (DBOS, Restate).
+var engineWant = map[string]string{
+	// A step whose output was not checkpointed runs again on recovery: the
+	// call writes twice, and the engine's store records one step.
+	"client resume kill after execute":    `fail lives=2 exit=0 writes=2 store=1 initial=1 follow_ups=1 told=result said="done"`,
+	"client resume SIGTERM after execute": `fail lives=2 exit=0 writes=2 store=1 initial=1 follow_ups=1 told=result said="done"`,
+	"client resume kill after answer":     `fail lives=2 exit=0 writes=2 store=1 initial=1 follow_ups=1 told=result said="done"`,
+	"client resume kill at follow-up":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
 }
 
 // TestResume runs scenarios/resume on each shipped target that resumes a
@@ -111,30 +143,44 @@ func TestResume(t *testing.T) {
 			if diff := cmp.Diff(c.want, got); diff != "" {
 				t.Errorf("results (-want +got):\n%s\n%s", diff, out)
 			}
+			wantCode := 0
+			for _, w := range c.want {
+				if strings.HasPrefix(w, "fail ") {
+					wantCode = 1 // a replay rule is broken
+				}
+			}
+			if code != wantCode {
+				t.Errorf("exit %d, want %d\n%s", code, wantCode, out)
+			}
 		})
 	}
 }
 
 // resumeSummary is one resume scenario's result on c as
-// "VERDICT lives=N exit=E writes=W store=S told=T said=U": the lives the
-// run had and the exit of the last, the ledger's writes beside the count
-// of the agent's own store, what the first follow-up after the first kill
-// told the model about the call (told: its error flag and the start of its
-// text, or "(no follow-up)") and the start of what the last life printed.
+// "VERDICT lives=N exit=E writes=W store=S initial=I follow_ups=F told=T
+// said=U": the lives the run had and the exit of the last, the ledger's
+// writes beside the count of the agent's own store, the model requests of
+// all lives, what the resumed run's first follow-up told the model about
+// the call (told: "result", or its error flag and first words, or "(no
+// follow-up)") and the start of what the agent printed.
 func resumeSummary(t *testing.T, c resumeTarget, r savedResult) string {
 	t.Helper()
 	lives, exit := 1, 0
+	resumedAt := time.Duration(-1)
 	for _, e := range r.History.TargetEvents {
 		if e.Kind == "target_resumed" {
 			lives = e.Life
 			if e.Exit != nil {
 				exit = *e.Exit
 			}
+			if resumedAt < 0 {
+				resumedAt = parseAt(t, e.At)
+			}
 		}
 	}
 	told := "(no follow-up)"
 	for _, u := range r.History.Upstream {
-		if u.Kind == "follow_up" && len(u.Results) > 0 {
+		if u.Kind == "follow_up" && len(u.Results) > 0 && parseAt(t, u.At) >= resumedAt {
 			told = toldText(u.Results[0].Error, u.Results[0].Text)
 			break
 		}
@@ -150,7 +196,18 @@ func resumeSummary(t *testing.T, c resumeTarget, r savedResult) string {
 			store = c.store(t, cl.RunDir, cl.Stderr)
 		}
 	}
-	return fmt.Sprintf("%s lives=%d exit=%d writes=%d store=%d told=%s said=%q", r.Verdict, lives, exit, r.Counts.Writes, store, told, said)
+	return fmt.Sprintf("%s lives=%d exit=%d writes=%d store=%d initial=%d follow_ups=%d told=%s said=%q",
+		r.Verdict, lives, exit, r.Counts.Writes, store, r.Counts.Initial, r.Counts.FollowUp, told, said)
+}
+
+// parseAt parses a history time (a Go duration since the run began).
+func parseAt(t *testing.T, at string) time.Duration {
+	t.Helper()
+	d, err := time.ParseDuration(at)
+	if err != nil {
+		t.Errorf("history time %q: %v", at, err)
+	}
+	return d
 }
 
 // toldText is what a follow-up told the model about a call: "result" when

@@ -144,6 +144,13 @@ func TestEachSwitchAlone(t *testing.T) {
 	}
 	tests := []switchCase{
 		{
+			name: "killed after the tool ran, then resumed", bug: CheckpointAtTurnEnd,
+			run:      func(t *testing.T, r *rig) observed { return r.killAndResume(t) },
+			guarded:  observed{Statuses: []int{0}, Calls: 1, Writes: 1, Cancellations: 1, Initial: 2, FollowUp: 1},
+			switched: observed{Statuses: []int{0}, Calls: 2, Writes: 2, Cancellations: 1, Initial: 2, FollowUp: 1},
+			differ:   []string{"Calls", "Writes"},
+		},
+		{
 			name: "follow-up 500 after the tool ran", bug: ReplayAfterDispatch,
 			arm:      func(t *testing.T, r *rig) { armUpstream(t, r, nil, followUp500()) },
 			run:      oneChat,

@@ -1,0 +1,133 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
+	"github.com/replaycheck/replaycheck/internal/harness/target"
+)
+
+// killAfterExecute kills the target once the ledger ran commit_write, and
+// resumes it, times times.
+func killAfterExecute(times string) string {
+	return `
+name: kill after execute
+request: {endpoint: chat}
+faults:
+  target: [{kill: {after: execute, tool: commit_write}, times: ` + times + `}]
+expect:
+  writes: 1
+  rules: [no-replay-after-dispatch, no-lost-call]
+`
+}
+
+// TestResumeOnTheGateway kills the built-in gateway, run as a process of its
+// own, once commit_write ran and resumes it from its checkpoint: guarded
+// checkpointed the call before it sent it and does not send it again (one
+// write across the lives); checkpoint-at-turn-end replays the turn's call on
+// each resume. The killed processes are gone.
+func TestResumeOnTheGateway(t *testing.T) {
+	tests := []struct {
+		name, target, times string
+		writes, kills       int
+		verdict             rules.Status
+		replayedBy          bool
+	}{
+		{name: "guarded once", target: "builtin:guarded", times: "once", writes: 1, kills: 1, verdict: rules.Pass},
+		{name: "guarded twice", target: "builtin:guarded", times: "2", writes: 1, kills: 1, verdict: rules.Pass},
+		{name: "switch once", target: "builtin:checkpoint-at-turn-end", times: "once", writes: 2, kills: 1, verdict: rules.Fail, replayedBy: true},
+		{name: "switch twice", target: "builtin:checkpoint-at-turn-end", times: "2", writes: 3, kills: 2, verdict: rules.Fail, replayedBy: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := runSource(t, killAfterExecute(tt.times), tt.target, 1)[0]
+			r := rules.Evaluate(h)
+			if r.Counts.Writes != tt.writes || len(h.Kills()) != tt.kills || r.Verdict != tt.verdict {
+				t.Fatalf("writes %d, kills %d, verdict %s; want %d, %d, %s\n%+v\n%+v", r.Counts.Writes, len(h.Kills()), r.Verdict, tt.writes, tt.kills, tt.verdict, r.Verdicts, h.TargetEvents)
+			}
+			var pids []int
+			for _, e := range h.Kills() {
+				if e.Point != history.KillAfterExecute || e.Tool != "commit_write" || e.Signal != history.SIGKILL || e.PID <= 0 {
+					t.Errorf("kill event %+v; want after execute of commit_write, SIGKILL, a pid", e)
+				}
+				pids = append(pids, e.PID)
+			}
+			assertGone(t, pids)
+			if h.Lives() != tt.kills+1 {
+				t.Errorf("lives = %d, want %d", h.Lives(), tt.kills+1)
+			}
+			for _, v := range r.Verdicts {
+				if v.Check == "no-replay-after-dispatch" && strings.Contains(v.Observed, "replayed by the resumed run") != tt.replayedBy {
+					t.Errorf("no-replay-after-dispatch says %q; want it to name the resumed run: %v", v.Observed, tt.replayedBy)
+				}
+			}
+		})
+	}
+}
+
+// TestResumeLostCall kills a client while it reads the model's streamed
+// answer asking for commit_write; its resume runs nothing and reports
+// success (exit 0): a lost call, no-lost-call fails. A resume that reports
+// failure told the user: no lost call. A target without resume skips the
+// scenario.
+func TestResumeLostCall(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "resume", "agent.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const scen = `
+name: client killed in the stream
+faults:
+  target: [{kill: {after: stream}}]
+expect:
+  client: {}
+  rules: [no-lost-call]
+`
+	ss, errs := scenario.Parse("scenario.yaml", []byte(scen))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tests := []struct {
+		name, resume string
+		verdict      rules.Status
+		observed     string
+	}{
+		{name: "resume drops the call and reports success", resume: "drop", verdict: rules.Fail, observed: "lost call: commit_write ×1 never ran while the resumed run (life 2) reported success"},
+		{name: "resume reports the call failed", resume: "fail", verdict: rules.Pass, observed: "reported failure (exit 1)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, _ := writeTarget(t, `kind: client
+command: [python3, agent.py]
+resume: {command: [python3, agent.py, --resume], env: {RESUME: `+tt.resume+`}}
+`, map[string]string{"agent.py": string(src)})
+			hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := hs[0]
+			r := rules.Evaluate(h)
+			var got rules.Verdict
+			for _, v := range r.Verdicts {
+				if v.Check == "no-lost-call" {
+					got = v
+				}
+			}
+			if got.Status != tt.verdict || !strings.Contains(got.Observed, tt.observed) {
+				t.Fatalf("no-lost-call %s: %s; want %s containing %q\nerror %q, events %+v", got.Status, got.Observed, tt.verdict, tt.observed, h.Error, h.TargetEvents)
+			}
+			assertGone(t, pidsIn(h.Requests[0].Client.Stdout))
+		})
+	}
+	t.Run("a target without resume skips it", func(t *testing.T) {
+		tg, _ := writeTarget(t, "kind: client\ncommand: [python3, agent.py]\n", map[string]string{"agent.py": string(src)})
+		if Applies(ss[0], tg) {
+			t.Fatal("a scenario that kills the target applies to a target without resume")
+		}
+	})
+}

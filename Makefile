@@ -7,12 +7,11 @@ build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
 # test installs the real agent clients (make clients), the durable engines
-# (make engines), the MCP conformance
-# suite (make conformance), the control API's client generator (make
-# openapi-client), the editors' YAML language server (make
-# yaml-language-server), Chromium (make chromium), jq (make jq), podman (make
-# podman) and actionlint (make actionlint) and runs every test; -race needs
-# cgo and a C compiler (gcc).
+# (make engines), the MCP conformance suite (make conformance), the control
+# API's client generator (make openapi-client), the editors' YAML language
+# server (make yaml-language-server), Chromium (make chromium), jq (make jq),
+# podman (make podman) and actionlint (make actionlint) and runs every test;
+# -race needs cgo and a C compiler (gcc).
 test: clients engines conformance openapi-client yaml-language-server chromium jq podman actionlint
 	$(GO) test -race -timeout 25m $(LONGEST_TESTS) $$($(GO) list ./... | grep -v '/internal/checklist$$')
 	$(GO) test -race -timeout 25m ./internal/checklist

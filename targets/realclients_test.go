@@ -428,43 +428,55 @@ func (c realClient) installed() string {
 
 // savedRun is the part of `replaycheck run --json` these tests read.
 type savedRun struct {
-	Results []struct {
-		History struct {
-			Scenario, Target string
-			Requests         []struct {
-				Client *struct {
-					Exit   int
-					Stdout string
-					Stderr string
-				}
-				Paths []string
+	Results []savedResult
+}
+
+// savedResult is one scenario's result in a savedRun.
+type savedResult struct {
+	History struct {
+		Scenario, Target string
+		Requests         []struct {
+			Client *struct {
+				Exit   int
+				Stdout string
+				Stderr string
+				RunDir string `json:"run_dir"`
 			}
-			Upstream []struct {
-				Kind    string
-				Offered []string
-				Calls   []struct {
-					Tool     string
-					AgainFor string `json:"again_for"`
-				}
-				Results []struct {
-					Error bool
-					Text  string
-				}
-			}
-			MCP []struct {
-				Kind     string
-				Protocol string
-			}
-			Unattributed json.RawMessage
+			Paths []string
 		}
-		Verdict  string
-		Verdicts []struct{ Check, Kind, Status, Message string }
-		Counts   struct {
-			Writes   int
-			Initial  int
-			FollowUp int `json:"follow_up"`
-			MCPCalls int `json:"mcp_calls"`
+		Upstream []struct {
+			At      string
+			Kind    string
+			Offered []string
+			Calls   []struct {
+				Tool     string
+				AgainFor string `json:"again_for"`
+			}
+			Results []struct {
+				Error bool
+				Text  string
+			}
 		}
+		MCP []struct {
+			Kind     string
+			Protocol string
+		}
+		TargetEvents []struct {
+			Kind    string
+			Life    int
+			At      string
+			Exit    *int
+			Success bool
+		} `json:"target_events"`
+		Unattributed json.RawMessage
+	}
+	Verdict  string
+	Verdicts []struct{ Check, Kind, Status, Message string }
+	Counts   struct {
+		Writes   int
+		Initial  int
+		FollowUp int `json:"follow_up"`
+		MCPCalls int `json:"mcp_calls"`
 	}
 }
 

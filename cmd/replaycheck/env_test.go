@@ -105,8 +105,8 @@ func TestEnvHelp(t *testing.T) {
 	for _, want := range []string{
 		"REPLAYCHECK_TARGET       --target of baseline, explore, run",
 		"REPLAYCHECK_TAG          --tag of baseline, list, run",
-		"REPLAYCHECK_JSON         --json of explore, run",
-		"REPLAYCHECK_HTML         --html of explore, run",
+		"REPLAYCHECK_JSON         --json of explore, matrix, run",
+		"REPLAYCHECK_HTML         --html of explore, matrix, run",
 		"REPLAYCHECK_BASELINE", "REPLAYCHECK_FILTER", "REPLAYCHECK_JUNIT", "REPLAYCHECK_MARKDOWN",
 		"REPLAYCHECK_PARALLEL", "REPLAYCHECK_REPEAT", "REPLAYCHECK_SEED", "REPLAYCHECK_SHARD", "REPLAYCHECK_TIMEOUT",
 	} {

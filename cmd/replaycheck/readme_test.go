@@ -293,7 +293,7 @@ var readmeNotes = map[string]map[string]readmeNote{
 	},
 	"docs/reference/matrix.md": {
 		"replaycheck matrix builtin:guarded builtin:naive --kinds 500,drop,mcp-drop --json matrix.json --markdown matrix.md --html matrix.html": {
-			output: []string{`^2 agents × 3 mechanisms: 3 DUPLICATE, 0 LOST, 0 reported as failure, 0 unknown, 3 safe in `},
+			output: []string{`^2 agents × 3 mechanisms: 3 DUPLICATE, 0 LOST, 0 reported as failure, 0 hung, 0 unknown, 3 safe in `},
 		},
 		// The same agents again: the same cells.
 		"replaycheck matrix builtin:guarded builtin:naive --kinds 500,drop,mcp-drop --diff matrix.json": {

@@ -29,3 +29,20 @@ func TestJudgeHungIsNotSafe(t *testing.T) {
 		})
 	}
 }
+
+// TestFamilyOfKinds: the kill kinds are the killed-and-resumed family, not
+// a model answer breaking.
+func TestFamilyOfKinds(t *testing.T) {
+	for name, want := range map[string]string{
+		"kill-after-execute": FamilyKill, "kill-at-follow-up": FamilyKill,
+		"drop": FamilyStream, "500": FamilyStatus, "mcp-drop": FamilyMCP, "stdio-exit-after": FamilyStdio,
+	} {
+		kinds, err := explore.SelectKinds([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := familyOf(kinds[0]); got != want {
+			t.Errorf("familyOf(%s) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -19,8 +19,8 @@ const (
 	// FamilyStdio: the MCP server process dies, hangs or garbles its
 	// output.
 	FamilyStdio = "MCP over stdio"
-	// FamilyKill: the agent itself is killed at a point and resumed (issue
-	// 37); no kind is in it until a target declares how to resume.
+	// FamilyKill: the agent itself is killed at a point and resumed; only
+	// targets that declare how to resume have its kinds.
 	FamilyKill = "agent killed and resumed"
 )
 
@@ -32,6 +32,8 @@ func Families() []string {
 // familyOf is the column group of fault kind k.
 func familyOf(k explore.Kind) string {
 	switch {
+	case k.Kills():
+		return FamilyKill
 	case k.MCP() && k.Transport == wire.MCPTransportStdio:
 		return FamilyStdio
 	case k.MCP():

@@ -6,6 +6,10 @@ import "slices"
 // false for one of the upstream fake (a model request fault).
 func (k Kind) MCP() bool { return k.mcp != nil }
 
+// Kills reports whether k kills the target and starts its resume (a
+// kind swept only on targets that resume).
+func (k Kind) Kills() bool { return k.kill != "" }
+
 // Fingerprinted reports whether a retry-policy fingerprint sweeps k (see
 // FingerprintKinds): its cells decide the kind's verdicts on a target, so a
 // later sweep need not arm it again.

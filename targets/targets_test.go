@@ -252,6 +252,15 @@ func TestAgentTargets(t *testing.T) {
 			"client follow-up 500 always":                   "pass writes=1 follow_ups=3 exit=1",
 			"client mcp session expired after the call ran": "pass writes=1 follow_ups=0 exit=1",
 			"client mcp tools/call refused 401":             "pass writes=0 follow_ups=0 exit=1",
+			// MCP 2026-07-28 and 2025-11-25 (scenarios/clients/mcp2026-*):
+			// a keyed call lost before it ran is re-issued with its key
+			// (one write); a call whose answer was lost after it ran is
+			// reported, not sent again.
+			"client mcp 2026-07-28 keyed call refused before execute":     "pass writes=1 follow_ups=1 exit=0",
+			"client mcp 2026-07-28 keyed call reset before execute":       "pass writes=1 follow_ups=1 exit=0",
+			"client mcp 2026-07-28 response stream cut after its headers": "pass writes=1 follow_ups=0 exit=1",
+			"client mcp 2026-07-28 stream broken after execute":           "pass writes=1 follow_ups=0 exit=1",
+			"client mcp 2025-11-25 stream broken after execute":           "pass writes=1 follow_ups=0 exit=1",
 		} {
 			want[scenario+" on "+target] = result
 		}
@@ -266,6 +275,9 @@ func TestAgentTargets(t *testing.T) {
 	want["client follow-up 500 always on agent-naive"] = "fail writes=3 follow_ups=9 exit=1"
 	want["client mcp session expired after the call ran on agent-naive"] = "fail writes=2 follow_ups=1 exit=0"
 	want["client mcp tools/call refused 401 on agent-naive"] = "pass writes=1 follow_ups=1 exit=0"
+	for _, scenario := range []string{"client mcp 2026-07-28 response stream cut after its headers", "client mcp 2026-07-28 stream broken after execute", "client mcp 2025-11-25 stream broken after execute"} {
+		want[scenario+" on agent-naive"] = "fail writes=2 follow_ups=1 exit=0"
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}

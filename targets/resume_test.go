@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,9 @@ type resumeTarget struct {
 	// engine's journal) records as done: the count beside the ledger's.
 	store func(t *testing.T, runDir, stderr string) int
 	// want is each scenario's summary (see resumeSummary); alt, the other
-	// summary a scenario may show where the agent races its own timer.
-	want, alt map[string]string
+	// summaries a scenario may show where the agent races its own timer.
+	want map[string]string
+	alt  map[string][]string
 }
 
 var resumeTargets = []resumeTarget{
@@ -54,11 +56,13 @@ var resumeTargets = []resumeTarget{
 		},
 		// Killed once a flush saved the call (a slow machine lets 100 ms pass
 		// between the call and the kill), the resumed session answers it as
-		// interrupted, of unknown outcome, and does not run it again.
-		alt: map[string]string{
-			"client resume kill after execute": `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=true "[Tool call interrupted: the session ended before this" said="done"`,
-			"client resume kill after answer":  `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=error=true "[Tool call interrupted: the session ended before this" said="done"`,
-			"client resume kill at follow-up":  `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=error=true "[Tool call interrupted: the session ended before this" said="done"`,
+		// interrupted, of unknown outcome, and does not run it again; once a
+		// flush saved its result too (four busy loops beside make test), it
+		// sends the result.
+		alt: map[string][]string{
+			"client resume kill after execute": {interrupted(1)},
+			"client resume kill after answer":  {interrupted(2), resultSent},
+			"client resume kill at follow-up":  {interrupted(2), resultSent},
 		},
 	},
 	{
@@ -106,6 +110,17 @@ var resumeTargets = []resumeTarget{
 	},
 }
 
+// interrupted is Claude Code's resume after a flush saved the call but not
+// its result, after follow-ups follow-up model requests: it tells the
+// model the call was interrupted and does not run it again.
+func interrupted(followUps int) string {
+	return fmt.Sprintf(`pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=%d told=error=true "[Tool call interrupted: the session ended before this" said="done"`, followUps)
+}
+
+// resultSent is Claude Code's resume after a flush saved the call and its
+// result: it sends the result.
+const resultSent = `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`
+
 // engineWant is what the resume scenarios show on both durable engines'
 // agents (DBOS, Restate).
 var engineWant = map[string]string{
@@ -150,7 +165,7 @@ func TestResume(t *testing.T) {
 			}
 			t.Parallel()
 			js := filepath.Join(t.TempDir(), "run.json")
-			code, out := inNamespaceEnv(t, 4*time.Minute, env, "run", "scenarios/resume", "--target", "targets/"+c.file,
+			code, out := inNamespaceEnv(t, 10*time.Minute, env, "run", "scenarios/resume", "--target", "targets/"+c.file,
 				"--json", js, "--keep-run-dirs", "--parallel", "2")
 			b, err := os.ReadFile(js)
 			if err != nil {
@@ -166,8 +181,8 @@ func TestResume(t *testing.T) {
 					wantCode = 1 // a replay rule is broken
 				}
 				got[r.History.Scenario] = resumeSummary(t, c, r)
-				if alt, ok := c.alt[r.History.Scenario]; ok && got[r.History.Scenario] == alt {
-					t.Logf("%s: %s (the alternative)", r.History.Scenario, alt)
+				if slices.Contains(c.alt[r.History.Scenario], got[r.History.Scenario]) {
+					t.Logf("%s: %s (an alternative)", r.History.Scenario, got[r.History.Scenario])
 					got[r.History.Scenario] = c.want[r.History.Scenario]
 				}
 				if len(r.History.Requests) == 1 && r.History.Requests[0].Client != nil {

@@ -78,6 +78,10 @@ type Options struct {
 	// CPUHeadroom); nil starts one whenever fewer than Parallel are in
 	// flight. Other runs start without it.
 	Admission Admission
+	// Sharing, when set, is shared with the Runs at once beside this one:
+	// its Max caps their runs in flight together, and the Admission sees
+	// them all. Nil shares nothing.
+	Sharing *Sharing
 	// Isolate runs every scenario as an isolated one (see
 	// scenario.Scenario.Isolated): on fakes and an instance of its own, so
 	// the target's MCP session steps (initialize, tools/list) are the run's
@@ -104,7 +108,7 @@ func (o Options) withDefaults() Options {
 		o.Parallel = RunsPerCPU * runtime.NumCPU()
 		o.holding = o.Parallel
 	}
-	if o.Admission == nil && o.Parallel > 1 {
+	if o.Admission == nil && (o.Parallel > 1 || o.Sharing != nil) {
 		o.Admission = CPUHeadroom{}
 	}
 	if o.Timeout <= 0 {
@@ -349,8 +353,10 @@ func (r *runner) pool(ctx context.Context, pairs []pair, parallel, holding int, 
 		held := sort.Search(len(order), func(i int) bool { return expectedWait(order[i].s) < holdLane })
 		lanes = [][]pair{order[:held], order[held:]}
 	}
-	inFlight := 0 // runs started and not ended, under r.mu
-	var admitting sync.Mutex
+	shared := r.opts.Sharing
+	if shared == nil {
+		shared = &Sharing{} // this Run's runs only
+	}
 	var wg sync.WaitGroup
 	for i, lane := range lanes {
 		places := parallel
@@ -360,16 +366,16 @@ func (r *runner) pool(ctx context.Context, pairs []pair, parallel, holding int, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.feed(ctx, lane, places, &inFlight, &admitting, do)
+			r.feed(ctx, lane, places, shared, do)
 		}()
 	}
 	wg.Wait()
 }
 
 // feed runs the runs of pairs, in order, on up to parallel workers; each
-// run is admitted (with admitting held: an Admission is asked one call at a
-// time) as it would start, and counted in inFlight.
-func (r *runner) feed(ctx context.Context, pairs []pair, parallel int, inFlight *int, admitting *sync.Mutex, do func(job) (*history.History, error)) {
+// run is admitted (with shared.admitting held: an Admission is asked one
+// call at a time) as it would start, and counted in shared.
+func (r *runner) feed(ctx context.Context, pairs []pair, parallel int, shared *Sharing, do func(job) (*history.History, error)) {
 	runs := 0
 	for _, p := range pairs {
 		runs += p.n
@@ -393,9 +399,9 @@ feed:
 				break feed
 			}
 			j := p.job(k)
-			admitting.Lock()
-			err := r.admit(ctx, j, inFlight)
-			admitting.Unlock()
+			shared.admitting.Lock()
+			err := r.admit(ctx, j, shared)
+			shared.admitting.Unlock()
 			if err != nil {
 				if ctx.Err() == nil {
 					r.fail(err)
@@ -406,9 +412,7 @@ feed:
 			go func(j job) {
 				defer wg.Done()
 				r.one(j, do)
-				r.mu.Lock()
-				*inFlight--
-				r.mu.Unlock()
+				shared.end()
 				<-places
 			}(j)
 		}
@@ -416,22 +420,20 @@ feed:
 	wg.Wait()
 }
 
-// admit waits for r.opts.Admission, if any, to admit j beside the inFlight
-// runs when j starts processes (spawns), and counts it in.
-func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
+// admit waits for a place of shared below its Max, then for
+// r.opts.Admission, if any, to admit j beside shared's runs in flight when
+// j starts processes (spawns), and counts it in.
+func (r *runner) admit(ctx context.Context, j job, shared *Sharing) error {
+	if err := shared.take(ctx); err != nil {
+		return err
+	}
 	if a := r.opts.Admission; a != nil && spawns(j) {
-		running := func() int {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			return *inFlight
-		}
-		if err := a.Admit(ctx, running); err != nil {
+		if err := a.Admit(ctx, shared.running); err != nil {
+			shared.free()
 			return err
 		}
 	}
-	r.mu.Lock()
-	*inFlight++
-	r.mu.Unlock()
+	shared.start()
 	return nil
 }
 

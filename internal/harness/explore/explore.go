@@ -73,6 +73,14 @@ type Options struct {
 	// as the machine has a spare CPU) and the bound of each run.
 	Parallel int
 	Timeout  time.Duration
+	// Sharing is run.Options': shared with the sweeps at once beside this
+	// one (a matrix's agents), whose runs it counts and caps with this
+	// one's; nil shares nothing.
+	Sharing *run.Sharing
+	// Prune, when set, leaves out of the plan each single fault of a base
+	// it reports true for (before MaxRuns and the shard are applied): a
+	// run whose outcome the caller already knows.
+	Prune func(b Base, a Armed) bool
 	// Settings are the durations of the stall, slow, linger and dribble
 	// kinds; a zero Stall takes fault.DefaultSettings', a zero Slow, Linger
 	// or Dribble scales to each base's clean run (see paced).
@@ -405,7 +413,7 @@ func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rul
 	start := e.opts.Now()
 	_, err := run.Run(ctx, ss, run.Options{
 		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
-		Seed: e.opts.Seed, Now: e.opts.Now,
+		Seed: e.opts.Seed, Now: e.opts.Now, Sharing: e.opts.Sharing,
 		// One call at a time, as each run ends. Each job runs once on the
 		// one target (withSchedule), so the i-th history is the i-th job's.
 		OnHistory: func(i int, h *history.History) {
@@ -506,7 +514,7 @@ func (e *explorer) runAllClean(ctx context.Context, jobs []job) ([]*rules.Result
 	// paced), not the other bases' load.
 	hs, err := run.Run(ctx, ss, run.Options{
 		Targets: []target.Target{e.opts.Target}, Parallel: 1, Timeout: e.opts.Timeout,
-		Seed: e.opts.Seed, Now: e.opts.Now, Isolate: true,
+		Seed: e.opts.Seed, Now: e.opts.Now, Isolate: true, Sharing: e.opts.Sharing,
 	})
 	e.runs += len(jobs)
 	if err != nil {
@@ -563,7 +571,11 @@ func (e *explorer) plan(bases []*scenario.Scenario, maps [][]Point, rep *Report)
 					continue
 				}
 				for _, t := range k.times(p) {
-					one = append(one, Schedule{{Point: p, Kind: k.Name, Times: t}})
+					a := Armed{Point: p, Kind: k.Name, Times: t}
+					if e.opts.Prune != nil && e.opts.Prune(rep.Bases[i], a) {
+						continue
+					}
+					one = append(one, Schedule{a})
 				}
 			}
 		}

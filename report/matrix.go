@@ -136,10 +136,32 @@ func WriteMatrixTable(w io.Writer, m *matrix.Matrix) error {
 		if len(r.Pruned) > 0 {
 			fmt.Fprintf(&b, "  not swept: %s\n", TerminalText(prunedText(r.Pruned)))
 		}
+		if len(r.PrunedRuns) > 0 {
+			fmt.Fprintf(&b, "  runs not made: %s\n", TerminalText(prunedRunsText(r.PrunedRuns)))
+		}
 	}
 	b.WriteString(MatrixTotalLine(m) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// prunedRunsText lists the runs not made, grouped by reason: "drop,
+// error-event (24 runs: on every attempt of …)".
+func prunedRunsText(ps []matrix.PrunedRuns) string {
+	var reasons []string
+	by, runs := map[string][]string{}, map[string]int{}
+	for _, p := range ps {
+		if _, ok := by[p.Reason]; !ok {
+			reasons = append(reasons, p.Reason)
+		}
+		by[p.Reason] = append(by[p.Reason], p.Mechanism)
+		runs[p.Reason] += p.Runs
+	}
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%s (%s: %s)", strings.Join(by[r], ", "), countOf(runs[r], "run"), r)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // prunedText lists the mechanisms not swept, grouped by reason.
@@ -207,6 +229,9 @@ func WriteMatrixMarkdown(w io.Writer, m *matrix.Matrix) error {
 			}
 			if len(r.Pruned) > 0 {
 				fmt.Fprintf(&b, "Not swept: %s.\n\n", mdEscape(prunedText(r.Pruned)))
+			}
+			if len(r.PrunedRuns) > 0 {
+				fmt.Fprintf(&b, "Runs not made: %s.\n\n", mdEscape(prunedRunsText(r.PrunedRuns)))
 			}
 			fmt.Fprintf(&b, "%s in %s.\n", countOf(r.Runs, "run"), round(r.Wall.D()))
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +36,8 @@ type matrixOptions struct {
 	// Diff is a matrix saved by --json to compare this one with (--diff).
 	Diff     string
 	Progress bool
+	// NoPrune sweeps what the fingerprint already decided (--no-prune).
+	NoPrune bool
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -68,15 +69,19 @@ version key (the package lock that installs it, or a command).
 
 The retry-policy fingerprint runs first: its cells decide the status and
 reset mechanisms (and the stdio deaths), which the sweep then does not arm
-again. A mechanism no point of an agent takes (a transport it does not
-speak, a stream it does not read) is not a column for it; the output says
-which and why. Runs go in parallel as explore's do (on a client target as
-the machine has a spare CPU); the verdicts are the same at --parallel 1.
+again, and a fault on every attempt of a model request the agent never
+retried is not swept (it is the fault once; --no-prune sweeps it). A
+mechanism no point of an agent takes (a transport it does not speak, a
+stream it does not read) is not a column for it; the output says which and
+why. The agents are swept at once, their runs in parallel as explore's (a
+client's or a stdio server's as the machine has a spare CPU, over all
+agents), at most --parallel at once; the verdicts are the same at
+--parallel 1.
 
 --diff OLD.json compares with a matrix saved by --json: each cell whose
 verdict changed is listed; one that turned DUPLICATE or LOST fails the job
-(exit 1). --shard I/N builds every N-th agent; 'report merge' joins the
-parts' JSON into one matrix.
+(exit 1). --shard I/N builds every N-th cell (agent × mechanism); 'report
+merge' joins the parts' JSON into one matrix.
 
 Exit codes: 0 the matrix was built (whatever its cells say), 1 with --diff a
 cell turned DUPLICATE or LOST, 2 bad usage or input, 3 the harness could not
@@ -103,8 +108,9 @@ run, 130 interrupted.`,
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.Kinds, "kinds", nil, "mechanisms (fault kinds) to sweep, comma-separated (default every one not marked only when named; see explore --help)")
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sweeps and their run tokens")
-	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once within an agent's sweep (default as explore's); the verdicts are the same at 1")
-	f.Var((*shardFlag)(&opts.Shard), "shard", "build shard I of N (1-based) of the agents")
+	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once over all agents, swept at once (default as explore's within each agent's sweep); the verdicts are the same at 1")
+	f.Var((*shardFlag)(&opts.Shard), "shard", "build shard I of N (1-based) of the cells (agent × mechanism)")
+	f.BoolVar(&opts.NoPrune, "no-prune", false, "also sweep every attempt of a model request the fingerprint shows the agent never retries")
 	opts.Timeout = 30 * time.Second
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
 	f.StringVar(&opts.OutDir, "out", "", "write the reproductions in DIR (default: matrix-reproductions next to the first report file)")
@@ -112,7 +118,7 @@ run, 130 interrupted.`,
 	f.StringVar(&opts.Markdown, "markdown", "", "write the matrix as Markdown to FILE (- for stdout)")
 	f.StringVar(&opts.HTML, "html", "", "write the matrix as a self-contained HTML page to FILE (- for stdout)")
 	f.StringVar(&opts.Diff, "diff", "", "compare with a matrix saved by --json FILE; a cell that turned DUPLICATE or LOST exits 1")
-	f.BoolVar(&opts.Progress, "progress", false, "print a line per finished run where stderr is not a terminal")
+	f.BoolVar(&opts.Progress, "progress", false, "print a line per finished run (cells done, time left) where stderr is not a terminal")
 	bindEnv(cmd, "parallel", "timeout", "shard", "seed", "json", "markdown", "html")
 	cmd.ValidArgsFunction = completeTarget
 	complete(cmd, "kinds", completeKinds)
@@ -125,7 +131,7 @@ run, 130 interrupted.`,
 
 // runMatrix builds, writes and diffs the matrix.
 func runMatrix(ctx context.Context, opts *matrixOptions) error {
-	mo := matrix.Options{Kinds: opts.Kinds, Seed: opts.Seed, Parallel: opts.Parallel, Timeout: opts.Timeout, OutDir: opts.OutDir}
+	mo := matrix.Options{Kinds: opts.Kinds, Seed: opts.Seed, Parallel: opts.Parallel, Timeout: opts.Timeout, OutDir: opts.OutDir, NoPrune: opts.NoPrune}
 	if _, err := explore.SelectKinds(opts.Kinds); err != nil {
 		return asUsage(fmt.Errorf("--kinds: %w", err))
 	}
@@ -165,7 +171,7 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 	if opts.Terminal != nil {
 		p.terminal = *opts.Terminal
 	}
-	mo.OnProgress = matrixProgress(p, time.Now)
+	mo.OnProgress = matrixProgress(p)
 	m, err := matrix.Build(ctx, agents, mo)
 	p.finish()
 	if err != nil && ctx.Err() == nil {
@@ -274,27 +280,17 @@ func writeMatrix(opts *matrixOptions, m *matrix.Matrix) error {
 	}))
 }
 
-// matrixProgress shows the matrix's progress through p: the agent (of
-// all), its sweep's phase and that phase's time left, and, once an agent
-// is done, the time the agents after this one will take at the pace of
-// those done.
-func matrixProgress(p *exploreProgress, now func() time.Time) func(matrix.Progress) {
-	var mu sync.Mutex
-	start, agent := now(), 0
-	var agentStart time.Time
+// matrixProgress shows the matrix's progress through p: the cells done
+// (of all) and the time the matrix has left at their pace, then the agent
+// whose run ended, its sweep and that sweep's phase.
+func matrixProgress(p *exploreProgress) func(matrix.Progress) {
 	return func(mp matrix.Progress) {
-		mu.Lock()
-		if mp.Agent != agent {
-			agent, agentStart = mp.Agent, now()
-		}
-		done, spent := mp.Agent-1, agentStart.Sub(start)
-		mu.Unlock()
-		after := ""
-		if rest := mp.Agents - mp.Agent; done > 0 && rest > 0 {
-			after = fmt.Sprintf(" (then about %s for %s)", (spent / time.Duration(done) * time.Duration(rest)).Round(time.Second), countOf(rest, "more agent", "more agents"))
+		left := ""
+		if mp.Left > 0 {
+			left = fmt.Sprintf(", about %s left", mp.Left.Round(time.Second))
 		}
 		pr := mp.Progress
-		pr.Phase = fmt.Sprintf("agent %d/%d %s%s %s", mp.Agent, mp.Agents, mp.Target, after, pr.Phase)
+		pr.Phase = fmt.Sprintf("%.0f/%d cells%s · agent %d/%d %s %s %s", mp.Done, mp.Cells, left, mp.Agent, mp.Agents, mp.Target, mp.Step, pr.Phase)
 		p.update(pr)
 	}
 }

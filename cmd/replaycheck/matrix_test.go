@@ -149,16 +149,10 @@ func makeMatrixTimeout(t *testing.T) (d time.Duration) {
 
 func TestMatrixProgressTimeLeft(t *testing.T) {
 	var b strings.Builder
-	at := time.Unix(0, 0)
-	update := matrixProgress(&exploreProgress{what: "matrix", w: &b, lines: true}, func() time.Time { return at })
-	step := func(agent int) {
-		update(matrix.Progress{Agent: agent, Agents: 3, Target: fmt.Sprint("a", agent), Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2, Elapsed: time.Second}})
-	}
-	step(1)
-	at = at.Add(time.Minute)
-	step(2)
-	want := "matrix agent 1/3 a1 sweep: 1/2 runs, 0 failing, 1s, about 1s left\n" +
-		"matrix agent 2/3 a2 (then about 1m0s for 1 more agent) sweep: 1/2 runs, 0 failing, 1s, about 1s left\n"
+	update := matrixProgress(&exploreProgress{what: "matrix", w: &b, lines: true})
+	update(matrix.Progress{Agent: 2, Agents: 3, Target: "a2", Step: "sweep", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2, Elapsed: time.Second},
+		Cells: 12, Done: 4, Wall: time.Minute, Left: 2 * time.Minute})
+	want := "matrix 4/12 cells, about 2m0s left · agent 2/3 a2 sweep sweep: 1/2 runs, 0 failing, 1s, about 1s left\n"
 	if diff := cmp.Diff(want, b.String()); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}

@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/replaycheck/replaycheck/fakes/fault"
 	"github.com/replaycheck/replaycheck/internal/harness/explore"
 	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/run"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 )
 
@@ -27,40 +29,44 @@ type Agent struct {
 }
 
 // Options configure Build. The zero value sweeps every non-optional kind
-// with explore's defaults, one agent after the other.
+// with explore's defaults, every agent at once.
 type Options struct {
 	// Kinds restricts the mechanisms to these fault kinds (explore's
 	// names); nil means every kind not marked optional.
 	Kinds []string
 	// Seed seeds the sweeps; "" means "replaycheck".
 	Seed string
-	// Parallel caps the runs at once within an agent's sweep (see
-	// explore.Options.Parallel); 0 means explore's default.
+	// Parallel caps the runs at once over all the agents' sweeps; 0 means
+	// explore's default within each sweep (see explore.Options.Parallel)
+	// and no cap over them. Either way, a run that starts processes (a
+	// client's, a stdio server's) starts as the machine has a spare CPU,
+	// counting every agent's runs (run.CPUHeadroom).
 	Parallel int
 	// Timeout is each run's deadline; 0 means 30s.
 	Timeout time.Duration
 	// OutDir is where each agent's reproductions are written, in a
 	// directory of its own; "" writes none.
 	OutDir string
-	// Shard and Shards select every Shards-th agent, starting at Shard
-	// (1-based); zero Shards builds every row.
+	// Shard and Shards select every Shards-th cell (agent × mechanism: the
+	// agents in order, each one's kinds in the order of Kinds), starting
+	// at Shard (1-based); zero Shards builds every cell. Merge joins the
+	// shards' matrices.
 	Shard, Shards int
-	// OnProgress, when set, is called as the sweeps advance.
+	// NoPrune sweeps the later attempts of the model requests the
+	// fingerprint shows the agent never retries (see laterAttempts).
+	NoPrune bool
+	// OnProgress, when set, is called as the sweeps advance, one call at
+	// a time.
 	OnProgress func(Progress)
 }
 
-// Progress is the matrix's progress: the agent being swept (1-based, of
-// Agents) and its sweep's own progress.
-type Progress struct {
-	Agent, Agents int
-	Target        string
-	explore.Progress
-}
-
-// Build sweeps each agent (of the shard) and returns its matrix. An agent
-// that cannot be swept (its base fails clean, its target does not start)
-// has a row with Error and no cells; ctx's cancellation ends the matrix
-// with the rows built so far and ctx's error.
+// Build sweeps the agents (the cells of the shard) and returns their
+// matrix, the rows in the agents' order. The agents are swept at once, their
+// runs admitted together (see Options.Parallel). An agent that cannot be
+// swept (its base fails clean, its target does not start) has a row with
+// Error and no cells. A harness failure on one agent ends the others'
+// sweeps; it, or ctx's cancellation, ends the matrix with the rows built so
+// far and the error.
 func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 	start := time.Now()
 	if opts.Seed == "" {
@@ -77,28 +83,70 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 	if opts.Shards > 0 {
 		m.Shard = fmt.Sprintf("%d/%d", opts.Shard, opts.Shards)
 	}
+	own := shardCells(len(agents), kinds, opts.Shard, opts.Shards)
+	tr := newTracker(agents, own, start, time.Now, opts.OnProgress)
+	sharing := &run.Sharing{Max: opts.Parallel}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	rows := make([]*Row, len(agents))
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
 	for i, a := range agents {
-		if opts.Shards > 0 && i%opts.Shards != opts.Shard-1 {
+		if len(own[i]) == 0 {
 			continue
 		}
-		row, err := buildRow(ctx, a, kinds, opts, func(p explore.Progress) {
-			if opts.OnProgress != nil {
-				opts.OnProgress(Progress{Agent: i + 1, Agents: len(agents), Target: a.Target.Name(), Progress: p})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			track := tr.agent(i)
+			row, err := buildRow(ctx, a, kinds, own[i], opts, sharing, track)
+			track.rowDone()
+			if err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+				cancel(err)
+				return
 			}
-		})
-		if err != nil {
-			m.Wall = history.Duration(time.Since(start))
-			return m, err
+			rows[i] = &row
+		}()
+	}
+	wg.Wait()
+	for _, r := range rows {
+		if r != nil {
+			m.Rows = append(m.Rows, *r)
 		}
-		m.Rows = append(m.Rows, row)
 	}
 	m.Wall = history.Duration(time.Since(start))
-	return m, nil
+	return m, first
+}
+
+// shardCells returns, per agent, the kinds of its cells shard (1-based) of
+// shards builds: cell i×len(kinds)+j, agent i's kind j, is shard's when it
+// is shard-1 modulo shards. Zero shards gives every agent every kind.
+func shardCells(agents int, kinds []explore.Kind, shard, shards int) [][]explore.Kind {
+	out := make([][]explore.Kind, agents)
+	for i := range out {
+		for j, k := range kinds {
+			if shards == 0 || (i*len(kinds)+j)%shards == shard-1 {
+				out[i] = append(out[i], k)
+			}
+		}
+	}
+	return out
 }
 
 // buildRow sweeps one agent: the retry-policy fingerprint, which decides
-// the kinds it sweeps, then the other kinds.
-func buildRow(ctx context.Context, a Agent, kinds []explore.Kind, opts Options, progress func(explore.Progress)) (Row, error) {
+// the fingerprinted kinds and what the sweep prunes, then the other kinds
+// of own (the agent's cells of the shard). The fingerprint sweeps all
+// fingerprinted kinds of kinds whatever the shard, since the sweep's
+// pruning stands on it; the row has the cells of own only.
+func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, opts Options, sharing *run.Sharing, tr *agentTrack) (Row, error) {
 	start := time.Now()
 	row := Row{Target: a.Target.Name(), File: a.File, Version: a.Version}
 	bases, err := explore.DefaultBases(a.Target)
@@ -107,18 +155,20 @@ func buildRow(ctx context.Context, a Agent, kinds []explore.Kind, opts Options, 
 	}
 	var printed, swept []explore.Kind
 	for _, k := range kinds {
-		if k.Fingerprinted() {
+		mine := slices.ContainsFunc(own, sameKind(k))
+		switch {
+		case k.Fingerprinted() && (mine || !opts.NoPrune):
 			printed = append(printed, k)
-		} else {
+		case !k.Fingerprinted() && mine:
 			swept = append(swept, k)
 		}
 	}
 	xo := explore.Options{
 		Target: a.Target, Depth: explore.DefaultDepth, Seed: opts.Seed, MaxRuns: explore.DefaultMaxRuns,
-		Parallel: opts.Parallel, Timeout: opts.Timeout, Confirm: explore.DefaultConfirm,
-		Settings: fault.Settings{Stall: fault.DefaultSettings.Stall}, OnProgress: progress,
+		Parallel: opts.Parallel, Timeout: opts.Timeout, Confirm: explore.DefaultConfirm, Sharing: sharing,
+		Settings: fault.Settings{Stall: fault.DefaultSettings.Stall},
 	}
-	var reps []*explore.Report
+	later := map[string]*prunedPoints{}
 	for _, phase := range []struct {
 		name  string
 		kinds []explore.Kind
@@ -128,6 +178,10 @@ func buildRow(ctx context.Context, a Agent, kinds []explore.Kind, opts Options, 
 		}
 		po := xo
 		po.Kinds, po.Fingerprint = phase.kinds, phase.name == "fingerprint"
+		po.OnProgress = func(p explore.Progress) { tr.run(phase.name, p) }
+		if !po.Fingerprint && !opts.NoPrune {
+			po.Prune = laterAttempts(row.Fingerprint, later)
+		}
 		rep, err := explore.Explore(ctx, bases, po)
 		var clean *explore.BaseFailedError
 		switch {
@@ -140,6 +194,7 @@ func buildRow(ctx context.Context, a Agent, kinds []explore.Kind, opts Options, 
 		case rep.Interrupted:
 			return row, fmt.Errorf("matrix row %s: %w", row.Target, context.Cause(ctx))
 		}
+		tr.phaseDone(phase.name)
 		if opts.OutDir != "" {
 			dir := filepath.Join(opts.OutDir, slug(row.Target), phase.name)
 			if err := explore.WriteFindings(dir, rep); err != nil {
@@ -150,17 +205,25 @@ func buildRow(ctx context.Context, a Agent, kinds []explore.Kind, opts Options, 
 			row.Fingerprint = rep.Fingerprint
 		}
 		row.Runs += rep.Runs
-		reps = append(reps, rep)
 		for _, k := range phase.kinds {
+			if !slices.ContainsFunc(own, sameKind(k)) {
+				continue
+			}
 			if c, ok := cellOf(k, rep, phase.name); ok {
 				row.Cells = append(row.Cells, c)
 			}
 		}
 	}
-	row.Cells = inFamilyOrder(row.Cells)
-	row.Pruned = pruned(kinds, row.Cells, opts.Kinds == nil)
+	row.Cells = inColumnOrder(row.Cells)
+	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
+	row.PrunedRuns = prunedRuns(later)
 	row.Wall = history.Duration(time.Since(start))
 	return row, nil
+}
+
+// sameKind matches the kind named as k.
+func sameKind(k explore.Kind) func(explore.Kind) bool {
+	return func(o explore.Kind) bool { return o.Name == k.Name }
 }
 
 // pruned lists the kinds of all not in cells (no point of the agent's runs
@@ -170,10 +233,11 @@ func pruned(all []explore.Kind, cells []Cell, optional bool) []Pruned {
 	for _, k := range explore.Kinds() {
 		switch {
 		case slices.ContainsFunc(cells, func(c Cell) bool { return c.Mechanism == k.Name }):
-		case !slices.ContainsFunc(all, func(a explore.Kind) bool { return a.Name == k.Name }) && k.Optional && optional:
+		case !slices.ContainsFunc(all, sameKind(k)) && k.Optional && optional:
 			out = append(out, Pruned{Mechanism: k.Name, Reason: "only when named (--kinds)"})
-		case !slices.ContainsFunc(all, func(a explore.Kind) bool { return a.Name == k.Name }):
-			// Not asked for (--kinds): the matrix pruned nothing.
+		case !slices.ContainsFunc(all, sameKind(k)):
+			// Not asked for (--kinds), or another shard's: the matrix
+			// pruned nothing.
 		case k.Transport != "":
 			out = append(out, Pruned{Mechanism: k.Name, Reason: "the agent does not reach an MCP server over " + string(k.Transport)})
 		default:
@@ -183,13 +247,26 @@ func pruned(all []explore.Kind, cells []Cell, optional bool) []Pruned {
 	return out
 }
 
-// inFamilyOrder sorts cells by family, keeping the table's order within
-// one.
-func inFamilyOrder(cells []Cell) []Cell {
+// inColumnOrder sorts cells by family, then the fingerprint's before the
+// sweep's, then in the order of explore's table of kinds, whatever order
+// the kinds were asked for in.
+func inColumnOrder(cells []Cell) []Cell {
 	slices.SortStableFunc(cells, func(a, b Cell) int {
-		return slices.Index(Families(), a.Family) - slices.Index(Families(), b.Family)
+		if d := slices.Index(Families(), a.Family) - slices.Index(Families(), b.Family); d != 0 {
+			return d
+		}
+		if a.DecidedBy != b.DecidedBy {
+			return strings.Compare(a.DecidedBy, b.DecidedBy) // fingerprint < sweep
+		}
+		return kindIndex(a.Mechanism) - kindIndex(b.Mechanism)
 	})
 	return cells
+}
+
+// kindIndex is the place of the kind named name in explore's table; -1
+// when it has none.
+func kindIndex(name string) int {
+	return slices.IndexFunc(explore.Kinds(), func(k explore.Kind) bool { return k.Name == name })
 }
 
 // nonWord matches what a directory name leaves out of a target name.

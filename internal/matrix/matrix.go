@@ -38,8 +38,8 @@ type Matrix struct {
 	Kind string `json:"kind"`
 	// Seed is the sweeps' seed.
 	Seed string `json:"seed"`
-	// Shard is "I/N" when the matrix holds shard I of N of the agents; ""
-	// for all of them.
+	// Shard is "I/N" when the matrix holds shard I of N of the cells
+	// (agent × mechanism); "" for all of them.
 	Shard string `json:"shard,omitempty"`
 	Rows  []Row  `json:"rows"`
 	// Wall is the wall time of the whole matrix.
@@ -64,6 +64,10 @@ type Row struct {
 	Cells []Cell `json:"cells"`
 	// Pruned are the mechanisms not swept on this agent, each with why.
 	Pruned []Pruned `json:"pruned,omitempty"`
+	// PrunedRuns are the mechanisms swept with fewer runs than explore
+	// makes, each with how many were left out and why (the fingerprint
+	// already decided them); their cells stand on the other runs.
+	PrunedRuns []PrunedRuns `json:"pruned_runs,omitempty"`
 	// Error says why the agent could not be swept (its base failed clean,
 	// its target did not start); the row then has no cells.
 	Error string `json:"error,omitempty"`
@@ -79,6 +83,13 @@ type Row struct {
 // Pruned is a mechanism the matrix did not sweep on an agent.
 type Pruned struct {
 	Mechanism string `json:"mechanism"`
+	Reason    string `json:"reason"`
+}
+
+// PrunedRuns are runs of a mechanism the matrix did not make on an agent.
+type PrunedRuns struct {
+	Mechanism string `json:"mechanism"`
+	Runs      int    `json:"runs"`
 	Reason    string `json:"reason"`
 }
 

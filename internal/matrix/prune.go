@@ -1,0 +1,101 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
+)
+
+// prunedPoints tallies one kind's runs laterAttempts left out, and the
+// model requests they were at.
+type prunedPoints struct {
+	runs     int
+	requests []string
+}
+
+// laterAttempts returns the sweep's explore.Options.Prune after the
+// fingerprint fp: it leaves out a fault on every attempt (times: always) of
+// a model request that the base's clean run makes once and that the agent
+// never retried under any fault of the fingerprint (one attempt each, none
+// cut short by the run's deadline). The agent then meets that request once
+// whatever the fault, so the fault on every attempt is the fault on the
+// first, which the sweep runs too: the same run, the same verdict. It
+// tallies what it leaves out in by, per kind.
+func laterAttempts(fp []explore.FingerprintRow, by map[string]*prunedPoints) func(explore.Base, explore.Armed) bool {
+	return func(b explore.Base, a explore.Armed) bool {
+		p := a.Point
+		if a.Times != fault.Always || p.Side != explore.SideUpstream {
+			return false
+		}
+		if requestsLike(b.Points, p) != 1 || !neverRetried(fp, b.Name, p) {
+			return false
+		}
+		t := by[a.Kind]
+		if t == nil {
+			t = &prunedPoints{}
+			by[a.Kind] = t
+		}
+		t.runs++
+		if r := requestName(p); !slices.Contains(t.requests, r) {
+			t.requests = append(t.requests, r)
+		}
+		return true
+	}
+}
+
+// requestsLike counts the model requests among points (not the cuts in
+// their answers) of p's kind, endpoint and stream flag.
+func requestsLike(points []explore.Point, p explore.Point) int {
+	n := 0
+	for _, q := range points {
+		if q.Side == explore.SideUpstream && !q.Cut && q.Kind == p.Kind && q.Endpoint == p.Endpoint && q.Stream == p.Stream {
+			n++
+		}
+	}
+	return n
+}
+
+// neverRetried reports whether the fingerprint fp has rows of base's model
+// request like p, and each shows one attempt, not cut short.
+func neverRetried(fp []explore.FingerprintRow, base string, p explore.Point) bool {
+	seen := false
+	for _, r := range fp {
+		if r.Base != base || r.Tool != "" || r.Request != p.Kind || r.Endpoint != p.Endpoint || r.Stream != p.Stream {
+			continue
+		}
+		if r.Attempts != 1 || r.Incomplete {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
+
+// requestName names a model request: "follow_up responses stream".
+func requestName(p explore.Point) string {
+	s := string(p.Kind) + " " + p.Endpoint
+	if p.Stream {
+		s += " stream"
+	}
+	return s
+}
+
+// prunedRuns lists what laterAttempts left out, in the order of explore's
+// table of kinds.
+func prunedRuns(by map[string]*prunedPoints) []PrunedRuns {
+	var out []PrunedRuns
+	for _, k := range explore.Kinds() {
+		t := by[k.Name]
+		if t == nil {
+			continue
+		}
+		out = append(out, PrunedRuns{Mechanism: k.Name, Runs: t.runs, Reason: fmt.Sprintf(
+			"on every attempt of a %s, which the fingerprint shows the agent never retries: the same as on its first",
+			strings.Join(t.requests, " or "))})
+	}
+	return out
+}
+

@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/replaycheck/replaycheck/internal/harness/explore"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 )
 
@@ -131,5 +133,131 @@ func TestMatrixMerge(t *testing.T) {
 	}
 	if _, err := Merge([]string{"1.json", "2.json"}, []*Matrix{a, a}); err == nil || !strings.Contains(err.Error(), "agent a is in 1.json and in 2.json") {
 		t.Errorf("merging an agent twice: %v", err)
+	}
+	cell := func(shard string) *Matrix {
+		return &Matrix{Seed: "s", Shard: shard, Rows: []Row{{Target: "a", Cells: []Cell{{Mechanism: "500"}}}}}
+	}
+	if _, err := Merge([]string{"1.json", "2.json"}, []*Matrix{cell("1/2"), cell("2/2")}); err == nil || !strings.Contains(err.Error(), "agent a's 500 cell is in 1.json and in 2.json") {
+		t.Errorf("merging an agent twice: %v", err)
+	}
+}
+
+// rowShape is what a row says of its cells, whoever built it: each cell's
+// mechanism, verdict and sweep, in order, and what was pruned.
+type rowShape struct {
+	Target     string
+	Cells      []string
+	Pruned     []Pruned
+	PrunedRuns []PrunedRuns
+}
+
+func shapes(m *Matrix) []rowShape {
+	var out []rowShape
+	for _, r := range m.Rows {
+		s := rowShape{Target: r.Target, Pruned: r.Pruned, PrunedRuns: r.PrunedRuns}
+		for _, c := range r.Cells {
+			s.Cells = append(s.Cells, c.Mechanism+" "+string(c.Verdict)+" by "+c.DecidedBy)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestMatrixPrunesLaterAttempts: the guarded gateway never retries a failed
+// follow-up (its fingerprint shows one attempt under each status), so the
+// sweep leaves out a cut on every attempt of its follow-ups, and says so in
+// the row; the verdicts are those of the sweep that makes them all.
+func TestMatrixPrunesLaterAttempts(t *testing.T) {
+	ctx := context.Background()
+	kinds := []string{"500", "drop"}
+	pruned, err := Build(ctx, builtins(t), Options{Kinds: kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Build(ctx, builtins(t), Options{Kinds: kinds, NoPrune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(verdicts(all), verdicts(pruned)); diff != "" {
+		t.Errorf("cells without pruning (-) and with (+) differ:\n%s", diff)
+	}
+	for i, r := range pruned.Rows {
+		if len(all.Rows[i].PrunedRuns) != 0 {
+			t.Errorf("%s: --no-prune pruned %+v", r.Target, all.Rows[i].PrunedRuns)
+		}
+		if r.Target != "builtin:guarded" {
+			continue
+		}
+		if len(r.PrunedRuns) != 1 || r.PrunedRuns[0].Mechanism != "drop" || r.PrunedRuns[0].Runs == 0 ||
+			!strings.Contains(r.PrunedRuns[0].Reason, "follow_up chat stream") {
+			t.Errorf("guarded pruned %+v, want runs of drop at the follow-up", r.PrunedRuns)
+		}
+		drop, _ := r.Cell("drop")
+		dropAll, _ := all.Rows[i].Cell("drop")
+		if drop.Runs+r.PrunedRuns[0].Runs != dropAll.Runs {
+			t.Errorf("guarded drop: %d runs and %d pruned, want the %d of the sweep without pruning", drop.Runs, r.PrunedRuns[0].Runs, dropAll.Runs)
+		}
+	}
+}
+
+// TestMatrixShardsByCell: two shards of one agent each build half its
+// cells, and their merge is the matrix built whole, cell for cell.
+func TestMatrixShardsByCell(t *testing.T) {
+	ctx := context.Background()
+	naive := builtins(t)[1:]
+	kinds := []string{"500", "drop", "mcp-drop", "mcp-fail"}
+	whole, err := Build(ctx, naive, Options{Kinds: kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*Matrix
+	for i := 1; i <= 2; i++ {
+		part, err := Build(ctx, naive, Options{Kinds: kinds, Shard: i, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(part.Rows) != 1 || len(part.Rows[0].Cells) != 2 {
+			t.Fatalf("shard %d/2 built %+v, want 2 cells of the one agent", i, shapes(part))
+		}
+		parts = append(parts, part)
+	}
+	merged, err := Merge([]string{"1.json", "2.json"}, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(shapes(whole), shapes(merged)); diff != "" {
+		t.Errorf("whole (-) and merged shards (+) differ:\n%s", diff)
+	}
+	if _, err := Merge([]string{"1.json", "1.json"}, []*Matrix{parts[0], parts[0]}); err == nil || !strings.Contains(err.Error(), "shard 1/2 is in 1.json and in 1.json") {
+		t.Errorf("merging a shard twice: %v", err)
+	}
+}
+
+// TestMatrixProgressLeft: the cells done count a sweep under way for the
+// share of its runs made, and the time left is the wall time's pace.
+func TestMatrixProgressLeft(t *testing.T) {
+	kinds, err := explore.SelectKinds([]string{"500", "drop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := builtins(t)
+	at := time.Unix(0, 0)
+	var got []Progress
+	tr := newTracker(agents, shardCells(len(agents), kinds, 0, 0), at, func() time.Time { return at }, func(p Progress) { got = append(got, p) })
+	at = at.Add(time.Minute)
+	tr.agent(0).run("fingerprint", explore.Progress{Phase: "sweep", Done: 1, Total: 2})
+	tr.agent(0).phaseDone("fingerprint")
+	tr.agent(1).rowDone()
+	at = at.Add(time.Minute)
+	tr.agent(0).run("sweep", explore.Progress{Phase: "sweep", Done: 1, Total: 2})
+	wall := 2 * time.Minute
+	want := []Progress{
+		{Agent: 1, Agents: 2, Target: "builtin:guarded", Step: "fingerprint", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2},
+			Cells: 4, Done: 0.5, Wall: time.Minute, Left: 7 * time.Minute},
+		{Agent: 1, Agents: 2, Target: "builtin:guarded", Step: "sweep", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2},
+			Cells: 4, Done: 3.5, Wall: wall, Left: time.Duration(float64(wall) * 0.5 / 3.5)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
 	}
 }

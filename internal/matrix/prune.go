@@ -98,4 +98,3 @@ func prunedRuns(by map[string]*prunedPoints) []PrunedRuns {
 	}
 	return out
 }
-

@@ -53,6 +53,11 @@ func TestMatrixSameAtParallelOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := verdicts(def)
+	for _, m := range []*Matrix{def, one} {
+		if len(m.Rows) != 2 || m.Rows[0].Target != "builtin:guarded" || m.Rows[1].Target != "builtin:naive" {
+			t.Errorf("rows %+v, want the agents' order", shapes(m))
+		}
+	}
 	if diff := cmp.Diff(verdicts(one), got); diff != "" {
 		t.Errorf("cells at --parallel 1 (-) and at the default (+) differ:\n%s", diff)
 	}

@@ -73,9 +73,9 @@ again, and a fault on every attempt of a model request the agent never
 retried is not swept (it is the fault once; --no-prune sweeps it). A
 mechanism no point of an agent takes (a transport it does not speak, a
 stream it does not read) is not a column for it; the output says which and
-why. The agents are swept at once, their runs in parallel as explore's (a
-client's or a stdio server's as the machine has a spare CPU, over all
-agents), at most --parallel at once; the verdicts are the same at
+why. The agents are swept at once, each one's runs in parallel as explore's (a
+client's or a stdio server's as the machine has a spare CPU), at most
+--parallel at once over all agents; the verdicts are the same at
 --parallel 1.
 
 --diff OLD.json compares with a matrix saved by --json: each cell whose

@@ -38,9 +38,10 @@ type Options struct {
 	Seed string
 	// Parallel caps the runs at once over all the agents' sweeps; 0 means
 	// explore's default within each sweep (see explore.Options.Parallel)
-	// and no cap over them. Either way, a run that starts processes (a
-	// client's, a stdio server's) starts as the machine has a spare CPU,
-	// counting every agent's runs (run.CPUHeadroom).
+	// and no cap over them. Either way, each sweep starts a run that starts
+	// processes (a client's, a stdio server's) beside its own as the
+	// machine has a spare CPU (run.CPUHeadroom), which the other sweeps'
+	// runs use too.
 	Parallel int
 	// Timeout is each run's deadline; 0 means 30s.
 	Timeout time.Duration
@@ -61,8 +62,8 @@ type Options struct {
 }
 
 // Build sweeps the agents (the cells of the shard) and returns their
-// matrix, the rows in the agents' order. The agents are swept at once, their
-// runs admitted together (see Options.Parallel). An agent that cannot be
+// matrix, the rows in the agents' order. The agents are swept at once (see
+// Options.Parallel). An agent that cannot be
 // swept (its base fails clean, its target does not start) has a row with
 // Error and no cells. A harness failure on one agent ends the others'
 // sweeps; it, or ctx's cancellation, ends the matrix with the rows built so

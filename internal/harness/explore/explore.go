@@ -73,9 +73,9 @@ type Options struct {
 	// as the machine has a spare CPU) and the bound of each run.
 	Parallel int
 	Timeout  time.Duration
-	// Sharing is run.Options': shared with the sweeps at once beside this
-	// one (a matrix's agents), whose runs it counts and caps with this
-	// one's; nil shares nothing.
+	// Sharing is run.Options': a cap on the runs in flight of this sweep
+	// and of the sweeps at once beside it (a matrix's agents); nil caps
+	// nothing more.
 	Sharing *run.Sharing
 	// Prune, when set, leaves out of the plan each single fault of a base
 	// it reports true for (before MaxRuns and the shard are applied): a

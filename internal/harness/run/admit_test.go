@@ -178,19 +178,10 @@ func TestDefaultAdmission(t *testing.T) {
 	}
 }
 
-// TestRunSharing: two Runs at once that share a Sharing count their runs
-// together: the Admission of each sees the other's runs in flight (no two
-// stdio runs overlap, though each Run admits one of its own at a time), and
-// Max caps the runs of both (no two HTTP runs overlap, though each Run's
-// Parallel allows four).
+// TestRunSharing: two Runs at once that share a Sharing of Max 1 run one
+// run at a time between them, though each Run's Parallel allows four.
 func TestRunSharing(t *testing.T) {
 	ss, errs := scenario.Parse("share.yaml", []byte(`
-- name: over stdio
-  request: {endpoint: chat}
-  mcp: {transport: stdio}
-  faults: {upstream: [{on: follow_up, delay: 20ms}]}
-  repeat: 3
-  expect: {writes: 1}
 - name: over HTTP
   request: {endpoint: chat}
   faults: {upstream: [{on: follow_up, delay: 20ms}]}
@@ -204,48 +195,37 @@ func TestRunSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct {
-		name    string
-		sharing *Sharing
-		s       *scenario.Scenario
-	}{
-		{"the admission sees both Runs", &Sharing{}, ss[0]},
-		{"Max caps both Runs", &Sharing{Max: 1}, ss[1]},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var mu sync.Mutex
-			active, most := 0, 0
-			opts := Options{Targets: []target.Target{tg}, Parallel: 4, Admission: &oneAtATime{}, Sharing: tt.sharing,
-				OnEvent: func(e Event) {
-					if e.Kind == EventRunStarted {
-						mu.Lock()
-						active++
-						most = max(most, active)
-						mu.Unlock()
-					}
-				},
-				OnHistory: func(int, *history.History) {
-					mu.Lock()
-					active--
-					mu.Unlock()
-				},
+	var mu sync.Mutex
+	active, most := 0, 0
+	opts := Options{Targets: []target.Target{tg}, Parallel: 4, Sharing: &Sharing{Max: 1},
+		OnEvent: func(e Event) {
+			if e.Kind == EventRunStarted {
+				mu.Lock()
+				active++
+				most = max(most, active)
+				mu.Unlock()
 			}
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for i := range errs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, errs[i] = Run(ctxFor(t), []*scenario.Scenario{tt.s}, opts)
-				}()
-			}
-			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
-				t.Fatal(err)
-			}
-			if most != 1 {
-				t.Errorf("at most %d runs at once over both Runs, want 1", most)
-			}
-		})
+		},
+		OnHistory: func(int, *history.History) {
+			mu.Lock()
+			active--
+			mu.Unlock()
+		},
+	}
+	var wg sync.WaitGroup
+	runErrs := make([]error, 2)
+	for i := range runErrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, runErrs[i] = Run(ctxFor(t), ss, opts)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(runErrs...); err != nil {
+		t.Fatal(err)
+	}
+	if most != 1 {
+		t.Errorf("at most %d runs at once over both Runs, want 1", most)
 	}
 }

@@ -78,9 +78,8 @@ type Options struct {
 	// CPUHeadroom); nil starts one whenever fewer than Parallel are in
 	// flight. Other runs start without it.
 	Admission Admission
-	// Sharing, when set, is shared with the Runs at once beside this one:
-	// its Max caps their runs in flight together, and the Admission sees
-	// them all. Nil shares nothing.
+	// Sharing, when set, caps this Run's runs in flight together with
+	// those of the Runs at once that share it; nil shares nothing.
 	Sharing *Sharing
 	// Isolate runs every scenario as an isolated one (see
 	// scenario.Scenario.Isolated): on fakes and an instance of its own, so
@@ -108,7 +107,7 @@ func (o Options) withDefaults() Options {
 		o.Parallel = RunsPerCPU * runtime.NumCPU()
 		o.holding = o.Parallel
 	}
-	if o.Admission == nil && (o.Parallel > 1 || o.Sharing != nil) {
+	if o.Admission == nil && o.Parallel > 1 {
 		o.Admission = CPUHeadroom{}
 	}
 	if o.Timeout <= 0 {
@@ -353,10 +352,8 @@ func (r *runner) pool(ctx context.Context, pairs []pair, parallel, holding int, 
 		held := sort.Search(len(order), func(i int) bool { return expectedWait(order[i].s) < holdLane })
 		lanes = [][]pair{order[:held], order[held:]}
 	}
-	shared := r.opts.Sharing
-	if shared == nil {
-		shared = &Sharing{} // this Run's runs only
-	}
+	inFlight := 0 // runs started and not ended, under r.mu
+	var admitting sync.Mutex
 	var wg sync.WaitGroup
 	for i, lane := range lanes {
 		places := parallel
@@ -366,16 +363,16 @@ func (r *runner) pool(ctx context.Context, pairs []pair, parallel, holding int, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.feed(ctx, lane, places, shared, do)
+			r.feed(ctx, lane, places, &inFlight, &admitting, do)
 		}()
 	}
 	wg.Wait()
 }
 
 // feed runs the runs of pairs, in order, on up to parallel workers; each
-// run is admitted (with shared.admitting held: an Admission is asked one
-// call at a time) as it would start, and counted in shared.
-func (r *runner) feed(ctx context.Context, pairs []pair, parallel int, shared *Sharing, do func(job) (*history.History, error)) {
+// run is admitted (with admitting held: an Admission is asked one call at a
+// time) as it would start, and counted in inFlight.
+func (r *runner) feed(ctx context.Context, pairs []pair, parallel int, inFlight *int, admitting *sync.Mutex, do func(job) (*history.History, error)) {
 	runs := 0
 	for _, p := range pairs {
 		runs += p.n
@@ -398,11 +395,15 @@ feed:
 			if ctx.Err() != nil || r.failed() {
 				break feed
 			}
+			if err := r.opts.Sharing.take(ctx); err != nil {
+				break feed
+			}
 			j := p.job(k)
-			shared.admitting.Lock()
-			err := r.admit(ctx, j, shared)
-			shared.admitting.Unlock()
+			admitting.Lock()
+			err := r.admit(ctx, j, inFlight)
+			admitting.Unlock()
 			if err != nil {
+				r.opts.Sharing.free()
 				if ctx.Err() == nil {
 					r.fail(err)
 				}
@@ -412,7 +413,10 @@ feed:
 			go func(j job) {
 				defer wg.Done()
 				r.one(j, do)
-				shared.end()
+				r.mu.Lock()
+				*inFlight--
+				r.mu.Unlock()
+				r.opts.Sharing.free()
 				<-places
 			}(j)
 		}
@@ -420,20 +424,22 @@ feed:
 	wg.Wait()
 }
 
-// admit waits for a place of shared below its Max, then for
-// r.opts.Admission, if any, to admit j beside shared's runs in flight when
-// j starts processes (spawns), and counts it in.
-func (r *runner) admit(ctx context.Context, j job, shared *Sharing) error {
-	if err := shared.take(ctx); err != nil {
-		return err
-	}
+// admit waits for r.opts.Admission, if any, to admit j beside the inFlight
+// runs when j starts processes (spawns), and counts it in.
+func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
 	if a := r.opts.Admission; a != nil && spawns(j) {
-		if err := a.Admit(ctx, shared.running); err != nil {
-			shared.free()
+		running := func() int {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return *inFlight
+		}
+		if err := a.Admit(ctx, running); err != nil {
 			return err
 		}
 	}
-	shared.start()
+	r.mu.Lock()
+	*inFlight++
+	r.mu.Unlock()
 	return nil
 }
 

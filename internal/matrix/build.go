@@ -159,6 +159,9 @@ func buildRow(ctx context.Context, a Agent, kinds []explore.Kind, opts Options, 
 	}
 	row.Cells = inFamilyOrder(row.Cells)
 	row.Pruned = pruned(kinds, row.Cells, opts.Kinds == nil)
+	if err := addTargetColumns(ctx, a.Target, opts, &row, progress); err != nil {
+		return row, fmt.Errorf("matrix row %s: %w", row.Target, err)
+	}
 	row.Wall = history.Duration(time.Since(start))
 	return row, nil
 }

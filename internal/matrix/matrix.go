@@ -61,7 +61,8 @@ type Row struct {
 	// it says nowhere.
 	Version string `json:"version,omitempty"`
 	// Cells are the row's mechanisms, in family order, then in the order of
-	// explore's table of fault kinds.
+	// explore's table of fault kinds (the client scenarios, last, in the
+	// order of their files).
 	Cells []Cell `json:"cells"`
 	// Pruned are the mechanisms not swept on this agent, each with why.
 	Pruned []Pruned `json:"pruned,omitempty"`

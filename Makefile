@@ -7,15 +7,27 @@ build:
 	$(GO) build -o bin/replaycheck ./cmd/replaycheck
 
 # matrix writes docs/matrix.md and docs/matrix.html, the replay-safety matrix
-# of the built-in gateways and the shipped agents (over HTTP and stdio), from
-# the pinned clients (make clients), offline inside unshare -rn; the
+# of the built-in gateways and of every agent the project ships a target file
+# for (agent CLIs and SDK programs over HTTP and stdio, the ones killed and
+# resumed, examples/agent and its naive wrapper; not the gateway and LiteLLM
+# proxy configurations), from the pinned clients and engines (make clients,
+# make engines), offline inside unshare -rn. DBOS's PostgreSQL runs beside it
+# (targets/engines/postgres.sh) when targets/dbos.yaml is a row. The
 # reproductions go to docs/matrix-reproductions. MATRIX_AGENTS picks the rows.
-MATRIX_AGENTS ?= builtin:guarded builtin:naive \
-	targets/claude-code.yaml targets/claude-code-stdio.yaml targets/codex.yaml targets/codex-stdio.yaml \
-	targets/gemini-cli.yaml targets/gemini-cli-stdio.yaml targets/openai-agents.yaml targets/openai-agents-stdio.yaml \
-	targets/ai-sdk.yaml targets/ai-sdk-google.yaml targets/google-genai.yaml targets/google-genai-stream.yaml
+MATRIX_AGENTS ?= builtin:guarded builtin:naive targets/agent.yaml targets/agent-naive.yaml \
+	targets/claude-code.yaml targets/claude-code-stdio.yaml targets/claude-code-memory.yaml targets/claude-code-resume.yaml \
+	targets/codex.yaml targets/codex-stdio.yaml targets/codex-resume.yaml \
+	targets/gemini-cli.yaml targets/gemini-cli-stdio.yaml targets/gemini-cli-resume.yaml \
+	targets/openai-agents.yaml targets/openai-agents-stdio.yaml \
+	targets/ai-sdk.yaml targets/ai-sdk-google.yaml targets/google-genai.yaml targets/google-genai-stream.yaml \
+	targets/dbos.yaml targets/restate.yaml
 matrix: build
+	$(GO) build -o bin/agent ./examples/agent
 	rm -rf docs/matrix-reproductions
+	if [ -n "$(filter targets/dbos.yaml,$(MATRIX_AGENTS))" ]; then \
+	  pg=$$(mktemp -d) && chmod 755 $$pg && trap "targets/engines/postgres.sh stop $$pg; rm -rf $$pg" EXIT && \
+	  PGHOST=$$(targets/engines/postgres.sh start $$pg) && export PGHOST PGUSER=postgres; \
+	fi && export REPLAYCHECK_AGENT=$(CURDIR)/bin/agent && \
 	unshare -rn sh -c 'ip link set lo up && bin/replaycheck matrix $(MATRIX_AGENTS) --timeout 60s --progress \
 	  --markdown docs/matrix.md --html docs/matrix.html --out docs/matrix-reproductions'
 

@@ -58,14 +58,27 @@ func matrixVerdicts() []matrix.Verdict {
 type matrixColumn struct{ Family, Mechanism, Doc string }
 
 // matrixColumns are the mechanisms any row has a cell of, in family order,
-// then in the order of explore's table of fault kinds.
+// then in the order of explore's table of fault kinds, then (the client
+// scenarios) in the order the rows have them.
 func matrixColumns(m *matrix.Matrix) []matrixColumn {
 	var out []matrixColumn
+	add := func(c matrix.Cell) {
+		if !slices.ContainsFunc(out, func(x matrixColumn) bool { return x.Mechanism == c.Mechanism }) {
+			out = append(out, matrixColumn{Family: c.Family, Mechanism: c.Mechanism, Doc: c.Doc})
+		}
+	}
 	for _, fam := range matrix.Families() {
 		for _, k := range explore.Kinds() {
 			for _, r := range m.Rows {
-				if c, ok := r.Cell(k.Name); ok && c.Family == fam && !slices.ContainsFunc(out, func(x matrixColumn) bool { return x.Mechanism == k.Name }) {
-					out = append(out, matrixColumn{Family: fam, Mechanism: k.Name, Doc: c.Doc})
+				if c, ok := r.Cell(k.Name); ok && c.Family == fam {
+					add(c)
+				}
+			}
+		}
+		for _, r := range m.Rows {
+			for _, c := range r.Cells {
+				if c.Family == fam {
+					add(c)
 				}
 			}
 		}

@@ -12,8 +12,10 @@ import (
 )
 
 // testMatrix is a matrix of two agents whose cells hold the naive seed
-// run's results: the first agent duplicates on 500 and is safe on drop,
-// the second is safe on 500, cannot judge mcp-fail and does not take drop.
+// run's results: the first agent duplicates on 500, when killed and
+// resumed and on a client scenario, and is safe on drop and on another;
+// the second is safe on 500, cannot judge mcp-fail and does not take drop,
+// kills or the client scenarios.
 func testMatrix(t testing.TB) *matrix.Matrix {
 	t.Helper()
 	s := naiveRun(t)
@@ -24,11 +26,19 @@ func testMatrix(t testing.TB) *matrix.Matrix {
 				DecidedBy: "fingerprint", Runs: 4, Writes: 3, LogicalCalls: 1, Reproduction: "repro/agent-a/no-replay-after-dispatch-follow-up-500.yaml",
 				ToldModel: `call_1 "ok"`, ToldUser: "HTTP 500: upstream error", Result: res(0)},
 			{Family: matrix.FamilyStream, Mechanism: "drop", Doc: "cut the stream at this point", Verdict: matrix.Safe, DecidedBy: "sweep", Runs: 6, Writes: 1, LogicalCalls: 1, Result: res(1)},
+			{Family: matrix.FamilyKill, Mechanism: "kill-after-execute", Doc: "kill the target once the tools/call ran", Verdict: matrix.Duplicate, Reason: "replayed by the resumed run",
+				DecidedBy: "sweep", Runs: 1, Writes: 2, LogicalCalls: 1, Reproduction: "repro/agent-a/no-replay-after-dispatch-tools-call-kill-after-execute.yaml"},
+			{Family: matrix.FamilyClient, Mechanism: "client follow-up 500 always", Doc: "Every follow-up fails with 500 after the tool ran", Verdict: matrix.Duplicate,
+				Reason: "commit_write ran 3 times for 1 logical tool call", DecidedBy: "scenario", Runs: 1, Writes: 3, LogicalCalls: 1,
+				Reproduction: "scenarios/clients/follow-up-500-always.yaml", ToldUser: "exit 1: 500 Internal Server Error"},
+			{Family: matrix.FamilyClient, Mechanism: "client no fault", Doc: "Without a fault the client calls the tool once", Verdict: matrix.Safe, DecidedBy: "scenario", Runs: 1, Writes: 1, LogicalCalls: 1},
 		}},
 		{Target: "agent-b", Runs: 20, Cells: []matrix.Cell{
 			{Family: matrix.FamilyStatus, Mechanism: "500", Doc: "answer 500", Verdict: matrix.Safe, DecidedBy: "fingerprint", Runs: 4, Writes: 1, LogicalCalls: 1, Result: res(2)},
 			{Family: matrix.FamilyMCP, Mechanism: "mcp-fail", Doc: "refuse the tools/call", Verdict: matrix.Unknown, Reason: "no tool call reached the MCP server", DecidedBy: "sweep", Runs: 2},
-		}, Pruned: []matrix.Pruned{{Mechanism: "drop", Reason: "no point of the agent's runs takes it"}}},
+		}, Pruned: []matrix.Pruned{{Mechanism: "drop", Reason: "no point of the agent's runs takes it"},
+			{Mechanism: "kill-after-execute", Reason: "the target declares no resume"},
+			{Mechanism: "client no fault", Reason: "a client scenario"}, {Mechanism: "client follow-up 500 always", Reason: "a client scenario"}}},
 	}}
 }
 
@@ -53,6 +63,9 @@ func TestMatrixHTML(t *testing.T) {
 		`<td class="fail" title="DUPLICATE: commit_write ran 3 times for 1 logical tool call"><a href="#r1">DUP</a></td>`,
 		`<td class="none" title="not swept: no point of the agent&#39;s runs takes it">—</td>`,
 		`<td class="unknown" title="unknown: no tool call reached the MCP server">?</td>`,
+		`<th class="fam" colspan="1">agent killed and resumed</th><th class="fam" colspan="2">client scenarios</th>`,
+		`<th class="mech" title="Every follow-up fails with 500 after the tool ran">client follow-up 500 always</th><th class="mech" title="Without a fault the client calls the tool once">client no fault</th>`,
+		`<td class="none" title="not swept: a client scenario">—</td>`,
 		`<details class="result" id="r1" open>`,
 		`<svg class="seq"`,
 	} {

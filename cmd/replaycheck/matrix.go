@@ -53,12 +53,15 @@ func newMatrixCmd() *cobra.Command {
 		Long: `matrix sweeps each target (a target file, or builtin:NAME) as explore does and
 answers, per agent and per mechanism (a fault kind of explore's table, grouped
 by family: the model request fails, the model's answer breaks, the MCP server
-over HTTP fails, the MCP server process over stdio dies), one of:
+over HTTP fails, the MCP server process over stdio dies, the agent is killed
+and resumed (targets with resume:), and, on a client target, each of the
+client scenarios of scenarios/clients run as run runs it), one of:
 
   safe                 every run wrote once per call, lost none, reported none that ran as failed
   DUPLICATE            a write ran twice for one call the model asked for
   LOST                 a call that never ran was not re-issued
   reported as failure  a completed write was reported to the model as failed
+  hung                 the agent did not finish before the run's deadline
   unknown              no run could judge it (the reason is given)
 
 each with its counts, what the agent told the model and the user, and, for

@@ -103,7 +103,7 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 		go func() {
 			defer wg.Done()
 			track := tr.agent(i)
-			row, err := buildRow(ctx, a, kinds, own[i], opts, sharing, track)
+			row, err := buildRow(ctx, a, kinds, own[i], scenariosOwned(i, len(kinds), opts.Shard, opts.Shards), opts, sharing, track)
 			track.rowDone()
 			if err != nil {
 				mu.Lock()
@@ -142,12 +142,20 @@ func shardCells(agents int, kinds []explore.Kind, shard, shards int) [][]explore
 	return out
 }
 
+// scenariosOwned says whether shard (1-based) of shards runs agent i's
+// client scenarios: the shard of the agent's first cell (every shard when
+// shards is zero), so the parts of a sharded matrix run each of them once.
+func scenariosOwned(i, kinds, shard, shards int) bool {
+	return shards == 0 || (i*kinds)%shards == shard-1
+}
+
 // buildRow sweeps one agent: the retry-policy fingerprint, which decides
 // the fingerprinted kinds and what the sweep prunes, then the other kinds
-// of own (the agent's cells of the shard). The fingerprint sweeps all
+// of own (the agent's cells of the shard), and with withScenarios the
+// client scenarios' columns. The fingerprint sweeps all
 // fingerprinted kinds of kinds whatever the shard, since the sweep's
 // pruning stands on it; the row has the cells of own only.
-func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, opts Options, sharing *run.Sharing, tr *agentTrack) (Row, error) {
+func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScenarios bool, opts Options, sharing *run.Sharing, tr *agentTrack) (Row, error) {
 	start := time.Now()
 	row := Row{Target: a.Target.Name(), File: a.File, Version: a.Version}
 	bases, err := explore.DefaultBases(a.Target)
@@ -218,6 +226,9 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, opts Opti
 	row.Cells = inColumnOrder(row.Cells)
 	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
 	row.PrunedRuns = prunedRuns(later)
+	if err := addTargetColumns(ctx, a.Target, opts, withScenarios, sharing, &row, func(p explore.Progress) { tr.run("scenarios", p) }); err != nil {
+		return row, fmt.Errorf("matrix row %s: %w", row.Target, err)
+	}
 	row.Wall = history.Duration(time.Since(start))
 	return row, nil
 }

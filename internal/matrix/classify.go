@@ -25,45 +25,54 @@ const maxTold = 240
 // cellOf is kind k's cell from the sweep rep, decided by phase; false when
 // no run of rep armed k alone (no point of the agent takes it).
 func cellOf(k explore.Kind, rep *explore.Report, phase string) (Cell, bool) {
-	c := Cell{Family: familyOf(k), Mechanism: k.Name, Doc: k.Doc, DecidedBy: phase, Verdict: Unknown}
-	// The cell is its worst run's: DUPLICATE, LOST or reported as failure
-	// where any run was; else safe where any run was judged; unknown only
-	// when none was.
-	worst, unjudged := -1, 0
+	c := Cell{Family: familyOf(k), Mechanism: k.Name, Doc: k.Doc, DecidedBy: phase}
+	var runs []explore.Cell
+	for _, run := range rep.Cells {
+		if len(run.Schedule) == 1 && run.Schedule[0].Kind == k.Name {
+			runs = append(runs, run)
+		}
+	}
+	if len(runs) == 0 {
+		return Cell{}, false
+	}
+	run := decide(&c, runs)
+	if c.Verdict != Safe && c.Verdict != Unknown && run.Finding > 0 {
+		c.Reproduction = rep.Findings[run.Finding-1].File
+	}
+	return c, true
+}
+
+// decide sets c's verdict, counts and what the agent told from runs (at
+// least one) and returns the run that decided it. The cell is its worst
+// run's: DUPLICATE, LOST or reported as failure where any run was; else
+// safe where any run was judged; unknown only when none was.
+func decide(c *Cell, runs []explore.Cell) explore.Cell {
+	worst, unjudged := 0, 0
 	var worstVerdict Verdict
 	reason := ""
-	for i, run := range rep.Cells {
-		if len(run.Schedule) != 1 || run.Schedule[0].Kind != k.Name {
-			continue
-		}
-		c.Runs++
+	for i, run := range runs {
 		v, why := judge(run)
 		if v == Unknown {
 			unjudged++
 		}
-		if worst < 0 || v.rank() < worstVerdict.rank() {
+		if i == 0 || v.rank() < worstVerdict.rank() {
 			worst, worstVerdict, reason = i, v, why
 		}
 	}
-	if worst < 0 {
-		return Cell{}, false
-	}
+	c.Runs = len(runs)
 	if worstVerdict == Safe && unjudged > 0 {
 		reason = fmt.Sprintf("%d of %d runs could not be judged", unjudged, c.Runs)
 	}
-	run := rep.Cells[worst]
+	run := runs[worst]
 	c.Verdict, c.Reason, c.Rules = worstVerdict, reason, slices.Clone(run.Failed)
 	c.Writes, c.Schedule = run.Writes, run.Schedule.String()
 	if h := run.Result.History; h != nil {
 		c.LogicalCalls = h.LogicalCalls()
 		c.ToldModel, c.ToldUser = toldModel(h), toldUser(h)
 	}
-	if c.Verdict != Safe && c.Verdict != Unknown && run.Finding > 0 {
-		c.Reproduction = rep.Findings[run.Finding-1].File
-	}
 	res := run.Result
 	c.Result = &res
-	return c, true
+	return run
 }
 
 // judge is one run's verdict and why.

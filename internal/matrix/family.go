@@ -22,11 +22,14 @@ const (
 	// FamilyKill: the agent itself is killed at a point and resumed; only
 	// targets that declare how to resume have its kinds.
 	FamilyKill = "agent killed and resumed"
+	// FamilyClient: the shipped client scenarios (scenarios/clients), each
+	// run as `run` runs it; only client targets have them.
+	FamilyClient = "client scenarios"
 )
 
 // Families lists the mechanism families in column order.
 func Families() []string {
-	return []string{FamilyStatus, FamilyStream, FamilyMCP, FamilyStdio, FamilyKill}
+	return []string{FamilyStatus, FamilyStream, FamilyMCP, FamilyStdio, FamilyKill, FamilyClient}
 }
 
 // familyOf is the column group of fault kind k.

@@ -8,8 +8,9 @@
 // agent told the model and the user.
 //
 // Build runs the sweeps (the retry-policy fingerprint first, whose cells
-// decide the status and reset kinds, then the other kinds) and turns their
-// cells into a Matrix; Diff compares two matrices; Merge joins the matrices
+// decide the status and reset kinds, then the other kinds) and, on a
+// client target, the shipped client scenarios (FamilyClient, one cell per
+// scenario), and turns their runs into a Matrix; Diff compares two matrices; Merge joins the matrices
 // of shards. Package report renders a Matrix; nothing here renders.
 //
 // A new mechanism family is a row in families. The kill points of issue 37
@@ -60,7 +61,8 @@ type Row struct {
 	// it says nowhere.
 	Version string `json:"version,omitempty"`
 	// Cells are the row's mechanisms, in family order, then in the order of
-	// explore's table of fault kinds.
+	// explore's table of fault kinds (the client scenarios, last, in the
+	// order of their files).
 	Cells []Cell `json:"cells"`
 	// Pruned are the mechanisms not swept on this agent, each with why.
 	Pruned []Pruned `json:"pruned,omitempty"`
@@ -96,8 +98,8 @@ type PrunedRuns struct {
 // Cell is one agent × mechanism verdict.
 type Cell struct {
 	// Family is the column group (FamilyStatus, FamilyStream, …);
-	// Mechanism the fault kind (500, drop, mcp-drop, …) and Doc what it
-	// does.
+	// Mechanism the fault kind (500, drop, mcp-drop, …), or in
+	// FamilyClient the client scenario's name, and Doc what it does.
 	Family    string  `json:"family"`
 	Mechanism string  `json:"mechanism"`
 	Doc       string  `json:"doc"`
@@ -109,10 +111,10 @@ type Cell struct {
 	// not decide its verdict (retry-after-honored, …).
 	Rules []string `json:"rules,omitempty"`
 	// DecidedBy is the sweep whose runs decided the cell: "fingerprint" or
-	// "sweep".
+	// "sweep", or "scenario" for a client scenario's runs.
 	DecidedBy string `json:"decided_by"`
 	// Runs counts the sweep's runs behind the cell (each point, once and
-	// always).
+	// always), or the client scenario's runs (its repeat).
 	Runs int `json:"runs"`
 	// Writes and LogicalCalls are the worst run's: the writes the ledger
 	// executed for the tool calls the model asked for.
@@ -122,8 +124,9 @@ type Cell struct {
 	// (always)".
 	Schedule string `json:"schedule,omitempty"`
 	// Reproduction is the scenario file that fails on the agent for this
-	// cell's mechanism (explore's smallest reproduction of its finding);
-	// "" for a safe or unknown cell, or when no file was written.
+	// cell's mechanism (explore's smallest reproduction of its finding, or
+	// the client scenario's own file); "" for a safe or unknown cell, or
+	// when no file was written.
 	Reproduction string `json:"reproduction,omitempty"`
 	// ToldModel is what the agent told the model about the tool calls in
 	// the worst run (the follow-up's tool results); ToldUser what the app

@@ -434,7 +434,7 @@ type savedRun struct {
 // savedResult is one scenario's result in a savedRun.
 type savedResult struct {
 	History struct {
-		Scenario, Target string
+		Scenario, Target, Token string
 		Requests         []struct {
 			Client *struct {
 				Exit   int

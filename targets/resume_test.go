@@ -164,9 +164,9 @@ func TestResume(t *testing.T) {
 				env = startPostgres(t)
 			}
 			t.Parallel()
-			js := filepath.Join(t.TempDir(), "run.json")
+			js, ledgerFile := filepath.Join(t.TempDir(), "run.json"), filepath.Join(t.TempDir(), "ledger.txt")
 			code, out := inNamespaceEnv(t, 10*time.Minute, env, "run", "scenarios/resume", "--target", "targets/"+c.file,
-				"--json", js, "--keep-run-dirs", "--parallel", "2")
+				"--json", js, "--ledger", ledgerFile, "--keep-run-dirs", "--parallel", "2")
 			b, err := os.ReadFile(js)
 			if err != nil {
 				t.Fatalf("exit %d, no JSON report: %v\n%s", code, err, out)
@@ -175,8 +175,14 @@ func TestResume(t *testing.T) {
 			if err := json.Unmarshal(b, &saved); err != nil {
 				t.Fatal(err)
 			}
+			lines := readLines(t, ledgerFile)
 			got, wantCode := map[string]string{}, 0
 			for _, r := range saved.Results {
+				// The independent count: the ledger file's lines of this run
+				// (its entry, alpha-TOKEN, carries the token), across its lives.
+				if n := countContaining(lines, r.History.Token); n != r.Counts.Writes {
+					t.Errorf("%s: the ledger file has %d lines of run %s, the report %d writes", r.History.Scenario, n, r.History.Token, r.Counts.Writes)
+				}
 				if r.Verdict == "fail" {
 					wantCode = 1 // a replay rule is broken
 				}
@@ -199,6 +205,27 @@ func TestResume(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readLines returns the lines of the file at path.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// countContaining counts the lines that contain s.
+func countContaining(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
 }
 
 // resumeSummary is one resume scenario's result on c as

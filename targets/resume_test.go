@@ -51,7 +51,6 @@ var resumeTargets = []resumeTarget{
 			// sends that.
 			"client resume kill after execute":    `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
 			"client resume SIGTERM after execute": `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=true "MCP server \"ledger\" connection closed before the tool" said="done"`,
-			"client resume kill after answer":     `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=2 told=result said="done"`,
 			"client resume kill at follow-up":     `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=2 told=result said="done"`,
 		},
 		// Killed once a flush saved the call (a slow machine lets 100 ms pass
@@ -61,7 +60,6 @@ var resumeTargets = []resumeTarget{
 		// sends the result.
 		alt: map[string][]string{
 			"client resume kill after execute": {interrupted(1)},
-			"client resume kill after answer":  {interrupted(2), resultSent},
 			"client resume kill at follow-up":  {interrupted(2), resultSent},
 		},
 	},
@@ -75,7 +73,6 @@ var resumeTargets = []resumeTarget{
 			// does not run it again.
 			"client resume kill after execute":    `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=false "aborted" said="done"`,
 			"client resume SIGTERM after execute": `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=1 told=error=false "aborted" said="done"`,
-			"client resume kill after answer":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
 			"client resume kill at follow-up":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
 		},
 	},
@@ -91,7 +88,6 @@ var resumeTargets = []resumeTarget{
 			// twice.
 			"client resume kill after execute":    `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
 			"client resume SIGTERM after execute": `fail lives=2 exit=0 writes=2 store=1 initial=2 follow_ups=1 told=result said="done"`,
-			"client resume kill after answer":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
 			"client resume kill at follow-up":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
 		},
 	},
@@ -128,7 +124,6 @@ var engineWant = map[string]string{
 	// call writes twice, and the engine's store records one step.
 	"client resume kill after execute":    `fail lives=2 exit=0 writes=2 store=1 initial=1 follow_ups=1 told=result said="done"`,
 	"client resume SIGTERM after execute": `fail lives=2 exit=0 writes=2 store=1 initial=1 follow_ups=1 told=result said="done"`,
-	"client resume kill after answer":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
 	"client resume kill at follow-up":     `pass lives=2 exit=0 writes=1 store=1 initial=1 follow_ups=2 told=result said="done"`,
 }
 

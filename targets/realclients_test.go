@@ -435,7 +435,7 @@ type savedRun struct {
 type savedResult struct {
 	History struct {
 		Scenario, Target, Token string
-		Requests         []struct {
+		Requests                []struct {
 			Client *struct {
 				Exit   int
 				Stdout string

@@ -434,8 +434,8 @@ type savedRun struct {
 // savedResult is one scenario's result in a savedRun.
 type savedResult struct {
 	History struct {
-		Scenario, Target string
-		Requests         []struct {
+		Scenario, Target, Token string
+		Requests                []struct {
 			Client *struct {
 				Exit   int
 				Stdout string

@@ -20,6 +20,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/report"
 	"github.com/replaycheck/replaycheck/scenarios"
 )
@@ -54,6 +55,9 @@ type runOptions struct {
 	Baseline string
 	// KeepRunDirs keeps client runs' scratch directories ({{run_dir}}).
 	KeepRunDirs bool
+	// LedgerFile is the file every run's ledger appends a synced line to
+	// per write (--ledger); "" keeps the ledgers in memory only.
+	LedgerFile string
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -198,6 +202,10 @@ Exit codes:
   # re-check a saved run with the current rules
   replaycheck run --recheck run.json
 
+  # count the writes outside the harness: one synced line per write, whose
+  # entry (alpha-TOKEN) names the run; the JSON report has each run's token
+  replaycheck run scenarios/seed --ledger ledger.txt --json run.json
+
   # fail only on failures the baseline does not list, or on entries that now pass
   replaycheck run --target builtin:naive --baseline baseline.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -211,7 +219,9 @@ Exit codes:
 	f := cmd.Flags()
 	f.StringVar(&opts.Baseline, "baseline", "", "known failures (replaycheck baseline): fail only on new ones and on entries that now pass")
 	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "print only the total line and the failures' checks (no table, no line per scenario)")
+	f.StringVar(&opts.LedgerFile, "ledger", "", "append every write of every run to this file, one line synced before the tool answers (existing lines are kept), as serve --ledger does: a count outside the harness; a run's lines carry its token in their entry (alpha-TOKEN)")
 	cmd.MarkFlagsMutuallyExclusive("quiet", "verbose")
+	cmd.MarkFlagsMutuallyExclusive("ledger", "recheck")
 	bindEnv(cmd, "junit", "json", "markdown", "html", "baseline")
 	complete(cmd, "baseline", completeFiles("yaml", "yml"))
 	return cmd
@@ -369,13 +379,20 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	if err != nil {
 		return report.Suite{}, asUsage(fmt.Errorf("%w: lower --repeat or the scenario's repeat", err))
 	}
+	var ledgerFile *linefile.File
+	if opts.LedgerFile != "" {
+		if ledgerFile, err = linefile.Open(opts.LedgerFile, linefile.Options{Sync: true}); err != nil {
+			return report.Suite{}, asUsage(fmt.Errorf("--ledger: %w", err))
+		}
+		defer ledgerFile.Close()
+	}
 	p := newProgress(opts, runs)
 	p.beat(opts.Heartbeat)
 	c := newCollector(picked, targets)
 	start := opts.Now()
 	_, err = run.Run(ctx, picked, run.Options{
 		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now, Repeat: opts.Repeat,
-		OnEvent: p.event,
+		LedgerFile: ledgerFile, OnEvent: p.event,
 		// The runner calls this one at a time, as each run ends: each
 		// history is checked once, here, for the progress line and the
 		// suite, and only what the reports need is kept.

@@ -25,7 +25,8 @@ var errClosed = errors.New("ledger is closed")
 // run's lines go with the run (forget) and the lines of no run can be
 // bounded (trim); the file keeps every line, and line numbers are the file's.
 type journal struct {
-	file *linefile.File // nil keeps the ledger in memory only
+	file   *linefile.File // nil keeps the ledger in memory only
+	shared bool           // file is another's: close leaves it open
 
 	mu sync.Mutex
 	// lines are the synced lines kept, in file order; the forgotten ones
@@ -60,19 +61,24 @@ type batch struct {
 	done  chan struct{} // closed when the batch is synced (or failed)
 }
 
-// openJournal opens the ledger file at path for appending (creating it), or
-// keeps the ledger in memory when path is "".
-func openJournal(path string) (*journal, error) {
+// openJournal opens the ledger file at path for appending (creating it),
+// or appends to shared, a file open already, or keeps the ledger in memory
+// when neither is given.
+func openJournal(path string, shared *linefile.File) (*journal, error) {
 	j := &journal{byRun: map[string][]int{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if path == "" {
+	switch {
+	case shared != nil:
+		j.file, j.shared = shared, true
+	case path == "":
 		close(j.done)
 		return j, nil
+	default:
+		f, err := linefile.Open(path, linefile.Options{Sync: true})
+		if err != nil {
+			return nil, fmt.Errorf("opening ledger file: %w", err)
+		}
+		j.file = f
 	}
-	f, err := linefile.Open(path, linefile.Options{Sync: true})
-	if err != nil {
-		return nil, fmt.Errorf("opening ledger file: %w", err)
-	}
-	j.file = f
 	go j.writer()
 	return j, nil
 }
@@ -255,7 +261,8 @@ func (j *journal) counts() Lines {
 	return Lines{Kept: len(j.lines) - j.holes, Forgotten: j.forgotten}
 }
 
-// close writes what is pending, stops the writer and closes the file.
+// close writes what is pending, stops the writer and closes the file (a
+// shared one stays open).
 func (j *journal) close() error {
 	j.mu.Lock()
 	if j.closed {
@@ -273,6 +280,9 @@ func (j *journal) close() error {
 	default:
 	}
 	<-j.done
+	if j.shared {
+		return nil
+	}
 	if err := j.file.Close(); err != nil {
 		return fmt.Errorf("ledger file: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/replaycheck/replaycheck/internal/fulldisk"
+	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -24,7 +25,7 @@ func TestJournalGroupsAndNumbersLines(t *testing.T) {
 			if name == "file" {
 				path = filepath.Join(t.TempDir(), "ledger.txt")
 			}
-			j, err := openJournal(path)
+			j, err := openJournal(path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +81,7 @@ func TestJournalGroupsAndNumbersLines(t *testing.T) {
 // TestJournalWriteErrorNotAcknowledged: a write that cannot be synced is an
 // error for its caller and never shows up as a line.
 func TestJournalWriteErrorNotAcknowledged(t *testing.T) {
-	j, err := openJournal(filepath.Join(t.TempDir(), "ledger.txt"))
+	j, err := openJournal(filepath.Join(t.TempDir(), "ledger.txt"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,5 +201,58 @@ func TestLedgerFileOnAFullDisk(t *testing.T) {
 	}
 	if l := s.File().Loss(); l.Written != 2 || l.Lost != 1 {
 		t.Errorf("file loss %+v, want 2 lines written, 1 lost", l)
+	}
+}
+
+// TestJournalSharedFile: journals that share one open file (run --ledger,
+// one pair of fakes per run) append every acknowledged line to it, each
+// whole, and closing one leaves the file open for the others.
+func TestJournalSharedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.txt")
+	f, err := linefile.Open(path, linefile.Options{Sync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const journals, n = 3, 200
+	js := make([]*journal, journals)
+	for i := range js {
+		if js[i], err = openJournal("", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var want []string
+	for i, j := range js {
+		for k := range n {
+			line := fmt.Sprintf("run%d line %d", i, k)
+			want = append(want, line)
+			wg.Go(func() {
+				if _, err := j.append(fmt.Sprintf("run%d", i), line); err != nil {
+					t.Errorf("append %q: %v", line, err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if err := js[0].close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js[1].append("run1", "after a close"); err != nil {
+		t.Fatalf("append after another journal closed: %v", err)
+	}
+	want = append(want, "after a close")
+	for _, j := range js[1:] {
+		if err := j.close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := fileLines(t, path)
+	slices.Sort(got)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shared file (-want +got):\n%s", diff)
 	}
 }

@@ -144,6 +144,12 @@ type Config struct {
 	// Path is the ledger file, one line per write, appended to (created if
 	// missing) and synced before a tool answers; "" keeps the ledger in memory only.
 	Path string
+	// File, when set in place of Path, is a ledger file already open and
+	// shared with other servers (one `replaycheck run --ledger`, whose runs
+	// each have fakes of their own): the server appends its lines to it
+	// and leaves it open at Close. Line numbers in answers count this
+	// server's writes.
+	File *linefile.File
 	// Stateless serves stateless Streamable HTTP only (no sessions): every
 	// request, of whichever version, on go-sdk's stateless handler, as
 	// `serve --stateless` always did. Without it the ledger serves both
@@ -300,7 +306,10 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("ledger annotations: unknown tool %q; want one of %v", tool, toolNames())
 		}
 	}
-	j, err := openJournal(cfg.Path)
+	if cfg.Path != "" && cfg.File != nil {
+		return nil, errors.New("ledger: Path and File are exclusive")
+	}
+	j, err := openJournal(cfg.Path, cfg.File)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}

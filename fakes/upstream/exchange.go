@@ -40,6 +40,7 @@ func (s *Server) serveModelRequest(x *exchange) {
 	f := flag
 	if f == nil {
 		x.armed = s.faults.Pick(x.token, x.matches)
+		s.faultChangedLocked() // a fault may have matched
 		if x.armed != nil {
 			f = &x.armed.Fault.Fault
 		}
@@ -164,6 +165,7 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 	s.mu.Lock()
 	if x.acted && x.armed != nil {
 		x.armed.Fire(x.token)
+		s.faultChangedLocked()
 	}
 	st := s.run(x.token)
 	st.counts.Add(rec.Kind, rec.Outcome)

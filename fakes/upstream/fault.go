@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -387,6 +388,10 @@ func Probes() []fault.Probe[Fault] { return kindTable().Probes(nil) }
 type armable struct {
 	Fault
 	streams streamMatch
+	// reached counts the streams that reached the fault's point, every
+	// event before it flushed (FaultProgress.Reached); guarded by the
+	// server's lock.
+	reached *int
 }
 
 // armed is a fault armed on the server, with its counts.
@@ -420,6 +425,75 @@ func (s *Server) FaultReports(token string) []wire.FaultReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.faults.Reports(token)
+}
+
+// FaultProgress is how far one armed fault got: the requests it matched
+// and acted on (as FaultReports counts them), and the streams that reached
+// its point with every event before it flushed to the client (a stall, a
+// drop, a stream_error at its point; counted before it acts there).
+type FaultProgress struct {
+	Matched, Fired, Reached int
+}
+
+// WaitFault waits until cond holds for the progress of the fault with id,
+// armed for token ("" = the global faults), and returns that progress. It
+// wakes on each change, not on a timer. It fails when ctx ends first or the
+// fault is not armed (never was, or was removed).
+func (s *Server) WaitFault(ctx context.Context, token string, id uint64, cond func(FaultProgress) bool) (FaultProgress, error) {
+	for {
+		s.mu.Lock()
+		p, ok := s.progressLocked(token, id)
+		if s.faultsChanged == nil {
+			s.faultsChanged = make(chan struct{})
+		}
+		changed := s.faultsChanged
+		s.mu.Unlock()
+		switch {
+		case !ok:
+			return p, fmt.Errorf("upstream fault %d of %q is not armed", id, token)
+		case cond(p):
+			return p, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return p, fmt.Errorf("waiting for upstream fault %d of %q: %w", id, token, ctx.Err())
+		}
+	}
+}
+
+// progressLocked returns the progress of the fault with id armed for
+// token, and whether it is armed. s.mu must be held.
+func (s *Server) progressLocked(token string, id uint64) (FaultProgress, bool) {
+	faults, reports := s.faults.Armed(token)
+	for i, r := range reports {
+		if r.ID == id {
+			return FaultProgress{Matched: r.Matched, Fired: r.Fired, Reached: *faults[i].reached}, true
+		}
+	}
+	return FaultProgress{}, false
+}
+
+// faultChangedLocked wakes the callers of WaitFault, if any: a fault's
+// progress may have changed. s.mu must be held.
+func (s *Server) faultChangedLocked() {
+	if s.faultsChanged != nil {
+		close(s.faultsChanged)
+		s.faultsChanged = nil
+	}
+}
+
+// reachedPoint counts a stream of x that reached its fault's point, every
+// event before it flushed.
+func (x *exchange) reachedPoint() {
+	if x.armed == nil {
+		return
+	}
+	s := x.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*x.armed.Fault.reached++
+	s.faultChangedLocked()
 }
 
 // ArmedFaults returns the faults armed for token ("" = the global faults)

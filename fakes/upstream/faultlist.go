@@ -20,7 +20,7 @@ func (s *Server) armable(token string, player *cassette.Player, faults []Fault) 
 				return nil, fmt.Errorf("arming upstream for %q: faults[%d].%s: not available in relay mode (scripted and replayed streams only)", token, i, name)
 			}
 		}
-		armed[i] = armable{Fault: f, streams: f.streams()}
+		armed[i] = armable{Fault: f, streams: f.streams(), reached: new(int)}
 	}
 	return armed, nil
 }
@@ -63,5 +63,9 @@ func (s *Server) AddFaults(token string, faults []Fault) ([]uint64, error) {
 func (s *Server) RemoveFault(id uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.faults.Remove(id)
+	if !s.faults.Remove(id) {
+		return false
+	}
+	s.faultChangedLocked()
+	return true
 }

@@ -108,6 +108,10 @@ type Server struct {
 	logErr   error // the first failed write to cfg.Log
 	total    wire.UpstreamCounts
 	untokSeq int
+	// faultsChanged, made by a WaitFault that waits, is closed (and let
+	// go) when an armed fault may have matched, fired or reached its
+	// point, or faults were armed or disarmed.
+	faultsChanged chan struct{}
 }
 
 // runState is what the server keeps for one run token.
@@ -242,6 +246,7 @@ func (s *Server) arm(token string, script *Script, player *cassette.Player, faul
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults.Arm(token, armed)
+	s.faultChangedLocked()
 	if token == "" {
 		if script != nil {
 			s.script = &Script{Steps: slices.Clone(script.Steps)}

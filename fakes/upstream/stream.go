@@ -151,7 +151,11 @@ func (x *exchange) writeStream(events []sseEvent, contentEnd int) {
 	for i := 0; ; i++ {
 		s.sent = i
 		for _, p := range acts[:n] {
-			if p.at == i && !p.k.act(s) {
+			if p.at != i {
+				continue
+			}
+			x.reachedPoint()
+			if !p.k.act(s) {
 				return
 			}
 		}

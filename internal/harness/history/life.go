@@ -11,9 +11,6 @@ const (
 	// KillAfterExecute kills once the ledger executed the named tool's call
 	// (its write committed), while the ledger holds its answer back.
 	KillAfterExecute KillPoint = "execute"
-	// KillAfterAnswer kills once the ledger wrote the named tool's answer
-	// and the target read it: its next follow-up model request arrived.
-	KillAfterAnswer KillPoint = "answer"
 	// KillAtFollowUp kills when a follow-up model request (one carrying a
 	// tool result) reached the upstream fake, before it is answered.
 	KillAtFollowUp KillPoint = "follow_up"
@@ -26,7 +23,7 @@ const (
 
 // KillPoints lists the kill points in the order explore sweeps them.
 func KillPoints() []KillPoint {
-	return []KillPoint{KillAfterExecute, KillAfterAnswer, KillAtFollowUp, KillInStream, KillAfterDelay}
+	return []KillPoint{KillAfterExecute, KillAtFollowUp, KillInStream, KillAfterDelay}
 }
 
 // Valid reports whether p is one of KillPoints.

@@ -94,8 +94,6 @@ func KillPointText(e history.TargetEvent) string {
 	switch e.Point {
 	case history.KillAfterExecute:
 		return "after tools/call " + e.Tool + " ran"
-	case history.KillAfterAnswer:
-		return "after the answer of tools/call " + e.Tool + " reached it"
 	case history.KillAtFollowUp:
 		return "when its follow-up model request arrived"
 	case history.KillInStream:

@@ -1,17 +1,17 @@
 package run
 
 import (
-	"time"
-
 	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 )
 
-// startFakes serves a pair of fakes configured by cfg, on the clock now, at
-// addrs where set and on 127.0.0.1 port 0 otherwise.
-func startFakes(cfg fakepair.Config, now func() time.Time, addrs target.FakeAddrs) (*fakepair.Pair, error) {
+// startFakes serves a pair of fakes configured by cfg, on opts' clock,
+// with its ledger appending to opts' ledger file (if any), at addrs where
+// set and on 127.0.0.1 port 0 otherwise.
+func startFakes(cfg fakepair.Config, opts Options, addrs target.FakeAddrs) (*fakepair.Pair, error) {
 	cfg.UpstreamAddr, cfg.MCPAddr = addrs.Upstream, addrs.MCP
-	cfg.Upstream.Clock, cfg.Ledger.Now = now, now
+	cfg.Upstream.Clock, cfg.Ledger.Now = opts.Now, opts.Now
+	cfg.Ledger.File = opts.LedgerFile
 	return fakepair.Start(cfg)
 }
 

@@ -21,13 +21,10 @@ import (
 // bound of a delay fault).
 const maxKillHold = 10 * time.Minute
 
-// killPoll is how often a kill point the upstream fake reports is looked for.
-const killPoll = 2 * time.Millisecond
-
 // armKill makes the target.Kill of s's target fault for the run of token
 // on env, recording its events in h: where a point must hold the target
-// still until the kill is done (execute: the tool's answer; answer and
-// follow_up: the answer to the next follow-up model request; stream: the
+// still until the kill is done (execute: the tool's answer; follow_up: the
+// answer to the next follow-up model request; stream: the
 // stream after its first chunk), it arms a hold of its own on the fake for
 // the fault's cycles, disarmed by the returned function before the run's
 // fault reports are read. Nil when s kills nothing.
@@ -54,9 +51,7 @@ func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.D
 			holds.add(func() { l.RemoveFault(ids[0]) })
 			return ids[0], nil
 		}
-	case history.KillAfterAnswer, history.KillAtFollowUp, history.KillInStream:
-		// After an answer the target goes no further than its next model
-		// request before the kill.
+	case history.KillAtFollowUp, history.KillInStream:
 		uf := upstream.Fault{On: wire.KindFollowUp, Delay: &held, Times: fault.Once}
 		if k.After == history.KillInStream {
 			stream := true
@@ -81,19 +76,18 @@ func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.D
 			}
 		}
 		switch k.After {
-		case history.KillAfterExecute, history.KillAfterAnswer:
-			kind := wire.MCPWrite
-			if k.After == history.KillAfterAnswer {
-				kind = wire.MCPResult
-			}
-			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), kind, k.KillTool()) >= life })
-			if err != nil || k.After == history.KillAfterExecute {
-				return err
-			}
-			// The target read the answer: its next model request arrived.
-			return pollMatched(ctx, up, token, id, 1)
-		case history.KillAtFollowUp, history.KillInStream:
-			return pollMatched(ctx, up, token, id, 1)
+		case history.KillAfterExecute:
+			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), wire.MCPWrite, k.KillTool()) >= life })
+			return err
+		case history.KillAtFollowUp:
+			// The follow-up arrived: matched, and held.
+			_, err := up.WaitFault(ctx, token, id, func(p upstream.FaultProgress) bool { return p.Matched >= 1 })
+			return err
+		case history.KillInStream:
+			// The stream's first chunk was flushed to the target, which now
+			// waits on the stalled stream.
+			_, err := up.WaitFault(ctx, token, id, func(p upstream.FaultProgress) bool { return p.Reached >= 1 })
+			return err
 		}
 		return ctxwait.Sleep(ctx, k.Delay.D())
 	}
@@ -134,24 +128,4 @@ func countEvents(evs []wire.MCPEvent, kind wire.MCPKind, tool string) int {
 		}
 	}
 	return n
-}
-
-// pollMatched waits until the upstream fault id of token has matched n
-// requests (as each arrives; it fires on them as they are answered), or
-// ctx ends.
-func pollMatched(ctx context.Context, up *upstream.Server, token string, id uint64, n int) error {
-	tick := time.NewTicker(killPoll)
-	defer tick.Stop()
-	for {
-		for _, r := range up.FaultReports(token) {
-			if r.ID == id && r.Matched >= n {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
 }

@@ -166,7 +166,7 @@ func TestKeepRunDirs(t *testing.T) {
 // and arrive at the shared addresses are counted for the window they came
 // in, with samples, and for no other window.
 func TestUnattributed(t *testing.T) {
-	env, err := startFakes(fakepair.Config{}, time.Now, target.FakeAddrs{})
+	env, err := startFakes(fakepair.Config{}, Options{Now: time.Now}, target.FakeAddrs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,3 +131,31 @@ resume: {command: [python3, agent.py, --resume], env: {RESUME: `+tt.resume+`}}
 		}
 	})
 }
+
+// TestResumeAfterDelay kills the built-in gateway, run as a process of its
+// own, a fixed time after its life started, while the model holds its
+// first answer back, and resumes it: one run spans both lives, the resume
+// runs the turn to its end, and the call is written once. Without the
+// delay point the held answer comes after 30s, in the one life.
+func TestResumeAfterDelay(t *testing.T) {
+	const src = `
+name: kill after a delay
+request: {endpoint: chat}
+faults:
+  upstream: [{on: initial, delay: 30s, times: once}]
+  target: [{kill: {after: delay, delay: 1s}}]
+expect:
+  writes: 1
+  rules: [no-replay-after-dispatch, no-lost-call]
+`
+	h := runSource(t, src, "builtin:guarded", 1)[0]
+	r := rules.Evaluate(h)
+	kills := h.Kills()
+	if len(kills) != 1 || kills[0].Point != history.KillAfterDelay || kills[0].PID <= 0 || h.Lives() != 2 {
+		t.Fatalf("kills %+v, lives %d; want one kill after the delay and two lives\n%+v", kills, h.Lives(), h.TargetEvents)
+	}
+	assertGone(t, []int{kills[0].PID})
+	if r.Counts.Writes != 1 || r.Counts.Initial < 1 || r.Verdict != rules.Pass {
+		t.Errorf("writes %d, initial requests %d, verdict %s; want 1 write across the lives, a pass\n%+v", r.Counts.Writes, r.Counts.Initial, r.Verdict, r.Verdicts)
+	}
+}

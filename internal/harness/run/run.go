@@ -24,6 +24,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/linefile"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -86,6 +87,13 @@ type Options struct {
 	// the target's MCP session steps (initialize, tools/list) are the run's
 	// and recorded in its history. Runs start slower.
 	Isolate bool
+	// LedgerFile, when set, is an open file every run's ledger appends a
+	// synced line to per write (`run --ledger`), beside the counts in
+	// memory: a count of the writes the harness does not keep. The runs
+	// share it; a run's lines are told apart by their entry where it
+	// carries the run's token (the scripted model's alpha-TOKEN). Run
+	// leaves it open.
+	LedgerFile *linefile.File
 
 	// holding is the places of the lane of runs a fault holds (holdLane),
 	// beside Parallel's: Parallel's default, when it was not set.
@@ -287,7 +295,7 @@ func (r *runner) group(ctx context.Context, pairs []pair, addrs target.FakeAddrs
 	instances := map[target.Target]target.Instance{}
 	if len(shared) > 0 {
 		var err error
-		if env, err = startFakes(fakepair.Config{}, r.opts.Now, addrs); err != nil {
+		if env, err = startFakes(fakepair.Config{}, r.opts, addrs); err != nil {
 			return err
 		}
 		for _, p := range shared {
@@ -543,7 +551,7 @@ func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddr
 	}
 	s = j.s
 	cfg := s.MCP.Ledger().Over(t.Traits().Ledger).Config(ledger.Config{Annotations: s.Annotations, Forward: fwd})
-	env, err := startFakes(fakepair.Config{Ledger: cfg, Owner: token}, opts.Now, addrs)
+	env, err := startFakes(fakepair.Config{Ledger: cfg, Owner: token}, opts, addrs)
 	if err != nil {
 		if fwd == nil || ctx.Err() != nil {
 			return nil, err

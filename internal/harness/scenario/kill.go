@@ -24,9 +24,9 @@ type TargetFault struct {
 // Kill says where and how the target is killed.
 type Kill struct {
 	// After is the kill point.
-	After history.KillPoint `yaml:"after" json:"after" jsonschema:"enum=execute,enum=answer,enum=follow_up,enum=stream,enum=delay" jsonschema_description:"execute: once the ledger executed the tool's call (the write committed; the ledger holds its answer until the kill is done); answer: after the tool's answer was written to the target; follow_up: when a follow-up model request (carrying a tool result) arrived, before it is answered; stream: while the target reads a model stream, after the first chunk; delay: after delay from the life's start"`
-	// Tool names the tool of execute and answer; empty is commit_write.
-	Tool string `yaml:"tool,omitempty" json:"tool,omitempty" jsonschema_description:"with execute and answer: the tool whose call is the kill point (default commit_write)"`
+	After history.KillPoint `yaml:"after" json:"after" jsonschema:"enum=execute,enum=follow_up,enum=stream,enum=delay" jsonschema_description:"execute: once the ledger executed the tool's call (the write committed; the ledger holds its answer until the kill is done); follow_up: when a follow-up model request (carrying a tool result) arrived, before it is answered: the first point after the tool's answer the harness sees; stream: once the model stream's first chunk was flushed to the target; delay: after delay from the life's start"`
+	// Tool names the tool of execute; empty is commit_write.
+	Tool string `yaml:"tool,omitempty" json:"tool,omitempty" jsonschema_description:"with execute: the tool whose call is the kill point (default commit_write)"`
 	// Signal is sent first; empty is SIGKILL.
 	Signal history.Signal `yaml:"signal,omitempty" json:"signal,omitempty" jsonschema:"enum=SIGKILL,enum=SIGTERM" jsonschema_description:"SIGKILL (default) or SIGTERM, followed by SIGKILL after grace"`
 	// Grace is the time between SIGTERM and SIGKILL; zero is
@@ -36,7 +36,7 @@ type Kill struct {
 	Delay fault.Duration `yaml:"delay,omitempty" json:"delay,omitempty" jsonschema_description:"with after: delay: the time after the life's start"`
 }
 
-// DefaultKillTool is the tool of a kill after execute or answer that names
+// DefaultKillTool is the tool of a kill after execute that names
 // none.
 const DefaultKillTool = "commit_write"
 
@@ -70,10 +70,15 @@ func (f TargetFault) Cycles() int {
 func (f TargetFault) Validate() error {
 	k := f.Kill
 	if k == nil {
-		return errors.New("a target fault needs kill: {after: execute|answer|follow_up|stream|delay}")
+		return errors.New("a target fault needs kill: {after: execute|follow_up|stream|delay}")
+	}
+	if k.After == "answer" {
+		// The harness cannot see a target read an answer: the first point
+		// after it that it sees is the next model request.
+		return errors.New(`kill.after "answer": not a kill point, the harness sees no target read an answer; use follow_up, the target's next model request, the first point after the answer it sees`)
 	}
 	if !k.After.Valid() {
-		return fmt.Errorf("kill.after %q: want one of execute, answer, follow_up, stream, delay", k.After)
+		return fmt.Errorf("kill.after %q: want one of execute, follow_up, stream, delay", k.After)
 	}
 	if k.Signal != "" && k.Signal != history.SIGKILL && k.Signal != history.SIGTERM {
 		return fmt.Errorf("kill.signal %q: want SIGKILL or SIGTERM", k.Signal)
@@ -84,8 +89,8 @@ func (f TargetFault) Validate() error {
 	if (k.After == history.KillAfterDelay) != (k.Delay > 0) {
 		return errors.New("kill.delay: a positive duration, with after: delay only (and required there)")
 	}
-	if k.Tool != "" && k.After != history.KillAfterExecute && k.After != history.KillAfterAnswer {
-		return errors.New("kill.tool: with after: execute or answer only")
+	if k.Tool != "" && k.After != history.KillAfterExecute {
+		return errors.New("kill.tool: with after: execute only")
 	}
 	if f.Times.Nth > 0 || f.Times.Count < 0 {
 		return errors.New("times: once or a count N of kill-and-resume cycles")

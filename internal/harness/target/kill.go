@@ -101,7 +101,7 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 		}
 		endResumed(cur, n, false)
 		ev := history.TargetEvent{Kind: history.TargetKilled, Life: n, At: k.At(time.Now()), Point: kill.After, Signal: kill.KillSignal(), PID: pid}
-		if kill.After == history.KillAfterExecute || kill.After == history.KillAfterAnswer {
+		if kill.After == history.KillAfterExecute {
 			ev.Tool = kill.KillTool()
 		}
 		k.Record(ev)

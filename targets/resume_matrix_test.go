@@ -20,8 +20,14 @@ var killScenarios = map[string]string{
 	"kill-at-follow-up":  "client resume kill at follow-up",
 }
 
-// TestResumeMatrix builds the matrix of each shipped target that resumes a
-// killed agent as a row, with the kill kinds only, inside a loopback-only
+// matrixResumeTarget is the resume target TestResumeMatrix builds a row
+// of: Restate's, which writes twice at one kill point and not at the other,
+// so both verdicts are held. TestResume holds every resume target's runs;
+// a matrix row of each is make matrix's, not make test's (minutes per agent).
+const matrixResumeTarget = "restate.yaml"
+
+// TestResumeMatrix builds the matrix of a shipped target that resumes a
+// killed agent (matrixResumeTarget) as a row, with the kill kinds only, inside a loopback-only
 // network namespace, and holds its cells to TestResume's expectations: the
 // resume scenario that kills at the same point writes twice there where the
 // cell is DUPLICATE here, and passes where it is safe (either of its
@@ -35,6 +41,9 @@ func TestResumeMatrix(t *testing.T) {
 		t.Skipf("no loopback-only network namespace: %v", err)
 	}
 	for _, c := range resumeTargets {
+		if c.file != matrixResumeTarget {
+			continue
+		}
 		t.Run(c.file, func(t *testing.T) {
 			for _, n := range c.needs {
 				if _, err := os.Stat(n); err != nil {

@@ -45,15 +45,7 @@ func TestResumeMatrix(t *testing.T) {
 			continue
 		}
 		t.Run(c.file, func(t *testing.T) {
-			for _, n := range c.needs {
-				if _, err := os.Stat(n); err != nil {
-					t.Skipf("%s is not installed (make clients, make engines): %v", n, err)
-				}
-			}
-			var env []string
-			if c.postgres {
-				env = startPostgres(t)
-			}
+			env := prepareResumeTarget(t, c)
 			t.Parallel()
 			js := filepath.Join(t.TempDir(), "matrix.json")
 			kinds := slices.Sorted(maps.Keys(killScenarios))

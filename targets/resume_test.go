@@ -149,15 +149,7 @@ func TestResume(t *testing.T) {
 	}
 	for _, c := range resumeTargets {
 		t.Run(c.file, func(t *testing.T) {
-			for _, n := range c.needs {
-				if _, err := os.Stat(n); err != nil {
-					t.Skipf("%s is not installed (make clients, make engines): %v", n, err)
-				}
-			}
-			var env []string
-			if c.postgres {
-				env = startPostgres(t)
-			}
+			env := prepareResumeTarget(t, c)
 			t.Parallel()
 			js, ledgerFile := filepath.Join(t.TempDir(), "run.json"), filepath.Join(t.TempDir(), "ledger.txt")
 			code, out := inNamespaceEnv(t, 10*time.Minute, env, "run", "scenarios/resume", "--target", "targets/"+c.file,
@@ -447,4 +439,20 @@ func eachJSONLine(t *testing.T, path string, fn func([]byte)) {
 	if err := sc.Err(); err != nil {
 		t.Errorf("reading %s: %v", path, err)
 	}
+}
+
+// prepareResumeTarget skips t when c's agent is not installed (make
+// clients, make engines) and returns the environment its runs need: the
+// address of a PostgreSQL of its own for an engine that stores in one.
+func prepareResumeTarget(t *testing.T, c resumeTarget) []string {
+	t.Helper()
+	for _, n := range c.needs {
+		if _, err := os.Stat(n); err != nil {
+			t.Skipf("%s is not installed (make clients, make engines): %v", n, err)
+		}
+	}
+	if c.postgres {
+		return startPostgres(t)
+	}
+	return nil
 }

@@ -392,7 +392,7 @@ func runSuite(ctx context.Context, opts *runOptions) (report.Suite, error) {
 	start := opts.Now()
 	_, err = run.Run(ctx, picked, run.Options{
 		Targets: targets, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Now: opts.Now, Repeat: opts.Repeat,
-		LedgerFile: ledgerFile, OnEvent: p.event,
+		LedgerLines: ledgerFile, OnEvent: p.event,
 		// The runner calls this one at a time, as each run ends: each
 		// history is checked once, here, for the progress line and the
 		// suite, and only what the reports need is kept.

@@ -11,7 +11,7 @@ import (
 func startFakes(cfg fakepair.Config, opts Options, addrs target.FakeAddrs) (*fakepair.Pair, error) {
 	cfg.UpstreamAddr, cfg.MCPAddr = addrs.Upstream, addrs.MCP
 	cfg.Upstream.Clock, cfg.Ledger.Now = opts.Now, opts.Now
-	cfg.Ledger.File = opts.LedgerFile
+	cfg.Ledger.File = opts.LedgerLines
 	return fakepair.Start(cfg)
 }
 

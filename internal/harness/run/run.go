@@ -87,13 +87,13 @@ type Options struct {
 	// the target's MCP session steps (initialize, tools/list) are the run's
 	// and recorded in its history. Runs start slower.
 	Isolate bool
-	// LedgerFile, when set, is an open file every run's ledger appends a
+	// LedgerLines, when set, is an open file every run's ledger appends a
 	// synced line to per write (`run --ledger`), beside the counts in
 	// memory: a count of the writes the harness does not keep. The runs
 	// share it; a run's lines are told apart by their entry where it
 	// carries the run's token (the scripted model's alpha-TOKEN). Run
 	// leaves it open.
-	LedgerFile *linefile.File
+	LedgerLines *linefile.File
 
 	// holding is the places of the lane of runs a fault holds (holdLane),
 	// beside Parallel's: Parallel's default, when it was not set.

@@ -340,10 +340,17 @@ func (r *relays) message(params *mcp.LoggingMessageParams) {
 		}
 	}
 	r.mu.Unlock()
+	const method = "notifications/message"
 	for _, p := range inflight {
-		r.notify(p.ctx, p.session, "notifications/message", params)
+		// go-sdk's client handles notifications on a queue of their own
+		// (see lateRoutes): the request may have been answered, and its
+		// stream closed, since it was seen in flight. What the server
+		// sent goes on the session's own stream then.
+		if err := sendRelayed(p.ctx, p.session, method, params); err != nil {
+			r.notify(context.Background(), p.session, method, params)
+		}
 	}
-	r.notifyAll(levelled, "notifications/message", params)
+	r.notifyAll(levelled, method, params)
 }
 
 // unlistening returns the ledger's client sessions but those of listeners.
@@ -376,10 +383,15 @@ func (r *relays) notifyAll(sessions []*mcp.ServerSession, method string, params 
 // forwarder sends an empty progress notification that carries the real one
 // in ctx, and relaySending, its sending middleware, sends that instead.
 func (r *relays) notify(ctx context.Context, ss *mcp.ServerSession, method string, params mcp.Params) {
-	ctx = context.WithValue(ctx, relayedKey{}, relayed{method: method, params: params})
-	if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{}); err != nil {
+	if err := sendRelayed(ctx, ss, method, params); err != nil {
 		r.log.Debug("forward: relaying a notification", "method", method, "err", err)
 	}
+}
+
+// sendRelayed is notify that returns the error of the sending.
+func sendRelayed(ctx context.Context, ss *mcp.ServerSession, method string, params mcp.Params) error {
+	ctx = context.WithValue(ctx, relayedKey{}, relayed{method: method, params: params})
+	return ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{})
 }
 
 // relayedKey is the context key of a notification notify relays.

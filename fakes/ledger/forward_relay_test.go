@@ -340,6 +340,44 @@ func TestForwardLoggingAndProgress(t *testing.T) {
 	}
 }
 
+// TestForwardLogAfterAnswer: go-sdk's client handles the server's
+// notifications on a queue of their own, so the forwarder can relay a log
+// message that came with a request after the request was answered and its
+// stream closed. The message then goes on the session's own stream, not
+// lost on the closed one, also to a session that set no logging level.
+func TestForwardLogAfterAnswer(t *testing.T) {
+	_, s, rc := forwardFull(t, false)
+	reads := make(chan mcp.Request, 1)
+	ctxs := make(chan context.Context, 1)
+	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "resources/read" {
+				reads <- req
+				ctxs <- ctx
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if _, err := rc.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://doc"}); err != nil {
+		t.Fatalf("resources/read: %v", err)
+	}
+	// The answered request, as the forwarder saw it in flight.
+	late := &pending{ctx: receive(t, ctxs, "the read's context"), session: receive(t, reads, "the read").GetSession().(*mcp.ServerSession)}
+	r := s.fwd.relay
+	r.mu.Lock()
+	r.inflight[-1] = late
+	r.mu.Unlock()
+	r.message(&mcp.LoggingMessageParams{Level: "warning", Data: "sent before the answer"})
+	r.mu.Lock()
+	delete(r.inflight, -1)
+	r.mu.Unlock()
+	if got := receive(t, rc.logs, "the late log message"); got.Data != "sent before the answer" {
+		t.Errorf("log message %+v, want the late one", got)
+	}
+}
+
 // TestForwardServerRequests calls tools whose server asks the client to
 // sample, to elicit and for its roots: each request reaches the client
 // through the forwarding ledger and its answer comes back to the server.

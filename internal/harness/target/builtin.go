@@ -121,7 +121,14 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		}
 		cfg.MCPCommand = []string{exe, LedgerStdioCommand, f.MCP}
 	}
-	setup := history.Setup{NumRetries: gateway.DefaultNumRetries}
+	// The gateway's own timeouts unless a knob sets them: the starvation
+	// check weighs the harness's lateness against the timeout that decided
+	// a run, and the default one decides it as well as a set one.
+	setup := history.Setup{
+		NumRetries:        gateway.DefaultNumRetries,
+		ToolTimeout:       history.Duration(gateway.DefaultToolTimeout),
+		StreamIdleTimeout: history.Duration(gateway.DefaultStreamIdleTimeout),
+	}
 	if knobs != nil {
 		if knobs.NumRetries != nil {
 			setup.NumRetries = *knobs.NumRetries
@@ -132,10 +139,14 @@ func (b *builtin) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (
 		}
 		cfg.Fallbacks = knobs.Fallbacks
 		setup.Fallbacks = len(knobs.Fallbacks) > 0
-		cfg.ToolTimeout = knobs.ToolTimeout.D()
-		setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
-		cfg.StreamIdleTimeout = knobs.StreamIdleTimeout.D()
-		setup.StreamIdleTimeout = history.Duration(knobs.StreamIdleTimeout)
+		if knobs.ToolTimeout > 0 {
+			cfg.ToolTimeout = knobs.ToolTimeout.D()
+			setup.ToolTimeout = history.Duration(knobs.ToolTimeout)
+		}
+		if knobs.StreamIdleTimeout > 0 {
+			cfg.StreamIdleTimeout = knobs.StreamIdleTimeout.D()
+			setup.StreamIdleTimeout = history.Duration(knobs.StreamIdleTimeout)
+		}
 	}
 	if f.Killable {
 		return b.startProcess(ctx, cfg, setup)

@@ -1,8 +1,14 @@
 package target
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/fakes/fault"
+	"github.com/replaycheck/replaycheck/fakes/gateway"
+	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -58,5 +64,37 @@ func TestParseBuiltinUnknown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuiltinLimitsHaveTheGatewayDefaults: the builtin's setup says the
+// timeouts its gateway runs with, its defaults as well as a scenario's
+// knobs, so the starvation check weighs the harness's lateness against the
+// timeout that decided a run (a default 10s tool timeout that expired
+// while the harness starved was taken for the run's deadline).
+func TestBuiltinLimitsHaveTheGatewayDefaults(t *testing.T) {
+	tg, err := ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakes := Fakes{Upstream: "http://127.0.0.1:1", MCP: "http://127.0.0.1:1/mcp"}
+	for _, tt := range []struct {
+		knobs            *scenario.Gateway
+		tool, streamIdle time.Duration
+	}{
+		{nil, gateway.DefaultToolTimeout, gateway.DefaultStreamIdleTimeout},
+		{&scenario.Gateway{}, gateway.DefaultToolTimeout, gateway.DefaultStreamIdleTimeout},
+		{&scenario.Gateway{ToolTimeout: fault.Duration(200 * time.Millisecond)}, 200 * time.Millisecond, gateway.DefaultStreamIdleTimeout},
+		{&scenario.Gateway{StreamIdleTimeout: fault.Duration(time.Second)}, gateway.DefaultToolTimeout, time.Second},
+	} {
+		inst, err := tg.Start(context.Background(), fakes, tt.knobs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := inst.Limits()
+		inst.Close()
+		if got.ToolTimeout.D() != tt.tool || got.StreamIdleTimeout.D() != tt.streamIdle {
+			t.Errorf("knobs %+v: tool timeout %s, stream idle timeout %s; want %s, %s", tt.knobs, got.ToolTimeout.D(), got.StreamIdleTimeout.D(), tt.tool, tt.streamIdle)
+		}
 	}
 }

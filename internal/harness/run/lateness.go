@@ -1,6 +1,8 @@
 package run
 
 import (
+	"context"
+	"os"
 	"sync"
 	"time"
 )
@@ -10,32 +12,55 @@ import (
 // cost nothing (a wake-up per 5ms for all runs together).
 const probeInterval = 5 * time.Millisecond
 
-// latenessProbe measures the harness's own starvation: one goroutine sleeps
-// probeInterval over and over and notes how late it wakes. A machine whose
-// CPU is taken (by busy processes beside the harness, or by the harness's
-// own runs) wakes it late, and every run in flight at that moment records
-// the lateness (see watch). Its methods are safe for concurrent use; a nil
-// probe measures nothing.
+// latenessProbe measures the harness's own starvation two ways. A timer
+// goroutine sleeps probeInterval over and over and notes how late it wakes:
+// a machine whose CPU is taken (by busy processes beside the harness) wakes
+// it late. At each wake-up it also writes a byte into a pipe another
+// goroutine waits on, and notes how long the byte took to be read: Go's
+// scheduler runs a goroutine its netpoller wakes (as it wakes every one that
+// serves a request of the fakes or the built-in gateway) behind the
+// goroutines already runnable, where a timer's goroutine runs next, so only
+// the pipe sees the harness's own runs queueing for its CPUs (hundreds at
+// a high --parallel). Every run in flight records the larger lateness (see
+// watch). Its methods are safe for concurrent use; a nil probe measures
+// nothing.
 type latenessProbe struct {
 	mu sync.Mutex
-	// due is when the probe's current sleep should end.
+	// due is when the timer's current sleep should end.
 	due time.Time
+	// sent is when the byte in the pipe was written; zero when the pipe
+	// is empty.
+	sent time.Time
+	// trip is how long the last byte read took, and tripSent when it
+	// was written; tripped is closed when the next one is read (nil
+	// without a pipe).
+	trip     time.Duration
+	tripSent time.Time
+	tripped  chan struct{}
 	// watching holds the largest lateness seen by each run in flight.
 	watching map[*time.Duration]struct{}
-	done     chan struct{}
-	stopped  chan struct{}
+	// r and w are the pipe's ends; nil in a probe that has none (tests).
+	r, w    *os.File
+	done    chan struct{}
+	stopped sync.WaitGroup
 }
 
-// startProbe starts a lateness probe; stop ends it.
+// startProbe starts a lateness probe; stop ends it. A probe whose pipe
+// cannot be made measures its timer alone.
 func startProbe() *latenessProbe {
 	p := &latenessProbe{due: time.Now().Add(probeInterval), watching: map[*time.Duration]struct{}{},
-		done: make(chan struct{}), stopped: make(chan struct{})}
-	go p.loop()
+		done: make(chan struct{})}
+	if r, w, err := os.Pipe(); err == nil {
+		p.r, p.w, p.tripped = r, w, make(chan struct{})
+		p.stopped.Go(p.read)
+	}
+	p.stopped.Go(p.loop)
 	return p
 }
 
+// loop is the timer goroutine: it notes each wake-up's lateness and sends
+// the pipe a byte when the last one was read.
 func (p *latenessProbe) loop() {
-	defer close(p.stopped)
 	timer := time.NewTimer(probeInterval)
 	defer timer.Stop()
 	for {
@@ -46,28 +71,125 @@ func (p *latenessProbe) loop() {
 		}
 		now := time.Now()
 		p.mu.Lock()
-		late := now.Sub(p.due)
-		for w := range p.watching {
-			*w = max(*w, late)
-		}
+		p.record(now.Sub(p.due))
 		p.due = now.Add(probeInterval)
 		p.mu.Unlock()
+		p.send()
 		timer.Reset(probeInterval)
 	}
 }
 
-// stop ends the probe and waits for its goroutine.
+// send writes a byte into the pipe unless one is there.
+func (p *latenessProbe) send() {
+	p.mu.Lock()
+	send := p.w != nil && p.sent.IsZero()
+	if send {
+		p.sent = time.Now()
+	}
+	p.mu.Unlock()
+	if send {
+		// One byte at most is in the pipe: the write never blocks. An
+		// error is the pipe closed by stop.
+		_, _ = p.w.Write([]byte{0})
+	}
+}
+
+// read is the pipe's goroutine: it notes how long each byte took to be
+// read, until stop closes the pipe.
+func (p *latenessProbe) read() {
+	buf := make([]byte, 1)
+	for {
+		if _, err := p.r.Read(buf); err != nil {
+			return
+		}
+		p.mu.Lock()
+		p.tripEnded(time.Now())
+		p.mu.Unlock()
+	}
+}
+
+// tripEnded notes that the byte in the pipe was read at now; p.mu is held.
+func (p *latenessProbe) tripEnded(now time.Time) {
+	p.trip, p.tripSent = now.Sub(p.sent), p.sent
+	p.record(p.trip)
+	p.sent = time.Time{}
+	close(p.tripped)
+	p.tripped = make(chan struct{})
+}
+
+// crowdedAt is the time a byte through the probe's pipe may take for the
+// harness to count as serving without queueing: a few times what a busy
+// but uncrowded process shows, well under starvation (100ms, the rules'
+// least).
+const crowdedAt = 25 * time.Millisecond
+
+// settled waits until a run may start without crowding the runs in flight:
+// when none is in flight (running() == 0), or when a byte sent through the
+// probe's pipe after the call was read within crowdedAt. Runs that start
+// while Go's scheduler already queues the goroutines that serve requests
+// queue them for longer, until the targets' timeouts and the waits they are
+// judged by measure the harness (hundreds of runs at --parallel 256 on two
+// CPUs); admitted this way, a high --parallel runs as many at once as the
+// process serves in time, and a verdict does not depend on it. It returns
+// ctx's error when ctx ends first; a nil probe, or one without a pipe,
+// admits at once.
+func (p *latenessProbe) settled(ctx context.Context, running func() int) error {
+	if p == nil {
+		return ctx.Err()
+	}
+	since := time.Now()
+	for running() > 0 {
+		uncrowded, next := p.uncrowdedSince(since)
+		if uncrowded || next == nil {
+			return ctx.Err()
+		}
+		p.send() // no need to wait for the timer's
+		select {
+		case <-next:
+		case <-p.done:
+			return ctx.Err()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return ctx.Err()
+}
+
+// uncrowdedSince reports whether the last byte read through the pipe was
+// sent at since or later and read within crowdedAt; next is closed when
+// the next byte is read (nil for a probe without a pipe).
+func (p *latenessProbe) uncrowdedSince(since time.Time) (uncrowded bool, next <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.tripSent.Before(since) && p.trip < crowdedAt, p.tripped
+}
+
+// record notes late for every run watching; p.mu is held.
+func (p *latenessProbe) record(late time.Duration) {
+	for w := range p.watching {
+		*w = max(*w, late)
+	}
+}
+
+// stop ends the probe and waits for its goroutines.
 func (p *latenessProbe) stop() {
 	if p == nil {
 		return
 	}
 	close(p.done)
-	<-p.stopped
+	if p.w != nil {
+		p.w.Close() // the reader sees the end of the pipe
+	}
+	p.stopped.Wait()
+	if p.r != nil {
+		p.r.Close()
+	}
 }
 
 // watch starts watching for one run: the func it returns stops and returns
-// the most the probe woke late while it watched, counting a wake-up still
-// overdue as late as it is by then. A nil probe returns 0.
+// the most the probe was late while it watched, counting a wake-up still
+// overdue, or a byte still unread, as late as it is by then. A nil probe
+// returns 0.
 func (p *latenessProbe) watch() func() time.Duration {
 	if p == nil {
 		return func() time.Duration { return 0 }
@@ -81,6 +203,10 @@ func (p *latenessProbe) watch() func() time.Duration {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		delete(p.watching, w)
-		return max(*w, now.Sub(p.due), 0)
+		late := max(*w, now.Sub(p.due), 0)
+		if !p.sent.IsZero() {
+			late = max(late, now.Sub(p.sent))
+		}
+		return late
 	}
 }

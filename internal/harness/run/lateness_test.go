@@ -2,7 +2,10 @@ package run
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,4 +58,83 @@ func TestHistoryHasHarnessLateness(t *testing.T) {
 	if got := hs[0].Harness.Lateness.D(); got < 0 {
 		t.Errorf("lateness = %s, want at least 0", got)
 	}
+}
+
+// TestProbeSeesQueuedGoroutines: hundreds of runnable goroutines (the runs
+// of a high --parallel) delay a goroutine the netpoller wakes, as it wakes
+// every one that serves a request of the fakes, by far more than a timer's
+// goroutine, which Go runs next. The probe's pipe sees that delay: a retry
+// that arrived late for it is not credited with a wait (issue 34: a naive
+// gateway's retry at once was taken for a 1s wait at --parallel 256).
+func TestProbeSeesQueuedGoroutines(t *testing.T) {
+	p := startProbe()
+	defer p.stop()
+	end := p.watch()
+	// Spin long enough for Go to look at its global run queue, where
+	// goroutines the netpoller woke wait, only every 61st scheduling.
+	until := time.Now().Add(time.Second)
+	var wg sync.WaitGroup
+	for range 200 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for time.Now().Before(until) {
+			}
+		})
+	}
+	wg.Wait()
+	const floor = 100 * time.Millisecond // the least lateness the rules take for starvation
+	if got := end(); got < floor {
+		t.Errorf("lateness = %s beside %d spinning goroutines, want at least %s", got, 200*runtime.GOMAXPROCS(0), floor)
+	} else {
+		t.Logf("lateness %s", got)
+	}
+}
+
+// TestSettled: a run is admitted at once when none is in flight, and
+// beside others only once a byte sent through the probe's pipe after it
+// asked was read within crowdedAt: not on a byte sent before it asked,
+// however fast, nor on a slow one; a run still waiting ends with ctx.
+func TestSettled(t *testing.T) {
+	p := &latenessProbe{watching: map[*time.Duration]struct{}{}, tripped: make(chan struct{}), done: make(chan struct{})}
+	if err := p.settled(context.Background(), func() int { return 0 }); err != nil {
+		t.Fatalf("no run in flight: %v", err)
+	}
+	// trip sends a byte now that is read took later.
+	trip := func(took time.Duration) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.sent = time.Now()
+		p.tripEnded(p.sent.Add(took))
+	}
+	asked := time.Now()
+	trip(time.Millisecond)
+	if ok, _ := p.uncrowdedSince(asked); !ok {
+		t.Error("a fast byte sent after the run asked did not admit it")
+	}
+	if ok, _ := p.uncrowdedSince(time.Now().Add(time.Second)); ok {
+		t.Error("a byte sent before the run asked admitted it")
+	}
+	trip(time.Second)
+	if ok, _ := p.uncrowdedSince(asked); ok {
+		t.Error("a byte read a second after it was sent admitted a run")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.settled(ctx, func() int { return 1 }); !errors.Is(err, context.Canceled) {
+		t.Errorf("settled with its context ended = %v, want context.Canceled", err)
+	}
+	admitted := make(chan error, 1)
+	go func() { admitted <- p.settled(context.Background(), func() int { return 1 }) }()
+	for range 100_000 {
+		trip(time.Millisecond)
+		select {
+		case err := <-admitted:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+	}
+	t.Fatal("fast bytes never admitted a run")
 }

@@ -433,17 +433,22 @@ feed:
 }
 
 // admit waits for r.opts.Admission, if any, to admit j beside the inFlight
-// runs when j starts processes (spawns), and counts it in.
+// runs when j starts processes (spawns), then for the harness to serve the
+// runs in flight without queueing them (see latenessProbe.settled), and
+// counts it in.
 func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
+	running := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return *inFlight
+	}
 	if a := r.opts.Admission; a != nil && spawns(j) {
-		running := func() int {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			return *inFlight
-		}
 		if err := a.Admit(ctx, running); err != nil {
 			return err
 		}
+	}
+	if err := r.opts.probe.settled(ctx, running); err != nil {
+		return err
 	}
 	r.mu.Lock()
 	*inFlight++

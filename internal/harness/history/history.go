@@ -83,6 +83,37 @@ type Harness struct {
 	// Deadline is the run's deadline (--timeout or the scenario's own; it
 	// restarts on the run's traffic); 0 when not known.
 	Deadline Duration `json:"deadline,omitempty"`
+	// Stalls are when the harness ran late during the run: each span runs
+	// from when a wake-up of the probe was due to when it came, where it
+	// came at least StallMin late; merged where they overlap or nearly
+	// touch, in order. A history whose Lateness is at least StallMin and
+	// has no stalls was written without them (an older replaycheck).
+	Stalls []Span `json:"stalls,omitempty"`
+}
+
+// StallMin is the least lateness recorded as a stall (Harness.Stalls):
+// shorter ones cannot add up to a wait a rule judges (a target's retry
+// passes a few wake-ups, not hundreds).
+const StallMin = 5 * time.Millisecond
+
+// Span is a stretch of a run, as offsets from its start.
+type Span struct {
+	Start Duration `json:"start"`
+	End   Duration `json:"end"`
+}
+
+// StalledWithin returns how long the harness ran late between from and
+// to, offsets from the run's start: the part of its stalls within them;
+// for a history without stalls (see Harness.Stalls), its whole lateness.
+func (h *Harness) StalledWithin(from, to time.Duration) time.Duration {
+	if len(h.Stalls) == 0 && h.Lateness.D() >= StallMin {
+		return h.Lateness.D()
+	}
+	var late time.Duration
+	for _, s := range h.Stalls {
+		late += max(0, min(to, s.End.D())-max(from, s.Start.D()))
+	}
+	return late
 }
 
 // Unattributed counts model requests and MCP messages that carried no run

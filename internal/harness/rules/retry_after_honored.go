@@ -70,7 +70,7 @@ func retryAfterHonored(h *history.History) Verdict {
 		if gap < wait {
 			return judged(false, exp, obs)
 		}
-		if why := starvedWait(h, gap, wait); why != "" && starvedWhy == "" {
+		if why := starvedWait(h, u.At.D(), h.Upstream[next].At.D(), wait); why != "" && starvedWhy == "" {
 			starvedWhy = why + " (" + exp + ", " + obs + ")"
 		}
 	}

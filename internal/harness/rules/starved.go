@@ -114,22 +114,25 @@ func cutAtDeadline(h *history.History, x int) bool {
 	return r.TimedOut || r.Client != nil && r.Client.Killed
 }
 
-// starvedWait returns why a retry that came gap after an answer asking for
-// wait cannot be credited with waiting, or "" when it can: the harness's
-// timers ran late during the run by starvedThreshold of the wait, and by
-// more than the retry's margin over it. A wait is judged by the clock, and a
-// starved machine lengthens every gap: a target that retried at once can
-// arrive as late as one that waited. A gap shorter than the wait needs no
-// such care; starvation only lengthens gaps.
-func starvedWait(h *history.History, gap, wait time.Duration) string {
+// starvedWait returns why a retry that came between from and to (offsets
+// from the run's start) after an answer asking for wait cannot be credited
+// with waiting, or "" when it can: the harness ran late between the two
+// (see history.Harness.StalledWithin) by starvedThreshold of the wait, and
+// by more than the retry's margin over it. A wait is judged by the clock,
+// and a starved machine lengthens every gap: a target that retried at once
+// can arrive as late as one that waited. Lateness outside the gap does not
+// lengthen it. A gap shorter than the wait needs no such care; starvation
+// only lengthens gaps.
+func starvedWait(h *history.History, from, to, wait time.Duration) string {
 	if h.Harness == nil {
 		return ""
 	}
-	late := h.Harness.Lateness.D()
+	gap := to - from
+	late := h.Harness.StalledWithin(from, to)
 	if late < starvedThreshold(wait) || gap-late >= wait {
 		return ""
 	}
-	return fmt.Sprintf("the harness was starved: its timers ran up to %s late, as much as half the %s wait asked for and more than the retry's %s margin over it, so the wait may be the machine's, not the target's; re-run on a quieter machine or with a lower --parallel",
+	return fmt.Sprintf("the harness was starved: it ran %s late between the answer and the retry, as much as half the %s wait asked for and more than the retry's %s margin over it, so the wait may be the machine's, not the target's; re-run on a quieter machine or with a lower --parallel",
 		late.Round(time.Millisecond), wait, (gap - wait).Round(time.Millisecond))
 }
 

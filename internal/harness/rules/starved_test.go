@@ -42,6 +42,20 @@ func starvedBy(late time.Duration) func(h *history.History) {
 	}
 }
 
+// stalled gives h the harness's lateness late, its stalls, and a deadline
+// of 30s.
+func stalled(late time.Duration, stalls ...history.Span) func(h *history.History) {
+	return func(h *history.History) {
+		starvedBy(late)(h)
+		h.Harness.Stalls = stalls
+	}
+}
+
+// span is a stall from ms from to ms to of the run.
+func span(from, to int) history.Span {
+	return history.Span{Start: ms(from), End: ms(to)}
+}
+
 // TestStarvedHarness: a run whose failures only a timeout explains, while
 // the harness's own timers ran late by a share of that timeout, is unknown
 // with the reason; a replay rule that broke, a count above its most, a
@@ -233,7 +247,14 @@ func TestStarvedWait(t *testing.T) {
 		why  string
 	}{
 		{"1.025s gap, timers 896ms late", []func(*history.History){retryAt(1025), starvedBy(896 * time.Millisecond)}, Unknown,
-			"the harness was starved: its timers ran up to 896ms late, as much as half the 1s wait asked for and more than the retry's 25ms margin over it"},
+			"the harness was starved: it ran 896ms late between the answer and the retry, as much as half the 1s wait asked for and more than the retry's 25ms margin over it"},
+		// The answer came at 1ms, the retry at 1026ms.
+		{"1.025s gap, stalled 896ms within it", []func(*history.History){retryAt(1025), stalled(896*time.Millisecond, span(100, 996))}, Unknown,
+			"it ran 896ms late between the answer and the retry"},
+		{"1.025s gap, stalled 896ms half before it", []func(*history.History){retryAt(1025), stalled(896*time.Millisecond, span(-447, 449))}, Pass, ""},
+		{"1.025s gap, stalled 896ms before it", []func(*history.History){retryAt(1025), stalled(896*time.Millisecond, span(0, 1), span(1100, 1996))}, Pass, ""},
+		{"1.025s gap, stalls adding up within it", []func(*history.History){retryAt(1025), stalled(400*time.Millisecond, span(10, 410), span(500, 900))}, Unknown,
+			"it ran 800ms late between the answer and the retry"},
 		{"1.025s gap, timers 400ms late", []func(*history.History){retryAt(1025), starvedBy(400 * time.Millisecond)}, Pass, ""},
 		{"1.025s gap, timers 60ms late", []func(*history.History){retryAt(1025), starvedBy(60 * time.Millisecond)}, Pass, ""},
 		{"1.9s gap, timers 896ms late", []func(*history.History){retryAt(1900), starvedBy(896 * time.Millisecond)}, Pass, ""},

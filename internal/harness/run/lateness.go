@@ -1,10 +1,14 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"os"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/replaycheck/replaycheck/internal/harness/history"
 )
 
 // probeInterval is how long the lateness probe sleeps at a time: short
@@ -37,8 +41,8 @@ type latenessProbe struct {
 	trip     time.Duration
 	tripSent time.Time
 	tripped  chan struct{}
-	// watching holds the largest lateness seen by each run in flight.
-	watching map[*time.Duration]struct{}
+	// watching holds what each run in flight has seen.
+	watching map[*watcher]struct{}
 	// r and w are the pipe's ends; nil in a probe that has none (tests).
 	r, w    *os.File
 	done    chan struct{}
@@ -48,7 +52,7 @@ type latenessProbe struct {
 // startProbe starts a lateness probe; stop ends it. A probe whose pipe
 // cannot be made measures its timer alone.
 func startProbe() *latenessProbe {
-	p := &latenessProbe{due: time.Now().Add(probeInterval), watching: map[*time.Duration]struct{}{},
+	p := &latenessProbe{due: time.Now().Add(probeInterval), watching: map[*watcher]struct{}{},
 		done: make(chan struct{})}
 	if r, w, err := os.Pipe(); err == nil {
 		p.r, p.w, p.tripped = r, w, make(chan struct{})
@@ -71,7 +75,7 @@ func (p *latenessProbe) loop() {
 		}
 		now := time.Now()
 		p.mu.Lock()
-		p.record(now.Sub(p.due))
+		p.record(p.due, now)
 		p.due = now.Add(probeInterval)
 		p.mu.Unlock()
 		p.send()
@@ -111,7 +115,7 @@ func (p *latenessProbe) read() {
 // tripEnded notes that the byte in the pipe was read at now; p.mu is held.
 func (p *latenessProbe) tripEnded(now time.Time) {
 	p.trip, p.tripSent = now.Sub(p.sent), p.sent
-	p.record(p.trip)
+	p.record(p.sent, now)
 	p.sent = time.Time{}
 	close(p.tripped)
 	p.tripped = make(chan struct{})
@@ -164,11 +168,54 @@ func (p *latenessProbe) uncrowdedSince(since time.Time) (uncrowded bool, next <-
 	return !p.tripSent.Before(since) && p.trip < crowdedAt, p.tripped
 }
 
-// record notes late for every run watching; p.mu is held.
-func (p *latenessProbe) record(late time.Duration) {
+// record notes, for every run watching, that what was due at due came at
+// now; p.mu is held.
+func (p *latenessProbe) record(due, now time.Time) {
 	for w := range p.watching {
-		*w = max(*w, late)
+		w.note(due, now)
 	}
+}
+
+// maxStalls bounds the stalls a run keeps: past it, the last one grows to
+// cover the later ones (a run judged as more starved than it was, never
+// less).
+const maxStalls = 64
+
+// watcher is what the probe saw while it watched one run: the most it ran
+// late, and when it ran late (stalls of at least history.StallMin, as
+// offsets from start, merged where they overlap or are within
+// probeInterval of each other).
+type watcher struct {
+	start  time.Time
+	late   time.Duration
+	stalls []history.Span
+}
+
+// note records that what was due at due came at now.
+func (w *watcher) note(due, now time.Time) {
+	late := now.Sub(due)
+	w.late = max(w.late, late)
+	if late < history.StallMin {
+		return
+	}
+	stalls := append(w.stalls, history.Span{Start: history.Duration(max(due.Sub(w.start), 0)), End: history.Duration(now.Sub(w.start))})
+	// A byte's trip may begin before wake-ups noted before it: keep the
+	// stalls in order and merge those it reaches.
+	slices.SortFunc(stalls, func(a, b history.Span) int { return cmp.Compare(a.Start, b.Start) })
+	merged := stalls[:1]
+	for _, s := range stalls[1:] {
+		last := &merged[len(merged)-1]
+		if s.Start.D() > last.End.D()+probeInterval {
+			merged = append(merged, s)
+			continue
+		}
+		last.End = max(last.End, s.End)
+	}
+	if n := len(merged); n > maxStalls {
+		merged[n-2].End = max(merged[n-2].End, merged[n-1].End)
+		merged = merged[:n-1]
+	}
+	w.stalls = merged
 }
 
 // stop ends the probe and waits for its goroutines.
@@ -186,27 +233,30 @@ func (p *latenessProbe) stop() {
 	}
 }
 
-// watch starts watching for one run: the func it returns stops and returns
-// the most the probe was late while it watched, counting a wake-up still
-// overdue, or a byte still unread, as late as it is by then. A nil probe
-// returns 0.
-func (p *latenessProbe) watch() func() time.Duration {
+// watch starts watching for one run that started at start: the func it
+// returns stops and returns the most the probe was late while it watched,
+// and when (see watcher), counting a wake-up still overdue, or a byte
+// still unread, as late as it is by then. A nil probe returns 0 and no
+// stalls.
+func (p *latenessProbe) watch(start time.Time) func() (time.Duration, []history.Span) {
 	if p == nil {
-		return func() time.Duration { return 0 }
+		return func() (time.Duration, []history.Span) { return 0, nil }
 	}
-	w := new(time.Duration)
+	w := &watcher{start: start}
 	p.mu.Lock()
 	p.watching[w] = struct{}{}
 	p.mu.Unlock()
-	return func() time.Duration {
+	return func() (time.Duration, []history.Span) {
 		now := time.Now()
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		delete(p.watching, w)
-		late := max(*w, now.Sub(p.due), 0)
-		if !p.sent.IsZero() {
-			late = max(late, now.Sub(p.sent))
+		if p.due.Before(now) {
+			w.note(p.due, now)
 		}
-		return late
+		if !p.sent.IsZero() {
+			w.note(p.sent, now)
+		}
+		return w.late, w.stalls
 	}
 }

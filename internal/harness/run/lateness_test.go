@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaycheck/replaycheck/internal/harness/history"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 )
@@ -17,23 +20,57 @@ import (
 // is overdue (the harness starved at that moment) records the lateness so
 // far, and one wake-up late by a second is seen by every run watching.
 func TestProbeCountsAnOverdueWake(t *testing.T) {
-	p := &latenessProbe{due: time.Now().Add(-time.Second), watching: map[*time.Duration]struct{}{}}
-	if got := p.watch()(); got < time.Second {
-		t.Errorf("lateness = %s with a wake-up a second overdue, want at least 1s", got)
+	start := time.Now()
+	p := &latenessProbe{due: start.Add(-time.Second), watching: map[*watcher]struct{}{}}
+	if got, stalls := p.watch(start)(); got < time.Second || len(stalls) != 1 || stalls[0].Start != 0 {
+		t.Errorf("lateness = %s, stalls %v with a wake-up a second overdue, want at least 1s, one stall from the run's start", got, stalls)
 	}
 	p = startProbe()
 	defer p.stop()
-	end := p.watch()
+	end := p.watch(time.Now())
 	p.mu.Lock()
 	for w := range p.watching {
-		*w = 2 * time.Second // as the loop records a wake-up 2s late
+		w.late = 2 * time.Second // as the loop records a wake-up 2s late
 	}
 	p.mu.Unlock()
-	if got := end(); got != 2*time.Second {
+	if got, _ := end(); got != 2*time.Second {
 		t.Errorf("lateness = %s, want the 2s the probe recorded", got)
 	}
-	if got := (*latenessProbe)(nil).watch()(); got != 0 {
-		t.Errorf("a nil probe measured %s", got)
+	if got, stalls := (*latenessProbe)(nil).watch(time.Now())(); got != 0 || stalls != nil {
+		t.Errorf("a nil probe measured %s, %v", got, stalls)
+	}
+}
+
+// TestWatcherStalls: a run keeps when the harness ran late, as offsets
+// from its start: short lateness is no stall, overlapping and nearly
+// touching stalls merge (a byte's trip over the wake-ups it spanned), and
+// past maxStalls the last one grows to cover the rest.
+func TestWatcherStalls(t *testing.T) {
+	start := time.Now()
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	span := func(from, to int) history.Span {
+		return history.Span{Start: history.Duration(time.Duration(from) * time.Millisecond), End: history.Duration(time.Duration(to) * time.Millisecond)}
+	}
+	w := &watcher{start: start}
+	w.note(at(10), at(12))   // 2ms: no stall
+	w.note(at(100), at(200)) // a wake-up 100ms late
+	w.note(at(150), at(250)) // a byte sent during it
+	w.note(at(253), at(300)) // within probeInterval of it
+	w.note(at(500), at(520))
+	w.note(at(-50), at(30)) // a byte sent before the run, read in it
+	want := []history.Span{span(0, 30), span(100, 300), span(500, 520)}
+	if w.late != 100*time.Millisecond {
+		t.Errorf("late = %s, want 100ms", w.late)
+	}
+	if diff := cmp.Diff(want, w.stalls); diff != "" {
+		t.Errorf("stalls (-want +got):\n%s", diff)
+	}
+	w = &watcher{start: start}
+	for i := range maxStalls + 10 {
+		w.note(at(i*100), at(i*100+10))
+	}
+	if len(w.stalls) != maxStalls || w.stalls[maxStalls-1] != span((maxStalls-1)*100, (maxStalls+9)*100+10) {
+		t.Errorf("%d stalls, the last %v; want %d, the last covering the rest", len(w.stalls), w.stalls[len(w.stalls)-1], maxStalls)
 	}
 }
 
@@ -69,7 +106,7 @@ func TestHistoryHasHarnessLateness(t *testing.T) {
 func TestProbeSeesQueuedGoroutines(t *testing.T) {
 	p := startProbe()
 	defer p.stop()
-	end := p.watch()
+	end := p.watch(time.Now())
 	// Spin long enough for Go to look at its global run queue, where
 	// goroutines the netpoller woke wait, only every 61st scheduling.
 	until := time.Now().Add(time.Second)
@@ -82,7 +119,7 @@ func TestProbeSeesQueuedGoroutines(t *testing.T) {
 	}
 	wg.Wait()
 	const floor = 100 * time.Millisecond // the least lateness the rules take for starvation
-	if got := end(); got < floor {
+	if got, _ := end(); got < floor {
 		t.Errorf("lateness = %s beside %d spinning goroutines, want at least %s", got, 200*runtime.GOMAXPROCS(0), floor)
 	} else {
 		t.Logf("lateness %s", got)
@@ -94,7 +131,7 @@ func TestProbeSeesQueuedGoroutines(t *testing.T) {
 // asked was read within crowdedAt: not on a byte sent before it asked,
 // however fast, nor on a slow one; a run still waiting ends with ctx.
 func TestSettled(t *testing.T) {
-	p := &latenessProbe{watching: map[*time.Duration]struct{}{}, tripped: make(chan struct{}), done: make(chan struct{})}
+	p := &latenessProbe{watching: map[*watcher]struct{}{}, tripped: make(chan struct{}), done: make(chan struct{})}
 	if err := p.settled(context.Background(), func() int { return 0 }); err != nil {
 		t.Fatalf("no run in flight: %v", err)
 	}

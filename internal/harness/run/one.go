@@ -39,11 +39,12 @@ func runOne(ctx context.Context, j job, env *fakepair.Pair, inst target.Instance
 	if s.Timeout > 0 {
 		timeout = s.Timeout.D()
 	}
-	late := opts.probe.watch()
+	late := opts.probe.watch(start)
 	defer func() {
 		h.Duration = at(opts.Now())
 		if opts.probe != nil {
-			h.Harness = &history.Harness{Lateness: history.Duration(late()), Deadline: history.Duration(timeout)}
+			most, stalls := late()
+			h.Harness = &history.Harness{Lateness: history.Duration(most), Deadline: history.Duration(timeout), Stalls: stalls}
 		}
 	}()
 	a, err := arm(s, t, inst, env, h)

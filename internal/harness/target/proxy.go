@@ -467,7 +467,9 @@ type proxyInstance struct {
 func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange {
 	p := i.process()
 	if req.Kill == nil || i.resume == nil {
-		return i.send(ctx, req, p)
+		x := i.send(ctx, req)
+		i.noteExit(&x, p)
+		return x
 	}
 	ctx, cancel := context.WithCancel(ctx) // ends the lives' watchers
 	defer cancel()
@@ -475,7 +477,7 @@ func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange 
 	var x history.Exchange
 	go func() {
 		defer close(answered)
-		x = i.send(ctx, req, p)
+		x = i.send(ctx, req)
 	}()
 	first := life{proc: p, start: time.Now(), done: answered, proxy: true, outcome: func() (int, bool, string) {
 		return -1, x.CleanEnd, x.Body
@@ -487,26 +489,32 @@ func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange 
 	i.proc = last.proc
 	i.mu.Unlock()
 	<-answered // the kill broke it, or ctx ended it
+	i.noteExit(&x, p) // a kill of the first life has reaped it by now
 	if err != nil {
 		x.TransportError = process.Mask(err.Error(), i.secrets)
 	}
 	return x
 }
 
-// send sends req to the proxy whose process is p (nil: not started by the
-// harness), its secrets masked.
-func (i *proxyInstance) send(ctx context.Context, req Request, p *process.Process) history.Exchange {
+// send sends req, its answer's secrets masked.
+func (i *proxyInstance) send(ctx context.Context, req Request) history.Exchange {
 	x := i.app.Send(ctx, req.Request)
 	x.Body = process.Mask(x.Body, i.secrets)
 	x.TransportError = process.Mask(x.TransportError, i.secrets)
-	if p != nil && x.TransportError != "" {
-		select {
-		case <-p.Done():
-			x.TransportError += fmt.Sprintf(" (the %s process %s during the run)", i.name, p.ExitDescription())
-		default:
-		}
-	}
 	return x
+}
+
+// noteExit adds to x's transport error that p, the proxy's process (nil: not
+// started by the harness), has exited.
+func (i *proxyInstance) noteExit(x *history.Exchange, p *process.Process) {
+	if p == nil || x.TransportError == "" {
+		return
+	}
+	select {
+	case <-p.Done():
+		x.TransportError += fmt.Sprintf(" (the %s process %s during the run)", i.name, p.ExitDescription())
+	default:
+	}
 }
 
 // resumeLife starts the n-th life of the proxy, its resume, on the same

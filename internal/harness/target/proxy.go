@@ -488,7 +488,7 @@ func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange 
 	i.mu.Lock()
 	i.proc = last.proc
 	i.mu.Unlock()
-	<-answered // the kill broke it, or ctx ended it
+	<-answered        // the kill broke it, or ctx ended it
 	i.noteExit(&x, p) // a kill of the first life has reaped it by now
 	if err != nil {
 		x.TransportError = process.Mask(err.Error(), i.secrets)

@@ -23,7 +23,7 @@ func lifeSteps(h *history.History) []Step {
 
 // lifeText words a kill ("target killed (SIGKILL) after tools/call
 // commit_write ran (life 1, pid 4711)") or a resume ("resumed (life 2):
-// exited 0, said …").
+// exited 0, said …"; a proxy's says the app request is not sent again).
 func lifeText(e history.TargetEvent) string {
 	if e.Kind == history.TargetKilled {
 		return fmt.Sprintf("target killed (%s) %s (life %d, pid %d)", e.Signal, rules.KillPointText(e), e.Life, e.PID)
@@ -41,6 +41,9 @@ func lifeText(e history.TargetEvent) string {
 	}
 	if said := strings.Join(strings.Fields(e.Said), " "); said != "" {
 		how += ", said " + capText(fmt.Sprintf("%q", said), 120)
+	}
+	if e.Proxy {
+		how += " (a proxy: it carries on with its own pending work; the harness does not send the app request again)"
 	}
 	return fmt.Sprintf("resumed (life %d): %s", e.Life, how)
 }

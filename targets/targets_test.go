@@ -161,6 +161,58 @@ func TestGatewayProcess(t *testing.T) {
 	}
 }
 
+// TestGatewayProcessResume runs the resume scenarios through
+// targets/gateway-process-resume.yaml: `replaycheck gateway --checkpoint`
+// started by the harness, its process group killed at each kill point and
+// `--resume` started on the same port with the same run directory. Guarded
+// finishes each pending turn without running the call again: every scenario
+// passes. With checkpoint-at-turn-end the resumed gateway runs the call again
+// on each resume (3 writes for two kills), as builtin:checkpoint-at-turn-end
+// does. No gateway process is left.
+func TestGatewayProcessResume(t *testing.T) {
+	tests := []struct {
+		name, bug string
+		wantCode  int
+		want      []string
+	}{
+		{name: "guarded passes", wantCode: 0, want: []string{"resumed (life 2): finished the pending turn (a proxy"}},
+		{
+			name: "checkpoint-at-turn-end replays the call", bug: "checkpoint-at-turn-end", wantCode: 1,
+			want: []string{
+				" scenarios on gateway-process-resume-checkpoint-at-turn-end: 1 pass, 4 fail, 0 unknown",
+				"FAIL resume kill after execute twice on gateway-process-resume-checkpoint-at-turn-end",
+				"FAIL writes: expected 1 write, observed 3",
+				"replayed by the resumed run: 2 executions after the target was killed (SIGKILL) after tools/call commit_write ran",
+				"resumed (life 3): finished the pending turn (a proxy: it carries on with its own pending work; the harness does not send the app request again)",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// -vv shows the timelines of passing runs too.
+			code, out := replaycheck(t, []string{"REPLAYCHECK_GATEWAY_BUG=" + tt.bug},
+				"run", "--tag", "resume", "--target", "targets/gateway-process-resume.yaml", "--parallel", "2", "-vv")
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if tt.wantCode == 0 {
+				m := regexp.MustCompile(`(\d+) scenarios on gateway-process-resume-guarded: (\d+) pass, 0 fail, 0 unknown`).FindStringSubmatch(out)
+				if m == nil || m[1] != m[2] || m[1] == "0" {
+					t.Errorf("not every resume scenario ran and passed (%q):\n%s", m, out)
+				}
+			}
+			if left := gatewayProcesses(t); len(left) > 0 {
+				t.Errorf("gateway processes left running:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}
+
 // TestAgentTargets runs the default suite, as a user's first run does,
 // through targets/agent.yaml, through a user's own copy of it that does not
 // declare its dialects, and through targets/agent-naive.yaml: the correct

@@ -46,6 +46,12 @@ type gatewayOptions struct {
 	// Config is a YAML file of flag values (--config); flags given on the
 	// command line win over it.
 	Config string
+	// Checkpoint is the gateway's checkpoint file (gateway.Config.Checkpoint);
+	// "" is none.
+	Checkpoint string
+	// Resume continues the turns Checkpoint holds as pending once the
+	// gateway listens (gateway.Gateway.Resume).
+	Resume bool
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -86,7 +92,11 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
   replaycheck gateway --stream-idle-timeout 2s
 
   # settings from a file (upstream, mcp, mode, bugs, num_retries, fallbacks, tool_timeout, stream_idle_timeout)
-  replaycheck gateway --config gateway.yaml --addr 127.0.0.1:4001`,
+  replaycheck gateway --config gateway.yaml --addr 127.0.0.1:4001
+
+  # checkpoint every turn; after a kill, start it again with --resume to finish the pending turns
+  replaycheck gateway --checkpoint run/checkpoint.jsonl
+  replaycheck gateway --checkpoint run/checkpoint.jsonl --resume`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out, opts.ErrOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -110,6 +120,8 @@ It stops cleanly on Ctrl-C or SIGTERM.`,
 		"give up on a streamed model answer that sends nothing for this long (e.g. 500ms); the request then fails over or errors like a cut stream")
 	f.BoolVarP(&opts.Verbose, "verbose", "v", false, "log every request and router decision to stderr")
 	f.StringVar(&opts.Config, "config", "", "YAML file of flag values: upstream, mcp, mode, bugs, num_retries, fallbacks {GROUP: FALLBACK}, tool_timeout, stream_idle_timeout (flags win)")
+	f.StringVar(&opts.Checkpoint, "checkpoint", "", "append each turn's app request, tool calls and end to this file (JSON lines, synced), for --resume after a kill")
+	f.BoolVar(&opts.Resume, "resume", false, "once listening, finish the turns --checkpoint holds as pending (begun by a gateway that was killed), without sending a checkpointed tool call again")
 	return cmd
 }
 
@@ -186,7 +198,14 @@ func bugHelp() string {
 func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
 	var names []string
 	for _, b := range opts.Bugs {
-		names = append(names, strings.Split(b, ",")...)
+		for _, n := range strings.Split(b, ",") {
+			if strings.TrimSpace(n) != "" { // --bug= is none (a target file's unset ${VAR:-})
+				names = append(names, n)
+			}
+		}
+	}
+	if opts.Resume && opts.Checkpoint == "" {
+		return gateway.Config{}, asUsage(errors.New("--resume needs --checkpoint: the file the killed gateway's pending turns are in"))
 	}
 	bugs, err := gateway.ParseBugs(opts.Mode, names)
 	if err != nil {
@@ -241,6 +260,7 @@ func gatewayConfig(opts *gatewayOptions) (gateway.Config, error) {
 		MasterKey:         key,
 		ToolTimeout:       opts.ToolTimeout,
 		StreamIdleTimeout: opts.StreamIdleTimeout,
+		Checkpoint:        opts.Checkpoint,
 	}
 	if opts.Verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(opts.ErrOut, &slog.HandlerOptions{ReplaceAttr: logScrubber()}))
@@ -283,6 +303,11 @@ func runGateway(ctx context.Context, opts *gatewayOptions) error {
 	if opts.Ready != nil {
 		opts.Ready(addr)
 	}
+	if opts.Resume {
+		if err := printResumed(ctx, opts.Out, g); err != nil {
+			fmt.Fprintf(opts.ErrOut, "gateway: resuming: %v\n", err)
+		}
+	}
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -301,6 +326,24 @@ func runGateway(ctx context.Context, opts *gatewayOptions) error {
 	}
 	fmt.Fprintln(opts.Out, "gateway stopped")
 	return nil
+}
+
+// printResumed finishes the turns g's checkpoint holds as pending and
+// writes a line for each: its answer, or the error that ended it.
+func printResumed(ctx context.Context, w io.Writer, g *gateway.Gateway) error {
+	turns, err := g.Resume(ctx)
+	if w == nil {
+		w = io.Discard
+	}
+	fmt.Fprintf(w, "resumed %d pending turn(s)\n", len(turns))
+	for _, t := range turns {
+		if t.Err != nil {
+			fmt.Fprintf(w, "  %s: error: %v\n", t.ID, t.Err)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: %s\n", t.ID, strings.Join(strings.Fields(t.Answer), " "))
+	}
+	return err
 }
 
 func printGatewayBanner(w io.Writer, addr string, cfg gateway.Config) error {

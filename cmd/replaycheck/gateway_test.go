@@ -143,6 +143,7 @@ func TestRunGatewayErrors(t *testing.T) {
 		{"addr without port", []string{"gateway", "--addr", "localhost"}, exitBadUsage, `--addr "localhost": want HOST:PORT`},
 		{"addr port out of range", []string{"gateway", "--addr", "127.0.0.1:99999"}, exitBadUsage, `--addr "127.0.0.1:99999": port "99999": want a number from 0 to 65535`},
 		{"zero stream idle timeout", []string{"gateway", "--stream-idle-timeout", "0s"}, exitBadUsage, "--stream-idle-timeout 0s: want a positive duration"},
+		{"resume without a checkpoint", []string{"gateway", "--resume"}, exitBadUsage, "--resume needs --checkpoint"},
 		{"stray argument", []string{"gateway", "now"}, exitBadUsage, "unknown command"},
 		{"busy port", []string{"gateway", "--addr", busy.Addr().String()}, exitCannotRun, "address " + busy.Addr().String() + " is already in use"},
 	}

@@ -412,6 +412,9 @@ cp examples/mcp-cassette/script.yaml script.yaml && export MEMORY_FILE_PATH="$PW
 		"REPLAYCHECK_GATEWAY_MODE=naive replaycheck run scenarios/seed --target targets/gateway-process.yaml": {
 			exit: 1, output: []string{`^10 scenarios on gateway-process-naive: 6 pass, 4 fail`},
 		},
+		"REPLAYCHECK_GATEWAY_BUG=checkpoint-at-turn-end replaycheck run --tag resume --target targets/gateway-process-resume.yaml": {
+			exit: 1, output: []string{`^5 scenarios on gateway-process-resume-checkpoint-at-turn-end: 1 pass, 4 fail`, `replayed by the resumed run`},
+		},
 		"LITELLM_MASTER_KEY=sk-local-test replaycheck run scenarios/seed --target targets/litellm.yaml --timeout 120s": {
 			skip: "needs LiteLLM (pip install 'litellm[proxy]'), which the tests do not install; " +
 				"TestLiteLLMTargetWiring (./targets) runs this command with a stand-in litellm",

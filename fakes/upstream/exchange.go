@@ -40,7 +40,7 @@ func (s *Server) serveModelRequest(x *exchange) {
 	f := flag
 	if f == nil {
 		x.armed = s.faults.Pick(x.token, x.matches)
-		s.faultChangedLocked() // a fault may have matched
+		s.changedLocked() // a fault may have matched
 		if x.armed != nil {
 			f = &x.armed.Fault.Fault
 		}
@@ -165,7 +165,6 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 	s.mu.Lock()
 	if x.acted && x.armed != nil {
 		x.armed.Fire(x.token)
-		s.faultChangedLocked()
 	}
 	st := s.run(x.token)
 	st.counts.Add(rec.Kind, rec.Outcome)
@@ -176,6 +175,7 @@ func (x *exchange) finish(outcome wire.Outcome, status int) {
 		st.requests = st.requests[:n]
 	}
 	st.requests = append(st.requests, rec)
+	s.changedLocked() // a fault fired, a record was added
 	if x.answeredRound >= 0 && x.token != "" {
 		if st.rounds == nil || len(st.rounds) >= maxRounds {
 			st.rounds = make(map[int]int)

@@ -443,10 +443,10 @@ func (s *Server) WaitFault(ctx context.Context, token string, id uint64, cond fu
 	for {
 		s.mu.Lock()
 		p, ok := s.progressLocked(token, id)
-		if s.faultsChanged == nil {
-			s.faultsChanged = make(chan struct{})
+		if s.changed == nil {
+			s.changed = make(chan struct{})
 		}
-		changed := s.faultsChanged
+		changed := s.changed
 		s.mu.Unlock()
 		switch {
 		case !ok:
@@ -474,12 +474,12 @@ func (s *Server) progressLocked(token string, id uint64) (FaultProgress, bool) {
 	return FaultProgress{}, false
 }
 
-// faultChangedLocked wakes the callers of WaitFault, if any: a fault's
-// progress may have changed. s.mu must be held.
-func (s *Server) faultChangedLocked() {
-	if s.faultsChanged != nil {
-		close(s.faultsChanged)
-		s.faultsChanged = nil
+// changedLocked wakes the callers of WaitFault and WaitRequests, if any: a
+// fault's progress or a run's records may have changed. s.mu must be held.
+func (s *Server) changedLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
 	}
 }
 
@@ -493,7 +493,7 @@ func (x *exchange) reachedPoint() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*x.armed.Fault.reached++
-	s.faultChangedLocked()
+	s.changedLocked()
 }
 
 // ArmedFaults returns the faults armed for token ("" = the global faults)

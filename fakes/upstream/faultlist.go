@@ -66,6 +66,6 @@ func (s *Server) RemoveFault(id uint64) bool {
 	if !s.faults.Remove(id) {
 		return false
 	}
-	s.faultChangedLocked()
+	s.changedLocked()
 	return true
 }

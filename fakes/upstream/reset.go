@@ -11,7 +11,7 @@ func (s *Server) Reset() {
 	defer s.mu.Unlock()
 	s.runs = make(map[string]*runState)
 	s.faults.Reset()
-	s.faultChangedLocked()
+	s.changedLocked()
 	s.total = wire.UpstreamCounts{}
 	s.untokSeq = 0
 }
@@ -25,5 +25,5 @@ func (s *Server) Forget(token string) {
 	defer s.mu.Unlock()
 	delete(s.runs, token)
 	s.faults.Forget(token)
-	s.faultChangedLocked()
+	s.changedLocked()
 }

@@ -108,10 +108,10 @@ type Server struct {
 	logErr   error // the first failed write to cfg.Log
 	total    wire.UpstreamCounts
 	untokSeq int
-	// faultsChanged, made by a WaitFault that waits, is closed (and let
-	// go) when an armed fault may have matched, fired or reached its
-	// point, or faults were armed or disarmed.
-	faultsChanged chan struct{}
+	// changed, made by a WaitFault or WaitRequests that waits, is closed
+	// (and let go) when an armed fault may have matched, fired or reached
+	// its point, faults were armed or disarmed, or a request was recorded.
+	changed chan struct{}
 }
 
 // runState is what the server keeps for one run token.
@@ -246,7 +246,7 @@ func (s *Server) arm(token string, script *Script, player *cassette.Player, faul
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults.Arm(token, armed)
-	s.faultChangedLocked()
+	s.changedLocked()
 	if token == "" {
 		if script != nil {
 			s.script = &Script{Steps: slices.Clone(script.Steps)}
@@ -322,6 +322,29 @@ func (s *Server) Requests(token string) []wire.UpstreamRequest {
 	out := make([]wire.UpstreamRequest, len(reqs))
 	copy(out, reqs)
 	return out
+}
+
+// WaitRequests waits until cond holds for one run's records (as Requests
+// returns them) and returns them. It wakes on each record, not on a timer,
+// and fails when ctx ends first.
+func (s *Server) WaitRequests(ctx context.Context, token string, cond func([]wire.UpstreamRequest) bool) ([]wire.UpstreamRequest, error) {
+	for {
+		s.mu.Lock()
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		reqs := s.Requests(token)
+		if cond(reqs) {
+			return reqs, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return reqs, fmt.Errorf("waiting for the model requests of %q: %w", token, ctx.Err())
+		}
+	}
 }
 
 // run returns the state of token, creating it, and marks it active now.

@@ -171,16 +171,25 @@ func helper(role string, args []string) int {
 }
 
 // helperProxy is a proxy process: the built-in gateway configured from the
-// rendered JSON config at --config, listening on --port.
+// rendered JSON config at --config (its Bugs switched on over its Mode),
+// listening on --port, with a checkpoint file at --checkpoint; --resume
+// finishes the checkpoint's pending turns once it listens.
 func helperProxy(args []string) int {
-	var configPath, port string
-	for i := 0; i+1 < len(args); i += 2 {
+	var configPath, port, checkpoint string
+	resume := false
+	for i := 0; i < len(args); i++ {
 		switch args[i] {
+		case "--resume":
+			resume = true
+			continue
 		case "--config":
-			configPath = args[i+1]
+			configPath = args[min(i+1, len(args)-1)]
 		case "--port":
-			port = args[i+1]
+			port = args[min(i+1, len(args)-1)]
+		case "--checkpoint":
+			checkpoint = args[min(i+1, len(args)-1)]
 		}
+		i++
 	}
 	b, err := os.ReadFile(configPath)
 	if err != nil {
@@ -189,18 +198,19 @@ func helperProxy(args []string) int {
 	}
 	var cfg struct {
 		Upstream, MCP, Mode, Key string
+		Bugs                     []string
 		Fallbacks                map[string]string
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "parsing config:", err)
 		return 1
 	}
-	bugs, err := gateway.ParseBugs(cfg.Mode, nil)
+	bugs, err := gateway.ParseBugs(cfg.Mode, cfg.Bugs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	g, err := gateway.New(gateway.Config{Upstream: cfg.Upstream, MCP: cfg.MCP, Bugs: bugs, MasterKey: cfg.Key, Fallbacks: cfg.Fallbacks})
+	g, err := gateway.New(gateway.Config{Upstream: cfg.Upstream, MCP: cfg.MCP, Bugs: bugs, MasterKey: cfg.Key, Fallbacks: cfg.Fallbacks, Checkpoint: checkpoint})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -219,6 +229,10 @@ func helperProxy(args []string) int {
 	go srv.Serve(ln)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM)
+	if resume {
+		turns, err := g.Resume(context.Background())
+		fmt.Printf("resumed %d turn(s), err %v\n", len(turns), err)
+	}
 	<-stop
 	fmt.Println("proxy stopping")
 	srv.Close()

@@ -75,7 +75,8 @@ type TargetEvent struct {
 	Exit *int `json:"exit,omitempty"`
 	// Success, for a resumed life that ended by itself, says it reported
 	// success: a client exited 0, a gateway finished its resumed turns with
-	// a final answer. Said is the end of what it reported (output, answer).
+	// a final answer, a proxy got the run's final model answer after its
+	// resume started. Said is the end of what it reported (output, answer).
 	Success bool   `json:"success,omitempty"`
 	Said    string `json:"said,omitempty"`
 	// Proxy is set for a proxy target: its resume restarted the proxy, which

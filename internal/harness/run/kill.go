@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -66,33 +67,51 @@ func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.D
 			return ids[0], nil
 		}
 	}
-	kill.Reached = func(ctx context.Context, life int) error {
+	kill.Arm = func(life int) (func(context.Context) error, error) {
 		holds.release()
 		var id uint64
 		if arm != nil {
 			var err error
 			if id, err = arm(); err != nil {
-				return fmt.Errorf("arming the kill point %s: %w", k.After, err)
+				return nil, fmt.Errorf("arming the kill point %s: %w", k.After, err)
 			}
 		}
-		switch k.After {
-		case history.KillAfterExecute:
-			_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), wire.MCPWrite, k.KillTool()) >= life })
-			return err
-		case history.KillAtFollowUp:
-			// The follow-up arrived: matched, and held.
-			_, err := up.WaitFault(ctx, token, id, func(p upstream.FaultProgress) bool { return p.Matched >= 1 })
-			return err
-		case history.KillInStream:
-			// The stream's first chunk was flushed to the target, which now
-			// waits on the stalled stream.
-			_, err := up.WaitFault(ctx, token, id, func(p upstream.FaultProgress) bool { return p.Reached >= 1 })
-			return err
-		}
-		return ctxwait.Sleep(ctx, k.Delay.D())
+		return func(ctx context.Context) error {
+			switch k.After {
+			case history.KillAfterExecute:
+				_, err := l.WaitFor(ctx, token, func(wire.MCPCounts) bool { return countEvents(l.Events(token), wire.MCPWrite, k.KillTool()) >= life })
+				return err
+			case history.KillAtFollowUp:
+				// The follow-up arrived: matched, and held.
+				_, err := up.WaitFault(ctx, token, id, func(p upstream.FaultProgress) bool { return p.Matched >= 1 })
+				return err
+			case history.KillInStream:
+				// The stream's first chunk was flushed to the target, which
+				// now waits on the stalled stream.
+				_, err := up.WaitFault(ctx, token, id, func(p upstream.FaultProgress) bool { return p.Reached >= 1 })
+				return err
+			}
+			return ctxwait.Sleep(ctx, k.Delay.D())
+		}, nil
 	}
 	kill.Killed = holds.release
+	kill.Finished = func(ctx context.Context, since time.Time) error {
+		_, err := up.WaitRequests(ctx, token, func(rs []wire.UpstreamRequest) bool { return finalAnswerSince(rs, since) })
+		return err
+	}
 	return kill, holds.release, nil
+}
+
+// finalAnswerSince reports whether one of rs, decided after since, was a
+// model answer without tool calls: the end of the conversation's turn.
+func finalAnswerSince(rs []wire.UpstreamRequest, since time.Time) bool {
+	for _, r := range rs {
+		if r.Time.After(since) && r.Status == http.StatusOK && r.ToolCalls == 0 &&
+			(r.Outcome == wire.OutcomeForwarded || r.Outcome == wire.OutcomeDelayed) {
+			return true
+		}
+	}
+	return false
 }
 
 // lifeHolds are the holds armed for the current life, released as the next

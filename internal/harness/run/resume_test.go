@@ -1,8 +1,10 @@
 package run
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,5 +159,88 @@ expect:
 	assertGone(t, []int{kills[0].PID})
 	if r.Counts.Writes != 1 || r.Counts.Initial < 1 || r.Verdict != rules.Pass {
 		t.Errorf("writes %d, initial requests %d, verdict %s; want 1 write across the lives, a pass\n%+v", r.Counts.Writes, r.Counts.Initial, r.Verdict, r.Verdicts)
+	}
+}
+
+// TestResumeOnAProxy kills a proxy the harness started (the test binary's
+// proxy helper: the built-in gateway with its checkpoint in {{run_dir}})
+// once commit_write ran, and starts its resume on the same port with the
+// same run directory: guarded finishes the pending turn from its checkpoint
+// without running the call again (one write across the lives);
+// checkpoint-at-turn-end runs it again on each resume. The app request is
+// sent once, broken by the kill; each resumed life is a proxy's that
+// finished the pending turn, its output captured after a line of its own;
+// the killed processes are gone.
+func TestResumeOnAProxy(t *testing.T) {
+	tests := []struct {
+		name, bugs, times string
+		writes, kills     int
+		verdict           rules.Status
+	}{
+		{name: "guarded once", times: "once", writes: 1, kills: 1, verdict: rules.Pass},
+		{name: "guarded twice", times: "2", writes: 1, kills: 1, verdict: rules.Pass},
+		{name: "switch once", bugs: `"checkpoint-at-turn-end"`, times: "once", writes: 2, kills: 1, verdict: rules.Fail},
+		{name: "switch twice", bugs: `"checkpoint-at-turn-end"`, times: "2", writes: 3, kills: 2, verdict: rules.Fail},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, _ := writeTarget(t, fmt.Sprintf(`kind: proxy
+name: resumable
+url: http://127.0.0.1:{{port}}
+headers: {Authorization: "Bearer ${TEST_KEY}"}
+start:
+  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl"]
+  config: proxy.json.tmpl
+  env: {%[2]s: proxy}
+  ready: {timeout: 20s}
+resume:
+  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl", --resume]
+`, self(t), helperEnv), map[string]string{"proxy.json.tmpl": `{"Upstream": "{{upstream_url}}", "MCP": "{{mcp_url}}", "Mode": "guarded", "Bugs": [` + tt.bugs + `], "Key": "` + testKey + `"}`})
+			ss, errs := scenario.Parse("scenario.yaml", []byte(killAfterExecute(tt.times)))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if !Applies(ss[0], tg) {
+				t.Fatal("a scenario that kills the target does not apply to a proxy with resume")
+			}
+			hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := hs[0]
+			r := rules.Evaluate(h)
+			if h.Error != "" || r.Counts.Writes != tt.writes || len(h.Kills()) != tt.kills || h.Lives() != tt.kills+1 || r.Verdict != tt.verdict {
+				t.Fatalf("error %q, writes %d, kills %d, lives %d, verdict %s; want no error, %d, %d, %d, %s\n%+v\n%+v\n%s",
+					h.Error, r.Counts.Writes, len(h.Kills()), h.Lives(), r.Verdict, tt.writes, tt.kills, tt.kills+1, tt.verdict, r.Verdicts, h.TargetEvents, strings.Join(h.TargetOutput, "\n"))
+			}
+			if len(h.Requests) != 1 || h.Requests[0].CleanEnd || !strings.Contains(h.Requests[0].TransportError, "during the run") {
+				t.Errorf("app requests %+v; want the one, broken by the kill, not sent again", h.Requests)
+			}
+			for i, e := range h.TargetEvents {
+				if e.Kind != history.TargetResumed {
+					continue
+				}
+				if !e.Proxy {
+					t.Errorf("resumed life %d is not marked a proxy's", e.Life)
+				}
+				if last := i == len(h.TargetEvents)-1; last && (e.Exit == nil || *e.Exit != -1 || !e.Success) {
+					t.Errorf("last resumed life %+v; want one that finished the pending turn (exit -1, success)", e)
+				}
+			}
+			out := strings.Join(h.TargetOutput, "\n")
+			if !strings.Contains(out, "replaycheck: life 2 of resumable: its resume starts") {
+				t.Errorf("the proxy's output does not mark its resumed life:\n%s", out)
+			}
+			pids := pidsIn(out)
+			if len(pids) != tt.kills+1 {
+				t.Errorf("the output shows pids %v; want one per life, %d", pids, tt.kills+1)
+			}
+			for _, e := range h.Kills() {
+				if !slices.Contains(pids, e.PID) {
+					t.Errorf("killed pid %d is no life's in the output %v", e.PID, pids)
+				}
+			}
+			assertGone(t, pids) // the killed lives, and the last, which Run stopped
+		})
 	}
 }

@@ -17,10 +17,11 @@ import (
 type Kill struct {
 	// Fault is the scenario's target fault.
 	Fault scenario.TargetFault
-	// Reached blocks until the kill point of the life-th life (from 1) is
-	// reached, and returns nil, or until ctx ends, and returns its error.
-	// It is called as the life starts.
-	Reached func(ctx context.Context, life int) error
+	// Arm arms the kill point of the life-th life (from 1) and returns a
+	// wait that blocks until the point is reached, and returns nil, or
+	// until ctx ends, and returns its error. A resumed life's point is
+	// armed before the life starts, so that what it does first is caught.
+	Arm func(life int) (wait func(ctx context.Context) error, err error)
 	// Record records a kill or a resume of the run, in order.
 	Record func(history.TargetEvent)
 	// Killed, when set, is called after each kill, before the resume: the
@@ -28,6 +29,12 @@ type Kill struct {
 	Killed func()
 	// At is the run's offset of a time.
 	At func(time.Time) history.Duration
+	// Finished, when set, blocks until the fakes gave the run a final model
+	// answer (one without tool calls) decided after since, and returns nil,
+	// or until ctx ends, and returns its error: how the harness sees a
+	// resumed life that reports to no one (a proxy's: the app request died
+	// with the kill) finish its pending turn.
+	Finished func(ctx context.Context, since time.Time) error
 }
 
 // life is one life of a killable target.
@@ -40,6 +47,8 @@ type life struct {
 	// outcome says, once done, the life's exit code (-1: none), whether it
 	// reported success and the end of what it said.
 	outcome func() (exit int, success bool, said string)
+	// proxy marks a proxy target's life (history.TargetEvent.Proxy).
+	proxy bool
 }
 
 // lives runs the life first and, each time the kill point of the current
@@ -53,7 +62,7 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 		if n == 1 {
 			return
 		}
-		ev := history.TargetEvent{Kind: history.TargetResumed, Life: n, At: k.At(l.start)}
+		ev := history.TargetEvent{Kind: history.TargetResumed, Life: n, At: k.At(l.start), Proxy: l.proxy}
 		exit := -1
 		if byItself {
 			exit, ev.Success, ev.Said = l.outcome()
@@ -61,8 +70,12 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 		ev.Exit = &exit
 		k.Record(ev)
 	}
+	wait, err := k.arm(n)
+	if err != nil {
+		return cur, err
+	}
 	for {
-		if n > k.Fault.Cycles() {
+		if wait == nil {
 			select {
 			case <-cur.done:
 				endResumed(cur, n, true)
@@ -73,8 +86,7 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 		}
 		lctx, cancel := context.WithCancel(ctx)
 		reached := make(chan error, 1)
-		go func(n int) { reached <- k.Reached(lctx, n) }(n)
-		var err error
+		go func(wait func(context.Context) error) { reached <- wait(lctx) }(wait)
 		select {
 		case <-cur.done:
 			cancel()
@@ -109,10 +121,26 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 			k.Killed()
 		}
 		n++
+		if wait, err = k.arm(n); err != nil {
+			return cur, err
+		}
 		next, err := resume(ctx, n)
 		if err != nil {
 			return cur, fmt.Errorf("resuming the target (life %d): %w", n, err)
 		}
 		cur = next
 	}
+}
+
+// arm arms the kill point of life n; a nil wait when n is past the
+// fault's kill cycles.
+func (k *Kill) arm(n int) (func(context.Context) error, error) {
+	if n > k.Fault.Cycles() {
+		return nil, nil
+	}
+	wait, err := k.Arm(n)
+	if err != nil {
+		return nil, fmt.Errorf("life %d: %w", n, err)
+	}
+	return wait, nil
 }

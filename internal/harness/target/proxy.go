@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/replaycheck/replaycheck/internal/harness/app"
@@ -63,9 +64,10 @@ type ProxySpec struct {
 	// Ledger is Traits.Ledger: the ledger settings of the proxy's runs.
 	Ledger scenario.LedgerSettings
 	// Resume, when set with Start, is the command that restarts the proxy
-	// after a kill in a scenario that kills it; the proxy resumes its own
-	// pending work from its store, and the harness does not re-send the app
-	// request.
+	// after a kill in a scenario that kills it (StartVars, with the killed
+	// life's {{port}}, {{config}} and {{run_dir}}), run in Start.Dir and
+	// awaited at Start.ReadyURL; the proxy resumes its own pending work
+	// from its store, and the harness does not re-send the app request.
 	Resume *Resume
 }
 
@@ -124,11 +126,15 @@ type proxy struct {
 // Name returns the spec's name for the target.
 func (t *proxy) Name() string { return t.spec.Name }
 
-// Traits says where the target's fakes listen and that its instances must
+// Traits says where the target's fakes listen, that its instances must
 // run one at a time with fixed fakes, a fixed port, or a proxy the harness
-// does not start.
+// does not start, and that a proxy it starts with a resume can be killed
+// and resumed.
 func (t *proxy) Traits() Traits {
-	tr := Traits{RetryAfterHint: t.spec.RetryAfterHint, Exclusive: t.spec.Fakes != nil || t.fixedPort || t.spec.Start == nil, Forward: t.spec.Forward, Ledger: t.spec.Ledger}
+	tr := Traits{
+		RetryAfterHint: t.spec.RetryAfterHint, Exclusive: t.spec.Fakes != nil || t.fixedPort || t.spec.Start == nil,
+		Forward: t.spec.Forward, Ledger: t.spec.Ledger, Resumes: t.spec.Start != nil && t.spec.Resume != nil,
+	}
 	if t.spec.Fakes != nil {
 		tr.Fakes = *t.spec.Fakes
 	}
@@ -180,7 +186,7 @@ func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (In
 		}
 		// The port picked was taken by another process before the proxy
 		// listened on it: start it again on another.
-		inst.proc, inst.out, inst.configPath = nil, nil, ""
+		inst.proc, inst.out, inst.configPath, inst.tempDir, inst.resume = nil, nil, "", "", nil
 	}
 	bodies := map[scenario.Endpoint]map[string]any{}
 	for ep, body := range t.spec.Bodies {
@@ -199,8 +205,9 @@ func (t *proxy) Start(ctx context.Context, f Fakes, knobs *scenario.Gateway) (In
 	return inst, nil
 }
 
-// startProcess renders the config and the command, starts the proxy and
-// waits until it answers at its readiness URL.
+// startProcess makes the instance's run directory, renders the config, the
+// command and the resume, starts the proxy and waits until it answers at its
+// readiness URL.
 func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base string, v templateVars) error {
 	s := t.spec.Start
 	fail := func(format string, args ...any) error {
@@ -212,12 +219,17 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 		inst.Close()
 		return fmt.Errorf("starting target %s: %w%s", t.spec.Name, cause, process.Tail(t.spec.Name, lines))
 	}
-	var leftovers []string
 	// A port the harness picked is checked once the proxy is up instead: it
 	// may be taken between any check here and the proxy's listen.
 	if addr, ok := listeningAt(base); ok && t.fixedPort {
 		return fail("its address %s is already taken by another process (a proxy left running?); stop it or change the target's url", addr)
 	}
+	runDir, err := os.MkdirTemp("", "replaycheck-proxy-")
+	if err != nil {
+		return fail("making its run directory: %v", err)
+	}
+	inst.tempDir, v.RunDir = runDir, runDir
+	leftovers := []string{runDir}
 	if s.Config != "" {
 		rendered, err := render(s.Config, proxyVars, v)
 		if err != nil {
@@ -225,19 +237,14 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 		}
 		dir := s.ConfigDir
 		if dir == "" {
-			tmp, err := os.MkdirTemp("", "replaycheck-proxy-")
-			if err != nil {
-				return fail("making a directory for the rendered config: %v", err)
-			}
-			inst.tempDir, dir = tmp, tmp
-			leftovers = append(leftovers, tmp)
+			dir = runDir
 		}
 		file, err := os.CreateTemp(dir, ".replaycheck-*-"+s.ConfigName)
 		if err != nil {
 			return fail("writing the rendered config: %v", err)
 		}
 		inst.configPath = file.Name()
-		if inst.tempDir == "" {
+		if dir != runDir {
 			leftovers = append(leftovers, inst.configPath)
 		}
 		_, werr := file.WriteString(rendered)
@@ -267,36 +274,72 @@ func (t *proxy) startProcess(ctx context.Context, inst *proxyInstance, base stri
 	if inst.grace <= 0 {
 		inst.grace = process.DefaultStopGrace
 	}
-	p, err := process.Start(process.Command{Argv: argv, Env: env, Dir: s.Dir, Stdout: inst.out, Stderr: inst.out, Leftovers: leftovers})
-	var cr *process.CannotRunError
-	if errors.As(err, &cr) {
+	cannotRun := func(cr *process.CannotRunError) error {
 		inst.Close()
 		cr.Install = t.spec.Install
 		return fmt.Errorf("starting target %s: %w", t.spec.Name, cr)
+	}
+	if r := t.spec.Resume; r != nil {
+		resume := process.Command{Env: env, Dir: s.Dir, Stdout: inst.out, Stderr: inst.out, Leftovers: leftovers}
+		if resume.Argv, err = renderArgs(r.Command, startVars, v); err != nil {
+			return fail("rendering resume.command: %v", err)
+		}
+		if len(resume.Argv) == 0 || resume.Argv[0] == "" {
+			return fail("resume.command rendered empty")
+		}
+		if _, err := process.Resolve(resume.Argv[0], s.Dir); err != nil {
+			return cannotRun(&process.CannotRunError{Command: resume.Argv[0], Err: err})
+		}
+		for k, val := range r.Env {
+			rv, err := render(val, startVars, v)
+			if err != nil {
+				return fail("rendering resume.env.%s: %v", k, err)
+			}
+			resume.Env = process.SetEnv(resume.Env, map[string]string{k: rv})
+		}
+		inst.resume = &resume
+	}
+	p, err := process.Start(process.Command{Argv: argv, Env: env, Dir: s.Dir, Stdout: inst.out, Stderr: inst.out, Leftovers: leftovers})
+	var cr *process.CannotRunError
+	if errors.As(err, &cr) {
+		return cannotRun(cr)
 	}
 	if err != nil {
 		return fail("%v", err)
 	}
 	inst.proc = p
-	ready := base
+	inst.base, inst.ready = base, base
 	if s.ReadyURL != "" {
-		if ready, err = render(s.ReadyURL, proxyVars, v); err != nil {
+		if inst.ready, err = render(s.ReadyURL, proxyVars, v); err != nil {
 			return fail("rendering start.ready.url: %v", err)
 		}
 	}
-	timeout := s.ReadyTimeout
-	if timeout <= 0 {
-		timeout = DefaultReadyTimeout
+	inst.readyTimeout = s.ReadyTimeout
+	if inst.readyTimeout <= 0 {
+		inst.readyTimeout = DefaultReadyTimeout
 	}
-	if err := waitReady(ctx, p, ready, timeout); err != nil {
-		if addr, taken := listeningAt(base); taken && !t.fixedPort && p.Exited() {
-			return fail("%v, and the port picked for it, %s, is held by another process: %w", err, addr, errPortTaken)
+	if port, err := strconv.Atoi(v.Port); err == nil && !t.fixedPort {
+		inst.port = port
+	}
+	if err := inst.awaitReady(ctx, p); err != nil {
+		return fail("%w", err)
+	}
+	return nil
+}
+
+// awaitReady waits until p answers at the instance's readiness URL and, on
+// a port the harness picked, that p's process group holds it: an error
+// wrapping errPortTaken when another process does.
+func (i *proxyInstance) awaitReady(ctx context.Context, p *process.Process) error {
+	if err := waitReady(ctx, p, i.ready, i.readyTimeout); err != nil {
+		if addr, taken := listeningAt(i.base); taken && i.port > 0 && p.Exited() {
+			return fmt.Errorf("%w, and the port picked for it, %s, is held by another process: %w", err, addr, errPortTaken)
 		}
-		return fail("%v", err)
+		return err
 	}
-	if port, err := strconv.Atoi(v.Port); err == nil && !t.fixedPort && sameAddr(ready, base) {
-		if owned, known := p.Listens(port); known && !owned {
-			return fail("%s answered, but not from the %s process: the port picked for it was taken by another process: %w", ready, t.spec.Name, errPortTaken)
+	if i.port > 0 && sameAddr(i.ready, i.base) {
+		if owned, known := p.Listens(i.port); known && !owned {
+			return fmt.Errorf("%s answered, but not from the %s process: the port picked for it was taken by another process: %w", i.ready, i.name, errPortTaken)
 		}
 	}
 	return nil
@@ -395,30 +438,139 @@ type proxyInstance struct {
 	name       string
 	setup      history.Setup
 	app        *app.Client
-	proc       *process.Process
 	out        *process.Output
 	grace      time.Duration
 	configPath string
-	tempDir    string // holds the rendered config; "" when it is elsewhere
+	tempDir    string // the run directory ({{run_dir}}); it holds the rendered config unless start.config_dir does
 	notes      []string
 	secrets    []string // masked in what the answers show
+	// base, ready, readyTimeout and port are where the started proxy
+	// listens, its readiness URL and bound, and the port the harness
+	// picked for it (0: the url's own).
+	base, ready  string
+	readyTimeout time.Duration
+	port         int
+	// resume is the rendered resume command; nil without one.
+	resume *process.Command
+
+	mu   sync.Mutex
+	proc *process.Process // the current life's
 }
 
 // Send sends req; the answer's excerpt and any transport error have the
 // target's secrets (header and environment values) masked, since a proxy may
-// echo a key back in an error.
+// echo a key back in an error. With req.Kill, on a proxy with a resume, it
+// kills the proxy's process group at the kill point and starts the resume
+// (resumeLife): the app's connection breaks with the kill and the harness
+// does not send the request again; the resumed proxy carries on with its
+// own pending work, which the run's fakes see.
 func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange {
+	p := i.process()
+	if req.Kill == nil || i.resume == nil {
+		x := i.send(ctx, req)
+		i.noteExit(&x, p)
+		return x
+	}
+	ctx, cancel := context.WithCancel(ctx) // ends the lives' watchers
+	defer cancel()
+	answered := make(chan struct{})
+	var x history.Exchange
+	go func() {
+		defer close(answered)
+		x = i.send(ctx, req)
+	}()
+	first := life{proc: p, start: time.Now(), done: answered, proxy: true, outcome: func() (int, bool, string) {
+		return -1, x.CleanEnd, x.Body
+	}}
+	last, err := req.Kill.lives(ctx, first, func(ctx context.Context, n int) (life, error) {
+		return i.resumeLife(ctx, req.Kill, n)
+	})
+	i.mu.Lock()
+	i.proc = last.proc
+	i.mu.Unlock()
+	<-answered        // the kill broke it, or ctx ended it
+	i.noteExit(&x, p) // a kill of the first life has reaped it by now
+	if err != nil {
+		x.TransportError = process.Mask(err.Error(), i.secrets)
+	}
+	return x
+}
+
+// send sends req, its answer's secrets masked.
+func (i *proxyInstance) send(ctx context.Context, req Request) history.Exchange {
 	x := i.app.Send(ctx, req.Request)
 	x.Body = process.Mask(x.Body, i.secrets)
 	x.TransportError = process.Mask(x.TransportError, i.secrets)
-	if i.proc != nil && x.TransportError != "" {
-		select {
-		case <-i.proc.Done():
-			x.TransportError += fmt.Sprintf(" (the %s process %s during the run)", i.name, i.proc.ExitDescription())
-		default:
-		}
-	}
 	return x
+}
+
+// noteExit adds to x's transport error that p, the proxy's process (nil: not
+// started by the harness), has exited.
+func (i *proxyInstance) noteExit(x *history.Exchange, p *process.Process) {
+	if p == nil || x.TransportError == "" {
+		return
+	}
+	select {
+	case <-p.Done():
+		x.TransportError += fmt.Sprintf(" (the %s process %s during the run)", i.name, p.ExitDescription())
+	default:
+	}
+}
+
+// resumeLife starts the n-th life of the proxy, its resume, on the same
+// port, run directory and config, and waits until it is ready; its output
+// goes on the instance's, after a line that says the life began. The life
+// is done once the fakes gave the run its final model answer after the
+// resume began (Kill.Finished: the proxy finished its pending turn, a
+// success) or its process exited (its exit code, no success); it tells no
+// app anything.
+func (i *proxyInstance) resumeLife(ctx context.Context, k *Kill, n int) (life, error) {
+	begin := time.Now()
+	fmt.Fprintf(i.out, "replaycheck: life %d of %s: its resume starts\n", n, i.name)
+	p, err := process.Start(*i.resume)
+	if err != nil {
+		return life{}, fmt.Errorf("starting the resume of %s: %w", i.name, err)
+	}
+	if err := i.awaitReady(ctx, p); err != nil {
+		_ = p.Stop(0)
+		return life{}, fmt.Errorf("resuming %s: %w%s", i.name, err, process.Tail(i.name, i.out.Lines()))
+	}
+	done := make(chan struct{})
+	var finished bool // set before done closes
+	go func() {
+		fctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-p.Done():
+				cancel()
+			case <-fctx.Done():
+			}
+		}()
+		if k.Finished != nil && k.Finished(fctx, begin) == nil {
+			finished = true
+			close(done)
+			return
+		}
+		select {
+		case <-p.Done():
+			close(done)
+		case <-ctx.Done(): // not done by itself
+		}
+	}()
+	return life{proc: p, start: begin, done: done, proxy: true, outcome: func() (int, bool, string) {
+		if finished {
+			return -1, true, ""
+		}
+		return p.ExitCode(), false, ""
+	}}, nil
+}
+
+// process is the current life's process; nil when the harness started none.
+func (i *proxyInstance) process() *process.Process {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.proc
 }
 
 func (i *proxyInstance) Limits() history.Setup { return i.setup }
@@ -433,8 +585,8 @@ func (i *proxyInstance) CannotRun() error { return nil }
 // its temporary directory.
 func (i *proxyInstance) Close() error {
 	var errs []error
-	if i.proc != nil {
-		if err := i.proc.Stop(i.grace); err != nil {
+	if p := i.process(); p != nil {
+		if err := p.Stop(i.grace); err != nil {
 			errs = append(errs, fmt.Errorf("stopping %s: %w", i.name, err))
 		}
 	}

@@ -31,7 +31,7 @@ const (
 	varPrompt       = "prompt"              // a client run's rendered prompt
 	varToken        = "token"               // a client run's run token, or the run's whose forwarded server starts
 	varEntry        = "entry"               // a client run's ledger entry, or the run's whose forwarded server starts
-	varRunDir       = "run_dir"             // a client run's fresh scratch directory
+	varRunDir       = "run_dir"             // a client run's fresh scratch directory, a started proxy instance's kept across its lives
 	// The stdio ledger (replaycheck ledger-stdio {{mcp_url}}) for a client
 	// that spawns its MCP servers: the whole command as a JSON array, the
 	// binary alone, and its arguments as a JSON array (also a YAML flow list).
@@ -145,11 +145,12 @@ const (
 	// FakeVars are a proxy's bodies': the fakes' URLs and addresses.
 	FakeVars
 	// ProxyVars are a proxy's start.ready.url's and its config template's:
-	// FakeVars, the knobs, {{port}}, {{replaycheck}} and the stdio ledger's
-	// command ({{ledger_stdio_json}}, …).
+	// FakeVars, the knobs, {{port}}, {{run_dir}} (the instance's scratch
+	// directory, which outlives a kill for its resume), {{replaycheck}} and
+	// the stdio ledger's command ({{ledger_stdio_json}}, …).
 	ProxyVars
-	// StartVars are a proxy's start.command's and start.env's: ProxyVars
-	// and {{config}}.
+	// StartVars are a proxy's start.command's, start.env's and resume's:
+	// ProxyVars and {{config}}.
 	StartVars
 	// ClientVars are a client's command's and env's: FakeVars, the run's
 	// prompt, token, entry and run_dir, {{replaycheck}} and the stdio
@@ -175,7 +176,7 @@ var (
 	fakeVars    = []string{varUpstreamURL, varUpstreamRoot, varMCPURL, varUpstreamAddr, varMCPAddr}
 	knobVars    = []string{varNumRetries, varFallbacks, varToolTimeout, varStreamIdle}
 	stdioVars   = []string{varLedgerStdioJSON, varLedgerStdioCommand, varLedgerStdioArgsJSON}
-	proxyVars   = concat(fakeVars, knobVars, []string{varPort, varReplaycheck}, stdioVars)
+	proxyVars   = concat(fakeVars, knobVars, []string{varPort, varRunDir, varReplaycheck}, stdioVars)
 	startVars   = concat(proxyVars, []string{varConfig})
 	clientVars  = concat(fakeVars, []string{varPrompt, varToken, varEntry, varRunDir, varReplaycheck}, stdioVars)
 	forwardVars = []string{varToken, varEntry}

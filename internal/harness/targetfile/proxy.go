@@ -53,13 +53,13 @@ type ProxyFile struct {
 	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); each run then has fakes, a forwarder and a proxy instance of its own"`
 	// Resume, with Start, is the command that restarts the proxy after
 	// each kill (a scenario's faults.target).
-	Resume *ResumeFile `yaml:"resume,omitempty" json:"resume,omitempty" jsonschema_description:"with start: how to restart the proxy after the harness killed it (scenarios with faults.target): {command: [...], env: {...}}, templated as start.command and start.env, run in start.dir with env merged over start.env, its readiness probe awaited; the proxy resumes its own pending work from its store, the harness does not re-send the app request; without it those scenarios are skipped"`
+	Resume *ResumeFile `yaml:"resume,omitempty" json:"resume,omitempty" jsonschema_description:"with start: how to restart the proxy after the harness killed its process group (scenarios with faults.target): {command: [...], env: {...}}, templated as start.command and start.env with the killed life's {{port}}, {{config}} and {{run_dir}} (keep the proxy's store there), run in start.dir with env merged over start.env, its readiness probe awaited; the proxy resumes its own pending work from its store, the harness does not re-send the app request; without it those scenarios are skipped"`
 }
 
 // ProxyStart is how the harness starts a proxy.
 type ProxyStart struct {
 	// Command is the argv; it may use the fake variables, {{port}},
-	// {{config}}, {{replaycheck}} and the knob variables.
+	// {{config}}, {{run_dir}}, {{replaycheck}} and the knob variables.
 	Command []string `yaml:"command" json:"command" jsonschema:"minItems=1" jsonschema_description:"argv, e.g. [litellm, --config, \"{{config}}\", --port, \"{{port}}\"]; an argument rendering to several lines becomes several, an empty one is dropped"`
 	// Config is a template file (relative to the target file) rendered into
 	// a temporary file whose path is {{config}}.

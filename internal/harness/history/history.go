@@ -83,35 +83,38 @@ type Harness struct {
 	// Deadline is the run's deadline (--timeout or the scenario's own; it
 	// restarts on the run's traffic); 0 when not known.
 	Deadline Duration `json:"deadline,omitempty"`
-	// Stalls are when the harness ran late during the run: each span runs
-	// from when a wake-up of the probe was due to when it came, where it
-	// came at least StallMin late; merged where they overlap or nearly
-	// touch, in order. A history whose Lateness is at least StallMin and
-	// has no stalls was written without them (an older replaycheck).
-	Stalls []Span `json:"stalls,omitempty"`
+	// Stalls are when the harness ran late during the run: each runs from
+	// when a wake-up of the probe was due to when it came, where it came at
+	// least StallMin late; merged where they overlap or nearly touch, in
+	// order. A history whose Lateness is at least StallMin and has no
+	// stalls was written without them (an older replaycheck).
+	Stalls []Stall `json:"stalls,omitempty"`
 }
 
-// StallMin is the least lateness recorded as a stall (Harness.Stalls):
-// shorter ones cannot add up to a wait a rule judges (a target's retry
-// passes a few wake-ups, not hundreds).
+// StallMin is the least lateness recorded as a stall (Harness.Stalls).
 const StallMin = 5 * time.Millisecond
 
-// Span is a stretch of a run, as offsets from its start.
-type Span struct {
+// Stall is a stretch of a run during which the harness ran late, as
+// offsets from the run's start, and the most any one wake-up in it came
+// late: a goroutine woken during a stall waited up to Most.
+type Stall struct {
 	Start Duration `json:"start"`
 	End   Duration `json:"end"`
+	Most  Duration `json:"most"`
 }
 
-// StalledWithin returns how long the harness ran late between from and
-// to, offsets from the run's start: the part of its stalls within them;
-// for a history without stalls (see Harness.Stalls), its whole lateness.
-func (h *Harness) StalledWithin(from, to time.Duration) time.Duration {
+// LateWithin returns the most any one wake-up of the harness came late
+// during a stall that overlaps from to to (offsets from the run's start);
+// for a history without stalls (see Harness.Stalls), its lateness.
+func (h *Harness) LateWithin(from, to time.Duration) time.Duration {
 	if len(h.Stalls) == 0 && h.Lateness.D() >= StallMin {
 		return h.Lateness.D()
 	}
 	var late time.Duration
 	for _, s := range h.Stalls {
-		late += max(0, min(to, s.End.D())-max(from, s.Start.D()))
+		if s.Start.D() < to && s.End.D() > from {
+			late = max(late, s.Most.D())
+		}
 	}
 	return late
 }

@@ -114,26 +114,34 @@ func cutAtDeadline(h *history.History, x int) bool {
 	return r.TimedOut || r.Client != nil && r.Client.Killed
 }
 
+// retryHops is how many times a retry waits for the harness's CPU on its
+// way between the answer that asked for a wait and the retry's arrival:
+// the answer reaches the target, and the retry reaches the fake. Each
+// wake-up can come as late as the harness's lateness at that moment.
+const retryHops = 2
+
 // starvedWait returns why a retry that came between from and to (offsets
 // from the run's start) after an answer asking for wait cannot be credited
-// with waiting, or "" when it can: the harness ran late between the two
-// (see history.Harness.StalledWithin) by starvedThreshold of the wait, and
-// by more than the retry's margin over it. A wait is judged by the clock,
-// and a starved machine lengthens every gap: a target that retried at once
-// can arrive as late as one that waited. Lateness outside the gap does not
-// lengthen it. A gap shorter than the wait needs no such care; starvation
-// only lengthens gaps.
+// with waiting, or "" when it can. A wait is judged by the clock, and a
+// starved machine lengthens every gap: a target that retried at once can
+// arrive as late as one that waited, by retryHops wake-ups each as late as
+// the harness ran between the two (history.Harness.LateWithin; lateness
+// outside the gap does not lengthen it). The retry is credited when that
+// is under starvedThreshold of the wait, or when the gap is the wait or
+// more without it. A gap shorter than the wait needs no such care;
+// starvation only lengthens gaps.
 func starvedWait(h *history.History, from, to, wait time.Duration) string {
 	if h.Harness == nil {
 		return ""
 	}
 	gap := to - from
-	late := h.Harness.StalledWithin(from, to)
+	most := h.Harness.LateWithin(from, to)
+	late := retryHops * most
 	if late < starvedThreshold(wait) || gap-late >= wait {
 		return ""
 	}
-	return fmt.Sprintf("the harness was starved: it ran %s late between the answer and the retry, as much as half the %s wait asked for and more than the retry's %s margin over it, so the wait may be the machine's, not the target's; re-run on a quieter machine or with a lower --parallel",
-		late.Round(time.Millisecond), wait, (gap - wait).Round(time.Millisecond))
+	return fmt.Sprintf("the harness was starved: its wake-ups came up to %s late between the answer and the retry, so up to %s of the gap (%d wake-ups) may be the machine's: as much as half the %s wait asked for and more than the retry's %s margin over it; re-run on a quieter machine or with a lower --parallel",
+		most.Round(time.Millisecond), late.Round(time.Millisecond), retryHops, wait, (gap - wait).Round(time.Millisecond))
 }
 
 // unjudged turns the failed verdicts of vs into unknown ones that say why

@@ -44,16 +44,17 @@ func starvedBy(late time.Duration) func(h *history.History) {
 
 // stalled gives h the harness's lateness late, its stalls, and a deadline
 // of 30s.
-func stalled(late time.Duration, stalls ...history.Span) func(h *history.History) {
+func stalled(late time.Duration, stalls ...history.Stall) func(h *history.History) {
 	return func(h *history.History) {
 		starvedBy(late)(h)
 		h.Harness.Stalls = stalls
 	}
 }
 
-// span is a stall from ms from to ms to of the run.
-func span(from, to int) history.Span {
-	return history.Span{Start: ms(from), End: ms(to)}
+// span is a stall from ms from to ms to of the run, its wake-ups up to
+// most ms late.
+func span(from, to, most int) history.Stall {
+	return history.Stall{Start: ms(from), End: ms(to), Most: ms(most)}
 }
 
 // TestStarvedHarness: a run whose failures only a timeout explains, while
@@ -247,17 +248,16 @@ func TestStarvedWait(t *testing.T) {
 		why  string
 	}{
 		{"1.025s gap, timers 896ms late", []func(*history.History){retryAt(1025), starvedBy(896 * time.Millisecond)}, Unknown,
-			"the harness was starved: it ran 896ms late between the answer and the retry, as much as half the 1s wait asked for and more than the retry's 25ms margin over it"},
+			"the harness was starved: its wake-ups came up to 896ms late between the answer and the retry, so up to 1.792s of the gap (2 wake-ups) may be the machine's: as much as half the 1s wait asked for and more than the retry's 25ms margin over it"},
 		// The answer came at 1ms, the retry at 1026ms.
-		{"1.025s gap, stalled 896ms within it", []func(*history.History){retryAt(1025), stalled(896*time.Millisecond, span(100, 996))}, Unknown,
-			"it ran 896ms late between the answer and the retry"},
-		{"1.025s gap, stalled 896ms half before it", []func(*history.History){retryAt(1025), stalled(896*time.Millisecond, span(-447, 449))}, Pass, ""},
-		{"1.025s gap, stalled 896ms before it", []func(*history.History){retryAt(1025), stalled(896*time.Millisecond, span(0, 1), span(1100, 1996))}, Pass, ""},
-		{"1.025s gap, stalls adding up within it", []func(*history.History){retryAt(1025), stalled(400*time.Millisecond, span(10, 410), span(500, 900))}, Unknown,
-			"it ran 800ms late between the answer and the retry"},
-		{"1.025s gap, timers 400ms late", []func(*history.History){retryAt(1025), starvedBy(400 * time.Millisecond)}, Pass, ""},
+		{"1.025s gap, a wake-up 300ms late within it", []func(*history.History){retryAt(1025), stalled(300*time.Millisecond, span(100, 400, 300))}, Unknown,
+			"its wake-ups came up to 300ms late between the answer and the retry, so up to 600ms"},
+		{"1.025s gap, many wake-ups 50ms late within it", []func(*history.History){retryAt(1025), stalled(50*time.Millisecond, span(0, 1030, 50))}, Pass, ""},
+		{"1.025s gap, a wake-up 896ms late before it", []func(*history.History){retryAt(1025), stalled(896*time.Millisecond, span(-895, 1, 896), span(1030, 1926, 896))}, Pass, ""},
+		{"1.9s gap, a wake-up 300ms late within it", []func(*history.History){retryAt(1900), stalled(300*time.Millisecond, span(100, 400, 300))}, Pass, ""},
+		{"1.025s gap, timers 200ms late", []func(*history.History){retryAt(1025), starvedBy(200 * time.Millisecond)}, Pass, ""},
 		{"1.025s gap, timers 60ms late", []func(*history.History){retryAt(1025), starvedBy(60 * time.Millisecond)}, Pass, ""},
-		{"1.9s gap, timers 896ms late", []func(*history.History){retryAt(1900), starvedBy(896 * time.Millisecond)}, Pass, ""},
+		{"2.9s gap, timers 896ms late", []func(*history.History){retryAt(2900), starvedBy(896 * time.Millisecond)}, Pass, ""},
 		{"1.025s gap, no lateness measured", []func(*history.History){retryAt(1025)}, Pass, ""},
 		{"60ms gap, timers 2s late", []func(*history.History){retryAt(60), starvedBy(2 * time.Second)}, Fail, "expected a wait of at least 1s"},
 	}

@@ -188,7 +188,7 @@ const maxStalls = 64
 type watcher struct {
 	start  time.Time
 	late   time.Duration
-	stalls []history.Span
+	stalls []history.Stall
 }
 
 // note records that what was due at due came at now.
@@ -198,10 +198,10 @@ func (w *watcher) note(due, now time.Time) {
 	if late < history.StallMin {
 		return
 	}
-	stalls := append(w.stalls, history.Span{Start: history.Duration(max(due.Sub(w.start), 0)), End: history.Duration(now.Sub(w.start))})
+	stalls := append(w.stalls, history.Stall{Start: history.Duration(max(due.Sub(w.start), 0)), End: history.Duration(now.Sub(w.start)), Most: history.Duration(late)})
 	// A byte's trip may begin before wake-ups noted before it: keep the
 	// stalls in order and merge those it reaches.
-	slices.SortFunc(stalls, func(a, b history.Span) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortFunc(stalls, func(a, b history.Stall) int { return cmp.Compare(a.Start, b.Start) })
 	merged := stalls[:1]
 	for _, s := range stalls[1:] {
 		last := &merged[len(merged)-1]
@@ -209,10 +209,11 @@ func (w *watcher) note(due, now time.Time) {
 			merged = append(merged, s)
 			continue
 		}
-		last.End = max(last.End, s.End)
+		last.End, last.Most = max(last.End, s.End), max(last.Most, s.Most)
 	}
 	if n := len(merged); n > maxStalls {
-		merged[n-2].End = max(merged[n-2].End, merged[n-1].End)
+		last := &merged[n-2]
+		last.End, last.Most = max(last.End, merged[n-1].End), max(last.Most, merged[n-1].Most)
 		merged = merged[:n-1]
 	}
 	w.stalls = merged
@@ -238,15 +239,15 @@ func (p *latenessProbe) stop() {
 // and when (see watcher), counting a wake-up still overdue, or a byte
 // still unread, as late as it is by then. A nil probe returns 0 and no
 // stalls.
-func (p *latenessProbe) watch(start time.Time) func() (time.Duration, []history.Span) {
+func (p *latenessProbe) watch(start time.Time) func() (time.Duration, []history.Stall) {
 	if p == nil {
-		return func() (time.Duration, []history.Span) { return 0, nil }
+		return func() (time.Duration, []history.Stall) { return 0, nil }
 	}
 	w := &watcher{start: start}
 	p.mu.Lock()
 	p.watching[w] = struct{}{}
 	p.mu.Unlock()
-	return func() (time.Duration, []history.Span) {
+	return func() (time.Duration, []history.Stall) {
 		now := time.Now()
 		p.mu.Lock()
 		defer p.mu.Unlock()

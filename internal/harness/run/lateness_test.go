@@ -42,14 +42,16 @@ func TestProbeCountsAnOverdueWake(t *testing.T) {
 }
 
 // TestWatcherStalls: a run keeps when the harness ran late, as offsets
-// from its start: short lateness is no stall, overlapping and nearly
-// touching stalls merge (a byte's trip over the wake-ups it spanned), and
-// past maxStalls the last one grows to cover the rest.
+// from its start with the most one wake-up in each came late: short
+// lateness is no stall, overlapping and nearly touching stalls merge (a
+// byte's trip over the wake-ups it spanned), and past maxStalls the last
+// one grows to cover the rest.
 func TestWatcherStalls(t *testing.T) {
 	start := time.Now()
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
-	span := func(from, to int) history.Span {
-		return history.Span{Start: history.Duration(time.Duration(from) * time.Millisecond), End: history.Duration(time.Duration(to) * time.Millisecond)}
+	msd := func(n int) history.Duration { return history.Duration(time.Duration(n) * time.Millisecond) }
+	span := func(from, to, most int) history.Stall {
+		return history.Stall{Start: msd(from), End: msd(to), Most: msd(most)}
 	}
 	w := &watcher{start: start}
 	w.note(at(10), at(12))   // 2ms: no stall
@@ -58,7 +60,7 @@ func TestWatcherStalls(t *testing.T) {
 	w.note(at(253), at(300)) // within probeInterval of it
 	w.note(at(500), at(520))
 	w.note(at(-50), at(30)) // a byte sent before the run, read in it
-	want := []history.Span{span(0, 30), span(100, 300), span(500, 520)}
+	want := []history.Stall{span(0, 30, 80), span(100, 300, 100), span(500, 520, 20)}
 	if w.late != 100*time.Millisecond {
 		t.Errorf("late = %s, want 100ms", w.late)
 	}
@@ -69,7 +71,7 @@ func TestWatcherStalls(t *testing.T) {
 	for i := range maxStalls + 10 {
 		w.note(at(i*100), at(i*100+10))
 	}
-	if len(w.stalls) != maxStalls || w.stalls[maxStalls-1] != span((maxStalls-1)*100, (maxStalls+9)*100+10) {
+	if len(w.stalls) != maxStalls || w.stalls[maxStalls-1] != span((maxStalls-1)*100, (maxStalls+9)*100+10, 10) {
 		t.Errorf("%d stalls, the last %v; want %d, the last covering the rest", len(w.stalls), w.stalls[len(w.stalls)-1], maxStalls)
 	}
 }

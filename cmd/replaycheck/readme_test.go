@@ -301,7 +301,7 @@ var readmeNotes = map[string]map[string]readmeNote{
 			output:    []string{`^matrix diff against matrix.json: no cell changed$`},
 		},
 		`make matrix MATRIX_AGENTS="builtin:guarded builtin:naive targets/openai-agents.yaml targets/codex.yaml"`: {
-			skip: "sweeps two real agents inside unshare -rn for many minutes; TestMatrixDocUpToDate regenerates the built-in gateways' rows",
+			skip: "sweeps two real agents inside unshare -rn for many minutes; TestMatrixDocUpToDate rebuilds a mechanism of each family on the built-in gateways",
 		},
 	},
 	"docs/tutorials/go-library.md": {

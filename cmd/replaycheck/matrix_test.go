@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"github.com/replaycheck/replaycheck/internal/harness/explore"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 	"github.com/replaycheck/replaycheck/internal/matrix"
-	"github.com/replaycheck/replaycheck/report"
 )
 
 // gatewayTarget writes a target file of kind proxy named gw on `replaycheck
@@ -38,6 +38,9 @@ start:
 	return path
 }
 
+// TestMatrixDiffNamesRetryChange builds the matrix of a naive gateway
+// without router retries, then with them (saved and diffed at once), then
+// without them again against the second.
 func TestMatrixDiffNamesRetryChange(t *testing.T) {
 	dir := t.TempDir()
 	none, two := gatewayTarget(t, dir, 0), gatewayTarget(t, dir, 2)
@@ -45,16 +48,14 @@ func TestMatrixDiffNamesRetryChange(t *testing.T) {
 	if code, out, errOut := execute(t, "matrix", none, "--kinds", "500,mcp-drop", "--json", saved); code != exitOK {
 		t.Fatalf("matrix: exit %d\n%s%s", code, out, errOut)
 	}
-	// Router retries on: the follow-up's 500 re-runs the tool, which fails the job.
-	code, out, errOut := execute(t, "matrix", two, "--kinds", "500,mcp-drop", "--diff", saved)
+	// Router retries on: the follow-up's 500 re-runs the tool, which fails
+	// the job; the matrix is saved all the same.
+	savedTwo := filepath.Join(dir, "two.json")
+	code, out, errOut := execute(t, "matrix", two, "--kinds", "500,mcp-drop", "--json", savedTwo, "--diff", saved)
 	if code != exitRuleBroken || !strings.Contains(out, "! gw · 500: safe → DUPLICATE") || strings.Contains(out, "gw · mcp-drop") {
 		t.Errorf("diff after turning retries on: exit %d, want 1 naming gw · 500 only\n%s%s", code, out, errOut)
 	}
 	// And back: a cell that turned safe is reported, and passes.
-	savedTwo := filepath.Join(dir, "two.json")
-	if code, out, errOut := execute(t, "matrix", two, "--kinds", "500,mcp-drop", "--json", savedTwo); code != exitOK {
-		t.Fatalf("matrix: exit %d\n%s%s", code, out, errOut)
-	}
 	code, out, errOut = execute(t, "matrix", none, "--kinds", "500,mcp-drop", "--diff", savedTwo)
 	if code != exitOK || !strings.Contains(out, "  gw · 500: DUPLICATE → safe") {
 		t.Errorf("diff after turning retries off: exit %d, want 0 naming gw · 500\n%s%s", code, out, errOut)
@@ -90,38 +91,96 @@ func TestMatrixShardsMerge(t *testing.T) {
 	}
 }
 
-// TestMatrixDocUpToDate regenerates the built-in gateways' rows of the
-// shipped matrix (make matrix) and compares them with docs/matrix.md's.
+// docMatrixKinds are the mechanisms TestMatrixDocUpToDate rebuilds on the
+// built-in gateways: one of each family, and between them each verdict and
+// each deciding sweep the gateways' rows show — a status (the fingerprint
+// decides it), a cut stream, an MCP drop after the write and an expired
+// session (unknown), a stdio server's death before (unknown on guarded) and
+// after the write, and a kill at the follow-up. The other mechanisms are
+// left out: each whole row under -race is minutes of the test binary's time.
+var docMatrixKinds = []string{"500", "truncate", "mcp-drop", "mcp-expire", "stdio-exit-before", "stdio-exit-after", "kill-at-follow-up"}
+
+// TestMatrixDocUpToDate rebuilds the built-in gateways' cells of
+// docMatrixKinds as make matrix does and compares their verdicts with
+// docs/matrix.md's: a verdict its row names, or safe when the agent's
+// section lists the mechanism as safe.
 func TestMatrixDocUpToDate(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/matrix.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var agents []matrix.Agent
-	want := map[string]string{}
+	want := map[string]matrix.Verdict{}
 	for _, name := range []string{"builtin:guarded", "builtin:naive"} {
 		tg, err := target.ParseTarget(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		agents = append(agents, matrix.Agent{Target: tg})
-		row := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(name) + ` \|.*$`).Find(doc)
-		if row == nil {
-			t.Fatalf("docs/matrix.md has no row of %s: run make matrix", name)
+		verdicts, err := docMatrixVerdicts(string(doc), name)
+		if err != nil {
+			t.Fatalf("docs/matrix.md: %v: run make matrix", err)
 		}
-		want[name] = string(row)
+		for _, k := range docMatrixKinds {
+			if v, ok := verdicts[k]; ok {
+				want[name+" · "+k] = v
+			}
+		}
 	}
-	m, err := matrix.Build(context.Background(), agents, matrix.Options{Timeout: makeMatrixTimeout(t)})
+	m, err := matrix.Build(context.Background(), agents, matrix.Options{Kinds: docMatrixKinds, Timeout: makeMatrixTimeout(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	got := map[string]matrix.Verdict{}
 	for _, r := range m.Rows {
-		got[r.Target] = report.MatrixMarkdownRow(r)
+		for _, c := range r.Cells {
+			got[r.Target+" · "+c.Mechanism] = c.Verdict
+		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("docs/matrix.md is out of date (run make matrix) (-doc +now):\n%s", diff)
 	}
+}
+
+// docMatrixVerdicts reads an agent's cells from a matrix written by
+// matrix --markdown: the verdicts its row names, mechanism by mechanism
+// (the row only counts the safe ones), and safe for those its section's
+// "Safe:" line lists.
+func docMatrixVerdicts(doc, agent string) (map[string]matrix.Verdict, error) {
+	row := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(agent) + ` \|(.*)\|$`).FindStringSubmatch(doc)
+	if row == nil {
+		return nil, fmt.Errorf("no row of %s", agent)
+	}
+	out := map[string]matrix.Verdict{}
+	named := []matrix.Verdict{matrix.Duplicate, matrix.Lost, matrix.ReportedFailure, matrix.Hung, matrix.Unknown}
+	safeCount := regexp.MustCompile(`^safe \d+$`)
+	families := strings.Split(row[1], " | ")[1:] // after the version
+	for _, summary := range families {
+		for _, part := range strings.Split(strings.TrimSpace(summary), " · ") {
+			part = strings.ReplaceAll(part, "**", "")
+			if part == "—" || safeCount.MatchString(part) {
+				continue
+			}
+			i := slices.IndexFunc(named, func(v matrix.Verdict) bool { return strings.HasPrefix(part, string(v)+" ") })
+			if i < 0 {
+				return nil, fmt.Errorf("row of %s: %q names no verdict", agent, part)
+			}
+			for _, mech := range strings.Split(strings.TrimPrefix(part, string(named[i])+" "), ", ") {
+				out[mech] = named[i]
+			}
+		}
+	}
+	_, section, ok := strings.Cut(doc, "\n### "+agent+"\n")
+	if !ok {
+		return nil, fmt.Errorf("no section of %s", agent)
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	if safe := regexp.MustCompile(`(?m)^Safe: (.*)\.$`).FindStringSubmatch(section); safe != nil {
+		for _, mech := range strings.Split(safe[1], ", ") {
+			out[mech] = matrix.Safe
+		}
+	}
+	return out, nil
 }
 
 // makeMatrixTimeout is the --timeout make matrix runs with.

@@ -107,24 +107,36 @@ func gatewayProcesses(t *testing.T) []string {
 	return out
 }
 
-// TestGatewayProcess runs the shipped suite through targets/gateway-process.yaml:
-// `replaycheck gateway` started as its own process per run (and per isolated
-// scenario, with the scenario's knobs as flags). Guarded passes everything;
-// naive fails the seed with its Before counts; no gateway process is left.
+// TestGatewayProcess runs `replaycheck gateway` started as its own process
+// per run (and per isolated scenario, with the scenario's knobs as flags):
+// the shipped suite through targets/gateway-process.yaml (guarded passes
+// everything; naive fails the seed with its Before counts), and the resume
+// scenarios through targets/gateway-process-resume.yaml (`gateway
+// --checkpoint`, its process group killed at each kill point and `--resume`
+// started on the same port with the same run directory: guarded finishes
+// each pending turn without running the call again; with
+// checkpoint-at-turn-end the resumed gateway runs the call again on each
+// resume, 3 writes for two kills, as builtin:checkpoint-at-turn-end does).
+// No gateway process is left.
 func TestGatewayProcess(t *testing.T) {
 	tests := []struct {
 		name     string
-		mode     string
-		suite    string
+		env      string
+		args     []string
 		wantCode int
 		want     []string
+		// every, when set, is the summary whose scenarios must all pass.
+		every string
 	}{
 		{
-			name: "guarded passes the whole suite", mode: "guarded", suite: "scenarios", wantCode: 0,
-			want: []string{"on gateway-process-guarded: ", " pass, 0 fail, 0 unknown", "scenario runs: scenarios with expect.client run on client targets only"},
+			name: "guarded passes the whole suite", env: "REPLAYCHECK_GATEWAY_MODE=guarded",
+			args: []string{"scenarios", "--target", "targets/gateway-process.yaml", "--parallel", "4"}, wantCode: 0,
+			want:  []string{"on gateway-process-guarded: ", " pass, 0 fail, 0 unknown", "scenario runs: scenarios with expect.client run on client targets only"},
+			every: "gateway-process-guarded",
 		},
 		{
-			name: "naive shows the seed's Before counts", mode: "naive", suite: "scenarios/seed", wantCode: 1,
+			name: "naive shows the seed's Before counts", env: "REPLAYCHECK_GATEWAY_MODE=naive",
+			args: []string{"scenarios/seed", "--target", "targets/gateway-process.yaml", "--parallel", "4"}, wantCode: 1,
 			want: []string{
 				"10 scenarios on gateway-process-naive: 6 pass, 4 fail",
 				"FAIL seed chat fault_on on gateway-process-naive",
@@ -134,50 +146,16 @@ func TestGatewayProcess(t *testing.T) {
 				"FAIL writes: expected 1 write, observed 2",
 			},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out := replaycheck(t, []string{"REPLAYCHECK_GATEWAY_MODE=" + tt.mode},
-				"run", tt.suite, "--target", "targets/gateway-process.yaml", "--parallel", "4")
-			if code != tt.wantCode {
-				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(out, w) {
-					t.Errorf("output lacks %q:\n%s", w, out)
-				}
-			}
-			if tt.wantCode == 0 {
-				// Every scenario of the suite ran and passed, however many it has.
-				m := regexp.MustCompile(`(\d+) scenarios on gateway-process-guarded: (\d+) pass, 0 fail, 0 unknown`).FindStringSubmatch(out)
-				if m == nil || m[1] != m[2] || len(m[1]) < 2 {
-					t.Errorf("not every scenario passed (%q):\n%s", m, out)
-				}
-			}
-			if left := gatewayProcesses(t); len(left) > 0 {
-				t.Errorf("gateway processes left running:\n%s", strings.Join(left, "\n"))
-			}
-		})
-	}
-}
-
-// TestGatewayProcessResume runs the resume scenarios through
-// targets/gateway-process-resume.yaml: `replaycheck gateway --checkpoint`
-// started by the harness, its process group killed at each kill point and
-// `--resume` started on the same port with the same run directory. Guarded
-// finishes each pending turn without running the call again: every scenario
-// passes. With checkpoint-at-turn-end the resumed gateway runs the call again
-// on each resume (3 writes for two kills), as builtin:checkpoint-at-turn-end
-// does. No gateway process is left.
-func TestGatewayProcessResume(t *testing.T) {
-	tests := []struct {
-		name, bug string
-		wantCode  int
-		want      []string
-	}{
-		{name: "guarded passes", wantCode: 0, want: []string{"resumed (life 2): finished the pending turn (a proxy"}},
 		{
-			name: "checkpoint-at-turn-end replays the call", bug: "checkpoint-at-turn-end", wantCode: 1,
+			// -vv shows the timelines of passing runs too.
+			name: "resumed, guarded passes", env: "REPLAYCHECK_GATEWAY_BUG=",
+			args:     []string{"--tag", "resume", "--target", "targets/gateway-process-resume.yaml", "--parallel", "2", "-vv"},
+			wantCode: 0, want: []string{"resumed (life 2): finished the pending turn (a proxy"},
+			every: "gateway-process-resume-guarded",
+		},
+		{
+			name: "resumed, checkpoint-at-turn-end replays the call", env: "REPLAYCHECK_GATEWAY_BUG=checkpoint-at-turn-end",
+			args: []string{"--tag", "resume", "--target", "targets/gateway-process-resume.yaml", "--parallel", "2", "-vv"}, wantCode: 1,
 			want: []string{
 				" scenarios on gateway-process-resume-checkpoint-at-turn-end: 1 pass, 4 fail, 0 unknown",
 				"FAIL resume kill after execute twice on gateway-process-resume-checkpoint-at-turn-end",
@@ -189,9 +167,7 @@ func TestGatewayProcessResume(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// -vv shows the timelines of passing runs too.
-			code, out := replaycheck(t, []string{"REPLAYCHECK_GATEWAY_BUG=" + tt.bug},
-				"run", "--tag", "resume", "--target", "targets/gateway-process-resume.yaml", "--parallel", "2", "-vv")
+			code, out := replaycheck(t, []string{tt.env}, append([]string{"run"}, tt.args...)...)
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\n%s", code, tt.wantCode, out)
 			}
@@ -200,10 +176,11 @@ func TestGatewayProcessResume(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
-			if tt.wantCode == 0 {
-				m := regexp.MustCompile(`(\d+) scenarios on gateway-process-resume-guarded: (\d+) pass, 0 fail, 0 unknown`).FindStringSubmatch(out)
+			if tt.every != "" {
+				// Every scenario selected ran and passed, however many there are.
+				m := regexp.MustCompile(`(\d+) scenarios on ` + regexp.QuoteMeta(tt.every) + `: (\d+) pass, 0 fail, 0 unknown`).FindStringSubmatch(out)
 				if m == nil || m[1] != m[2] || m[1] == "0" {
-					t.Errorf("not every resume scenario ran and passed (%q):\n%s", m, out)
+					t.Errorf("not every scenario ran and passed (%q):\n%s", m, out)
 				}
 			}
 			if left := gatewayProcesses(t); len(left) > 0 {

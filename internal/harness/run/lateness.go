@@ -128,21 +128,21 @@ func (p *latenessProbe) tripEnded(now time.Time) {
 const crowdedAt = 25 * time.Millisecond
 
 // settled waits until a run may start without crowding the runs in flight:
-// when none is in flight (running() == 0), or when a byte sent through the
-// probe's pipe after the call was read within crowdedAt. Runs that start
-// while Go's scheduler already queues the goroutines that serve requests
-// queue them for longer, until the targets' timeouts and the waits they are
-// judged by measure the harness (hundreds of runs at --parallel 256 on two
-// CPUs); admitted this way, a high --parallel runs as many at once as the
-// process serves in time, and a verdict does not depend on it. It returns
-// ctx's error when ctx ends first; a nil probe, or one without a pipe,
-// admits at once.
-func (p *latenessProbe) settled(ctx context.Context, running func() int) error {
+// while fewer than free are in flight (running()), or when a byte sent
+// through the probe's pipe after the call was read within crowdedAt. Runs
+// that start while Go's scheduler already queues the goroutines that serve
+// requests queue them for longer, until the targets' timeouts and the
+// waits they are judged by measure the harness (hundreds of runs at
+// --parallel 256 on two CPUs); admitted this way, a high --parallel runs as
+// many at once as the process serves in time, and a verdict does not
+// depend on it. It returns ctx's error when ctx ends first; a nil probe, or
+// one without a pipe, admits at once.
+func (p *latenessProbe) settled(ctx context.Context, running func() int, free int) error {
 	if p == nil {
 		return ctx.Err()
 	}
 	since := time.Now()
-	for running() > 0 {
+	for running() >= max(free, 1) {
 		uncrowded, next := p.uncrowdedSince(since)
 		if uncrowded || next == nil {
 			return ctx.Err()

@@ -128,14 +128,18 @@ func TestProbeSeesQueuedGoroutines(t *testing.T) {
 	}
 }
 
-// TestSettled: a run is admitted at once when none is in flight, and
-// beside others only once a byte sent through the probe's pipe after it
-// asked was read within crowdedAt: not on a byte sent before it asked,
-// however fast, nor on a slow one; a run still waiting ends with ctx.
+// TestSettled: a run is admitted at once when fewer than free are in
+// flight (none, or below the default --parallel), and beside more only
+// once a byte sent through the probe's pipe after it asked was read within
+// crowdedAt: not on a byte sent before it asked, however fast, nor on a
+// slow one; a run still waiting ends with ctx.
 func TestSettled(t *testing.T) {
 	p := &latenessProbe{watching: map[*watcher]struct{}{}, tripped: make(chan struct{}), done: make(chan struct{})}
-	if err := p.settled(context.Background(), func() int { return 0 }); err != nil {
+	if err := p.settled(context.Background(), func() int { return 0 }, 1); err != nil {
 		t.Fatalf("no run in flight: %v", err)
+	}
+	if err := p.settled(context.Background(), func() int { return 15 }, 16); err != nil {
+		t.Fatalf("fewer runs in flight than free: %v", err)
 	}
 	// trip sends a byte now that is read took later.
 	trip := func(took time.Duration) {
@@ -159,11 +163,11 @@ func TestSettled(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := p.settled(ctx, func() int { return 1 }); !errors.Is(err, context.Canceled) {
+	if err := p.settled(ctx, func() int { return 1 }, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("settled with its context ended = %v, want context.Canceled", err)
 	}
 	admitted := make(chan error, 1)
-	go func() { admitted <- p.settled(context.Background(), func() int { return 1 }) }()
+	go func() { admitted <- p.settled(context.Background(), func() int { return 1 }, 1) }()
 	for range 100_000 {
 		trip(time.Millisecond)
 		select {

@@ -447,7 +447,9 @@ func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
 			return err
 		}
 	}
-	if err := r.opts.probe.settled(ctx, running); err != nil {
+	// The default --parallel's runs at once never crowded the harness:
+	// beyond them, each waits to be served in time.
+	if err := r.opts.probe.settled(ctx, running, RunsPerCPU*runtime.NumCPU()); err != nil {
 		return err
 	}
 	r.mu.Lock()

@@ -443,10 +443,7 @@ func (s *Server) WaitFault(ctx context.Context, token string, id uint64, cond fu
 	for {
 		s.mu.Lock()
 		p, ok := s.progressLocked(token, id)
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		changed := s.changed
+		changed := s.nextChangeLocked()
 		s.mu.Unlock()
 		switch {
 		case !ok:
@@ -472,6 +469,15 @@ func (s *Server) progressLocked(token string, id uint64) (FaultProgress, bool) {
 		}
 	}
 	return FaultProgress{}, false
+}
+
+// nextChangeLocked returns the channel changedLocked closes next. s.mu
+// must be held.
+func (s *Server) nextChangeLocked() <-chan struct{} {
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
 }
 
 // changedLocked wakes the callers of WaitFault and WaitRequests, if any: a

@@ -330,10 +330,7 @@ func (s *Server) Requests(token string) []wire.UpstreamRequest {
 func (s *Server) WaitRequests(ctx context.Context, token string, cond func([]wire.UpstreamRequest) bool) ([]wire.UpstreamRequest, error) {
 	for {
 		s.mu.Lock()
-		if s.changed == nil {
-			s.changed = make(chan struct{})
-		}
-		changed := s.changed
+		changed := s.nextChangeLocked()
 		s.mu.Unlock()
 		reqs := s.Requests(token)
 		if cond(reqs) {

@@ -12,7 +12,8 @@ build:
 # resumed, examples/agent and its naive wrapper; not the gateway and LiteLLM
 # proxy configurations), from the pinned clients and engines (make clients,
 # make engines), offline inside unshare -rn. DBOS's PostgreSQL runs beside it
-# (targets/engines/postgres.sh) when targets/dbos.yaml is a row. The
+# (targets/engines/postgres.sh) when targets/dbos.yaml is a row; server-memory's
+# files (targets/claude-code-memory.yaml) go to a temporary MEMORY_DIR. The
 # reproductions go to docs/matrix-reproductions. MATRIX_AGENTS picks the rows.
 MATRIX_AGENTS ?= builtin:guarded builtin:naive targets/agent.yaml targets/agent-naive.yaml \
 	targets/claude-code.yaml targets/claude-code-stdio.yaml targets/claude-code-memory.yaml targets/claude-code-resume.yaml \
@@ -27,7 +28,7 @@ matrix: build
 	if [ -n "$(filter targets/dbos.yaml,$(MATRIX_AGENTS))" ]; then \
 	  pg=$$(mktemp -d) && chmod 755 $$pg && trap "targets/engines/postgres.sh stop $$pg; rm -rf $$pg" EXIT && \
 	  PGHOST=$$(targets/engines/postgres.sh start $$pg) && export PGHOST PGUSER=postgres; \
-	fi && export REPLAYCHECK_AGENT=$(CURDIR)/bin/agent && \
+	fi && export REPLAYCHECK_AGENT=$(CURDIR)/bin/agent MEMORY_DIR=$$(mktemp -d) && \
 	unshare -rn sh -c 'ip link set lo up && bin/replaycheck matrix $(MATRIX_AGENTS) --timeout 60s --progress \
 	  --markdown docs/matrix.md --html docs/matrix.html --out docs/matrix-reproductions'
 

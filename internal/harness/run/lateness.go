@@ -41,6 +41,8 @@ type latenessProbe struct {
 	trip     time.Duration
 	tripSent time.Time
 	tripped  chan struct{}
+	// admitted is when settled last admitted a run past the free ones.
+	admitted time.Time
 	// watching holds what each run in flight has seen.
 	watching map[*watcher]struct{}
 	// r and w are the pipe's ends; nil in a probe that has none (tests).
@@ -127,29 +129,47 @@ func (p *latenessProbe) tripEnded(now time.Time) {
 // least).
 const crowdedAt = 25 * time.Millisecond
 
+// spacing is the least time between two runs settled admits past the
+// free ones. A run its faults hold (a Retry-After, a dribbled or stalled
+// stream) costs the harness nothing until it wakes, so a byte through the
+// pipe is read in time while hundreds of them start, and started together
+// they wake together: a herd that starves the harness inside the very
+// waits their rules measure. Spaced, a herd wakes over as many times
+// spacing, and each admission's byte sees the runs admitted before it at
+// work.
+const spacing = crowdedAt
+
 // settled waits until a run may start without crowding the runs in flight:
 // while fewer than free are in flight (running()), or when a byte sent
-// through the probe's pipe after the call was read within crowdedAt. Runs
-// that start while Go's scheduler already queues the goroutines that serve
-// requests queue them for longer, until the targets' timeouts and the
-// waits they are judged by measure the harness (hundreds of runs at
-// --parallel 256 on two CPUs); admitted this way, a high --parallel runs as
-// many at once as the process serves in time, and a verdict does not
-// depend on it. It returns ctx's error when ctx ends first; a nil probe, or
-// one without a pipe, admits at once.
+// through the probe's pipe after the call, and at least spacing after the
+// last run it admitted this way, was read within crowdedAt. Runs that start
+// while Go's scheduler already queues the goroutines that serve requests
+// queue them for longer, until the targets' timeouts and the waits they are
+// judged by measure the harness (hundreds of runs at --parallel 256 on two
+// CPUs); admitted this way, a high --parallel runs as many at once as the
+// process serves in time, and a verdict does not depend on it. It returns
+// ctx's error when ctx ends first; a nil probe, or one without a pipe,
+// admits at once.
 func (p *latenessProbe) settled(ctx context.Context, running func() int, free int) error {
 	if p == nil {
 		return ctx.Err()
 	}
-	since := time.Now()
+	asked := time.Now()
 	for running() >= max(free, 1) {
-		uncrowded, next := p.uncrowdedSince(since)
-		if uncrowded || next == nil {
+		since, admitted, next := p.admitAfter(asked)
+		if admitted || next == nil {
 			return ctx.Err()
 		}
-		p.send() // no need to wait for the timer's
+		var spaced <-chan time.Time
+		if wait := time.Until(since); wait > 0 {
+			// Only a byte sent from since on may admit the run.
+			spaced, next = time.After(wait), nil
+		} else {
+			p.send() // no need to wait for the timer's
+		}
 		select {
 		case <-next:
+		case <-spaced:
 		case <-p.done:
 			return ctx.Err()
 		case <-ctx.Done():
@@ -159,13 +179,23 @@ func (p *latenessProbe) settled(ctx context.Context, running func() int, free in
 	return ctx.Err()
 }
 
-// uncrowdedSince reports whether the last byte read through the pipe was
-// sent at since or later and read within crowdedAt; next is closed when
-// the next byte is read (nil for a probe without a pipe).
-func (p *latenessProbe) uncrowdedSince(since time.Time) (uncrowded bool, next <-chan struct{}) {
+// admitAfter admits a run that asked at asked when the last byte read
+// through the pipe was sent at since or later, since being asked or spacing
+// after the last run admitted so, whichever is later, and read within
+// crowdedAt; next is closed when the next byte is read (nil for a probe
+// without a pipe).
+func (p *latenessProbe) admitAfter(asked time.Time) (since time.Time, admitted bool, next <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.tripSent.Before(since) && p.trip < crowdedAt, p.tripped
+	since = asked
+	if spaced := p.admitted.Add(spacing); spaced.After(since) {
+		since = spaced
+	}
+	if !p.tripSent.Before(since) && p.trip < crowdedAt {
+		p.admitted = time.Now()
+		return since, true, p.tripped
+	}
+	return since, false, p.tripped
 }
 
 // record notes, for every run watching, that what was due at due came at

@@ -150,15 +150,34 @@ func TestSettled(t *testing.T) {
 	}
 	asked := time.Now()
 	trip(time.Millisecond)
-	if ok, _ := p.uncrowdedSince(asked); !ok {
-		t.Error("a fast byte sent after the run asked did not admit it")
-	}
-	if ok, _ := p.uncrowdedSince(time.Now().Add(time.Second)); ok {
+	if _, ok, _ := p.admitAfter(time.Now().Add(time.Second)); ok {
 		t.Error("a byte sent before the run asked admitted it")
 	}
-	trip(time.Second)
-	if ok, _ := p.uncrowdedSince(asked); ok {
+	if _, ok, _ := p.admitAfter(asked); !ok {
+		t.Error("a fast byte sent after the run asked did not admit it")
+	}
+	// The next run needs a byte sent spacing after that admission.
+	trip(time.Millisecond)
+	since, ok, _ := p.admitAfter(asked)
+	if ok {
+		t.Error("a byte sent right after a run was admitted admitted the next")
+	}
+	if gap := since.Sub(p.admitted); gap != spacing {
+		t.Errorf("the next run may be admitted %s after the last, want %s", gap, spacing)
+	}
+	tripAt := func(sent time.Time, took time.Duration) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.sent = sent
+		p.tripEnded(sent.Add(took))
+	}
+	tripAt(since, time.Second)
+	if _, ok, _ := p.admitAfter(asked); ok {
 		t.Error("a byte read a second after it was sent admitted a run")
+	}
+	tripAt(since, time.Millisecond)
+	if _, ok, _ := p.admitAfter(asked); !ok {
+		t.Error("a fast byte sent spacing after the last admission did not admit the next run")
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -168,7 +187,9 @@ func TestSettled(t *testing.T) {
 	}
 	admitted := make(chan error, 1)
 	go func() { admitted <- p.settled(context.Background(), func() int { return 1 }, 1) }()
-	for range 100_000 {
+	// Bytes read at once, as an idle harness reads them, admit it once
+	// one is sent spacing after the last admission.
+	for give := time.Now().Add(time.Minute); time.Now().Before(give); {
 		trip(time.Millisecond)
 		select {
 		case err := <-admitted:
@@ -180,4 +201,64 @@ func TestSettled(t *testing.T) {
 		}
 	}
 	t.Fatal("fast bytes never admitted a run")
+}
+
+// TestSettledSpacesAdmissions: past the free runs, each run settled admits
+// comes spacing after the last, even on an idle harness that reads every
+// byte at once. The bound is from below: the last admission cannot come
+// before the first call plus spacing for each admission after the first.
+func TestSettledSpacesAdmissions(t *testing.T) {
+	p := startProbe()
+	defer p.stop()
+	const n = 8
+	start := time.Now()
+	for range n {
+		if err := p.settled(ctxFor(t), func() int { return 2 }, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took, least := time.Since(start), (n-1)*spacing; took < least {
+		t.Errorf("%d runs past the free ones admitted in %s, want at least %s (spacing %s each)", n, took, least, spacing)
+	}
+}
+
+// TestRunSpacesHeldRuns: runs a fault holds (a Retry-After of a second)
+// cost nothing while they wait, so without spacing every run past the free
+// ones started at once and they all woke together (100 runs within 90ms at
+// --parallel 256, their retries 280ms late). Started past the default
+// --parallel's runs, they start spacing apart: the last starts no sooner
+// than spacing for each run past the free ones after the first.
+func TestRunSpacesHeldRuns(t *testing.T) {
+	ss, err := scenario.Load("../../../scenarios/retry/transient.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ss, func(s *scenario.Scenario) bool { return s.Name == "retry-after-ms is honoured" })
+	if i < 0 {
+		t.Fatal("no scenario \"retry-after-ms is honoured\" in transient.yaml")
+	}
+	free := RunsPerCPU * runtime.NumCPU()
+	past := 16
+	n := free + past
+	ss[i].Repeat = &n
+	start := time.Now()
+	hs, err := Run(ctxFor(t), ss[i:i+1], Options{Targets: []target.Target{parseTarget(t, "builtin:guarded")}, Parallel: 2 * n, Seed: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, h := range hs {
+		at, err := time.Parse(time.RFC3339Nano, h.Started)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	// A run held a second ends after every admission: none starts free
+	// in its place.
+	if took, least := last.Sub(start), time.Duration(past-1)*spacing; took < least {
+		t.Errorf("%d runs of a held scenario, %d past the %d free, all started within %s, want the last at least %s after the first asked", n, past, free, took, least)
+	}
 }

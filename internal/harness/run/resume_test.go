@@ -174,18 +174,21 @@ expect:
 // the killed processes are gone.
 func TestResumeOnAProxy(t *testing.T) {
 	tests := []struct {
-		name, bugs, times string
-		writes, kills     int
-		verdict           rules.Status
+		name, bugs, times, resume string
+		writes, kills             int
+		verdict                   rules.Status
 	}{
 		{name: "guarded once", times: "once", writes: 1, kills: 1, verdict: rules.Pass},
 		{name: "guarded twice", times: "2", writes: 1, kills: 1, verdict: rules.Pass},
 		{name: "switch once", bugs: `"checkpoint-at-turn-end"`, times: "once", writes: 2, kills: 1, verdict: rules.Fail},
 		{name: "switch twice", bugs: `"checkpoint-at-turn-end"`, times: "2", writes: 3, kills: 2, verdict: rules.Fail},
+		// The resumed life reaches its kill point before it is ready: it is
+		// killed there, not held until its readiness times out.
+		{name: "switch twice, resumed before it listens", bugs: `"checkpoint-at-turn-end"`, times: "2", resume: "--resume-first", writes: 3, kills: 2, verdict: rules.Fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tg := resumableProxy(t, tt.bugs)
+			tg := resumableProxy(t, tt.bugs, tt.resume)
 			ss, errs := scenario.Parse("scenario.yaml", []byte(killAfterExecute(tt.times)))
 			if len(errs) > 0 {
 				t.Fatal(errs)
@@ -237,8 +240,12 @@ func TestResumeOnAProxy(t *testing.T) {
 
 // resumableProxy is a proxy target started as the test binary's proxy
 // helper (the built-in gateway, guarded with bugs switched on, its
-// checkpoint in {{run_dir}}), resumed with --resume on the same port.
-func resumableProxy(t *testing.T, bugs string) target.Target {
+// checkpoint in {{run_dir}}), resumed on the same port with the flag
+// resume ("" is --resume).
+func resumableProxy(t *testing.T, bugs, resume string) target.Target {
+	if resume == "" {
+		resume = "--resume"
+	}
 	tg, _ := writeTarget(t, fmt.Sprintf(`kind: proxy
 name: resumable
 url: http://127.0.0.1:{{port}}
@@ -249,8 +256,8 @@ start:
   env: {%[2]s: proxy}
   ready: {timeout: 20s}
 resume:
-  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl", --resume]
-`, self(t), helperEnv), map[string]string{"proxy.json.tmpl": `{"Upstream": "{{upstream_url}}", "MCP": "{{mcp_url}}", "Mode": "guarded", "Bugs": [` + bugs + `], "Key": "` + testKey + `"}`})
+  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl", %[3]s]
+`, self(t), helperEnv, resume), map[string]string{"proxy.json.tmpl": `{"Upstream": "{{upstream_url}}", "MCP": "{{mcp_url}}", "Mode": "guarded", "Bugs": [` + bugs + `], "Key": "` + testKey + `"}`})
 	return tg
 }
 
@@ -268,7 +275,7 @@ func TestResumeOnAProxyWithARecordedModel(t *testing.T) {
 	clean := loadYAML(t, dir, "clean.yaml", "- name: clean\n  request: {endpoint: chat}\n  expect: {writes: 1}\n")
 	recordThroughRelay(t, dir, runtoken.Derive("recording"), clean)
 	ss := loadYAML(t, dir, "kill.yaml", killAfterExecute("2")+"model: {cassette: session.jsonl}\n")
-	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{resumableProxy(t, `"checkpoint-at-turn-end"`)}, Parallel: 1})
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{resumableProxy(t, `"checkpoint-at-turn-end"`, "")}, Parallel: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestLivesArmAResumedLifeBeforeItStarts(t *testing.T) {
 	close(reached[1])
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // bounds a wait for a point never reached
 	defer cancel()
-	last, err := k.lives(ctx, first, func(_ context.Context, n int) (life, error) { return start(n), nil })
+	last, err := k.lives(ctx, first, func(_ context.Context, n int, _ <-chan struct{}) (life, error) { return start(n), nil })
 	if err != nil {
 		t.Fatal(err)
 	}

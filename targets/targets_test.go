@@ -127,6 +127,9 @@ func TestGatewayProcess(t *testing.T) {
 		want     []string
 		// every, when set, is the summary whose scenarios must all pass.
 		every string
+		// writes, when set, maps scenarios to their verdict and writes in
+		// the summary table (the README's "Kill and resume" cells).
+		writes map[string]string
 	}{
 		{
 			name: "guarded passes the whole suite", env: "REPLAYCHECK_GATEWAY_MODE=guarded",
@@ -150,8 +153,16 @@ func TestGatewayProcess(t *testing.T) {
 			// -vv shows the timelines of passing runs too.
 			name: "resumed, guarded passes", env: "REPLAYCHECK_GATEWAY_BUG=",
 			args:     []string{"--tag", "resume", "--target", "targets/gateway-process-resume.yaml", "--parallel", "2", "-vv"},
-			wantCode: 0, want: []string{"resumed (life 2): finished the pending turn (a proxy"},
+			wantCode: 0, want: []string{
+				"resumed (life 2): finished the pending turn (a proxy",
+				`follow-up with the result of call_`, `: "MCP tool call ledger-commit_write: outcome unknown. The gateway was stopped`,
+				`: "recorded alpha-`,
+			},
 			every: "gateway-process-resume-guarded",
+			writes: map[string]string{
+				"resume kill after execute": "pass 1", "resume kill after execute twice": "pass 1", "resume SIGTERM after execute": "pass 1",
+				"resume kill at follow-up": "pass 1", "resume kill in stream": "pass 1",
+			},
 		},
 		{
 			name: "resumed, checkpoint-at-turn-end replays the call", env: "REPLAYCHECK_GATEWAY_BUG=checkpoint-at-turn-end",
@@ -162,6 +173,10 @@ func TestGatewayProcess(t *testing.T) {
 				"FAIL writes: expected 1 write, observed 3",
 				"replayed by the resumed run: 2 executions after the target was killed (SIGKILL) after tools/call commit_write ran",
 				"resumed (life 3): finished the pending turn (a proxy: it carries on with its own pending work; the harness does not send the app request again)",
+			},
+			writes: map[string]string{
+				"resume kill after execute": "fail 2", "resume kill after execute twice": "fail 3", "resume SIGTERM after execute": "fail 2",
+				"resume kill at follow-up": "fail 2", "resume kill in stream": "pass 1",
 			},
 		},
 	}
@@ -181,6 +196,13 @@ func TestGatewayProcess(t *testing.T) {
 				m := regexp.MustCompile(`(\d+) scenarios on ` + regexp.QuoteMeta(tt.every) + `: (\d+) pass, 0 fail, 0 unknown`).FindStringSubmatch(out)
 				if m == nil || m[1] != m[2] || m[1] == "0" {
 					t.Errorf("not every scenario ran and passed (%q):\n%s", m, out)
+				}
+			}
+			for name, want := range tt.writes {
+				// A summary table row: scenario, target, verdict, status, writes.
+				m := regexp.MustCompile(`│ ` + regexp.QuoteMeta(name) + ` +│ [^│]+│ (\w+) +│ [^│]+│ (\d+) +│`).FindStringSubmatch(out)
+				if m == nil || m[1]+" "+m[2] != want {
+					t.Errorf("%s: verdict and writes %q, want %q:\n%s", name, m, want, out)
 				}
 			}
 			if left := gatewayProcesses(t); len(left) > 0 {

@@ -173,14 +173,18 @@ func helper(role string, args []string) int {
 // helperProxy is a proxy process: the built-in gateway configured from the
 // rendered JSON config at --config (its Bugs switched on over its Mode),
 // listening on --port, with a checkpoint file at --checkpoint; --resume
-// finishes the checkpoint's pending turns once it listens.
+// finishes the checkpoint's pending turns once it listens, --resume-first
+// before it listens (as a server that recovers before it serves).
 func helperProxy(args []string) int {
 	var configPath, port, checkpoint string
-	resume := false
+	resume, first := false, false
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
 		case "--resume":
 			resume = true
+			continue
+		case "--resume-first":
+			first = true
 			continue
 		case "--config":
 			configPath = args[min(i+1, len(args)-1)]
@@ -214,6 +218,10 @@ func helperProxy(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if first {
+		turns, err := g.Resume(context.Background())
+		fmt.Printf("resumed %d turn(s) before listening, err %v\n", len(turns), err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 	if err != nil {

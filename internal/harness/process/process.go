@@ -201,7 +201,7 @@ func (p *Process) ExitDescription() string {
 		return "exited with code 0"
 	case errors.As(p.err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "was killed by " + ws.Signal().String()
+			return "was killed by " + signalName(ws.Signal())
 		}
 		return fmt.Sprintf("exited with code %d", ee.ExitCode())
 	}

@@ -104,3 +104,19 @@ func anyExists(paths []string) bool {
 	}
 	return false
 }
+
+// TestExitDescriptionNamesTheSignal says a process stopped with SIGKILL
+// was killed by SIGKILL (not "by killed", the signal's String).
+func TestExitDescriptionNamesTheSignal(t *testing.T) {
+	p, err := process.Start(process.Command{Argv: []string{"sleep", "600"}, Env: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Stop(0); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	if got, want := p.ExitDescription(), "was killed by SIGKILL"; got != want {
+		t.Errorf("ExitDescription() = %q, want %q", got, want)
+	}
+}

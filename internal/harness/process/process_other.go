@@ -5,6 +5,7 @@ package process
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 )
 
@@ -30,3 +31,6 @@ func killGroup(_ int, proc *os.Process) error { return proc.Kill() }
 // waitGroupGone has no group to wait for: the process itself is reaped by
 // the caller's Wait.
 func waitGroupGone(int, time.Duration) error { return nil }
+
+// signalName is sig's description: Windows has no signal names.
+func signalName(sig syscall.Signal) string { return sig.String() }

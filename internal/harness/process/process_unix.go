@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // newGroup makes cmd start in a process group of its own, whose id is its
@@ -111,4 +113,12 @@ func groupAlive(pgid int) bool {
 		}
 	}
 	return false
+}
+
+// signalName is sig's name, SIGKILL (its String is "killed").
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return sig.String()
 }

@@ -103,7 +103,9 @@ func armKill(s *scenario.Scenario, env *fakepair.Pair, token string, hold time.D
 }
 
 // finalAnswerSince reports whether one of rs, decided after since, was a
-// model answer without tool calls: the end of the conversation's turn.
+// model answer without tool calls: the end of the conversation's turn. A
+// run's model answers from its script or a cassette, both of which count
+// their tool calls; a relayed answer counts none, and a run never relays.
 func finalAnswerSince(rs []wire.UpstreamRequest, since time.Time) bool {
 	for _, r := range rs {
 		if r.Time.After(since) && r.Status == http.StatusOK && r.ToolCalls == 0 &&

@@ -12,6 +12,7 @@ import (
 	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
 )
 
 // killAfterExecute kills the target once the ledger ran commit_write, and
@@ -173,29 +174,21 @@ expect:
 // the killed processes are gone.
 func TestResumeOnAProxy(t *testing.T) {
 	tests := []struct {
-		name, bugs, times string
-		writes, kills     int
-		verdict           rules.Status
+		name, bugs, times, resume string
+		writes, kills             int
+		verdict                   rules.Status
 	}{
 		{name: "guarded once", times: "once", writes: 1, kills: 1, verdict: rules.Pass},
 		{name: "guarded twice", times: "2", writes: 1, kills: 1, verdict: rules.Pass},
 		{name: "switch once", bugs: `"checkpoint-at-turn-end"`, times: "once", writes: 2, kills: 1, verdict: rules.Fail},
 		{name: "switch twice", bugs: `"checkpoint-at-turn-end"`, times: "2", writes: 3, kills: 2, verdict: rules.Fail},
+		// The resumed life reaches its kill point before it is ready: it is
+		// killed there, not held until its readiness times out.
+		{name: "switch twice, resumed before it listens", bugs: `"checkpoint-at-turn-end"`, times: "2", resume: "--resume-first", writes: 3, kills: 2, verdict: rules.Fail},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tg, _ := writeTarget(t, fmt.Sprintf(`kind: proxy
-name: resumable
-url: http://127.0.0.1:{{port}}
-headers: {Authorization: "Bearer ${TEST_KEY}"}
-start:
-  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl"]
-  config: proxy.json.tmpl
-  env: {%[2]s: proxy}
-  ready: {timeout: 20s}
-resume:
-  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl", --resume]
-`, self(t), helperEnv), map[string]string{"proxy.json.tmpl": `{"Upstream": "{{upstream_url}}", "MCP": "{{mcp_url}}", "Mode": "guarded", "Bugs": [` + tt.bugs + `], "Key": "` + testKey + `"}`})
+			tg := resumableProxy(t, tt.bugs, tt.resume)
 			ss, errs := scenario.Parse("scenario.yaml", []byte(killAfterExecute(tt.times)))
 			if len(errs) > 0 {
 				t.Fatal(errs)
@@ -242,5 +235,58 @@ resume:
 			}
 			assertGone(t, pids) // the killed lives, and the last, which Run stopped
 		})
+	}
+}
+
+// resumableProxy is a proxy target started as the test binary's proxy
+// helper (the built-in gateway, guarded with bugs switched on, its
+// checkpoint in {{run_dir}}), resumed on the same port with the flag
+// resume ("" is --resume).
+func resumableProxy(t *testing.T, bugs, resume string) target.Target {
+	if resume == "" {
+		resume = "--resume"
+	}
+	tg, _ := writeTarget(t, fmt.Sprintf(`kind: proxy
+name: resumable
+url: http://127.0.0.1:{{port}}
+headers: {Authorization: "Bearer ${TEST_KEY}"}
+start:
+  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl"]
+  config: proxy.json.tmpl
+  env: {%[2]s: proxy}
+  ready: {timeout: 20s}
+resume:
+  command: [%[1]q, --config, "{{config}}", --port, "{{port}}", --checkpoint, "{{run_dir}}/checkpoint.jsonl", %[3]s]
+`, self(t), helperEnv, resume), map[string]string{"proxy.json.tmpl": `{"Upstream": "{{upstream_url}}", "MCP": "{{mcp_url}}", "Mode": "guarded", "Bugs": [` + bugs + `], "Key": "` + testKey + `"}`})
+	return tg
+}
+
+// TestResumeOnAProxyWithARecordedModel kills, twice, a proxy whose model
+// answers are replayed from a session recorded through the relay from a
+// provider (model: {cassette}: the only model a run has besides the
+// script; a run never relays, and a relayed answer's tool calls are not
+// counted). A resumed proxy's life is finished only by the run's final
+// answer: the replayed answers that ask for commit_write count their tool
+// calls, so each resumed life runs on to its kill point — with
+// checkpoint-at-turn-end three lives, two kills, three writes, every model
+// request answered from the cassette.
+func TestResumeOnAProxyWithARecordedModel(t *testing.T) {
+	dir := t.TempDir()
+	clean := loadYAML(t, dir, "clean.yaml", "- name: clean\n  request: {endpoint: chat}\n  expect: {writes: 1}\n")
+	recordThroughRelay(t, dir, runtoken.Derive("recording"), clean)
+	ss := loadYAML(t, dir, "kill.yaml", killAfterExecute("2")+"model: {cassette: session.jsonl}\n")
+	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{resumableProxy(t, `"checkpoint-at-turn-end"`, "")}, Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hs[0]
+	r := rules.Evaluate(h)
+	if h.Error != "" || r.Counts.Writes != 3 || len(h.Kills()) != 2 || h.Lives() != 3 {
+		t.Fatalf("error %q, writes %d, kills %d, lives %d; want no error, 3, 2, 3\n%+v\n%s", h.Error, r.Counts.Writes, len(h.Kills()), h.Lives(), h.TargetEvents, strings.Join(h.TargetOutput, "\n"))
+	}
+	for _, u := range h.Upstream {
+		if u.Replayed == "" {
+			t.Errorf("model request not answered from the cassette: %+v", u)
+		}
 	}
 }

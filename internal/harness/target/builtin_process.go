@@ -65,7 +65,7 @@ func (b *builtin) startProcess(ctx context.Context, cfg gateway.Config, setup hi
 			Checkpoint: filepath.Join(dir, "checkpoint.jsonl"),
 		},
 	}
-	p, events, err := g.start(ctx, false)
+	p, events, err := g.start(ctx, false, nil)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -77,9 +77,10 @@ func (b *builtin) startProcess(ctx context.Context, cfg gateway.Config, setup hi
 
 // start starts a life of the gateway process (resume: continuing the
 // checkpoint's pending turns) and waits, up to DefaultReadyTimeout, until
-// it listens; the first life's address is every later one's. It returns the
-// process and its further events.
-func (g *gatewayProcess) start(ctx context.Context, resume bool) (*process.Process, <-chan gateway.ProcessEvent, error) {
+// it listens or reached is closed (a resumed life at its kill point); the
+// first life's address is every later one's. It returns the process and
+// its further events.
+func (g *gatewayProcess) start(ctx context.Context, resume bool, reached <-chan struct{}) (*process.Process, <-chan gateway.ProcessEvent, error) {
 	spec := g.spec
 	spec.Resume = resume
 	b, err := json.Marshal(spec)
@@ -128,6 +129,8 @@ func (g *gatewayProcess) start(ctx context.Context, resume bool) (*process.Proce
 		}
 		_ = p.Stop(0)
 		return nil, nil, fmt.Errorf("%s as a process exited before it listened%s", g.name, process.Tail(g.name, g.output.Lines()))
+	case <-reached: // nil: never
+		return p, events, nil
 	case <-ready.Done():
 		_ = p.Stop(0)
 		return nil, nil, fmt.Errorf("%s as a process did not listen within %s: %w", g.name, DefaultReadyTimeout, ready.Err())
@@ -160,8 +163,8 @@ func (g *gatewayProcess) Send(ctx context.Context, req Request) history.Exchange
 	first := life{proc: p, start: time.Now(), done: answered, outcome: func() (int, bool, string) {
 		return -1, x.CleanEnd, x.Body
 	}}
-	last, err := req.Kill.lives(ctx, first, func(ctx context.Context, n int) (life, error) {
-		rp, events, err := g.start(ctx, true)
+	last, err := req.Kill.lives(ctx, first, func(ctx context.Context, n int, reached <-chan struct{}) (life, error) {
+		rp, events, err := g.start(ctx, true, reached)
 		if err != nil {
 			return life{}, err
 		}

@@ -314,7 +314,8 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 			code := p.ExitCode()
 			return code, code == 0, app.ExcerptEnd(stdout.String())
 		}}
-		last, err := req.Kill.lives(rctx, first, func(ctx context.Context, n int) (life, error) {
+		// A client's resume is its process: started, it is the life.
+		last, err := req.Kill.lives(rctx, first, func(_ context.Context, _ int, _ <-chan struct{}) (life, error) {
 			rp, err := process.Start(process.Command{Argv: resumeArgv, Env: resumeEnv, Dir: i.t.spec.Dir, Stdout: stdout, Stderr: stderr, Leftovers: leftovers})
 			if err != nil {
 				return life{}, fmt.Errorf("client %s: starting its resume: %w", i.t.spec.Name, err)

@@ -53,10 +53,14 @@ type life struct {
 
 // lives runs the life first and, each time the kill point of the current
 // life is reached while kill cycles are left, kills its process group as
-// the fault says and starts the next life with resume. It returns the last
-// life once its work ended, or ctx ended, having recorded every kill and
-// every resumed life (a life killed or cut by ctx with exit -1).
-func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Context, n int) (life, error)) (life, error) {
+// the fault says and starts the next life with resume. A life's point is
+// armed and watched before the life starts: resume gets a channel closed
+// once the new life reached it (nil when it has none), on which a resume
+// that awaits the life's readiness stops waiting and returns the life, to
+// be killed there. It returns the last life once its work ended, or ctx
+// ended, having recorded every kill and every resumed life (a life killed
+// or cut by ctx with exit -1).
+func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Context, n int, reached <-chan struct{}) (life, error)) (life, error) {
 	cur, n := first, 1
 	endResumed := func(l life, n int, byItself bool) {
 		if n == 1 {
@@ -70,12 +74,12 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 		ev.Exit = &exit
 		k.Record(ev)
 	}
-	wait, err := k.arm(n)
+	pt, err := k.watch(ctx, n)
 	if err != nil {
 		return cur, err
 	}
 	for {
-		if wait == nil {
+		if pt == nil {
 			select {
 			case <-cur.done:
 				endResumed(cur, n, true)
@@ -84,18 +88,14 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 			}
 			return cur, nil
 		}
-		lctx, cancel := context.WithCancel(ctx)
-		reached := make(chan error, 1)
-		go func(wait func(context.Context) error) { reached <- wait(lctx) }(wait)
 		select {
 		case <-cur.done:
-			cancel()
+			pt.stop()
 			endResumed(cur, n, true)
 			return cur, nil
-		case err = <-reached:
+		case <-pt.ended:
 		}
-		cancel()
-		if err != nil {
+		if pt.err != nil {
 			endResumed(cur, n, false)
 			return cur, nil
 		}
@@ -121,15 +121,52 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 			k.Killed()
 		}
 		n++
-		if wait, err = k.arm(n); err != nil {
+		if pt, err = k.watch(ctx, n); err != nil {
 			return cur, err
 		}
-		next, err := resume(ctx, n)
+		var reached <-chan struct{}
+		if pt != nil {
+			reached = pt.reached
+		}
+		next, err := resume(ctx, n, reached)
 		if err != nil {
+			if pt != nil {
+				pt.stop()
+			}
 			return cur, fmt.Errorf("resuming the target (life %d): %w", n, err)
 		}
 		cur = next
 	}
+}
+
+// point is the watch of one life's kill point.
+type point struct {
+	// reached is closed once the life reached its point.
+	reached chan struct{}
+	// ended is closed once the wait returned: err is nil when the point
+	// was reached, else why the watch ended.
+	ended chan struct{}
+	err   error
+	stop  context.CancelFunc
+}
+
+// watch arms the kill point of life n and waits for it until ctx ends or
+// the watch is stopped; nil when n is past the fault's kill cycles.
+func (k *Kill) watch(ctx context.Context, n int) (*point, error) {
+	wait, err := k.arm(n)
+	if err != nil || wait == nil {
+		return nil, err
+	}
+	wctx, stop := context.WithCancel(ctx)
+	pt := &point{reached: make(chan struct{}), ended: make(chan struct{}), stop: stop}
+	go func() {
+		if pt.err = wait(wctx); pt.err == nil {
+			close(pt.reached)
+		}
+		stop()
+		close(pt.ended)
+	}()
+	return pt, nil
 }
 
 // arm arms the kill point of life n; a nil wait when n is past the
@@ -143,4 +180,14 @@ func (k *Kill) arm(n int) (func(context.Context) error, error) {
 		return nil, fmt.Errorf("life %d: %w", n, err)
 	}
 	return wait, nil
+}
+
+// closed reports whether c is closed; a nil c never is.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

@@ -482,8 +482,8 @@ func (i *proxyInstance) Send(ctx context.Context, req Request) history.Exchange 
 	first := life{proc: p, start: time.Now(), done: answered, proxy: true, outcome: func() (int, bool, string) {
 		return -1, x.CleanEnd, x.Body
 	}}
-	last, err := req.Kill.lives(ctx, first, func(ctx context.Context, n int) (life, error) {
-		return i.resumeLife(ctx, req.Kill, n)
+	last, err := req.Kill.lives(ctx, first, func(ctx context.Context, n int, reached <-chan struct{}) (life, error) {
+		return i.resumeLife(ctx, req.Kill, n, reached)
 	})
 	i.mu.Lock()
 	i.proc = last.proc
@@ -518,20 +518,31 @@ func (i *proxyInstance) noteExit(x *history.Exchange, p *process.Process) {
 }
 
 // resumeLife starts the n-th life of the proxy, its resume, on the same
-// port, run directory and config, and waits until it is ready; its output
-// goes on the instance's, after a line that says the life began. The life
-// is done once the fakes gave the run its final model answer after the
-// resume began (Kill.Finished: the proxy finished its pending turn, a
-// success) or its process exited (its exit code, no success); it tells no
-// app anything.
-func (i *proxyInstance) resumeLife(ctx context.Context, k *Kill, n int) (life, error) {
+// port, run directory and config, and waits until it is ready or, once
+// reached is closed, at its kill point (a proxy that resumes its pending
+// work before it serves); its output goes on the instance's, after a line
+// that says the life began. The life is done once the fakes gave the run
+// its final model answer after the resume began (Kill.Finished: the proxy
+// finished its pending turn, a success) or its process exited (its exit
+// code, no success); it tells no app anything.
+func (i *proxyInstance) resumeLife(ctx context.Context, k *Kill, n int, reached <-chan struct{}) (life, error) {
 	begin := time.Now()
 	fmt.Fprintf(i.out, "replaycheck: life %d of %s: its resume starts\n", n, i.name)
 	p, err := process.Start(*i.resume)
 	if err != nil {
 		return life{}, fmt.Errorf("starting the resume of %s: %w", i.name, err)
 	}
-	if err := i.awaitReady(ctx, p); err != nil {
+	rctx, stop := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-reached: // nil: never
+			stop()
+		case <-rctx.Done():
+		}
+	}()
+	err = i.awaitReady(rctx, p)
+	stop()
+	if err != nil && !closed(reached) {
 		_ = p.Stop(0)
 		return life{}, fmt.Errorf("resuming %s: %w%s", i.name, err, process.Tail(i.name, i.out.Lines()))
 	}

@@ -284,12 +284,16 @@ func writeMatrix(opts *matrixOptions, m *matrix.Matrix) error {
 }
 
 // matrixProgress shows the matrix's progress through p: the cells done
-// (of all) and the time the matrix has left at their pace, then the agent
-// whose run ended, its sweep and that sweep's phase.
+// (of all) and the time the matrix has left (see matrix.Progress.Left), or
+// that it is unknown yet, then the agent whose run ended, its sweep and
+// that sweep's phase.
 func matrixProgress(p *exploreProgress) func(matrix.Progress) {
 	return func(mp matrix.Progress) {
 		left := ""
-		if mp.Left > 0 {
+		switch {
+		case !mp.LeftKnown:
+			left = ", time left unknown"
+		case mp.Left > 0:
 			left = fmt.Sprintf(", about %s left", mp.Left.Round(time.Second))
 		}
 		pr := mp.Progress

@@ -206,13 +206,28 @@ func makeMatrixTimeout(t *testing.T) (d time.Duration) {
 	return d
 }
 
+// TestMatrixProgressTimeLeft: the line says the matrix's time left, or
+// that it is unknown while no agent has decided a cell.
 func TestMatrixProgressTimeLeft(t *testing.T) {
-	var b strings.Builder
-	update := matrixProgress(&exploreProgress{what: "matrix", w: &b, lines: true})
-	update(matrix.Progress{Agent: 2, Agents: 3, Target: "a2", Step: "sweep", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2, Elapsed: time.Second},
-		Cells: 12, Done: 4, Wall: time.Minute, Left: 2 * time.Minute})
-	want := "matrix 4/12 cells, about 2m0s left · agent 2/3 a2 sweep sweep: 1/2 runs, 0 failing, 1s, about 1s left\n"
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("(-want +got)\n%s", diff)
+	tests := []struct {
+		name string
+		in   matrix.Progress
+		want string
+	}{
+		{"estimated", matrix.Progress{Agent: 2, Agents: 3, Target: "a2", Step: "sweep", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2, Elapsed: time.Second},
+			Cells: 12, Done: 4, Wall: time.Minute, Left: 2 * time.Minute, LeftKnown: true},
+			"matrix 4/12 cells, about 2m0s left · agent 2/3 a2 sweep sweep: 1/2 runs, 0 failing, 1s, about 1s left\n"},
+		{"unknown", matrix.Progress{Agent: 1, Agents: 3, Target: "a1", Step: "fingerprint", Progress: explore.Progress{Phase: "clean", Done: 2, Total: 2, Elapsed: time.Second},
+			Cells: 12, Wall: time.Second},
+			"matrix 0/12 cells, time left unknown · agent 1/3 a1 fingerprint clean: 2 runs, 0 failing, in 1s\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			matrixProgress(&exploreProgress{what: "matrix", w: &b, lines: true})(tt.in)
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
 	}
 }

@@ -104,7 +104,7 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 			defer wg.Done()
 			track := tr.agent(i)
 			row, err := buildRow(ctx, a, kinds, own[i], scenariosOwned(i, len(kinds), opts.Shard, opts.Shards), opts, sharing, track)
-			track.rowDone()
+			track.rowDone(err == nil && row.Error == "")
 			if err != nil {
 				mu.Lock()
 				if first == nil {

@@ -257,7 +257,7 @@ func TestMatrixProgressLeft(t *testing.T) {
 		LeftKnown  bool
 	}
 	var got []estimate
-	tr := newTracker(agents, shardCells(len(agents), kinds, 0, 0), at, func() time.Time { return at }, func(p Progress) {
+	tr := newTracker(agents, shardCells(len(agents), kinds, 0, 0), nil, at, func() time.Time { return at }, func(p Progress) {
 		got = append(got, estimate{p.Done, p.Wall, p.Left, p.LeftKnown})
 	})
 	fast, slow, third := tr.agent(0), tr.agent(1), tr.agent(2)
@@ -288,6 +288,45 @@ func TestMatrixProgressLeft(t *testing.T) {
 		{Done: 7, Wall: 4 * time.Minute, Left: 8 * time.Minute, LeftKnown: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestMatrixProgressScenarios: a client target's scenario columns are cells
+// of its row, left until its client scenarios have run, which the sweeps
+// do not decide.
+func TestMatrixProgressScenarios(t *testing.T) {
+	kinds, err := explore.SelectKinds([]string{"500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := builtins(t)[:1]
+	at := time.Unix(0, 0)
+	var got []Progress
+	tr := newTracker(agents, shardCells(1, kinds, 0, 0), []int{2}, at, func() time.Time { return at }, func(p Progress) { got = append(got, p) })
+	a := tr.agent(0)
+	at = at.Add(time.Minute)
+	a.run("fingerprint", explore.Progress{Phase: "confirm", Done: 1, Total: 1})
+	a.phaseDone("fingerprint")
+	at = at.Add(time.Minute)
+	a.run("scenarios", explore.Progress{Phase: scenariosPhase, Done: 1, Total: 4})
+	type estimate struct {
+		Cells     int
+		Done      float64
+		Left      time.Duration
+		LeftKnown bool
+	}
+	var gotE []estimate
+	for _, p := range got {
+		gotE = append(gotE, estimate{p.Cells, p.Done, p.Left, p.LeftKnown})
+	}
+	want := []estimate{
+		// The fingerprint's cell in 1m; the 2 scenario cells left.
+		{Cells: 3, Done: 1, Left: 2 * time.Minute, LeftKnown: true},
+		// A quarter of the scenarios' runs: 1.5 cells in 2m, 1.5 left.
+		{Cells: 3, Done: 1.5, Left: 2 * time.Minute, LeftKnown: true},
+	}
+	if diff := cmp.Diff(want, gotE); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 }

@@ -16,8 +16,9 @@ type Progress struct {
 	Target, Step  string
 	explore.Progress
 	// Cells counts the matrix's cells (each agent's mechanisms asked for,
-	// of the shard); Done those decided, a sweep under way counting for
-	// the share of its runs made.
+	// of the shard, and its client scenarios); Done those decided, a sweep
+	// (or the client scenarios) under way counting for the share of its
+	// runs made.
 	Cells int
 	Done  float64
 	// Wall is the time since Build began. Left is the time the matrix has
@@ -51,12 +52,17 @@ type agentTrack struct {
 	paced  bool               // the row ended with its cells decided, not failed
 }
 
-// newTracker tracks the cells own gives each agent (see shardCells); on
+// newTracker tracks the cells own gives each agent (see shardCells) and
+// its scenarios[i] client scenarios' cells (none when scenarios is nil); on
 // nil tracks nothing.
-func newTracker(agents []Agent, own [][]explore.Kind, start time.Time, now func() time.Time, on func(Progress)) *tracker {
+func newTracker(agents []Agent, own [][]explore.Kind, scenarios []int, start time.Time, now func() time.Time, on func(Progress)) *tracker {
 	t := &tracker{start: start, now: now, on: on}
 	for i, a := range agents {
 		at := &agentTrack{t: t, i: i, target: a.Target.Name(), units: map[string]int{}, done: map[string]float64{}}
+		if scenarios != nil && scenarios[i] > 0 {
+			at.units["scenarios"] = scenarios[i]
+			t.cells += scenarios[i]
+		}
 		for _, k := range own[i] {
 			step := "sweep"
 			if k.Fingerprinted() {
@@ -79,7 +85,7 @@ func (a *agentTrack) run(step string, p explore.Progress) {
 	share := 0.0
 	switch p.Phase {
 	case "clean":
-	case "sweep":
+	case "sweep", scenariosPhase:
 		if p.Total > 0 {
 			share = float64(p.Done) / float64(p.Total)
 		}

@@ -1,34 +1,70 @@
 #!/usr/bin/env bash
 # Runs replaycheck for the GitHub Action (action.yml) with the action's
 # inputs (INPUT_COMMAND, INPUT_TARGETS, INPUT_SCENARIOS, INPUT_SHARD,
-# INPUT_BASELINE, INPUT_ARGS, INPUT_REPORT_DIR, INPUT_ARTIFACT_NAME): writes
-# junit.xml, report.json, report.html and summary.md into the report
-# directory (matrix: report.json, report.html and summary.md, the targets
-# as its agents), appends the summary to $GITHUB_STEP_SUMMARY and sets the step's
-# outputs exit-code, report-dir, junit and artifact-name. It exits 0 whatever
-# replaycheck's exit code, so that the reports are uploaded first; the
-# action's last step fails the job by exit-code.
+# INPUT_BASELINE, INPUT_REPORTS, INPUT_ARGS, INPUT_REPORT_DIR,
+# INPUT_ARTIFACT_NAME): writes junit.xml, report.json, report.html and
+# summary.md into the report directory (matrix: report.json, report.html and
+# summary.md, the targets as its agents; merge: the reports' JSON joined by
+# `replaycheck report merge`, a matrix's parts into one matrix, without
+# junit.xml), appends the summary to $GITHUB_STEP_SUMMARY and sets the step's
+# outputs exit-code, report-dir, junit, html and artifact-name. It exits 0
+# whatever replaycheck's exit code, so that the reports are uploaded first;
+# the action's last step fails the job by exit-code.
 set -euo pipefail
 
 cmd="${INPUT_COMMAND:-run}"
 case "$cmd" in
-  run | explore | matrix) ;;
-  *) echo "::error title=replaycheck::command: '$cmd'; want run, explore or matrix"; exit 2 ;;
+  run | explore | matrix | merge) ;;
+  *) echo "::error title=replaycheck::command: '$cmd'; want run, explore, matrix or merge"; exit 2 ;;
 esac
 dir="${INPUT_REPORT_DIR:-replaycheck-report}"
 mkdir -p "$dir"
 
-args=("$cmd")
-while IFS= read -r line; do
-  line="$(echo "$line" | xargs)" # trim
-  if [ -z "$line" ]; then
-    continue
-  elif [ "$cmd" = matrix ]; then
-    args+=("$line")
-  else
-    args+=(--target "$line")
+# A matrix's JSON names its kind at the top level (matrix.KindMatrix).
+is_matrix() { grep -q '^  "kind": "replaycheck-matrix"' "$1"; }
+
+junit="$dir/junit.xml"
+if [ "$cmd" = merge ]; then
+  for input in INPUT_SCENARIOS INPUT_SHARD INPUT_BASELINE; do
+    if [ -n "$(echo "${!input:-}" | xargs)" ]; then
+      echo "::error title=replaycheck::${input#INPUT_}: merge joins the reports' JSON (reports); the shard and baseline are in them"
+      exit 2
+    fi
+  done
+  args=(report merge)
+  while IFS= read -r line; do
+    line="$(echo "$line" | xargs)"
+    [ -z "$line" ] && continue
+    mapfile -t found < <(compgen -G "$line")
+    if [ "${#found[@]}" -eq 0 ]; then
+      echo "::error title=replaycheck::reports: no file matches $line (did every shard upload its report.json?)"
+      exit 2
+    fi
+    args+=("${found[@]}")
+  done <<<"${INPUT_REPORTS:-}"
+  if [ "${#args[@]}" -eq 2 ]; then
+    echo "::error title=replaycheck::reports: give the JSON reports to merge, one file or pattern per line"
+    exit 2
   fi
-done <<<"${INPUT_TARGETS:-}"
+  if is_matrix "${args[2]}"; then
+    junit=""
+  fi
+else
+  if [ "$cmd" = matrix ]; then
+    junit=""
+  fi
+  args=("$cmd")
+  while IFS= read -r line; do
+    line="$(echo "$line" | xargs)" # trim
+    if [ -z "$line" ]; then
+      continue
+    elif [ "$cmd" = matrix ]; then
+      args+=("$line")
+    else
+      args+=(--target "$line")
+    fi
+  done <<<"${INPUT_TARGETS:-}"
+fi
 if [ "$cmd" = matrix ] && [ -n "$(echo "${INPUT_SCENARIOS:-}" | xargs)" ]; then
   echo "::error title=replaycheck::scenarios: a matrix sweeps each target's own bases; give none with command matrix"
   exit 2
@@ -43,9 +79,7 @@ if [ -n "${INPUT_BASELINE:-}" ]; then
   fi
   args+=(--baseline "$INPUT_BASELINE")
 fi
-junit="$dir/junit.xml"
-if [ "$cmd" = matrix ]; then
-  junit=""
+if [ -z "$junit" ]; then
   args+=(--json "$dir/report.json" --html "$dir/report.html" --markdown "$dir/summary.md")
 else
   args+=(--junit "$junit" --json "$dir/report.json" --html "$dir/report.html" --markdown "$dir/summary.md")
@@ -81,5 +115,6 @@ fi
   echo "exit-code=$code"
   echo "report-dir=$dir"
   echo "junit=$junit"
+  echo "html=$dir/report.html"
   echo "artifact-name=$name"
 } >>"${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set}"

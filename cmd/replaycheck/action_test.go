@@ -175,6 +175,26 @@ func TestActionScripts(t *testing.T) {
 		t.Errorf("matrix with scenarios: exit %d, want 2 saying why\n%s", code, out)
 	}
 
+	// Merge mode: the run reports above joined, with their JUnit (the
+	// matrix's parts are TestCIMatrixWorkflowExample's); a pattern that
+	// matches nothing, or a shard, is refused.
+	out, code = r.run("run.sh", "INPUT_COMMAND=merge", "INPUT_REPORTS=guarded/report.json\n n*/report.json", "INPUT_REPORT_DIR=merged")
+	if o := r.outputs(); code != 0 || o["exit-code"] != "1" || o["junit"] != "merged/junit.xml" || o["html"] != "merged/report.html" || o["artifact-name"] != "replaycheck-report" {
+		t.Errorf("merge of the run reports: run.sh exit %d, outputs %v, want exit-code 1 (naive broke a rule) and the JUnit\n%s", code, o, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.work, "merged", "junit.xml")); err != nil || !strings.Contains(string(b), "builtin:guarded") || !strings.Contains(string(b), "builtin:naive") {
+		t.Errorf("merged JUnit lacks a target (%v):\n%s", err, b)
+	}
+	for _, tt := range []struct{ env, want string }{
+		{"INPUT_REPORTS=shard-*/report.json", "no file matches shard-*/report.json"},
+		{"INPUT_SHARD=1/2", "SHARD: merge joins the reports' JSON"},
+		{"INPUT_REPORTS=", "give the JSON reports to merge"},
+	} {
+		if out, code := r.run("run.sh", "INPUT_COMMAND=merge", "INPUT_REPORTS=guarded/report.json", tt.env); code != 2 || !strings.Contains(out, tt.want) {
+			t.Errorf("merge with %s: exit %d, want 2 saying %q\n%s", tt.env, code, tt.want, out)
+		}
+	}
+
 	out, code = r.run("run.sh", "INPUT_COMMAND=explore", "INPUT_BASELINE=replaycheck-baseline.yaml")
 	if code != 2 || !strings.Contains(out, "baseline works with command run only") {
 		t.Errorf("explore with a baseline: exit %d, want 2 saying why\n%s", code, out)
@@ -247,8 +267,9 @@ func TestActionInstallsARelease(t *testing.T) {
 
 // TestActionLint lints the workflows with actionlint (make actionlint puts it
 // in bin/): .github/workflows, whose action.yml workflow uses the action of
-// the repository root (./), so actionlint checks action.yml's inputs too, and
-// the CI example; and the action's scripts with shellcheck, when installed.
+// the repository root (./), so actionlint checks action.yml's inputs and
+// outputs too, and the CI examples; and the action's scripts with
+// shellcheck, when installed.
 func TestActionLint(t *testing.T) {
 	const root = "../.."
 	bin, err := filepath.Abs(filepath.Join(root, "bin", "actionlint"))
@@ -260,7 +281,7 @@ func TestActionLint(t *testing.T) {
 			t.Skip("actionlint is not installed (make actionlint builds it into bin/): skipping")
 		}
 	}
-	lint := exec.Command(bin, "-shellcheck=", ".github/workflows/action.yml", ".github/workflows/release.yml", "examples/ci/replaycheck.yml")
+	lint := exec.Command(bin, "-shellcheck=", ".github/workflows/action.yml", ".github/workflows/release.yml", "examples/ci/replaycheck.yml", "examples/ci/matrix.yml")
 	lint.Dir = root
 	if out, err := lint.CombinedOutput(); err != nil {
 		t.Errorf("actionlint: %v\n%s", err, out)

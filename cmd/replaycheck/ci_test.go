@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
+	"github.com/replaycheck/replaycheck/internal/matrix"
 )
 
 // workflow is the part of a GitHub Actions workflow the CI example relies on.
@@ -193,4 +196,220 @@ func TestDocumentedFlagsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCIMatrixWorkflowExample checks the shipped matrix workflow
+// (examples/ci/matrix.yml) and runs it as GitHub would, each job on a
+// runner of its own, with the action's scripts: every shard job's matrix
+// step with its inputs (the agents replaced by the built-in gateways on one
+// mechanism: the real agents' sweeps take minutes), its report directory
+// handed to the merge job as download-artifact does (a directory named
+// after the artifact), then the merge job's step with its inputs: one
+// matrix with the cells of the matrix built whole, its Markdown in the step
+// summary and its page as the html output; with replaycheck-matrix.json
+// saved, exit 1 when a cell turned DUPLICATE since, 0 when none changed.
+func TestCIMatrixWorkflowExample(t *testing.T) {
+	src, err := os.ReadFile("../../examples/ci/matrix.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(src, &w); err != nil {
+		t.Fatalf("workflow does not parse: %v", err)
+	}
+	job, merge := w.Jobs["matrix"], w.Jobs["merge"]
+	if n, err := strconv.Atoi(job.Env["SHARDS"]); err != nil || n != len(job.Strategy.Matrix.Shard) || n < 2 {
+		t.Fatalf("SHARDS=%q, but the matrix has %d shards", job.Env["SHARDS"], len(job.Strategy.Matrix.Shard))
+	}
+	for i, s := range job.Strategy.Matrix.Shard {
+		if s != i+1 {
+			t.Errorf("matrix shard %d is %d, want 1..N", i, s)
+		}
+	}
+	if merge.Needs != "matrix" || merge.If != "${{ !cancelled() }}" {
+		t.Errorf("merge job needs %q if %q, want the shards, also after a failed one", merge.Needs, merge.If)
+	}
+	action := readAction(t)
+	// actionStep is job's step that runs the repository's action with
+	// command, with its inputs as the action's scripts read them; expand
+	// stands for what Actions expands.
+	actionStep := func(job string, steps []map[string]any, command string, expand func(string) string) []string {
+		t.Helper()
+		for _, with := range steps {
+			if with["command"] != command {
+				continue
+			}
+			var env []string
+			for name, v := range with {
+				if _, ok := action.Inputs[name]; !ok {
+					t.Errorf("%s: the workflow passes input %s, which action.yml does not have", job, name)
+				}
+				env = append(env, "INPUT_"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))+"="+expand(fmt.Sprint(v)))
+			}
+			if with["version"] == nil {
+				t.Errorf("%s: the action installs no release (no version)", job)
+			}
+			return env
+		}
+		t.Fatalf("%s: no step runs the action with command %s", job, command)
+		return nil
+	}
+	var shardSteps, mergeSteps []map[string]any
+	var installs, downloads bool
+	for _, s := range job.Steps {
+		switch {
+		case strings.HasPrefix(s.Uses, "replaycheck/replaycheck@"):
+			shardSteps = append(shardSteps, s.With)
+		case strings.HasPrefix(s.Run, "npm ci --prefix targets/clients"):
+			installs = true
+		}
+	}
+	for _, s := range merge.Steps {
+		switch {
+		case strings.HasPrefix(s.Uses, "replaycheck/replaycheck@"):
+			mergeSteps = append(mergeSteps, s.With)
+		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
+			// The action names a shard's artifact replaycheck-report-shard-I-of-N.
+			downloads = s.With["pattern"] == "replaycheck-report-shard-*" && s.With["merge-multiple"] == nil
+		}
+	}
+	if !installs || !downloads {
+		t.Errorf("the shard jobs install the agents %v; the merge job downloads every shard's artifact %v", installs, downloads)
+	}
+	// The agents are the repository's target files, with the versions
+	// their rows name; the matrix's flags are matrix's.
+	matrixCmd, _, _ := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}).Find([]string{"matrix"})
+	for _, with := range shardSteps {
+		for _, f := range regexp.MustCompile(`(?:^|\s)--([a-z][a-z-]*)`).FindAllStringSubmatch(fmt.Sprint(with["args"]), -1) {
+			if matrixCmd.Flags().Lookup(f[1]) == nil {
+				t.Errorf("the workflow passes --%s, which replaycheck matrix does not have", f[1])
+			}
+		}
+		for _, tf := range strings.Fields(fmt.Sprint(with["targets"])) {
+			if _, err := targetfile.Load("../../"+tf, targetfile.Options{}); err != nil {
+				t.Errorf("agent %s: %v", tf, err)
+			}
+			if v, err := targetfile.ReadVersion(context.Background(), "../../"+tf, targetfile.Options{}); err != nil || v == "" {
+				t.Errorf("agent %s: version %q: %v", tf, v, err)
+			}
+		}
+	}
+
+	bin := releaseBinary(t)
+	newRunner := func() *actionRunner {
+		r := newActionRunner(t)
+		if out, code := r.run("install.sh", "INPUT_BINARY="+bin); code != 0 {
+			t.Fatalf("install.sh: exit %d\n%s", code, out)
+		}
+		return r
+	}
+	const agents, kinds = "INPUT_TARGETS=builtin:guarded\nbuiltin:naive", "--kinds 500"
+	whole := newRunner()
+	if out, code := whole.run("run.sh", "INPUT_COMMAND=matrix", agents, "INPUT_ARGS="+kinds); code != 0 || whole.outputs()["exit-code"] != "0" {
+		t.Fatalf("the whole matrix: exit %d\n%s", code, out)
+	}
+	wholeJSON := filepath.Join(whole.work, "replaycheck-report", "report.json")
+
+	m := newRunner()
+	for _, shard := range job.Strategy.Matrix.Shard {
+		expand := func(s string) string {
+			s = strings.ReplaceAll(s, "${{ matrix.shard }}", strconv.Itoa(shard))
+			return strings.ReplaceAll(s, "${{ env.SHARDS }}", job.Env["SHARDS"])
+		}
+		env := actionStep("matrix", shardSteps, "matrix", expand)
+		for i, e := range env {
+			if strings.HasPrefix(e, "INPUT_ARGS=") {
+				env[i] = e + " " + kinds
+			}
+		}
+		r := newRunner()
+		out, code := r.run("run.sh", append(env, agents)...)
+		o := r.outputs()
+		if code != 0 || o["exit-code"] != "0" || o["junit"] != "" {
+			t.Fatalf("shard %d: run.sh exit %d, outputs %v, want exit-code 0 and no junit\n%s", shard, code, o, out)
+		}
+		// What upload-artifact and download-artifact make of it.
+		if err := os.CopyFS(filepath.Join(m.work, o["artifact-name"]), os.DirFS(filepath.Join(r.work, o["report-dir"]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	mergeJob := func(name string, saved []byte) (map[string]string, string) {
+		t.Helper()
+		_ = os.Remove(filepath.Join(m.work, "replaycheck-matrix.json")) // a run without one saved
+		if saved != nil {
+			if err := os.WriteFile(filepath.Join(m.work, "replaycheck-matrix.json"), saved, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env := actionStep("merge", mergeSteps, "merge", func(s string) string { return hashFilesArgs(m.work, s) })
+		out, code := m.run("run.sh", append(env, "INPUT_REPORT_DIR="+name)...)
+		if code != 0 {
+			t.Fatalf("merge: run.sh exited %d, want 0 (the action's last step fails the job)\n%s", code, out)
+		}
+		return m.outputs(), out
+	}
+	o, out := mergeJob("merged", nil)
+	if o["exit-code"] != "0" || o["junit"] != "" || o["html"] != "merged/report.html" {
+		t.Errorf("merge: outputs %v, want exit-code 0, no junit and the page\n%s", o, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(m.work, o["html"])); err != nil || !strings.Contains(string(b), "builtin:naive") {
+		t.Errorf("the merged matrix's page %s: %v", o["html"], err)
+	}
+	if summary, _ := os.ReadFile(m.summary); !strings.Contains(string(summary), "| builtin:naive | — | **DUPLICATE** 500 |") ||
+		!strings.Contains(string(summary), "| builtin:guarded | — | safe 1 |") {
+		t.Errorf("the step summary lacks the merged matrix's rows:\n%s", summary)
+	}
+	if diff := cmp.Diff(matrixVerdicts(t, wholeJSON), matrixVerdicts(t, filepath.Join(m.work, "merged", "report.json"))); diff != "" {
+		t.Errorf("the matrix built whole (-) and merged from the shards (+) differ:\n%s", diff)
+	}
+
+	saved, err := os.ReadFile(wholeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, out := mergeJob("same", saved); o["exit-code"] != "0" || strings.Contains(out, "→") {
+		t.Errorf("merge --diff against the same matrix: exit-code %s, want 0 and no change\n%s", o["exit-code"], out)
+	}
+	safer := strings.Replace(string(saved), `"verdict": "DUPLICATE"`, `"verdict": "safe"`, 1)
+	if safer == string(saved) {
+		t.Fatal("the whole matrix has no DUPLICATE cell to turn safe")
+	}
+	if o, out := mergeJob("worse", []byte(safer)); o["exit-code"] != "1" || !strings.Contains(out, "! builtin:naive · 500: safe → DUPLICATE") {
+		t.Errorf("merge --diff against a matrix where naive was safe: exit-code %s, want 1 naming the cell\n%s", o["exit-code"], out)
+	}
+}
+
+// hashFilesArgs evaluates the one expression the matrix example's merge
+// step has, ARGS when FILE is in dir and else nothing:
+//
+//	${{ hashFiles('FILE') != '' && 'ARGS' || '' }}
+//
+// Any other text is returned as it is.
+func hashFilesArgs(dir, s string) string {
+	m := regexp.MustCompile(`^\$\{\{ hashFiles\('([^']+)'\) != '' && '([^']*)' \|\| '' \}\}$`).FindStringSubmatch(s)
+	if m == nil {
+		return s
+	}
+	if _, err := os.Stat(filepath.Join(dir, m[1])); err != nil {
+		return ""
+	}
+	return m[2]
+}
+
+// matrixVerdicts reads the matrix saved at path as "AGENT MECHANISM" →
+// verdict.
+func matrixVerdicts(t *testing.T, path string) map[string]matrix.Verdict {
+	t.Helper()
+	m, err := readMatrix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]matrix.Verdict{}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			out[r.Target+" "+c.Mechanism] = c.Verdict
+		}
+	}
+	return out
 }

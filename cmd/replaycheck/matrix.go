@@ -154,13 +154,9 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 			mo.OutDir = filepath.Join(filepath.Dir(f), "matrix-reproductions")
 		}
 	}
-	var old *matrix.Matrix
-	if opts.Diff != "" {
-		m, err := readMatrix(opts.Diff)
-		if err != nil {
-			return asUsage(fmt.Errorf("--diff %s: %w", opts.Diff, err))
-		}
-		old = m
+	old, err := readDiff(opts.Diff)
+	if err != nil {
+		return err
 	}
 	ts, err := resolveTargets(opts.Targets, targetfile.Options{})
 	if err != nil {
@@ -184,16 +180,36 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 	if err != nil {
 		return errors.Join(interrupted{cause: context.Cause(ctx)}, werr)
 	}
-	if old != nil {
-		changes := matrix.Diff(old, m)
-		werr = errors.Join(werr, tableError(report.WriteMatrixDiff(table, opts.Diff, changes)))
-		for _, c := range changes {
-			if c.Worse() {
-				return errors.Join(errRulesBroken, werr)
-			}
+	return errors.Join(diffMatrix(table, opts.Diff, old, m), werr)
+}
+
+// readDiff reads the matrix --diff names; nil when path is "".
+func readDiff(path string) (*matrix.Matrix, error) {
+	if path == "" {
+		return nil, nil
+	}
+	m, err := readMatrix(path)
+	if err != nil {
+		return nil, asUsage(fmt.Errorf("--diff %s: %w", path, err))
+	}
+	return m, nil
+}
+
+// diffMatrix writes to table every cell whose verdict changed from old,
+// saved at path, to m, and returns errRulesBroken when one turned
+// DUPLICATE or LOST; nothing when old is nil.
+func diffMatrix(table io.Writer, path string, old, m *matrix.Matrix) error {
+	if old == nil {
+		return nil
+	}
+	changes := matrix.Diff(old, m)
+	err := tableError(report.WriteMatrixDiff(table, path, changes))
+	for _, c := range changes {
+		if c.Worse() {
+			return errors.Join(errRulesBroken, err)
 		}
 	}
-	return werr
+	return err
 }
 
 // matrixAgents pairs each target with its file and the version the file
@@ -243,12 +259,21 @@ func mergeMatrices(opts *reportMergeOptions) (handled bool, err error) {
 	if opts.JUnit != "" {
 		return true, asUsage(errors.New("--junit: a matrix has no JUnit form; write --json, --markdown or --html"))
 	}
+	old, err := readDiff(opts.Diff)
+	if err != nil {
+		return true, err
+	}
 	m, err := matrix.Merge(opts.Inputs, parts)
 	if err != nil {
 		return true, asUsage(err)
 	}
 	mo := &matrixOptions{JSON: opts.JSON, Markdown: opts.Markdown, HTML: opts.HTML, Out: opts.Out, ErrOut: opts.ErrOut}
-	return true, writeMatrix(mo, m)
+	table, err := mo.table()
+	if err != nil {
+		return true, err
+	}
+	werr := writeMatrix(mo, m)
+	return true, errors.Join(diffMatrix(table, opts.Diff, old, m), werr)
 }
 
 // table is where the terminal table goes: stdout, or stderr when a report
@@ -284,12 +309,16 @@ func writeMatrix(opts *matrixOptions, m *matrix.Matrix) error {
 }
 
 // matrixProgress shows the matrix's progress through p: the cells done
-// (of all) and the time the matrix has left at their pace, then the agent
-// whose run ended, its sweep and that sweep's phase.
+// (of all) and the time the matrix has left (see matrix.Progress.Left), or
+// that it is unknown yet, then the agent whose run ended, its sweep and
+// that sweep's phase.
 func matrixProgress(p *exploreProgress) func(matrix.Progress) {
 	return func(mp matrix.Progress) {
 		left := ""
-		if mp.Left > 0 {
+		switch {
+		case !mp.LeftKnown:
+			left = ", time left unknown"
+		case mp.Left > 0:
 			left = fmt.Sprintf(", about %s left", mp.Left.Round(time.Second))
 		}
 		pr := mp.Progress

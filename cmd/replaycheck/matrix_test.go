@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,6 +89,41 @@ func TestMatrixShardsMerge(t *testing.T) {
 	}
 	if code, _, errOut := execute(t, "report", "merge", parts[0], parts[0]); code != exitBadUsage || !strings.Contains(errOut, "is in "+parts[0]+" and in "+parts[0]) {
 		t.Errorf("merging a part twice: exit %d\n%s", code, errOut)
+	}
+
+	// --diff compares the merged matrix with a saved one, as matrix --diff
+	// does: against the guarded gateway's row saved as naive's, naive's 500
+	// turned DUPLICATE, which exits 1; the other way it turned safe, and
+	// passes.
+	old := filepath.Join(dir, "guarded-as-naive.json")
+	b, err = os.ReadFile(parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved map[string]any
+	if err := json.Unmarshal(b, &saved); err != nil {
+		t.Fatal(err)
+	}
+	rows := saved["rows"].([]any)
+	rows[0].(map[string]any)["target"] = "builtin:naive"
+	saved["shard"] = ""
+	b, err = json.Marshal(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = execute(t, "report", "merge", parts[0], parts[1], "--diff", old)
+	if code != exitRuleBroken || !strings.Contains(out, "! builtin:naive · 500: safe → DUPLICATE") {
+		t.Errorf("merge --diff against a safe naive: exit %d, want 1 naming builtin:naive · 500\n%s%s", code, out, errOut)
+	}
+	merged := filepath.Join(dir, "matrix.json")
+	if code, out, errOut := execute(t, "report", "merge", parts[0], parts[1], "--json", merged); code != exitOK {
+		t.Fatalf("merge --json: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := execute(t, "report", "merge", parts[0], parts[1], "--diff", merged); code != exitOK || strings.Contains(out, "→") {
+		t.Errorf("merge --diff against itself: exit %d, want 0 and no change\n%s%s", code, out, errOut)
 	}
 }
 
@@ -206,13 +242,28 @@ func makeMatrixTimeout(t *testing.T) (d time.Duration) {
 	return d
 }
 
+// TestMatrixProgressTimeLeft: the line says the matrix's time left, or
+// that it is unknown while no agent has decided a cell.
 func TestMatrixProgressTimeLeft(t *testing.T) {
-	var b strings.Builder
-	update := matrixProgress(&exploreProgress{what: "matrix", w: &b, lines: true})
-	update(matrix.Progress{Agent: 2, Agents: 3, Target: "a2", Step: "sweep", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2, Elapsed: time.Second},
-		Cells: 12, Done: 4, Wall: time.Minute, Left: 2 * time.Minute})
-	want := "matrix 4/12 cells, about 2m0s left · agent 2/3 a2 sweep sweep: 1/2 runs, 0 failing, 1s, about 1s left\n"
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("(-want +got)\n%s", diff)
+	tests := []struct {
+		name string
+		in   matrix.Progress
+		want string
+	}{
+		{"estimated", matrix.Progress{Agent: 2, Agents: 3, Target: "a2", Step: "sweep", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2, Elapsed: time.Second},
+			Cells: 12, Done: 4, Wall: time.Minute, Left: 2 * time.Minute, LeftKnown: true},
+			"matrix 4/12 cells, about 2m0s left · agent 2/3 a2 sweep sweep: 1/2 runs, 0 failing, 1s, about 1s left\n"},
+		{"unknown", matrix.Progress{Agent: 1, Agents: 3, Target: "a1", Step: "fingerprint", Progress: explore.Progress{Phase: "clean", Done: 2, Total: 2, Elapsed: time.Second},
+			Cells: 12, Wall: time.Second},
+			"matrix 0/12 cells, time left unknown · agent 1/3 a1 fingerprint clean: 2 runs, 0 failing, in 1s\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			matrixProgress(&exploreProgress{what: "matrix", w: &b, lines: true})(tt.in)
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
 	}
 }

@@ -211,6 +211,9 @@ type reportMergeOptions struct {
 	Inputs []string
 	reportFiles
 	Verbose bool
+	// Diff is a matrix saved by --json to compare the merged matrix with
+	// (--diff); merging a run's reports, it must be "".
+	Diff string
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -240,7 +243,9 @@ one suite, as if one run had produced it, and writes it as the terminal table
 and as any of --junit, --json, --markdown and --html (each scenario's
 sequence diagram, drawn from the saved histories). Given the parts of a
 matrix (matrix --shard I/N --json FILE), it joins their agents into one
-matrix, written as its table and as any of --json, --markdown and --html. The saved verdicts are
+matrix, written as its table and as any of --json, --markdown and --html, and
+with --diff OLD.json compared with a saved matrix as matrix --diff does (exit 1
+when a cell turned DUPLICATE or LOST). The saved verdicts are
 kept (use run --recheck on the merged JSON to check the histories again); the totals
 count every shard's results. A scenario on a target found in two reports is
 refused: merge reports of disjoint shards of one suite. Reports judged
@@ -251,13 +256,18 @@ an interrupt) is kept in the merged report with its error.
 Exit codes:
   0  every rule held in every report
   1  a rule was broken, or a check could not judge; with a baseline, a
-     failure it does not list or an entry that now passes
+     failure it does not list or an entry that now passes; a matrix's parts
+     with --diff, a cell turned DUPLICATE or LOST (a matrix's cells alone
+     exit 0, whatever they say)
   2  bad usage, a report that cannot be read or is not a run's (an explore
      report), reports that hold no result, or a scenario in two reports
   3  a shard's run did not complete (the merged report says why)`,
 		Example: `  # the reports of three CI shards as one JUnit file and one summary
   replaycheck report merge shard-1.json shard-2.json shard-3.json \
-    --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY" --json run.json --html report.html`,
+    --junit junit.xml --markdown "$GITHUB_STEP_SUMMARY" --json run.json --html report.html
+
+  # a matrix built by two CI jobs, compared with the last one saved
+  replaycheck report merge part-1.json part-2.json --html matrix.html --diff matrix.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
@@ -267,6 +277,8 @@ Exit codes:
 	}
 	addReportFlags(cmd, &opts.reportFiles)
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
+	cmd.Flags().StringVar(&opts.Diff, "diff", "", "merging a matrix's parts, compare with a matrix saved by --json FILE; a cell that turned DUPLICATE or LOST exits 1")
+	complete(cmd, "diff", completeFiles("json"))
 	return cmd
 }
 
@@ -277,6 +289,9 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	}
 	if handled, err := mergeMatrices(opts); handled {
 		return err
+	}
+	if opts.Diff != "" {
+		return asUsage(errors.New("--diff compares matrices: the reports to merge are a run's, not a matrix's parts"))
 	}
 	table := opts.Out
 	if opts.toStdout() != "" {

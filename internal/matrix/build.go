@@ -85,7 +85,11 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 		m.Shard = fmt.Sprintf("%d/%d", opts.Shard, opts.Shards)
 	}
 	own := shardCells(len(agents), kinds, opts.Shard, opts.Shards)
-	tr := newTracker(agents, own, start, time.Now, opts.OnProgress)
+	scenarios, err := scenarioColumns(agents, own, len(kinds), opts)
+	if err != nil {
+		return nil, err
+	}
+	tr := newTracker(agents, own, scenarios, start, time.Now, opts.OnProgress)
 	sharing := &run.Sharing{Max: opts.Parallel}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -104,7 +108,7 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 			defer wg.Done()
 			track := tr.agent(i)
 			row, err := buildRow(ctx, a, kinds, own[i], scenariosOwned(i, len(kinds), opts.Shard, opts.Shards), opts, sharing, track)
-			track.rowDone()
+			track.rowDone(err == nil && row.Error == "")
 			if err != nil {
 				mu.Lock()
 				if first == nil {
@@ -140,6 +144,31 @@ func shardCells(agents int, kinds []explore.Kind, shard, shards int) [][]explore
 		}
 	}
 	return out
+}
+
+// scenarioColumns counts, per agent, the client scenarios its row of the
+// shard runs (see addTargetColumns): those that apply to it, when opts
+// names no kinds and the shard owns them; nil when opts names kinds.
+func scenarioColumns(agents []Agent, own [][]explore.Kind, kinds int, opts Options) ([]int, error) {
+	if opts.Kinds != nil {
+		return nil, nil
+	}
+	ss, err := ClientScenarios()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(agents))
+	for i, a := range agents {
+		if len(own[i]) == 0 || !scenariosOwned(i, kinds, opts.Shard, opts.Shards) {
+			continue
+		}
+		for _, s := range ss {
+			if run.Applies(s, a.Target) {
+				out[i]++
+			}
+		}
+	}
+	return out, nil
 }
 
 // scenariosOwned says whether shard (1-based) of shards runs agent i's

@@ -238,31 +238,95 @@ func TestMatrixShardsByCell(t *testing.T) {
 	}
 }
 
-// TestMatrixProgressLeft: the cells done count a sweep under way for the
-// share of its runs made, and the time left is the wall time's pace.
+// TestMatrixProgressLeft: the agents run at once at their own paces, so
+// the time the matrix has left is the slowest agent's, each at the pace of
+// its own cells done (a sweep under way counting for the share of its runs
+// made), one that has decided none at the slowest pace; unknown before any
+// agent has decided a cell. Over all cells together the fast agent's pace
+// would hide the slow one's.
 func TestMatrixProgressLeft(t *testing.T) {
-	kinds, err := explore.SelectKinds([]string{"500", "drop"})
+	kinds, err := explore.SelectKinds([]string{"500", "drop", "mcp-drop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agents := builtins(t)
+	agents := append(builtins(t), builtins(t)[1])
 	at := time.Unix(0, 0)
-	var got []Progress
-	tr := newTracker(agents, shardCells(len(agents), kinds, 0, 0), at, func() time.Time { return at }, func(p Progress) { got = append(got, p) })
+	type estimate struct {
+		Done       float64
+		Wall, Left time.Duration
+		LeftKnown  bool
+	}
+	var got []estimate
+	tr := newTracker(agents, shardCells(len(agents), kinds, 0, 0), nil, at, func() time.Time { return at }, func(p Progress) {
+		got = append(got, estimate{p.Done, p.Wall, p.Left, p.LeftKnown})
+	})
+	fast, slow, third := tr.agent(0), tr.agent(1), tr.agent(2)
+	at = at.Add(30 * time.Second)
+	fast.run("fingerprint", explore.Progress{Phase: "clean", Done: 1, Total: 1})
+	at = at.Add(30 * time.Second)
+	fast.run("fingerprint", explore.Progress{Phase: "sweep", Done: 4, Total: 4})
+	fast.phaseDone("fingerprint")
 	at = at.Add(time.Minute)
-	tr.agent(0).run("fingerprint", explore.Progress{Phase: "sweep", Done: 1, Total: 2})
-	tr.agent(0).phaseDone("fingerprint")
-	tr.agent(1).rowDone()
+	fast.run("sweep", explore.Progress{Phase: "sweep", Done: 50, Total: 100})
+	slow.run("fingerprint", explore.Progress{Phase: "sweep", Done: 1, Total: 4})
 	at = at.Add(time.Minute)
-	tr.agent(0).run("sweep", explore.Progress{Phase: "sweep", Done: 1, Total: 2})
-	wall := 2 * time.Minute
-	want := []Progress{
-		{Agent: 1, Agents: 2, Target: "builtin:guarded", Step: "fingerprint", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2},
-			Cells: 4, Done: 0.5, Wall: time.Minute, Left: 7 * time.Minute},
-		{Agent: 1, Agents: 2, Target: "builtin:guarded", Step: "sweep", Progress: explore.Progress{Phase: "sweep", Done: 1, Total: 2},
-			Cells: 4, Done: 3.5, Wall: wall, Left: time.Duration(float64(wall) * 0.5 / 3.5)},
+	fast.rowDone(true)
+	third.rowDone(false) // its base failed clean: no pace of its own
+	at = at.Add(time.Minute)
+	slow.run("fingerprint", explore.Progress{Phase: "sweep", Done: 4, Total: 4})
+	want := []estimate{
+		{Done: 0, Wall: 30 * time.Second},
+		// fast: 1 cell in 1m, 2 left; slow and third: none yet, 3 left
+		// each at the only pace there is.
+		{Done: 1, Wall: time.Minute, Left: 3 * time.Minute, LeftKnown: true},
+		// fast: 2 cells in 2m, 1 left: 1m; the others still at its pace.
+		{Done: 2, Wall: 2 * time.Minute, Left: 3 * time.Minute, LeftKnown: true},
+		// slow: 0.25 in 2m, 2.75 left: 22m; third: none yet, 3 left at
+		// the slowest pace, 8m each.
+		{Done: 2.25, Wall: 2 * time.Minute, Left: 24 * time.Minute, LeftKnown: true},
+		// fast and third ended; slow: 1 cell in 4m, 2 left.
+		{Done: 7, Wall: 4 * time.Minute, Left: 8 * time.Minute, LeftKnown: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestMatrixProgressScenarios: a client target's scenario columns are cells
+// of its row, left until its client scenarios have run, which the sweeps
+// do not decide.
+func TestMatrixProgressScenarios(t *testing.T) {
+	kinds, err := explore.SelectKinds([]string{"500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := builtins(t)[:1]
+	at := time.Unix(0, 0)
+	var got []Progress
+	tr := newTracker(agents, shardCells(1, kinds, 0, 0), []int{2}, at, func() time.Time { return at }, func(p Progress) { got = append(got, p) })
+	a := tr.agent(0)
+	at = at.Add(time.Minute)
+	a.run("fingerprint", explore.Progress{Phase: "confirm", Done: 1, Total: 1})
+	a.phaseDone("fingerprint")
+	at = at.Add(time.Minute)
+	a.run("scenarios", explore.Progress{Phase: scenariosPhase, Done: 1, Total: 4})
+	type estimate struct {
+		Cells     int
+		Done      float64
+		Left      time.Duration
+		LeftKnown bool
+	}
+	var gotE []estimate
+	for _, p := range got {
+		gotE = append(gotE, estimate{p.Cells, p.Done, p.Left, p.LeftKnown})
+	}
+	want := []estimate{
+		// The fingerprint's cell in 1m; the 2 scenario cells left.
+		{Cells: 3, Done: 1, Left: 2 * time.Minute, LeftKnown: true},
+		// A quarter of the scenarios' runs: 1.5 cells in 2m, 1.5 left.
+		{Cells: 3, Done: 1.5, Left: 2 * time.Minute, LeftKnown: true},
+	}
+	if diff := cmp.Diff(want, gotE); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 }

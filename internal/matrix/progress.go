@@ -16,13 +16,18 @@ type Progress struct {
 	Target, Step  string
 	explore.Progress
 	// Cells counts the matrix's cells (each agent's mechanisms asked for,
-	// of the shard); Done those decided, a sweep under way counting for
-	// the share of its runs made.
+	// of the shard, and its client scenarios); Done those decided, a sweep
+	// (or the client scenarios) under way counting for the share of its
+	// runs made.
 	Cells int
 	Done  float64
-	// Wall is the time since Build began; Left the time left at the pace
-	// of the cells done, Wall × (Cells − Done) / Done (0 before any is).
+	// Wall is the time since Build began. Left is the time the matrix has
+	// left: the longest of its unfinished agents' (they run at once), each
+	// at its own pace, its wall time × its cells left / its cells done; an
+	// agent that has decided none yet goes at the pace of the slowest that
+	// has. LeftKnown is false, and Left 0, while no agent has decided any.
 	Wall, Left time.Duration
+	LeftKnown  bool
 }
 
 // tracker turns the agents' sweeps' progress into the matrix's.
@@ -36,21 +41,28 @@ type tracker struct {
 }
 
 // agentTrack is one agent's share of a tracker: the cells each of its
-// sweeps decides, and the share of each done.
+// sweeps decides, the share of each done, and when its row ended.
 type agentTrack struct {
 	t      *tracker
 	i      int
 	target string
 	units  map[string]int     // cells per step
 	done   map[string]float64 // share done per step, 0–1
+	end    time.Time          // when the row ended; zero while it runs
+	paced  bool               // the row ended with its cells decided, not failed
 }
 
-// newTracker tracks the cells own gives each agent (see shardCells); on
+// newTracker tracks the cells own gives each agent (see shardCells) and
+// its scenarios[i] client scenarios' cells (none when scenarios is nil); on
 // nil tracks nothing.
-func newTracker(agents []Agent, own [][]explore.Kind, start time.Time, now func() time.Time, on func(Progress)) *tracker {
+func newTracker(agents []Agent, own [][]explore.Kind, scenarios []int, start time.Time, now func() time.Time, on func(Progress)) *tracker {
 	t := &tracker{start: start, now: now, on: on}
 	for i, a := range agents {
 		at := &agentTrack{t: t, i: i, target: a.Target.Name(), units: map[string]int{}, done: map[string]float64{}}
+		if scenarios != nil && scenarios[i] > 0 {
+			at.units["scenarios"] = scenarios[i]
+			t.cells += scenarios[i]
+		}
 		for _, k := range own[i] {
 			step := "sweep"
 			if k.Fingerprinted() {
@@ -73,7 +85,7 @@ func (a *agentTrack) run(step string, p explore.Progress) {
 	share := 0.0
 	switch p.Phase {
 	case "clean":
-	case "sweep":
+	case "sweep", scenariosPhase:
 		if p.Total > 0 {
 			share = float64(p.Done) / float64(p.Total)
 		}
@@ -89,13 +101,9 @@ func (a *agentTrack) run(step string, p explore.Progress) {
 	}
 	pr := Progress{Agent: a.i + 1, Agents: len(t.agents), Target: a.target, Step: step, Progress: p, Cells: t.cells, Wall: t.now().Sub(t.start)}
 	for _, o := range t.agents {
-		for s, n := range o.units {
-			pr.Done += float64(n) * o.done[s]
-		}
+		pr.Done += o.cellsDone()
 	}
-	if pr.Done > 0 {
-		pr.Left = time.Duration(float64(pr.Wall) * (float64(pr.Cells) - pr.Done) / pr.Done)
-	}
+	pr.Left, pr.LeftKnown = t.left(pr.Wall)
 	t.on(pr)
 }
 
@@ -106,12 +114,75 @@ func (a *agentTrack) phaseDone(step string) {
 	a.done[step] = 1
 }
 
-// rowDone records that the agent's row ended, its cells decided or
-// failed.
-func (a *agentTrack) rowDone() {
+// rowDone records that the agent's row ended, its cells decided
+// (decided) or failed: a failed row's pace is not the others'.
+func (a *agentTrack) rowDone(decided bool) {
 	a.t.mu.Lock()
 	defer a.t.mu.Unlock()
 	for s := range a.units {
 		a.done[s] = 1
 	}
+	a.end, a.paced = a.t.now(), decided
+}
+
+// cells is the number of the agent's cells; cellsDone those decided, a
+// sweep under way counting for the share of its runs made.
+func (a *agentTrack) cells() int {
+	n := 0
+	for _, u := range a.units {
+		n += u
+	}
+	return n
+}
+
+// cellsDone: see cells.
+func (a *agentTrack) cellsDone() float64 {
+	d := 0.0
+	for s, u := range a.units {
+		d += float64(u) * a.done[s]
+	}
+	return d
+}
+
+// pace is the time each of the agent's cells has taken, wall being the
+// matrix's wall time; false when it has decided none, or its row failed.
+func (a *agentTrack) pace(wall time.Duration) (time.Duration, bool) {
+	if !a.end.IsZero() {
+		if !a.paced || a.cells() == 0 {
+			return 0, false
+		}
+		wall = a.end.Sub(a.t.start)
+	}
+	done := a.cellsDone()
+	if done == 0 {
+		return 0, false
+	}
+	return time.Duration(float64(wall) / done), true
+}
+
+// left is the time the matrix has left at wall time wall (see
+// Progress.Left), and false when no agent has a pace yet.
+func (t *tracker) left(wall time.Duration) (time.Duration, bool) {
+	var slowest time.Duration
+	known := false
+	for _, a := range t.agents {
+		if p, ok := a.pace(wall); ok {
+			slowest, known = max(slowest, p), true
+		}
+	}
+	if !known {
+		return 0, false
+	}
+	var left time.Duration
+	for _, a := range t.agents {
+		if !a.end.IsZero() {
+			continue
+		}
+		p, ok := a.pace(wall)
+		if !ok {
+			p = slowest
+		}
+		left = max(left, time.Duration(float64(p)*(float64(a.cells())-a.cellsDone())))
+	}
+	return left, true
 }

@@ -18,6 +18,9 @@ import (
 // are the matrix's FamilyClient columns.
 const clientScenariosDir = "clients"
 
+// scenariosPhase is the phase of the client scenarios' progress.
+const scenariosPhase = "client scenarios"
+
 // ClientScenarios returns the shipped client scenarios (scenarios/clients,
 // as embedded in the binary), each named by its file in the repository.
 func ClientScenarios() ([]*scenario.Scenario, error) {
@@ -69,7 +72,7 @@ func scenarioCells(ctx context.Context, t target.Target, ss []*scenario.Scenario
 		return nil, pruned, 0, err
 	}
 	byScenario := map[string][]explore.Cell{}
-	pr := explore.Progress{Phase: "client scenarios", Total: total}
+	pr := explore.Progress{Phase: scenariosPhase, Total: total}
 	start := time.Now()
 	_, err = run.Run(ctx, applying, run.Options{
 		Targets: []target.Target{t}, Parallel: opts.Parallel, Timeout: opts.Timeout, Seed: opts.Seed, Forget: true, Sharing: sharing,

@@ -1,6 +1,9 @@
 package process
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // baseEnv are the variables of the harness's environment that every process
 // it starts (a proxy, a client) gets: what a program needs to run at all,
@@ -34,16 +37,26 @@ func Env(parent []string, pass []string) []string {
 // empty, no "=" and no NUL.
 func VarName(n string) bool { return n != "" && !strings.ContainsAny(n, "=\x00") }
 
-// Home returns env with HOME (and USERPROFILE, its Windows spelling)
-// in runDir, the client run's scratch directory: the user's home holds their
-// credentials (~/.netrc, ~/.aws, agents' own logins), which a client under
-// test must not read. A target file that names HOME in pass_env keeps the
-// user's; one that sets it in env overrides both.
+// Home returns env with HOME (and USERPROFILE, its Windows spelling) and
+// the temporary directory (TMPDIR; TEMP and TMP on Windows) in runDir, the
+// client run's scratch directory: the user's home holds their credentials
+// (~/.netrc, ~/.aws, agents' own logins), which a client under test must
+// not read, and what a client leaves in its temporary directory (Gemini
+// CLI's error reports, a crashed run's files) goes with the run's
+// directory instead of piling up in the machine's. A target file that names
+// one of them in pass_env keeps the user's; one that sets it in env
+// overrides both.
 func Home(env []string, pass []string, runDir string) []string {
-	if containsFold(pass, "HOME") {
-		return env
+	set := map[string]string{}
+	for _, group := range [][]string{{"HOME", "USERPROFILE"}, {"TMPDIR", "TEMP", "TMP"}} {
+		if slices.ContainsFunc(group, func(k string) bool { return containsFold(pass, k) }) {
+			continue
+		}
+		for _, k := range group {
+			set[k] = runDir
+		}
 	}
-	return SetEnv(env, map[string]string{"HOME": runDir, "USERPROFILE": runDir})
+	return SetEnv(env, set)
 }
 
 // baseVar reports whether every process gets variable k (baseEnv).

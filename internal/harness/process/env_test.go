@@ -41,3 +41,39 @@ func TestProcessEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestHome: a client's home and temporary directory are its run's
+// directory, so it reads none of the user's credentials and leaves nothing
+// in the machine's temporary directory; pass_env keeps the user's.
+func TestHome(t *testing.T) {
+	parent := []string{"PATH=/usr/bin", "HOME=/home/u", "TMPDIR=/tmp/u"}
+	tests := []struct {
+		name string
+		pass []string
+		want []string
+	}{
+		{
+			name: "in the run's directory",
+			want: []string{"HOME=/run/d", "PATH=/usr/bin", "TEMP=/run/d", "TMP=/run/d", "TMPDIR=/run/d", "USERPROFILE=/run/d"},
+		},
+		{
+			name: "the user's temporary directory passed",
+			pass: []string{"TMPDIR"},
+			want: []string{"HOME=/run/d", "PATH=/usr/bin", "TMPDIR=/tmp/u", "USERPROFILE=/run/d"},
+		},
+		{
+			name: "the user's home passed",
+			pass: []string{"HOME"},
+			want: []string{"HOME=/home/u", "PATH=/usr/bin", "TEMP=/run/d", "TMP=/run/d", "TMPDIR=/run/d"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Home(slices.Clone(parent), tt.pass, "/run/d")
+			slices.Sort(got)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("Home (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -221,8 +221,13 @@ type watcher struct {
 	stalls []history.Stall
 }
 
-// note records that what was due at due came at now.
+// note records that what was due at due came at now. A wake-up that came
+// before the run started is not the run's: the probe's loop reads the clock
+// before it takes the lock a run's watch is added under.
 func (w *watcher) note(due, now time.Time) {
+	if now.Before(w.start) {
+		return
+	}
 	late := now.Sub(due)
 	w.late = max(w.late, late)
 	if late < history.StallMin {

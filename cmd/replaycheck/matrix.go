@@ -275,8 +275,10 @@ func mergeMatrices(opts *reportMergeOptions) (handled bool, err error) {
 	}
 	out := reproductionsDir(opts.OutDir, opts.JSON, opts.Markdown, opts.HTML)
 	copies := make([][]matrix.Copy, len(parts))
+	dirs := make([]string, len(parts)) // where each part wrote its reproductions
 	if out != "" {
 		for i, p := range parts {
+			dirs[i] = p.Reproductions
 			copies[i] = p.MoveReproductions(partReproductions(opts.Inputs[i], p), out)
 		}
 	}
@@ -289,7 +291,7 @@ func mergeMatrices(opts *reportMergeOptions) (handled bool, err error) {
 	}
 	for i, cs := range copies {
 		if err := copyReproductions(cs); err != nil {
-			return true, asUsage(fmt.Errorf("%s's reproductions: %w: merge each part with the %s directory beside it (its shard's whole artifact)", opts.Inputs[i], err, filepath.Base(parts[i].Reproductions)))
+			return true, asUsage(fmt.Errorf("%s's reproductions: %w: merge each part with the %s directory beside it (its shard's whole artifact)", opts.Inputs[i], err, filepath.Base(dirs[i])))
 		}
 	}
 	mo := &matrixOptions{JSON: opts.JSON, Markdown: opts.Markdown, HTML: opts.HTML, Out: opts.Out, ErrOut: opts.ErrOut}

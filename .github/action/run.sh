@@ -7,7 +7,8 @@
 # summary.md, the targets as its agents; merge: the reports' JSON joined by
 # `replaycheck report merge`, a matrix's parts into one matrix, without
 # junit.xml), appends the summary to $GITHUB_STEP_SUMMARY and sets the step's
-# outputs exit-code, report-dir, junit, html and artifact-name. It exits 0
+# outputs exit-code, report-dir, junit, html, artifact-name and failure
+# (what the exit code means, for the job's error). It exits 0
 # whatever replaycheck's exit code, so that the reports are uploaded first;
 # the action's last step fails the job by exit-code.
 set -euo pipefail
@@ -92,10 +93,43 @@ while IFS= read -r line; do
 done <<<"${INPUT_SCENARIOS:-}"
 
 echo "replaycheck ${args[*]}"
+# The table (and --diff's changes) is kept to say what failed.
+table="$(mktemp)"
+trap 'rm -f "$table"' EXIT
 set +e
-replaycheck "${args[@]}"
-code=$?
+replaycheck "${args[@]}" | tee "$table"
+code=${PIPESTATUS[0]}
 set -e
+
+# What the exit code means for the job's error message: with --diff, exit 1
+# is a cell that turned DUPLICATE or LOST since the saved matrix, named by
+# the diff's lines marked "! ".
+old=""
+for ((i = 0; i < ${#extra[@]}; i++)); do
+  case "${extra[i]}" in
+    --diff) old="${extra[i + 1]:-}" ;;
+    --diff=*) old="${extra[i]#--diff=}" ;;
+  esac
+done
+mapfile -t worse < <(sed -n 's/^! //p' "$table")
+case "$code" in
+  0) failure="" ;;
+  1)
+    if [ -n "$old" ] && [ "${#worse[@]}" -gt 0 ]; then
+      printf -v failure '%s; ' "${worse[@]}"
+      failure="a cell turned DUPLICATE or LOST since $old: ${failure%; }"
+    elif [ "$cmd" = explore ]; then
+      failure="a finding (or a base that fails clean)"
+    else
+      failure="a rule broke"
+    fi
+    ;;
+  2) failure="bad usage or configuration (the log says what)" ;;
+  3) failure="the harness or target could not run (the log says why)" ;;
+  130) failure="interrupted" ;;
+  *) failure="an unknown exit code" ;;
+esac
+failure="${failure//%/%25}" # the one character a workflow command escapes on one line
 
 if [ -f "$dir/summary.md" ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   cat "$dir/summary.md" >>"$GITHUB_STEP_SUMMARY"
@@ -117,4 +151,5 @@ fi
   echo "junit=$junit"
   echo "html=$dir/report.html"
   echo "artifact-name=$name"
+  echo "failure=$failure"
 } >>"${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set}"

@@ -119,10 +119,11 @@ func TestActionScripts(t *testing.T) {
 		wantCode     string
 		wantArtifact string
 		wantFailures int
+		wantFailure  string // the job's error says what the exit code means
 	}{
 		{name: "guarded passes", env: []string{"INPUT_TARGETS=builtin:guarded", "INPUT_SCENARIOS=" + seed, "INPUT_REPORT_DIR=guarded"}, wantCode: "0", wantArtifact: "replaycheck-report"},
 		{name: "naive fails, in a shard", env: []string{"INPUT_TARGETS=\n builtin:naive \n", "INPUT_SCENARIOS=" + seed, "INPUT_SHARD=1/1", "INPUT_ARGS=--timeout 60s", "INPUT_REPORT_DIR=naive"},
-			wantCode: "1", wantArtifact: "replaycheck-report-shard-1-of-1", wantFailures: 1},
+			wantCode: "1", wantArtifact: "replaycheck-report-shard-1-of-1", wantFailures: 1, wantFailure: "a rule broke"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,8 +133,8 @@ func TestActionScripts(t *testing.T) {
 				t.Fatalf("run.sh exited %d, want 0 (the action's last step fails the job)\n%s", code, out)
 			}
 			o := r.outputs()
-			if o["exit-code"] != tt.wantCode || o["artifact-name"] != tt.wantArtifact {
-				t.Errorf("outputs %v, want exit-code %s and artifact-name %s\n%s", o, tt.wantCode, tt.wantArtifact, out)
+			if o["exit-code"] != tt.wantCode || o["artifact-name"] != tt.wantArtifact || o["failure"] != tt.wantFailure {
+				t.Errorf("outputs %v, want exit-code %s, artifact-name %s and failure %q\n%s", o, tt.wantCode, tt.wantArtifact, tt.wantFailure, out)
 			}
 			dir := filepath.Join(r.work, o["report-dir"])
 			for _, f := range []string{"junit.xml", "report.json", "report.html", "summary.md"} {

@@ -43,9 +43,9 @@ type workflow struct {
 // with its gateway installed, the suite run on it by the repository's action
 // (a release installed, no Go, inputs action.yml has, the shard and the
 // baseline); then a merge job, also after a failed shard, that downloads
-// every shard's artifact, merges their JSON with report merge into JUnit,
-// Markdown and HTML, and uploads the HTML report with the merged JUnit and
-// JSON.
+// every shard's artifact and merges their JSON with the action's merge mode
+// (TestActionScripts runs it on run reports), which writes and uploads the
+// JUnit, JSON, HTML and Markdown reports.
 func TestCIWorkflowExample(t *testing.T) {
 	src, err := os.ReadFile("../../examples/ci/replaycheck.yml")
 	if err != nil {
@@ -113,27 +113,25 @@ func TestCIWorkflowExample(t *testing.T) {
 	if merge.Needs != "replaycheck" || merge.If != "${{ !cancelled() }}" {
 		t.Errorf("merge job needs %q if %q, want the shards, also after a failed one", merge.Needs, merge.If)
 	}
-	var download, merged, uploaded bool
+	var download, merged bool
 	for _, s := range merge.Steps {
 		switch {
 		case strings.HasPrefix(s.Uses, "actions/download-artifact@"):
 			// The action names a shard's artifact replaycheck-report-shard-I-of-N.
 			download = s.With["pattern"] == "replaycheck-report-shard-*" && s.With["merge-multiple"] == nil
-		case strings.Contains(s.Run, " report merge "):
-			mergeCmd, _, _ := newRootCmd(strings.NewReader(""), &strings.Builder{}, &strings.Builder{}).Find([]string{"report", "merge"})
-			for _, f := range regexp.MustCompile(`(?:^|[\s(])--([a-z][a-z-]*)`).FindAllStringSubmatch(s.Run, -1) {
-				if mergeCmd.Flags().Lookup(f[1]) == nil {
-					t.Errorf("the workflow passes --%s, which replaycheck report merge does not have", f[1])
+		case strings.HasPrefix(s.Uses, "replaycheck/replaycheck@"):
+			for name := range s.With {
+				if _, ok := action.Inputs[name]; !ok {
+					t.Errorf("the merge job passes input %s, which action.yml does not have", name)
 				}
 			}
-			merged = strings.Contains(s.Run, "report merge replaycheck-report-shard-*/report.json") && strings.Contains(s.Run, "--junit junit.xml") &&
-				strings.Contains(s.Run, `--markdown "$GITHUB_STEP_SUMMARY"`) && strings.Contains(s.Run, "--html report.html")
-		case strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
-			uploaded = s.With["path"] == "junit.xml\nrun.json\nreport.html\n" && s.If == "${{ !cancelled() }}"
+			merged = s.With["command"] == "merge" && s.With["reports"] == "replaycheck-report-shard-*/report.json" && s.With["version"] != nil
+		case s.Run != "" || strings.HasPrefix(s.Uses, "actions/upload-artifact@"):
+			t.Errorf("the merge job's step %q is the action's merge mode by hand", s.Name)
 		}
 	}
-	if !download || !merged || !uploaded {
-		t.Errorf("merge job downloads every shard's reports %v, merges their JSON into JUnit, Markdown and HTML %v, uploads them also after a failure %v", download, merged, uploaded)
+	if !download || !merged {
+		t.Errorf("merge job downloads every shard's reports %v, merges them with the action's merge mode (a release installed) %v", download, merged)
 	}
 }
 
@@ -363,6 +361,27 @@ func TestCIMatrixWorkflowExample(t *testing.T) {
 	if diff := cmp.Diff(matrixVerdicts(t, wholeJSON), matrixVerdicts(t, filepath.Join(m.work, "merged", "report.json"))); diff != "" {
 		t.Errorf("the matrix built whole (-) and merged from the shards (+) differ:\n%s", diff)
 	}
+	// The shards' reproductions are in the merged report directory, which
+	// the action uploads, where the merged cells name them.
+	mergedMatrix, err := readMatrix(filepath.Join(m.work, "merged", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reproductions := 0
+	for _, r := range mergedMatrix.Rows {
+		for _, c := range r.Cells {
+			if c.Reproduction == "" {
+				continue
+			}
+			reproductions++
+			if _, err := os.Stat(filepath.Join(m.work, c.Reproduction)); err != nil || !strings.HasPrefix(c.Reproduction, "merged/matrix-reproductions/shard-2-of-") {
+				t.Errorf("%s · %s: reproduction %s (%v), want a file of merged/matrix-reproductions/shard-2-of-N", r.Target, c.Mechanism, c.Reproduction, err)
+			}
+		}
+	}
+	if reproductions == 0 || mergedMatrix.Reproductions != "merged/matrix-reproductions" {
+		t.Errorf("the merged matrix names %d reproductions in %q, want naive's 500 in merged/matrix-reproductions", reproductions, mergedMatrix.Reproductions)
+	}
 
 	saved, err := os.ReadFile(wholeJSON)
 	if err != nil {
@@ -375,8 +394,20 @@ func TestCIMatrixWorkflowExample(t *testing.T) {
 	if safer == string(saved) {
 		t.Fatal("the whole matrix has no DUPLICATE cell to turn safe")
 	}
-	if o, out := mergeJob("worse", []byte(safer)); o["exit-code"] != "1" || !strings.Contains(out, "! builtin:naive · 500: safe → DUPLICATE") {
-		t.Errorf("merge --diff against a matrix where naive was safe: exit-code %s, want 1 naming the cell\n%s", o["exit-code"], out)
+	o, out = mergeJob("worse", []byte(safer))
+	if o["exit-code"] != "1" || !strings.Contains(out, "! builtin:naive · 500: safe → DUPLICATE") ||
+		o["failure"] != "a cell turned DUPLICATE or LOST since replaycheck-matrix.json: builtin:naive · 500: safe → DUPLICATE" {
+		t.Errorf("merge --diff against a matrix where naive was safe: exit-code %s and failure %q, want 1 naming the cell\n%s", o["exit-code"], o["failure"], out)
+	}
+
+	// A shard job that uploaded nothing: the merge names the shard missing.
+	n := job.Env["SHARDS"]
+	if err := os.Rename(filepath.Join(m.work, "replaycheck-report-shard-2-of-"+n), filepath.Join(m.work, "held-back")); err != nil {
+		t.Fatal(err)
+	}
+	o, out = mergeJob("holes", nil)
+	if o["exit-code"] != "2" || !strings.Contains(out, fmt.Sprintf("shard 2 of %s is missing: the parts given are replaycheck-report-shard-1-of-%[1]s/report.json, replaycheck-report-shard-3-of-%[1]s/report.json", n)) {
+		t.Errorf("merge without shard 2's part: exit-code %s, want 2 naming shard 2 and the parts given\n%s", o["exit-code"], out)
 	}
 }
 

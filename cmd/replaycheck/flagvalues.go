@@ -4,9 +4,9 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/replaycheck/replaycheck/internal/harness/run"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -22,22 +22,11 @@ func (s *shardFlag) Type() string   { return "I/N" }
 
 // Set checks that v is I/N.
 func (s *shardFlag) Set(v string) error {
-	if _, _, err := parseShard(v); err != nil {
+	if _, _, err := run.ParseShard(v); err != nil {
 		return err
 	}
 	*s = shardFlag(v)
 	return nil
-}
-
-// parseShard parses I/N, 1 <= I <= N.
-func parseShard(s string) (i, n int, err error) {
-	is, ns, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(is)
-	n, err2 := strconv.Atoi(ns)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-		return 0, 0, errors.New("want I/N with 1 <= I <= N, for example 2/3")
-	}
-	return i, n, nil
 }
 
 // patternFlag is the value of --filter: "" for every scenario, or a

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaycheck/replaycheck/internal/atomicfile"
 	"github.com/replaycheck/replaycheck/internal/harness/explore"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 	"github.com/replaycheck/replaycheck/internal/harness/targetfile"
@@ -149,11 +151,7 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []string{opts.JSON, opts.Markdown, opts.HTML} {
-		if mo.OutDir == "" && f != "" && f != stdoutName {
-			mo.OutDir = filepath.Join(filepath.Dir(f), "matrix-reproductions")
-		}
-	}
+	mo.OutDir = reproductionsDir(opts.OutDir, opts.JSON, opts.Markdown, opts.HTML)
 	old, err := readDiff(opts.Diff)
 	if err != nil {
 		return err
@@ -181,6 +179,18 @@ func runMatrix(ctx context.Context, opts *matrixOptions) error {
 		return errors.Join(interrupted{cause: context.Cause(ctx)}, werr)
 	}
 	return errors.Join(diffMatrix(table, opts.Diff, old, m), werr)
+}
+
+// reproductionsDir is where a matrix's reproductions go: dir (--out) when
+// given, else matrix-reproductions next to the first of the report files
+// that is a file (not "" or stdout); "" when none is.
+func reproductionsDir(dir string, reports ...string) string {
+	for _, f := range reports {
+		if dir == "" && f != "" && f != stdoutName {
+			dir = filepath.Join(filepath.Dir(f), "matrix-reproductions")
+		}
+	}
+	return dir
 }
 
 // readDiff reads the matrix --diff names; nil when path is "".
@@ -263,9 +273,26 @@ func mergeMatrices(opts *reportMergeOptions) (handled bool, err error) {
 	if err != nil {
 		return true, err
 	}
+	out := reproductionsDir(opts.OutDir, opts.JSON, opts.Markdown, opts.HTML)
+	copies := make([][]matrix.Copy, len(parts))
+	dirs := make([]string, len(parts)) // where each part wrote its reproductions
+	if out != "" {
+		for i, p := range parts {
+			dirs[i] = p.Reproductions
+			copies[i] = p.MoveReproductions(partReproductions(opts.Inputs[i], p), out)
+		}
+	}
 	m, err := matrix.Merge(opts.Inputs, parts)
 	if err != nil {
 		return true, asUsage(err)
+	}
+	if out != "" {
+		m.Reproductions = out
+	}
+	for i, cs := range copies {
+		if err := copyReproductions(cs); err != nil {
+			return true, asUsage(fmt.Errorf("%s's reproductions: %w: merge each part with the %s directory beside it (its shard's whole artifact)", opts.Inputs[i], err, filepath.Base(dirs[i])))
+		}
 	}
 	mo := &matrixOptions{JSON: opts.JSON, Markdown: opts.Markdown, HTML: opts.HTML, Out: opts.Out, ErrOut: opts.ErrOut}
 	table, err := mo.table()
@@ -274,6 +301,38 @@ func mergeMatrices(opts *reportMergeOptions) (handled bool, err error) {
 	}
 	werr := writeMatrix(mo, m)
 	return true, errors.Join(diffMatrix(table, opts.Diff, old, m), werr)
+}
+
+// partReproductions is where the reproductions of part, read from path,
+// are now: the directory of their directory's name next to path (where a
+// shard's artifact puts them), or else where part was built.
+func partReproductions(path string, part *matrix.Matrix) string {
+	moved := filepath.Join(filepath.Dir(path), filepath.Base(part.Reproductions))
+	if fi, err := os.Stat(moved); err == nil && fi.IsDir() {
+		return moved
+	}
+	return part.Reproductions
+}
+
+// copyReproductions makes the copies, each file replaced whole; a copy
+// onto itself is none.
+func copyReproductions(copies []matrix.Copy) error {
+	for _, c := range copies {
+		if filepath.Clean(c.From) == filepath.Clean(c.To) {
+			continue
+		}
+		b, err := os.ReadFile(c.From)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(c.To), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.Replace(c.To, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // table is where the terminal table goes: stdout, or stderr when a report

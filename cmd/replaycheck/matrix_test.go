@@ -90,6 +90,25 @@ func TestMatrixShardsMerge(t *testing.T) {
 	if code, _, errOut := execute(t, "report", "merge", parts[0], parts[0]); code != exitBadUsage || !strings.Contains(errOut, "is in "+parts[0]+" and in "+parts[0]) {
 		t.Errorf("merging a part twice: exit %d\n%s", code, errOut)
 	}
+	if code, _, errOut := execute(t, "report", "merge", parts[0]); code != exitBadUsage || !strings.Contains(errOut, "shard 2 of 2 is missing: the parts given are "+parts[0]) {
+		t.Errorf("merging shard 1/2 alone: exit %d, want 2 naming shard 2\n%s", code, errOut)
+	}
+
+	// The shards' reproductions (both in dir/matrix-reproductions, next to
+	// the first report file) are copied into --out, each shard's under its
+	// own directory, and the cells name the copies.
+	copied := filepath.Join(dir, "copied")
+	if code, out, errOut := execute(t, "report", "merge", parts[0], parts[1], "--json", filepath.Join(dir, "copied.json"), "--out", copied); code != exitOK {
+		t.Fatalf("merge --out: exit %d\n%s%s", code, out, errOut)
+	}
+	m, err := readMatrix(filepath.Join(dir, "copied.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	naive500, _ := m.Rows[1].Cell("500")
+	if _, err := os.Stat(naive500.Reproduction); err != nil || !strings.HasPrefix(naive500.Reproduction, filepath.Join(copied, "shard-2-of-2", "builtin-naive")+string(filepath.Separator)) {
+		t.Errorf("naive's 500 reproduction %q (%v), want a file under %s/shard-2-of-2/builtin-naive", naive500.Reproduction, err, copied)
+	}
 
 	// --diff compares the merged matrix with a saved one, as matrix --diff
 	// does: against the guarded gateway's row saved as naive's, naive's 500
@@ -124,6 +143,14 @@ func TestMatrixShardsMerge(t *testing.T) {
 	}
 	if code, out, errOut := execute(t, "report", "merge", parts[0], parts[1], "--diff", merged); code != exitOK || strings.Contains(out, "→") {
 		t.Errorf("merge --diff against itself: exit %d, want 0 and no change\n%s%s", code, out, errOut)
+	}
+
+	// A part whose reproductions are gone is refused, naming it.
+	if err := os.RemoveAll(filepath.Join(dir, "matrix-reproductions")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := execute(t, "report", "merge", parts[0], parts[1], "--out", copied, "--json", filepath.Join(dir, "gone.json")); code != exitBadUsage || !strings.Contains(errOut, parts[1]+"'s reproductions: open ") {
+		t.Errorf("merging parts whose reproductions are gone: exit %d, want 2 naming the part\n%s", code, errOut)
 	}
 }
 

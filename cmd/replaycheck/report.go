@@ -214,6 +214,10 @@ type reportMergeOptions struct {
 	// Diff is a matrix saved by --json to compare the merged matrix with
 	// (--diff); merging a run's reports, it must be "".
 	Diff string
+	// OutDir is where a matrix's parts' reproductions are copied (--out);
+	// "" means matrix-reproductions next to the first report file, or
+	// none. Merging a run's reports, it must be "".
+	OutDir string
 
 	Out    io.Writer
 	ErrOut io.Writer
@@ -245,8 +249,13 @@ sequence diagram, drawn from the saved histories). Given the parts of a
 matrix (matrix --shard I/N --json FILE), it joins their agents into one
 matrix, written as its table and as any of --json, --markdown and --html, and
 with --diff OLD.json compared with a saved matrix as matrix --diff does (exit 1
-when a cell turned DUPLICATE or LOST). The saved verdicts are
-kept (use run --recheck on the merged JSON to check the histories again); the totals
+when a cell turned DUPLICATE or LOST). A matrix's parts must be its shards
+1..N, each once, of one seed and one list of kinds. Their reproductions are
+copied into --out DIR (by default matrix-reproductions next to the first
+report file), shard I of N's under shard-I-of-N/, and the cells name the
+copies; a part's are read from the directory its JSON names, looked for
+first next to the part's file (where a shard's downloaded artifact has
+it). The saved verdicts are kept (use run --recheck on the merged JSON to check the histories again); the totals
 count every shard's results. A scenario on a target found in two reports is
 refused: merge reports of disjoint shards of one suite. Reports judged
 against a baseline merge only with reports judged against the same file.
@@ -260,7 +269,9 @@ Exit codes:
      with --diff, a cell turned DUPLICATE or LOST (a matrix's cells alone
      exit 0, whatever they say)
   2  bad usage, a report that cannot be read or is not a run's (an explore
-     report), reports that hold no result, or a scenario in two reports
+     report), reports that hold no result, or a scenario in two reports; a
+     matrix's parts that are not its shards 1..N each once (the missing
+     ones named), or a reproduction a part names that is not beside it
   3  a shard's run did not complete (the merged report says why)`,
 		Example: `  # the reports of three CI shards as one JUnit file and one summary
   replaycheck report merge shard-1.json shard-2.json shard-3.json \
@@ -278,6 +289,7 @@ Exit codes:
 	addReportFlags(cmd, &opts.reportFiles)
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "print every scenario's timeline")
 	cmd.Flags().StringVar(&opts.Diff, "diff", "", "merging a matrix's parts, compare with a matrix saved by --json FILE; a cell that turned DUPLICATE or LOST exits 1")
+	cmd.Flags().StringVar(&opts.OutDir, "out", "", "merging a matrix's parts, copy their reproductions into DIR (default: matrix-reproductions next to the first report file)")
 	complete(cmd, "diff", completeFiles("json"))
 	return cmd
 }
@@ -292,6 +304,9 @@ func runReportMerge(_ context.Context, opts *reportMergeOptions) error {
 	}
 	if opts.Diff != "" {
 		return asUsage(errors.New("--diff compares matrices: the reports to merge are a run's, not a matrix's parts"))
+	}
+	if opts.OutDir != "" {
+		return asUsage(errors.New("--out takes a matrix's reproductions: the reports to merge are a run's, not a matrix's parts"))
 	}
 	table := opts.Out
 	if opts.toStdout() != "" {

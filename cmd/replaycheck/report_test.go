@@ -325,6 +325,7 @@ func TestReportMerge(t *testing.T) {
 		{"empty shards only", []string{"report", "merge", empty, empty}, "no result in 2 reports: nothing to merge"},
 		{"a scenario in two reports", []string{"report", "merge", shards[0], shards[1], shards[0]}, "is in both " + shards[0] + " and " + shards[0]},
 		{"no such report", []string{"report", "merge", filepath.Join(dir, "nope.json")}, "nope.json"},
+		{"a matrix's --out", []string{"report", "merge", shards[0], shards[1], "--out", dir}, "--out takes a matrix's reproductions"},
 		{"no report", []string{"report", "merge"}, "requires at least 1 arg"},
 		{"recheck of two files", []string{"run", "--recheck", shards[0], "--recheck", shards[1]}, "--recheck takes one file, got 2"},
 		{"baseline recheck of two files", []string{"baseline", "--recheck", shards[0], "--recheck", shards[1]}, "--recheck takes one file, got 2"},

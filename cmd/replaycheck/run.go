@@ -636,7 +636,7 @@ func parseSelection(filter string, tags []string, shard string) (run.Selection, 
 		sel.Filter = re
 	}
 	if shard != "" {
-		i, n, err := parseShard(shard)
+		i, n, err := run.ParseShard(shard)
 		if err != nil {
 			return sel, fmt.Errorf("--shard %q: %w", shard, err)
 		}

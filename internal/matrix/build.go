@@ -80,7 +80,10 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Matrix{Version: FormatVersion, Kind: KindMatrix, Seed: opts.Seed}
+	m := &Matrix{Version: FormatVersion, Kind: KindMatrix, Seed: opts.Seed, Reproductions: opts.OutDir}
+	for _, k := range kinds {
+		m.Kinds = append(m.Kinds, k.Name)
+	}
 	if opts.Shards > 0 {
 		m.Shard = fmt.Sprintf("%d/%d", opts.Shard, opts.Shards)
 	}

@@ -42,7 +42,13 @@ type Matrix struct {
 	// Shard is "I/N" when the matrix holds shard I of N of the cells
 	// (agent × mechanism); "" for all of them.
 	Shard string `json:"shard,omitempty"`
-	Rows  []Row  `json:"rows"`
+	// Kinds are the fault kinds swept (explore's names), in the order that
+	// assigns the cells to shards.
+	Kinds []string `json:"kinds,omitempty"`
+	// Reproductions is the directory the reproductions were written in
+	// (matrix --out), as the cells' paths begin with it; "" when none was.
+	Reproductions string `json:"reproductions,omitempty"`
+	Rows          []Row  `json:"rows"`
 	// Wall is the wall time of the whole matrix.
 	Wall history.Duration `json:"wall"`
 }

@@ -2,6 +2,8 @@ package matrix
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +149,78 @@ func TestMatrixMerge(t *testing.T) {
 	}
 }
 
+// TestMatrixMergeChecksShards: sharded parts merge only as the shards 1..N
+// of one matrix, each once; the missing ones are named with the parts
+// given. Whole matrices of disjoint agents still merge.
+func TestMatrixMergeChecksShards(t *testing.T) {
+	part := func(shard, seed string, kinds ...string) *Matrix {
+		return &Matrix{Seed: seed, Shard: shard, Kinds: kinds, Rows: []Row{{Target: "agent " + shard}}}
+	}
+	tests := []struct {
+		name    string
+		parts   []*Matrix
+		wantErr string
+	}{
+		{name: "every shard once", parts: []*Matrix{part("2/2", "s", "500"), part("1/2", "s", "500")}},
+		{name: "whole matrices", parts: []*Matrix{part("", "s"), {Seed: "t", Rows: []Row{{Target: "b"}}}}},
+		{name: "one shard missing", parts: []*Matrix{part("1/3", "s"), part("3/3", "s")},
+			wantErr: "shard 2 of 3 is missing: the parts given are 1.json, 2.json"},
+		{name: "two shards missing", parts: []*Matrix{part("2/3", "s")},
+			wantErr: "shards 1, 3 of 3 are missing: the parts given are 1.json"},
+		{name: "a part twice", parts: []*Matrix{part("1/2", "s"), part("2/2", "s"), part("1/2", "s")},
+			wantErr: "shard 1/2 is in 1.json and in 3.json"},
+		{name: "different N", parts: []*Matrix{part("1/2", "s"), part("2/3", "s")},
+			wantErr: "1.json is shard 1/2 and 2.json shard 2/3"},
+		{name: "different seeds", parts: []*Matrix{part("1/2", "s"), part("2/2", "t")},
+			wantErr: `1.json was built with seed "s" and 2.json with "t"`},
+		{name: "different kinds", parts: []*Matrix{part("1/2", "s", "500", "drop"), part("2/2", "s", "drop", "500")},
+			wantErr: "1.json swept the kinds 500,drop and 2.json drop,500"},
+		{name: "a whole matrix among shards", parts: []*Matrix{part("1/1", "s"), part("", "s")},
+			wantErr: "2.json is a whole matrix and 1.json shard 1/1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var names []string
+			for i := range tt.parts {
+				names = append(names, fmt.Sprintf("%d.json", i+1))
+			}
+			_, err := Merge(names, tt.parts)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("Merge: %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestMoveReproductions: a part's cells whose reproductions lie under its
+// reproductions directory point at the same files under the merged one, a
+// shard's under shard-I-of-N; each file is copied once, from where the
+// directory is now; a client scenario's file is left as it is.
+func TestMoveReproductions(t *testing.T) {
+	m := &Matrix{Shard: "2/3", Reproductions: "ci/matrix-reproductions", Rows: []Row{{Target: "a", Cells: []Cell{
+		{Mechanism: "500", Reproduction: "ci/matrix-reproductions/a/fingerprint/follow-up-500.yaml"},
+		{Mechanism: "502", Reproduction: "ci/matrix-reproductions/a/fingerprint/follow-up-500.yaml"},
+		{Mechanism: "drop"},
+		{Mechanism: "follow-up-500-always", Reproduction: "scenarios/clients/follow-up-500-always.yaml"},
+	}}}}
+	copies := m.MoveReproductions("shard-2/matrix-reproductions", "merged/matrix-reproductions")
+	want := []Copy{{From: "shard-2/matrix-reproductions/a/fingerprint/follow-up-500.yaml", To: "merged/matrix-reproductions/shard-2-of-3/a/fingerprint/follow-up-500.yaml"}}
+	if diff := cmp.Diff(want, copies); diff != "" {
+		t.Errorf("copies (-want +got):\n%s", diff)
+	}
+	var got []string
+	for _, c := range m.Rows[0].Cells {
+		got = append(got, c.Reproduction)
+	}
+	wantPaths := []string{want[0].To, want[0].To, "", "scenarios/clients/follow-up-500-always.yaml"}
+	if diff := cmp.Diff(wantPaths, got); diff != "" {
+		t.Errorf("reproductions (-want +got):\n%s", diff)
+	}
+	if m.Reproductions != "merged/matrix-reproductions/shard-2-of-3" {
+		t.Errorf("Reproductions %q", m.Reproductions)
+	}
+}
+
 // rowShape is what a row says of its cells, whoever built it: each cell's
 // mechanism, verdict and sweep, in order, and what was pruned.
 type rowShape struct {
@@ -223,6 +297,9 @@ func TestMatrixShardsByCell(t *testing.T) {
 		}
 		if len(part.Rows) != 1 || len(part.Rows[0].Cells) != 2 {
 			t.Fatalf("shard %d/2 built %+v, want 2 cells of the one agent", i, shapes(part))
+		}
+		if !slices.Equal(part.Kinds, kinds) || part.Shard != fmt.Sprintf("%d/2", i) {
+			t.Errorf("shard %d/2 records shard %q and kinds %v, want its shard and %v (merge checks them)", i, part.Shard, part.Kinds, kinds)
 		}
 		parts = append(parts, part)
 	}

@@ -53,8 +53,10 @@ type Options struct {
 	// at Shard (1-based); zero Shards builds every cell. Merge joins the
 	// shards' matrices.
 	Shard, Shards int
-	// NoPrune sweeps the later attempts of the model requests the
-	// fingerprint shows the agent never retries (see laterAttempts).
+	// NoPrune makes every run of the sweep: the later attempts of the
+	// model requests the fingerprint shows the agent never retries (see
+	// laterAttempts), and a mechanism's runs after its first DUPLICATE
+	// (see ranTwice).
 	NoPrune bool
 	// OnProgress, when set, is called as the sweeps advance, one call at
 	// a time.
@@ -207,6 +209,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		Settings: fault.Settings{Stall: fault.DefaultSettings.Stall},
 	}
 	later := map[string]*prunedPoints{}
+	var afterDuplicate map[string]int
 	for _, phase := range []struct {
 		name  string
 		kinds []explore.Kind
@@ -219,6 +222,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		po.OnProgress = func(p explore.Progress) { tr.run(phase.name, p) }
 		if !po.Fingerprint && !opts.NoPrune {
 			po.Prune = laterAttempts(row.Fingerprint, later)
+			po.Decides = ranTwice
 		}
 		rep, err := explore.Explore(ctx, bases, po)
 		var clean *explore.BaseFailedError
@@ -243,6 +247,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 			row.Fingerprint = rep.Fingerprint
 		}
 		row.Runs += rep.Runs
+		afterDuplicate = rep.AfterDeciding
 		for _, k := range phase.kinds {
 			if !slices.ContainsFunc(own, sameKind(k)) {
 				continue
@@ -254,7 +259,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 	}
 	row.Cells = inColumnOrder(row.Cells)
 	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
-	row.PrunedRuns = prunedRuns(later)
+	row.PrunedRuns = prunedRuns(later, afterDuplicate)
 	if err := addTargetColumns(ctx, a.Target, opts, withScenarios, sharing, &row, func(p explore.Progress) { tr.run("scenarios", p) }); err != nil {
 		return row, fmt.Errorf("matrix row %s: %w", row.Target, err)
 	}

@@ -91,7 +91,7 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 				name: fmt.Sprintf("explore finding %d, confirm %d of %d: %s: %s", i+1, n+1, e.opts.Confirm, f.base, f.sched)})
 		}
 	}
-	res, err := e.runAll(ctx, "confirm", jobs)
+	res, err := e.runAll(ctx, "confirm", jobs, nil)
 	rep.Runs = e.runs
 	if err != nil {
 		return err
@@ -198,7 +198,7 @@ func (e *explorer) shrink(ctx context.Context, work []*shrinking) error {
 			return nil
 		}
 		if len(jobs) > 0 {
-			if _, err := e.runAll(ctx, "shrink", jobs); err != nil || ctx.Err() != nil {
+			if _, err := e.runAll(ctx, "shrink", jobs, nil); err != nil || ctx.Err() != nil {
 				return err
 			}
 		}

@@ -53,10 +53,11 @@ type Options struct {
 	// at Shard (1-based); zero Shards builds every cell. Merge joins the
 	// shards' matrices.
 	Shard, Shards int
-	// NoPrune makes every run of the sweep: the later attempts of the
+	// NoPrune makes every run explore makes: the later attempts of the
 	// model requests the fingerprint shows the agent never retries (see
-	// laterAttempts), and a mechanism's runs after its first DUPLICATE
-	// (see ranTwice).
+	// laterAttempts), a mechanism's runs after its first DUPLICATE (see
+	// ranTwice), and the confirming runs of findings no cell shows (see
+	// shownFindings).
 	NoPrune bool
 	// OnProgress, when set, is called as the sweeps advance, one call at
 	// a time.
@@ -220,6 +221,9 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		po := xo
 		po.Kinds, po.Fingerprint = phase.kinds, phase.name == "fingerprint"
 		po.OnProgress = func(p explore.Progress) { tr.run(phase.name, p) }
+		if !opts.NoPrune {
+			po.Confirms = shownFindings(ownOf(phase.kinds, own), phase.name)
+		}
 		if !po.Fingerprint && !opts.NoPrune {
 			po.Prune = laterAttempts(row.Fingerprint, later)
 			po.Decides = ranTwice
@@ -248,11 +252,8 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		}
 		row.Runs += rep.Runs
 		afterDuplicate = rep.AfterDeciding
-		for _, k := range phase.kinds {
-			if !slices.ContainsFunc(own, sameKind(k)) {
-				continue
-			}
-			if c, ok := cellOf(k, rep, phase.name); ok {
+		for _, k := range ownOf(phase.kinds, own) {
+			if c, _, ok := cellOf(k, rep, phase.name); ok {
 				row.Cells = append(row.Cells, c)
 			}
 		}
@@ -265,6 +266,11 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 	}
 	row.Wall = history.Duration(time.Since(start))
 	return row, nil
+}
+
+// ownOf returns the kinds of swept that are the row's cells (own).
+func ownOf(swept, own []explore.Kind) []explore.Kind {
+	return slices.DeleteFunc(slices.Clone(swept), func(k explore.Kind) bool { return !slices.ContainsFunc(own, sameKind(k)) })
 }
 
 // sameKind matches the kind named as k.

@@ -164,6 +164,10 @@ const (
 // it: DUPLICATE or LOST.
 func (v Verdict) Bad() bool { return v == Duplicate || v == Lost }
 
+// reproduced reports whether a cell of verdict v has a reproduction: not
+// when it is safe or unknown.
+func (v Verdict) reproduced() bool { return v != Safe && v != Unknown }
+
 // rank orders verdicts, worst first; safe before unknown, since a cell is
 // unknown only when no run of it was judged.
 func (v Verdict) rank() int {

@@ -62,7 +62,7 @@ func cells(m *Matrix, dir string, withRuns bool) map[string]Cell {
 				c.ToldUser = strings.ReplaceAll(c.ToldUser, h.Token, "TOKEN")
 			}
 			c.Result = nil
-			if c.Reproduction != "" {
+			if c.Reproduction != "" && dir != "" {
 				c.Reproduction, _ = filepath.Rel(dir, c.Reproduction)
 			}
 			c.ToldUser = created.ReplaceAllString(c.ToldUser, `"created":0`)
@@ -240,6 +240,22 @@ func TestMatrixPrunes(t *testing.T) {
 	}
 	if diff := cmp.Diff(cells(all, allDir, false), cells(pruned, prunedDir, false)); diff != "" {
 		t.Errorf("cells without pruning (-) and with (+) differ:\n%s", diff)
+	}
+	// Only the findings a cell shows are confirmed, so only they are
+	// written.
+	written, err := filepath.Glob(filepath.Join(prunedDir, "*", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, c := range cells(pruned, "", false) {
+		if c.Reproduction != "" {
+			shown = append(shown, c.Reproduction)
+		}
+	}
+	slices.Sort(shown)
+	if diff := cmp.Diff(slices.Compact(shown), written); diff != "" {
+		t.Errorf("reproductions the cells show (-) and written (+) differ:\n%s", diff)
 	}
 	for i, r := range pruned.Rows {
 		if len(all.Rows[i].PrunedRuns) != 0 {

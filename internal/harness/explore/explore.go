@@ -95,6 +95,11 @@ type Options struct {
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
 	Confirm int
+	// Confirms, when set, reports whether the finding of cells (indexes in
+	// rep.Cells: the failing cells it groups) is confirmed; one that is not
+	// has no confirming runs (Tries 0), so it is not written. Nil confirms
+	// every finding.
+	Confirms func(rep *Report, cells []int) bool
 	// OnProgress, when set, is told about each run as it ends, one call at
 	// a time.
 	OnProgress func(Progress)
@@ -216,7 +221,8 @@ type Finding struct {
 	// base asks for LogicalCalls tool calls.
 	Writes       int `json:"writes"`
 	LogicalCalls int `json:"logical_calls"`
-	// Reproduced of Tries confirming runs failed; Flaky when not all did.
+	// Reproduced of Tries confirming runs failed; Flaky when not all did,
+	// or none was made (an interrupt, or Options.Confirms).
 	Reproduced int  `json:"reproduced"`
 	Tries      int  `json:"tries"`
 	Flaky      bool `json:"flaky,omitempty"`

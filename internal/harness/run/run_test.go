@@ -143,7 +143,8 @@ func TestRunKeepsScenarioOrder(t *testing.T) {
 // history and no OnHistory call; Skip is asked once the runs before it have
 // ended (here one worker), so it can stand on their histories.
 func TestRunSkips(t *testing.T) {
-	ss, errs := scenario.Parse("skip.yaml", []byte(`
+	var ended []string
+	hs := runSourceWith(t, `
 - name: runs
   request: {endpoint: chat}
   expect: {writes: 1}
@@ -153,22 +154,10 @@ func TestRunSkips(t *testing.T) {
 - name: runs too
   request: {endpoint: chat}
   expect: {writes: 1}
-`))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	tg, err := target.ParseTarget("builtin:guarded")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ended []string
-	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 1,
+`, "builtin:guarded", Options{Parallel: 1,
 		OnHistory: func(i int, h *history.History) { ended = append(ended, h.Scenario) },
 		Skip:      func(i int) bool { return i == 1 && len(ended) == 1 },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
 	for _, h := range hs {
 		if h == nil {

@@ -73,8 +73,9 @@ type Row struct {
 	// Error says why the agent could not be swept (its base failed clean,
 	// its target did not start); the row then has no cells.
 	Error string `json:"error,omitempty"`
-	// Runs counts the scenario runs of the row's sweeps; Wall is their
-	// time.
+	// Runs counts the scenario runs of the row's sweeps, also those made
+	// after their mechanism's first DUPLICATE that its cell leaves out (how
+	// many depends on the order runs end in); Wall is their time.
 	Runs int              `json:"runs"`
 	Wall history.Duration `json:"wall"`
 	// Fingerprint is the agent's retry policy, as explore --fingerprint

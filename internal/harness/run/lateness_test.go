@@ -269,34 +269,3 @@ func TestRunSpacesHeldRuns(t *testing.T) {
 		t.Errorf("%d runs of a held scenario, %d past the %d free, all started within %s, want the last at least %s after the first asked", n, past, free, took, least)
 	}
 }
-
-// TestSharingSharesTheProbe: the Runs at once that share a Sharing share
-// one lateness probe, which runs until the last of them is done with it.
-func TestSharingSharesTheProbe(t *testing.T) {
-	s := &Sharing{}
-	a, b := s.startProbe(), s.startProbe()
-	if a != b {
-		t.Fatal("two Runs sharing a Sharing started a probe each")
-	}
-	stopped := func(p *latenessProbe) bool {
-		select {
-		case <-p.done:
-			return true
-		default:
-			return false
-		}
-	}
-	s.stopProbe(a)
-	if stopped(b) {
-		t.Error("the probe stopped while a Run still used it")
-	}
-	s.stopProbe(b)
-	if !stopped(b) {
-		t.Error("the probe still runs after the last Run")
-	}
-	c := s.startProbe()
-	defer s.stopProbe(c)
-	if c == a || stopped(c) {
-		t.Error("a Run after the last one got the stopped probe")
-	}
-}

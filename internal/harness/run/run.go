@@ -84,8 +84,7 @@ type Options struct {
 	// flight. Other runs start without it.
 	Admission Admission
 	// Sharing, when set, caps this Run's runs in flight together with
-	// those of the Runs at once that share it, and gives them one lateness
-	// probe; nil shares nothing.
+	// those of the Runs at once that share it; nil shares nothing.
 	Sharing *Sharing
 	// Isolate runs every scenario as an isolated one (see
 	// scenario.Scenario.Isolated): on fakes and an instance of its own, so
@@ -175,8 +174,8 @@ func Run(ctx context.Context, scenarios []*scenario.Scenario, opts Options) ([]*
 	if total == 0 {
 		return out, nil
 	}
-	opts.probe = opts.Sharing.startProbe()
-	defer opts.Sharing.stopProbe(opts.probe)
+	opts.probe = startProbe()
+	defer opts.probe.stop()
 	r := &runner{opts: opts, out: out}
 	// Groups: the targets that share port-0 fakes, then each exclusive target.
 	var free []pair

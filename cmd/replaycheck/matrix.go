@@ -38,7 +38,7 @@ type matrixOptions struct {
 	// Diff is a matrix saved by --json to compare this one with (--diff).
 	Diff     string
 	Progress bool
-	// NoPrune sweeps what the fingerprint already decided (--no-prune).
+	// NoPrune makes the runs that cannot change a cell (--no-prune).
 	NoPrune bool
 
 	Out    io.Writer
@@ -75,7 +75,9 @@ version key (the package lock that installs it, or a command).
 The retry-policy fingerprint runs first: its cells decide the status and
 reset mechanisms (and the stdio deaths), which the sweep then does not arm
 again, and a fault on every attempt of a model request the agent never
-retried is not swept (it is the fault once; --no-prune sweeps it). A
+retried is not swept (it is the fault once). A mechanism's runs after its
+first DUPLICATE are not made (the cell is that run), and only the findings
+a cell shows are confirmed; --no-prune makes every run. A
 mechanism no point of an agent takes (a transport it does not speak, a
 stream it does not read) is not a column for it; the output says which and
 why. The agents are swept at once, each one's runs in parallel as explore's (a
@@ -115,7 +117,7 @@ run, 130 interrupted.`,
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sweeps and their run tokens")
 	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once over all agents, swept at once (default as explore's within each agent's sweep); the verdicts are the same at 1")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "build shard I of N (1-based) of the cells (agent × mechanism)")
-	f.BoolVar(&opts.NoPrune, "no-prune", false, "also sweep every attempt of a model request the fingerprint shows the agent never retries")
+	f.BoolVar(&opts.NoPrune, "no-prune", false, "make every run: every attempt of a model request the fingerprint shows the agent never retries, a mechanism's runs after its first DUPLICATE, every finding's confirmations")
 	opts.Timeout = 30 * time.Second
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
 	f.StringVar(&opts.OutDir, "out", "", "write the reproductions in DIR (default: matrix-reproductions next to the first report file)")

@@ -53,8 +53,11 @@ type Options struct {
 	// at Shard (1-based); zero Shards builds every cell. Merge joins the
 	// shards' matrices.
 	Shard, Shards int
-	// NoPrune sweeps the later attempts of the model requests the
-	// fingerprint shows the agent never retries (see laterAttempts).
+	// NoPrune makes every run explore makes: the later attempts of the
+	// model requests the fingerprint shows the agent never retries (see
+	// laterAttempts), a mechanism's runs after its first DUPLICATE (see
+	// ranTwice), and the confirming runs of findings no cell shows (see
+	// shownFindings).
 	NoPrune bool
 	// OnProgress, when set, is called as the sweeps advance, one call at
 	// a time.
@@ -210,6 +213,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		Settings: fault.Settings{Stall: fault.DefaultSettings.Stall},
 	}
 	later := map[string]*prunedPoints{}
+	var afterDuplicate map[string]int
 	for _, phase := range []struct {
 		name  string
 		kinds []explore.Kind
@@ -220,8 +224,12 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		po := xo
 		po.Kinds, po.Fingerprint = phase.kinds, phase.name == "fingerprint"
 		po.OnProgress = func(p explore.Progress) { tr.run(phase.name, p) }
+		if !opts.NoPrune {
+			po.Confirms = shownFindings(ownOf(phase.kinds, own), phase.name)
+		}
 		if !po.Fingerprint && !opts.NoPrune {
 			po.Prune = laterAttempts(row.Fingerprint, later)
+			po.Decides = ranTwice
 		}
 		rep, err := explore.Explore(ctx, bases, po)
 		var clean *explore.BaseFailedError
@@ -246,23 +254,26 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 			row.Fingerprint = rep.Fingerprint
 		}
 		row.Runs += rep.Runs
-		for _, k := range phase.kinds {
-			if !slices.ContainsFunc(own, sameKind(k)) {
-				continue
-			}
-			if c, ok := cellOf(k, rep, phase.name); ok {
+		afterDuplicate = rep.AfterDeciding
+		for _, k := range ownOf(phase.kinds, own) {
+			if c, _, ok := cellOf(k, rep, phase.name); ok {
 				row.Cells = append(row.Cells, c)
 			}
 		}
 	}
 	row.Cells = inColumnOrder(row.Cells)
 	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
-	row.PrunedRuns = prunedRuns(later)
+	row.PrunedRuns = prunedRuns(later, afterDuplicate)
 	if err := addTargetColumns(ctx, a.Target, opts, withScenarios, sharing, &row, func(p explore.Progress) { tr.run("scenarios", p) }); err != nil {
 		return row, fmt.Errorf("matrix row %s: %w", row.Target, err)
 	}
 	row.Wall = history.Duration(time.Since(start))
 	return row, nil
+}
+
+// ownOf returns the kinds of swept that are the row's cells (own).
+func ownOf(swept, own []explore.Kind) []explore.Kind {
+	return slices.DeleteFunc(slices.Clone(swept), func(k explore.Kind) bool { return !slices.ContainsFunc(own, sameKind(k)) })
 }
 
 // sameKind matches the kind named as k.

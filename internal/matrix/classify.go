@@ -22,31 +22,49 @@ const lostRule = "no-lost-call"
 // maxTold bounds ToldModel and ToldUser, in runes.
 const maxTold = 240
 
-// cellOf is kind k's cell from the sweep rep, decided by phase; false when
-// no run of rep armed k alone (no point of the agent takes it).
-func cellOf(k explore.Kind, rep *explore.Report, phase string) (Cell, bool) {
+// cellOf is kind k's cell from the sweep rep, decided by phase, and the
+// index in rep.Cells of the run that decided it; false when no run of rep
+// armed k alone (no point of the agent takes it).
+func cellOf(k explore.Kind, rep *explore.Report, phase string) (Cell, int, bool) {
 	c := Cell{Family: familyOf(k), Mechanism: k.Name, Doc: k.Doc, DecidedBy: phase}
 	var runs []explore.Cell
-	for _, run := range rep.Cells {
+	var at []int
+	for i, run := range rep.Cells {
 		if len(run.Schedule) == 1 && run.Schedule[0].Kind == k.Name {
-			runs = append(runs, run)
+			runs, at = append(runs, run), append(at, i)
 		}
 	}
 	if len(runs) == 0 {
-		return Cell{}, false
+		return Cell{}, 0, false
 	}
-	run := decide(&c, runs)
-	if c.Verdict != Safe && c.Verdict != Unknown && run.Finding > 0 {
+	worst := decide(&c, runs)
+	if run := runs[worst]; c.Verdict.reproduced() && run.Finding > 0 {
 		c.Reproduction = rep.Findings[run.Finding-1].File
 	}
-	return c, true
+	return c, at[worst], true
+}
+
+// shownFindings is the explore.Options.Confirms of the sweep of kinds: a
+// finding is confirmed when it holds a run that decides one of their cells
+// whose verdict has a reproduction, the only findings the matrix shows.
+// The others are reduced all the same, so each finding keeps the smallest
+// reproduction of its mechanism.
+func shownFindings(kinds []explore.Kind, phase string) func(*explore.Report, []int) bool {
+	return func(rep *explore.Report, cells []int) bool {
+		for _, k := range kinds {
+			if c, i, ok := cellOf(k, rep, phase); ok && c.Verdict.reproduced() && slices.Contains(cells, i) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // decide sets c's verdict, counts and what the agent told from runs (at
-// least one) and returns the run that decided it. The cell is its worst
-// run's: DUPLICATE, LOST or reported as failure where any run was; else
-// safe where any run was judged; unknown only when none was.
-func decide(c *Cell, runs []explore.Cell) explore.Cell {
+// least one) and returns the index of the run that decided it. The cell is
+// its worst run's: DUPLICATE, LOST or reported as failure where any run
+// was; else safe where any run was judged; unknown only when none was.
+func decide(c *Cell, runs []explore.Cell) int {
 	worst, unjudged := 0, 0
 	var worstVerdict Verdict
 	reason := ""
@@ -72,7 +90,7 @@ func decide(c *Cell, runs []explore.Cell) explore.Cell {
 	}
 	res := run.Result
 	c.Result = &res
-	return run
+	return worst
 }
 
 // judge is one run's verdict and why.

@@ -79,8 +79,9 @@ type Row struct {
 	// Error says why the agent could not be swept (its base failed clean,
 	// its target did not start); the row then has no cells.
 	Error string `json:"error,omitempty"`
-	// Runs counts the scenario runs of the row's sweeps; Wall is their
-	// time.
+	// Runs counts the scenario runs of the row's sweeps, also those made
+	// after their mechanism's first DUPLICATE that its cell leaves out (how
+	// many depends on the order runs end in); Wall is their time.
 	Runs int              `json:"runs"`
 	Wall history.Duration `json:"wall"`
 	// Fingerprint is the agent's retry policy, as explore --fingerprint
@@ -169,6 +170,10 @@ const (
 // Bad reports whether v is a verdict a job fails on when a cell turns to
 // it: DUPLICATE or LOST.
 func (v Verdict) Bad() bool { return v == Duplicate || v == Lost }
+
+// reproduced reports whether a cell of verdict v has a reproduction: not
+// when it is safe or unknown.
+func (v Verdict) reproduced() bool { return v != Safe && v != Unknown }
 
 // rank orders verdicts, worst first; safe before unknown, since a cell is
 // unknown only when no run of it was judged.

@@ -3,6 +3,8 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +41,41 @@ func verdicts(m *Matrix) map[string]Verdict {
 	return out
 }
 
+// created is the time an answer of the fake model says it was made at.
+var created = regexp.MustCompile(`"created":\d+`)
+
+// cells are a matrix's cells as "TARGET MECHANISM" → the cell, without
+// what differs from run to run (the worst run's history, its run token, the
+// time in the answer the user got, and a safe cell's count of runs that
+// could not be judged, which a starved harness adds: see rules.starved),
+// its reproduction's path within dir (its Options.OutDir) and, unless
+// withRuns, its count of runs.
+func cells(m *Matrix, dir string, withRuns bool) map[string]Cell {
+	out := map[string]Cell{}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Verdict == Safe {
+				c.Reason = ""
+			}
+			if h := c.Result.History; h != nil && h.Token != "" {
+				c.Reason = strings.ReplaceAll(c.Reason, h.Token, "TOKEN")
+				c.ToldModel = strings.ReplaceAll(c.ToldModel, h.Token, "TOKEN")
+				c.ToldUser = strings.ReplaceAll(c.ToldUser, h.Token, "TOKEN")
+			}
+			c.Result = nil
+			if c.Reproduction != "" && dir != "" {
+				c.Reproduction, _ = filepath.Rel(dir, c.Reproduction)
+			}
+			c.ToldUser = created.ReplaceAllString(c.ToldUser, `"created":0`)
+			if !withRuns {
+				c.Runs = 0
+			}
+			out[r.Target+" "+c.Mechanism] = c
+		}
+	}
+	return out
+}
+
 // testKinds are a mechanism of each family: a status (decided by the
 // fingerprint), a stream cut, an MCP drop after and a refusal before the
 // write, and a stdio server's death after it.
@@ -60,8 +97,11 @@ func TestMatrixSameAtParallelOne(t *testing.T) {
 			t.Errorf("rows %+v, want the agents' order", shapes(m))
 		}
 	}
-	if diff := cmp.Diff(verdicts(one), got); diff != "" {
+	if diff := cmp.Diff(cells(one, "", true), cells(def, "", true)); diff != "" {
 		t.Errorf("cells at --parallel 1 (-) and at the default (+) differ:\n%s", diff)
+	}
+	if diff := cmp.Diff(shapes(one), shapes(def)); diff != "" {
+		t.Errorf("rows at --parallel 1 (-) and at the default (+) differ:\n%s", diff)
 	}
 	// The seed's mechanism duplicates on naive and not on guarded; every
 	// guarded cell is safe or unknown with a reason.
@@ -242,39 +282,79 @@ func shapes(m *Matrix) []rowShape {
 	return out
 }
 
-// TestMatrixPrunesLaterAttempts: the guarded gateway never retries a failed
-// follow-up (its fingerprint shows one attempt under each status), so the
-// sweep leaves out a cut on every attempt of its follow-ups, and says so in
-// the row; the verdicts are those of the sweep that makes them all.
-func TestMatrixPrunesLaterAttempts(t *testing.T) {
+// TestMatrixPrunes: the matrix leaves out runs that cannot change a cell,
+// says so in the row, and its cells are those of the sweep that makes them
+// all (--no-prune), cell for cell, reproductions included, each cell's runs
+// and those left out of it adding up to the runs without pruning. The
+// guarded gateway never retries a failed follow-up (its fingerprint shows
+// one attempt under each status), so a cut on every attempt of its
+// follow-ups is left out; on the naive one, a mechanism's runs after its
+// first DUPLICATE are.
+func TestMatrixPrunes(t *testing.T) {
 	ctx := context.Background()
-	kinds := []string{"500", "drop"}
-	pruned, err := Build(ctx, builtins(t), Options{Kinds: kinds})
+	kinds := []string{"500", "drop", "mcp-drop"}
+	prunedDir, allDir := t.TempDir(), t.TempDir()
+	last := map[string]explore.Progress{} // each agent's sweep's, by phase
+	pruned, err := Build(ctx, builtins(t), Options{Kinds: kinds, OutDir: prunedDir, OnProgress: func(p Progress) {
+		last[p.Target+" "+p.Step+" "+p.Phase] = p.Progress
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := Build(ctx, builtins(t), Options{Kinds: kinds, NoPrune: true})
+	// The runs left out count as done: no sweep stops short of its end.
+	for what, p := range last {
+		if p.Done != p.Total {
+			t.Errorf("%s: the last progress says %d of %d runs done", what, p.Done, p.Total)
+		}
+	}
+	all, err := Build(ctx, builtins(t), Options{Kinds: kinds, NoPrune: true, OutDir: allDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(verdicts(all), verdicts(pruned)); diff != "" {
+	if diff := cmp.Diff(cells(all, allDir, false), cells(pruned, prunedDir, false)); diff != "" {
 		t.Errorf("cells without pruning (-) and with (+) differ:\n%s", diff)
+	}
+	// Only the findings a cell shows are confirmed, so only they are
+	// written.
+	written, err := filepath.Glob(filepath.Join(prunedDir, "*", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, c := range cells(pruned, "", false) {
+		if c.Reproduction != "" {
+			shown = append(shown, c.Reproduction)
+		}
+	}
+	slices.Sort(shown)
+	if diff := cmp.Diff(slices.Compact(shown), written); diff != "" {
+		t.Errorf("reproductions the cells show (-) and written (+) differ:\n%s", diff)
 	}
 	for i, r := range pruned.Rows {
 		if len(all.Rows[i].PrunedRuns) != 0 {
 			t.Errorf("%s: --no-prune pruned %+v", r.Target, all.Rows[i].PrunedRuns)
 		}
-		if r.Target != "builtin:guarded" {
-			continue
+		for _, c := range r.Cells {
+			left := 0
+			for _, p := range r.PrunedRuns {
+				if p.Mechanism == c.Mechanism {
+					left += p.Runs
+				}
+			}
+			if whole, _ := all.Rows[i].Cell(c.Mechanism); c.Runs+left != whole.Runs {
+				t.Errorf("%s %s: %d runs and %d left out, want the %d of the sweep without pruning", r.Target, c.Mechanism, c.Runs, left, whole.Runs)
+			}
 		}
-		if len(r.PrunedRuns) != 1 || r.PrunedRuns[0].Mechanism != "drop" || r.PrunedRuns[0].Runs == 0 ||
-			!strings.Contains(r.PrunedRuns[0].Reason, "follow_up chat stream") {
-			t.Errorf("guarded pruned %+v, want runs of drop at the follow-up", r.PrunedRuns)
+		var why []string
+		for _, p := range r.PrunedRuns {
+			why = append(why, p.Mechanism+": "+p.Reason)
 		}
-		drop, _ := r.Cell("drop")
-		dropAll, _ := all.Rows[i].Cell("drop")
-		if drop.Runs+r.PrunedRuns[0].Runs != dropAll.Runs {
-			t.Errorf("guarded drop: %d runs and %d pruned, want the %d of the sweep without pruning", drop.Runs, r.PrunedRuns[0].Runs, dropAll.Runs)
+		want := "drop: on every attempt of a follow_up chat stream"
+		if r.Target == "builtin:naive" {
+			want = "drop: after its first DUPLICATE"
+		}
+		if !slices.ContainsFunc(why, func(s string) bool { return strings.HasPrefix(s, want) }) {
+			t.Errorf("%s pruned %q, want %q", r.Target, why, want+"…")
 		}
 	}
 }

@@ -83,18 +83,29 @@ func requestName(p explore.Point) string {
 	return s
 }
 
-// prunedRuns lists what laterAttempts left out, in the order of explore's
-// table of kinds.
-func prunedRuns(by map[string]*prunedPoints) []PrunedRuns {
+// ranTwice is the sweep's explore.Options.Decides: a run in which a write
+// ran twice decides its mechanism's cell, which is its first DUPLICATE in
+// plan order (see decide), so the mechanism's runs planned after it are
+// not made.
+func ranTwice(c explore.Cell) bool {
+	v, _ := judge(c)
+	return v == Duplicate
+}
+
+// prunedRuns lists what laterAttempts left out (by) and the runs after a
+// mechanism's first DUPLICATE (afterDuplicate, by kind), in the order of
+// explore's table of kinds.
+func prunedRuns(by map[string]*prunedPoints, afterDuplicate map[string]int) []PrunedRuns {
 	var out []PrunedRuns
 	for _, k := range explore.Kinds() {
-		t := by[k.Name]
-		if t == nil {
-			continue
+		if t := by[k.Name]; t != nil {
+			out = append(out, PrunedRuns{Mechanism: k.Name, Runs: t.runs, Reason: fmt.Sprintf(
+				"on every attempt of a %s, which the fingerprint shows the agent never retries: the same as on its first",
+				strings.Join(t.requests, " or "))})
 		}
-		out = append(out, PrunedRuns{Mechanism: k.Name, Runs: t.runs, Reason: fmt.Sprintf(
-			"on every attempt of a %s, which the fingerprint shows the agent never retries: the same as on its first",
-			strings.Join(t.requests, " or "))})
+		if n := afterDuplicate[k.Name]; n > 0 {
+			out = append(out, PrunedRuns{Mechanism: k.Name, Runs: n, Reason: "after its first DUPLICATE: the cell is its worst run, the first DUPLICATE"})
+		}
 	}
 	return out
 }

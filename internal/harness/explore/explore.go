@@ -77,6 +77,13 @@ type Options struct {
 	// and of the sweeps at once beside it (a matrix's agents); nil caps
 	// nothing more.
 	Sharing *run.Sharing
+	// Decides, when set, reports whether a sweep run of a single fault
+	// decides its fault kind: the kind's single faults planned after it
+	// cannot change what the caller makes of the kind, so those not yet
+	// started are left out, and those that ran are dropped, so that the
+	// report does not depend on the order the runs end in
+	// (Report.AfterDeciding counts both). Nil runs the whole plan.
+	Decides func(Cell) bool
 	// Prune, when set, leaves out of the plan each single fault of a base
 	// it reports true for (before MaxRuns and the shard are applied): a
 	// run whose outcome the caller already knows.
@@ -88,6 +95,11 @@ type Options struct {
 	// Confirm is how many times a minimal failure is re-run; a failure that
 	// does not reproduce every time is flaky. 0 means DefaultConfirm.
 	Confirm int
+	// Confirms, when set, reports whether the finding of cells (indexes in
+	// rep.Cells: the failing cells it groups) is confirmed; one that is not
+	// has no confirming runs (Tries 0), so it is not written. Nil confirms
+	// every finding.
+	Confirms func(rep *Report, cells []int) bool
 	// OnProgress, when set, is told about each run as it ends, one call at
 	// a time.
 	OnProgress func(Progress)
@@ -99,7 +111,8 @@ type Options struct {
 type Progress struct {
 	// Phase is clean, sweep, shrink or confirm.
 	Phase string
-	// Done and Total count the runs of the phase; Failed the failing ones.
+	// Done and Total count the runs of the phase (Total less those
+	// Options.Decides left out as it went); Failed the failing ones.
 	Done, Total, Failed int
 	// Elapsed is the time since the phase began.
 	Elapsed time.Duration
@@ -125,9 +138,13 @@ type Report struct {
 	Fingerprint []FingerprintRow `json:"fingerprint,omitempty"`
 	// Skipped counts the runs --max-runs left out; Unrun those an interrupt
 	// left out (Interrupted is then set).
-	Skipped     int  `json:"skipped,omitempty"`
-	Unrun       int  `json:"unrun,omitempty"`
-	Interrupted bool `json:"interrupted,omitempty"`
+	Skipped int `json:"skipped,omitempty"`
+	Unrun   int `json:"unrun,omitempty"`
+	// AfterDeciding counts, per fault kind, the single faults planned after
+	// the run that decided their kind (Options.Decides), which have no
+	// cell; nil when there were none.
+	AfterDeciding map[string]int `json:"after_deciding,omitempty"`
+	Interrupted   bool           `json:"interrupted,omitempty"`
 	// BaseFailed, when not nil, is the base that failed without any fault
 	// and its clean run (the target's start included): nothing was swept.
 	BaseFailed *BaseFailedError `json:"base_failed,omitempty"`
@@ -204,7 +221,8 @@ type Finding struct {
 	// base asks for LogicalCalls tool calls.
 	Writes       int `json:"writes"`
 	LogicalCalls int `json:"logical_calls"`
-	// Reproduced of Tries confirming runs failed; Flaky when not all did.
+	// Reproduced of Tries confirming runs failed; Flaky when not all did,
+	// or none was made (an interrupt, or Options.Confirms).
 	Reproduced int  `json:"reproduced"`
 	Tries      int  `json:"tries"`
 	Flaky      bool `json:"flaky,omitempty"`
@@ -401,9 +419,10 @@ type job struct {
 }
 
 // runAll runs the jobs (in parallel, through package run) and returns their
-// results in order; a job an interrupt kept from completing has a nil
-// result. It fails only when the harness or the target cannot run.
-func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rules.Result, error) {
+// results in order; a job an interrupt kept from completing, or d left out
+// (a nil d leaves out none), has a nil result. It fails only when the
+// harness or the target cannot run.
+func (e *explorer) runAll(ctx context.Context, phase string, jobs []job, d *decider) ([]*rules.Result, error) {
 	ss := make([]*scenario.Scenario, len(jobs))
 	for i, j := range jobs {
 		ss[i] = withSchedule(j.base, j.name, j.sched, e.kinds, e.settingsOf(j.base.Name))
@@ -411,7 +430,13 @@ func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rul
 	out := make([]*rules.Result, len(jobs))
 	pr := Progress{Phase: phase, Total: len(jobs)}
 	start := e.opts.Now()
-	_, err := run.Run(ctx, ss, run.Options{
+	report := func() {
+		pr.Elapsed = e.opts.Now().Sub(start)
+		if e.opts.OnProgress != nil {
+			e.opts.OnProgress(pr)
+		}
+	}
+	ro := run.Options{
 		Targets: []target.Target{e.opts.Target}, Parallel: e.opts.Parallel, Timeout: e.opts.Timeout,
 		Seed: e.opts.Seed, Now: e.opts.Now, Sharing: e.opts.Sharing,
 		// One call at a time, as each run ends. Each job runs once on the
@@ -422,16 +447,27 @@ func (e *explorer) runAll(ctx context.Context, phase string, jobs []job) ([]*rul
 			}
 			r := rules.Evaluate(h)
 			out[i] = &r
+			if d != nil {
+				d.ended(i, r)
+			}
 			pr.Done++
 			if r.Verdict == rules.Fail {
 				pr.Failed++
 			}
-			pr.Elapsed = e.opts.Now().Sub(start)
-			if e.opts.OnProgress != nil {
-				e.opts.OnProgress(pr)
-			}
+			report()
 		},
-	})
+	}
+	if d != nil {
+		ro.Skip = func(i int) bool {
+			if !d.after(i) {
+				return false
+			}
+			pr.Total--
+			report()
+			return true
+		}
+	}
+	_, err := run.Run(ctx, ss, ro)
 	e.runs += pr.Done
 	if err != nil && ctx.Err() == nil {
 		return out, err
@@ -643,13 +679,23 @@ func seedBits(seed string) (uint64, uint64) {
 	return binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:])
 }
 
-// sweep makes the planned runs and records them as cells.
+// sweep makes the planned runs and records them as cells, but for those
+// after the run that decided their kind (Options.Decides).
 func (e *explorer) sweep(ctx context.Context, todo []job, rep *Report) error {
-	res, err := e.runAll(ctx, "sweep", todo)
+	d := newDecider(e.opts.Decides, todo)
+	res, err := e.runAll(ctx, "sweep", todo, d)
 	if err != nil {
 		return err
 	}
 	for i, r := range res {
+		if d != nil && d.after(i) {
+			if rep.AfterDeciding == nil {
+				rep.AfterDeciding = map[string]int{}
+			}
+			rep.AfterDeciding[todo[i].sched[0].Kind]++
+			delete(e.known, key(todo[i].base.Name, todo[i].sched))
+			continue
+		}
 		if r == nil {
 			rep.Unrun++
 			continue

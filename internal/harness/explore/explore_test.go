@@ -726,3 +726,51 @@ func TestDuplicateAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestConfirmsPicksFindings: Options.Confirms confirms only the findings it
+// picks, and the others are reduced all the same: the same findings with
+// the same reproductions, unconfirmed (no runs, not written).
+func TestConfirmsPicksFindings(t *testing.T) {
+	tg := parseTarget(t, "builtin:naive")
+	kinds, err := SelectKinds([]string{"drop", "mcp-drop", "mcp-drop-mid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bases(t, tg, "chat stream tool call")
+	all, err := Explore(context.Background(), b, Options{Target: tg, Kinds: kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstFailing := slices.IndexFunc(all.Cells, func(c Cell) bool { return c.Verdict == rules.Fail })
+	picked, err := Explore(context.Background(), b, Options{Target: tg, Kinds: kinds, Confirms: func(_ *Report, cells []int) bool {
+		return slices.Contains(cells, firstFailing)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Findings) < 2 {
+		t.Fatalf("%d findings, want two or more to pick from", len(all.Findings))
+	}
+	reproductions := func(rep *Report) map[Mechanism]string {
+		out := map[Mechanism]string{}
+		for _, f := range rep.Findings {
+			out[f.Mechanism] = f.Base + ": " + f.Schedule.String()
+		}
+		return out
+	}
+	if diff := cmp.Diff(reproductions(all), reproductions(picked)); diff != "" {
+		t.Errorf("findings confirmed (-) and picked (+) differ:\n%s", diff)
+	}
+	if err := WriteFindings(t.TempDir(), picked); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range picked.Findings {
+		confirmed := slices.Contains(f.CellIndexes, firstFailing)
+		if confirmed != (f.Tries == DefaultConfirm) || !confirmed && (f.Tries != 0 || f.File != "") {
+			t.Errorf("%s: %d tries, file %q; picked %v", f.Mechanism, f.Tries, f.File, confirmed)
+		}
+	}
+	if want := all.Runs - DefaultConfirm*(len(all.Findings)-1); picked.Runs != want {
+		t.Errorf("%d runs, want %d: the sweep's less the confirming runs of the findings not picked", picked.Runs, want)
+	}
+}

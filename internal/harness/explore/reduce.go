@@ -61,7 +61,8 @@ func stillFails(r rules.Result, failed []string) bool {
 // reduce shrinks every failing cell to its minimal schedule (greedily: a
 // smaller schedule that still fails replaces it), merges the cells whose
 // minimal schedules show one mechanism into one finding, reproduced by the
-// smallest, and confirms each finding by re-running it Confirm times.
+// smallest, and confirms each finding (those Confirms picks) by re-running
+// it Confirm times.
 func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 	var work []*shrinking
 	for i, c := range rep.Cells {
@@ -84,14 +85,20 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 	}
 	groups := e.groupByMechanism(work)
 	var jobs []job
+	first := make([]int, len(groups)) // each group's first confirming job; -1 for none
 	for i, g := range groups {
+		first[i] = -1
+		if e.opts.Confirms != nil && !e.opts.Confirms(rep, g.cellsOf()) {
+			continue
+		}
+		first[i] = len(jobs)
 		f := g.members[0].w
 		for n := range e.opts.Confirm {
 			jobs = append(jobs, job{base: e.byKey[f.base], sched: f.sched,
 				name: fmt.Sprintf("explore finding %d, confirm %d of %d: %s: %s", i+1, n+1, e.opts.Confirm, f.base, f.sched)})
 		}
 	}
-	res, err := e.runAll(ctx, "confirm", jobs)
+	res, err := e.runAll(ctx, "confirm", jobs, nil)
 	rep.Runs = e.runs
 	if err != nil {
 		return err
@@ -108,7 +115,10 @@ func (e *explorer) reduce(ctx context.Context, rep *Report) error {
 		fd.summary(rep, g.cellsOf())
 		var failedEvery []string
 		for n := range e.opts.Confirm {
-			r := res[i*e.opts.Confirm+n]
+			if first[i] < 0 {
+				break
+			}
+			r := res[first[i]+n]
 			if r == nil {
 				continue
 			}
@@ -198,7 +208,7 @@ func (e *explorer) shrink(ctx context.Context, work []*shrinking) error {
 			return nil
 		}
 		if len(jobs) > 0 {
-			if _, err := e.runAll(ctx, "shrink", jobs); err != nil || ctx.Err() != nil {
+			if _, err := e.runAll(ctx, "shrink", jobs, nil); err != nil || ctx.Err() != nil {
 				return err
 			}
 		}

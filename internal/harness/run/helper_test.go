@@ -58,6 +58,13 @@ func helperProxyTarget(t *testing.T, mode string) (target.Target, string) {
 // target name, a harness error or a run that ended in error.
 func runSource(t *testing.T, src, targetName string, parallel int) []*history.History {
 	t.Helper()
+	return runSourceWith(t, src, targetName, Options{Parallel: parallel})
+}
+
+// runSourceWith is runSource with opts (their Targets the named target);
+// a run opts left out has a nil history.
+func runSourceWith(t *testing.T, src, targetName string, opts Options) []*history.History {
+	t.Helper()
 	ss, errs := scenario.Parse("scenario.yaml", []byte(src))
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -66,12 +73,13 @@ func runSource(t *testing.T, src, targetName string, parallel int) []*history.Hi
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: parallel})
+	opts.Targets = []target.Target{tg}
+	hs, err := Run(ctxFor(t), ss, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs {
-		if h.Error != "" {
+		if h != nil && h.Error != "" {
 			t.Fatalf("run error: %s", h.Error)
 		}
 	}

@@ -68,6 +68,10 @@ type Options struct {
 	// Forget keeps no history once OnHistory has had it: Run returns none,
 	// and a long repeat holds only what OnHistory keeps.
 	Forget bool
+	// Skip, when set, is asked with i (as OnHistory has it) as each run is
+	// about to start, one call at a time with OnHistory; true leaves the
+	// run out: it has no history (nil) and OnHistory is not called for it.
+	Skip func(i int) bool
 	// OnEvent, when set, is told what the runner does (targets starting,
 	// runs starting; see Event), for a progress display. It may be called
 	// from several goroutines at once.
@@ -417,6 +421,11 @@ feed:
 				}
 				break feed
 			}
+			if r.skip(j, inFlight) {
+				r.opts.Sharing.free()
+				<-places
+				continue
+			}
 			wg.Add(1)
 			go func(j job) {
 				defer wg.Done()
@@ -465,6 +474,18 @@ func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
 // lives in a scenario that kills and resumes it.
 func spawns(j job) bool {
 	return j.t.Traits().Client || j.s.MCPTransport() == wire.MCPTransportStdio || j.s.Resumes()
+}
+
+// skip reports whether r.opts.Skip leaves out run j, admitted and counted
+// in inFlight, and then counts it out.
+func (r *runner) skip(j job, inFlight *int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opts.Skip == nil || !r.opts.Skip(j.i) {
+		return false
+	}
+	*inFlight--
+	return true
 }
 
 // fail records that the harness cannot run: no further run starts.

@@ -139,6 +139,41 @@ func TestRunKeepsScenarioOrder(t *testing.T) {
 	}
 }
 
+// TestRunSkips: a run Skip leaves out as it is about to start has no
+// history and no OnHistory call; Skip is asked once the runs before it have
+// ended (here one worker), so it can stand on their histories.
+func TestRunSkips(t *testing.T) {
+	var ended []string
+	hs := runSourceWith(t, `
+- name: runs
+  request: {endpoint: chat}
+  expect: {writes: 1}
+- name: skipped
+  request: {endpoint: chat}
+  expect: {writes: 1}
+- name: runs too
+  request: {endpoint: chat}
+  expect: {writes: 1}
+`, "builtin:guarded", Options{Parallel: 1,
+		OnHistory: func(i int, h *history.History) { ended = append(ended, h.Scenario) },
+		Skip:      func(i int) bool { return i == 1 && len(ended) == 1 },
+	})
+	var got []string
+	for _, h := range hs {
+		if h == nil {
+			got = append(got, "<nil>")
+			continue
+		}
+		got = append(got, h.Scenario)
+	}
+	if want := []string{"runs", "<nil>", "runs too"}; !slices.Equal(got, want) {
+		t.Errorf("histories (-want +got):\n-%q\n+%q", want, got)
+	}
+	if want := []string{"runs", "runs too"}; !slices.Equal(ended, want) {
+		t.Errorf("OnHistory calls (-want +got):\n-%q\n+%q", want, ended)
+	}
+}
+
 // TestActivityDeadline: a run's deadline restarts on what the fakes see of
 // it: a quiet run ends at its deadline, one the fakes keep seeing only at
 // busyRounds times it, each saying why.

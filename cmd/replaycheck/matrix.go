@@ -117,7 +117,7 @@ run, 130 interrupted.`,
 	f.StringVar(&opts.Seed, "seed", "replaycheck", "seed of the sweeps and their run tokens")
 	f.Var((*parallelFlag)(&opts.Parallel), "parallel", "runs at once over all agents, swept at once (default as explore's within each agent's sweep); the verdicts are the same at 1")
 	f.Var((*shardFlag)(&opts.Shard), "shard", "build shard I of N (1-based) of the cells (agent × mechanism)")
-	f.BoolVar(&opts.NoPrune, "no-prune", false, "make every run: every attempt of a model request the fingerprint shows the agent never retries, a mechanism's runs after its first DUPLICATE, every finding's confirmations")
+	f.BoolVar(&opts.NoPrune, "no-prune", false, "make every run: every attempt of a model request the fingerprint shows the agent never retries, a stream cut after every event, a mechanism's runs after its first DUPLICATE, every finding's confirmations")
 	opts.Timeout = 30 * time.Second
 	f.Var((*timeoutFlag)(&opts.Timeout), "timeout", "deadline of each run")
 	f.StringVar(&opts.OutDir, "out", "", "write the reproductions in DIR (default: matrix-reproductions next to the first report file)")

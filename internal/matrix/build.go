@@ -55,7 +55,8 @@ type Options struct {
 	Shard, Shards int
 	// NoPrune makes every run explore makes: the later attempts of the
 	// model requests the fingerprint shows the agent never retries (see
-	// laterAttempts), a mechanism's runs after its first DUPLICATE (see
+	// laterAttempts), the cuts inside a region of a streamed answer (see
+	// innerCut), a mechanism's runs after its first DUPLICATE (see
 	// ranTwice), and the confirming runs of findings no cell shows (see
 	// shownFindings).
 	NoPrune bool
@@ -212,7 +213,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		Parallel: opts.Parallel, Timeout: opts.Timeout, Confirm: explore.DefaultConfirm, Sharing: sharing,
 		Settings: fault.Settings{Stall: fault.DefaultSettings.Stall},
 	}
-	later := map[string]*prunedPoints{}
+	later, inner := map[string]*prunedPoints{}, map[string]int{}
 	var afterDuplicate map[string]int
 	for _, phase := range []struct {
 		name  string
@@ -228,7 +229,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 			po.Confirms = shownFindings(ownOf(phase.kinds, own), phase.name)
 		}
 		if !po.Fingerprint && !opts.NoPrune {
-			po.Prune = laterAttempts(row.Fingerprint, later)
+			po.Prune = eitherPrune(laterAttempts(row.Fingerprint, later), innerCuts(inner))
 			po.Decides = ranTwice
 		}
 		rep, err := explore.Explore(ctx, bases, po)
@@ -263,7 +264,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 	}
 	row.Cells = inColumnOrder(row.Cells)
 	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
-	row.PrunedRuns = prunedRuns(later, afterDuplicate)
+	row.PrunedRuns = prunedRuns(later, inner, afterDuplicate)
 	if err := addTargetColumns(ctx, a.Target, opts, withScenarios, sharing, &row, func(p explore.Progress) { tr.run("scenarios", p) }); err != nil {
 		return row, fmt.Errorf("matrix row %s: %w", row.Target, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,8 +42,9 @@ func verdicts(m *Matrix) map[string]Verdict {
 	return out
 }
 
-// created is the time an answer of the fake model says it was made at.
-var created = regexp.MustCompile(`"created":\d+`)
+// created is the time an answer of the fake model says it was made at
+// ("created" in chat, "created_at" in responses).
+var created = regexp.MustCompile(`"(created|created_at)":\d+`)
 
 // cells are a matrix's cells as "TARGET MECHANISM" → the cell, without
 // what differs from run to run (the worst run's history, its run token, the
@@ -66,7 +68,7 @@ func cells(m *Matrix, dir string, withRuns bool) map[string]Cell {
 			if c.Reproduction != "" && dir != "" {
 				c.Reproduction, _ = filepath.Rel(dir, c.Reproduction)
 			}
-			c.ToldUser = created.ReplaceAllString(c.ToldUser, `"created":0`)
+			c.ToldUser = created.ReplaceAllString(c.ToldUser, `"$1":0`)
 			if !withRuns {
 				c.Runs = 0
 			}
@@ -485,5 +487,50 @@ func TestMatrixProgressScenarios(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, gotE); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestMatrixPrunesInnerCuts: of a streamed answer's cuts after an unnamed
+// event, the matrix makes the first and the last of each region only (see
+// innerCut), says so in the row, and its cells are those of the sweep that
+// makes every cut (--no-prune), cell for cell, with fewer runs.
+func TestMatrixPrunesInnerCuts(t *testing.T) {
+	ctx := context.Background()
+	kinds := []string{"drop", "stream-error", "truncate"}
+	prunedDir, allDir := t.TempDir(), t.TempDir()
+	pruned, err := Build(ctx, builtins(t), Options{Kinds: kinds, OutDir: prunedDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Build(ctx, builtins(t), Options{Kinds: kinds, NoPrune: true, OutDir: allDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A reproduction's file is named after the first kind of its finding's
+	// group, and which kinds' findings are confirmed and written depends on
+	// the pruning (see shownFindings): the cells must have one alike.
+	reproduced := func(m *Matrix, dir string) map[string]Cell {
+		out := cells(m, dir, false)
+		for k, c := range out {
+			c.Reproduction = strconv.FormatBool(c.Reproduction != "")
+			out[k] = c
+		}
+		return out
+	}
+	if diff := cmp.Diff(reproduced(all, allDir), reproduced(pruned, prunedDir)); diff != "" {
+		t.Errorf("cells without pruning (-) and with (+) differ:\n%s", diff)
+	}
+	for i, r := range pruned.Rows {
+		t.Logf("%s: %d runs pruned, %d without pruning", r.Target, r.Runs, all.Rows[i].Runs)
+		if r.Runs >= all.Rows[i].Runs {
+			t.Errorf("%s: %d runs pruned, want fewer than the %d without pruning", r.Target, r.Runs, all.Rows[i].Runs)
+		}
+		for _, mechanism := range []string{"drop", "stream-error"} {
+			if !slices.ContainsFunc(r.PrunedRuns, func(p PrunedRuns) bool {
+				return p.Mechanism == mechanism && p.Runs > 0 && strings.HasPrefix(p.Reason, "a cut after event k of N")
+			}) {
+				t.Errorf("%s pruned %+v, want %s's cuts inside a region of an answer", r.Target, r.PrunedRuns, mechanism)
+			}
+		}
 	}
 }

@@ -46,6 +46,48 @@ func laterAttempts(fp []explore.FingerprintRow, by map[string]*prunedPoints) fun
 	}
 }
 
+// innerCuts returns the sweep's explore.Options.Prune that leaves out a cut
+// inside a streamed answer (see innerCut), tallying the runs it leaves out
+// in by, per kind.
+func innerCuts(by map[string]int) func(explore.Base, explore.Armed) bool {
+	return func(_ explore.Base, a explore.Armed) bool {
+		if !innerCut(a.Point) {
+			return false
+		}
+		by[a.Kind]++
+		return true
+	}
+}
+
+// innerCut reports whether p is a cut after an unnamed event (see
+// explore.Point.Named) that is neither the first nor the last of its region:
+// the content arriving (events 1 to ContentEvents-1) or after the content
+// (ContentEvents+1 to Events-2), or, when ContentEvents is unknown (0),
+// events 1 to Events-2. A cut between two events of one region leaves the
+// agent the same kind of partial answer, and the region's first and last,
+// which the sweep runs, bound how much of it had arrived.
+func innerCut(p explore.Point) bool {
+	if !p.Cut || p.Named() {
+		return false
+	}
+	first, last := 1, p.Events-2
+	switch {
+	case p.ContentEvents > 0 && p.Event < p.ContentEvents:
+		last = p.ContentEvents - 1
+	case p.ContentEvents > 0:
+		first = p.ContentEvents + 1
+	}
+	return first < p.Event && p.Event < last
+}
+
+// eitherPrune is the sweep's explore.Options.Prune that leaves out what
+// either a or b leaves out; b is not asked about what a leaves out.
+func eitherPrune(a, b func(explore.Base, explore.Armed) bool) func(explore.Base, explore.Armed) bool {
+	return func(base explore.Base, armed explore.Armed) bool {
+		return a(base, armed) || b(base, armed)
+	}
+}
+
 // requestsLike counts the model requests among points (not the cuts in
 // their answers) of p's kind, endpoint and stream flag.
 func requestsLike(points []explore.Point, p explore.Point) int {
@@ -92,16 +134,20 @@ func ranTwice(c explore.Cell) bool {
 	return v == Duplicate
 }
 
-// prunedRuns lists what laterAttempts left out (by) and the runs after a
-// mechanism's first DUPLICATE (afterDuplicate, by kind), in the order of
-// explore's table of kinds.
-func prunedRuns(by map[string]*prunedPoints, afterDuplicate map[string]int) []PrunedRuns {
+// prunedRuns lists what laterAttempts left out (by), the cuts innerCuts
+// left out (inner, by kind) and the runs after a mechanism's first
+// DUPLICATE (afterDuplicate, by kind), in the order of explore's table of
+// kinds.
+func prunedRuns(by map[string]*prunedPoints, inner, afterDuplicate map[string]int) []PrunedRuns {
 	var out []PrunedRuns
 	for _, k := range explore.Kinds() {
 		if t := by[k.Name]; t != nil {
 			out = append(out, PrunedRuns{Mechanism: k.Name, Runs: t.runs, Reason: fmt.Sprintf(
 				"on every attempt of a %s, which the fingerprint shows the agent never retries: the same as on its first",
 				strings.Join(t.requests, " or "))})
+		}
+		if n := inner[k.Name]; n > 0 {
+			out = append(out, PrunedRuns{Mechanism: k.Name, Runs: n, Reason: "a cut after event k of N of a streamed answer, between the first and the last of its region (the content arriving, or after it): the same partial answer as at one of those two"})
 		}
 		if n := afterDuplicate[k.Name]; n > 0 {
 			out = append(out, PrunedRuns{Mechanism: k.Name, Runs: n, Reason: "after its first DUPLICATE: the cell is its worst run, the first DUPLICATE"})

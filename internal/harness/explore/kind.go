@@ -116,7 +116,7 @@ func (k Kind) times(p Point) []fault.Times {
 	if p.Nth == 1 {
 		once = fault.Once
 	}
-	if p.Cut && !p.named() || p.Nth > 1 || k.kill != "" {
+	if p.Cut && !p.Named() || p.Nth > 1 || k.kill != "" {
 		// Always at a later occurrence is always at the first.
 		return []fault.Times{once}
 	}

@@ -66,8 +66,9 @@ func (p Point) Meaning() string {
 	}
 }
 
-// named reports whether a cut point has a meaning beyond its event number.
-func (p Point) named() bool {
+// Named reports whether p is a cut point with a meaning beyond its event
+// number (see Meaning); false for a point that is not a cut.
+func (p Point) Named() bool {
 	return p.Cut && (p.Event == 0 || p.Event == p.ContentEvents && p.ContentEvents > 0 || p.Event == p.Events-1)
 }
 

@@ -125,7 +125,9 @@ func TestSeedBeforeCountsOnNaive(t *testing.T) {
 
 // TestMutation runs the suite on the gateway with each replay bug switched
 // on alone: every switch must fail at least one scenario, and every
-// scenario that fails must be one tagged as being about that switch.
+// scenario that fails must be one tagged as being about that switch. An
+// untagged scenario the harness was too starved to judge is logged, as in
+// TestSuitePassesOnGuarded: unknown, never a failure.
 func TestMutation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite once per switch")
@@ -152,6 +154,10 @@ func TestMutation(t *testing.T) {
 					continue
 				}
 				if !slices.Contains(r.History.Tags, tag) {
+					if sameUnderLoad(rules.Pass, r) {
+						t.Logf("%s: cannot be judged on this busy machine (the harness was starved)%s", name, describe(r))
+						continue
+					}
 					t.Errorf("%s %s but is not tagged %s:%s", name, r.Verdict, tag, describe(r))
 					continue
 				}

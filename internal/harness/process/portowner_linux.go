@@ -72,24 +72,3 @@ func groupListens(port, pgid int) (owned, known bool) {
 	}
 	return false, true
 }
-
-// procStat returns the parent and the process group of pid from
-// /proc/PID/stat.
-func procStat(pid int) (ppid, pgrp int, ok bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, 0, false
-	}
-	// pid (comm) state ppid pgrp …; comm may hold spaces and parentheses.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	fields := strings.Fields(string(b[i+1:]))
-	if len(fields) < 3 {
-		return 0, 0, false
-	}
-	ppid, err1 := strconv.Atoi(fields[1])
-	pgrp, err2 := strconv.Atoi(fields[2])
-	return ppid, pgrp, err1 == nil && err2 == nil
-}

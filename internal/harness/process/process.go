@@ -9,6 +9,7 @@ package process
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -223,6 +224,47 @@ func (p *Process) Exited() bool {
 	default:
 		return false
 	}
+}
+
+// CPUTime returns the CPU time the leader has used so far; known is false
+// when the system cannot say (no /proc, or the leader is gone).
+func (p *Process) CPUTime() (d time.Duration, known bool) { return cpuTime(p.pgid) }
+
+// workPoll is how often WorkBound reads the leader's CPU time.
+const workPoll = 100 * time.Millisecond
+
+// WorkBound returns ctx bounded by the work the leader does: it ends once
+// the leader has used work of CPU time, or after wall, whichever comes
+// first (wall alone where CPU time cannot be read). A wait for the
+// process bounded so ends as soon as when idle if the process is stuck
+// working, and waits longer on a busy machine, which gives it less of the
+// CPUs, instead of blaming the process for the machine's load. The cancel
+// func releases it.
+func (p *Process) WorkBound(ctx context.Context, work, wall time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancelWall := context.WithTimeout(ctx, wall)
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		t := time.NewTicker(workPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+			d, known := p.CPUTime()
+			if !known {
+				return
+			}
+			if d >= work {
+				cancel(fmt.Errorf("it worked %s of CPU time: %w", d, context.DeadlineExceeded))
+				return
+			}
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled); cancelWall() }
 }
 
 // Listens reports whether a process of p's group (or a descendant of its

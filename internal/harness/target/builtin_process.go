@@ -24,6 +24,16 @@ import (
 // SIGKILL when its instance closes.
 const gatewayStopGrace = time.Second
 
+// gatewayReadyWork and gatewayReadyWall bound a gateway process's start
+// (see process.WorkBound): listening takes it a few tens of milliseconds
+// of CPU time, so one that worked gatewayReadyWork without listening is
+// stuck; a machine too busy to give it that much in gatewayReadyWall
+// cannot run the scenario.
+const (
+	gatewayReadyWork = 10 * time.Second
+	gatewayReadyWall = 5 * time.Minute
+)
+
 // gatewayOutputBytes bounds what is kept of a gateway process's output.
 const gatewayOutputBytes = 16 << 10
 
@@ -76,7 +86,7 @@ func (b *builtin) startProcess(ctx context.Context, cfg gateway.Config, setup hi
 }
 
 // start starts a life of the gateway process (resume: continuing the
-// checkpoint's pending turns) and waits, up to DefaultReadyTimeout, until
+// checkpoint's pending turns) and waits (see gatewayReadyWork) until
 // it listens or reached is closed (a resumed life at its kill point); the
 // first life's address is every later one's. It returns the process and
 // its further events.
@@ -92,6 +102,7 @@ func (g *gatewayProcess) start(ctx context.Context, resume bool, reached <-chan 
 		return nil, nil, fmt.Errorf("starting %s as a process: %w", g.name, err)
 	}
 	pr, pw := io.Pipe()
+	begin := time.Now()
 	p, err := process.Start(process.Command{
 		Argv: []string{g.exe, gateway.ProcessCommand, path}, Env: os.Environ(),
 		Stdout: pw, Stderr: g.output, Leftovers: []string{g.dir},
@@ -116,7 +127,7 @@ func (g *gatewayProcess) start(ctx context.Context, resume bool, reached <-chan 
 		<-p.Done()
 		pw.Close()
 	}()
-	ready, cancel := context.WithTimeout(ctx, DefaultReadyTimeout)
+	ready, cancel := p.WorkBound(ctx, gatewayReadyWork, gatewayReadyWall)
 	defer cancel()
 	select {
 	case ev, ok := <-events:
@@ -132,8 +143,13 @@ func (g *gatewayProcess) start(ctx context.Context, resume bool, reached <-chan 
 	case <-reached: // nil: never
 		return p, events, nil
 	case <-ready.Done():
+		cpu, _ := p.CPUTime()
 		_ = p.Stop(0)
-		return nil, nil, fmt.Errorf("%s as a process did not listen within %s: %w", g.name, DefaultReadyTimeout, ready.Err())
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, fmt.Errorf("%s as a process did not listen in %s (%s of CPU time): %w",
+			g.name, time.Since(begin).Round(time.Millisecond), cpu, context.Cause(ready))
 	}
 }
 

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package process
+
+import "time"
+
+// cpuTime cannot read a process's CPU time without /proc: known is false.
+func cpuTime(int) (d time.Duration, known bool) { return 0, false }

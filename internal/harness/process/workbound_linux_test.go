@@ -1,0 +1,73 @@
+package process_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/replaycheck/replaycheck/internal/harness/process"
+)
+
+// TestWorkBound bounds a wait by the work a process does, not by the wall
+// clock: a process that spins ends the bound once it used the work's CPU
+// time, long before the wall; a process that gets no CPU (stopped, as a
+// process on a saturated machine is most of the time) keeps it open until
+// the wall, where a plain timeout of the same work would have ended at
+// once.
+func TestWorkBound(t *testing.T) {
+	const work, wall = 300 * time.Millisecond, 2 * time.Second
+	t.Run("spinning", func(t *testing.T) {
+		p := startProcess(t, "sh", "-c", "while :; do :; done")
+		begin := time.Now()
+		ctx, cancel := p.WorkBound(context.Background(), work, time.Minute)
+		defer cancel()
+		<-ctx.Done()
+		cpu, known := p.CPUTime()
+		if !known || cpu < work {
+			t.Errorf("the bound ended after %s with %s of CPU time (known %t); want at least %s", time.Since(begin), cpu, known, work)
+		}
+		if cause := context.Cause(ctx); !errors.Is(cause, context.DeadlineExceeded) || !strings.Contains(cause.Error(), "of CPU time") {
+			t.Errorf("cause %q; want one that says the CPU time and is a deadline", cause)
+		}
+	})
+	t.Run("starved", func(t *testing.T) {
+		p := startProcess(t, "sh", "-c", "while :; do :; done")
+		if err := syscall.Kill(p.PID(), syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		begin := time.Now()
+		ctx, cancel := p.WorkBound(context.Background(), work, wall)
+		defer cancel()
+		<-ctx.Done()
+		if waited := time.Since(begin); waited < wall {
+			t.Errorf("the bound of a process given no CPU ended after %s (%v); want the wall, %s", waited, context.Cause(ctx), wall)
+		}
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Errorf("err %v; want a deadline", ctx.Err())
+		}
+	})
+	t.Run("canceled", func(t *testing.T) {
+		p := startProcess(t, "sleep", "60")
+		ctx, cancel := p.WorkBound(context.Background(), work, time.Minute)
+		cancel()
+		<-ctx.Done()
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			t.Errorf("err %v after cancel; want canceled", ctx.Err())
+		}
+	})
+}
+
+// startProcess starts argv and stops it when the test ends.
+func startProcess(t *testing.T, argv ...string) *process.Process {
+	t.Helper()
+	p, err := process.Start(process.Command{Argv: argv, Env: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(0) })
+	return p
+}

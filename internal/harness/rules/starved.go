@@ -162,3 +162,20 @@ func unjudged(vs []Verdict, why string) []Verdict {
 	}
 	return out
 }
+
+// Starved returns why r cannot be judged when the harness's own starvation
+// is the cause: r is unknown, and a check that would have failed was turned
+// unknown because the harness ran late (Verdict.Starved); "" otherwise. Such
+// a run says how busy the machine was, not what the target did: run again,
+// it may be judged.
+func (r Result) Starved() string {
+	if r.Verdict != Unknown {
+		return ""
+	}
+	for _, v := range r.Verdicts {
+		if v.Starved {
+			return v.Message
+		}
+	}
+	return ""
+}

@@ -33,7 +33,7 @@ func runOne(ctx context.Context, j job, env *fakepair.Pair, inst target.Instance
 	s, t := j.s, j.t
 	start := opts.Now()
 	at := func(tm time.Time) history.Duration { return history.Duration(tm.Sub(start)) }
-	h := newHistory(s, t, inst, runToken(opts.Seed, s, t, j.rep), start)
+	h := newHistory(s, t, inst, j.token(opts.Seed), start)
 	h.Repetition = j.rep
 	timeout := opts.Timeout
 	if s.Timeout > 0 {

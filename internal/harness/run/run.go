@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,9 +23,11 @@ import (
 	"github.com/replaycheck/replaycheck/fakes/ledger"
 	"github.com/replaycheck/replaycheck/internal/fakepair"
 	"github.com/replaycheck/replaycheck/internal/harness/history"
+	"github.com/replaycheck/replaycheck/internal/harness/rules"
 	"github.com/replaycheck/replaycheck/internal/harness/scenario"
 	"github.com/replaycheck/replaycheck/internal/harness/target"
 	"github.com/replaycheck/replaycheck/internal/linefile"
+	"github.com/replaycheck/replaycheck/internal/runtoken"
 	"github.com/replaycheck/replaycheck/internal/wire"
 )
 
@@ -238,6 +241,19 @@ type job struct {
 	// rep places the job among the runs of a repeated scenario; nil when
 	// it runs once.
 	rep *history.Repetition
+	// try counts the earlier tries of the run the harness was starved in
+	// (see starvedTries).
+	try int
+}
+
+// token is j's run token; a run tried again has one of its own, so nothing
+// an earlier try left behind counts in it.
+func (j job) token(seed string) string {
+	token := runToken(seed, j.s, j.t, j.rep)
+	if j.try == 0 {
+		return token
+	}
+	return runtoken.Derive(token, "try", strconv.Itoa(j.try))
 }
 
 // pair is a scenario on a target and its runs: n of them, of which allow may
@@ -344,6 +360,14 @@ func (r *runner) isolated(s *scenario.Scenario, t target.Target) bool {
 	return r.opts.Isolate || s.Isolated() || tr.Forward != nil || tr.Ledger != (scenario.LedgerSettings{})
 }
 
+// starvedTries is how many times a run is tried at most while the harness
+// is starved in it (rules.Result.Starved): a run that cannot be judged for
+// the machine's load alone is tried again, admitted as a new run would be
+// past the free ones (latenessProbe.settled), so a busy moment does not
+// decide a verdict. The last try's history is the run's, with a note for
+// each earlier one.
+const starvedTries = 3
+
 // holdLane is the expected wait (expectedWait) from which a run is held by
 // its faults more than it works: a Retry-After, a slow or hung tool, a
 // lingering cut, each fired several times. Such runs take the places of a
@@ -429,7 +453,7 @@ feed:
 			wg.Add(1)
 			go func(j job) {
 				defer wg.Done()
-				r.one(j, do)
+				r.one(ctx, j, do, inFlight)
 				r.mu.Lock()
 				*inFlight--
 				r.mu.Unlock()
@@ -446,11 +470,7 @@ feed:
 // runs in flight without queueing them (see latenessProbe.settled), and
 // counts it in.
 func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
-	running := func() int {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return *inFlight
-	}
+	running := r.running(inFlight)
 	if a := r.opts.Admission; a != nil && spawns(j) {
 		if err := a.Admit(ctx, running); err != nil {
 			return err
@@ -465,6 +485,16 @@ func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
 	*inFlight++
 	r.mu.Unlock()
 	return nil
+}
+
+// running returns a func that tells the runs in flight, counted in
+// inFlight under r.mu.
+func (r *runner) running(inFlight *int) func() int {
+	return func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return *inFlight
+	}
 }
 
 // spawns reports whether run j starts processes that do the target's or
@@ -498,9 +528,22 @@ func (r *runner) fail(err error) {
 }
 
 // one makes run j and hands its history on.
-func (r *runner) one(j job, do func(job) (*history.History, error)) {
+func (r *runner) one(ctx context.Context, j job, do func(job) (*history.History, error), inFlight *int) {
 	r.opts.event(Event{Kind: EventRunStarted, Target: j.t.Name(), Scenario: j.s.Name, Run: j.rep, At: r.opts.Now()})
 	h, err := do(j)
+	var starved []string
+	for err == nil && h != nil && j.try+1 < starvedTries {
+		why := rules.Evaluate(h).Starved()
+		if why == "" || r.failed() || r.opts.probe.settled(ctx, r.running(inFlight), RunsPerCPU*runtime.NumCPU()) != nil {
+			break
+		}
+		j.try++
+		starved = append(starved, fmt.Sprintf("try %d (token %s) could not be judged, so the run was tried again: %s", j.try, h.Token, why))
+		h, err = do(j)
+	}
+	if h != nil {
+		h.Notes = append(h.Notes, starved...)
+	}
 	if h != nil {
 		r.opts.Logger.Debug("scenario run ended", "scenario", h.Scenario, "target", h.Target, "token", h.Token, "duration", h.Duration.D(), "error", h.Error)
 	}
@@ -568,7 +611,7 @@ const serverStart = 100 * time.Millisecond
 // error.
 func runIsolated(ctx context.Context, j job, opts Options, addrs target.FakeAddrs) (*history.History, error) {
 	s, t := j.s, j.t
-	token := runToken(opts.Seed, s, t, j.rep)
+	token := j.token(opts.Seed)
 	begin := opts.Now()
 	fwd, err := forwardOf(&j, token)
 	if err != nil {

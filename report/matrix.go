@@ -95,7 +95,8 @@ func agentLabel(r matrix.Row) string {
 }
 
 // familySummary sums up a row's cells of one family: each verdict but safe
-// with its mechanisms, then the count of safe ones; "—" when it has none.
+// with its mechanisms, then the count of safe ones; "as ROW" for a model
+// family swept on another row (matrix.Row.ModelRow); "—" when it has none.
 func familySummary(r matrix.Row, family string, bold func(string) string) string {
 	var parts []string
 	for _, v := range matrixVerdicts() {
@@ -116,6 +117,9 @@ func familySummary(r matrix.Row, family string, bold func(string) string) string
 		}
 	}
 	if len(parts) == 0 {
+		if r.ModelRow != "" && (family == matrix.FamilyStatus || family == matrix.FamilyStream) {
+			return "as " + r.ModelRow
+		}
 		return "—"
 	}
 	return strings.Join(parts, " · ")

@@ -92,3 +92,20 @@ func TestMatrixHTMLInChromium(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixMarkdownVariant: a variant's row (matrix.Row.ModelRow) says
+// where its model columns are, not "—" as for a family that does not apply.
+func TestMatrixMarkdownVariant(t *testing.T) {
+	m := &matrix.Matrix{Version: matrix.FormatVersion, Kind: matrix.KindMatrix, Seed: "replaycheck", Rows: []matrix.Row{
+		{Target: "agent-a-stdio", Version: "1.2.3", ModelRow: "agent-a", Runs: 2, Cells: []matrix.Cell{
+			{Family: matrix.FamilyStdio, Mechanism: "stdio-exit-after", Verdict: matrix.Safe, DecidedBy: "sweep", Runs: 2, Writes: 1, LogicalCalls: 1},
+		}, Pruned: []matrix.Pruned{{Mechanism: "500", Reason: "swept on agent-a's row"}}},
+	}}
+	var b bytes.Buffer
+	if err := WriteMatrixMarkdown(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| agent-a-stdio | 1.2.3 | as agent-a | as agent-a | — | safe 1 | — | — |"; !strings.Contains(b.String(), want) {
+		t.Errorf("the row is not %q:\n%s", want, b.String())
+	}
+}

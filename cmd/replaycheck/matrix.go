@@ -237,7 +237,11 @@ func matrixAgents(ctx context.Context, args []string, ts []target.Target) ([]mat
 		if err != nil {
 			return nil, err
 		}
-		agents[i].File, agents[i].Version = args[i], v
+		of, err := targetfile.ReadVariantOf(args[i], targetfile.Options{})
+		if err != nil {
+			return nil, err
+		}
+		agents[i].File, agents[i].Version, agents[i].VariantOf = args[i], v, of
 	}
 	return agents, nil
 }

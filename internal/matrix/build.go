@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -26,6 +27,12 @@ type Agent struct {
 	// agent's version read from it ("" when unknown).
 	File    string
 	Version string
+	// VariantOf is the target file the agent's file is a variant of (its
+	// variant_of, joined to its directory); "" for none. When that file is
+	// another agent of the matrix at the same version, calling the same
+	// model API, the model's columns are swept on its row only (see
+	// modelRows).
+	VariantOf string
 }
 
 // Options configure Build. The zero value sweeps every non-optional kind
@@ -53,12 +60,13 @@ type Options struct {
 	// at Shard (1-based); zero Shards builds every cell. Merge joins the
 	// shards' matrices.
 	Shard, Shards int
-	// NoPrune makes every run explore makes: the later attempts of the
+	// NoPrune makes every run explore makes — the later attempts of the
 	// model requests the fingerprint shows the agent never retries (see
 	// laterAttempts), the cuts inside a region of a streamed answer (see
 	// innerCut), a mechanism's runs after its first DUPLICATE (see
 	// ranTwice), and the confirming runs of findings no cell shows (see
-	// shownFindings).
+	// shownFindings) — and sweeps a variant's model columns on its own row
+	// (see modelRows).
 	NoPrune bool
 	// OnProgress, when set, is called as the sweeps advance, one call at
 	// a time.
@@ -96,6 +104,22 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
+	models := modelRows(agents, opts.NoPrune)
+	sharedModel := make([][]Pruned, len(agents))
+	rowKinds := make([][]explore.Kind, len(agents))
+	for i := range agents {
+		rowKinds[i] = kinds
+		if j := models[i]; j >= 0 {
+			reason := fmt.Sprintf("swept on %s's row: this target file is its variant (variant_of), the same agent at the same version calling the same model API", agents[j].Target.Name())
+			for _, k := range own[i] {
+				if modelKind(k) {
+					sharedModel[i] = append(sharedModel[i], Pruned{Mechanism: k.Name, Reason: reason})
+				}
+			}
+			own[i] = slices.DeleteFunc(own[i], modelKind)
+			rowKinds[i] = slices.DeleteFunc(slices.Clone(kinds), modelKind)
+		}
+	}
 	tr := newTracker(agents, own, scenarios, start, time.Now, opts.OnProgress)
 	sharing := &run.Sharing{Max: opts.Parallel}
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -107,14 +131,18 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 		first error
 	)
 	for i, a := range agents {
-		if len(own[i]) == 0 {
+		if len(own[i]) == 0 && len(sharedModel[i]) == 0 && (scenarios == nil || scenarios[i] == 0) {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			track := tr.agent(i)
-			row, err := buildRow(ctx, a, kinds, own[i], scenariosOwned(i, len(kinds), opts.Shard, opts.Shards), opts, sharing, track)
+			row, err := buildRow(ctx, a, rowKinds[i], own[i], scenariosOwned(i, len(kinds), opts.Shard, opts.Shards), opts, sharing, track)
+			if models[i] >= 0 {
+				row.ModelRow = agents[models[i]].Target.Name()
+				row.Pruned = append(sharedModel[i], row.Pruned...)
+			}
 			track.rowDone(err == nil && row.Error == "")
 			if err != nil {
 				mu.Lock()
@@ -138,6 +166,51 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 	return m, first
 }
 
+// modelRows returns, per agent, the agent whose row sweeps its model's
+// columns (model request fails, model answer breaks), or -1 for its own
+// row (every agent with noPrune): the agent its file is a variant of (Agent.VariantOf) when that is
+// another agent of the matrix whose own file is no variant, at the same
+// known version, calling the same model API dialects with the same
+// Retry-After hints. A file that changes the MCP transport, the MCP
+// server or the resume changes nothing of how the agent calls the model.
+func modelRows(agents []Agent, noPrune bool) []int {
+	out := make([]int, len(agents))
+	for i, a := range agents {
+		out[i] = -1
+		if noPrune || a.VariantOf == "" || a.Version == "" {
+			continue
+		}
+		for j, b := range agents {
+			if j == i || b.File == "" || b.VariantOf != "" || !sameFile(a.VariantOf, b.File) {
+				continue
+			}
+			at, bt := a.Target.Traits(), b.Target.Traits()
+			if a.Version == b.Version && slices.Equal(at.Dialects, bt.Dialects) && at.RetryAfterHint == bt.RetryAfterHint {
+				out[i] = j
+			}
+			break
+		}
+	}
+	return out
+}
+
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
+}
+
+// modelKind reports whether k acts on the model's side: the families
+// FamilyStatus and FamilyStream.
+func modelKind(k explore.Kind) bool {
+	f := familyOf(k)
+	return f == FamilyStatus || f == FamilyStream
+}
+
 // shardCells returns, per agent, the kinds of its cells shard (1-based) of
 // shards builds: cell i×len(kinds)+j, agent i's kind j, is shard's when it
 // is shard-1 modulo shards. Zero shards gives every agent every kind.
@@ -154,7 +227,7 @@ func shardCells(agents int, kinds []explore.Kind, shard, shards int) [][]explore
 }
 
 // scenarioColumns counts, per agent, the client scenarios its row of the
-// shard runs (see addTargetColumns): those that apply to it, when opts
+// shard runs (see clientColumns): those that apply to it, when opts
 // names no kinds and the shard owns them; nil when opts names kinds.
 func scenarioColumns(agents []Agent, own [][]explore.Kind, kinds int, opts Options) ([]int, error) {
 	if opts.Kinds != nil {
@@ -187,8 +260,8 @@ func scenariosOwned(i, kinds, shard, shards int) bool {
 
 // buildRow sweeps one agent: the retry-policy fingerprint, which decides
 // the fingerprinted kinds and what the sweep prunes, then the other kinds
-// of own (the agent's cells of the shard), and with withScenarios the
-// client scenarios' columns. The fingerprint sweeps all
+// of own (the agent's cells of the shard), and with withScenarios, beside
+// them, the client scenarios' columns. The fingerprint sweeps all
 // fingerprinted kinds of kinds whatever the shard, since the sweep's
 // pruning stands on it; the row has the cells of own only.
 func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScenarios bool, opts Options, sharing *run.Sharing, tr *agentTrack) (Row, error) {
@@ -213,6 +286,22 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		Parallel: opts.Parallel, Timeout: opts.Timeout, Confirm: explore.DefaultConfirm, Sharing: sharing,
 		Settings: fault.Settings{Stall: fault.DefaultSettings.Stall},
 	}
+	// The client scenarios depend on no sweep: they run beside them, so
+	// the row does not wait for them after its last sweep.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		clients       []Cell
+		clientsPruned []Pruned
+		clientRuns    int
+		clientsErr    error
+	)
+	clientsDone := make(chan struct{})
+	go func() {
+		defer close(clientsDone)
+		clients, clientsPruned, clientRuns, clientsErr = clientColumns(ctx, a.Target, opts, withScenarios, sharing, func(p explore.Progress) { tr.run("scenarios", p) })
+	}()
+	defer func() { cancel(); <-clientsDone }()
 	later, inner := map[string]*prunedPoints{}, map[string]int{}
 	var afterDuplicate map[string]int
 	for _, phase := range []struct {
@@ -265,9 +354,14 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 	row.Cells = inColumnOrder(row.Cells)
 	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
 	row.PrunedRuns = prunedRuns(later, inner, afterDuplicate)
-	if err := addTargetColumns(ctx, a.Target, opts, withScenarios, sharing, &row, func(p explore.Progress) { tr.run("scenarios", p) }); err != nil {
-		return row, fmt.Errorf("matrix row %s: %w", row.Target, err)
+	resumeReasons(a.Target, row.Pruned)
+	<-clientsDone
+	if clientsErr != nil {
+		return row, fmt.Errorf("matrix row %s: %w", row.Target, clientsErr)
 	}
+	row.Cells = append(row.Cells, clients...)
+	row.Pruned = append(row.Pruned, clientsPruned...)
+	row.Runs += clientRuns
 	row.Wall = history.Duration(time.Since(start))
 	return row, nil
 }

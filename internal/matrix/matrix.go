@@ -70,6 +70,10 @@ type Row struct {
 	// explore's table of fault kinds (the client scenarios, last, in the
 	// order of their files).
 	Cells []Cell `json:"cells"`
+	// ModelRow is the row whose model columns (model request fails, model
+	// answer breaks) are this agent's too: its target file is a variant of
+	// that row's (variant_of); "" when the row has its own.
+	ModelRow string `json:"model_row,omitempty"`
 	// Pruned are the mechanisms not swept on this agent, each with why.
 	Pruned []Pruned `json:"pruned,omitempty"`
 	// PrunedRuns are the mechanisms swept with fewer runs than explore

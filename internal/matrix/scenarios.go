@@ -27,25 +27,19 @@ func ClientScenarios() ([]*scenario.Scenario, error) {
 	return scenario.LoadFS(scenarios.FS, clientScenariosDir, "scenarios")
 }
 
-// addTargetColumns adds to row what depends on the kind of target t: on a
-// client target the client scenarios' cells (withScenarios, and opts names
-// no kinds),
-// each scenario that does not apply to t in row.Pruned with why, and, on a
-// target that cannot be resumed, why the kill kinds were not swept.
-func addTargetColumns(ctx context.Context, t target.Target, opts Options, withScenarios bool, sharing *run.Sharing, row *Row, progress func(explore.Progress)) error {
-	resumeReasons(t, row.Pruned)
+// clientColumns runs, on a client target, the client scenarios' cells
+// (withScenarios, and opts names no kinds) and returns them, each scenario
+// that does not apply to t with why, and the runs made; nothing on another
+// shard's agent or when opts names kinds.
+func clientColumns(ctx context.Context, t target.Target, opts Options, withScenarios bool, sharing *run.Sharing, progress func(explore.Progress)) ([]Cell, []Pruned, int, error) {
 	if opts.Kinds != nil || !withScenarios {
-		return nil // only the named fault kinds, or another shard's scenarios
+		return nil, nil, 0, nil // only the named fault kinds, or another shard's scenarios
 	}
 	ss, err := ClientScenarios()
 	if err != nil {
-		return err
+		return nil, nil, 0, err
 	}
-	cells, pruned, runs, err := scenarioCells(ctx, t, ss, opts, sharing, progress)
-	row.Cells = append(row.Cells, cells...)
-	row.Pruned = append(row.Pruned, pruned...)
-	row.Runs += runs
-	return err
+	return scenarioCells(ctx, t, ss, opts, sharing, progress)
 }
 
 // scenarioCells runs each scenario of ss that applies to t as `run` runs

@@ -57,6 +57,10 @@ type ClientFile struct {
 	// Version says where the agent's version is read, for the matrix's
 	// rows; nil names none.
 	Version *VersionFile `yaml:"version,omitempty" json:"version,omitempty" jsonschema_description:"where the agent's version is read, for replaycheck matrix: {package: NPM_NAME, lock: package-lock.json} or {command: [argv]} (its first line of output)"`
+	// VariantOf names the target file (relative to this one) this file runs
+	// the same agent as, with another MCP transport, MCP server or a
+	// resume, for the matrix's rows; "" names none.
+	VariantOf string `yaml:"variant_of,omitempty" json:"variant_of,omitempty" jsonschema_description:"the target file (relative to this file) of the same agent calling the same model API, of which this file changes the MCP transport, the MCP server or the resume: replaycheck matrix sweeps the model's columns (model request fails, model answer breaks) on that file's row only, when both are in the matrix at the same version"`
 	// MCP, when set, forwards every run to a real MCP server in place of
 	// the ledger's own tools.
 	MCP *MCPFile `yaml:"mcp,omitempty" json:"mcp,omitempty" jsonschema_description:"forward every scenario run on this target to a real MCP server in place of the ledger's own tools (unless the scenario names its own): {relay: URL} or {command: [...], env: {...}}, with writes and calls; and/or the ledger's protocol and honour_cancellation (unless the scenario sets its own); the client reaches the forwarder where it reaches the ledger ({{mcp_url}}, the stdio ledger)"`
@@ -132,6 +136,9 @@ func clientSpec(f *source) (target.ClientSpec, error) {
 		return fail(err)
 	}
 	if err := checkVersion(f, c.Version); err != nil {
+		return fail(err)
+	}
+	if _, err := variantOf(f, c.VariantOf); err != nil {
 		return fail(err)
 	}
 	fwd, settings, err := loadMCP(f, c.MCP)

@@ -77,6 +77,61 @@ func ReadVersion(ctx context.Context, path string, opts Options) (string, error)
 	return commandVersion(ctx, f, v.Command)
 }
 
+// ReadVariantOf returns the target file the target file at path is a
+// variant of (its variant_of key), as a path joined to path's directory;
+// "" when it names none.
+func ReadVariantOf(path string, opts Options) (string, error) {
+	src, err := yamlfile.ReadFile(path, MaxSize)
+	if err != nil {
+		return "", yamlfile.ReadError(path, err)
+	}
+	f, _, err := open(path, src, opts)
+	if err != nil {
+		return "", err
+	}
+	raw, ok := f.head["variant_of"]
+	if !ok {
+		return "", nil
+	}
+	name, ok := raw.(string)
+	if !ok {
+		return "", f.errorf([]any{"variant_of"}, "variant_of: want a target file's path")
+	}
+	return variantOf(f, name)
+}
+
+// variantOf checks a target file's variant_of, name, and returns the file
+// it names, joined to f's directory: another target file that exists.
+func variantOf(f *source, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(f.dir(), path)
+	}
+	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
+		return "", f.errorf([]any{"variant_of"}, "variant_of %q: want a target file, relative to this one: %s is not a file", name, path)
+	}
+	if same, _ := sameFile(path, f.path); same {
+		return "", f.errorf([]any{"variant_of"}, "variant_of %q names this file itself", name)
+	}
+	return path, nil
+}
+
+// sameFile reports whether a and b are the same file.
+func sameFile(a, b string) (bool, error) {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	ib, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(ia, ib), nil
+}
+
 // lockVersion reads v.Package's version from v.Lock.
 func lockVersion(f *source, v VersionFile) (string, error) {
 	lock := v.Lock

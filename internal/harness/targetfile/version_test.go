@@ -56,3 +56,46 @@ func TestReadVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestReadVariantOf: variant_of names another target file, relative to
+// the file; Load refuses one that is not a file, or is the file itself,
+// with where it is written.
+func TestReadVariantOf(t *testing.T) {
+	dir := t.TempDir()
+	const head = "kind: client\ncommand: [agent]\n"
+	if err := os.WriteFile(filepath.Join(dir, "base.yaml"), []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file, variantOf string
+		want, wantErr         string
+	}{
+		{"none", "none.yaml", "", "", ""},
+		{"a sibling", "stdio.yaml", "variant_of: base.yaml", filepath.Join(dir, "base.yaml"), ""},
+		{"relative to the file", "sub/resume.yaml", "variant_of: ../base.yaml", filepath.Join(dir, "base.yaml"), ""},
+		{"missing", "missing.yaml", "variant_of: gone.yaml", "", `missing.yaml:3:13: variant_of "gone.yaml": want a target file, relative to this one`},
+		{"a directory", "dir.yaml", "variant_of: sub", "", `variant_of "sub": want a target file`},
+		{"itself", "self.yaml", "variant_of: self.yaml", "", `variant_of "self.yaml" names this file itself`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			if err := os.WriteFile(path, []byte(head+tt.variantOf+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, loadErr := Load(path, Options{})
+			got, err := ReadVariantOf(path, Options{})
+			for what, err := range map[string]error{"Load": loadErr, "ReadVariantOf": err} {
+				if (err != nil) != (tt.wantErr != "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("%s: %v, want an error with %q", what, err, tt.wantErr)
+				}
+			}
+			if got != tt.want {
+				t.Errorf("ReadVariantOf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

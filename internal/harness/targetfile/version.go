@@ -48,11 +48,7 @@ func checkVersion(f *source, v *VersionFile) error {
 // (its version key): "" when it names none. A lock that does not list the
 // package, or a command that fails or prints nothing, is an error.
 func ReadVersion(ctx context.Context, path string, opts Options) (string, error) {
-	src, err := yamlfile.ReadFile(path, MaxSize)
-	if err != nil {
-		return "", yamlfile.ReadError(path, err)
-	}
-	f, _, err := open(path, src, opts)
+	f, err := openFile(path, opts)
 	if err != nil {
 		return "", err
 	}
@@ -81,11 +77,7 @@ func ReadVersion(ctx context.Context, path string, opts Options) (string, error)
 // variant of (its variant_of key), as a path joined to path's directory;
 // "" when it names none.
 func ReadVariantOf(path string, opts Options) (string, error) {
-	src, err := yamlfile.ReadFile(path, MaxSize)
-	if err != nil {
-		return "", yamlfile.ReadError(path, err)
-	}
-	f, _, err := open(path, src, opts)
+	f, err := openFile(path, opts)
 	if err != nil {
 		return "", err
 	}
@@ -113,23 +105,22 @@ func variantOf(f *source, name string) (string, error) {
 	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
 		return "", f.errorf([]any{"variant_of"}, "variant_of %q: want a target file, relative to this one: %s is not a file", name, path)
 	}
-	if same, _ := sameFile(path, f.path); same {
-		return "", f.errorf([]any{"variant_of"}, "variant_of %q names this file itself", name)
+	if abs, err := filepath.Abs(path); err == nil {
+		if self, err := filepath.Abs(f.path); err == nil && abs == self {
+			return "", f.errorf([]any{"variant_of"}, "variant_of %q names this file itself", name)
+		}
 	}
 	return path, nil
 }
 
-// sameFile reports whether a and b are the same file.
-func sameFile(a, b string) (bool, error) {
-	ia, err := os.Stat(a)
+// openFile reads and opens the target file at path for its head's keys.
+func openFile(path string, opts Options) (*source, error) {
+	src, err := yamlfile.ReadFile(path, MaxSize)
 	if err != nil {
-		return false, err
+		return nil, yamlfile.ReadError(path, err)
 	}
-	ib, err := os.Stat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(ia, ib), nil
+	f, _, err := open(path, src, opts)
+	return f, err
 }
 
 // lockVersion reads v.Package's version from v.Lock.

@@ -527,7 +527,8 @@ func (r *runner) fail(err error) {
 	}
 }
 
-// one makes run j and hands its history on.
+// one makes run j, again while the harness was starved in it (see
+// starvedTries), and hands its last history on.
 func (r *runner) one(ctx context.Context, j job, do func(job) (*history.History, error), inFlight *int) {
 	r.opts.event(Event{Kind: EventRunStarted, Target: j.t.Name(), Scenario: j.s.Name, Run: j.rep, At: r.opts.Now()})
 	h, err := do(j)

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -75,10 +76,14 @@ func TestForwardListen(t *testing.T) {
 			if uri := receive(t, fs.subscribe, "the forwarder's subscription at the server"); uri != "test://doc" {
 				t.Errorf("the server got a subscription to %q, want test://doc", uri)
 			}
-			if err := fs.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://doc"}); err != nil {
-				t.Fatal(err)
-			}
-			updated := receive(t, lc.updated, "notifications/resources/updated")
+			// The SDK's server calls its SubscribeHandler before it adds
+			// the subscriber, so the first update may find none: the test
+			// sends it until one reaches the client.
+			updated := sendUntil(t, lc.updated, "notifications/resources/updated", func() {
+				if err := fs.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://doc"}); err != nil {
+					t.Error(err)
+				}
+			})
 			if updated.URI != "test://doc" || updated.Meta[mcp.MetaKeySubscriptionID] != ack.Meta[mcp.MetaKeySubscriptionID] {
 				t.Errorf("resources/updated %+v, want test://doc with the listen's id %v", updated, ack.Meta[mcp.MetaKeySubscriptionID])
 			}
@@ -129,4 +134,24 @@ func generationOf(stateless bool) string {
 		return "2026-07-28 server"
 	}
 	return "2025-11-25 server"
+}
+
+// sendUntil calls send, then again every 50ms, until a value comes on ch,
+// and returns it; the test fails if none comes within testTimeout.
+func sendUntil[T any](t *testing.T, ch <-chan T, what string, send func()) T {
+	t.Helper()
+	ctx, cancel := contextT()
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		send()
+		select {
+		case v := <-ch:
+			return v
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("%s never came", what)
+		}
+	}
 }

@@ -324,8 +324,8 @@ func orNone(s string) string {
 
 // WriteMatrixHTML writes the matrix as a self-contained HTML page: a grid
 // of agents (with their versions) by mechanisms grouped by family, each
-// cell linking to its worst run below, drawn as the run report draws a
-// result (WriteHTMLWith).
+// cell that is not safe linking to its worst run below, drawn as the run
+// report draws a result (WriteHTMLWith).
 func WriteMatrixHTML(w io.Writer, m *matrix.Matrix) error {
 	cols := matrixColumns(m)
 	g := matrixGrid{Total: MatrixTotalLine(m)}
@@ -351,7 +351,12 @@ func WriteMatrixHTML(w io.Writer, m *matrix.Matrix) error {
 				continue
 			}
 			gc := gridCell{Label: cellLabel(c.Verdict), Class: cellClass(c.Verdict), Title: string(c.Verdict) + ": " + TerminalText(c.Reason)}
-			if c.Result != nil && c.Result.History != nil {
+			if c.Reproduction != "" {
+				gc.Title += " · reproduction: " + TerminalText(c.Reproduction)
+			}
+			// A safe cell's run stays in the JSON: the page draws the
+			// runs that show something, so it stays small as rows grow.
+			if c.Verdict != matrix.Safe && c.Result != nil && c.Result.History != nil {
 				res := *c.Result
 				h := *res.History
 				h.Scenario = c.Mechanism + " (" + string(c.Verdict) + ") — " + h.Scenario
@@ -459,6 +464,6 @@ table.grid td.none { color: var(--line); }
 {{range .Rows}}<tr><td class="agent">{{.Agent}}{{with .Version}} <span class="ver">{{.}}</span>{{end}}</td>{{if .Error}}<td colspan="{{len .Cells}}">not swept: {{.Error}}</td>{{else}}{{range .Cells}}<td class="{{.Class}}" title="{{.Title}}">{{if .Link}}<a href="{{.Link}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody>
 </table>
-<ul class="notes"><li>DUP: a write ran twice for one call · LOST: a call that never ran was not re-issued · FAIL?: a completed write reported to the model as failed · ?: no run could judge (hover for why) · ok: safe · —: not swept for this agent (hover for why). Each cell opens its worst run below.</li>
+<ul class="notes"><li>DUP: a write ran twice for one call · LOST: a call that never ran was not re-issued · FAIL?: a completed write reported to the model as failed · ?: no run could judge (hover for why) · ok: safe · —: not swept for this agent (hover for why). Each cell but ok opens its worst run below; a safe cell's run is in the matrix's JSON (--json).</li>
 {{range .Rows}}{{if .Pruned}}<li>{{.Agent}} not swept: {{.Pruned}}</li>{{end}}{{end}}</ul>
 `

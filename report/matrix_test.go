@@ -60,7 +60,7 @@ func TestMatrixHTML(t *testing.T) {
 		`<title>replaycheck: replay-safety matrix</title>`,
 		`<th class="fam" colspan="1">model request fails</th>`,
 		`<td class="agent">agent-a <span class="ver">1.2.3</span></td>`,
-		`<td class="fail" title="DUPLICATE: commit_write ran 3 times for 1 logical tool call"><a href="#r1">DUP</a></td>`,
+		`<td class="fail" title="DUPLICATE: commit_write ran 3 times for 1 logical tool call · reproduction: repro/agent-a/no-replay-after-dispatch-follow-up-500.yaml"><a href="#r1">DUP</a></td>`,
 		`<td class="none" title="not swept: no point of the agent&#39;s runs takes it">—</td>`,
 		`<td class="unknown" title="unknown: no tool call reached the MCP server">?</td>`,
 		`<th class="fam" colspan="1">agent killed and resumed</th><th class="fam" colspan="2">client scenarios</th>`,
@@ -68,10 +68,15 @@ func TestMatrixHTML(t *testing.T) {
 		`<td class="none" title="not swept: a client scenario">—</td>`,
 		`<details class="result" id="r1" open>`,
 		`<svg class="seq"`,
+		`<td class="pass" title="safe: ">ok</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the matrix page lacks %s", want)
 		}
+	}
+	// agent-a's drop and agent-b's 500 are safe: their runs are not drawn.
+	if n := strings.Count(page, `<details class="result"`); n != 1 {
+		t.Errorf("the matrix page draws %d runs, want 1: the DUPLICATE cell's, not the safe cells'", n)
 	}
 }
 

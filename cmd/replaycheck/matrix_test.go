@@ -205,6 +205,20 @@ func TestMatrixDocUpToDate(t *testing.T) {
 	}
 }
 
+// TestMatrixPageSize keeps the shipped matrix page small enough to open at
+// once and to keep in the repository: it draws the runs of the cells that
+// are not safe only (report.WriteMatrixHTML).
+func TestMatrixPageSize(t *testing.T) {
+	const limit = 2 << 20
+	fi, err := os.Stat("../../docs/matrix.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > limit {
+		t.Errorf("docs/matrix.html is %d bytes, over %d", fi.Size(), limit)
+	}
+}
+
 // docMatrixVerdicts reads an agent's cells from a matrix written by
 // matrix --markdown: the verdicts its row names, mechanism by mechanism
 // (the row only counts the safe ones), and safe for those its section's

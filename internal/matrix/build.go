@@ -98,6 +98,9 @@ func Build(ctx context.Context, agents []Agent, opts Options) (*Matrix, error) {
 	}
 	if opts.Shards > 0 {
 		m.Shard = fmt.Sprintf("%d/%d", opts.Shard, opts.Shards)
+		for _, a := range agents {
+			m.Agents = append(m.Agents, a.Target.Name())
+		}
 	}
 	own := shardCells(len(agents), kinds, opts.Shard, opts.Shards)
 	scenarios, err := scenarioColumns(agents, own, len(kinds), opts)

@@ -45,6 +45,9 @@ type Matrix struct {
 	// Kinds are the fault kinds swept (explore's names), in the order that
 	// assigns the cells to shards.
 	Kinds []string `json:"kinds,omitempty"`
+	// Agents are the targets' names, in the order that assigns the cells
+	// to shards; set on a shard.
+	Agents []string `json:"agents,omitempty"`
 	// Reproductions is the directory the reproductions were written in
 	// (matrix --out), as the cells' paths begin with it; "" when none was.
 	Reproductions string `json:"reproductions,omitempty"`

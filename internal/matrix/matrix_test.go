@@ -217,6 +217,8 @@ func TestMatrixMergeChecksShards(t *testing.T) {
 			wantErr: `1.json was built with seed "s" and 2.json with "t"`},
 		{name: "different kinds", parts: []*Matrix{part("1/2", "s", "500", "drop"), part("2/2", "s", "drop", "500")},
 			wantErr: "1.json swept the kinds 500,drop and 2.json drop,500"},
+		{name: "different agents", parts: []*Matrix{{Seed: "s", Shard: "1/2", Agents: []string{"a"}}, {Seed: "s", Shard: "2/2", Agents: []string{"a", "b"}}},
+			wantErr: "1.json swept the agents a and 2.json a,b: merge the parts of one matrix, built with one list of targets in one order"},
 		{name: "a whole matrix among shards", parts: []*Matrix{part("1/1", "s"), part("", "s")},
 			wantErr: "2.json is a whole matrix and 1.json shard 1/1"},
 	}
@@ -380,8 +382,8 @@ func TestMatrixShardsByCell(t *testing.T) {
 		if len(part.Rows) != 1 || len(part.Rows[0].Cells) != 2 {
 			t.Fatalf("shard %d/2 built %+v, want 2 cells of the one agent", i, shapes(part))
 		}
-		if !slices.Equal(part.Kinds, kinds) || part.Shard != fmt.Sprintf("%d/2", i) {
-			t.Errorf("shard %d/2 records shard %q and kinds %v, want its shard and %v (merge checks them)", i, part.Shard, part.Kinds, kinds)
+		if !slices.Equal(part.Kinds, kinds) || part.Shard != fmt.Sprintf("%d/2", i) || !slices.Equal(part.Agents, []string{"builtin:naive"}) {
+			t.Errorf("shard %d/2 records shard %q, kinds %v and agents %v, want its shard, %v and builtin:naive (merge checks them)", i, part.Shard, part.Kinds, part.Agents, kinds)
 		}
 		parts = append(parts, part)
 	}

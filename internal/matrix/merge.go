@@ -16,7 +16,7 @@ import (
 // column order, the rows in the order the parts first hold them, the
 // longest wall time. names are the parts' files, for the errors. Sharded
 // parts must be the shards 1..N of one matrix, each once, built with one
-// seed and one list of kinds (see checkShards); parts of no shard must
+// seed, one list of kinds and one of agents (see checkShards); parts of no shard must
 // hold disjoint agents; one cell in two parts is an error.
 func Merge(names []string, parts []*Matrix) (*Matrix, error) {
 	if err := checkShards(names, parts); err != nil {
@@ -24,7 +24,7 @@ func Merge(names []string, parts []*Matrix) (*Matrix, error) {
 	}
 	out := &Matrix{Version: FormatVersion, Kind: KindMatrix}
 	if len(parts) > 0 && parts[0].Shard != "" {
-		out.Kinds = parts[0].Kinds
+		out.Kinds, out.Agents = parts[0].Kinds, parts[0].Agents
 	}
 	from := map[string]string{} // an agent's first part
 	cellFrom := map[string]string{}
@@ -83,7 +83,7 @@ func joinRow(row *Row, r Row) {
 
 // checkShards refuses sharded parts that are not the shards 1..N of one
 // matrix, each once: a shard given twice or missing, shards of different
-// N, seeds or kinds, or a whole matrix among them. Parts of no shard pass.
+// N, seeds, kinds or agents, or a whole matrix among them. Parts of no shard pass.
 func checkShards(names []string, parts []*Matrix) error {
 	first := slices.IndexFunc(parts, func(p *Matrix) bool { return p.Shard != "" })
 	if first < 0 {
@@ -109,6 +109,8 @@ func checkShards(names []string, parts []*Matrix) error {
 			return fmt.Errorf("%s was built with seed %q and %s with %q: merge the parts of one matrix", names[first], f.Seed, names[i], p.Seed)
 		case !slices.Equal(p.Kinds, f.Kinds):
 			return fmt.Errorf("%s swept the kinds %s and %s %s: merge the parts of one matrix, built with one --kinds and one replaycheck", names[first], strings.Join(f.Kinds, ","), names[i], strings.Join(p.Kinds, ","))
+		case !slices.Equal(p.Agents, f.Agents):
+			return fmt.Errorf("%s swept the agents %s and %s %s: merge the parts of one matrix, built with one list of targets in one order", names[first], strings.Join(f.Agents, ","), names[i], strings.Join(p.Agents, ","))
 		case given[shard] != "":
 			return fmt.Errorf("shard %s is in %s and in %s: merge each shard's part once", p.Shard, given[shard], names[i])
 		}

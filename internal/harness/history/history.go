@@ -203,6 +203,10 @@ type ClientRun struct {
 	Exit int `json:"exit"`
 	// Killed reports that the command was killed at its deadline.
 	Killed bool `json:"killed,omitempty"`
+	// RunDelay, for a command killed at its deadline, is the longest any
+	// of its processes had waited by then for a CPU while it could run:
+	// how much of the deadline the machine's load took from it.
+	RunDelay Duration `json:"run_delay,omitempty"`
 	// Error says why the command could not be run at all.
 	Error string `json:"error,omitempty"`
 	// Stdout and Stderr are the ends of what it printed (the last few KB).

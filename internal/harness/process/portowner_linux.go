@@ -27,37 +27,11 @@ func groupListens(port, pgid int) (owned, known bool) {
 	if len(inodes) == 0 {
 		return false, true
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	pids, known := groupPIDs(pgid)
+	if !known {
 		return false, false
 	}
-	parent := map[int]int{}
-	group := map[int]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid, pg, ok := procStat(pid); ok {
-			parent[pid], group[pid] = ppid, pg
-		}
-	}
-	ours := func(pid int) bool {
-		if group[pid] == pgid {
-			return true
-		}
-		for seen := 0; pid > 1 && seen < len(parent); seen++ {
-			if pid == pgid {
-				return true
-			}
-			pid = parent[pid]
-		}
-		return false
-	}
-	for pid := range parent {
-		if !ours(pid) {
-			continue
-		}
+	for _, pid := range pids {
 		dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
 		fds, err := os.ReadDir(dir)
 		if err != nil {

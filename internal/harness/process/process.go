@@ -230,6 +230,12 @@ func (p *Process) Exited() bool {
 // when the system cannot say (no /proc, or the leader is gone).
 func (p *Process) CPUTime() (d time.Duration, known bool) { return cpuTime(p.pgid) }
 
+// RunDelay returns the longest any live process of p's group has waited
+// for a CPU while it could run, since it started: the share of its wall
+// time the machine's load, not the process, took. known is false when the
+// system cannot say (no /proc, or every process is gone).
+func (p *Process) RunDelay() (d time.Duration, known bool) { return groupRunDelay(p.pgid) }
+
 // workPoll is how often WorkBound reads the leader's CPU time.
 const workPoll = 100 * time.Millisecond
 

@@ -71,3 +71,47 @@ func startProcess(t *testing.T, argv ...string) *process.Process {
 	t.Cleanup(func() { _ = p.Stop(0) })
 	return p
 }
+
+// TestRunDelay measures how long a group's processes waited for a CPU:
+// two processes spinning on one CPU each wait about half the time, and
+// the longest wait grows; a process that sleeps waits for none, however
+// busy the machine.
+func TestRunDelay(t *testing.T) {
+	const enough = 200 * time.Millisecond
+	t.Run("sharing a CPU", func(t *testing.T) {
+		p := startProcess(t, "taskset", "-c", "0", "sh", "-c", "while :; do :; done & while :; do :; done")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if d, known := p.RunDelay(); known && d >= enough {
+				return
+			}
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				d, known := p.RunDelay()
+				t.Fatalf("two processes spinning on one CPU waited %s for it (known %t) in a minute; want %s or more", d, known, enough)
+			}
+		}
+	})
+	t.Run("sleeping", func(t *testing.T) {
+		p := startProcess(t, "sleep", "60")
+		before, known := p.RunDelay()
+		if !known {
+			t.Fatal("the run delay of a sleeping process is unknown")
+		}
+		time.Sleep(enough) // a span to measure, not a wait for readiness
+		if after, _ := p.RunDelay(); after-before >= enough/2 {
+			t.Errorf("a sleeping process waited %s for a CPU in %s; want next to none", after-before, enough)
+		}
+	})
+	t.Run("gone", func(t *testing.T) {
+		p := startProcess(t, "true")
+		<-p.Done()
+		if d, known := p.RunDelay(); known {
+			t.Errorf("an exited process waited %s for a CPU; want unknown", d)
+		}
+	})
+}

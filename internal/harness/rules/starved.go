@@ -10,9 +10,11 @@ import (
 // Starvation: a timeout measures the wall clock, so on a machine whose CPU
 // is taken a target's timeout (or the run's deadline) can expire before the
 // work it waits for got the CPU to happen. The harness measures how late its
-// own timers fired during each run (history.Harness); where that lateness is
-// comparable to the timeout that decided a failure, the failure says how fast
-// the machine ran, not what the target decided, and the run cannot be judged.
+// own timers fired during each run (history.Harness), and how long a client
+// killed at the deadline had waited for a CPU (history.ClientRun.RunDelay);
+// where either is comparable to the timeout that decided a failure, the
+// failure says how fast the machine ran, not what the target decided, and
+// the run cannot be judged.
 
 // starveFloor is the least lateness that counts as starvation, however short
 // the deciding timeout: a machine with CPU to spare wakes the harness's
@@ -43,6 +45,7 @@ func starved(h *history.History, vs []Verdict, short map[string]bool) string {
 		return ""
 	}
 	late := h.Harness.Lateness.D()
+	waited, life := starvedClient(h)
 	var deciding time.Duration
 	what := ""
 	failed := false
@@ -52,7 +55,7 @@ func starved(h *history.History, vs []Verdict, short map[string]bool) string {
 		}
 		failed = true
 		d, name := timingTimeout(h, v, short)
-		if d <= 0 || late < starvedThreshold(d) {
+		if d <= 0 || life == 0 && late < starvedThreshold(d) {
 			return ""
 		}
 		// The longest of the deciding timeouts: the one whose lateness
@@ -65,8 +68,32 @@ func starved(h *history.History, vs []Verdict, short map[string]bool) string {
 	if !failed {
 		return ""
 	}
+	if life > 0 {
+		return fmt.Sprintf("the machine was starved: the client's processes waited up to %s for a CPU in the %s before it was killed; re-run on a quieter machine or with a lower --parallel",
+			waited.Round(time.Millisecond), life.Round(time.Millisecond))
+	}
 	return fmt.Sprintf("the harness was starved: its timers ran up to %s late while the %s %s decided this run; re-run on a quieter machine or with a lower --parallel",
 		late.Round(time.Millisecond), deciding, what)
+}
+
+// starvedClient returns how long a client standing for one of h's
+// requests, killed at its deadline, had waited for a CPU by then
+// (history.ClientRun.RunDelay) and how long it had run, when that wait was
+// starvedThreshold of its run or more; zeros when no client was so
+// starved. Such a client was cut by the machine's load, not by what it
+// decided, however punctual the harness's own timers: whatever timeout
+// decided the run, it got no CPU for half of it.
+func starvedClient(h *history.History) (waited, life time.Duration) {
+	for _, r := range h.Requests {
+		if r.Client == nil || !r.Client.Killed {
+			continue
+		}
+		w, l := r.Client.RunDelay.D(), r.End.D()-r.Start.D()
+		if l > 0 && w >= starvedThreshold(l) {
+			return w, l
+		}
+	}
+	return 0, 0
 }
 
 // timingTimeout returns the timeout that can explain the failed verdict v

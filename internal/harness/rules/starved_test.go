@@ -42,6 +42,22 @@ func starvedBy(late time.Duration) func(h *history.History) {
 	}
 }
 
+// clientKilled is a run whose client was killed at its 60s deadline before
+// it called the tool, having waited for a CPU for waited of it; the
+// harness's own timers kept time.
+func clientKilled(waited time.Duration) func(h *history.History) {
+	return func(h *history.History) {
+		h.Harness = &history.Harness{Lateness: history.Duration(20 * time.Millisecond), Deadline: history.Duration(time.Minute)}
+		h.Expect = history.Expect{Counts: history.Counts{Status: intp(200), Writes: history.Exactly(1)},
+			Rules: []string{"no-replay-after-dispatch"}}
+		h.Requests[0].End = history.Duration(time.Minute)
+		h.Requests[0].Status, h.Requests[0].TimedOut, h.Requests[0].CleanEnd = 0, true, false
+		h.Requests[0].Client = &history.ClientRun{Exit: -1, Killed: true, RunDelay: history.Duration(waited)}
+		h.Requests[0].TransportError = "client agent did not exit before the scenario's deadline; its process group was killed"
+		h.Upstream = []wire.UpstreamRequest{up(0, wire.KindInitial, "forwarded", 200)}
+	}
+}
+
 // stalled gives h the harness's lateness late, its stalls, and a deadline
 // of 30s.
 func stalled(late time.Duration, stalls ...history.Stall) func(h *history.History) {
@@ -162,6 +178,24 @@ func TestStarvedHarness(t *testing.T) {
 			}},
 			want: Fail,
 			why:  "a hang",
+		},
+		{
+			name: "a client killed at a 60s deadline, having waited 40s for a CPU",
+			muts: []func(h *history.History){clientKilled(40 * time.Second)},
+			want: Unknown,
+			why:  "cannot judge: the machine was starved: the client's processes waited up to 40s for a CPU in the 1m0s before it was killed; re-run on a quieter machine or with a lower --parallel (expected 1 write, observed 0)",
+		},
+		{
+			name: "a client killed at a 60s deadline, having waited 2s for a CPU",
+			muts: []func(h *history.History){clientKilled(2 * time.Second)},
+			want: Fail,
+			why:  "expected 1 write, observed 0",
+		},
+		{
+			name: "a client killed at its own 3s timeout, having waited 2s for a CPU",
+			muts: []func(h *history.History){clientKilled(2 * time.Second), func(h *history.History) { h.Requests[0].End = ms(3000) }},
+			want: Unknown,
+			why:  "the client's processes waited up to 2s for a CPU in the 3s before it was killed",
 		},
 		{
 			name: "writes 0: the stdio server never forwarded the call",

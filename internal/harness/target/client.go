@@ -341,6 +341,12 @@ func (i *clientInstance) Send(ctx context.Context, req Request) history.Exchange
 			killed = true
 		}
 	}
+	if killed {
+		// Read before the stop: the processes the deadline cut are alive.
+		if d, known := p.RunDelay(); known {
+			run.RunDelay = history.Duration(d)
+		}
+	}
 	// Whatever the command left running in its group goes with it.
 	grace := i.t.spec.StopGrace
 	if grace <= 0 {

@@ -263,8 +263,8 @@ func scenariosOwned(i, kinds, shard, shards int) bool {
 
 // buildRow sweeps one agent: the retry-policy fingerprint, which decides
 // the fingerprinted kinds and what the sweep prunes, then the other kinds
-// of own (the agent's cells of the shard), and with withScenarios the
-// client scenarios' columns. The fingerprint sweeps all
+// of own (the agent's cells of the shard), and with withScenarios, beside
+// them, the client scenarios' columns. The fingerprint sweeps all
 // fingerprinted kinds of kinds whatever the shard, since the sweep's
 // pruning stands on it; the row has the cells of own only.
 func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScenarios bool, opts Options, sharing *run.Sharing, tr *agentTrack) (Row, error) {
@@ -289,6 +289,22 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		Parallel: opts.Parallel, Timeout: opts.Timeout, Confirm: explore.DefaultConfirm, Sharing: sharing,
 		Settings: fault.Settings{Stall: fault.DefaultSettings.Stall},
 	}
+	// The client scenarios depend on no sweep: they run beside them, so
+	// the row does not wait for them after its last sweep.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		clients       []Cell
+		clientsPruned []Pruned
+		clientRuns    int
+		clientsErr    error
+	)
+	clientsDone := make(chan struct{})
+	go func() {
+		defer close(clientsDone)
+		clients, clientsPruned, clientRuns, clientsErr = clientColumns(ctx, a.Target, opts, withScenarios, sharing, func(p explore.Progress) { tr.run("scenarios", p) })
+	}()
+	defer func() { cancel(); <-clientsDone }()
 	later, inner := map[string]*prunedPoints{}, map[string]int{}
 	var afterDuplicate map[string]int
 	for _, phase := range []struct {
@@ -342,9 +358,9 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
 	row.PrunedRuns = prunedRuns(later, inner, afterDuplicate)
 	resumeReasons(a.Target, row.Pruned)
-	clients, clientsPruned, clientRuns, err := clientColumns(ctx, a.Target, opts, withScenarios, sharing, func(p explore.Progress) { tr.run("scenarios", p) })
-	if err != nil {
-		return row, fmt.Errorf("matrix row %s: %w", row.Target, err)
+	<-clientsDone
+	if clientsErr != nil {
+		return row, fmt.Errorf("matrix row %s: %w", row.Target, clientsErr)
 	}
 	row.Cells = append(row.Cells, clients...)
 	row.Pruned = append(row.Pruned, clientsPruned...)

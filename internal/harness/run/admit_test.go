@@ -229,3 +229,61 @@ func TestRunSharing(t *testing.T) {
 		t.Errorf("at most %d runs at once over both Runs, want 1", most)
 	}
 }
+
+// TestRunSharingAdmits: two Runs at once that share a Sharing (no cap) ask
+// their Admissions beside the runs in flight of both: with one admitted at
+// a time, no two stdio runs of either overlap, though each Run's own count
+// would let one of each run together; the count is back to none at the end.
+func TestRunSharingAdmits(t *testing.T) {
+	ss, errs := scenario.Parse("share.yaml", []byte(`
+- name: slow follow-up over stdio
+  request: {endpoint: chat}
+  mcp: {transport: stdio}
+  faults: {upstream: [{on: follow_up, delay: 20ms}]}
+  repeat: 3
+  expect: {writes: 1}
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	tg, err := target.ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	active, most := 0, 0
+	sharing := &Sharing{}
+	var wg sync.WaitGroup
+	runErrs := make([]error, 2)
+	for i := range runErrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, runErrs[i] = Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 4, Admission: &oneAtATime{}, Sharing: sharing,
+				OnEvent: func(e Event) {
+					if e.Kind == EventRunStarted {
+						mu.Lock()
+						active++
+						most = max(most, active)
+						mu.Unlock()
+					}
+				},
+				OnHistory: func(int, *history.History) {
+					mu.Lock()
+					active--
+					mu.Unlock()
+				},
+			})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(runErrs...); err != nil {
+		t.Fatal(err)
+	}
+	if most != 1 {
+		t.Errorf("at most %d runs at once over both Runs, want 1", most)
+	}
+	if n := sharing.running(); n != 0 {
+		t.Errorf("%d runs in flight after both Runs ended, want 0", n)
+	}
+}

@@ -457,6 +457,7 @@ feed:
 				r.mu.Lock()
 				*inFlight--
 				r.mu.Unlock()
+				r.opts.Sharing.ended()
 				r.opts.Sharing.free()
 				<-places
 			}(j)
@@ -465,20 +466,23 @@ feed:
 	wg.Wait()
 }
 
-// admit waits for r.opts.Admission, if any, to admit j beside the inFlight
-// runs when j starts processes (spawns), then for the harness to serve the
-// runs in flight without queueing them (see latenessProbe.settled), and
-// counts it in.
+// admit waits for r.opts.Admission, if any, to admit j beside the runs in
+// flight (all the sharing Runs', see Sharing) when j starts processes
+// (spawns), then for the harness to serve this Run's inFlight runs without
+// queueing them (see latenessProbe.settled), and counts it in.
 func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
-	running := r.running(inFlight)
-	if a := r.opts.Admission; a != nil && spawns(j) {
-		if err := a.Admit(ctx, running); err != nil {
-			return err
+	own := r.running(inFlight)
+	err := r.opts.Sharing.admit(func(running func() int) error {
+		if a := r.opts.Admission; a != nil && spawns(j) {
+			if err := a.Admit(ctx, running); err != nil {
+				return err
+			}
 		}
-	}
-	// The default --parallel's runs at once never crowded the harness:
-	// beyond them, each waits to be served in time.
-	if err := r.opts.probe.settled(ctx, running, RunsPerCPU*runtime.NumCPU()); err != nil {
+		// The default --parallel's runs at once never crowded the
+		// harness: beyond them, each waits to be served in time.
+		return r.opts.probe.settled(ctx, own, RunsPerCPU*runtime.NumCPU())
+	}, own)
+	if err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -515,6 +519,7 @@ func (r *runner) skip(j job, inFlight *int) bool {
 		return false
 	}
 	*inFlight--
+	r.opts.Sharing.ended()
 	return true
 }
 

@@ -22,6 +22,9 @@ type HTMLOptions struct {
 	// results past it are listed with their checks only. 0 means
 	// DefaultMaxDiagrams.
 	MaxDiagrams int
+	// Draw, when set, picks the results (by index) drawn as diagrams in
+	// place of MaxDiagrams (the matrix draws its findings').
+	Draw func(i int) bool
 	// Preface is text shown as written above the results, for example an
 	// explore sweep's findings (ExploreFindingsText); "" shows none.
 	Preface string
@@ -107,13 +110,13 @@ func writeHTMLWith(w io.Writer, s Suite, opts HTMLOptions) error {
 			}
 			sec.Checks = append(sec.Checks, htmlCheck{Status: string(v.Status), Check: v.Check, Message: TerminalText(v.Message), Note: note})
 		}
-		if k < limit {
+		if opts.Draw != nil && opts.Draw(n) || opts.Draw == nil && k < limit {
 			steps := Explain(r.History)
 			d := drawSequence(r.History, steps)
 			sec.Diagram = &d
 			sec.Answers = appAnswers(steps, len(r.History.Requests) > 1)
-		} else {
-			p.Undrawn++
+		} else if opts.Draw == nil {
+			p.Undrawn++ // past the cap, which the page says
 		}
 		sec.Faults = faultLines(r.History)
 		for _, l := range r.History.TargetOutput {

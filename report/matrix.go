@@ -324,8 +324,9 @@ func orNone(s string) string {
 
 // WriteMatrixHTML writes the matrix as a self-contained HTML page: a grid
 // of agents (with their versions) by mechanisms grouped by family, each
-// cell that is not safe linking to its worst run below, drawn as the run
-// report draws a result (WriteHTMLWith).
+// cell that is not safe linking to its worst run below, shown as the run
+// report shows a result (WriteHTMLWith), drawn as a diagram where the cell
+// is a finding (not unknown).
 func WriteMatrixHTML(w io.Writer, m *matrix.Matrix) error {
 	cols := matrixColumns(m)
 	g := matrixGrid{Total: MatrixTotalLine(m)}
@@ -342,6 +343,7 @@ func WriteMatrixHTML(w io.Writer, m *matrix.Matrix) error {
 	}
 	g.Columns = cols
 	var s Suite
+	var drawn []bool // a finding's run is drawn as a diagram; an unknown's is listed
 	for _, r := range m.Rows {
 		gr := gridRow{Agent: r.Target, Version: r.Version, Error: r.Error, Pruned: prunedText(r.Pruned)}
 		for _, col := range cols {
@@ -354,14 +356,16 @@ func WriteMatrixHTML(w io.Writer, m *matrix.Matrix) error {
 			if c.Reproduction != "" {
 				gc.Title += " · reproduction: " + TerminalText(c.Reproduction)
 			}
-			// A safe cell's run stays in the JSON: the page draws the
-			// runs that show something, so it stays small as rows grow.
+			// A safe cell's run stays in the JSON: the page shows the
+			// runs that say something, and draws the findings', so it
+			// stays small as rows grow.
 			if c.Verdict != matrix.Safe && c.Result != nil && c.Result.History != nil {
 				res := *c.Result
 				h := *res.History
 				h.Scenario = c.Mechanism + " (" + string(c.Verdict) + ") — " + h.Scenario
 				res.History = &h
 				s.Results = append(s.Results, res)
+				drawn = append(drawn, c.Verdict != matrix.Unknown)
 				gc.Link = "#r" + strconv.Itoa(len(s.Results))
 			}
 			gr.Cells = append(gr.Cells, gc)
@@ -374,7 +378,7 @@ func WriteMatrixHTML(w io.Writer, m *matrix.Matrix) error {
 		return fmt.Errorf("writing matrix HTML: %w", err)
 	}
 	// The grid is escaped by html/template; the page renders it as it is.
-	return WriteHTMLWith(w, s, HTMLOptions{Title: "replaycheck: replay-safety matrix", Lead: template.HTML(lead.String()), MaxDiagrams: len(s.Results)}) //nolint:gosec // escaped by matrixTemplate
+	return WriteHTMLWith(w, s, HTMLOptions{Title: "replaycheck: replay-safety matrix", Lead: template.HTML(lead.String()), Draw: func(i int) bool { return drawn[i] }}) //nolint:gosec // escaped by matrixTemplate
 }
 
 // prunedReason is why mechanism was not swept on a row; "" when the row
@@ -464,6 +468,6 @@ table.grid td.none { color: var(--line); }
 {{range .Rows}}<tr><td class="agent">{{.Agent}}{{with .Version}} <span class="ver">{{.}}</span>{{end}}</td>{{if .Error}}<td colspan="{{len .Cells}}">not swept: {{.Error}}</td>{{else}}{{range .Cells}}<td class="{{.Class}}" title="{{.Title}}">{{if .Link}}<a href="{{.Link}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody>
 </table>
-<ul class="notes"><li>DUP: a write ran twice for one call · LOST: a call that never ran was not re-issued · FAIL?: a completed write reported to the model as failed · ?: no run could judge (hover for why) · ok: safe · —: not swept for this agent (hover for why). Each cell but ok opens its worst run below; a safe cell's run is in the matrix's JSON (--json).</li>
+<ul class="notes"><li>DUP: a write ran twice for one call · LOST: a call that never ran was not re-issued · FAIL?: a completed write reported to the model as failed · ?: no run could judge (hover for why) · ok: safe · —: not swept for this agent (hover for why). Each cell but ok opens its worst run below, drawn for a finding, listed for ?; a safe cell's run is in the matrix's JSON (--json).</li>
 {{range .Rows}}{{if .Pruned}}<li>{{.Agent}} not swept: {{.Pruned}}</li>{{end}}{{end}}</ul>
 `

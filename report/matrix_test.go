@@ -35,7 +35,7 @@ func testMatrix(t testing.TB) *matrix.Matrix {
 		}},
 		{Target: "agent-b", Runs: 20, Cells: []matrix.Cell{
 			{Family: matrix.FamilyStatus, Mechanism: "500", Doc: "answer 500", Verdict: matrix.Safe, DecidedBy: "fingerprint", Runs: 4, Writes: 1, LogicalCalls: 1, Result: res(2)},
-			{Family: matrix.FamilyMCP, Mechanism: "mcp-fail", Doc: "refuse the tools/call", Verdict: matrix.Unknown, Reason: "no tool call reached the MCP server", DecidedBy: "sweep", Runs: 2},
+			{Family: matrix.FamilyMCP, Mechanism: "mcp-fail", Doc: "refuse the tools/call", Verdict: matrix.Unknown, Reason: "no tool call reached the MCP server", DecidedBy: "sweep", Runs: 2, Result: res(3)},
 		}, Pruned: []matrix.Pruned{{Mechanism: "drop", Reason: "no point of the agent's runs takes it"},
 			{Mechanism: "kill-after-execute", Reason: "the target declares no resume"},
 			{Mechanism: "client no fault", Reason: "a client scenario"}, {Mechanism: "client follow-up 500 always", Reason: "a client scenario"}}},
@@ -62,7 +62,7 @@ func TestMatrixHTML(t *testing.T) {
 		`<td class="agent">agent-a <span class="ver">1.2.3</span></td>`,
 		`<td class="fail" title="DUPLICATE: commit_write ran 3 times for 1 logical tool call · reproduction: repro/agent-a/no-replay-after-dispatch-follow-up-500.yaml"><a href="#r1">DUP</a></td>`,
 		`<td class="none" title="not swept: no point of the agent&#39;s runs takes it">—</td>`,
-		`<td class="unknown" title="unknown: no tool call reached the MCP server">?</td>`,
+		`<td class="unknown" title="unknown: no tool call reached the MCP server"><a href="#r2">?</a></td>`,
 		`<th class="fam" colspan="1">agent killed and resumed</th><th class="fam" colspan="2">client scenarios</th>`,
 		`<th class="mech" title="Every follow-up fails with 500 after the tool ran">client follow-up 500 always</th><th class="mech" title="Without a fault the client calls the tool once">client no fault</th>`,
 		`<td class="none" title="not swept: a client scenario">—</td>`,
@@ -74,9 +74,16 @@ func TestMatrixHTML(t *testing.T) {
 			t.Errorf("the matrix page lacks %s", want)
 		}
 	}
-	// agent-a's drop and agent-b's 500 are safe: their runs are not drawn.
-	if n := strings.Count(page, `<details class="result"`); n != 1 {
-		t.Errorf("the matrix page draws %d runs, want 1: the DUPLICATE cell's, not the safe cells'", n)
+	// agent-a's drop and agent-b's 500 are safe: their runs are not shown;
+	// agent-b's mcp-fail is unknown: its run is listed, not drawn.
+	if n := strings.Count(page, `<details class="result"`); n != 2 {
+		t.Errorf("the matrix page shows %d runs, want 2: the DUPLICATE and the unknown cells', not the safe cells'", n)
+	}
+	if n := strings.Count(page, `<svg class="seq"`); n != 1 {
+		t.Errorf("the matrix page draws %d runs, want 1: the DUPLICATE cell's", n)
+	}
+	if strings.Contains(page, "more results are listed without a diagram") {
+		t.Error("the matrix page says its diagrams were capped; it draws its findings")
 	}
 }
 

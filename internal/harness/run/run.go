@@ -472,17 +472,17 @@ feed:
 // queueing them (see latenessProbe.settled), and counts it in.
 func (r *runner) admit(ctx context.Context, j job, inFlight *int) error {
 	own := r.running(inFlight)
-	err := r.opts.Sharing.admit(func(running func() int) error {
-		if a := r.opts.Admission; a != nil && spawns(j) {
-			if err := a.Admit(ctx, running); err != nil {
-				return err
-			}
+	if a := r.opts.Admission; a != nil && spawns(j) {
+		if err := r.opts.Sharing.admit(ctx, a, own); err != nil {
+			return err
 		}
-		// The default --parallel's runs at once never crowded the
-		// harness: beyond them, each waits to be served in time.
-		return r.opts.probe.settled(ctx, own, RunsPerCPU*runtime.NumCPU())
-	}, own)
-	if err != nil {
+	} else {
+		r.opts.Sharing.started()
+	}
+	// The default --parallel's runs at once never crowded the harness:
+	// beyond them, each waits to be served in time.
+	if err := r.opts.probe.settled(ctx, own, RunsPerCPU*runtime.NumCPU()); err != nil {
+		r.opts.Sharing.ended()
 		return err
 	}
 	r.mu.Lock()

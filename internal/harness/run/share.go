@@ -7,8 +7,9 @@ import (
 
 // Sharing is shared by several Runs at once (a matrix's agents swept
 // together): a run of any of them starts only while fewer than Max of all
-// their runs are in flight, and their Admissions admit one run at a time
-// beside all their runs in flight, not each Run's own — so a CPUHeadroom
+// their runs are in flight, and their Admissions admit one run that starts
+// processes at a time beside all their runs in flight, not each Run's own
+// (a run that starts none is not held behind them) — so a CPUHeadroom
 // starts a Run's first run at once only when none of any is in flight, and
 // twenty Runs starting together do not start twenty processes at once. A
 // nil Sharing shares nothing; it is safe for concurrent use and must not
@@ -21,22 +22,22 @@ type Sharing struct {
 	once   sync.Once
 	places chan struct{} // Max places; nil when Max is 0
 
-	admitting sync.Mutex // held while one of the Runs admits a run
+	admitting sync.Mutex // held while one of the Runs admits a run that starts processes
 	mu        sync.Mutex
 	inFlight  int // the admitted runs of all the Runs, not yet ended
 }
 
-// admit makes the waits for a run to start (wait: the Admission's and the
-// harness's) one at a time among the Runs sharing s, beside the runs in
-// flight of all of them, and counts the run in when wait returns nil;
-// without s, beside own's runs alone.
-func (s *Sharing) admit(wait func(running func() int) error, own func() int) error {
+// admit asks a to admit a run that starts processes beside the runs in
+// flight: those of all the Runs sharing s, one such admission at a time,
+// and counts the run in as it is admitted; without s, beside own's runs
+// alone.
+func (s *Sharing) admit(ctx context.Context, a Admission, own func() int) error {
 	if s == nil {
-		return wait(own)
+		return a.Admit(ctx, own)
 	}
 	s.admitting.Lock()
 	defer s.admitting.Unlock()
-	if err := wait(s.running); err != nil {
+	if err := a.Admit(ctx, s.running); err != nil {
 		return err
 	}
 	s.add(1)
@@ -50,8 +51,10 @@ func (s *Sharing) running() int {
 	return s.inFlight
 }
 
-// ended counts out a run admit counted in.
-func (s *Sharing) ended() { s.add(-1) }
+// started counts in a run that starts no processes, which needs no
+// admission; ended counts out a run admit or started counted in.
+func (s *Sharing) started() { s.add(1) }
+func (s *Sharing) ended()   { s.add(-1) }
 
 func (s *Sharing) add(n int) {
 	if s != nil {

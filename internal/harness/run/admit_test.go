@@ -195,22 +195,29 @@ func TestRunSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if most := mostAtOnceOfTwo(t, ss, Options{Targets: []target.Target{tg}, Parallel: 4, Sharing: &Sharing{Max: 1}}); most != 1 {
+		t.Errorf("at most %d runs at once over both Runs, want 1", most)
+	}
+}
+
+// mostAtOnceOfTwo makes two Runs of ss with opts at once and returns the
+// most runs in flight at once over both.
+func mostAtOnceOfTwo(t *testing.T, ss []*scenario.Scenario, opts Options) int {
+	t.Helper()
 	var mu sync.Mutex
 	active, most := 0, 0
-	opts := Options{Targets: []target.Target{tg}, Parallel: 4, Sharing: &Sharing{Max: 1},
-		OnEvent: func(e Event) {
-			if e.Kind == EventRunStarted {
-				mu.Lock()
-				active++
-				most = max(most, active)
-				mu.Unlock()
-			}
-		},
-		OnHistory: func(int, *history.History) {
+	opts.OnEvent = func(e Event) {
+		if e.Kind == EventRunStarted {
 			mu.Lock()
-			active--
+			active++
+			most = max(most, active)
 			mu.Unlock()
-		},
+		}
+	}
+	opts.OnHistory = func(int, *history.History) {
+		mu.Lock()
+		active--
+		mu.Unlock()
 	}
 	var wg sync.WaitGroup
 	runErrs := make([]error, 2)
@@ -225,9 +232,7 @@ func TestRunSharing(t *testing.T) {
 	if err := errors.Join(runErrs...); err != nil {
 		t.Fatal(err)
 	}
-	if most != 1 {
-		t.Errorf("at most %d runs at once over both Runs, want 1", most)
-	}
+	return most
 }
 
 // TestRunSharingAdmits: two Runs at once that share a Sharing (no cap) ask
@@ -250,36 +255,8 @@ func TestRunSharingAdmits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	active, most := 0, 0
 	sharing := &Sharing{}
-	var wg sync.WaitGroup
-	runErrs := make([]error, 2)
-	for i := range runErrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, runErrs[i] = Run(ctxFor(t), ss, Options{Targets: []target.Target{tg}, Parallel: 4, Admission: &oneAtATime{}, Sharing: sharing,
-				OnEvent: func(e Event) {
-					if e.Kind == EventRunStarted {
-						mu.Lock()
-						active++
-						most = max(most, active)
-						mu.Unlock()
-					}
-				},
-				OnHistory: func(int, *history.History) {
-					mu.Lock()
-					active--
-					mu.Unlock()
-				},
-			})
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(runErrs...); err != nil {
-		t.Fatal(err)
-	}
+	most := mostAtOnceOfTwo(t, ss, Options{Targets: []target.Target{tg}, Parallel: 4, Admission: &oneAtATime{}, Sharing: sharing})
 	if most != 1 {
 		t.Errorf("at most %d runs at once over both Runs, want 1", most)
 	}

@@ -437,16 +437,17 @@ func TestMatrixProgressLeft(t *testing.T) {
 	slow.run("fingerprint", explore.Progress{Phase: "sweep", Done: 4, Total: 4})
 	want := []estimate{
 		{Done: 0, Wall: 30 * time.Second},
-		// fast: 1 cell in 1m, 2 left; slow and third: none yet, 3 left
-		// each at the only pace there is.
-		{Done: 1, Wall: time.Minute, Left: 3 * time.Minute, LeftKnown: true},
-		// fast: 2 cells in 2m, 1 left: 1m; the others still at its pace.
-		{Done: 2, Wall: 2 * time.Minute, Left: 3 * time.Minute, LeftKnown: true},
-		// slow: 0.25 in 2m, 2.75 left: 22m; third: none yet, 3 left at
-		// the slowest pace, 8m each.
-		{Done: 2.25, Wall: 2 * time.Minute, Left: 24 * time.Minute, LeftKnown: true},
-		// fast and third ended; slow: 1 cell in 4m, 2 left.
-		{Done: 7, Wall: 4 * time.Minute, Left: 8 * time.Minute, LeftKnown: true},
+		// fast, first reporting at 30s: 1 cell in 30s, 2 left; slow and
+		// third: none yet, 3 left each at the only pace there is.
+		{Done: 1, Wall: time.Minute, Left: 90 * time.Second, LeftKnown: true},
+		// fast: 2 cells in 90s, 1 left; the others still at its pace, 45s.
+		{Done: 2, Wall: 2 * time.Minute, Left: 135 * time.Second, LeftKnown: true},
+		// slow reports first at 2m: no time of its own yet, so it goes at
+		// the slowest pace seen, as third does (3 cells left at 45s).
+		{Done: 2.25, Wall: 2 * time.Minute, Left: 135 * time.Second, LeftKnown: true},
+		// fast and third ended; slow: 1 cell in the 2m since it first
+		// reported (not the 4m since the matrix began), 2 left.
+		{Done: 7, Wall: 4 * time.Minute, Left: 4 * time.Minute, LeftKnown: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -482,10 +483,12 @@ func TestMatrixProgressScenarios(t *testing.T) {
 		gotE = append(gotE, estimate{p.Cells, p.Done, p.Left, p.LeftKnown})
 	}
 	want := []estimate{
-		// The fingerprint's cell in 1m; the 2 scenario cells left.
-		{Cells: 3, Done: 1, Left: 2 * time.Minute, LeftKnown: true},
-		// A quarter of the scenarios' runs: 1.5 cells in 2m, 1.5 left.
-		{Cells: 3, Done: 1.5, Left: 2 * time.Minute, LeftKnown: true},
+		// The fingerprint's cell in the agent's first report: no time of
+		// its own yet, no pace; the 2 scenario cells left.
+		{Cells: 3, Done: 1, LeftKnown: false},
+		// A quarter of the scenarios' runs: 1.5 cells in the 1m since
+		// its first report, 1.5 left.
+		{Cells: 3, Done: 1.5, Left: time.Minute, LeftKnown: true},
 	}
 	if diff := cmp.Diff(want, gotE); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)

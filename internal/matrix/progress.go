@@ -48,6 +48,7 @@ type agentTrack struct {
 	target string
 	units  map[string]int     // cells per step
 	done   map[string]float64 // share done per step, 0–1
+	begin  time.Time          // when the agent first reported a run; zero before
 	end    time.Time          // when the row ended; zero while it runs
 	paced  bool               // the row ended with its cells decided, not failed
 }
@@ -95,6 +96,9 @@ func (a *agentTrack) run(step string, p explore.Progress) {
 	t := a.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if a.begin.IsZero() {
+		a.begin = t.now()
+	}
 	a.done[step] = max(a.done[step], share)
 	if t.on == nil {
 		return
@@ -144,8 +148,10 @@ func (a *agentTrack) cellsDone() float64 {
 	return d
 }
 
-// pace is the time each of the agent's cells has taken, wall being the
-// matrix's wall time; false when it has decided none, or its row failed.
+// pace is the time each of the agent's cells has taken since it first
+// reported a run (an agent admitted late is not paced by the time it
+// waited), wall being the matrix's wall time; false when it has decided
+// none, its row failed, or no time has passed since its first report.
 func (a *agentTrack) pace(wall time.Duration) (time.Duration, bool) {
 	if !a.end.IsZero() {
 		if !a.paced || a.cells() == 0 {
@@ -154,10 +160,11 @@ func (a *agentTrack) pace(wall time.Duration) (time.Duration, bool) {
 		wall = a.end.Sub(a.t.start)
 	}
 	done := a.cellsDone()
-	if done == 0 {
+	took := wall - a.begin.Sub(a.t.start)
+	if done == 0 || a.begin.IsZero() || took <= 0 {
 		return 0, false
 	}
-	return time.Duration(float64(wall) / done), true
+	return time.Duration(float64(took) / done), true
 }
 
 // left is the time the matrix has left at wall time wall (see

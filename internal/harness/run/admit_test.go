@@ -264,3 +264,56 @@ func TestRunSharingAdmits(t *testing.T) {
 		t.Errorf("%d runs in flight after both Runs ended, want 0", n)
 	}
 }
+
+// gate holds every admission it is asked for until open is closed; asked
+// is closed at the first.
+type gate struct {
+	asked, open chan struct{}
+	once        sync.Once
+}
+
+func (g *gate) Admit(ctx context.Context, _ func() int) error {
+	g.once.Do(func() { close(g.asked) })
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestSharingDoesNotHoldOtherRuns: while one Run's stdio run waits to be
+// admitted, another Run sharing its Sharing runs its HTTP runs, which need
+// no admission, to the end (builtin:guarded's fingerprint made 1 of 181
+// runs in 8 minutes of a matrix when they waited behind the CLIs').
+func TestSharingDoesNotHoldOtherRuns(t *testing.T) {
+	parse := func(src string) []*scenario.Scenario {
+		ss, errs := scenario.Parse("s.yaml", []byte(src))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		return ss
+	}
+	stdio := parse("name: over stdio\nrequest: {endpoint: chat}\nmcp: {transport: stdio}\nexpect: {writes: 1}\n")
+	http := parse("name: over HTTP\nrequest: {endpoint: chat}\nrepeat: 3\nexpect: {writes: 1}\n")
+	tg, err := target.ParseTarget("builtin:guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{asked: make(chan struct{}), open: make(chan struct{})}
+	sharing := &Sharing{}
+	held := make(chan error, 1)
+	go func() {
+		_, err := Run(ctxFor(t), stdio, Options{Targets: []target.Target{tg}, Admission: g, Sharing: sharing})
+		held <- err
+	}()
+	<-g.asked
+	hs, err := Run(ctxFor(t), http, Options{Targets: []target.Target{tg}, Admission: g, Sharing: sharing})
+	if err != nil || len(hs) != 3 {
+		t.Fatalf("the HTTP runs beside a held stdio run: %d histories, %v; want 3", len(hs), err)
+	}
+	close(g.open)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -139,6 +141,38 @@ func TestDocLinks(t *testing.T) {
 					t.Errorf("%s:%d: link %s: %s has no heading with the anchor #%s", file, i+1, target, dest, anchor)
 				}
 			}
+		}
+	}
+}
+
+// TestDocsSuiteSize checks the size of the shipped suite where the
+// documentation states it: the scenarios `replaycheck run` runs with no
+// arguments (on builtin:guarded).
+func TestDocsSuiteSize(t *testing.T) {
+	code, out, errOut := execute(t, "list", "--target", "builtin:guarded", "--json")
+	if code != exitOK {
+		t.Fatalf("list: exit %d\n%s", code, errOut)
+	}
+	var suite []json.RawMessage
+	if err := json.Unmarshal([]byte(out), &suite); err != nil {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	stated := map[string]*regexp.Regexp{
+		"README.md":       regexp.MustCompile(`runs the whole suite \((\d+) scenarios\)`),
+		"CONTRIBUTING.md": regexp.MustCompile(`runs the (\d+) scenarios`),
+	}
+	for file, re := range stated {
+		src, err := os.ReadFile(filepath.Join("../..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := re.FindSubmatch(src)
+		if m == nil {
+			t.Errorf("%s no longer says how many scenarios run runs (%s): update this test", file, re)
+			continue
+		}
+		if n, _ := strconv.Atoi(string(m[1])); n != len(suite) {
+			t.Errorf("%s says run runs %d scenarios; it runs %d", file, n, len(suite))
 		}
 	}
 }

@@ -68,6 +68,10 @@ type Probe[F any] struct {
 	// Transport is the MCP transport the fault needs (MCPTransportAny for
 	// either, and for model faults); the fake's table fills it.
 	Transport wire.MCPTransport
+	// Session is true for a fault that acts on its call's MCP session: it
+	// fires only on a call made in one, never on a self-describing
+	// (2026-07-28) request. The fake's table fills it.
+	Session bool
 	// Family is the YAML name of the fault kind the probe arms (respond,
 	// drop, drop_after_execute, …): probes of one family act the same way,
 	// in different shapes. The fake's table fills it.

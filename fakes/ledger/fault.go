@@ -332,7 +332,11 @@ func nonNil[T any, P interface {
 // order: each kind's probes, in the order of the fault table. The slice is
 // new on every call.
 func Probes() []fault.Probe[Fault] {
-	return faultKinds().Probes(func(k *kindRow, p *fault.Probe[Fault]) { p.Transport = k.Traits.transport })
+	return faultKinds().Probes(func(k *kindRow, p *fault.Probe[Fault]) {
+		p.Transport = k.Traits.transport
+		f := p.Build(fault.Spot{}, fault.Settings{})
+		p.Session = needsSession(k.Get(&f))
+	})
 }
 
 // Transport returns the MCP transport f's kind needs: MCPTransportHTTP for

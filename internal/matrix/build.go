@@ -307,6 +307,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 	defer func() { cancel(); <-clientsDone }()
 	later, inner := map[string]*prunedPoints{}, map[string]int{}
 	var afterDuplicate map[string]int
+	var sessionless bool
 	for _, phase := range []struct {
 		name  string
 		kinds []explore.Kind
@@ -348,6 +349,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		}
 		row.Runs += rep.Runs
 		afterDuplicate = rep.AfterDeciding
+		sessionless = sessionlessCalls(rep.Bases)
 		for _, k := range ownOf(phase.kinds, own) {
 			if c, _, ok := cellOf(k, rep, phase.name); ok {
 				row.Cells = append(row.Cells, c)
@@ -355,7 +357,7 @@ func buildRow(ctx context.Context, a Agent, kinds, own []explore.Kind, withScena
 		}
 	}
 	row.Cells = inColumnOrder(row.Cells)
-	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil)
+	row.Pruned = pruned(own, row.Cells, opts.Kinds == nil, sessionless)
 	row.PrunedRuns = prunedRuns(later, inner, afterDuplicate)
 	resumeReasons(a.Target, row.Pruned)
 	<-clientsDone
@@ -380,8 +382,10 @@ func sameKind(k explore.Kind) func(explore.Kind) bool {
 }
 
 // pruned lists the kinds of all not in cells (no point of the agent's runs
-// takes them) and, with optional, the optional kinds, each with why.
-func pruned(all []explore.Kind, cells []Cell, optional bool) []Pruned {
+// takes them) and, with optional, the optional kinds, each with why;
+// sessionless says the agent's tools/calls came without an MCP session
+// (sessionlessCalls).
+func pruned(all []explore.Kind, cells []Cell, optional, sessionless bool) []Pruned {
 	var out []Pruned
 	for _, k := range explore.Kinds() {
 		switch {
@@ -391,6 +395,8 @@ func pruned(all []explore.Kind, cells []Cell, optional bool) []Pruned {
 		case !slices.ContainsFunc(all, sameKind(k)):
 			// Not asked for (--kinds), or another shard's: the matrix
 			// pruned nothing.
+		case k.Session && sessionless:
+			out = append(out, Pruned{Mechanism: k.Name, Reason: "the agent's tools/calls carry no MCP session to act on: MCP 2026-07-28 requests stand alone"})
 		case k.Transport != "":
 			out = append(out, Pruned{Mechanism: k.Name, Reason: "the agent does not reach an MCP server over " + string(k.Transport)})
 		default:
@@ -398,6 +404,24 @@ func pruned(all []explore.Kind, cells []Cell, optional bool) []Pruned {
 		}
 	}
 	return out
+}
+
+// sessionlessCalls reports whether the clean runs of bases made tools/calls
+// and none of them in an MCP session (MCP 2026-07-28 requests stand alone).
+func sessionlessCalls(bases []explore.Base) bool {
+	calls := 0
+	for _, b := range bases {
+		for _, p := range b.Points {
+			if p.Side != explore.SideMCP || p.Method != "" {
+				continue
+			}
+			if !p.Sessionless {
+				return false
+			}
+			calls++
+		}
+	}
+	return calls > 0
 }
 
 // inColumnOrder sorts cells by family, then the fingerprint's before the

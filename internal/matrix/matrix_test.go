@@ -539,3 +539,30 @@ func TestMatrixPrunesInnerCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixPrunesSessionKinds: the built-in gateways call tools on MCP
+// 2026-07-28, without a session, so the kinds that expire a call's session
+// are not their cells (they would stay armed and unfired: unknown) but
+// pruned, saying why; mcp-drop is swept as before.
+func TestMatrixPrunesSessionKinds(t *testing.T) {
+	m, err := Build(context.Background(), builtins(t), Options{Kinds: []string{"mcp-drop", "mcp-expire", "mcp-expire-after"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range m.Rows {
+		var cells []string
+		for _, c := range r.Cells {
+			cells = append(cells, c.Mechanism)
+		}
+		if !slices.Equal(cells, []string{"mcp-drop"}) {
+			t.Errorf("%s: cells %q, want mcp-drop only", r.Target, cells)
+		}
+		want := []Pruned{
+			{Mechanism: "mcp-expire", Reason: "the agent's tools/calls carry no MCP session to act on: MCP 2026-07-28 requests stand alone"},
+			{Mechanism: "mcp-expire-after", Reason: "the agent's tools/calls carry no MCP session to act on: MCP 2026-07-28 requests stand alone"},
+		}
+		if diff := cmp.Diff(want, r.Pruned); diff != "" {
+			t.Errorf("%s: pruned (-want +got):\n%s", r.Target, diff)
+		}
+	}
+}

@@ -25,6 +25,9 @@ type Kind struct {
 	Optional bool `json:"optional,omitempty"`
 	// Transport is the MCP transport the kind needs (see fits).
 	Transport wire.MCPTransport `json:"transport,omitempty"`
+	// Session is true for a kind that acts on the call's MCP session: it
+	// goes only to a tools/call made in one (see Point.Sessionless).
+	Session bool `json:"session,omitempty"`
 	// Family is the fake's fault kind the probe arms (respond, drop,
 	// drop_after_execute, …); findings on the MCP side are grouped by it.
 	Family string `json:"family"`
@@ -48,7 +51,7 @@ func Kinds() []Kind {
 		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Family: p.Family, at: p.At, upstream: p.Build})
 	}
 	for _, p := range ledger.Probes() {
-		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Transport: p.Transport, Family: p.Family, at: p.At, mcp: p.Build})
+		out = append(out, Kind{Name: p.Name, Doc: p.Doc, Optional: p.Optional, Transport: p.Transport, Session: p.Session, Family: p.Family, at: p.At, mcp: p.Build})
 	}
 	return append(out, killKinds()...)
 }
@@ -77,7 +80,8 @@ func (p Point) spot() fault.Spot {
 }
 
 // applies reports whether k can go to p. A kill goes to the first call of
-// a tool, or to the first follow-up model request.
+// a tool, or to the first follow-up model request; a kind that acts on the
+// MCP session only to a call made in one.
 func (k Kind) applies(p Point) bool {
 	if k.kill != "" && (p.Nth != 1 || p.Cut || k.kill == history.KillAtFollowUp && p.Kind != wire.KindFollowUp) {
 		return false
@@ -96,7 +100,7 @@ func (k Kind) applies(p Point) bool {
 	case fault.AtSpawn:
 		return p.Side == SideMCP && p.Method == ledger.MethodInitialize
 	default:
-		return p.Side == SideMCP && p.Method == ""
+		return p.Side == SideMCP && p.Method == "" && !(k.Session && p.Sessionless)
 	}
 }
 

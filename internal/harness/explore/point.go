@@ -44,6 +44,10 @@ type Point struct {
 	// ToolCalls is true for a cut point in an answer that carries tool
 	// calls.
 	ToolCalls bool `json:"tool_calls,omitempty"`
+	// Sessionless is true for a tools/call made without an MCP session (a
+	// self-describing 2026-07-28 request): a kind that acts on the
+	// session has nothing to act on there.
+	Sessionless bool `json:"sessionless,omitempty"`
 }
 
 // Meaning says what a cut point is: after the headers, right after the
@@ -126,7 +130,7 @@ func Map(h *history.History) []Point {
 	calls := map[string]int{}
 	for _, e := range h.Calls("") {
 		calls[e.Tool]++
-		out = append(out, Point{Side: SideMCP, Tool: e.Tool, Nth: calls[e.Tool]})
+		out = append(out, Point{Side: SideMCP, Tool: e.Tool, Nth: calls[e.Tool], Sessionless: e.Protocol.Stateless()})
 	}
 	return out
 }

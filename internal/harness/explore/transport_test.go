@@ -68,3 +68,42 @@ func TestPlanFitsTheTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanNeedsASession: the kinds that act on the call's MCP session
+// (expire_session) go to a tools/call made in one, not to a self-describing
+// MCP 2026-07-28 call, which has none to expire (the fault would stay
+// armed and unfired, its cell unknown); the other tools/call kinds go to
+// both.
+func TestPlanNeedsASession(t *testing.T) {
+	tg := parseTarget(t, "builtin:guarded")
+	base := bases(t, tg, "chat stream tool call")
+	names := []string{"mcp-drop", "mcp-expire", "mcp-expire-after"}
+	kinds, err := SelectKinds(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		protocol wire.MCPProtocol
+		want     []string
+	}{
+		{wire.MCPProtocol20251125, names},
+		{wire.MCPProtocol20260728, []string{"mcp-drop"}},
+		{"", names}, // a history that predates the protocol: swept
+	} {
+		h := &history.History{MCP: []wire.MCPEvent{{Kind: wire.MCPCall, Tool: "commit_write", Protocol: tt.protocol}}}
+		e := newExplorer(Options{Target: tg, Kinds: kinds})
+		var got []string
+		for _, j := range e.plan(base, [][]Point{Map(h)}, &Report{}) {
+			got = append(got, j.sched[0].Kind)
+		}
+		got = slices.Compact(got) // each kind at once and always
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("a call at protocol %q: kinds planned (-want +got):\n%s", tt.protocol, diff)
+		}
+	}
+	for _, k := range Kinds() {
+		if want := strings.HasPrefix(k.Name, "mcp-expire"); k.Session != want {
+			t.Errorf("kind %s: Session %t, want %t", k.Name, k.Session, want)
+		}
+	}
+}

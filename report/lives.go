@@ -26,7 +26,11 @@ func lifeSteps(h *history.History) []Step {
 // exited 0, said …"; a proxy's says the app request is not sent again).
 func lifeText(e history.TargetEvent) string {
 	if e.Kind == history.TargetKilled {
-		return fmt.Sprintf("target killed (%s) %s (life %d, pid %d)", e.Signal, rules.KillPointText(e), e.Life, e.PID)
+		signal := string(e.Signal)
+		if e.KilledAfterGrace {
+			signal += ", then SIGKILL: it had not exited within its grace"
+		}
+		return fmt.Sprintf("target killed (%s) %s (life %d, pid %d)", signal, rules.KillPointText(e), e.Life, e.PID)
 	}
 	var how string
 	switch {

@@ -431,6 +431,17 @@ type savedRun struct {
 	Results []savedResult
 }
 
+// savedTargetEvent is a kill or a resume of the target in a savedResult.
+type savedTargetEvent struct {
+	Kind    string
+	Life    int
+	At      string
+	Exit    *int
+	Success bool
+	// KilledAfterGrace: a SIGTERM kill ran out of its grace.
+	KilledAfterGrace bool `json:"killed_after_grace"`
+}
+
 // savedResult is one scenario's result in a savedRun.
 type savedResult struct {
 	History struct {
@@ -461,13 +472,7 @@ type savedResult struct {
 			Kind     string
 			Protocol string
 		}
-		TargetEvents []struct {
-			Kind    string
-			Life    int
-			At      string
-			Exit    *int
-			Success bool
-		} `json:"target_events"`
+		TargetEvents []savedTargetEvent `json:"target_events"`
 		Unattributed json.RawMessage
 	}
 	Verdict  string

@@ -68,6 +68,10 @@ type TargetEvent struct {
 	Point  KillPoint `json:"point,omitempty"`
 	Tool   string    `json:"tool,omitempty"`
 	Signal Signal    `json:"signal,omitempty"`
+	// KilledAfterGrace, on a SIGTERM kill, says the target had not exited
+	// within the kill's grace (stretched by the time it waited for a CPU)
+	// and was killed with SIGKILL: it did not finish what it does on SIGTERM.
+	KilledAfterGrace bool `json:"killed_after_grace,omitempty"`
 	// PID is the killed process (its group's leader).
 	PID int `json:"pid,omitempty"`
 	// Exit is a resumed life's exit code: -1 when it did not exit by itself

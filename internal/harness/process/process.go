@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +42,9 @@ const (
 	pipeGrace = time.Second
 	// goneGrace bounds the wait for a killed group's last members to go.
 	goneGrace = 2 * time.Second
+	// graceStretch bounds how far a stop's grace stretches for a group the
+	// machine starved (see awaitExit): this many times the grace in all.
+	graceStretch = 5
 )
 
 // Process is a command started in a process group of its own, so that it is
@@ -53,6 +57,9 @@ type Process struct {
 	done chan struct{} // closed when the leader was reaped
 	err  error         // the leader's wait error, set before done closes
 	stop sync.Once
+	// killedAfterGrace is set when Stop killed the group because it had not
+	// exited within its grace after SIGTERM.
+	killedAfterGrace atomic.Bool
 	// unguard stops the watchdog that kills the group should the harness
 	// die without stopping it (guardGroup).
 	unguard func()
@@ -288,14 +295,13 @@ func (p *Process) Stop(grace time.Duration) error {
 	return err
 }
 
+// KilledAfterGrace reports whether Stop, given a grace, killed the group
+// (SIGKILL) because the process had not exited within it after SIGTERM.
+func (p *Process) KilledAfterGrace() bool { return p.killedAfterGrace.Load() }
+
 func (p *Process) stopGroup(grace time.Duration) error {
-	if grace > 0 && terminateGroup(p.pgid) {
-		t := time.NewTimer(grace)
-		select {
-		case <-p.done:
-		case <-t.C:
-		}
-		t.Stop()
+	if grace > 0 && terminateGroup(p.pgid) && !p.awaitExit(grace) {
+		p.killedAfterGrace.Store(true)
 	}
 	// The leader may be gone while members it started still run.
 	_ = killGroup(p.pgid, p.cmd.Process)
@@ -303,6 +309,34 @@ func (p *Process) stopGroup(grace time.Duration) error {
 	err := waitGroupGone(p.pgid, goneGrace)
 	p.unguard()
 	return err
+}
+
+// awaitExit waits for the process to exit after SIGTERM, up to grace, and
+// reports whether it did. The grace is time the group could run: the time
+// its processes waited for a CPU meanwhile (their run delay) is added to
+// it, up to graceStretch times the grace in all, so that a process the
+// machine starved is not killed for being slow to stop — a SIGTERM handler
+// that saves state (Claude Code's) would otherwise do something else under
+// load than idle.
+func (p *Process) awaitExit(grace time.Duration) bool {
+	start := time.Now()
+	before, _ := groupRunDelay(p.pgid)
+	end := start.Add(grace)
+	for {
+		t := time.NewTimer(time.Until(end))
+		select {
+		case <-p.done:
+			t.Stop()
+			return true
+		case <-t.C:
+		}
+		now, known := groupRunDelay(p.pgid)
+		next := start.Add(min(grace+max(now-before, 0), graceStretch*grace))
+		if !known || !next.After(end) {
+			return false
+		}
+		end = next
+	}
 }
 
 // Output keeps the end of what a process writes, up to max bytes, and

@@ -1,8 +1,10 @@
 package process_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -114,4 +116,53 @@ func TestRunDelay(t *testing.T) {
 			t.Errorf("an exited process waited %s for a CPU; want unknown", d)
 		}
 	})
+}
+
+// TestStopGraceCountsStarvation: a process whose SIGTERM handler needs a
+// little CPU (about 0.1 s alone) gets it within its grace though three
+// busy loops share its CPU: the time it waited for the CPU stretches the
+// grace, so it exits by itself (status 7) instead of being killed at the
+// grace's end, as an agent's save-on-SIGTERM would on a busy machine. One
+// that ignores SIGTERM, asleep, waits for no CPU and is killed after its
+// grace.
+func TestStopGraceCountsStarvation(t *testing.T) {
+	const grace = 400 * time.Millisecond
+	t.Run("starved handler", func(t *testing.T) {
+		startProcess(t, "taskset", "-c", "0", "sh", "-c", "while :; do :; done & while :; do :; done & while :; do :; done")
+		p := startTrapping(t, "taskset", "-c", "0", "sh", "-c",
+			`trap 'i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 7' TERM; echo ready; while :; do sleep 0.05; done`)
+		if err := p.Stop(grace); err != nil {
+			t.Fatal(err)
+		}
+		if p.KilledAfterGrace() || p.ExitCode() != 7 {
+			t.Errorf("killed after the grace %t, %s; want the handler to finish (exit 7)", p.KilledAfterGrace(), p.ExitDescription())
+		}
+	})
+	t.Run("ignores SIGTERM", func(t *testing.T) {
+		p := startTrapping(t, "sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done")
+		if err := p.Stop(grace); err != nil {
+			t.Fatal(err)
+		}
+		if !p.KilledAfterGrace() {
+			t.Errorf("a process ignoring SIGTERM was not killed after its grace: %s", p.ExitDescription())
+		}
+	})
+}
+
+// startTrapping starts a shell that prints "ready" once its trap is set,
+// and waits for that line.
+func startTrapping(t *testing.T, argv ...string) *process.Process {
+	t.Helper()
+	r, w := io.Pipe()
+	p, err := process.Start(process.Command{Argv: argv, Env: os.Environ(), Stdout: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(0); w.Close() })
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("the shell's first line: %q, %v", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	return p
 }

@@ -112,7 +112,8 @@ func (k *Kill) lives(ctx context.Context, first life, resume func(ctx context.Co
 			return cur, fmt.Errorf("killing the target (life %d): %w", n, err)
 		}
 		endResumed(cur, n, false)
-		ev := history.TargetEvent{Kind: history.TargetKilled, Life: n, At: k.At(time.Now()), Point: kill.After, Signal: kill.KillSignal(), PID: pid}
+		ev := history.TargetEvent{Kind: history.TargetKilled, Life: n, At: k.At(time.Now()), Point: kill.After, Signal: kill.KillSignal(), PID: pid,
+			KilledAfterGrace: cur.proc.KilledAfterGrace()}
 		if kill.After == history.KillAfterExecute {
 			ev.Tool = kill.KillTool()
 		}

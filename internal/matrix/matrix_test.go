@@ -566,3 +566,30 @@ func TestMatrixPrunesSessionKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixProgressSliver: an agent that has made a sliver of its sweep in
+// a long time (its runs admitted one by one beside the others') has no pace
+// of its own until it has decided a whole cell; it goes at the slowest
+// pace of those that have, instead of its sliver's (hours, for a matrix of
+// minutes).
+func TestMatrixProgressSliver(t *testing.T) {
+	kinds, err := explore.SelectKinds([]string{"500", "drop", "mcp-drop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(0, 0)
+	var last Progress
+	tr := newTracker(builtins(t), shardCells(2, kinds, 0, 0), nil, at, func() time.Time { return at }, func(p Progress) { last = p })
+	paced, sliver := tr.agent(0), tr.agent(1)
+	sliver.run("fingerprint", explore.Progress{Phase: "clean", Done: 1, Total: 1})
+	paced.run("fingerprint", explore.Progress{Phase: "clean", Done: 1, Total: 1})
+	at = at.Add(time.Minute)
+	paced.run("fingerprint", explore.Progress{Phase: "sweep", Done: 4, Total: 4}) // 1 cell in 1m
+	at = at.Add(time.Minute)
+	sliver.run("fingerprint", explore.Progress{Phase: "sweep", Done: 1, Total: 100}) // 0.01 cell in 2m
+	// At 2m, paced: 1 cell in 2m, 2 left; sliver: 2.99 left at paced's 2m a
+	// cell (5m58.8s), not at its own 200m a cell (9h58m).
+	if want := time.Duration(2.99 * float64(2*time.Minute)); !last.LeftKnown || last.Left != want {
+		t.Errorf("left %s (known %t), want %s", last.Left, last.LeftKnown, want)
+	}
+}

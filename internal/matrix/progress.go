@@ -24,8 +24,8 @@ type Progress struct {
 	// Wall is the time since Build began. Left is the time the matrix has
 	// left: the longest of its unfinished agents' (they run at once), each
 	// at its own pace, its wall time × its cells left / its cells done; an
-	// agent that has decided none yet goes at the pace of the slowest that
-	// has. LeftKnown is false, and Left 0, while no agent has decided any.
+	// agent that has not decided a whole cell yet goes at the pace of the
+	// slowest that has. LeftKnown is false, and Left 0, while no agent has decided any.
 	Wall, Left time.Duration
 	LeftKnown  bool
 }
@@ -150,8 +150,10 @@ func (a *agentTrack) cellsDone() float64 {
 
 // pace is the time each of the agent's cells has taken since it first
 // reported a run (an agent admitted late is not paced by the time it
-// waited), wall being the matrix's wall time; false when it has decided
-// none, its row failed, or no time has passed since its first report.
+// waited), wall being the matrix's wall time; false until it has decided a
+// whole cell (a sliver of a sweep, its runs admitted one by one beside the
+// other agents', said hours for a 29-minute matrix), when its row failed,
+// or when no time has passed since its first report.
 func (a *agentTrack) pace(wall time.Duration) (time.Duration, bool) {
 	if !a.end.IsZero() {
 		if !a.paced || a.cells() == 0 {
@@ -161,7 +163,7 @@ func (a *agentTrack) pace(wall time.Duration) (time.Duration, bool) {
 	}
 	done := a.cellsDone()
 	took := wall - a.begin.Sub(a.t.start)
-	if done == 0 || a.begin.IsZero() || took <= 0 {
+	if done < 1 || a.begin.IsZero() || took <= 0 {
 		return 0, false
 	}
 	return time.Duration(float64(took) / done), true

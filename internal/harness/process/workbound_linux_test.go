@@ -122,20 +122,30 @@ func TestRunDelay(t *testing.T) {
 // little CPU (about 0.1 s alone) gets it within its grace though three
 // busy loops share its CPU: the time it waited for the CPU stretches the
 // grace, so it exits by itself (status 7) instead of being killed at the
-// grace's end, as an agent's save-on-SIGTERM would on a busy machine. One
-// that ignores SIGTERM, asleep, waits for no CPU and is killed after its
-// grace.
+// grace's end, as an agent's save-on-SIGTERM would on a busy machine —
+// unless more busy processes beside the test slow it past its stretched
+// grace, which the kill then comes after, not at the grace. One that ignores
+// SIGTERM, asleep, waits for no CPU and is killed after its grace.
 func TestStopGraceCountsStarvation(t *testing.T) {
 	const grace = 400 * time.Millisecond
 	t.Run("starved handler", func(t *testing.T) {
 		startProcess(t, "taskset", "-c", "0", "sh", "-c", "while :; do :; done & while :; do :; done & while :; do :; done")
 		p := startTrapping(t, "taskset", "-c", "0", "sh", "-c",
 			`trap 'i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 7' TERM; echo ready; while :; do sleep 0.05; done`)
+		began := time.Now()
 		if err := p.Stop(grace); err != nil {
 			t.Fatal(err)
 		}
-		if p.KilledAfterGrace() || p.ExitCode() != 7 {
-			t.Errorf("killed after the grace %t, %s; want the handler to finish (exit 7)", p.KilledAfterGrace(), p.ExitDescription())
+		switch took := time.Since(began); {
+		case !p.KilledAfterGrace() && p.ExitCode() == 7:
+		case p.KilledAfterGrace() && took >= 2*grace:
+			// More busy processes beside the test (make test beside busy
+			// loops) slowed the handler past its stretched grace; the
+			// grace was stretched all the same (without, the kill comes
+			// at the grace).
+			t.Logf("the handler was killed after its grace stretched to %s", took)
+		default:
+			t.Errorf("killed after the grace %t in %s, %s; want the handler to finish (exit 7), or its grace stretched past %s", p.KilledAfterGrace(), took, p.ExitDescription(), 2*grace)
 		}
 	})
 	t.Run("ignores SIGTERM", func(t *testing.T) {
